@@ -1,0 +1,349 @@
+// Package ir is the checked model IR: the only view of a model that the
+// derive and codegen stages see. It is produced by spec.Check from the AST and
+// never refers back to it; every node keeps the source position it came from
+// so that later stages can report errors and emit `// model.vi:L:C` comments.
+package ir
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Pos is a source position.
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col) }
+
+// Role says what a declared name is.
+type Role int
+
+const (
+	RoleSize   Role = iota // a dimension, known once data is loaded
+	RoleData               // observed data
+	RoleConst              // a constant or hyperparameter, with a default data may override
+	RoleParam              // a point-estimated parameter (variational EM)
+	RoleLatent             // a latent variable with a variational factor
+)
+
+var roleNames = [...]string{"size", "data", "const", "param", "latent"}
+
+func (r Role) String() string { return roleNames[r] }
+
+// Kind is the element type of a variable.
+type Kind int
+
+const (
+	Real Kind = iota
+	Int
+)
+
+func (k Kind) String() string {
+	if k == Int {
+		return "int"
+	}
+	return "real"
+}
+
+// Class refines a type beyond element kind and shape.
+type Class int
+
+const (
+	Plain   Class = iota // ordinary scalar, vector or array
+	Cov                  // symmetric positive-definite matrix cov[P] (last two dims are P×P)
+	Simplex              // simplex[K] (last dim sums to one, entries ≥ 0)
+	Bag                  // bag[D] of 1..V: D documents as (term, count) lists
+)
+
+var classNames = [...]string{"plain", "cov", "simplex", "bag"}
+
+func (c Class) String() string { return classNames[c] }
+
+// Bound is one end of an integer range: either a literal or a size name.
+type Bound struct {
+	Value int    // used when Size == ""
+	Size  string // the bound is the named size
+}
+
+func (b Bound) String() string {
+	if b.Size != "" {
+		return b.Size
+	}
+	return fmt.Sprint(b.Value)
+}
+
+// Type is the type of a declared variable or of an expression.
+// Dims lists size names, outermost first: real[N, P] has Dims ["N","P"].
+// A Cov type cov[P] has Dims ["P","P"]; a Bag type bag[D] of 1..V has Dims ["D"]
+// and Range 1..V (the term ids).
+type Type struct {
+	Kind  Kind
+	Class Class
+	Dims  []string
+	Range *[2]Bound // for int (and Bag term ids): inclusive bounds lo..hi; nil when unbounded
+}
+
+// Rank is the number of dimensions.
+func (t Type) Rank() int { return len(t.Dims) }
+
+func (t Type) String() string {
+	s := t.Kind.String()
+	switch t.Class {
+	case Cov:
+		s = "cov"
+	case Simplex:
+		s = "simplex"
+	case Bag:
+		s = "bag"
+	}
+	dims := t.Dims
+	if t.Class == Cov && len(dims) >= 2 {
+		dims = dims[:len(dims)-1]
+	}
+	if len(dims) > 0 {
+		s += "["
+		for i, d := range dims {
+			if i > 0 {
+				s += ", "
+			}
+			s += d
+		}
+		s += "]"
+	}
+	if t.Range != nil {
+		if t.Class == Bag {
+			s += " of " + t.Range[0].String() + ".." + t.Range[1].String()
+		} else {
+			s += " in " + t.Range[0].String() + ".." + t.Range[1].String()
+		}
+	}
+	return s
+}
+
+// Treatment is how a latent variable's variational factor is updated.
+type Treatment int
+
+const (
+	NoTreatment Treatment = iota // not a latent
+	Conjugate                    // closed-form update (Eq. 18)
+	Laplace                      // nonconjugate, Laplace update (Eq. 14)
+	Delta                        // nonconjugate, delta-method update (Eq. 17)
+)
+
+var treatmentNames = [...]string{"", "conjugate", "laplace", "delta"}
+
+func (t Treatment) String() string { return treatmentNames[t] }
+
+// Nonconjugate reports whether the treatment uses a Gaussian q(θ) = N(μ, Σ).
+func (t Treatment) Nonconjugate() bool { return t == Laplace || t == Delta }
+
+// Var is a declared name: a size, data, constant, parameter or latent variable.
+type Var struct {
+	Name      string
+	Role      Role
+	Type      Type      // zero for sizes
+	Treatment Treatment // latents only
+	Default   Expr      // consts (and optionally params): initial value, element-wise; may be nil
+	Pos       Pos
+}
+
+// Model is a checked model.
+type Model struct {
+	Name    string
+	File    string // base name of the .vi file, e.g. "logreg.vi"
+	Vars    []*Var // in declaration order
+	Factors []*Factor
+	byName  map[string]*Var
+}
+
+// Lookup returns the declared variable called name, or nil.
+func (m *Model) Lookup(name string) *Var {
+	if m.byName == nil {
+		m.byName = make(map[string]*Var, len(m.Vars))
+		for _, v := range m.Vars {
+			m.byName[v.Name] = v
+		}
+	}
+	return m.byName[name]
+}
+
+// VarsWithRole returns the variables with role r, in declaration order.
+func (m *Model) VarsWithRole(r Role) []*Var {
+	var out []*Var
+	for _, v := range m.Vars {
+		if v.Role == r {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Prior returns the factor whose target is the variable called name, or nil.
+func (m *Model) Prior(name string) *Factor {
+	for _, f := range m.Factors {
+		if f.Target.Var.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// Children returns the factors, other than its prior, whose arguments read
+// the variable called name, in source order.
+func (m *Model) Children(name string) []*Factor {
+	var out []*Factor
+	for _, f := range m.Factors {
+		if f.Target.Var.Name == name {
+			continue
+		}
+		for _, a := range f.Args {
+			if Mentions(a, name) {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Plate is one enclosing loop of a factor: `for n in 1:N` has Index "n" and
+// Size "N". A loop over the tokens of a bag, `for n in w[d]`, has Size "" and
+// Bag set to the indexed bag expression.
+type Plate struct {
+	Index string
+	Size  string
+	Bag   *Ref
+	Pos   Pos
+}
+
+// Factor is a `target ~ Dist(args)` statement with its enclosing plates.
+type Factor struct {
+	Plates []Plate // outermost first
+	Target *Ref    // the variable (possibly indexed) being distributed
+	Dist   string  // family name, an entry of Families
+	Args   []Expr
+	Pos    Pos
+}
+
+// Expr is a checked expression. Every expression has a type.
+type Expr interface {
+	Position() Pos
+	Typ() Type
+	exprNode()
+}
+
+// Num is a numeric literal.
+type Num struct {
+	Value float64
+	Pos   Pos
+}
+
+// Ref reads a declared variable, possibly indexed. Each index is an Index
+// (a plate's loop variable) or an integer-valued expression (usually a Ref to
+// int data, as in beta[z[n]]); len(Index) ≤ rank of Var. The type is the
+// variable's type with the indexed leading dimensions removed.
+type Ref struct {
+	Var   *Var
+	Index []Expr
+	T     Type
+	Pos   Pos
+}
+
+// Index reads a plate's loop variable (an integer, 1-based in the language).
+type Index struct {
+	Name string
+	Size string // range 1..Size of the plate that binds it ("" for bag token loops)
+	Pos  Pos
+}
+
+// Call applies a built-in function (an entry of Funcs).
+type Call struct {
+	Func string
+	Args []Expr
+	T    Type
+	Pos  Pos
+}
+
+// Binary is an arithmetic operator: one of + - * / ^. Operands are scalars,
+// or elementwise on equal shapes (one side may be a scalar).
+type Binary struct {
+	Op   byte
+	X, Y Expr
+	T    Type
+	Pos  Pos
+}
+
+// Unary is negation.
+type Unary struct {
+	Op  byte // '-'
+	X   Expr
+	T   Type
+	Pos Pos
+}
+
+func (e *Num) Position() Pos    { return e.Pos }
+func (e *Ref) Position() Pos    { return e.Pos }
+func (e *Index) Position() Pos  { return e.Pos }
+func (e *Call) Position() Pos   { return e.Pos }
+func (e *Binary) Position() Pos { return e.Pos }
+func (e *Unary) Position() Pos  { return e.Pos }
+
+func (e *Num) Typ() Type    { return Type{Kind: Real} }
+func (e *Ref) Typ() Type    { return e.T }
+func (e *Index) Typ() Type  { return Type{Kind: Int} }
+func (e *Call) Typ() Type   { return e.T }
+func (e *Binary) Typ() Type { return e.T }
+func (e *Unary) Typ() Type  { return e.T }
+
+func (*Num) exprNode()    {}
+func (*Ref) exprNode()    {}
+func (*Index) exprNode()  {}
+func (*Call) exprNode()   {}
+func (*Binary) exprNode() {}
+func (*Unary) exprNode()  {}
+
+// Mentions reports whether e reads the variable called name.
+func Mentions(e Expr, name string) bool {
+	found := false
+	Walk(e, func(x Expr) {
+		if r, ok := x.(*Ref); ok && r.Var.Name == name {
+			found = true
+		}
+	})
+	return found
+}
+
+// Walk calls fn on e and every subexpression, parents first.
+func Walk(e Expr, fn func(Expr)) {
+	if e == nil {
+		return
+	}
+	fn(e)
+	switch e := e.(type) {
+	case *Ref:
+		for _, i := range e.Index {
+			Walk(i, fn)
+		}
+	case *Call:
+		for _, a := range e.Args {
+			Walk(a, fn)
+		}
+	case *Binary:
+		Walk(e.X, fn)
+		Walk(e.Y, fn)
+	case *Unary:
+		Walk(e.X, fn)
+	}
+}
+
+// SortedNames returns the names of vs, sorted.
+func SortedNames(vs []*Var) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.Name
+	}
+	sort.Strings(out)
+	return out
+}
