@@ -1,0 +1,97 @@
+package derive
+
+import (
+	"fmt"
+	"math"
+)
+
+// Env supplies values for Eval: tensors as flat row-major arrays with their
+// dimensions, sizes, and the values of free indices.
+type Env struct {
+	Tensors map[string]*Value
+	Sizes   map[string]int
+	Index   map[string]int
+}
+
+// Value is a dense tensor: Data in row-major order over Dims.
+type Value struct {
+	Dims []int
+	Data []float64
+}
+
+// Eval evaluates e directly from its definition (a tree-walking interpreter:
+// slow, independent of codegen, used to test generated code and derivatives).
+func Eval(e Expr, env *Env) float64 {
+	switch e := e.(type) {
+	case *Num:
+		return e.V
+	case *Ix:
+		return float64(env.Index[e.I.Name])
+	case *Delta:
+		if env.Index[e.A.Name] == env.Index[e.B.Name] {
+			return 1
+		}
+		return 0
+	case *Tensor:
+		if len(e.Name) > 0 && e.Name[0] == '#' {
+			return float64(env.Sizes[e.Name[1:]])
+		}
+		v, ok := env.Tensors[e.Name]
+		if !ok {
+			panic(fmt.Sprintf("derive.Eval: no tensor %q", e.Name))
+		}
+		off := 0
+		for k, x := range e.Idx {
+			i := int(Eval(x, env))
+			off = off*v.Dims[k] + i
+		}
+		return v.Data[off]
+	case *Call:
+		xs := make([]float64, len(e.Args))
+		for k, a := range e.Args {
+			xs[k] = Eval(a, env)
+		}
+		return e.Prim.Eval(xs)
+	case *AddNode:
+		s := 0.0
+		for _, t := range e.Terms {
+			s += Eval(t, env)
+		}
+		return s
+	case *MulNode:
+		p := 1.0
+		for _, f := range e.Factors {
+			p *= Eval(f, env)
+		}
+		return p
+	case *SumNode:
+		return evalSum(e.Idx, e.Body, env)
+	}
+	panic(fmt.Sprintf("derive.Eval: %T", e))
+}
+
+func evalSum(idx []Index, body Expr, env *Env) float64 {
+	if len(idx) == 0 {
+		return Eval(body, env)
+	}
+	j := idx[0]
+	n, ok := env.Sizes[j.Size]
+	if !ok {
+		panic(fmt.Sprintf("derive.Eval: no size %q", j.Size))
+	}
+	old, had := env.Index[j.Name]
+	s := 0.0
+	for i := 0; i < n; i++ {
+		env.Index[j.Name] = i
+		s += evalSum(idx[1:], body, env)
+	}
+	if had {
+		env.Index[j.Name] = old
+	} else {
+		delete(env.Index, j.Name)
+	}
+	if math.IsNaN(s) {
+		return s
+	}
+	return s
+}

@@ -1,0 +1,708 @@
+// Package derive is vigen's symbolic engine. It works on scalar expressions
+// in index (Einstein) notation: a vector or matrix quantity is written through
+// its element at symbolic indices, and sums over plates and vector indices stay
+// symbolic (Sum nodes), never unrolled. From a checked model (spec/ir) it
+// builds, for each nonconjugate latent θ, the function f(θ) of Wang & Blei
+// Eq. 12, its gradient, its Hessian and the delta-method term Tr{∇²f(μ)Σ}
+// with its gradient (Eq. 17), all simplified to a normal form the code
+// generator schedules into loops.
+//
+// Normal form. Expressions are built only through the constructors in this
+// file, which simplify as they go: sums and products are flattened, constants
+// folded, like terms combined, a Sum over an Add is distributed, nested Sums
+// in a product are merged into one multi-index Sum (Σ_J Π factors), and a
+// Kronecker delta δ(j, a) under Σ_j is eliminated by substituting a for j.
+// Every node carries a canonical key (bound indices renamed), so structurally
+// equal subexpressions compare equal; codegen uses the keys for common
+// subexpression elimination.
+package derive
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Index is a symbolic index ranging over 0..Size-1, where Size names a size
+// of the model.
+type Index struct {
+	Name string
+	Size string
+}
+
+func (i Index) String() string { return i.Name }
+
+// Expr is a node of the expression IR. Nodes are immutable; build them with
+// the constructors (N, T, Ix, Dlt, Call1, Call2, Add, Mul, Sum, Pow).
+type Expr interface {
+	// Key is a canonical string: equal keys mean equal expressions (up to
+	// renaming of bound indices).
+	Key() string
+	// Free returns the free indices of the expression, sorted by name.
+	Free() []Index
+	node()
+}
+
+type base struct {
+	key  string
+	free []Index
+}
+
+func (b *base) Key() string    { return b.key }
+func (b *base) Free() []Index  { return b.free }
+func (*base) node()            {}
+func (b *base) String() string { return b.key }
+
+// Num is a real constant.
+type Num struct {
+	base
+	V float64
+}
+
+// Tensor reads one element of a named tensor: data, a constant, a latent's
+// current value, a variational parameter or a derived (auxiliary) quantity.
+// Idx holds one index expression per dimension: an *Ix, or an integer-valued
+// Tensor (indirect indexing). Sym marks a symmetric matrix, whose two indices
+// are stored in canonical order.
+type Tensor struct {
+	base
+	Name string
+	Idx  []Expr
+	Sym  bool
+	Int  bool // integer-valued (int data)
+}
+
+// Ix is an index used as an integer-valued subscript.
+type Ix struct {
+	base
+	I Index
+}
+
+// Delta is the Kronecker delta δ(A, B): 1 when the two indices are equal.
+type Delta struct {
+	base
+	A, B Index
+}
+
+// Call applies a primitive (an entry of Prims) to arguments.
+type Call struct {
+	base
+	Prim *Prim
+	Args []Expr
+}
+
+// AddNode is a sum of two or more terms.
+type AddNode struct {
+	base
+	Terms []Expr
+}
+
+// MulNode is a product of two or more factors; a numeric coefficient, if
+// any, comes first.
+type MulNode struct {
+	base
+	Factors []Expr
+}
+
+// SumNode is Σ over the indices Idx of Body. In normal form Body is never an
+// Add, a Sum or a product with a numeric coefficient.
+type SumNode struct {
+	base
+	Idx  []Index
+	Body Expr
+}
+
+// ---- constructors ----
+
+// N returns the constant v.
+func N(v float64) Expr {
+	return &Num{base: base{key: fmtNum(v)}, V: v}
+}
+
+func fmtNum(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 17, 64)
+}
+
+// Ix returns the index i as an integer-valued expression.
+func IxE(i Index) Expr {
+	return &Ix{base: base{key: idxKey(i), free: []Index{i}}, I: i}
+}
+
+func idxKey(i Index) string { return "⟨" + i.Name + "⟩" }
+
+// T returns element idx of the tensor called name.
+func T(name string, idx ...Expr) Expr { return newTensor(name, idx, false, false) }
+
+// TSym returns element (i, j) of the symmetric matrix called name.
+func TSym(name string, i, j Expr) Expr { return newTensor(name, []Expr{i, j}, true, false) }
+
+// TInt returns element idx of the integer-valued tensor called name.
+func TInt(name string, idx ...Expr) Expr { return newTensor(name, idx, false, true) }
+
+func newTensor(name string, idx []Expr, sym, isInt bool) Expr {
+	idx = append([]Expr(nil), idx...)
+	if sym && len(idx) == 2 && idx[1].Key() < idx[0].Key() {
+		idx[0], idx[1] = idx[1], idx[0]
+	}
+	var sb strings.Builder
+	sb.WriteString(name)
+	if len(idx) > 0 {
+		sb.WriteByte('[')
+		for k, e := range idx {
+			if k > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(e.Key())
+		}
+		sb.WriteByte(']')
+	}
+	return &Tensor{base: base{key: sb.String(), free: unionFree(idx)}, Name: name, Idx: idx, Sym: sym, Int: isInt}
+}
+
+// Dlt returns the Kronecker delta δ(a, b).
+func Dlt(a, b Index) Expr {
+	if a.Name == b.Name {
+		return N(1)
+	}
+	if b.Name < a.Name {
+		a, b = b, a
+	}
+	return &Delta{base: base{key: "δ(" + idxKey(a) + "," + idxKey(b) + ")", free: []Index{a, b}}, A: a, B: b}
+}
+
+// CallE applies the primitive p to args, simplifying where p's table entry
+// says how (constant folding, inverse pairs such as logit∘logistic).
+func CallE(p *Prim, args ...Expr) Expr {
+	if len(args) != p.Arity {
+		panic(fmt.Sprintf("derive: %s takes %d arguments, got %d", p.Name, p.Arity, len(args)))
+	}
+	allNum := true
+	vals := make([]float64, len(args))
+	for k, a := range args {
+		n, ok := a.(*Num)
+		if !ok {
+			allNum = false
+			break
+		}
+		vals[k] = n.V
+	}
+	if allNum {
+		v := p.Eval(vals)
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			return N(v)
+		}
+	}
+	if p.Simplify != nil {
+		if e := p.Simplify(args); e != nil {
+			return e
+		}
+	}
+	var sb strings.Builder
+	sb.WriteString(p.Name)
+	sb.WriteByte('(')
+	for k, a := range args {
+		if k > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(a.Key())
+	}
+	sb.WriteByte(')')
+	return &Call{base: base{key: sb.String(), free: unionFree(args)}, Prim: p, Args: append([]Expr(nil), args...)}
+}
+
+// Call1 applies the primitive named name to one argument.
+func Call1(name string, x Expr) Expr { return CallE(MustPrim(name), x) }
+
+// Pow returns x^y.
+func Pow(x, y Expr) Expr { return CallE(MustPrim("pow"), x, y) }
+
+// Neg returns -x.
+func Neg(x Expr) Expr { return Mul(N(-1), x) }
+
+// Sub returns x - y.
+func Sub(x, y Expr) Expr { return Add(x, Neg(y)) }
+
+// Div returns x / y.
+func Div(x, y Expr) Expr { return Mul(x, Pow(y, N(-1))) }
+
+// coefRest splits e into a numeric coefficient and the rest (nil rest for a
+// pure number).
+func coefRest(e Expr) (float64, Expr) {
+	switch e := e.(type) {
+	case *Num:
+		return e.V, nil
+	case *MulNode:
+		if c, ok := e.Factors[0].(*Num); ok {
+			return c.V, mulNoCoef(e.Factors[1:])
+		}
+	}
+	return 1, e
+}
+
+// Add returns the sum of terms in normal form.
+func Add(terms ...Expr) Expr {
+	var flat []Expr
+	var walk func(ts []Expr)
+	walk = func(ts []Expr) {
+		for _, t := range ts {
+			if a, ok := t.(*AddNode); ok {
+				walk(a.Terms)
+			} else {
+				flat = append(flat, t)
+			}
+		}
+	}
+	walk(terms)
+	konst := 0.0
+	coef := map[string]float64{}
+	rest := map[string]Expr{}
+	var order []string
+	for _, t := range flat {
+		c, r := coefRest(t)
+		if r == nil {
+			konst += c
+			continue
+		}
+		k := r.Key()
+		if _, seen := rest[k]; !seen {
+			rest[k] = r
+			order = append(order, k)
+		}
+		coef[k] += c
+	}
+	sort.Strings(order)
+	var out []Expr
+	for _, k := range order {
+		c := coef[k]
+		if c == 0 {
+			continue
+		}
+		out = append(out, scale(c, rest[k]))
+	}
+	if konst != 0 {
+		out = append(out, N(konst))
+	}
+	switch len(out) {
+	case 0:
+		return N(0)
+	case 1:
+		return out[0]
+	}
+	var sb strings.Builder
+	sb.WriteByte('(')
+	for k, t := range out {
+		if k > 0 {
+			sb.WriteString(" + ")
+		}
+		sb.WriteString(t.Key())
+	}
+	sb.WriteByte(')')
+	return &AddNode{base: base{key: sb.String(), free: unionFree(out)}, Terms: out}
+}
+
+// scale returns c*r for a non-numeric r in normal form.
+func scale(c float64, r Expr) Expr {
+	if c == 1 {
+		return r
+	}
+	if m, ok := r.(*MulNode); ok {
+		return mulNode(append([]Expr{N(c)}, m.Factors...))
+	}
+	return mulNode([]Expr{N(c), r})
+}
+
+// Mul returns the product of factors in normal form.
+func Mul(factors ...Expr) Expr {
+	c := 1.0
+	var flat []Expr
+	var sums []*SumNode
+	var walk func(fs []Expr)
+	walk = func(fs []Expr) {
+		for _, f := range fs {
+			switch f := f.(type) {
+			case *MulNode:
+				walk(f.Factors)
+			case *Num:
+				c *= f.V
+			case *SumNode:
+				sums = append(sums, f)
+			default:
+				flat = append(flat, f)
+			}
+		}
+	}
+	walk(factors)
+	if c == 0 {
+		return N(0)
+	}
+	// A sum containing Σ terms is distributed over the product, so that Σs
+	// reach the top (Σ_J Π is the normal form the scheduler works on).
+	for k, f := range flat {
+		a, ok := f.(*AddNode)
+		if !ok || !hasSumTerm(a) {
+			continue
+		}
+		others := append(append([]Expr{N(c)}, flat[:k]...), flat[k+1:]...)
+		for _, s := range sums {
+			others = append(others, s)
+		}
+		terms := make([]Expr, len(a.Terms))
+		for j, t := range a.Terms {
+			terms[j] = Mul(append([]Expr{t}, others...)...)
+		}
+		return Add(terms...)
+	}
+	// A product containing an Add stays a product (we do not expand), but a
+	// product of Sums becomes one Sum over the union of their indices, with
+	// the other factors moved inside: Σ_J Π is the normal form.
+	if len(sums) > 0 {
+		var idx []Index
+		body := flat
+		for _, s := range sums {
+			s2 := s
+			// Avoid capture: rename a bound index that clashes with an index
+			// free elsewhere in the product or bound by another Sum.
+			for _, j := range s.Idx {
+				if indexUsed(j, body) || containsIndex(idx, j) || otherSumsUse(j, sums, s) {
+					fresh := Index{Name: j.Name + "'", Size: j.Size}
+					for indexUsed(fresh, body) || containsIndex(idx, fresh) || otherSumsUse(fresh, sums, s) {
+						fresh.Name += "'"
+					}
+					s2 = renameBound(s2, j, fresh)
+				}
+			}
+			idx = append(idx, s2.Idx...)
+			body = append(body, s2.Body)
+		}
+		return scaleAny(c, Sum(idx, Mul(body...)))
+	}
+	if len(flat) == 0 {
+		return N(c)
+	}
+	if c != 1 {
+		return mulNode(append([]Expr{N(c)}, sortByKey(flat)...))
+	}
+	return mulNoCoef(flat)
+}
+
+func hasSumTerm(a *AddNode) bool {
+	for _, t := range a.Terms {
+		if _, r := coefRest(t); r != nil {
+			if _, ok := r.(*SumNode); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func scaleAny(c float64, e Expr) Expr {
+	if c == 1 {
+		return e
+	}
+	c2, r := coefRest(e)
+	if r == nil {
+		return N(c * c2)
+	}
+	return scale(c*c2, r)
+}
+
+func otherSumsUse(j Index, sums []*SumNode, self *SumNode) bool {
+	for _, s := range sums {
+		if s != self && (containsIndex(s.Idx, j) || hasFree(s, j)) {
+			return true
+		}
+	}
+	return false
+}
+
+func indexUsed(j Index, es []Expr) bool {
+	for _, e := range es {
+		if hasFree(e, j) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsIndex(xs []Index, j Index) bool {
+	for _, x := range xs {
+		if x.Name == j.Name {
+			return true
+		}
+	}
+	return false
+}
+
+func hasFree(e Expr, j Index) bool { return containsIndex(e.Free(), j) }
+
+func mulNoCoef(fs []Expr) Expr {
+	switch len(fs) {
+	case 0:
+		return N(1)
+	case 1:
+		return fs[0]
+	}
+	return mulNode(sortByKey(fs))
+}
+
+func mulNode(fs []Expr) Expr {
+	var sb strings.Builder
+	for k, f := range fs {
+		if k > 0 {
+			sb.WriteString("·")
+		}
+		sb.WriteString(f.Key())
+	}
+	return &MulNode{base: base{key: "[" + sb.String() + "]", free: unionFree(fs)}, Factors: fs}
+}
+
+func sortByKey(fs []Expr) []Expr {
+	out := append([]Expr(nil), fs...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
+	return out
+}
+
+// Sum returns Σ over idx of body, in normal form.
+func Sum(idx []Index, body Expr) Expr {
+	if len(idx) == 0 {
+		return body
+	}
+	switch b := body.(type) {
+	case *Num:
+		if b.V == 0 {
+			return b
+		}
+	case *AddNode:
+		terms := make([]Expr, len(b.Terms))
+		for k, t := range b.Terms {
+			terms[k] = Sum(idx, t)
+		}
+		return Add(terms...)
+	case *SumNode:
+		for _, j := range b.Idx {
+			if containsIndex(idx, j) {
+				fresh := Index{Name: j.Name + "'", Size: j.Size}
+				for containsIndex(idx, fresh) || containsIndex(b.Idx, fresh) || hasFree(b.Body, fresh) {
+					fresh.Name += "'"
+				}
+				b = renameBound(b, j, fresh)
+			}
+		}
+		return Sum(append(append([]Index(nil), idx...), b.Idx...), b.Body)
+	}
+	c, rest := coefRest(body)
+	if rest == nil {
+		rest = N(1)
+	}
+	if c != 1 {
+		return scaleAny(c, Sum(idx, rest))
+	}
+	// Kronecker-delta elimination: Σ_j δ(j,a)·g(j) = g(a).
+	factors := []Expr{rest}
+	if m, ok := rest.(*MulNode); ok {
+		factors = m.Factors
+	}
+	for k, f := range factors {
+		d, ok := f.(*Delta)
+		if !ok {
+			continue
+		}
+		for jpos, j := range idx {
+			var other Index
+			switch j.Name {
+			case d.A.Name:
+				other = d.B
+			case d.B.Name:
+				other = d.A
+			default:
+				continue
+			}
+			others := append(append([]Expr(nil), factors[:k]...), factors[k+1:]...)
+			nb := Subst(Mul(others...), j, other)
+			rem := append(append([]Index(nil), idx[:jpos]...), idx[jpos+1:]...)
+			return Sum(rem, nb)
+		}
+	}
+	// Indices the body does not use contribute a factor of their size.
+	var used, unused []Index
+	for _, j := range idx {
+		if hasFree(rest, j) {
+			used = append(used, j)
+		} else {
+			unused = append(unused, j)
+		}
+	}
+	if len(unused) > 0 {
+		fs := []Expr{Sum(used, rest)}
+		for _, j := range unused {
+			fs = append(fs, SizeE(j.Size))
+		}
+		return Mul(fs...)
+	}
+	if len(used) == 0 {
+		return rest
+	}
+	return sumNode(used, rest)
+}
+
+// SizeE is the value of a size as a real number.
+func SizeE(size string) Expr { return T("#" + size) }
+
+func sumNode(idx []Index, body Expr) Expr {
+	// Canonical key: bound indices renamed in order of first appearance in
+	// the body's key, so alpha-equivalent sums share a key.
+	bk := body.Key()
+	type occ struct {
+		pos int
+		i   Index
+	}
+	var occs []occ
+	for _, j := range idx {
+		occs = append(occs, occ{strings.Index(bk, idxKey(j)), j})
+	}
+	sort.SliceStable(occs, func(a, b int) bool { return occs[a].pos < occs[b].pos })
+	depth := sumDepth(body) + 1
+	repl := make([]string, 0, 2*len(occs))
+	var sizes []string
+	for n, o := range occs {
+		repl = append(repl, idxKey(o.i), fmt.Sprintf("⟨#%d.%d⟩", depth, n))
+		sizes = append(sizes, o.i.Size)
+	}
+	key := "Σ" + strings.Join(sizes, ",") + "{" + strings.NewReplacer(repl...).Replace(bk) + "}"
+	var free []Index
+	for _, f := range body.Free() {
+		if !containsIndex(idx, f) {
+			free = append(free, f)
+		}
+	}
+	return &SumNode{base: base{key: key, free: free}, Idx: append([]Index(nil), idx...), Body: body}
+}
+
+func sumDepth(e Expr) int {
+	d := 0
+	Visit(e, func(x Expr) {
+		if s, ok := x.(*SumNode); ok {
+			if n := strings.Count(s.key, "Σ"); n > d {
+				d = n
+			}
+		}
+	})
+	return d
+}
+
+func unionFree(es []Expr) []Index {
+	seen := map[string]Index{}
+	for _, e := range es {
+		for _, f := range e.Free() {
+			seen[f.Name] = f
+		}
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	out := make([]Index, 0, len(seen))
+	for _, f := range seen {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
+}
+
+// Visit calls fn on e and all its subexpressions, parents first.
+func Visit(e Expr, fn func(Expr)) {
+	fn(e)
+	for _, c := range Children(e) {
+		Visit(c, fn)
+	}
+}
+
+// Children returns the direct subexpressions of e.
+func Children(e Expr) []Expr {
+	switch e := e.(type) {
+	case *Tensor:
+		return e.Idx
+	case *Call:
+		return e.Args
+	case *AddNode:
+		return e.Terms
+	case *MulNode:
+		return e.Factors
+	case *SumNode:
+		return []Expr{e.Body}
+	}
+	return nil
+}
+
+// Subst replaces the free index from by to throughout e.
+func Subst(e Expr, from, to Index) Expr {
+	if !hasFree(e, from) {
+		return e
+	}
+	switch e := e.(type) {
+	case *Ix:
+		return IxE(to)
+	case *Delta:
+		a, b := e.A, e.B
+		if a.Name == from.Name {
+			a = to
+		}
+		if b.Name == from.Name {
+			b = to
+		}
+		return Dlt(a, b)
+	case *Tensor:
+		idx := make([]Expr, len(e.Idx))
+		for k, x := range e.Idx {
+			idx[k] = Subst(x, from, to)
+		}
+		return newTensor(e.Name, idx, e.Sym, e.Int)
+	case *Call:
+		args := make([]Expr, len(e.Args))
+		for k, x := range e.Args {
+			args[k] = Subst(x, from, to)
+		}
+		return CallE(e.Prim, args...)
+	case *AddNode:
+		ts := make([]Expr, len(e.Terms))
+		for k, x := range e.Terms {
+			ts[k] = Subst(x, from, to)
+		}
+		return Add(ts...)
+	case *MulNode:
+		fs := make([]Expr, len(e.Factors))
+		for k, x := range e.Factors {
+			fs[k] = Subst(x, from, to)
+		}
+		return Mul(fs...)
+	case *SumNode:
+		s := e
+		if containsIndex(s.Idx, to) {
+			fresh := Index{Name: to.Name + "'", Size: to.Size}
+			for containsIndex(s.Idx, fresh) || hasFree(s.Body, fresh) {
+				fresh.Name += "'"
+			}
+			s = renameBound(s, to, fresh)
+		}
+		return Sum(s.Idx, Subst(s.Body, from, to))
+	}
+	return e
+}
+
+// renameBound renames the bound index j of s to fresh.
+func renameBound(s *SumNode, j, fresh Index) *SumNode {
+	idx := make([]Index, len(s.Idx))
+	for k, x := range s.Idx {
+		if x.Name == j.Name {
+			x = fresh
+		}
+		idx[k] = x
+	}
+	body := Subst(s.Body, j, fresh)
+	return &SumNode{base: base{key: s.key, free: s.free}, Idx: idx, Body: body}
+}

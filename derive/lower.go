@@ -1,0 +1,213 @@
+package derive
+
+import (
+	"fmt"
+
+	"github.com/vigen-go/vigen/spec/ir"
+)
+
+// Builder turns checked model expressions (spec/ir, vector-valued) into
+// scalar index-notation expressions. It hands out fresh index names and
+// records auxiliary tensors (inverses and log-determinants of covariance
+// inputs) that generated code computes once their inputs are known.
+type Builder struct {
+	Model *ir.Model
+	used  map[string]bool
+	Aux   []Aux
+	auxBy map[string]bool
+}
+
+// Aux is a derived tensor computed from a variable before it is used: the
+// inverse or the log-determinant of a covariance matrix.
+type Aux struct {
+	Name string // tensor name used in expressions, e.g. "Sigma0.inv"
+	Op   string // "inv" or "logdet"
+	Arg  string // the variable it is computed from
+	Dim  string // matrix order (a size name)
+}
+
+// NewBuilder returns a builder for m; index names used by m's plates are
+// never handed out as fresh names.
+func NewBuilder(m *ir.Model) *Builder {
+	b := &Builder{Model: m, used: map[string]bool{}, auxBy: map[string]bool{}}
+	for _, f := range m.Factors {
+		for _, p := range f.Plates {
+			b.used[p.Index] = true
+		}
+	}
+	return b
+}
+
+// Fresh returns an index over size with a name not used before, drawn from
+// base, base2, base3, ...
+func (b *Builder) Fresh(base, size string) Index {
+	name := base
+	for n := 2; b.used[name]; n++ {
+		name = fmt.Sprintf("%s%d", base, n)
+	}
+	b.used[name] = true
+	return Index{Name: name, Size: size}
+}
+
+func (b *Builder) freshFor(size string) Index {
+	return b.Fresh("i", size)
+}
+
+func (b *Builder) aux(op, arg, dim string) string {
+	name := arg + "." + op
+	if !b.auxBy[name] {
+		b.auxBy[name] = true
+		b.Aux = append(b.Aux, Aux{Name: name, Op: op, Arg: arg, Dim: dim})
+	}
+	return name
+}
+
+// Val is a vector-valued quantity seen through its elements: At(sel) is the
+// element selected by one index expression per dimension.
+type Val struct {
+	Dims []string
+	At   func(sel []Expr) Expr
+	Src  ir.Expr // the model expression it came from (for positions and aux)
+}
+
+// Scalar is the element of a rank-0 value.
+func (v Val) Scalar() Expr { return v.At(nil) }
+
+// ValOf wraps a model expression.
+func (b *Builder) ValOf(e ir.Expr) Val {
+	return Val{Dims: e.Typ().Dims, Src: e, At: func(sel []Expr) Expr {
+		x, err := b.Lower(e, sel)
+		if err != nil {
+			panic(lowerError{err})
+		}
+		return x
+	}}
+}
+
+type lowerError struct{ err error }
+
+// Lower returns the element sel of the model expression e. len(sel) must
+// equal e's rank; scalar operands broadcast.
+func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
+	if len(sel) != len(e.Typ().Dims) {
+		return nil, fmt.Errorf("%s: internal: %d indices for a rank-%d expression", e.Position(), len(sel), len(e.Typ().Dims))
+	}
+	switch e := e.(type) {
+	case *ir.Num:
+		return N(e.Value), nil
+	case *ir.Index:
+		return nil, fmt.Errorf("%s: using the index %s as a number is not supported yet", e.Pos, e.Name)
+	case *ir.Ref:
+		v := e.Var
+		if v.Role == ir.RoleSize {
+			return SizeE(v.Name), nil
+		}
+		var idx []Expr
+		for _, x := range e.Index {
+			switch x := x.(type) {
+			case *ir.Index:
+				idx = append(idx, IxE(Index{Name: x.Name, Size: x.Size}))
+			default:
+				ix, err := b.Lower(x, nil)
+				if err != nil {
+					return nil, err
+				}
+				idx = append(idx, ix)
+			}
+		}
+		idx = append(idx, sel...)
+		if v.Type.Class == ir.Cov && len(idx) == 2 {
+			return newTensor(v.Name, idx, true, false), nil
+		}
+		return newTensor(v.Name, idx, false, v.Type.Kind == ir.Int), nil
+	case *ir.Unary:
+		x, err := b.Lower(e.X, sel)
+		if err != nil {
+			return nil, err
+		}
+		return Neg(x), nil
+	case *ir.Binary:
+		x, err := b.Lower(e.X, broadcast(e.X, sel))
+		if err != nil {
+			return nil, err
+		}
+		y, err := b.Lower(e.Y, broadcast(e.Y, sel))
+		if err != nil {
+			return nil, err
+		}
+		switch e.Op {
+		case '+':
+			return Add(x, y), nil
+		case '-':
+			return Sub(x, y), nil
+		case '*':
+			return Mul(x, y), nil
+		case '/':
+			return Div(x, y), nil
+		case '^':
+			return Pow(x, y), nil
+		}
+		return nil, fmt.Errorf("%s: unknown operator %c", e.Pos, e.Op)
+	case *ir.Call:
+		fn, ok := funcs[e.Func]
+		if !ok {
+			return nil, fmt.Errorf("%s: %s is not supported by derive yet", e.Pos, e.Func)
+		}
+		return fn(b, e, sel)
+	}
+	return nil, fmt.Errorf("%s: cannot lower %T", e.Position(), e)
+}
+
+// broadcast returns the trailing part of sel that indexes e.
+func broadcast(e ir.Expr, sel []Expr) []Expr {
+	r := len(e.Typ().Dims)
+	if r > len(sel) {
+		r = len(sel)
+	}
+	return sel[len(sel)-r:]
+}
+
+// funcs lowers each built-in function of the language (ir.Funcs) to index
+// notation: elementwise functions map to a primitive, reductions to Sums.
+var funcs = map[string]func(b *Builder, e *ir.Call, sel []Expr) (Expr, error){}
+
+func init() {
+	for _, name := range []string{"exp", "log", "log1p", "sqrt", "logistic", "softplus", "lgamma", "digamma"} {
+		p := MustPrim(name)
+		funcs[name] = func(b *Builder, e *ir.Call, sel []Expr) (Expr, error) {
+			x, err := b.Lower(e.Args[0], broadcast(e.Args[0], sel))
+			if err != nil {
+				return nil, err
+			}
+			return CallE(p, x), nil
+		}
+	}
+	funcs["dot"] = func(b *Builder, e *ir.Call, sel []Expr) (Expr, error) {
+		i := b.freshFor(e.Args[0].Typ().Dims[0])
+		x, err := b.Lower(e.Args[0], []Expr{IxE(i)})
+		if err != nil {
+			return nil, err
+		}
+		y, err := b.Lower(e.Args[1], []Expr{IxE(i)})
+		if err != nil {
+			return nil, err
+		}
+		return Sum([]Index{i}, Mul(x, y)), nil
+	}
+	funcs["sum"] = func(b *Builder, e *ir.Call, sel []Expr) (Expr, error) {
+		i := b.freshFor(e.Args[0].Typ().Dims[0])
+		x, err := b.Lower(e.Args[0], []Expr{IxE(i)})
+		if err != nil {
+			return nil, err
+		}
+		return Sum([]Index{i}, x), nil
+	}
+	funcs["eye"] = func(b *Builder, e *ir.Call, sel []Expr) (Expr, error) {
+		a, ok1 := sel[0].(*Ix)
+		c, ok2 := sel[1].(*Ix)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("%s: eye() indexed indirectly", e.Pos)
+		}
+		return Dlt(a.I, c.I), nil
+	}
+}

@@ -1,0 +1,162 @@
+package derive
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mathext"
+)
+
+// Prim is one entry of the primitive table: a scalar function with its
+// evaluation, its partial derivatives (as expressions, so they can be
+// differentiated again) and optional simplification rules. The chain rule
+// lives once, in Diff; nothing else in derive knows about particular
+// primitives.
+type Prim struct {
+	Name  string
+	Arity int
+	// Eval computes the value (used for constant folding and by Eval).
+	Eval func(x []float64) float64
+	// Partials returns ∂self/∂args[k] for every argument; self is the call
+	// itself, so derivatives can reuse it (d exp(x) = exp(x) dx).
+	Partials func(args []Expr, self Expr) []Expr
+	// Simplify returns a simpler equivalent of the call, or nil.
+	Simplify func(args []Expr) Expr
+	// Go is the Go function generated code calls (e.g. "math.Exp").
+	Go string
+	// Domain describes where the primitive is defined (documentation and
+	// random-point generation in tests): "all", "positive", "unit".
+	Domain string
+	// Latex is the function's name in mathematical notation.
+	Latex string
+}
+
+var prims = map[string]*Prim{}
+
+func def(p *Prim) { prims[p.Name] = p }
+
+// MustPrim returns the primitive called name; it panics if there is none
+// (a programming error in derive, never a user error).
+func MustPrim(name string) *Prim {
+	p, ok := prims[name]
+	if !ok {
+		panic(fmt.Sprintf("derive: no primitive %q", name))
+	}
+	return p
+}
+
+// LookupPrim returns the primitive called name.
+func LookupPrim(name string) (*Prim, bool) { p, ok := prims[name]; return p, ok }
+
+// PrimNames lists the primitives.
+func PrimNames() []string {
+	var out []string
+	for n := range prims {
+		out = append(out, n)
+	}
+	sortStrings(out)
+	return out
+}
+
+// The table is filled during package variable initialization, before any
+// init function that builds on it runs.
+var _ = definePrims()
+
+func definePrims() bool {
+	def(&Prim{Name: "exp", Arity: 1, Go: "math.Exp", Domain: "all", Latex: `\exp`,
+		Eval:     func(x []float64) float64 { return math.Exp(x[0]) },
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{self} },
+		Simplify: func(a []Expr) Expr {
+			if c, ok := a[0].(*Call); ok && c.Prim.Name == "log" {
+				return c.Args[0]
+			}
+			return nil
+		}})
+	def(&Prim{Name: "log", Arity: 1, Go: "math.Log", Domain: "positive", Latex: `\log`,
+		Eval:     func(x []float64) float64 { return math.Log(x[0]) },
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Pow(a[0], N(-1))} },
+		Simplify: func(a []Expr) Expr {
+			if c, ok := a[0].(*Call); ok {
+				switch c.Prim.Name {
+				case "exp":
+					return c.Args[0]
+				case "logistic": // log σ(u) = −softplus(−u)
+					return Neg(Call1("softplus", Neg(c.Args[0])))
+				}
+			}
+			return nil
+		}})
+	def(&Prim{Name: "log1p", Arity: 1, Go: "math.Log1p", Domain: "positive", Latex: `\operatorname{log1p}`,
+		Eval:     func(x []float64) float64 { return math.Log1p(x[0]) },
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Pow(Add(N(1), a[0]), N(-1))} }})
+	def(&Prim{Name: "expm1", Arity: 1, Go: "math.Expm1", Domain: "all", Latex: `\operatorname{expm1}`,
+		Eval:     func(x []float64) float64 { return math.Expm1(x[0]) },
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Call1("exp", a[0])} }})
+	def(&Prim{Name: "sqrt", Arity: 1, Go: "math.Sqrt", Domain: "positive", Latex: `\sqrt`,
+		Eval:     func(x []float64) float64 { return math.Sqrt(x[0]) },
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Mul(N(0.5), Pow(self, N(-1)))} }})
+	def(&Prim{Name: "logistic", Arity: 1, Go: "runtime.Logistic", Domain: "all", Latex: `\sigma`,
+		Eval: func(x []float64) float64 { return 1 / (1 + math.Exp(-x[0])) },
+		// σ' = σ(1−σ)
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Mul(self, Sub(N(1), self))} }})
+	def(&Prim{Name: "logit", Arity: 1, Go: "runtime.Logit", Domain: "unit", Latex: `\operatorname{logit}`,
+		Eval: func(x []float64) float64 { return math.Log(x[0] / (1 - x[0])) },
+		Partials: func(a []Expr, self Expr) []Expr {
+			return []Expr{Pow(Mul(a[0], Sub(N(1), a[0])), N(-1))}
+		},
+		Simplify: func(a []Expr) Expr {
+			if c, ok := a[0].(*Call); ok && c.Prim.Name == "logistic" {
+				return c.Args[0]
+			}
+			return nil
+		}})
+	def(&Prim{Name: "softplus", Arity: 1, Go: "runtime.Softplus", Domain: "all", Latex: `\operatorname{softplus}`,
+		Eval: func(x []float64) float64 {
+			if x[0] > 30 {
+				return x[0] + math.Log1p(math.Exp(-x[0]))
+			}
+			return math.Log1p(math.Exp(x[0]))
+		},
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Call1("logistic", a[0])} }})
+	def(&Prim{Name: "lgamma", Arity: 1, Go: "runtime.Lgamma", Domain: "positive", Latex: `\log\Gamma`,
+		Eval:     func(x []float64) float64 { v, _ := math.Lgamma(x[0]); return v },
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Call1("digamma", a[0])} }})
+	def(&Prim{Name: "digamma", Arity: 1, Go: "runtime.Digamma", Domain: "positive", Latex: `\psi`,
+		Eval:     func(x []float64) float64 { return mathext.Digamma(x[0]) },
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Call1("trigamma", a[0])} }})
+	def(&Prim{Name: "trigamma", Arity: 1, Go: "runtime.Trigamma", Domain: "positive", Latex: `\psi_1`,
+		Eval: func(x []float64) float64 { return mathext.Zeta(2, x[0]) },
+		// ψ₂(x) = −2 ζ(3, x)
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Mul(N(-2), Call1("zeta3", a[0]))} }})
+	def(&Prim{Name: "zeta3", Arity: 1, Go: "runtime.Zeta3", Domain: "positive", Latex: `\zeta_3`,
+		Eval: func(x []float64) float64 { return mathext.Zeta(3, x[0]) },
+		// d/dx ζ(3, x) = −3 ζ(4, x)
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Mul(N(-3), Call1("zeta4", a[0]))} }})
+	def(&Prim{Name: "zeta4", Arity: 1, Go: "runtime.Zeta4", Domain: "positive", Latex: `\zeta_4`,
+		Eval:     func(x []float64) float64 { return mathext.Zeta(4, x[0]) },
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Mul(N(-4), Call1("zeta5", a[0]))} }})
+	def(&Prim{Name: "zeta5", Arity: 1, Go: "runtime.Zeta5", Domain: "positive", Latex: `\zeta_5`,
+		Eval: func(x []float64) float64 { return mathext.Zeta(5, x[0]) }})
+	def(&Prim{Name: "pow", Arity: 2, Go: "math.Pow", Domain: "positive", Latex: `\operatorname{pow}`,
+		Eval: func(x []float64) float64 { return math.Pow(x[0], x[1]) },
+		// ∂x^y/∂x = y x^(y−1), ∂x^y/∂y = x^y log x
+		Partials: func(a []Expr, self Expr) []Expr {
+			return []Expr{Mul(a[1], Pow(a[0], Sub(a[1], N(1)))), Mul(self, Call1("log", a[0]))}
+		},
+		Simplify: func(a []Expr) Expr {
+			if y, ok := a[1].(*Num); ok {
+				switch y.V {
+				case 0:
+					return N(1)
+				case 1:
+					return a[0]
+				}
+				// (x^p)^q = x^(pq) for integer q
+				if c, ok := a[0].(*Call); ok && c.Prim.Name == "pow" && y.V == math.Trunc(y.V) {
+					return Pow(c.Args[0], Mul(c.Args[1], y))
+				}
+			}
+			return nil
+		}})
+	return true
+}

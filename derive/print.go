@@ -1,0 +1,120 @@
+package derive
+
+import (
+	"strings"
+)
+
+// String prints e in readable infix notation with Σ for sums and δ for
+// Kronecker deltas, e.g. "Σ_n (y[n]·u − softplus(u))". It is the canonical
+// form `vigen check -derive` shows and tests compare against.
+func String(e Expr) string {
+	var sb strings.Builder
+	write(&sb, e, 0)
+	return sb.String()
+}
+
+// precedence levels: 0 top, 1 sum term, 2 product factor, 3 atom
+func write(sb *strings.Builder, e Expr, ctx int) {
+	switch e := e.(type) {
+	case *Num:
+		if e.V < 0 && ctx > 0 {
+			sb.WriteString("(" + fmtNum(e.V) + ")")
+			return
+		}
+		sb.WriteString(fmtNum(e.V))
+	case *Ix:
+		sb.WriteString(e.I.Name)
+	case *Delta:
+		sb.WriteString("δ(" + e.A.Name + "," + e.B.Name + ")")
+	case *Tensor:
+		if strings.HasPrefix(e.Name, "#") {
+			sb.WriteString(e.Name[1:])
+			return
+		}
+		sb.WriteString(e.Name)
+		if len(e.Idx) > 0 {
+			sb.WriteByte('[')
+			for k, x := range e.Idx {
+				if k > 0 {
+					sb.WriteByte(',')
+				}
+				write(sb, x, 0)
+			}
+			sb.WriteByte(']')
+		}
+	case *Call:
+		if e.Prim.Name == "pow" {
+			if n, ok := e.Args[1].(*Num); ok && n.V == -1 {
+				sb.WriteString("1/")
+				write(sb, e.Args[0], 3)
+				return
+			}
+			write(sb, e.Args[0], 3)
+			sb.WriteByte('^')
+			write(sb, e.Args[1], 3)
+			return
+		}
+		sb.WriteString(e.Prim.Name + "(")
+		for k, a := range e.Args {
+			if k > 0 {
+				sb.WriteString(", ")
+			}
+			write(sb, a, 0)
+		}
+		sb.WriteByte(')')
+	case *AddNode:
+		if ctx > 1 {
+			sb.WriteByte('(')
+		}
+		for k, t := range e.Terms {
+			c, r := coefRest(t)
+			if k > 0 {
+				if c < 0 {
+					sb.WriteString(" − ")
+					t = scaleAny(-1, t)
+				} else {
+					sb.WriteString(" + ")
+				}
+			}
+			_ = r
+			write(sb, t, 1)
+		}
+		if ctx > 1 {
+			sb.WriteByte(')')
+		}
+	case *MulNode:
+		if ctx > 2 {
+			sb.WriteByte('(')
+		}
+		fs := e.Factors
+		if n, ok := fs[0].(*Num); ok && n.V == -1 {
+			sb.WriteString("−")
+			fs = fs[1:]
+		}
+		for k, f := range fs {
+			if k > 0 {
+				sb.WriteString("·")
+			}
+			write(sb, f, 2)
+		}
+		if ctx > 2 {
+			sb.WriteByte(')')
+		}
+	case *SumNode:
+		if ctx > 1 {
+			sb.WriteByte('(')
+		}
+		sb.WriteString("Σ_")
+		for k, i := range e.Idx {
+			if k > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(i.Name)
+		}
+		sb.WriteByte(' ')
+		write(sb, e.Body, 2)
+		if ctx > 1 {
+			sb.WriteByte(')')
+		}
+	}
+}

@@ -1,0 +1,5 @@
+package derive
+
+import "sort"
+
+func sortStrings(s []string) { sort.Strings(s) }
