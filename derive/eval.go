@@ -42,7 +42,12 @@ func Eval(e Expr, env *Env) float64 {
 		}
 		off := 0
 		for k, x := range e.Idx {
-			i := int(Eval(x, env))
+			var i int
+			if ix, ok := x.(*Ix); ok {
+				i = env.Index[ix.I.Name]
+			} else {
+				i = int(Eval(x, env)) - 1 // indirect indices are 1-based values
+			}
 			off = off*v.Dims[k] + i
 		}
 		return v.Data[off]

@@ -1,0 +1,312 @@
+package codegen
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/vigen-go/vigen/derive"
+)
+
+// tensorInfo says how generated code reads a tensor.
+type tensorInfo struct {
+	Go   string   // Go expression naming the flat slice (or the scalar)
+	Dims []string // size names, for strides
+	Int  bool     // stored as []int
+}
+
+// goPrinter prints the loop-nest IR as Go statements.
+type goPrinter struct {
+	tensors               map[string]tensorInfo
+	sizes                 map[string]string // size name → Go identifier
+	idx                   map[string]string // index name → Go identifier
+	reserved              map[string]bool
+	usedT                 map[string]bool
+	usedS                 map[string]bool
+	usesRuntime, usesMath bool
+}
+
+func newGoPrinter(tensors map[string]tensorInfo, sizes map[string]string, reserved map[string]bool) *goPrinter {
+	return &goPrinter{tensors: tensors, sizes: sizes, idx: map[string]string{}, reserved: reserved,
+		usedT: map[string]bool{}, usedS: map[string]bool{}}
+}
+
+func (p *goPrinter) index(name string) string {
+	if g, ok := p.idx[name]; ok {
+		return g
+	}
+	g := strings.ReplaceAll(name, "'", "p")
+	for p.reserved[g] {
+		g += "_"
+	}
+	p.idx[name] = g
+	p.reserved[g] = true
+	return g
+}
+
+func (p *goPrinter) size(name string) string {
+	g, ok := p.sizes[name]
+	if !ok {
+		panic("codegen: unknown size " + name)
+	}
+	p.usedS[name] = true
+	return g
+}
+
+func (p *goPrinter) stmts(sb *strings.Builder, ss []Stmt) {
+	for _, s := range ss {
+		p.stmt(sb, s)
+	}
+}
+
+func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
+	switch s := s.(type) {
+	case *Let:
+		fmt.Fprintf(sb, "%s := %s\n", tempName(s.Name), p.expr(s.Expr, 0))
+	case *Reduce:
+		fmt.Fprintf(sb, "var %s float64\n", tempName(s.Name))
+		p.loopHead(sb, s.Loop)
+		p.stmts(sb, s.Loop.Body)
+		p.accum(sb, tempName(s.Name), s.Body)
+		sb.WriteString("}\n")
+	case *Loop:
+		p.loopHead(sb, s)
+		p.stmts(sb, s.Body)
+		sb.WriteString("}\n")
+	case *Accum:
+		p.accum(sb, p.target(s.Target, s.Idx), s.Expr)
+	case *Mirror:
+		n := p.size(s.Size)
+		fmt.Fprintf(sb, "runtime.MirrorUpper(%s, %s)\n", s.Target, n)
+		p.usesRuntime = true
+	}
+}
+
+func (p *goPrinter) loopHead(sb *strings.Builder, l *Loop) {
+	i := p.index(l.Idx.Name)
+	n := p.size(l.Idx.Size)
+	switch {
+	case strings.HasPrefix(l.From, "<="):
+		fmt.Fprintf(sb, "for %s := 0; %s <= %s; %s++ {\n", i, i, p.index(l.From[2:]), i)
+	case l.From != "":
+		fmt.Fprintf(sb, "for %s := %s; %s < %s; %s++ {\n", i, p.index(l.From), i, n, i)
+	default:
+		fmt.Fprintf(sb, "for %s := 0; %s < %s; %s++ {\n", i, i, n, i)
+	}
+}
+
+func (p *goPrinter) target(name string, idx []derive.Index) string {
+	switch len(idx) {
+	case 0:
+		return name
+	case 1:
+		return fmt.Sprintf("%s[%s]", name, p.index(idx[0].Name))
+	case 2:
+		return fmt.Sprintf("%s[%s*%s+%s]", name, p.index(idx[0].Name), p.size(idx[1].Size), p.index(idx[1].Name))
+	}
+	panic("codegen: output of rank > 2")
+}
+
+func (p *goPrinter) accum(sb *strings.Builder, target string, e derive.Expr) {
+	op := "+="
+	if m, ok := e.(*derive.MulNode); ok {
+		if n, ok := m.Factors[0].(*derive.Num); ok && n.V < 0 {
+			op = "-="
+			e = derive.Mul(append([]derive.Expr{derive.N(-n.V)}, m.Factors[1:]...)...)
+		}
+	} else if n, ok := e.(*derive.Num); ok && n.V < 0 {
+		op = "-="
+		e = derive.N(-n.V)
+	}
+	fmt.Fprintf(sb, "%s %s %s\n", target, op, p.expr(e, 0))
+}
+
+func tempName(n string) string { return strings.TrimPrefix(n, TempPrefix) }
+
+// goFloat prints a float64 constant so that it is a float in Go.
+func goFloat(v float64) string {
+	if math.IsInf(v, 1) {
+		return "math.Inf(1)"
+	}
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eEn") {
+		s += ".0"
+	}
+	return s
+}
+
+// expr prints e; prec is the binding strength of the context: 0 top, 1
+// operand of +/−, 2 operand of *, 3 unary operand.
+func (p *goPrinter) expr(e derive.Expr, prec int) string {
+	switch e := e.(type) {
+	case *derive.Num:
+		s := goFloat(e.V)
+		if e.V < 0 && prec > 0 {
+			return "(" + s + ")"
+		}
+		return s
+	case *derive.Ix:
+		return "float64(" + p.index(e.I.Name) + ")"
+	case *derive.Delta:
+		p.usesRuntime = true
+		return fmt.Sprintf("runtime.Kronecker(%s, %s)", p.index(e.A.Name), p.index(e.B.Name))
+	case *derive.Tensor:
+		return p.tensor(e)
+	case *derive.Call:
+		return p.call(e, prec)
+	case *derive.AddNode:
+		var sb strings.Builder
+		terms := append([]derive.Expr(nil), e.Terms...)
+		for k, t := range terms {
+			if c, _ := coefOf(t); c > 0 {
+				terms[0], terms[k] = terms[k], terms[0]
+				break
+			}
+		}
+		for k, t := range terms {
+			c, _ := coefOf(t)
+			switch {
+			case k == 0:
+				sb.WriteString(p.expr(t, 1))
+			case c < 0:
+				sb.WriteString(" - ")
+				sb.WriteString(p.expr(negate(t), 2))
+			default:
+				sb.WriteString(" + ")
+				sb.WriteString(p.expr(t, 1))
+			}
+		}
+		if prec > 1 {
+			return "(" + sb.String() + ")"
+		}
+		return sb.String()
+	case *derive.MulNode:
+		fs := e.Factors
+		neg := false
+		if n, ok := fs[0].(*derive.Num); ok && n.V == -1 {
+			neg = true
+			fs = fs[1:]
+		}
+		parts := make([]string, len(fs))
+		for k, f := range fs {
+			parts[k] = p.expr(f, 2)
+		}
+		s := strings.Join(parts, " * ")
+		if neg {
+			s = "-" + wrapIf(s, len(fs) > 1 || prec > 2)
+			if prec > 1 {
+				return "(" + s + ")"
+			}
+			return s
+		}
+		if prec > 2 {
+			return "(" + s + ")"
+		}
+		return s
+	case *derive.SumNode:
+		panic("codegen: unscheduled sum " + e.Key())
+	}
+	panic(fmt.Sprintf("codegen: cannot print %T", e))
+}
+
+func wrapIf(s string, b bool) string {
+	if b {
+		return "(" + s + ")"
+	}
+	return s
+}
+
+func coefOf(e derive.Expr) (float64, derive.Expr) {
+	switch e := e.(type) {
+	case *derive.Num:
+		return e.V, nil
+	case *derive.MulNode:
+		if n, ok := e.Factors[0].(*derive.Num); ok {
+			return n.V, derive.Mul(e.Factors[1:]...)
+		}
+	}
+	return 1, e
+}
+
+func negate(e derive.Expr) derive.Expr { return derive.Mul(derive.N(-1), e) }
+
+func (p *goPrinter) tensor(t *derive.Tensor) string {
+	if strings.HasPrefix(t.Name, TempPrefix) {
+		return tempName(t.Name)
+	}
+	if strings.HasPrefix(t.Name, "#") {
+		return "float64(" + p.size(t.Name[1:]) + ")"
+	}
+	info, ok := p.tensors[t.Name]
+	if !ok {
+		panic("codegen: unknown tensor " + t.Name)
+	}
+	p.usedT[t.Name] = true
+	s := info.Go
+	if len(t.Idx) > 0 {
+		var off string
+		for k, x := range t.Idx {
+			ix := p.subscript(x)
+			if k == 0 {
+				off = ix
+			} else {
+				off = fmt.Sprintf("%s*%s+%s", wrapIf(off, strings.ContainsAny(off, "+-")), p.size(info.Dims[k]), ix)
+			}
+		}
+		s = fmt.Sprintf("%s[%s]", s, off)
+	}
+	if info.Int {
+		s = "float64(" + s + ")"
+	}
+	return s
+}
+
+// subscript prints an index expression: a loop index, or an int tensor read
+// indirectly (1-based in the language, hence −1).
+func (p *goPrinter) subscript(x derive.Expr) string {
+	switch x := x.(type) {
+	case *derive.Ix:
+		return p.index(x.I.Name)
+	case *derive.Tensor:
+		s := p.tensor(x)
+		s = strings.TrimSuffix(strings.TrimPrefix(s, "float64("), ")")
+		return s + "-1"
+	}
+	panic("codegen: bad subscript " + x.Key())
+}
+
+func (p *goPrinter) call(c *derive.Call, prec int) string {
+	if c.Prim.Name == "pow" {
+		if y, ok := c.Args[1].(*derive.Num); ok {
+			x := c.Args[0]
+			switch y.V {
+			case -1:
+				return wrapIf("1 / "+p.expr(x, 3), prec > 1)
+			case 2:
+				s := p.expr(x, 3)
+				if isLeaf(x) {
+					return wrapIf(s+" * "+s, prec > 2)
+				}
+			case -2:
+				s := p.expr(x, 3)
+				if isLeaf(x) {
+					return wrapIf("1 / ("+s+" * "+s+")", prec > 1)
+				}
+			case 0.5:
+				p.usesMath = true
+				return "math.Sqrt(" + p.expr(x, 0) + ")"
+			}
+		}
+	}
+	args := make([]string, len(c.Args))
+	for k, a := range c.Args {
+		args[k] = p.expr(a, 0)
+	}
+	if strings.HasPrefix(c.Prim.Go, "math.") {
+		p.usesMath = true
+	} else if strings.HasPrefix(c.Prim.Go, "runtime.") {
+		p.usesRuntime = true
+	}
+	return c.Prim.Go + "(" + strings.Join(args, ", ") + ")"
+}

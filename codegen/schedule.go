@@ -1,0 +1,622 @@
+package codegen
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/vigen-go/vigen/derive"
+)
+
+// This file schedules derived expressions into loop nests: the step that
+// turns Σ_n x[n,a]·(y[n] − σ(Σ_i x[n,i]θ[i])) into one pass over n that
+// computes σ once and accumulates into the gradient, with no knowledge of any
+// particular model. The pieces:
+//
+//   - every output term Σ_J Π factors is split into accumulation loops (the
+//     summed indices that share a factor with an output index, plus the
+//     output indices) and inner reductions (the other summed indices,
+//     eliminated greedily, cheapest first, as in variable elimination);
+//   - the loop order is the permutation with the least estimated work, where
+//     each factor is evaluated at the depth of its deepest index (loop-
+//     invariant hoisting);
+//   - terms are merged into one loop tree by their loop prefixes (fusion),
+//     and every subexpression is computed once per tree node, keyed by its
+//     canonical key (common-subexpression elimination).
+
+// Output is one quantity a kernel accumulates: Target[Free...] = Expr.
+// Symmetric outputs have two free indices and are computed for Free[1] ≥
+// Free[0] only, then mirrored.
+type Output struct {
+	Target    string
+	Free      []derive.Index
+	Expr      derive.Expr
+	Symmetric bool
+}
+
+// Stmt is a statement of the loop-nest IR.
+type Stmt interface{ stmt() }
+
+// Let binds a temporary: Name = Expr.
+type Let struct {
+	Name string
+	Expr derive.Expr
+}
+
+// Reduce computes Name = Σ_Loop Body.
+type Reduce struct {
+	Name string
+	Loop *Loop
+	Body derive.Expr // accumulated at the innermost statement of Loop
+}
+
+// Loop iterates Idx over 0..size-1, or From..size-1 when From is set.
+type Loop struct {
+	Idx  derive.Index
+	From string
+	Body []Stmt
+}
+
+// Accum adds Expr into Target[Idx...].
+type Accum struct {
+	Target string
+	Idx    []derive.Index
+	Expr   derive.Expr
+}
+
+// Mirror copies the upper triangle of the square matrix Target to the lower.
+type Mirror struct {
+	Target string
+	Size   string
+}
+
+func (*Let) stmt()    {}
+func (*Reduce) stmt() {}
+func (*Loop) stmt()   {}
+func (*Accum) stmt()  {}
+func (*Mirror) stmt() {}
+
+// TempPrefix marks tensors that are scheduler temporaries.
+const TempPrefix = "$"
+
+// node is a node of the loop tree under construction.
+type node struct {
+	parent   *node
+	idx      derive.Index // zero at the root
+	from     string
+	depth    int
+	lets     []Stmt
+	memo     map[string]derive.Expr
+	accums   []Stmt
+	children []*node
+	reduce   bool // the loop of a Reduce: never shared with other terms
+}
+
+type scheduler struct {
+	ntemp int
+	root  *node
+	home  map[string]*node // where each temporary is defined
+}
+
+// Schedule lowers outputs into a statement list.
+func Schedule(outs []Output) []Stmt {
+	s := &scheduler{root: &node{memo: map[string]derive.Expr{}}, home: map[string]*node{}}
+	for _, o := range outs {
+		for _, t := range terms(o.Expr) {
+			s.addTerm(o, t)
+		}
+	}
+	s.mergeAccums(s.root)
+	out := s.emit(s.root)
+	for _, o := range outs {
+		if o.Symmetric {
+			out = append(out, &Mirror{Target: o.Target, Size: o.Free[0].Size})
+		}
+	}
+	return out
+}
+
+func terms(e derive.Expr) []derive.Expr {
+	if a, ok := e.(*derive.AddNode); ok {
+		return a.Terms
+	}
+	return []derive.Expr{e}
+}
+
+// split returns a term's numeric coefficient, summed indices and factors.
+func split(t derive.Expr) (float64, []derive.Index, []derive.Expr) {
+	c := 1.0
+	var idx []derive.Index
+	if m, ok := t.(*derive.MulNode); ok {
+		if n, ok := m.Factors[0].(*derive.Num); ok {
+			c = n.V
+			t = derive.Mul(m.Factors[1:]...)
+		}
+	}
+	if n, ok := t.(*derive.Num); ok {
+		return c * n.V, nil, nil
+	}
+	if s, ok := t.(*derive.SumNode); ok {
+		idx = s.Idx
+		t = s.Body
+	}
+	if m, ok := t.(*derive.MulNode); ok {
+		return c, idx, append([]derive.Expr(nil), m.Factors...)
+	}
+	return c, idx, []derive.Expr{t}
+}
+
+func hasIndex(e derive.Expr, names map[string]bool) bool {
+	for _, f := range e.Free() {
+		if names[f.Name] {
+			return true
+		}
+	}
+	return false
+}
+
+func uses(e derive.Expr, j derive.Index) bool {
+	for _, f := range e.Free() {
+		if f.Name == j.Name {
+			return true
+		}
+	}
+	return false
+}
+
+const sizeGuess = 100.0
+
+// eliminate turns summed indices into inner reductions, cheapest first, while
+// an index is not tied to an output index. With no output indices the last
+// summed index stays a loop (so terms over the same plate fuse).
+func eliminate(idx []derive.Index, factors []derive.Expr, free []derive.Index) ([]derive.Index, []derive.Expr) {
+	freeSet := map[string]bool{}
+	for _, f := range free {
+		freeSet[f.Name] = true
+	}
+	idx = append([]derive.Index(nil), idx...)
+	for {
+		if len(free) == 0 && len(idx) <= 1 {
+			return idx, factors
+		}
+		best, bestCost := -1, 0.0
+		for k, j := range idx {
+			tied := false
+			vars := map[string]bool{}
+			for _, f := range factors {
+				if !uses(f, j) {
+					continue
+				}
+				if hasIndex(f, freeSet) {
+					tied = true
+				}
+				for _, v := range f.Free() {
+					vars[v.Name] = true
+				}
+			}
+			if tied {
+				continue
+			}
+			cost := 1.0
+			for range vars {
+				cost *= sizeGuess
+			}
+			if best < 0 || cost < bestCost || (cost == bestCost && j.Name < idx[best].Name) {
+				best, bestCost = k, cost
+			}
+		}
+		if best < 0 {
+			return idx, factors
+		}
+		j := idx[best]
+		var in, out []derive.Expr
+		for _, f := range factors {
+			if uses(f, j) {
+				in = append(in, f)
+			} else {
+				out = append(out, f)
+			}
+		}
+		red := derive.Sum([]derive.Index{j}, derive.Mul(in...))
+		factors = append(out, red)
+		idx = append(idx[:best:best], idx[best+1:]...)
+	}
+}
+
+// work estimates the cost of evaluating e once.
+func work(e derive.Expr) float64 {
+	switch e := e.(type) {
+	case *derive.Num, *derive.Tensor, *derive.Ix, *derive.Delta:
+		return 0
+	case *derive.SumNode:
+		w := 1.0
+		for range e.Idx {
+			w *= sizeGuess
+		}
+		return w * (1 + work(e.Body))
+	case *derive.Call:
+		w := 10.0
+		for _, a := range e.Args {
+			w += work(a)
+		}
+		return w
+	}
+	w := 1.0
+	for _, c := range derive.Children(e) {
+		w += work(c)
+	}
+	return w
+}
+
+// order picks the loop order with the least estimated work.
+func order(loops []derive.Index, factors []derive.Expr, summed map[string]bool) []derive.Index {
+	best := append([]derive.Index(nil), loops...)
+	// Default preference: summed indices first, then output indices.
+	sort.SliceStable(best, func(a, b int) bool { return summed[best[a].Name] && !summed[best[b].Name] })
+	if len(loops) > 6 {
+		return best
+	}
+	bestCost := orderCost(best, factors)
+	permute(append([]derive.Index(nil), best...), 0, func(p []derive.Index) {
+		if c := orderCost(p, factors); c < bestCost*(1-1e-12) {
+			best, bestCost = append([]derive.Index(nil), p...), c
+		}
+	})
+	return best
+}
+
+func permute(p []derive.Index, k int, fn func([]derive.Index)) {
+	if k == len(p) {
+		fn(p)
+		return
+	}
+	for i := k; i < len(p); i++ {
+		p[k], p[i] = p[i], p[k]
+		permute(p, k+1, fn)
+		p[k], p[i] = p[i], p[k]
+	}
+}
+
+func orderCost(p []derive.Index, factors []derive.Expr) float64 {
+	pos := map[string]int{}
+	for k, j := range p {
+		pos[j.Name] = k + 1
+	}
+	c := 0.0
+	for _, f := range factors {
+		d := 0
+		for _, v := range f.Free() {
+			if pos[v.Name] > d {
+				d = pos[v.Name]
+			}
+		}
+		reps := 1.0
+		for k := 0; k < d; k++ {
+			reps *= sizeGuess
+		}
+		c += reps * (1 + work(f))
+	}
+	return c
+}
+
+func (s *scheduler) addTerm(o Output, t derive.Expr) {
+	c, idx, factors := split(t)
+	idx, factors = eliminate(idx, factors, o.Free)
+	summed := map[string]bool{}
+	for _, j := range idx {
+		summed[j.Name] = true
+	}
+	loops := order(append(append([]derive.Index(nil), idx...), o.Free...), factors, summed)
+	// Walk (or grow) the loop tree along the chosen order.
+	n := s.root
+	var path []*node
+	for _, j := range loops {
+		from := ""
+		if o.Symmetric && j.Name == o.Free[1].Name && posOf(loops, o.Free[0]) < posOf(loops, j) {
+			from = o.Free[0].Name
+		} else if o.Symmetric && j.Name == o.Free[0].Name && posOf(loops, o.Free[1]) < posOf(loops, j) {
+			// inner a with outer b: a ≤ b; expressed as a loop 0..b
+			from = "<=" + o.Free[1].Name
+		}
+		n = s.child(n, j, from)
+		path = append(path, n)
+	}
+	// Partial products: factors grouped by the depth at which they can be
+	// evaluated, multiplied out level by level.
+	byDepth := make([][]derive.Expr, len(loops)+1)
+	for _, f := range factors {
+		d := depthIn(f, loops)
+		byDepth[d] = append(byDepth[d], f)
+	}
+	var prod derive.Expr = derive.N(c)
+	for d := 0; d <= len(loops); d++ {
+		if len(byDepth[d]) == 0 {
+			continue
+		}
+		at := s.root
+		if d > 0 {
+			at = path[d-1]
+		}
+		fs := []derive.Expr{prod}
+		for _, f := range byDepth[d] {
+			fs = append(fs, s.val(at, f))
+		}
+		prod = derive.Mul(fs...)
+		if d < len(loops) && !isLeaf(prod) {
+			prod = s.let(at, prod)
+		}
+	}
+	n.accums = append(n.accums, &Accum{Target: o.Target, Idx: o.Free, Expr: prod})
+}
+
+func posOf(loops []derive.Index, j derive.Index) int {
+	for k, l := range loops {
+		if l.Name == j.Name {
+			return k
+		}
+	}
+	return -1
+}
+
+func depthIn(e derive.Expr, loops []derive.Index) int {
+	d := 0
+	for _, v := range e.Free() {
+		if p := posOf(loops, v) + 1; p > d {
+			d = p
+		}
+	}
+	return d
+}
+
+func (s *scheduler) child(n *node, j derive.Index, from string) *node {
+	for _, c := range n.children {
+		if !c.reduce && c.idx == j && c.from == from {
+			return c
+		}
+	}
+	c := &node{parent: n, idx: j, from: from, depth: n.depth + 1, memo: map[string]derive.Expr{}}
+	n.children = append(n.children, c)
+	return c
+}
+
+func isLeaf(e derive.Expr) bool {
+	switch e := e.(type) {
+	case *derive.Num, *derive.Ix, *derive.Delta:
+		return true
+	case *derive.Tensor:
+		for _, x := range e.Idx {
+			if !isLeaf(x) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// placement returns the ancestor of n (or n) where e can be evaluated: the
+// deepest node whose loop index e uses or where a temporary e reads is
+// defined.
+func (s *scheduler) placement(n *node, e derive.Expr) *node {
+	free := map[string]bool{}
+	for _, v := range e.Free() {
+		free[v.Name] = true
+	}
+	homes := map[*node]bool{}
+	derive.Visit(e, func(x derive.Expr) {
+		if t, ok := x.(*derive.Tensor); ok && strings.HasPrefix(t.Name, TempPrefix) {
+			homes[s.home[t.Name]] = true
+		}
+	})
+	for p := n; p != nil; p = p.parent {
+		if p.parent == nil || free[p.idx.Name] || homes[p] {
+			return p
+		}
+	}
+	return n
+}
+
+func (s *scheduler) lookup(n *node, key string) (derive.Expr, bool) {
+	for p := n; p != nil; p = p.parent {
+		if v, ok := p.memo[key]; ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+func (s *scheduler) temp() string {
+	s.ntemp++
+	return fmt.Sprintf("%st%d", TempPrefix, s.ntemp)
+}
+
+// let binds e (already rewritten in terms of temporaries) at its placement.
+func (s *scheduler) let(n *node, e derive.Expr) derive.Expr {
+	if v, ok := s.lookup(n, e.Key()); ok {
+		return v
+	}
+	at := s.placement(n, e)
+	name := s.temp()
+	at.lets = append(at.lets, &Let{Name: name, Expr: e})
+	s.home[name] = at
+	v := derive.T(name)
+	at.memo[e.Key()] = v
+	return v
+}
+
+// val returns an expression equal to e that can be used at n, binding
+// temporaries for calls, reductions and anything hoisted out of n.
+func (s *scheduler) val(n *node, e derive.Expr) derive.Expr {
+	if isLeaf(e) {
+		return e
+	}
+	if v, ok := s.lookup(n, e.Key()); ok {
+		return v
+	}
+	at := s.placement(n, e)
+	switch e := e.(type) {
+	case *derive.SumNode:
+		return s.reduction(at, e)
+	case *derive.Tensor:
+		idx := make([]derive.Expr, len(e.Idx))
+		for k, x := range e.Idx {
+			idx[k] = s.val(at, x)
+		}
+		return rebuildTensor(e, idx)
+	case *derive.Call:
+		args := make([]derive.Expr, len(e.Args))
+		for k, a := range e.Args {
+			args[k] = s.val(at, a)
+		}
+		return s.let(at, derive.CallE(e.Prim, args...))
+	case *derive.AddNode:
+		ts := make([]derive.Expr, len(e.Terms))
+		for k, t := range e.Terms {
+			ts[k] = s.val(at, t)
+		}
+		r := derive.Add(ts...)
+		if at != n {
+			return s.let(at, r)
+		}
+		return r
+	case *derive.MulNode:
+		fs := make([]derive.Expr, len(e.Factors))
+		for k, f := range e.Factors {
+			fs[k] = s.val(at, f)
+		}
+		r := derive.Mul(fs...)
+		if at != n {
+			return s.let(at, r)
+		}
+		return r
+	}
+	return e
+}
+
+func rebuildTensor(t *derive.Tensor, idx []derive.Expr) derive.Expr {
+	switch {
+	case t.Sym && len(idx) == 2:
+		return derive.TSym(t.Name, idx[0], idx[1])
+	case t.Int:
+		return derive.TInt(t.Name, idx...)
+	}
+	return derive.T(t.Name, idx...)
+}
+
+// reduction schedules Σ_J body as a temporary at n.
+func (s *scheduler) reduction(n *node, e *derive.SumNode) derive.Expr {
+	key := e.Key()
+	_, _, factors := split(e.Body)
+	idx := e.Idx
+	if len(idx) > 1 {
+		idx, factors = eliminate(idx, factors, nil)
+	}
+	j := idx[0]
+	loop := &node{parent: n, idx: j, depth: n.depth + 1, memo: map[string]derive.Expr{}, reduce: true}
+	fs := make([]derive.Expr, len(factors))
+	for k, f := range factors {
+		fs[k] = s.val(loop, f)
+	}
+	body := derive.Mul(fs...)
+	name := s.temp()
+	n.lets = append(n.lets, &Reduce{Name: name, Loop: &Loop{Idx: j, Body: s.emit(loop)}, Body: body})
+	s.home[name] = n
+	v := derive.T(name)
+	n.memo[key] = v
+	return v
+}
+
+func (s *scheduler) emit(n *node) []Stmt {
+	out := append([]Stmt(nil), n.lets...)
+	out = append(out, n.accums...)
+	for _, c := range n.children {
+		out = append(out, &Loop{Idx: c.idx, From: c.from, Body: s.emit(c)})
+	}
+	return out
+}
+
+// mergeAccums combines the accumulations into one target at a node into a
+// single statement, factoring out the factors they share:
+// g[a] += t·x[n,a]; g[a] += y[n]·x[n,a]  becomes  g[a] += (t + y[n])·x[n,a],
+// with the sum hoisted to where it can be computed.
+func (s *scheduler) mergeAccums(n *node) {
+	var out []Stmt
+	groups := map[string][]*Accum{}
+	var order []string
+	for _, st := range n.accums {
+		a := st.(*Accum)
+		if _, ok := groups[a.Target]; !ok {
+			order = append(order, a.Target)
+		}
+		groups[a.Target] = append(groups[a.Target], a)
+	}
+	for _, tgt := range order {
+		g := groups[tgt]
+		if len(g) == 1 {
+			out = append(out, g[0])
+			continue
+		}
+		// Common factors, by key, present in every term.
+		count := map[string]int{}
+		first := map[string]derive.Expr{}
+		lists := make([][]derive.Expr, len(g))
+		for k, a := range g {
+			lists[k] = factorsOf(a.Expr)
+			seen := map[string]bool{}
+			for _, f := range lists[k] {
+				if _, isNum := f.(*derive.Num); isNum || seen[f.Key()] {
+					continue
+				}
+				seen[f.Key()] = true
+				count[f.Key()]++
+				first[f.Key()] = f
+			}
+		}
+		var common []derive.Expr
+		var keys []string
+		for k, c := range count {
+			if c == len(g) {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			common = append(common, first[k])
+		}
+		var rests []derive.Expr
+		for k := range g {
+			var rest []derive.Expr
+			used := map[string]bool{}
+			for _, f := range lists[k] {
+				if containsKey(keys, f.Key()) && !used[f.Key()] {
+					used[f.Key()] = true
+					continue
+				}
+				rest = append(rest, f)
+			}
+			rests = append(rests, derive.Mul(rest...))
+		}
+		sum := s.val(n, derive.Add(rests...))
+		out = append(out, &Accum{Target: tgt, Idx: g[0].Idx, Expr: derive.Mul(append(common, sum)...)})
+	}
+	n.accums = out
+	for _, c := range n.children {
+		s.mergeAccums(c)
+	}
+}
+
+func factorsOf(e derive.Expr) []derive.Expr {
+	if m, ok := e.(*derive.MulNode); ok {
+		return m.Factors
+	}
+	return []derive.Expr{e}
+}
+
+func containsKey(keys []string, k string) bool {
+	for _, x := range keys {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,115 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+)
+
+// The Check* functions validate data given to a generated package, whether
+// decoded from JSON or built in Go. Indices in messages are 1-based, as in
+// the model language.
+
+// CheckReal rejects NaN and ±Inf.
+func CheckReal(name string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("data %q: %v is not a finite number", name, v)
+	}
+	return nil
+}
+
+// CheckVector checks that v has n finite entries.
+func CheckVector(name string, v []float64, n int) error {
+	if len(v) != n {
+		return fmt.Errorf("data %q: has %d entries, want %d", name, len(v), n)
+	}
+	for i, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("data %q[%d]: %v is not a finite number", name, i+1, x)
+		}
+	}
+	return nil
+}
+
+// CheckMatrix checks that m has rows×cols finite entries and returns them
+// flattened row-major.
+func CheckMatrix(name string, m [][]float64, rows, cols int) ([]float64, error) {
+	if len(m) != rows {
+		return nil, fmt.Errorf("data %q: has %d rows, want %d", name, len(m), rows)
+	}
+	flat := make([]float64, 0, rows*cols)
+	for i, row := range m {
+		if len(row) != cols {
+			return nil, fmt.Errorf("data %q[%d]: row has %d entries, want %d", name, i+1, len(row), cols)
+		}
+		for j, x := range row {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("data %q[%d, %d]: %v is not a finite number", name, i+1, j+1, x)
+			}
+		}
+		flat = append(flat, row...)
+	}
+	return flat, nil
+}
+
+// CheckIntVector checks that v has n entries in lo..hi.
+func CheckIntVector(name string, v []int, n, lo, hi int) error {
+	if len(v) != n {
+		return fmt.Errorf("data %q: has %d entries, want %d", name, len(v), n)
+	}
+	for i, x := range v {
+		if x < lo || x > hi {
+			return fmt.Errorf("data %q[%d]: %d is outside %s", name, i+1, x, rangeString(lo, hi))
+		}
+	}
+	return nil
+}
+
+func rangeString(lo, hi int) string {
+	switch {
+	case lo == math.MinInt && hi == math.MaxInt:
+		return "the integers"
+	case hi == math.MaxInt:
+		return fmt.Sprintf("%d..", lo)
+	case lo == math.MinInt:
+		return fmt.Sprintf("..%d", hi)
+	}
+	return fmt.Sprintf("%d..%d", lo, hi)
+}
+
+// CheckSPD checks that the flat n×n matrix a is symmetric (to a relative
+// 1e-10) and positive definite.
+func CheckSPD(name string, a []float64, n int) error {
+	scale := 0.0
+	for _, v := range a {
+		scale = math.Max(scale, math.Abs(v))
+	}
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			if math.Abs(a[i*n+j]-a[j*n+i]) > 1e-10*scale {
+				return fmt.Errorf("data %q: not symmetric: entry [%d, %d] is %v but [%d, %d] is %v", name, i+1, j+1, a[i*n+j], j+1, i+1, a[j*n+i])
+			}
+		}
+	}
+	if _, ok := LogDetSPD(a, n); !ok {
+		return fmt.Errorf("data %q: not positive definite", name)
+	}
+	return nil
+}
+
+// Rows splits a flat row-major rows×cols slice into rows.
+func Rows(flat []float64, rows, cols int) [][]float64 {
+	out := make([][]float64, rows)
+	for i := range out {
+		out[i] = flat[i*cols : (i+1)*cols : (i+1)*cols]
+	}
+	return out
+}
+
+// DecodeRealRows decodes a JSON matrix (an array of equal-length rows).
+func DecodeRealRows(raw []byte, name string) ([][]float64, error) {
+	flat, rows, cols, err := DecodeRealMatrix(raw, name)
+	if err != nil {
+		return nil, err
+	}
+	return Rows(flat, rows, cols), nil
+}

@@ -1,0 +1,91 @@
+package runtime
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mathext"
+)
+
+// Gaussian is a fitted multivariate normal factor q(θ) = N(Mean, Cov) as it
+// appears in a Result.
+type Gaussian struct {
+	Family string      `json:"family"`
+	Mean   []float64   `json:"mean"`
+	Cov    [][]float64 `json:"cov"`
+}
+
+// NewGaussian copies mean and the flat row-major covariance into a Gaussian.
+func NewGaussian(family string, mean, cov []float64) *Gaussian {
+	n := len(mean)
+	g := &Gaussian{Family: family, Mean: append([]float64(nil), mean...), Cov: make([][]float64, n)}
+	for i := range g.Cov {
+		g.Cov[i] = append([]float64(nil), cov[i*n:(i+1)*n]...)
+	}
+	return g
+}
+
+// SD returns the marginal standard deviations sqrt(diag(Cov)).
+func (g *Gaussian) SD() []float64 {
+	sd := make([]float64, len(g.Mean))
+	for i := range sd {
+		sd[i] = math.Sqrt(g.Cov[i][i])
+	}
+	return sd
+}
+
+// TraceProd returns Σ_ij a_ij b_ij, which is Tr{A B} for symmetric A, B.
+func TraceProd(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// GaussianEntropy is the entropy of N(·, cov) for an n×n covariance:
+// ½log|cov| + (n/2)(1 + log 2π). It returns −Inf if cov is not positive
+// definite.
+func GaussianEntropy(cov []float64, n int) float64 {
+	ld, ok := LogDetSPD(cov, n)
+	if !ok {
+		return math.Inf(-1)
+	}
+	return 0.5*ld + 0.5*float64(n)*(1+math.Log(2*math.Pi))
+}
+
+// NegInvSPD sets dst = (−h)⁻¹ for a negative-definite h (a Hessian at a
+// maximum). It reports false, leaving dst unspecified, otherwise.
+func NegInvSPD(dst, h []float64, n int) bool {
+	neg := make([]float64, n*n)
+	for i, v := range h {
+		neg[i] = -v
+	}
+	return InvSPD(dst, neg, n)
+}
+
+// Identity sets a to the n×n identity matrix.
+func Identity(a []float64, n int) {
+	for i := range a[:n*n] {
+		a[i] = 0
+	}
+	for i := 0; i < n; i++ {
+		a[i*n+i] = 1
+	}
+}
+
+// Kronecker is the Kronecker delta: 1 if i == j, else 0.
+func Kronecker(i, j int) float64 {
+	if i == j {
+		return 1
+	}
+	return 0
+}
+
+// Zeta3 is the Hurwitz zeta function ζ(3, x); ψ₂(x) = −2ζ(3, x).
+func Zeta3(x float64) float64 { return mathext.Zeta(3, x) }
+
+// Zeta4 is ζ(4, x).
+func Zeta4(x float64) float64 { return mathext.Zeta(4, x) }
+
+// Zeta5 is ζ(5, x).
+func Zeta5(x float64) float64 { return mathext.Zeta(5, x) }
