@@ -72,14 +72,14 @@ type fileCtx struct {
 
 // gen holds the naming decisions for one model.
 type gen struct {
-	m        *ir.Model
-	d        *derive.Derivation
-	fields   *namer            // Model struct fields and methods
-	dfields  *namer            // Data struct fields
-	goName   map[string]string // model or aux tensor name → Model field
-	sizeGo   map[string]string
-	tensors  map[string]tensorInfo
-	errs     []string
+	m       *ir.Model
+	d       *derive.Derivation
+	fields  *namer            // Model struct fields and methods
+	dfields *namer            // Data struct fields
+	goName  map[string]string // model or aux tensor name → Model field
+	sizeGo  map[string]string
+	tensors map[string]tensorInfo
+	errs    []string
 }
 
 // Generate derives m and returns the Go package implementing it.

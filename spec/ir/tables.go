@@ -12,6 +12,10 @@ type ParamSig struct {
 	Class Class  // required class (Cov, Simplex) or Plain for any real
 	Int   bool   // must be integer-valued
 	Size  bool   // the argument is a size name (as in eye(P))
+	// Range is, for an integer value, its required support "LO..HI": each end
+	// is an int literal or a pattern letter (unified like shape letters, with
+	// the size named by the value's declared range); "" allows any integer.
+	Range string
 }
 
 // Family is a distribution's signature: what its value (the target of `~`)
@@ -39,10 +43,10 @@ var Families = map[string]*Family{
 	"MvNormalPrec": {Name: "MvNormalPrec", Value: ParamSig{Name: "x", Shape: "K"},
 		Params: []ParamSig{{Name: "mean", Shape: "K"}, {Name: "precision", Shape: "KxK", Class: Cov}},
 		Doc:    "multivariate normal with mean vector and precision (inverse covariance) matrix"},
-	"Bernoulli": {Name: "Bernoulli", Value: ParamSig{Name: "y", Int: true},
+	"Bernoulli": {Name: "Bernoulli", Value: ParamSig{Name: "y", Int: true, Range: "0..1"},
 		Params:      []ParamSig{{Name: "p"}},
 		Elementwise: true, Doc: "a 0/1 outcome with success probability p"},
-	"Categorical": {Name: "Categorical", Value: ParamSig{Name: "z", Int: true},
+	"Categorical": {Name: "Categorical", Value: ParamSig{Name: "z", Int: true, Range: "1..K"},
 		Params: []ParamSig{{Name: "p", Shape: "K", Class: Simplex}},
 		Doc:    "an outcome in 1..K with probabilities p"},
 	"Dirichlet": {Name: "Dirichlet", Value: ParamSig{Name: "x", Shape: "K", Class: Simplex},
