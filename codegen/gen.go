@@ -199,15 +199,15 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 	switch {
 	case t.Kind == ir.Real && t.Class == ir.Plain && len(dims) == 0:
 		vc.DataType, vc.FlatType = "float64", "float64"
-		if v.Role == ir.RoleConst {
-			vc.DataType = "*float64"
-		}
 		vc.Decode = fmt.Sprintf("runtime.DecodeReal(v, %q)", v.Name)
 		if v.Role == ir.RoleConst {
-			vc.Decode = fmt.Sprintf("decodeRealPtr(v, %q)", v.Name)
-			return vc, fmt.Errorf("%s: scalar constants are not supported by the code generator yet", v.Pos)
+			vc.DataType = "*float64"
+			vc.Decode = fmt.Sprintf("runtime.DecodeRealPtr(v, %q)", v.Name)
+			vc.LoadCode = fmt.Sprintf("\tif %s != nil {\n\t\tif err := runtime.CheckReal(%q, *%s); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tm.%s = *%s\n\t} else {\n%s\n\t}",
+				field, v.Name, field, vc.Go, field, g.defaultCode(v, ""))
+		} else {
+			vc.LoadCode = fmt.Sprintf("\tif err := runtime.CheckReal(%q, %s); err != nil {\n\t\treturn nil, err\n\t}\n\tm.%s = %s", v.Name, field, vc.Go, field)
 		}
-		vc.LoadCode = fmt.Sprintf("\tif err := runtime.CheckReal(%q, %s); err != nil {\n\t\treturn nil, err\n\t}\n\tm.%s = %s", v.Name, field, vc.Go, field)
 	case t.Kind == ir.Real && t.Class == ir.Plain && len(dims) == 1:
 		vc.DataType, vc.FlatType = "[]float64", "[]float64"
 		vc.Decode = fmt.Sprintf("runtime.DecodeRealVector(v, %q)", v.Name)
@@ -275,6 +275,9 @@ func (g *gen) withDefault(v *ir.Var, field, load, n string) string {
 func (g *gen) defaultCode(v *ir.Var, n string) string {
 	goField := "m." + g.goName[v.Name]
 	if v.Default == nil {
+		if n == "" {
+			return fmt.Sprintf("\t\t%s = 0", goField)
+		}
 		return fmt.Sprintf("\t\t%s = make([]float64, %s)", goField, n)
 	}
 	b := derive.NewBuilder(g.m)
@@ -297,6 +300,10 @@ func (g *gen) defaultCode(v *ir.Var, n string) string {
 	}
 	p := newGoPrinter(g.tensors, sizes, map[string]bool{"m": true})
 	var sb strings.Builder
+	if n == "" {
+		fmt.Fprintf(&sb, "\t\t%s = %s", goField, p.expr(e, 0))
+		return sb.String()
+	}
 	fmt.Fprintf(&sb, "\t\t%s = make([]float64, %s)\n", goField, n)
 	off := ""
 	for k, i := range idx {

@@ -113,3 +113,13 @@ func DecodeRealRows(raw []byte, name string) ([][]float64, error) {
 	}
 	return Rows(flat, rows, cols), nil
 }
+
+// DecodeRealPtr decodes a JSON number into a new float64 (for optional
+// scalar constants, where nil means "use the default").
+func DecodeRealPtr(raw []byte, name string) (*float64, error) {
+	v, err := DecodeReal(raw, name)
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
