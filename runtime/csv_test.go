@@ -1,0 +1,58 @@
+package runtime
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestReadCSV(t *testing.T) {
+	in := "\ufeffy, f1 ,f2\r\n1,2.5,-3e2\r\n\r\n0, 4 ,5\n"
+	h, rows, err := ReadCSV(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(h, "|") != "y|f1|f2" || len(rows) != 2 || rows[0][2] != -300 || rows[1][1] != 4 {
+		t.Errorf("ReadCSV = %q, %v", h, rows)
+	}
+	// No trailing newline, header only.
+	if h, rows, err := ReadCSV(strings.NewReader("a,b\n1,2")); err != nil || len(h) != 2 || len(rows) != 1 {
+		t.Errorf("no final newline: %q %v %v", h, rows, err)
+	}
+	if h, rows, err := ReadCSV(strings.NewReader("a,b\n")); err != nil || len(h) != 2 || len(rows) != 0 {
+		t.Errorf("header only: %q %v %v", h, rows, err)
+	}
+}
+
+func TestReadCSVErrors(t *testing.T) {
+	long := "f1,f2,f3\n" + strings.Repeat("1,2,3\n", 15) + "1,2,abc\n"
+	for in, msg := range map[string]string{
+		long:                  `line 17, column "f3": "abc" is not a number`,
+		"a,b\n1,2\n1,2,3\n":   `line 3: 3 fields, want 2 (as in the header)`,
+		"a,b\n1\n":            `line 2: 1 fields, want 2 (as in the header)`,
+		"a,b\n1,\n":           `line 2, column "b": empty field`,
+		"a,b\nNaN,1\n":        `line 2, column "a": "NaN" is not a finite number`,
+		"a,b\n1,-Inf\n":       `line 2, column "b": "-Inf" is not a finite number`,
+		"a,b\n1,1e999\n":      `line 2, column "b": "1e999" is not a finite number`,
+		"a,b\n0x10,1\n":       `line 2, column "a": "0x10" is not a number`,
+		"a,b\n\"1\",2\n":      `line 2, column "a": "\"1\"" is not a number`,
+		"a,a\n1,2\n":          `line 1: duplicate column "a" in the header`,
+		"a,,c\n":              `line 1: header field 2 is empty`,
+		"":                    `line 1: empty input, expected a header row`,
+		"\n\n":                `line 1: empty input, expected a header row`,
+		"\n\nx,y\n1,2\n3,z\n": `line 5, column "y": "z" is not a number`,
+	} {
+		_, _, err := ReadCSV(strings.NewReader(in))
+		wantErr(t, err, msg)
+	}
+	_, _, err := ReadCSV(errReader{})
+	if err == nil || !errors.Is(err, errBroken) {
+		t.Errorf("reader error not passed on: %v", err)
+	}
+}
+
+var errBroken = errors.New("broken")
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errBroken }

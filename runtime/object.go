@@ -1,0 +1,127 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// SplitObject decodes a JSON object into its members, keeping each value
+// undecoded. A key not in known is an error listing the known names, as is a
+// duplicate key, a value that is not an object, or anything after it. Errors
+// give the line and column in the input.
+func SplitObject(r io.Reader, known []string) (map[string]json.RawMessage, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("data: reading: %w", err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, fmt.Errorf("data: empty input, expected a JSON object")
+	}
+	// Validate first: encoding/json's whole-input scan gives exact error
+	// offsets, which the streaming Decoder does not.
+	if !json.Valid(b) {
+		return nil, syntaxError(b)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, syntaxError(b)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("data: expected a JSON object, got %s", tokenKind(tok))
+	}
+	isKnown := make(map[string]bool, len(known))
+	for _, k := range known {
+		isKnown[k] = true
+	}
+	out := map[string]json.RawMessage{}
+	for dec.More() {
+		at := position(b, skipSeparators(b, dec.InputOffset()))
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, syntaxError(b)
+		}
+		key, ok := tok.(string)
+		if !ok { // cannot happen for valid JSON
+			return nil, fmt.Errorf("data: %s: expected a key", at)
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, syntaxError(b)
+		}
+		if !isKnown[key] {
+			return nil, fmt.Errorf("data: %s: unknown key %q; known names are %s", at, key, quoteList(known))
+		}
+		if _, dup := out[key]; dup {
+			return nil, fmt.Errorf("data: %s: duplicate key %q", at, key)
+		}
+		out[key] = raw
+	}
+	return out, nil
+}
+
+// syntaxError describes why b is not valid JSON, with the line and column of
+// the offending byte.
+func syntaxError(b []byte) error {
+	err := json.Unmarshal(b, &struct{}{}) // reports the syntax error before decoding
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return fmt.Errorf("data: invalid JSON: %v", err)
+	}
+	if se.Offset >= int64(len(bytes.TrimRight(b, " \t\r\n"))) {
+		return fmt.Errorf("data: unexpected end of input")
+	}
+	// Offset counts the bytes read, including the offending one.
+	return fmt.Errorf("data: invalid JSON at %s: %v", position(b, se.Offset-1), err)
+}
+
+// skipSeparators returns the index of the first byte at or after off that
+// is not JSON whitespace, ',' or ':'.
+func skipSeparators(b []byte, off int64) int64 {
+	for off >= 0 && off < int64(len(b)) && strings.IndexByte(" \t\r\n,:", b[off]) >= 0 {
+		off++
+	}
+	return off
+}
+
+// position converts the byte index i in b to "line L, column C" (1-based).
+func position(b []byte, i int64) string {
+	i = max(0, min(i, int64(len(b))))
+	before := b[:i]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+func tokenKind(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '[' {
+			return "an array"
+		}
+		return "an object"
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return "null"
+}
+
+func quoteList(names []string) string {
+	if len(names) == 0 {
+		return "(none)"
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}

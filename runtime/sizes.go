@@ -1,0 +1,66 @@
+package runtime
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Sizes records the value of each size as data is read, and checks
+// consistency. The zero value is ready to use.
+type Sizes struct {
+	bound map[string]sizeBinding
+}
+
+type sizeBinding struct {
+	n    int
+	what string
+}
+
+// NewSizes returns an empty Sizes.
+func NewSizes() *Sizes {
+	return &Sizes{bound: map[string]sizeBinding{}}
+}
+
+// Bind records that size name has value n according to what, and returns an
+// error if an earlier binding of name has a different value (naming both
+// sources) or if n < 0.
+//
+// what describes the source and is rendered with n as follows: if it contains
+// "%d", n replaces it; otherwise if it contains a space, "has n" is inserted
+// before its last word (`"x" rows` → `"x" has 1500 rows`); otherwise "is n" is
+// appended (`"N"` → `"N" is 1500`).
+func (s *Sizes) Bind(name string, n int, what string) error {
+	if n < 0 {
+		return fmt.Errorf("size %q: %s, which is negative", name, describeSize(what, n))
+	}
+	if s.bound == nil {
+		s.bound = map[string]sizeBinding{}
+	}
+	if b, ok := s.bound[name]; ok {
+		if b.n != n {
+			return fmt.Errorf("size %q: %s but %s", name, describeSize(b.what, b.n), describeSize(what, n))
+		}
+		return nil
+	}
+	s.bound[name] = sizeBinding{n: n, what: what}
+	return nil
+}
+
+// Get returns the value bound to size name, and whether it has been bound.
+func (s *Sizes) Get(name string) (int, bool) {
+	b, ok := s.bound[name]
+	return b.n, ok
+}
+
+// describeSize renders a Bind source description with its value (see Bind).
+func describeSize(what string, n int) string {
+	v := strconv.Itoa(n)
+	if strings.Contains(what, "%d") {
+		return strings.ReplaceAll(what, "%d", v)
+	}
+	if i := strings.LastIndexByte(what, ' '); i > 0 {
+		return what[:i] + " has " + v + what[i:]
+	}
+	return what + " is " + v
+}

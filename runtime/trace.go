@@ -1,0 +1,44 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+)
+
+// RelChange returns |cur−prev| / max(|prev|, 1e-300), the relative change of
+// a scalar such as the ELBO between iterations; +Inf if prev or cur is not
+// finite.
+func RelChange(prev, cur float64) float64 {
+	if !isFinite(prev) || !isFinite(cur) {
+		return math.Inf(1)
+	}
+	return math.Abs(cur-prev) / math.Max(math.Abs(prev), 1e-300)
+}
+
+// L2Change returns ‖a−b‖₂ / max(‖b‖₂, 1), the relative change of a vector
+// such as E[θ] between iterations (b the previous value). The norms are
+// computed with scaling, so they do not overflow. It panics if the lengths
+// differ.
+func L2Change(a, b []float64) float64 {
+	return floats.Distance(a, b, 2) / math.Max(floats.Norm(b, 2), 1)
+}
+
+// Progress is one coordinate-ascent iteration as reported to an
+// Options.Progress callback.
+type Progress struct {
+	Iteration  int     // 1-based iteration number
+	ELBO       float64 // (approximate) evidence lower bound after the iteration
+	RelChange  float64 // RelChange(previous ELBO, ELBO)
+	MeanChange float64 // L2Change of the variational means
+	Seconds    float64 // wall time since the fit started
+}
+
+// String formats p for a log line:
+//
+//	iter   3  elbo -812.3456789  rel 1.2e-05  dmean 3.4e-04  0.12s
+func (p Progress) String() string {
+	return fmt.Sprintf("iter %3d  elbo %.7f  rel %.1e  dmean %.1e  %.2fs",
+		p.Iteration, p.ELBO, p.RelChange, p.MeanChange, p.Seconds)
+}
