@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/vigen-go/vigen/codegen"
+)
+
+const good = `model tiny
+size N, P
+data x : real[N, P]
+data y : int[N] in 0..1
+const mu0 : real[P] = 0
+const S : cov[P] = eye(P)
+latent w : real[P] nonconjugate laplace
+w ~ MvNormal(mu0, S)
+for n in 1:N {
+  y[n] ~ Bernoulli(logistic(dot(x[n], w)))
+}
+`
+
+func write(t *testing.T, dir, name, src string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestGenWritesPackage(t *testing.T) {
+	dir := t.TempDir()
+	vi := write(t, dir, "tiny.vi", good)
+	out := filepath.Join(dir, "pkg")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"gen", "-o", out, vi}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	src, err := os.ReadFile(filepath.Join(out, "tiny.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(src, []byte(codegen.Header+"\n// source: tiny.vi\n")) {
+		t.Errorf("generated file starts with %q", src[:80])
+	}
+	// A second run over its own output is allowed.
+	if code := run([]string{"gen", "-o", out, vi}, &stdout, &stderr); code != 0 {
+		t.Fatalf("regenerating: exit %d: %s", code, stderr.String())
+	}
+}
+
+func TestGenRefusesToOverwriteForeignFile(t *testing.T) {
+	dir := t.TempDir()
+	vi := write(t, dir, "tiny.vi", good)
+	out := filepath.Join(dir, "pkg")
+	os.MkdirAll(out, 0o755)
+	mine := write(t, out, "tiny.go", "package tiny // written by hand\n")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"gen", "-o", out, vi}, &stdout, &stderr); code == 0 {
+		t.Fatal("gen overwrote a file it did not generate")
+	}
+	if !strings.Contains(stderr.String(), "refusing to overwrite") || !strings.Contains(stderr.String(), mine) {
+		t.Errorf("stderr %q does not name the file", stderr.String())
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "package tiny // written by hand\n" {
+		t.Error("the hand-written file was changed")
+	}
+}
+
+func TestMalformedModelGetsPositionedErrors(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"syntax.vi":  "model m\nsize N\ndata y : int[N] in 0..1\nfor n in 1:N {\n  y[n] ~ Bernoulli(0.5\n}\n",
+		"unknown.vi": strings.Replace(good, "dot(x[n], w)", "dot(z[n], w)", 1),
+	} {
+		vi := write(t, dir, name, src)
+		for _, args := range [][]string{{"gen", "-o", filepath.Join(dir, "out"), vi}, {"check", vi}} {
+			cmd := args[0]
+			var stdout, stderr bytes.Buffer
+			code := run(args, &stdout, &stderr)
+			if code != 1 {
+				t.Errorf("%s %s: exit %d, want 1", cmd, name, code)
+			}
+			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `:\d+:\d+: `).MatchString(stderr.String()) {
+				t.Errorf("%s %s: stderr lacks file:line:col: %q", cmd, name, stderr.String())
+			}
+		}
+	}
+}
+
+func TestCheckDerive(t *testing.T) {
+	dir := t.TempDir()
+	vi := write(t, dir, "tiny.vi", good)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"check", "-derive", vi}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"latent w", "softplus", "logistic", "S.inv[a,b]"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("check -derive output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
