@@ -1,0 +1,188 @@
+package spec
+
+import "github.com/alecthomas/participle/v2/lexer"
+
+// The AST is what Parse returns: a faithful, position-carrying image of the
+// source. Names are not resolved and nothing is checked; Check does that and
+// produces the model IR, which later stages use instead of the AST.
+
+// Node is implemented by every AST node.
+type Node interface {
+	// Position is the position of the node's first token (for binary
+	// expressions, of the operator).
+	Position() lexer.Position
+}
+
+// File is a parsed .vi file: `model NAME` followed by declarations and
+// statements, which may be interleaved.
+type File struct {
+	Pos   lexer.Position
+	Name  *Ident // the model's name
+	Decls []Decl // in source order
+	Stmts []Stmt // top-level statements, in source order
+}
+
+// Ident is a name as written in the source.
+type Ident struct {
+	Pos  lexer.Position
+	Name string
+}
+
+// Decl is a declaration: *SizeDecl or *VarDecl.
+type Decl interface {
+	Node
+	declNode()
+}
+
+// SizeDecl is `size A, B, ...`.
+type SizeDecl struct {
+	Pos   lexer.Position
+	Names []*Ident
+}
+
+// VarDecl is `ROLE NAME : TYPE [TREATMENT] [= DEFAULT]` where ROLE is one of
+// data, const, param, latent.
+type VarDecl struct {
+	Pos       lexer.Position
+	Role      string // "data", "const", "param" or "latent"
+	Name      *Ident
+	Type      *TypeExpr
+	Treatment *Treatment // nil when absent
+	Default   Expr       // nil when absent
+}
+
+// TypeExpr is a type as written: `real`, `int[N] in 0..1`, `cov[P]`,
+// `simplex[K, V]`, `bag[D] of 1..V`.
+type TypeExpr struct {
+	Pos   lexer.Position
+	Name  *Ident   // real, int, cov, simplex or bag (checked later)
+	Dims  []*Bound // the bracketed dimensions; nil when absent
+	Range *Range   // `in LO..HI` or `of LO..HI`; nil when absent
+}
+
+// Range is `in LO..HI` (int ranges) or `of LO..HI` (bag term ids).
+type Range struct {
+	Pos     lexer.Position
+	Keyword string // "in" or "of"
+	Lo, Hi  *Bound
+}
+
+// Bound is an integer literal (possibly negative) or a name; used for
+// range ends and (names only, after checking) dimensions.
+type Bound struct {
+	Pos  lexer.Position
+	Neg  bool   // a leading minus sign
+	Text string // the literal or the name
+}
+
+// IsName reports whether the bound is a name rather than a number.
+func (b *Bound) IsName() bool {
+	if b.Text == "" {
+		return false
+	}
+	c := b.Text[0]
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// Treatment is `conjugate`, or `nonconjugate METHOD`.
+type Treatment struct {
+	Pos    lexer.Position
+	Kind   string // "conjugate" or "nonconjugate"
+	Method *Ident // laplace or delta; nil when absent
+}
+
+// Stmt is a statement: *TildeStmt or *ForStmt.
+type Stmt interface {
+	Node
+	stmtNode()
+}
+
+// TildeStmt is `TARGET ~ Dist(ARGS)`.
+type TildeStmt struct {
+	Pos    lexer.Position
+	Target Expr
+	Tilde  lexer.Position // position of the `~`
+	Dist   *Ident
+	Args   []Expr
+}
+
+// ForStmt is a plate: `for INDEX in FROM:TO { BODY }`, or a loop over the
+// tokens of a bag document, `for INDEX in FROM { BODY }` (To == nil).
+type ForStmt struct {
+	Pos   lexer.Position
+	Index *Ident
+	From  Expr
+	To    Expr // nil for a bag-token loop
+	Body  []Stmt
+}
+
+// Expr is an expression: *Number, *Ident, *IndexExpr, *CallExpr,
+// *BinaryExpr or *UnaryExpr.
+type Expr interface {
+	Node
+	exprNode()
+}
+
+// Number is a numeric literal.
+type Number struct {
+	Pos  lexer.Position
+	Text string
+}
+
+// IndexExpr is `X[I1, ..., Ik]`.
+type IndexExpr struct {
+	Pos     lexer.Position
+	X       Expr
+	Lbrack  lexer.Position
+	Indices []Expr
+}
+
+// CallExpr is `F(ARGS)`.
+type CallExpr struct {
+	Pos  lexer.Position
+	Func *Ident
+	Args []Expr
+}
+
+// BinaryExpr is `X op Y` with op one of + - * / ^; Pos is the operator's.
+type BinaryExpr struct {
+	Pos  lexer.Position
+	Op   byte
+	X, Y Expr
+}
+
+// UnaryExpr is `-X`.
+type UnaryExpr struct {
+	Pos lexer.Position
+	Op  byte
+	X   Expr
+}
+
+func (n *File) Position() lexer.Position       { return n.Pos }
+func (n *Ident) Position() lexer.Position      { return n.Pos }
+func (n *SizeDecl) Position() lexer.Position   { return n.Pos }
+func (n *VarDecl) Position() lexer.Position    { return n.Pos }
+func (n *TypeExpr) Position() lexer.Position   { return n.Pos }
+func (n *Range) Position() lexer.Position      { return n.Pos }
+func (n *Bound) Position() lexer.Position      { return n.Pos }
+func (n *Treatment) Position() lexer.Position  { return n.Pos }
+func (n *TildeStmt) Position() lexer.Position  { return n.Pos }
+func (n *ForStmt) Position() lexer.Position    { return n.Pos }
+func (n *Number) Position() lexer.Position     { return n.Pos }
+func (n *IndexExpr) Position() lexer.Position  { return n.Pos }
+func (n *CallExpr) Position() lexer.Position   { return n.Pos }
+func (n *BinaryExpr) Position() lexer.Position { return n.Pos }
+func (n *UnaryExpr) Position() lexer.Position  { return n.Pos }
+
+func (*SizeDecl) declNode() {}
+func (*VarDecl) declNode()  {}
+
+func (*TildeStmt) stmtNode() {}
+func (*ForStmt) stmtNode()   {}
+
+func (*Number) exprNode()     {}
+func (*Ident) exprNode()      {}
+func (*IndexExpr) exprNode()  {}
+func (*CallExpr) exprNode()   {}
+func (*BinaryExpr) exprNode() {}
+func (*UnaryExpr) exprNode()  {}

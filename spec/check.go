@@ -1,0 +1,97 @@
+package spec
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/vigen-go/vigen/spec/ir"
+)
+
+// Check resolves names, types, shapes, plates and roles in f and returns
+// the model IR. All errors found are returned together as an ErrorList,
+// sorted by position; on error the model is nil.
+func Check(f *File) (*ir.Model, error) {
+	if f == nil {
+		return nil, ErrorList{{Msg: "no file to check"}}
+	}
+	c := &checker{
+		file:  filepath.Base(f.Pos.Filename),
+		syms:  make(map[string]*symbol),
+		loops: make(map[string]lexer.Position),
+		model: &ir.Model{},
+	}
+	c.model.File = c.file
+	if f.Name == nil {
+		c.errorf(f.Pos, "", "missing `model NAME`")
+	} else {
+		c.model.Name = f.Name.Name
+	}
+	c.declare(f.Decls)
+	c.resolveTypes()
+	c.checkDecls()
+	c.stmts(f.Stmts, nil, nil)
+	c.checkPriors()
+	c.checkUsage()
+	c.checkCycles()
+	c.errs.Sort()
+	if err := c.errs.Err(); err != nil {
+		return nil, err
+	}
+	return c.model, nil
+}
+
+// checker holds the state of one Check.
+type checker struct {
+	file  string
+	errs  ErrorList
+	model *ir.Model
+	syms  map[string]*symbol
+	order []*symbol // declaration order, sizes included
+	// loops records, for every loop index name, the first loop that binds
+	// it, so that a use outside the loop gets a helpful hint.
+	loops map[string]lexer.Position
+}
+
+// symbol is a declared name.
+type symbol struct {
+	v      *ir.Var
+	decl   *VarDecl // nil for sizes
+	ok     bool     // the declaration (type, treatment, default) checked cleanly
+	read   bool     // read by some expression (a factor argument, an index, a plate)
+	priors []*ir.Factor
+	deps   []*ir.Var // variables read by the arguments of its factors
+}
+
+func (c *checker) pos(p lexer.Position) ir.Pos {
+	return ir.Pos{File: c.file, Line: p.Line, Col: p.Column}
+}
+
+// errorf records an error at p with an optional hint.
+func (c *checker) errorf(p lexer.Position, hint, format string, args ...any) {
+	c.errs = append(c.errs, &Error{Pos: c.pos(p), Msg: fmt.Sprintf(format, args...), Hint: hint})
+}
+
+// errorAt records an error at an IR position.
+func (c *checker) errorAt(p ir.Pos, hint, format string, args ...any) {
+	p.File = c.file
+	c.errs = append(c.errs, &Error{Pos: p, Msg: fmt.Sprintf(format, args...), Hint: hint})
+}
+
+// where formats a position for use inside a message.
+func (c *checker) where(p ir.Pos) string {
+	return fmt.Sprintf("%s:%d:%d", c.file, p.Line, p.Col)
+}
+
+// describe names a variable with its role, e.g. "data x".
+func describe(v *ir.Var) string { return v.Role.String() + " " + v.Name }
+
+// roleNouns say what a role is, for "x is data, not a size".
+var roleNouns = map[ir.Role]string{
+	ir.RoleSize:   "a size",
+	ir.RoleData:   "data",
+	ir.RoleConst:  "a const",
+	ir.RoleParam:  "a param",
+	ir.RoleLatent: "a latent variable",
+}

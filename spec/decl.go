@@ -1,0 +1,349 @@
+package spec
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/vigen-go/vigen/spec/ir"
+)
+
+// roles maps declaration keywords to roles.
+var roles = map[string]ir.Role{
+	"data":   ir.RoleData,
+	"const":  ir.RoleConst,
+	"param":  ir.RoleParam,
+	"latent": ir.RoleLatent,
+}
+
+// typeCtor describes a type name of the language.
+type typeCtor struct {
+	kind    ir.Kind
+	class   ir.Class
+	minDims int    // fewest dimensions allowed
+	maxDims int    // most dimensions allowed; -1 for no limit
+	rangeKw string // keyword introducing a range ("in", "of"), "" if none allowed
+	needsRg bool   // the range is required
+	bagDims bool   // a dimension may name a bag (one entry per token)
+	example string // shown in hints
+}
+
+// typeCtors is the table of type names.
+var typeCtors = map[string]typeCtor{
+	"real":    {kind: ir.Real, class: ir.Plain, maxDims: -1, bagDims: true, example: "real[N]"},
+	"int":     {kind: ir.Int, class: ir.Plain, maxDims: -1, rangeKw: "in", bagDims: true, example: "int[N] in 0..1"},
+	"cov":     {kind: ir.Real, class: ir.Cov, minDims: 1, maxDims: -1, example: "cov[P]"},
+	"simplex": {kind: ir.Real, class: ir.Simplex, minDims: 1, maxDims: -1, example: "simplex[K]"},
+	"bag":     {kind: ir.Int, class: ir.Bag, minDims: 1, maxDims: 1, rangeKw: "of", needsRg: true, example: "bag[D] of 1..V"},
+}
+
+// methods maps the word after `nonconjugate` to a treatment.
+var methods = map[string]ir.Treatment{
+	"laplace": ir.Laplace,
+	"delta":   ir.Delta,
+}
+
+const treatmentHint = "write `conjugate`, `nonconjugate laplace` or `nonconjugate delta` after the type"
+
+// declare enters every declared name, reporting duplicates.
+func (c *checker) declare(decls []Decl) {
+	var sizes, others []*symbol
+	add := func(id *Ident, s *symbol) bool {
+		if id == nil {
+			return false
+		}
+		if old, dup := c.syms[id.Name]; dup {
+			c.errorf(id.Pos, "", "%s redeclared (first declared as %s at %s)", id.Name, describe(old.v), c.where(old.v.Pos))
+			return false
+		}
+		c.syms[id.Name] = s
+		return true
+	}
+	for _, d := range decls {
+		switch d := d.(type) {
+		case *SizeDecl:
+			for _, id := range d.Names {
+				s := &symbol{v: &ir.Var{Name: id.Name, Role: ir.RoleSize, Pos: c.pos(id.Pos)}, ok: true}
+				if add(id, s) {
+					sizes = append(sizes, s)
+				}
+			}
+		case *VarDecl:
+			if d.Name == nil || d.Type == nil {
+				continue
+			}
+			s := &symbol{v: &ir.Var{Name: d.Name.Name, Role: roles[d.Role], Pos: c.pos(d.Name.Pos)}, decl: d}
+			if add(d.Name, s) {
+				others = append(others, s)
+			}
+		}
+	}
+	c.order = append(sizes, others...)
+	for _, s := range c.order {
+		c.model.Vars = append(c.model.Vars, s.v)
+	}
+}
+
+// resolveTypes resolves declared types: bags first, since other types may
+// name a bag as a dimension.
+func (c *checker) resolveTypes() {
+	for pass := 0; pass < 2; pass++ {
+		for _, s := range c.order {
+			if s.decl == nil || (s.decl.Type.Name != nil && s.decl.Type.Name.Name == "bag") != (pass == 0) {
+				continue
+			}
+			s.v.Type, s.ok = c.resolveType(s)
+		}
+	}
+}
+
+func (c *checker) resolveType(s *symbol) (ir.Type, bool) {
+	te := s.decl.Type
+	if te.Name == nil {
+		return ir.Type{}, false
+	}
+	ctor, known := typeCtors[te.Name.Name]
+	if !known {
+		c.errorf(te.Name.Pos, "types are "+strings.Join(sortedKeys(typeCtors), ", ")+suggestSuffix(te.Name.Name, sortedKeys(typeCtors)),
+			"unknown type %s", te.Name.Name)
+		return ir.Type{}, false
+	}
+	ok := true
+	t := ir.Type{Kind: ctor.kind, Class: ctor.class}
+	if ctor.class == ir.Bag && s.v.Role != ir.RoleData {
+		c.errorf(te.Name.Pos, "declare it `data "+s.v.Name+" : bag[D] of 1..V`", "only data can be a bag, but %s is %s", s.v.Name, s.v.Role)
+		ok = false
+	}
+	if len(te.Dims) < ctor.minDims || ctor.maxDims >= 0 && len(te.Dims) > ctor.maxDims {
+		want := "at least " + strconv.Itoa(ctor.minDims)
+		if ctor.maxDims == ctor.minDims {
+			want = "exactly " + strconv.Itoa(ctor.minDims)
+		}
+		c.errorf(te.Name.Pos, "for example `"+ctor.example+"`", "%s takes %s dimension(s), got %d", te.Name.Name, want, len(te.Dims))
+		ok = false
+	}
+	for i, b := range te.Dims {
+		d, dok := c.dim(b, ctor, t.Dims)
+		_ = i
+		ok = ok && dok
+		t.Dims = append(t.Dims, d)
+	}
+	if ctor.class == ir.Cov && len(t.Dims) > 0 {
+		t.Dims = append(t.Dims, t.Dims[len(t.Dims)-1])
+	}
+	if r := te.Range; r != nil {
+		switch {
+		case ctor.rangeKw == "":
+			c.errorf(r.Pos, "", "%s takes no range: only int types have `in LO..HI` and bags `of 1..V`", te.Name.Name)
+			ok = false
+		case r.Keyword != ctor.rangeKw:
+			c.errorf(r.Pos, "write `"+ctor.example+"`", "%s takes `%s LO..HI`, not `%s`", te.Name.Name, ctor.rangeKw, r.Keyword)
+			ok = false
+		default:
+			lo, lok := c.bound(r.Lo)
+			hi, hok := c.bound(r.Hi)
+			ok = ok && lok && hok
+			if lok && hok {
+				t.Range = &[2]ir.Bound{lo, hi}
+				if lo.Size == "" && hi.Size == "" && lo.Value > hi.Value {
+					c.errorf(r.Lo.Pos, "", "empty range %d..%d", lo.Value, hi.Value)
+					ok = false
+				}
+				if ctor.class == ir.Bag && (lo.Size != "" || lo.Value != 1 || hi.Size == "") {
+					c.errorf(r.Pos, "write `bag[D] of 1..V` with V the vocabulary size", "bag term ids must range over 1..SIZE")
+					ok = false
+				}
+			}
+		}
+	} else if ctor.needsRg {
+		c.errorf(te.Pos, "write `"+ctor.example+"`", "%s needs its term range `of 1..V`", te.Name.Name)
+		ok = false
+	}
+	return t, ok
+}
+
+// dim resolves one dimension of a type: a size, or (where allowed) a bag,
+// meaning one entry per token of each document; a bag dimension must
+// follow the bag's own dimensions.
+func (c *checker) dim(b *Bound, ctor typeCtor, before []string) (string, bool) {
+	if !b.IsName() || b.Neg {
+		c.errorf(b.Pos, "declare a size (`size K`) and write `real[K]`", "dimension %s must be a size name, not a number", boundText(b))
+		return "", false
+	}
+	s := c.syms[b.Text]
+	switch {
+	case s == nil:
+		c.errorf(b.Pos, "declare it with `size "+b.Text+"`"+suggestSuffix(b.Text, c.namesWithRole(ir.RoleSize)), "undeclared size %s", b.Text)
+		return "", false
+	case s.v.Role == ir.RoleSize:
+		return b.Text, true
+	case ctor.bagDims && s.decl != nil && s.decl.Type.Name != nil && s.decl.Type.Name.Name == "bag":
+		bagDims := s.v.Type.Dims
+		n := len(bagDims)
+		if !s.ok || n == 0 {
+			return b.Text, false
+		}
+		if len(before) < n || strings.Join(before[len(before)-n:], ",") != strings.Join(bagDims, ",") {
+			c.errorf(b.Pos, "write e.g. `int["+strings.Join(append(append([]string{}, bagDims...), b.Text), ", ")+"]`",
+				"bag dimension %s must follow the bag's own dimensions [%s]", b.Text, strings.Join(bagDims, ", "))
+			return b.Text, false
+		}
+		return b.Text, true
+	default:
+		c.errorf(b.Pos, "declare a size with `size "+b.Text+"`, or use an existing one", "%s is %s, not a size", b.Text, roleNouns[s.v.Role])
+		return "", false
+	}
+}
+
+// bound resolves a range end: an int literal or a size.
+func (c *checker) bound(b *Bound) (ir.Bound, bool) {
+	if b.IsName() {
+		if b.Neg {
+			c.errorf(b.Pos, "", "a range bound cannot be a negated size")
+			return ir.Bound{}, false
+		}
+		s := c.syms[b.Text]
+		if s == nil || s.v.Role != ir.RoleSize {
+			what := "not a declared size"
+			if s != nil {
+				what = roleNouns[s.v.Role] + ", not a size"
+			}
+			c.errorf(b.Pos, "range bounds are int literals or sizes, e.g. `in 1..K`", "range bound %s is %s", b.Text, what)
+			return ir.Bound{}, false
+		}
+		return ir.Bound{Size: b.Text}, true
+	}
+	n, err := strconv.Atoi(b.Text)
+	if err != nil {
+		c.errorf(b.Pos, "range bounds are int literals or sizes, e.g. `in 0..1`", "range bound %s is not an integer", boundText(b))
+		return ir.Bound{}, false
+	}
+	if b.Neg {
+		n = -n
+	}
+	return ir.Bound{Value: n}, true
+}
+
+func boundText(b *Bound) string {
+	if b.Neg {
+		return "-" + b.Text
+	}
+	return b.Text
+}
+
+// checkDecls checks treatments and defaults.
+func (c *checker) checkDecls() {
+	for _, s := range c.order {
+		d := s.decl
+		if d == nil {
+			continue
+		}
+		c.treatment(s)
+		if d.Default != nil {
+			c.defaultValue(s)
+		}
+	}
+}
+
+func (c *checker) treatment(s *symbol) bool {
+	d, v := s.decl, s.v
+	tr := d.Treatment
+	if v.Role != ir.RoleLatent {
+		if tr != nil {
+			c.errorf(tr.Pos, "declare it `latent`, or remove the treatment", "only latent variables take a treatment, but %s is %s", v.Name, v.Role)
+			return false
+		}
+		return true
+	}
+	if tr == nil {
+		c.errorf(d.Name.Pos, treatmentHint, "latent %s needs a treatment", v.Name)
+		return false
+	}
+	if tr.Kind == "conjugate" {
+		v.Treatment = ir.Conjugate
+		return true
+	}
+	if tr.Method == nil {
+		c.errorf(tr.Pos, "write `nonconjugate laplace` or `nonconjugate delta`", "nonconjugate needs a method")
+		return false
+	}
+	m, ok := methods[tr.Method.Name]
+	if !ok {
+		c.errorf(tr.Method.Pos, "methods are laplace, delta"+suggestSuffix(tr.Method.Name, sortedKeys(methods)), "unknown nonconjugate method %s", tr.Method.Name)
+		return false
+	}
+	v.Treatment = m
+	if s.ok && (v.Type.Kind != ir.Real || v.Type.Class != ir.Plain) {
+		c.errorf(tr.Pos, "declare it `conjugate`, or make it real-valued", "nonconjugate latent %s must be real-valued, but it is %s", v.Name, v.Type)
+		return false
+	}
+	return true
+}
+
+// defaultValue checks `= expr` on a const or param: a constant expression,
+// scalar (broadcast) or shaped like the variable.
+func (c *checker) defaultValue(s *symbol) bool {
+	d, v := s.decl, s.v
+	if v.Role != ir.RoleConst && v.Role != ir.RoleParam {
+		hint := "declare it `const` to give it a default value"
+		if v.Role == ir.RoleData {
+			hint = "data values come from the data file; use `const` for a value with a default that data may override"
+		}
+		c.errorf(d.Default.Position(), hint, "%s cannot have a default value", describe(v))
+		return false
+	}
+	x, ok := c.expr(d.Default, nil)
+	if !ok || !c.value(x) {
+		return false
+	}
+	constant := true
+	ir.Walk(x, func(e ir.Expr) {
+		if r, isRef := e.(*ir.Ref); isRef && constant && r.Var.Role != ir.RoleSize {
+			constant = false
+			c.errorAt(r.Pos, "defaults may use numbers, sizes, eye(SIZE), functions and arithmetic",
+				"the default of %s must be a constant expression, but it reads %s", v.Name, describe(r.Var))
+		}
+	})
+	if !constant {
+		return false
+	}
+	v.Default = x
+	if !s.ok {
+		return true
+	}
+	xt := x.Typ()
+	switch {
+	case xt.Rank() == 0 && v.Type.Class == ir.Plain:
+		return true
+	case xt.Rank() == 0:
+		hint := "e.g. `eye(" + lastDim(v.Type) + ")` or `0.01 * eye(" + lastDim(v.Type) + ")`"
+		if v.Type.Class != ir.Cov {
+			hint = "leave out the default and give the value in the data"
+		}
+		c.errorAt(x.Position(), hint, "a scalar cannot be the default of %s %s", v.Type, v.Name)
+		return false
+	case !sameDims(xt.Dims, v.Type.Dims):
+		c.errorAt(x.Position(), "a default is a scalar (used for every element) or has the variable's shape",
+			"the default of %s is %s, but %s is %s", v.Name, xt, v.Name, v.Type)
+		return false
+	}
+	return true
+}
+
+func lastDim(t ir.Type) string {
+	if len(t.Dims) == 0 {
+		return "P"
+	}
+	return t.Dims[len(t.Dims)-1]
+}
+
+func sameDims(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,304 @@
+package spec
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/vigen-go/vigen/spec/ir"
+)
+
+// scope is one enclosing loop, innermost first.
+type scope struct {
+	parent *scope
+	name   string
+	size   string  // `for n in 1:N`: "N"; "" for a bag-token loop
+	bag    *ir.Ref // `for n in w[d]`: the document w[d]
+	pos    lexer.Position
+	bad    bool // the loop header did not check; uses stay silent
+}
+
+func (s *scope) lookup(name string) *scope {
+	for ; s != nil; s = s.parent {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// names lists the loop indices in scope.
+func (s *scope) names() []string {
+	var out []string
+	for ; s != nil; s = s.parent {
+		out = append(out, s.name)
+	}
+	return out
+}
+
+// expr checks an expression and converts it to IR. On failure it reports
+// the error (unless it follows from one already reported) and returns false.
+func (c *checker) expr(e Expr, sc *scope) (ir.Expr, bool) {
+	switch e := e.(type) {
+	case *Number:
+		v, err := strconv.ParseFloat(e.Text, 64)
+		if err != nil || math.IsInf(v, 0) {
+			c.errorf(e.Pos, "", "number %s is out of range", e.Text)
+			return nil, false
+		}
+		return &ir.Num{Value: v, Pos: c.pos(e.Pos)}, true
+	case *Ident:
+		return c.name(e, sc)
+	case *IndexExpr:
+		id, ok := e.X.(*Ident)
+		if !ok {
+			c.errorf(e.Lbrack, "", "only variables can be indexed")
+			return nil, false
+		}
+		return c.indexed(id, e.Indices, sc)
+	case *CallExpr:
+		return c.call(e, sc)
+	case *BinaryExpr:
+		x, xok := c.operand(e.X, sc)
+		y, yok := c.operand(e.Y, sc)
+		if !xok || !yok {
+			return nil, false
+		}
+		t, ok := c.binaryType(e, x, y)
+		if !ok {
+			return nil, false
+		}
+		return &ir.Binary{Op: e.Op, X: x, Y: y, T: t, Pos: c.pos(e.Pos)}, true
+	case *UnaryExpr:
+		x, ok := c.operand(e.X, sc)
+		if !ok {
+			return nil, false
+		}
+		t := x.Typ()
+		return &ir.Unary{Op: e.Op, X: x, T: ir.Type{Kind: t.Kind, Dims: t.Dims}, Pos: c.pos(e.Pos)}, true
+	}
+	return nil, false
+}
+
+// operand checks an expression used as a value.
+func (c *checker) operand(e Expr, sc *scope) (ir.Expr, bool) {
+	x, ok := c.expr(e, sc)
+	if !ok || !c.value(x) {
+		return nil, false
+	}
+	return x, true
+}
+
+// value reports (and rejects) a bag or bag document used as a value.
+func (c *checker) value(x ir.Expr) bool {
+	if x.Typ().Class != ir.Bag {
+		return true
+	}
+	c.errorAt(x.Position(), "loop over its tokens with `for n in w[d] { ... }` and use `w[d, n]`, the term id of token n",
+		"%s is a bag, not a value", exprString(x))
+	return false
+}
+
+func (c *checker) binaryType(e *BinaryExpr, x, y ir.Expr) (ir.Type, bool) {
+	xt, yt := x.Typ(), y.Typ()
+	t := ir.Type{Kind: ir.Real}
+	if xt.Kind == ir.Int && yt.Kind == ir.Int && strings.IndexByte("+-*", e.Op) >= 0 {
+		t.Kind = ir.Int
+	}
+	switch {
+	case xt.Rank() == 0:
+		t.Dims = yt.Dims
+	case yt.Rank() == 0 || sameDims(xt.Dims, yt.Dims):
+		t.Dims = xt.Dims
+	default:
+		c.errorf(e.Pos, "arithmetic works elementwise on equal shapes; either side may be a scalar",
+			"shape mismatch in %s: %s is %s but %s is %s", string(e.Op), exprString(x), xt, exprString(y), yt)
+		return t, false
+	}
+	return t, true
+}
+
+// name resolves a bare name: a loop index, a size or a variable.
+func (c *checker) name(id *Ident, sc *scope) (ir.Expr, bool) {
+	if l := sc.lookup(id.Name); l != nil {
+		if l.bad {
+			return nil, false
+		}
+		return &ir.Index{Name: id.Name, Size: l.size, Pos: c.pos(id.Pos)}, true
+	}
+	s := c.lookup(id, sc)
+	if s == nil {
+		return nil, false
+	}
+	return c.ref(s, id, nil, sc)
+}
+
+// lookup finds a declared name, reporting unknown names.
+func (c *checker) lookup(id *Ident, sc *scope) *symbol {
+	s := c.syms[id.Name]
+	if s != nil {
+		s.read = true
+		return s
+	}
+	hint := ""
+	if p, ok := c.loops[id.Name]; ok {
+		hint = id.Name + " is the index of the loop at " + c.where(c.pos(p)) + " and exists only inside that loop"
+	} else {
+		names := sc.names()
+		for n := range c.syms {
+			names = append(names, n)
+		}
+		hint = suggest(id.Name, names)
+	}
+	c.errorf(id.Pos, hint, "unknown name %s", id.Name)
+	return nil
+}
+
+// indexed checks `x[i, ...]`.
+func (c *checker) indexed(id *Ident, idx []Expr, sc *scope) (ir.Expr, bool) {
+	if l := sc.lookup(id.Name); l != nil {
+		c.errorf(id.Pos, "", "loop index %s cannot be indexed", id.Name)
+		return nil, false
+	}
+	s := c.lookup(id, sc)
+	if s == nil {
+		return nil, false
+	}
+	return c.ref(s, id, idx, sc)
+}
+
+// ref builds the Ref for variable s indexed by idx (which may be empty).
+func (c *checker) ref(s *symbol, id *Ident, idx []Expr, sc *scope) (*ir.Ref, bool) {
+	v := s.v
+	if v.Role == ir.RoleSize {
+		if len(idx) > 0 {
+			c.errorf(idx[0].Position(), "", "size %s cannot be indexed", v.Name)
+			return nil, false
+		}
+		return &ir.Ref{Var: v, T: ir.Type{Kind: ir.Int}, Pos: c.pos(id.Pos)}, true
+	}
+	dims := effectiveDims(v)
+	if s.ok && len(idx) > len(dims) {
+		hint := ""
+		if v.Type.Class == ir.Bag {
+			hint = "index a bag as " + v.Name + "[d] for a document and " + v.Name + "[d, n] for its token n"
+		}
+		c.errorf(idx[len(dims)].Position(), hint, "too many indices for %s: it is %s, with %d dimension(s)", v.Name, v.Type, len(dims))
+		return nil, false
+	}
+	r := &ir.Ref{Var: v, Pos: c.pos(id.Pos)}
+	ok := s.ok
+	for i, e := range idx {
+		x, xok := c.expr(e, sc)
+		if !xok {
+			ok = false
+			continue
+		}
+		r.Index = append(r.Index, x)
+		if ok && !c.checkIndex(r, x, i, dims, sc) {
+			ok = false
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	r.T = indexType(v, len(idx))
+	return r, true
+}
+
+// effectiveDims are a variable's dimensions, with a bag's implicit token
+// dimension (named after the bag) appended.
+func effectiveDims(v *ir.Var) []string {
+	if v.Type.Class == ir.Bag {
+		return append(append([]string{}, v.Type.Dims...), v.Name)
+	}
+	return v.Type.Dims
+}
+
+// indexType is the type of v with its first k dimensions indexed.
+func indexType(v *ir.Var, k int) ir.Type {
+	t := v.Type
+	rest := append([]string(nil), effectiveDims(v)[k:]...)
+	out := ir.Type{Kind: t.Kind, Range: t.Range, Dims: rest}
+	switch t.Class {
+	case ir.Bag:
+		if len(rest) > 0 {
+			out.Class = ir.Bag
+			out.Dims = rest[:len(rest)-1]
+		}
+	case ir.Cov:
+		if len(rest) >= 2 {
+			out.Class = ir.Cov
+		}
+	case ir.Simplex:
+		if len(rest) >= 1 {
+			out.Class = ir.Simplex
+		}
+	}
+	if len(out.Dims) == 0 {
+		out.Dims = nil
+	}
+	return out
+}
+
+// checkIndex checks index x in position i of r against dimension dims[i]:
+// a loop index must come from a loop over that dimension; any other index
+// must be an int scalar ranging over 1..dims[i].
+func (c *checker) checkIndex(r *ir.Ref, x ir.Expr, i int, dims []string, sc *scope) bool {
+	dim := dims[i]
+	v := r.Var
+	if ix, ok := x.(*ir.Index); ok {
+		l := sc.lookup(ix.Name)
+		switch {
+		case l.size != "" && l.size != dim:
+			c.errorAt(ix.Pos, "", "index %s runs over 1:%s but dimension %d of %s %s", ix.Name, l.size, i+1, v.Name, dimPhrase(c, dim))
+			return false
+		case l.bag != nil && l.bag.Var.Name != dim:
+			c.errorAt(ix.Pos, "", "index %s runs over the tokens of %s but dimension %d of %s %s", ix.Name, exprString(l.bag), i+1, v.Name, dimPhrase(c, dim))
+			return false
+		case l.bag != nil:
+			// The indices before n must pick the same document as the loop.
+			n := len(l.bag.Index)
+			if i < n || exprsString(r.Index[i-n:i]) != exprsString(l.bag.Index) {
+				c.errorAt(ix.Pos, "write "+v.Name+"["+exprsString(append(append([]ir.Expr{}, l.bag.Index...), ix))+"]",
+					"index %s runs over the tokens of %s, so the indices before it must be %s", ix.Name, exprString(l.bag), exprsString(l.bag.Index))
+				return false
+			}
+		}
+		return true
+	}
+	t := x.Typ()
+	want := "an int in 1.." + dim
+	switch {
+	case t.Rank() > 0:
+		c.errorAt(x.Position(), "", "index %s must be %s, but it is %s", exprString(x), want, t)
+	case t.Kind != ir.Int:
+		hint := ""
+		if _, isNum := x.(*ir.Num); isNum {
+			hint = "literal indices are not supported; use a loop `for i in 1:" + dim + "`"
+		}
+		c.errorAt(x.Position(), hint, "non-integer index %s: an index into dimension %d of %s must be %s", exprString(x), i+1, v.Name, want)
+	case t.Range == nil:
+		hint := ""
+		if ref, ok := x.(*ir.Ref); ok && ref.Var.Role != ir.RoleSize {
+			hint = "declare " + ref.Var.Name + " with `in 1.." + dim + "`"
+		}
+		c.errorAt(x.Position(), hint, "index %s has no range: an index into dimension %d of %s must be %s", exprString(x), i+1, v.Name, want)
+	case t.Range[0].Size != "" || t.Range[0].Value != 1 || t.Range[1].Size != dim:
+		c.errorAt(x.Position(), "", "index %s ranges over %s..%s but dimension %d of %s %s", exprString(x), t.Range[0], t.Range[1], i+1, v.Name, dimPhrase(c, dim))
+	default:
+		return true
+	}
+	return false
+}
+
+// dimPhrase describes a dimension: "has size P", or for a bag dimension
+// "runs over the tokens of w".
+func dimPhrase(c *checker, dim string) string {
+	if s := c.syms[dim]; s != nil && s.v.Role != ir.RoleSize {
+		return "runs over the tokens of " + dim
+	}
+	return "has size " + dim
+}

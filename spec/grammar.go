@@ -1,0 +1,189 @@
+package spec
+
+import (
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// keywords are reserved: they cannot be used as names. Type names (real,
+// int, ...) and nonconjugate methods (laplace, delta) are ordinary
+// identifiers that the checker interprets by position.
+var keywords = []string{
+	"model", "size", "data", "const", "param", "latent",
+	"for", "in", "of", "conjugate", "nonconjugate",
+}
+
+var viLexer = lexer.MustSimple([]lexer.SimpleRule{
+	{Name: "Comment", Pattern: `(?:#|//)[^\n]*`},
+	{Name: "Whitespace", Pattern: `\s+`},
+	{Name: "Keyword", Pattern: `(?:model|size|data|const|param|latent|for|in|of|conjugate|nonconjugate)\b`},
+	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
+	{Name: "Number", Pattern: `(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?`},
+	{Name: "Punct", Pattern: `\.\.|[-+*/^~:,=()\[\]{}]`},
+})
+
+var viParser = participle.MustBuild[gFile](
+	participle.Lexer(viLexer),
+	participle.Elide("Comment", "Whitespace"),
+	participle.UseLookahead(1),
+)
+
+// The g* types are the participle grammar. Parse converts them into the
+// public AST (ast.go), which has one node type per construct instead of one
+// per precedence level.
+
+type gFile struct {
+	Pos   lexer.Position
+	Name  *gIdent  `parser:"'model' @@"`
+	Items []*gItem `parser:"@@*"`
+}
+
+type gIdent struct {
+	Pos  lexer.Position
+	Name string `parser:"@Ident"`
+}
+
+type gItem struct {
+	Size *gSize `parser:"  @@"`
+	Var  *gVar  `parser:"| @@"`
+	Stmt *gStmt `parser:"| @@"`
+}
+
+type gSize struct {
+	Pos   lexer.Position
+	Names []*gIdent `parser:"'size' @@ (',' @@)*"`
+}
+
+type gVar struct {
+	Pos       lexer.Position
+	Role      string      `parser:"@('data' | 'const' | 'param' | 'latent')"`
+	Name      *gIdent     `parser:"@@ ':'"`
+	Type      *gType      `parser:"@@"`
+	Treatment *gTreatment `parser:"@@?"`
+	Default   *gExpr      `parser:"('=' @@)?"`
+}
+
+type gType struct {
+	Pos   lexer.Position
+	Name  *gIdent   `parser:"@@"`
+	Dims  []*gBound `parser:"('[' @@ (',' @@)* ']')?"`
+	Range *gRange   `parser:"@@?"`
+}
+
+type gRange struct {
+	Pos     lexer.Position
+	Keyword string  `parser:"@('in' | 'of')"`
+	Lo      *gBound `parser:"@@ '..'"`
+	Hi      *gBound `parser:"@@"`
+}
+
+type gBound struct {
+	Pos  lexer.Position
+	Neg  bool   `parser:"@'-'?"`
+	Text string `parser:"@(Number | Ident)"`
+}
+
+type gTreatment struct {
+	Pos          lexer.Position
+	Conjugate    bool    `parser:"  @'conjugate'"`
+	Nonconjugate bool    `parser:"| @'nonconjugate'"`
+	Method       *gIdent `parser:"  (@@ (?! '~' | '['))?"`
+}
+
+type gStmt struct {
+	For   *gFor   `parser:"  @@"`
+	Tilde *gTilde `parser:"| @@"`
+}
+
+type gFor struct {
+	Pos   lexer.Position
+	Index *gIdent  `parser:"'for' @@ 'in'"`
+	From  *gExpr   `parser:"@@"`
+	To    *gExpr   `parser:"(':' @@)?"`
+	Body  []*gStmt `parser:"'{' @@* '}'"`
+}
+
+type gTilde struct {
+	Pos    lexer.Position
+	Target *gExpr    `parser:"@@"`
+	Tilde  *gTildeOp `parser:"@@"`
+	Dist   *gIdent   `parser:"@@"`
+	Args   *gArgs    `parser:"@@"`
+}
+
+// gTildeOp is the `~` itself, for its position. (Capturing into a
+// lexer.Token field can report the position of the elided whitespace
+// before the token.)
+type gTildeOp struct {
+	Pos lexer.Position
+	Op  string `parser:"@'~'"`
+}
+
+// gCaret is the `^` of a power, for its position.
+type gCaret struct {
+	Pos lexer.Position
+	Op  string `parser:"@'^'"`
+}
+
+type gArgs struct {
+	Pos  lexer.Position
+	Args []*gExpr `parser:"'(' (@@ (',' @@)*)? ')'"`
+}
+
+type gIndices struct {
+	Pos     lexer.Position
+	Indices []*gExpr `parser:"'[' @@ (',' @@)* ']'"`
+}
+
+// gExpr is a sum: Term (('+' | '-') Term)*.
+type gExpr struct {
+	Left *gTerm     `parser:"@@"`
+	Rest []*gOpTerm `parser:"@@*"`
+}
+
+type gOpTerm struct {
+	Pos   lexer.Position
+	Op    string `parser:"@('+' | '-')"`
+	Right *gTerm `parser:"@@"`
+}
+
+// gTerm is a product: Unary (('*' | '/') Unary)*.
+type gTerm struct {
+	Left *gUnary     `parser:"@@"`
+	Rest []*gOpUnary `parser:"@@*"`
+}
+
+type gOpUnary struct {
+	Pos   lexer.Position
+	Op    string  `parser:"@('*' | '/')"`
+	Right *gUnary `parser:"@@"`
+}
+
+// gUnary is '-' Unary | Power, so that -x^2 is -(x^2).
+type gUnary struct {
+	Pos   lexer.Position
+	Neg   *gUnary `parser:"  '-' @@"`
+	Power *gPower `parser:"| @@"`
+}
+
+// gPower is Primary ('^' Unary)?: right-associative, and 2^-1 is allowed.
+type gPower struct {
+	Base  *gPrimary `parser:"@@"`
+	Caret *gCaret   `parser:"(@@"`
+	Exp   *gUnary   `parser:" @@)?"`
+}
+
+type gPrimary struct {
+	Pos    lexer.Position
+	Number *string   `parser:"  @Number"`
+	Name   *gOperand `parser:"| @@"`
+	Paren  *gExpr    `parser:"| '(' @@ ')'"`
+}
+
+// gOperand is a name, optionally called or indexed.
+type gOperand struct {
+	Pos   lexer.Position
+	Name  string    `parser:"@Ident"`
+	Call  *gArgs    `parser:"@@?"`
+	Index *gIndices `parser:"@@?"`
+}

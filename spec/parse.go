@@ -1,0 +1,161 @@
+package spec
+
+import (
+	"path/filepath"
+
+	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/vigen-go/vigen/spec/ir"
+)
+
+// Parse parses .vi source into an AST. Every node keeps its lexer.Position,
+// whose Filename is the base name of filename. A syntax error comes back as
+// an ErrorList holding one error.
+func Parse(filename string, src []byte) (*File, error) {
+	base := filepath.Base(filename)
+	g, err := viParser.ParseBytes(base, src)
+	if err != nil {
+		return nil, ErrorList{syntaxError(base, src, err)}
+	}
+	return convertFile(g), nil
+}
+
+// Load parses and checks .vi source and returns the model IR.
+func Load(filename string, src []byte) (*ir.Model, error) {
+	f, err := Parse(filename, src)
+	if err != nil {
+		return nil, err
+	}
+	return Check(f)
+}
+
+func irPos(p lexer.Position) ir.Pos {
+	return ir.Pos{File: p.Filename, Line: p.Line, Col: p.Column}
+}
+
+func convertFile(g *gFile) *File {
+	f := &File{Pos: g.Pos, Name: convertIdent(g.Name)}
+	for _, it := range g.Items {
+		switch {
+		case it.Size != nil:
+			d := &SizeDecl{Pos: it.Size.Pos}
+			for _, n := range it.Size.Names {
+				d.Names = append(d.Names, convertIdent(n))
+			}
+			f.Decls = append(f.Decls, d)
+		case it.Var != nil:
+			f.Decls = append(f.Decls, convertVar(it.Var))
+		case it.Stmt != nil:
+			f.Stmts = append(f.Stmts, convertStmt(it.Stmt))
+		}
+	}
+	return f
+}
+
+func convertIdent(g *gIdent) *Ident {
+	if g == nil {
+		return nil
+	}
+	return &Ident{Pos: g.Pos, Name: g.Name}
+}
+
+func convertVar(g *gVar) *VarDecl {
+	d := &VarDecl{Pos: g.Pos, Role: g.Role, Name: convertIdent(g.Name)}
+	t := &TypeExpr{Pos: g.Type.Pos, Name: convertIdent(g.Type.Name)}
+	for _, b := range g.Type.Dims {
+		t.Dims = append(t.Dims, convertBound(b))
+	}
+	if r := g.Type.Range; r != nil {
+		t.Range = &Range{Pos: r.Pos, Keyword: r.Keyword, Lo: convertBound(r.Lo), Hi: convertBound(r.Hi)}
+	}
+	d.Type = t
+	if tr := g.Treatment; tr != nil {
+		d.Treatment = &Treatment{Pos: tr.Pos, Kind: "conjugate", Method: convertIdent(tr.Method)}
+		if tr.Nonconjugate {
+			d.Treatment.Kind = "nonconjugate"
+		}
+	}
+	if g.Default != nil {
+		d.Default = convertExpr(g.Default)
+	}
+	return d
+}
+
+func convertBound(g *gBound) *Bound {
+	return &Bound{Pos: g.Pos, Neg: g.Neg, Text: g.Text}
+}
+
+func convertStmt(g *gStmt) Stmt {
+	if g.For != nil {
+		s := &ForStmt{Pos: g.For.Pos, Index: convertIdent(g.For.Index), From: convertExpr(g.For.From)}
+		if g.For.To != nil {
+			s.To = convertExpr(g.For.To)
+		}
+		for _, b := range g.For.Body {
+			s.Body = append(s.Body, convertStmt(b))
+		}
+		return s
+	}
+	t := g.Tilde
+	return &TildeStmt{
+		Pos:    t.Pos,
+		Target: convertExpr(t.Target),
+		Tilde:  t.Tilde.Pos,
+		Dist:   convertIdent(t.Dist),
+		Args:   convertExprs(t.Args.Args),
+	}
+}
+
+func convertExprs(gs []*gExpr) []Expr {
+	out := make([]Expr, len(gs))
+	for i, g := range gs {
+		out[i] = convertExpr(g)
+	}
+	return out
+}
+
+func convertExpr(g *gExpr) Expr {
+	x := convertTerm(g.Left)
+	for _, r := range g.Rest {
+		x = &BinaryExpr{Pos: r.Pos, Op: r.Op[0], X: x, Y: convertTerm(r.Right)}
+	}
+	return x
+}
+
+func convertTerm(g *gTerm) Expr {
+	x := convertUnary(g.Left)
+	for _, r := range g.Rest {
+		x = &BinaryExpr{Pos: r.Pos, Op: r.Op[0], X: x, Y: convertUnary(r.Right)}
+	}
+	return x
+}
+
+func convertUnary(g *gUnary) Expr {
+	if g.Neg != nil {
+		return &UnaryExpr{Pos: g.Pos, Op: '-', X: convertUnary(g.Neg)}
+	}
+	p := g.Power
+	x := convertPrimary(p.Base)
+	if p.Exp != nil {
+		x = &BinaryExpr{Pos: p.Caret.Pos, Op: '^', X: x, Y: convertUnary(p.Exp)}
+	}
+	return x
+}
+
+func convertPrimary(g *gPrimary) Expr {
+	switch {
+	case g.Number != nil:
+		return &Number{Pos: g.Pos, Text: *g.Number}
+	case g.Paren != nil:
+		return convertExpr(g.Paren)
+	}
+	o := g.Name
+	var x Expr = &Ident{Pos: o.Pos, Name: o.Name}
+	if o.Call != nil {
+		x = &CallExpr{Pos: o.Pos, Func: &Ident{Pos: o.Pos, Name: o.Name}, Args: convertExprs(o.Call.Args)}
+	}
+	if o.Index != nil {
+		x = &IndexExpr{Pos: o.Pos, X: x, Lbrack: o.Index.Pos, Indices: convertExprs(o.Index.Indices)}
+	}
+	return x
+}

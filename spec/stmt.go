@@ -1,0 +1,326 @@
+package spec
+
+import (
+	"strconv"
+
+	"github.com/vigen-go/vigen/spec/ir"
+)
+
+// stmts checks a statement list inside the loops sc, whose plates (outermost
+// first) are plates.
+func (c *checker) stmts(ss []Stmt, sc *scope, plates []ir.Plate) {
+	for _, s := range ss {
+		switch s := s.(type) {
+		case *ForStmt:
+			c.forStmt(s, sc, plates)
+		case *TildeStmt:
+			c.tilde(s, sc, plates)
+		}
+	}
+}
+
+func (c *checker) forStmt(s *ForStmt, sc *scope, plates []ir.Plate) {
+	if s.Index == nil {
+		return
+	}
+	name := s.Index.Name
+	inner := &scope{parent: sc, name: name, pos: s.Index.Pos}
+	if _, seen := c.loops[name]; !seen {
+		c.loops[name] = s.Index.Pos
+	}
+	if d := c.syms[name]; d != nil {
+		c.errorf(s.Index.Pos, "rename the loop index", "loop index %s shadows %s declared at %s", name, describe(d.v), c.where(d.v.Pos))
+	} else if l := sc.lookup(name); l != nil {
+		c.errorf(s.Index.Pos, "rename the loop index", "loop index %s shadows the index of the enclosing loop at %s", name, c.where(c.pos(l.pos)))
+	}
+	plate := ir.Plate{Index: name, Pos: c.pos(s.Pos)}
+	if s.To != nil {
+		inner.size, inner.bad = c.plateRange(s)
+		plate.Size = inner.size
+	} else {
+		inner.bag = c.bagDoc(s, sc)
+		inner.bad = inner.bag == nil
+		plate.Bag = inner.bag
+	}
+	c.stmts(s.Body, inner, append(plates[:len(plates):len(plates)], plate))
+}
+
+// plateRange checks `1:N` and returns N.
+func (c *checker) plateRange(s *ForStmt) (size string, bad bool) {
+	c.markRead(s.From)
+	if n, ok := s.From.(*Number); !ok || n.Text != "1" {
+		c.errorf(s.From.Position(), "write `for "+s.Index.Name+" in 1:N` with N a size", "loops run from 1")
+	}
+	id, ok := s.To.(*Ident)
+	if !ok {
+		c.errorf(s.To.Position(), "write `for "+s.Index.Name+" in 1:N` with N a size", "the upper end of a loop must be a size name")
+		return "", true
+	}
+	d := c.syms[id.Name]
+	switch {
+	case d == nil:
+		c.errorf(id.Pos, suggest(id.Name, c.namesWithRole(ir.RoleSize)), "unknown size %s", id.Name)
+		return "", true
+	case d.v.Role != ir.RoleSize:
+		d.read = true
+		c.errorf(id.Pos, "loops run over sizes: `for "+s.Index.Name+" in 1:N`", "%s is %s, not a size", id.Name, roleNouns[d.v.Role])
+		return "", true
+	}
+	return id.Name, false
+}
+
+// bagDoc checks the `w[d]` of `for n in w[d]` and returns it.
+func (c *checker) bagDoc(s *ForStmt, sc *scope) *ir.Ref {
+	x, ok := c.expr(s.From, sc)
+	if !ok {
+		return nil
+	}
+	r, isRef := x.(*ir.Ref)
+	if !isRef || r.Var.Type.Class != ir.Bag {
+		c.errorAt(x.Position(), "loops read `for n in 1:N` (N a size) or `for n in w[d]` (w a bag)", "cannot loop over %s: it is neither a range 1:N nor a bag document", exprString(x))
+		return nil
+	}
+	if r.T.Class != ir.Bag || r.T.Rank() != 0 {
+		c.errorAt(x.Position(), "loop over one document at a time, as in `for d in 1:D { for n in w[d] { ... } }`",
+			"cannot loop over the tokens of %s: it is %s, not a single document", exprString(x), r.T)
+		return nil
+	}
+	return r
+}
+
+// tilde checks `target ~ Dist(args)` and records the factor.
+func (c *checker) tilde(s *TildeStmt, sc *scope, plates []ir.Plate) {
+	target, sym := c.target(s.Target, sc)
+	fam, famOK := ir.Families[s.Dist.Name]
+	if !famOK {
+		if _, isFunc := ir.Funcs[s.Dist.Name]; isFunc {
+			c.errorf(s.Dist.Pos, "functions are used inside arguments, as in `Bernoulli(logistic(x))`", "%s is a function, not a distribution", s.Dist.Name)
+		} else {
+			c.errorf(s.Dist.Pos, listHint("distributions", s.Dist.Name, sortedKeys(ir.Families)), "unknown distribution %s", s.Dist.Name)
+		}
+	}
+	f := &ir.Factor{Plates: append([]ir.Plate(nil), plates...), Target: target, Dist: s.Dist.Name, Pos: c.pos(s.Pos)}
+	argsOK := true
+	for _, a := range s.Args {
+		x, ok := c.operand(a, sc)
+		if !ok {
+			argsOK = false
+			continue
+		}
+		f.Args = append(f.Args, x)
+	}
+	if sym != nil {
+		sym.priors = append(sym.priors, f)
+		ir.Walk(&ir.Call{Args: f.Args}, func(e ir.Expr) {
+			if r, ok := e.(*ir.Ref); ok && r.Var.Role != ir.RoleSize {
+				sym.deps = append(sym.deps, r.Var)
+			}
+		})
+	}
+	if target == nil || !famOK {
+		return
+	}
+	c.coverage(f, sc)
+	if !argsOK {
+		return
+	}
+	if len(s.Args) != len(fam.Params) {
+		c.errorf(s.Dist.Pos, "", "%s takes %s, got %d", fam.Name, paramList(fam.Params), len(s.Args))
+		return
+	}
+	if c.family(fam, f) {
+		c.model.Factors = append(c.model.Factors, f)
+	}
+}
+
+// target checks the left of `~`: a data, param or latent variable,
+// possibly indexed. sym is the variable's symbol whenever the name
+// resolved to one, even if the reference did not check.
+func (c *checker) target(e Expr, sc *scope) (r *ir.Ref, sym *symbol) {
+	var id *Ident
+	var idx []Expr
+	switch e := e.(type) {
+	case *Ident:
+		id = e
+	case *IndexExpr:
+		id, _ = e.X.(*Ident)
+		idx = e.Indices
+	}
+	if id == nil {
+		c.markRead(e)
+		c.errorf(e.Position(), "write e.g. `y[n] ~ Normal(mu, 1)` and put the expression inside the arguments", "the target of ~ must be a variable, possibly indexed")
+		return nil, nil
+	}
+	if sc.lookup(id.Name) != nil {
+		c.errorf(id.Pos, "", "loop index %s cannot be the target of ~", id.Name)
+		return nil, nil
+	}
+	s := c.syms[id.Name]
+	if s == nil {
+		c.lookup(id, sc) // reports it
+		return nil, nil
+	}
+	switch s.v.Role {
+	case ir.RoleData, ir.RoleParam, ir.RoleLatent:
+	default:
+		c.errorf(id.Pos, "only data, param and latent variables have distributions; declare it `param` to estimate it with a prior",
+			"%s cannot be the target of ~", describe(s.v))
+		return nil, nil
+	}
+	r, _ = c.ref(s, id, idx, sc)
+	for _, x := range idxExprs(r) {
+		ir.Walk(x, func(e ir.Expr) {
+			if ref, ok := e.(*ir.Ref); ok && ref.Var.Role != ir.RoleSize {
+				s.deps = append(s.deps, ref.Var)
+			}
+		})
+	}
+	return r, s
+}
+
+func idxExprs(r *ir.Ref) []ir.Expr {
+	if r == nil {
+		return nil
+	}
+	return r.Index
+}
+
+// markRead marks the variables named in e as read, without checking e;
+// used where e is in error, to avoid a cascade of "never used" errors.
+func (c *checker) markRead(e Expr) {
+	switch e := e.(type) {
+	case *Ident:
+		if s := c.syms[e.Name]; s != nil {
+			s.read = true
+		}
+	case *IndexExpr:
+		c.markRead(e.X)
+		for _, x := range e.Indices {
+			c.markRead(x)
+		}
+	case *CallExpr:
+		for _, x := range e.Args {
+			c.markRead(x)
+		}
+	case *BinaryExpr:
+		c.markRead(e.X)
+		c.markRead(e.Y)
+	case *UnaryExpr:
+		c.markRead(e.X)
+	}
+}
+
+// coverage checks that a factor inside loops indexes its target by every
+// loop index, so that each element is drawn once.
+func (c *checker) coverage(f *ir.Factor, sc *scope) {
+	for _, p := range f.Plates {
+		if l := sc.lookup(p.Index); l == nil || l.bad {
+			return
+		}
+	}
+	for _, p := range f.Plates {
+		found := false
+		for _, x := range f.Target.Index {
+			if ix, ok := x.(*ir.Index); ok && ix.Name == p.Index {
+				found = true
+			}
+		}
+		if found {
+			continue
+		}
+		over := "1:" + p.Size
+		if p.Bag != nil {
+			over = "the tokens of " + exprString(p.Bag)
+		}
+		c.errorAt(f.Target.Pos, "index the target by "+p.Index+", or move the statement out of the loop",
+			"%s would be drawn once for each %s in %s (loop at %s): its target must be indexed by %s", exprString(f.Target), p.Index, over, c.where(p.Pos), p.Index)
+		return
+	}
+}
+
+// family checks a factor against its distribution's signature: the target
+// against Value, the arguments against Params, letters unified throughout.
+func (c *checker) family(fam *ir.Family, f *ir.Factor) bool {
+	t, v := f.Target.T, f.Target.Var
+	val := fam.Value
+	tdesc := desc{"the target", f.Target}
+	u := newUnifier(c, fam.Name, true)
+	pos := f.Target.Pos
+	rangeFail := false
+	switch {
+	case val.Int && t.Kind != ir.Int && val.Range != "":
+		rangeFail = true // reported below, with the range
+	case val.Int && t.Kind != ir.Int:
+		c.errorAt(pos, "declare it int", "%s: %s must be integer-valued, but %s is %s", fam.Name, tdesc, v.Name, v.Type)
+		u.ok = false
+	case !val.Int && t.Kind == ir.Int:
+		c.errorAt(pos, "declare it real", "%s: %s must be real-valued, but %s is %s", fam.Name, tdesc, v.Name, v.Type)
+		u.ok = false
+	}
+	if val.Class != t.Class {
+		want := "a plain (non-cov, non-simplex) value"
+		if val.Class != ir.Plain {
+			want = shapePhrase(val)
+		}
+		c.errorAt(pos, "", "%s: %s must be %s, but it is %s", fam.Name, tdesc, want, t)
+		return false
+	}
+	elementwise := fam.Elementwise && val.Shape == ""
+	if want := len(letters(val.Shape)); !elementwise && t.Rank() > want {
+		hint := ""
+		if len(f.Target.Index) == 0 {
+			unit := "row"
+			if want == 0 {
+				unit = "element"
+			}
+			hint = "draw it one " + unit + " at a time, inside a loop: `for i in 1:" + t.Dims[0] + " { " + v.Name + "[i] ~ " + fam.Name + "(...) }`"
+		}
+		c.errorAt(pos, hint, "%s: %s must be %s, but it is %s", fam.Name, tdesc, shapePhrase(val), t)
+		return false
+	}
+	if !elementwise {
+		u.bcast = false
+		valShape := val
+		valShape.Int = false
+		u.arg(valShape, tdesc, t, pos)
+		u.bcast = true
+	}
+	for i, p := range fam.Params {
+		a := f.Args[i]
+		at := a.Typ()
+		adesc := desc{p.Name, a}
+		if elementwise && p.Shape == "" {
+			switch {
+			case p.Int && at.Kind != ir.Int:
+				c.errorAt(a.Position(), "", "%s: %s must be integer-valued, but it is %s", fam.Name, adesc, at)
+				u.ok = false
+			case at.Rank() > 0 && !sameDims(at.Dims, t.Dims):
+				c.errorAt(a.Position(), "arguments of an elementwise distribution are scalars or shaped like its target",
+					"%s: %s is %s but %s is %s", fam.Name, adesc, at, tdesc, t)
+				u.ok = false
+			}
+			continue
+		}
+		u.arg(p, adesc, at, a.Position())
+	}
+	if val.Range != "" && u.ok {
+		lo, hi, _ := parseRange(val.Range)
+		if rangeFail || t.Range == nil || !u.rangeEnd(lo, t.Range[0]) || !u.rangeEnd(hi, t.Range[1]) {
+			want := u.instantiate(lo) + ".." + u.instantiate(hi)
+			hint := ""
+			if v.Type.Class == ir.Plain {
+				hint = "declare it `" + ir.Type{Kind: ir.Int, Dims: v.Type.Dims, Range: &[2]ir.Bound{toBound(u.instantiate(lo)), toBound(u.instantiate(hi))}}.String() + "`"
+			}
+			c.errorAt(pos, hint, "%s: %s must be an int in %s, but %s is %s", fam.Name, tdesc, want, v.Name, v.Type)
+			u.ok = false
+		}
+	}
+	return u.ok
+}
+
+func toBound(s string) ir.Bound {
+	if n, err := strconv.Atoi(s); err == nil {
+		return ir.Bound{Value: n}
+	}
+	return ir.Bound{Size: s}
+}
