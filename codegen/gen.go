@@ -61,6 +61,7 @@ type auxCtx struct {
 type fileCtx struct {
 	Source, Package, Model, MethodsDoc string
 	RuntimeVersion                     int
+	SingleBlock                        bool
 	Imports                            []string
 	Sizes                              []sizeCtx
 	Vars                               []varCtx
@@ -137,6 +138,7 @@ func Generate(m *ir.Model, opts Options) ([]File, error) {
 	}
 	sort.Strings(ms)
 	ctx.MethodsDoc = strings.Join(ms, "/") + " (selectable through Options.Method)"
+	ctx.SingleBlock = len(d.Objectives) == 1
 	for _, a := range d.Aux {
 		ctx.Aux = append(ctx.Aux, g.auxCtx(a))
 	}

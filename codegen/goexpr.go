@@ -24,12 +24,13 @@ type goPrinter struct {
 	reserved              map[string]bool
 	usedT                 map[string]bool
 	usedS                 map[string]bool
+	scopes                []map[string]string // row views by block, innermost last: viewKey → Go name
 	usesRuntime, usesMath bool
 }
 
 func newGoPrinter(tensors map[string]tensorInfo, sizes map[string]string, reserved map[string]bool) *goPrinter {
 	return &goPrinter{tensors: tensors, sizes: sizes, idx: map[string]string{}, reserved: reserved,
-		usedT: map[string]bool{}, usedS: map[string]bool{}}
+		usedT: map[string]bool{}, usedS: map[string]bool{}, scopes: []map[string]string{{}}}
 }
 
 func (p *goPrinter) index(name string) string {
@@ -66,13 +67,19 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 		fmt.Fprintf(sb, "%s := %s\n", tempName(s.Name), p.expr(s.Expr, 0))
 	case *Reduce:
 		fmt.Fprintf(sb, "var %s float64\n", tempName(s.Name))
+		p.declareViews(sb, s.Loop, s.Body)
 		p.loopHead(sb, s.Loop)
+		p.push()
 		p.stmts(sb, s.Loop.Body)
 		p.accum(sb, tempName(s.Name), s.Body)
+		p.pop()
 		sb.WriteString("}\n")
 	case *Loop:
+		p.declareViews(sb, s)
 		p.loopHead(sb, s)
+		p.push()
 		p.stmts(sb, s.Body)
+		p.pop()
 		sb.WriteString("}\n")
 	case *Accum:
 		p.accum(sb, p.target(s.Target, s.Idx), s.Expr)
@@ -103,6 +110,9 @@ func (p *goPrinter) target(name string, idx []derive.Index) string {
 	case 1:
 		return fmt.Sprintf("%s[%s]", name, p.index(idx[0].Name))
 	case 2:
+		if v, ok := p.view(viewKey(name, []string{idx[0].Name})); ok {
+			return fmt.Sprintf("%s[%s]", v, p.index(idx[1].Name))
+		}
 		return fmt.Sprintf("%s[%s*%s+%s]", name, p.index(idx[0].Name), p.size(idx[1].Size), p.index(idx[1].Name))
 	}
 	panic("codegen: output of rank > 2")
@@ -244,7 +254,9 @@ func (p *goPrinter) tensor(t *derive.Tensor) string {
 	}
 	p.usedT[t.Name] = true
 	s := info.Go
-	if len(t.Idx) > 0 {
+	if v, ok := p.view(viewKey(t.Name, prefixNames(t))); ok && len(t.Idx) >= 2 {
+		s = v + "[" + p.subscript(t.Idx[len(t.Idx)-1]) + "]"
+	} else if len(t.Idx) > 0 {
 		var off string
 		for k, x := range t.Idx {
 			ix := p.subscript(x)
@@ -309,4 +321,128 @@ func (p *goPrinter) call(c *derive.Call, prec int) string {
 		p.usesRuntime = true
 	}
 	return c.Prim.Go + "(" + strings.Join(args, ", ") + ")"
+}
+
+// Row views: inside a loop over j, an access x[n, j] whose other indices are
+// fixed outside the loop reads a row x_n := x[n*P : n*P+P] declared before
+// the loop, so the loop body indexes a slice instead of recomputing n*P+j.
+
+func viewKey(tensor string, prefix []string) string {
+	return tensor + "|" + strings.Join(prefix, ",")
+}
+
+// prefixNames returns the names of all but the last index of t, or nil if
+// any of them is not a plain index.
+func prefixNames(t *derive.Tensor) []string {
+	if len(t.Idx) < 2 {
+		return nil
+	}
+	var out []string
+	for _, x := range t.Idx[:len(t.Idx)-1] {
+		ix, ok := x.(*derive.Ix)
+		if !ok {
+			return nil
+		}
+		out = append(out, ix.I.Name)
+	}
+	return out
+}
+
+// declareViews declares the row views the direct statements of l use and
+// returns their keys.
+func (p *goPrinter) declareViews(sb *strings.Builder, l *Loop, extra ...derive.Expr) []string {
+	j := l.Idx.Name
+	type view struct {
+		key, goSlice string
+		prefix       []string
+		dims         []string
+	}
+	var found []view
+	seen := map[string]bool{}
+	consider := func(goSlice, key string, prefix, dims []string) {
+		for _, n := range prefix {
+			if n == j {
+				return
+			}
+		}
+		if _, ok := p.view(key); ok || seen[key] {
+			return
+		}
+		seen[key] = true
+		found = append(found, view{key, goSlice, prefix, dims})
+	}
+	visit := func(e derive.Expr) {
+		derive.Visit(e, func(x derive.Expr) {
+			t, ok := x.(*derive.Tensor)
+			if !ok || len(t.Idx) < 2 || strings.HasPrefix(t.Name, TempPrefix) {
+				return
+			}
+			last, ok := t.Idx[len(t.Idx)-1].(*derive.Ix)
+			pre := prefixNames(t)
+			if !ok || last.I.Name != j || pre == nil {
+				return
+			}
+			info, ok := p.tensors[t.Name]
+			if !ok {
+				return
+			}
+			consider(info.Go, viewKey(t.Name, pre), pre, info.Dims)
+		})
+	}
+	for _, e := range extra {
+		visit(e)
+	}
+	for _, st := range l.Body {
+		switch st := st.(type) {
+		case *Let:
+			visit(st.Expr)
+		case *Accum:
+			visit(st.Expr)
+			if len(st.Idx) == 2 && st.Idx[1].Name == j {
+				consider(st.Target, viewKey(st.Target, []string{st.Idx[0].Name}), []string{st.Idx[0].Name}, []string{st.Idx[0].Size, st.Idx[1].Size})
+			}
+		}
+	}
+	var keys []string
+	for _, v := range found {
+		name := v.goSlice + "_" + strings.Join(v.prefix, "")
+		for p.reserved[name] {
+			name += "_"
+		}
+		p.reserved[name] = true
+		off := ""
+		for k, n := range v.prefix {
+			if k == 0 {
+				off = p.index(n)
+			} else {
+				off = fmt.Sprintf("(%s)*%s+%s", off, p.size(v.dims[k]), p.index(n))
+			}
+		}
+		rowLen := p.size(v.dims[len(v.dims)-1])
+		off = fmt.Sprintf("%s*%s", wrapIf(off, strings.ContainsAny(off, "+")), rowLen)
+		fmt.Fprintf(sb, "%s := %s[%s : %s+%s : %s+%s]\n", name, v.goSlice, off, off, rowLen, off, rowLen)
+		p.scopes[len(p.scopes)-1][v.key] = name
+		keys = append(keys, v.key)
+	}
+	return keys
+}
+
+// view returns the row view for key declared in an enclosing block.
+func (p *goPrinter) view(key string) (string, bool) {
+	for k := len(p.scopes) - 1; k >= 0; k-- {
+		if v, ok := p.scopes[k][key]; ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// push opens a block; pop closes it, freeing the names of its views.
+func (p *goPrinter) push() { p.scopes = append(p.scopes, map[string]string{}) }
+
+func (p *goPrinter) pop() {
+	for _, name := range p.scopes[len(p.scopes)-1] {
+		delete(p.reserved, name)
+	}
+	p.scopes = p.scopes[:len(p.scopes)-1]
 }

@@ -270,10 +270,16 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 	return m.Fit(ctx, opts)
 }
 
+// singleBlock is true when q has one factor.
+const singleBlock = true
+
 // state is the variational distribution q being fitted.
 type state struct {
 	thetaMean, thetaCov []float64 // q(theta) = N(mean, cov)
 	thetaMethod         string
+	// f and ∇²f at the mean, from the last update (for the ELBO).
+	thetaF    float64
+	thetaHess []float64
 }
 
 // Fit runs coordinate ascent (Fig. 1) until the ELBO and the posterior
@@ -303,6 +309,10 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Model: "logreg", Method: strings.Join(methods, ","), Status: "max_iterations"}
+	// With a single factor updated by Laplace, one update is a fixed point:
+	// the mode and −∇²f⁻¹ there do not depend on the previous q. (The
+	// delta method alternates μ and Σ, so it iterates.)
+	oneStep := singleBlock && res.Method == "laplace"
 	prevELBO := math.Inf(-1)
 	for it := 1; it <= opts.MaxIter; it++ {
 		if err := ctx.Err(); err != nil {
@@ -327,7 +337,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		if len(trouble) > 0 {
 			res.Status = strings.Join(trouble, "; ")
 		}
-		if len(trouble) == 0 && rel < opts.Tol && meanChange < opts.MeanTol {
+		if len(trouble) == 0 && (oneStep || rel < opts.Tol && meanChange < opts.MeanTol) {
 			res.Converged = true
 			res.Status = "converged"
 			break
@@ -341,29 +351,28 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 
 // elbo is the approximate ELBO of Eq. 21, with the Gaussian entropy's
 // constant included: Σ over nonconjugate θ of
-// f(μ) + ½Tr{∇²f(μ)Σ} + ½log|Σ| + (p/2)(1 + log 2π).
+// f(μ) + ½Tr{∇²f(μ)Σ} + ½log|Σ| + (p/2)(1 + log 2π),
+// from the f and ∇²f the last update left at the mean.
 func (m *Model) elbo(q *state) float64 {
 	total := 0.0
-	{
-		p := len(q.thetaMean)
-		grad := make([]float64, p)
-		hess := make([]float64, p*p)
-		f := m.ThetaF(q.thetaMean, grad, hess)
-		total += f + 0.5*runtime.TraceProd(hess, q.thetaCov) + runtime.GaussianEntropy(q.thetaCov, p)
-	}
+	total += q.thetaF + 0.5*runtime.TraceProd(q.thetaHess, q.thetaCov) + runtime.GaussianEntropy(q.thetaCov, len(q.thetaMean))
 	return total
 }
 
-// initTheta starts q(theta) at mean 0 with covariance −∇²f(0)⁻¹
-// (the identity if that is not positive definite).
+// initTheta starts q(theta) at mean 0. The delta method also needs
+// a covariance to start from: −∇²f(0)⁻¹, or the identity if that is not
+// positive definite.
 func (m *Model) initTheta(q *state) error {
 	p := m.p
 	q.thetaMean = make([]float64, p)
 	q.thetaCov = make([]float64, p*p)
+	q.thetaHess = make([]float64, p*p)
+	if q.thetaMethod != "delta" {
+		return nil
+	}
 	grad := make([]float64, p)
-	hess := make([]float64, p*p)
-	m.ThetaF(q.thetaMean, grad, hess)
-	if !runtime.NegInvSPD(q.thetaCov, hess, p) {
+	m.ThetaF(q.thetaMean, grad, q.thetaHess)
+	if !runtime.NegInvSPD(q.thetaCov, q.thetaHess, p) {
 		runtime.Identity(q.thetaCov, p)
 	}
 	return nil
@@ -374,31 +383,33 @@ func (m *Model) initTheta(q *state) error {
 // f(μ) + ½Tr{∇²f(μ)Σ} over μ with Σ fixed, then sets Σ = −∇²f(μ)⁻¹.
 func (m *Model) updateTheta(q *state, s runtime.NewtonSettings) runtime.Status {
 	p := m.p
-	hess := make([]float64, p*p)
-	var obj runtime.Objective
+	hess := q.thetaHess
+	cov := q.thetaCov
+	var value float64
+	obj := func(x, grad, curv []float64) float64 {
+		value = m.ThetaF(x, grad, curv)
+		copy(hess, curv)
+		return value
+	}
 	if q.thetaMethod == "delta" {
-		cov := q.thetaCov
 		obj = func(x, grad, curv []float64) float64 {
-			v := m.ThetaDelta(x, cov, grad, curv)
+			value = m.ThetaDelta(x, cov, grad, curv)
 			copy(hess, curv)
-			return v
-		}
-	} else {
-		obj = func(x, grad, curv []float64) float64 {
-			v := m.ThetaF(x, grad, curv)
-			copy(hess, curv)
-			return v
+			return value
 		}
 	}
+	// Maximize's last evaluation is at the returned mean, so value and hess
+	// belong to it.
 	r := runtime.Maximize(obj, q.thetaMean, s)
+	q.thetaF = value
 	if q.thetaMethod == "delta" {
-		// The curvature seen last is ∇²f(μ) at the returned μ.
+		q.thetaF -= 0.5 * runtime.TraceProd(hess, cov) // value was f + ½Tr{∇²f Σ}
 	}
-	cov := make([]float64, p*p)
-	if !runtime.NegInvSPD(cov, hess, p) {
+	next := make([]float64, p*p)
+	if !runtime.NegInvSPD(next, hess, p) {
 		return runtime.StatusIndefinite
 	}
-	q.thetaCov = cov
+	q.thetaCov = next
 	return r.Status
 }
 
@@ -421,8 +432,9 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
 	for n := 0; n < N; n++ {
 		var t1 float64
+		x_n := x[n*P : n*P+P : n*P+P]
 		for i3 := 0; i3 < P; i3++ {
-			t1 += theta[i3] * x[n*P+i3]
+			t1 += theta[i3] * x_n[i3]
 		}
 		t2 := runtime.Softplus(t1)
 		t4 := runtime.Logistic(t1)
@@ -431,17 +443,19 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 		t9 := t5 + float64(y[n])
 		f += t1*float64(y[n]) - t2
 		for a := 0; a < P; a++ {
-			t8 := t7 * x[n*P+a]
-			grad[a] += t9 * x[n*P+a]
+			t8 := t7 * x_n[a]
+			grad[a] += t9 * x_n[a]
+			hess_a := hess[a*P : a*P+P : a*P+P]
 			for b := a; b < P; b++ {
-				hess[a*P+b] += t8 * x[n*P+b]
+				hess_a[b] += t8 * x_n[b]
 			}
 		}
 	}
 	for i2 := 0; i2 < P; i2++ {
 		var t3 float64
+		Sigma0Inv_i2 := Sigma0Inv[i2*P : i2*P+P : i2*P+P]
 		for i := 0; i < P; i++ {
-			t3 += (theta[i] - mu0[i]) * Sigma0Inv[i2*P+i]
+			t3 += (theta[i] - mu0[i]) * Sigma0Inv_i2[i]
 		}
 		t6 := -(theta[i2] - mu0[i2])
 		f -= 0.5 * t3 * (theta[i2] - mu0[i2])
@@ -450,8 +464,10 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 		}
 	}
 	for a := 0; a < P; a++ {
+		Sigma0Inv_a := Sigma0Inv[a*P : a*P+P : a*P+P]
+		hess_a := hess[a*P : a*P+P : a*P+P]
 		for b := a; b < P; b++ {
-			hess[a*P+b] -= Sigma0Inv[a*P+b]
+			hess_a[b] -= Sigma0Inv_a[b]
 		}
 	}
 	runtime.MirrorUpper(hess, P)
@@ -478,17 +494,18 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
 	for n := 0; n < N; n++ {
 		var t1 float64
+		x_n := x[n*P : n*P+P : n*P+P]
 		for i3 := 0; i3 < P; i3++ {
-			t1 += theta[i3] * x[n*P+i3]
+			t1 += theta[i3] * x_n[i3]
 		}
 		t2 := runtime.Logistic(t1)
 		var t4 float64
 		for b2 := 0; b2 < P; b2++ {
 			var t3 float64
 			for a2 := 0; a2 < P; a2++ {
-				t3 += cov[a2*P+b2] * x[n*P+a2]
+				t3 += cov[a2*P+b2] * x_n[a2]
 			}
-			t4 += t3 * x[n*P+b2]
+			t4 += t3 * x_n[b2]
 		}
 		t5 := runtime.Softplus(t1)
 		t8 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
@@ -498,17 +515,19 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 		t14 := t10 + t8 + t9 + float64(y[n])
 		f += t1*float64(y[n]) - t5 - 0.5*t2*t4*(t10+1.0)
 		for a := 0; a < P; a++ {
-			t13 := t12 * x[n*P+a]
-			grad[a] += t14 * x[n*P+a]
+			t13 := t12 * x_n[a]
+			grad[a] += t14 * x_n[a]
+			hess_a := hess[a*P : a*P+P : a*P+P]
 			for b := a; b < P; b++ {
-				hess[a*P+b] += t13 * x[n*P+b]
+				hess_a[b] += t13 * x_n[b]
 			}
 		}
 	}
 	for i2 := 0; i2 < P; i2++ {
 		var t6 float64
+		Sigma0Inv_i2 := Sigma0Inv[i2*P : i2*P+P : i2*P+P]
 		for i := 0; i < P; i++ {
-			t6 += (theta[i] - mu0[i]) * Sigma0Inv[i2*P+i]
+			t6 += (theta[i] - mu0[i]) * Sigma0Inv_i2[i]
 		}
 		t11 := -(theta[i2] - mu0[i2])
 		f -= 0.5 * t6 * (theta[i2] - mu0[i2])
@@ -524,8 +543,10 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 		f -= 0.5 * t7
 	}
 	for a := 0; a < P; a++ {
+		Sigma0Inv_a := Sigma0Inv[a*P : a*P+P : a*P+P]
+		hess_a := hess[a*P : a*P+P : a*P+P]
 		for b := a; b < P; b++ {
-			hess[a*P+b] -= Sigma0Inv[a*P+b]
+			hess_a[b] -= Sigma0Inv_a[b]
 		}
 	}
 	runtime.MirrorUpper(hess, P)
