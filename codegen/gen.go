@@ -346,17 +346,23 @@ func (g *gen) auxCtx(a derive.Aux) auxCtx {
 // Laplace, or the Eq. 17 objective, its gradient and ∇²f for delta.
 func (g *gen) kernel(o *derive.Objective, delta bool) string {
 	name := exported(o.Latent.Name) + "F"
-	value, grad := o.F, o.Grad
 	if delta {
 		name = exported(o.Latent.Name) + "Delta"
-		value = derive.Add(o.F, derive.Mul(derive.N(0.5), o.Trace))
-		grad = derive.Add(o.Grad, derive.Mul(derive.N(0.5), o.TraceGrad))
 	}
-	stmts := Schedule([]Output{
-		{Target: "f", Expr: value},
-		{Target: "grad", Free: []derive.Index{o.A}, Expr: grad},
-		{Target: "hess", Free: []derive.Index{o.A, o.B}, Expr: o.Hess, Symmetric: true},
-	})
+	var outs []Output
+	for _, part := range o.Parts {
+		value, grad := part.F, part.Grad
+		if delta {
+			value = derive.Add(part.F, derive.Mul(derive.N(0.5), part.Trace))
+			grad = derive.Add(part.Grad, derive.Mul(derive.N(0.5), part.TraceGrad))
+		}
+		origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
+		outs = append(outs,
+			Output{Target: "f", Expr: value, Origin: origin},
+			Output{Target: "grad", Free: []derive.Index{o.A}, Expr: grad, Origin: origin},
+			Output{Target: "hess", Free: []derive.Index{o.A, o.B}, Expr: part.Hess, Symmetric: true, Origin: origin})
+	}
+	stmts := Schedule(outs)
 	// Local names: parameters, then the tensors and sizes the body reads.
 	local := newNamer("f", "grad", "hess", "m")
 	theta := local.get(o.Latent.Name)
@@ -396,7 +402,7 @@ func (g *gen) kernel(o *derive.Objective, delta bool) string {
 	}
 	p := newGoPrinter(tensors, sizes, local.taken)
 	var body strings.Builder
-	p.stmts(&body, stmts)
+	p.topStmts(&body, stmts)
 
 	var sb strings.Builder
 	l := o.Latent

@@ -61,6 +61,19 @@ func (p *goPrinter) stmts(sb *strings.Builder, ss []Stmt) {
 	}
 }
 
+// topStmts prints a kernel body, preceding each top-level loop or
+// accumulation with the source statements it implements.
+func (p *goPrinter) topStmts(sb *strings.Builder, ss []Stmt) {
+	last := ""
+	for _, s := range ss {
+		if c := strings.Join(Origins([]Stmt{s}), "; "); c != "" && c != last {
+			fmt.Fprintf(sb, "// %s\n", c)
+			last = c
+		}
+		p.stmt(sb, s)
+	}
+}
+
 func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 	switch s := s.(type) {
 	case *Let:

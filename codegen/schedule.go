@@ -32,6 +32,7 @@ type Output struct {
 	Free      []derive.Index
 	Expr      derive.Expr
 	Symmetric bool
+	Origin    string // the source statement this output implements (for comments)
 }
 
 // Stmt is a statement of the loop-nest IR.
@@ -57,11 +58,13 @@ type Loop struct {
 	Body []Stmt
 }
 
-// Accum adds Expr into Target[Idx...].
+// Accum adds Expr into Target[Idx...]. Origins are the source statements
+// it implements.
 type Accum struct {
-	Target string
-	Idx    []derive.Index
-	Expr   derive.Expr
+	Target  string
+	Idx     []derive.Index
+	Expr    derive.Expr
+	Origins []string
 }
 
 // Mirror copies the upper triangle of the square matrix Target to the lower.
@@ -108,8 +111,10 @@ func Schedule(outs []Output) []Stmt {
 	}
 	s.mergeAccums(s.root)
 	out := s.emit(s.root)
+	mirrored := map[string]bool{}
 	for _, o := range outs {
-		if o.Symmetric {
+		if o.Symmetric && !mirrored[o.Target] {
+			mirrored[o.Target] = true
 			out = append(out, &Mirror{Target: o.Target, Size: o.Free[0].Size})
 		}
 	}
@@ -346,7 +351,11 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 			prod = s.let(at, prod)
 		}
 	}
-	n.accums = append(n.accums, &Accum{Target: o.Target, Idx: o.Free, Expr: prod})
+	var origins []string
+	if o.Origin != "" {
+		origins = []string{o.Origin}
+	}
+	n.accums = append(n.accums, &Accum{Target: o.Target, Idx: o.Free, Expr: prod, Origins: origins})
 }
 
 func posOf(loops []derive.Index, j derive.Index) int {
@@ -597,7 +606,11 @@ func (s *scheduler) mergeAccums(n *node) {
 			rests = append(rests, derive.Mul(rest...))
 		}
 		sum := s.val(n, derive.Add(rests...))
-		out = append(out, &Accum{Target: tgt, Idx: g[0].Idx, Expr: derive.Mul(append(common, sum)...)})
+		var origins []string
+		for _, a := range g {
+			origins = appendNew(origins, a.Origins...)
+		}
+		out = append(out, &Accum{Target: tgt, Idx: g[0].Idx, Expr: derive.Mul(append(common, sum)...), Origins: origins})
 	}
 	n.accums = out
 	for _, c := range n.children {
@@ -619,4 +632,32 @@ func containsKey(keys []string, k string) bool {
 		}
 	}
 	return false
+}
+
+func appendNew(list []string, xs ...string) []string {
+	for _, x := range xs {
+		found := false
+		for _, y := range list {
+			found = found || y == x
+		}
+		if !found {
+			list = append(list, x)
+		}
+	}
+	return list
+}
+
+// Origins returns the source statements the accumulations in ss implement,
+// in first-seen order.
+func Origins(ss []Stmt) []string {
+	var out []string
+	for _, st := range ss {
+		switch st := st.(type) {
+		case *Accum:
+			out = appendNew(out, st.Origins...)
+		case *Loop:
+			out = appendNew(out, Origins(st.Body)...)
+		}
+	}
+	return out
 }

@@ -24,6 +24,16 @@ type Objective struct {
 	// Factors are the statements f is built from: θ's prior first, then its
 	// children, in source order.
 	Factors []*ir.Factor
+	// Parts splits F, Grad, Hess, Trace and TraceGrad by factor (they are
+	// the sums of the parts), so generated code can say which statement
+	// each loop implements.
+	Parts []*Part
+}
+
+// Part is one factor's contribution to an Objective.
+type Part struct {
+	Factor                          *ir.Factor
+	F, Grad, Hess, Trace, TraceGrad Expr
 }
 
 // Derivation is the result of deriving a model.
@@ -88,25 +98,27 @@ func (b *Builder) objective(v *ir.Var) (*Objective, error) {
 	}
 	o := &Objective{Latent: v, Dim: v.Type.Dims[0], CovName: CovTensor(v.Name)}
 	o.Factors = append([]*ir.Factor{prior}, b.Model.Children(v.Name)...)
-	var terms []Expr
+	o.A = b.Fresh("a", o.Dim)
+	o.B = b.Fresh("b", o.Dim)
+	ta, tb := b.Fresh("a", o.Dim), b.Fresh("b", o.Dim)
+	var fs, gs, hs, ts, tgs []Expr
 	for _, f := range o.Factors {
 		lp, err := b.FactorLogDensity(f)
 		if err != nil {
 			return nil, err
 		}
-		terms = append(terms, lp)
+		p := &Part{Factor: f, F: lp}
+		p.Grad = Diff(p.F, v.Name, []Index{o.A})
+		p.Hess = Diff(p.Grad, v.Name, []Index{o.B})
+		// Tr{HΣ} = Σ_ab H_ab Σ_ab (Σ symmetric); the Hessian's free indices
+		// are renamed to bound ones so A stays free for the gradient.
+		h := Subst(Subst(p.Hess, o.A, ta), o.B, tb)
+		p.Trace = Sum([]Index{ta, tb}, Mul(h, TSym(o.CovName, IxE(ta), IxE(tb))))
+		p.TraceGrad = Diff(p.Trace, v.Name, []Index{o.A})
+		o.Parts = append(o.Parts, p)
+		fs, gs, hs, ts, tgs = append(fs, p.F), append(gs, p.Grad), append(hs, p.Hess), append(ts, p.Trace), append(tgs, p.TraceGrad)
 	}
-	o.F = Add(terms...)
-	o.A = b.Fresh("a", o.Dim)
-	o.B = b.Fresh("b", o.Dim)
-	o.Grad = Diff(o.F, v.Name, []Index{o.A})
-	o.Hess = Diff(o.Grad, v.Name, []Index{o.B})
-	// Tr{HΣ} = Σ_ab H_ab Σ_ab (Σ symmetric); the Hessian's free indices are
-	// renamed to fresh bound ones so A stays free for the gradient.
-	ta, tb := b.Fresh("a", o.Dim), b.Fresh("b", o.Dim)
-	h := Subst(Subst(o.Hess, o.A, ta), o.B, tb)
-	o.Trace = Sum([]Index{ta, tb}, Mul(h, TSym(o.CovName, IxE(ta), IxE(tb))))
-	o.TraceGrad = Diff(o.Trace, v.Name, []Index{o.A})
+	o.F, o.Grad, o.Hess, o.Trace, o.TraceGrad = Add(fs...), Add(gs...), Add(hs...), Add(ts...), Add(tgs...)
 	return o, nil
 }
 

@@ -429,38 +429,18 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
+	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
-	for n := 0; n < N; n++ {
-		var t1 float64
-		x_n := x[n*P : n*P+P : n*P+P]
-		for i3 := 0; i3 < P; i3++ {
-			t1 += theta[i3] * x_n[i3]
-		}
-		t2 := runtime.Softplus(t1)
-		t4 := runtime.Logistic(t1)
-		t5 := -t4
-		t7 := -(t4 * (1.0 - t4))
-		t9 := t5 + float64(y[n])
-		f += t1*float64(y[n]) - t2
-		for a := 0; a < P; a++ {
-			t8 := t7 * x_n[a]
-			grad[a] += t9 * x_n[a]
-			hess_a := hess[a*P : a*P+P : a*P+P]
-			for b := a; b < P; b++ {
-				hess_a[b] += t8 * x_n[b]
-			}
-		}
-	}
 	for i2 := 0; i2 < P; i2++ {
-		var t3 float64
+		var t1 float64
 		Sigma0Inv_i2 := Sigma0Inv[i2*P : i2*P+P : i2*P+P]
 		for i := 0; i < P; i++ {
-			t3 += (theta[i] - mu0[i]) * Sigma0Inv_i2[i]
+			t1 += (theta[i] - mu0[i]) * Sigma0Inv_i2[i]
 		}
-		t6 := -(theta[i2] - mu0[i2])
-		f -= 0.5 * t3 * (theta[i2] - mu0[i2])
+		t2 := -(theta[i2] - mu0[i2])
+		f -= 0.5 * t1 * (theta[i2] - mu0[i2])
 		for a := 0; a < P; a++ {
-			grad[a] += t6 * Sigma0Inv[a*P+i2]
+			grad[a] += t2 * Sigma0Inv[a*P+i2]
 		}
 	}
 	for a := 0; a < P; a++ {
@@ -468,6 +448,28 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 		hess_a := hess[a*P : a*P+P : a*P+P]
 		for b := a; b < P; b++ {
 			hess_a[b] -= Sigma0Inv_a[b]
+		}
+	}
+	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
+	for n := 0; n < N; n++ {
+		var t3 float64
+		x_n := x[n*P : n*P+P : n*P+P]
+		for i3 := 0; i3 < P; i3++ {
+			t3 += theta[i3] * x_n[i3]
+		}
+		t4 := runtime.Softplus(t3)
+		t5 := runtime.Logistic(t3)
+		t6 := -t5
+		t7 := -(t5 * (1.0 - t5))
+		t9 := t6 + float64(y[n])
+		f += t3*float64(y[n]) - t4
+		for a := 0; a < P; a++ {
+			t8 := t7 * x_n[a]
+			grad[a] += t9 * x_n[a]
+			hess_a := hess[a*P : a*P+P : a*P+P]
+			for b := a; b < P; b++ {
+				hess_a[b] += t8 * x_n[b]
+			}
 		}
 	}
 	runtime.MirrorUpper(hess, P)
@@ -491,29 +493,57 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
+	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
-	for n := 0; n < N; n++ {
+	for i2 := 0; i2 < P; i2++ {
 		var t1 float64
+		Sigma0Inv_i2 := Sigma0Inv[i2*P : i2*P+P : i2*P+P]
+		for i := 0; i < P; i++ {
+			t1 += (theta[i] - mu0[i]) * Sigma0Inv_i2[i]
+		}
+		t3 := -(theta[i2] - mu0[i2])
+		f -= 0.5 * t1 * (theta[i2] - mu0[i2])
+		for a := 0; a < P; a++ {
+			grad[a] += t3 * Sigma0Inv[a*P+i2]
+		}
+	}
+	for b2 := 0; b2 < P; b2++ {
+		var t2 float64
+		for a2 := 0; a2 < P; a2++ {
+			t2 += Sigma0Inv[a2*P+b2] * cov[a2*P+b2]
+		}
+		f -= 0.5 * t2
+	}
+	for a := 0; a < P; a++ {
+		Sigma0Inv_a := Sigma0Inv[a*P : a*P+P : a*P+P]
+		hess_a := hess[a*P : a*P+P : a*P+P]
+		for b := a; b < P; b++ {
+			hess_a[b] -= Sigma0Inv_a[b]
+		}
+	}
+	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
+	for n := 0; n < N; n++ {
+		var t4 float64
 		x_n := x[n*P : n*P+P : n*P+P]
 		for i3 := 0; i3 < P; i3++ {
-			t1 += theta[i3] * x_n[i3]
+			t4 += theta[i3] * x_n[i3]
 		}
-		t2 := runtime.Logistic(t1)
-		var t4 float64
+		t5 := runtime.Logistic(t4)
+		var t7 float64
 		for b2 := 0; b2 < P; b2++ {
-			var t3 float64
+			var t6 float64
 			for a2 := 0; a2 < P; a2++ {
-				t3 += cov[a2*P+b2] * x_n[a2]
+				t6 += cov[a2*P+b2] * x_n[a2]
 			}
-			t4 += t3 * x_n[b2]
+			t7 += t6 * x_n[b2]
 		}
-		t5 := runtime.Softplus(t1)
-		t8 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
-		t9 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
-		t10 := -t2
-		t12 := -(t2 * (1.0 - t2))
-		t14 := t10 + t8 + t9 + float64(y[n])
-		f += t1*float64(y[n]) - t5 - 0.5*t2*t4*(t10+1.0)
+		t8 := runtime.Softplus(t4)
+		t9 := (-0.5) * t5 * t7 * (1.0 - t5) * (1.0 - t5)
+		t10 := 0.5 * t5 * t5 * t7 * (1.0 - t5)
+		t11 := -t5
+		t12 := -(t5 * (1.0 - t5))
+		t14 := t10 + t11 + t9 + float64(y[n])
+		f += t4*float64(y[n]) - t8 - 0.5*t5*t7*(t11+1.0)
 		for a := 0; a < P; a++ {
 			t13 := t12 * x_n[a]
 			grad[a] += t14 * x_n[a]
@@ -521,32 +551,6 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 			for b := a; b < P; b++ {
 				hess_a[b] += t13 * x_n[b]
 			}
-		}
-	}
-	for i2 := 0; i2 < P; i2++ {
-		var t6 float64
-		Sigma0Inv_i2 := Sigma0Inv[i2*P : i2*P+P : i2*P+P]
-		for i := 0; i < P; i++ {
-			t6 += (theta[i] - mu0[i]) * Sigma0Inv_i2[i]
-		}
-		t11 := -(theta[i2] - mu0[i2])
-		f -= 0.5 * t6 * (theta[i2] - mu0[i2])
-		for a := 0; a < P; a++ {
-			grad[a] += t11 * Sigma0Inv[a*P+i2]
-		}
-	}
-	for b2 := 0; b2 < P; b2++ {
-		var t7 float64
-		for a2 := 0; a2 < P; a2++ {
-			t7 += Sigma0Inv[a2*P+b2] * cov[a2*P+b2]
-		}
-		f -= 0.5 * t7
-	}
-	for a := 0; a < P; a++ {
-		Sigma0Inv_a := Sigma0Inv[a*P : a*P+P : a*P+P]
-		hess_a := hess[a*P : a*P+P : a*P+P]
-		for b := a; b < P; b++ {
-			hess_a[b] -= Sigma0Inv_a[b]
 		}
 	}
 	runtime.MirrorUpper(hess, P)
