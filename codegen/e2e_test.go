@@ -105,6 +105,11 @@ func buildAndRun(t *testing.T, name, src string, data []byte) []resultJSON {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The package must live inside the module to import the runtime; testdata
+	// keeps it out of ./... patterns.
+	if err := os.MkdirAll("testdata", 0o755); err != nil {
+		t.Fatal(err)
+	}
 	dir, err := os.MkdirTemp("testdata", "tmp-e2e-")
 	if err != nil {
 		t.Fatal(err)
