@@ -8,7 +8,7 @@ import "fmt"
 // table: d f(g₁..gₖ) = Σ_k ∂_k f · d g_k.
 func Diff(e Expr, v string, at []Index) Expr {
 	switch e := e.(type) {
-	case *Num, *Ix, *Delta:
+	case *Num, *Ix, *Delta, *IDelta:
 		return N(0)
 	case *Tensor:
 		if e.Name != v {
@@ -19,11 +19,7 @@ func Diff(e Expr, v string, at []Index) Expr {
 		}
 		fs := make([]Expr, len(at))
 		for k, x := range e.Idx {
-			ix, ok := x.(*Ix)
-			if !ok {
-				panic(fmt.Sprintf("derive: cannot differentiate %s with an indirect index", e.Key()))
-			}
-			fs[k] = Dlt(ix.I, at[k])
+			fs[k] = IDlt(x, IxE(at[k])) // δ(i, a), or δ(z[n] selects a) for an indirect index
 		}
 		if e.Sym && len(at) == 2 {
 			// A symmetric matrix has one free entry per pair; treating both

@@ -32,6 +32,11 @@ func Eval(e Expr, env *Env) float64 {
 			return 1
 		}
 		return 0
+	case *IDelta:
+		if int(Eval(e.X, env))-1 == env.Index[e.I.Name] {
+			return 1
+		}
+		return 0
 	case *Tensor:
 		if len(e.Name) > 0 && e.Name[0] == '#' {
 			return float64(env.Sizes[e.Name[1:]])

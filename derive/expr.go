@@ -86,6 +86,15 @@ type Delta struct {
 	A, B Index
 }
 
+// IDelta is the indirect Kronecker delta: 1 when the integer-valued
+// expression X, a 1-based value such as data z[n], selects index I (that
+// is, X − 1 = I). It is what differentiating θ[z[n]] produces.
+type IDelta struct {
+	base
+	X Expr
+	I Index
+}
+
 // Call applies a primitive (an entry of Prims) to arguments.
 type Call struct {
 	base
@@ -173,6 +182,19 @@ func Dlt(a, b Index) Expr {
 		a, b = b, a
 	}
 	return &Delta{base: base{key: "δ(" + idxKey(a) + "," + idxKey(b) + ")", free: []Index{a, b}}, A: a, B: b}
+}
+
+// IDlt returns the delta between an index-valued expression x (an *Ix, or
+// an integer tensor holding 1-based values) and the index i (an *Ix).
+func IDlt(x, i Expr) Expr {
+	ii, ok := i.(*Ix)
+	if !ok {
+		panic("derive: IDlt needs an index")
+	}
+	if xi, ok := x.(*Ix); ok {
+		return Dlt(xi.I, ii.I)
+	}
+	return &IDelta{base: base{key: "δ[" + x.Key() + "," + idxKey(ii.I) + "]", free: unionFree([]Expr{x, i})}, X: x, I: ii.I}
 }
 
 // CallE applies the primitive p to args, simplifying where p's table entry
@@ -509,6 +531,18 @@ func Sum(idx []Index, body Expr) Expr {
 		factors = m.Factors
 	}
 	for k, f := range factors {
+		if d, ok := f.(*IDelta); ok {
+			for jpos, j := range idx {
+				if d.I.Name != j.Name || hasFree(d.X, j) {
+					continue
+				}
+				others := append(append([]Expr(nil), factors[:k]...), factors[k+1:]...)
+				nb := SubstIdx(Mul(others...), j, d.X)
+				rem := append(append([]Index(nil), idx[:jpos]...), idx[jpos+1:]...)
+				return Sum(rem, nb)
+			}
+			continue
+		}
 		d, ok := f.(*Delta)
 		if !ok {
 			continue
@@ -627,6 +661,8 @@ func Children(e Expr) []Expr {
 	switch e := e.(type) {
 	case *Tensor:
 		return e.Idx
+	case *IDelta:
+		return []Expr{e.X}
 	case *Call:
 		return e.Args
 	case *AddNode:
@@ -637,6 +673,72 @@ func Children(e Expr) []Expr {
 		return []Expr{e.Body}
 	}
 	return nil
+}
+
+// SubstIdx replaces the free index j by the index-valued expression x (an
+// *Ix, or an integer tensor of 1-based values) throughout e.
+func SubstIdx(e Expr, j Index, x Expr) Expr {
+	if xi, ok := x.(*Ix); ok {
+		return Subst(e, j, xi.I)
+	}
+	if !hasFree(e, j) {
+		return e
+	}
+	switch e := e.(type) {
+	case *Ix:
+		return Sub(x, N(1)) // the 0-based value of the 1-based x
+	case *Delta:
+		other := e.A
+		if other.Name == j.Name {
+			other = e.B
+		}
+		return IDlt(x, IxE(other))
+	case *IDelta:
+		if e.I.Name == j.Name {
+			return idltExprs(SubstIdx(e.X, j, x), x)
+		}
+		return IDlt(SubstIdx(e.X, j, x), IxE(e.I))
+	case *Tensor:
+		idx := make([]Expr, len(e.Idx))
+		for k, s := range e.Idx {
+			if ix, ok := s.(*Ix); ok && ix.I.Name == j.Name {
+				idx[k] = x
+			} else {
+				idx[k] = SubstIdx(s, j, x)
+			}
+		}
+		return newTensor(e.Name, idx, e.Sym, e.Int)
+	case *Call:
+		args := make([]Expr, len(e.Args))
+		for k, a := range e.Args {
+			args[k] = SubstIdx(a, j, x)
+		}
+		return CallE(e.Prim, args...)
+	case *AddNode:
+		ts := make([]Expr, len(e.Terms))
+		for k, t := range e.Terms {
+			ts[k] = SubstIdx(t, j, x)
+		}
+		return Add(ts...)
+	case *MulNode:
+		fs := make([]Expr, len(e.Factors))
+		for k, f := range e.Factors {
+			fs[k] = SubstIdx(f, j, x)
+		}
+		return Mul(fs...)
+	case *SumNode:
+		return Sum(e.Idx, SubstIdx(e.Body, j, x))
+	}
+	return e
+}
+
+// idltExprs is δ between two index-valued expressions, as an equality
+// indicator primitive.
+func idltExprs(a, b Expr) Expr {
+	if a.Key() == b.Key() {
+		return N(1)
+	}
+	return CallE(MustPrim("eq"), a, b)
 }
 
 // Subst replaces the free index from by to throughout e.
@@ -656,6 +758,12 @@ func Subst(e Expr, from, to Index) Expr {
 			b = to
 		}
 		return Dlt(a, b)
+	case *IDelta:
+		i := e.I
+		if i.Name == from.Name {
+			i = to
+		}
+		return IDlt(Subst(e.X, from, to), IxE(i))
 	case *Tensor:
 		idx := make([]Expr, len(e.Idx))
 		for k, x := range e.Idx {

@@ -65,9 +65,10 @@ func (b *Builder) aux(op, arg, dim string) string {
 // Val is a vector-valued quantity seen through its elements: At(sel) is the
 // element selected by one index expression per dimension.
 type Val struct {
-	Dims []string
-	At   func(sel []Expr) Expr
-	Src  ir.Expr // the model expression it came from (for positions and aux)
+	Dims   []string
+	At     func(sel []Expr) Expr
+	Src    ir.Expr // the model expression it came from (for positions), or nil
+	Tensor string  // the tensor it reads whole, if it is exactly one (for inverses and log-determinants)
 }
 
 // Scalar is the element of a rank-0 value.
@@ -75,7 +76,11 @@ func (v Val) Scalar() Expr { return v.At(nil) }
 
 // ValOf wraps a model expression.
 func (b *Builder) ValOf(e ir.Expr) Val {
-	return Val{Dims: e.Typ().Dims, Src: e, At: func(sel []Expr) Expr {
+	tensor := ""
+	if r, ok := e.(*ir.Ref); ok && len(r.Index) == 0 && r.Var.Role != ir.RoleSize {
+		tensor = r.Var.Name
+	}
+	return Val{Dims: e.Typ().Dims, Src: e, Tensor: tensor, At: func(sel []Expr) Expr {
 		x, err := b.Lower(e, sel)
 		if err != nil {
 			panic(lowerError{err})

@@ -137,6 +137,15 @@ func definePrims() bool {
 		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Mul(N(-4), Call1("zeta5", a[0]))} }})
 	def(&Prim{Name: "zeta5", Arity: 1, Go: "runtime.Zeta5", Domain: "positive", Latex: `\zeta_5`,
 		Eval: func(x []float64) float64 { return mathext.Zeta(5, x[0]) }})
+	// eq(a, b) is 1 when two integer values are equal (from indirect deltas).
+	def(&Prim{Name: "eq", Arity: 2, Go: "runtime.Eq", Domain: "integers", Latex: `\mathbb{1}`,
+		Eval: func(x []float64) float64 {
+			if x[0] == x[1] {
+				return 1
+			}
+			return 0
+		},
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{N(0), N(0)} }})
 	def(&Prim{Name: "pow", Arity: 2, Go: "math.Pow", Domain: "positive", Latex: `\operatorname{pow}`,
 		Eval: func(x []float64) float64 { return math.Pow(x[0], x[1]) },
 		// ∂x^y/∂x = y x^(y−1), ∂x^y/∂y = x^y log x

@@ -1,0 +1,279 @@
+package derive
+
+import (
+	"fmt"
+	"math"
+)
+
+// The families over vectors and matrices. Their values and parameters are
+// Vals seen through symbolic indices; inner products and normalizers are
+// Sums, which codegen turns into loops.
+
+// tensorOf returns the name of the whole tensor v reads, or an error at
+// v's position: inverses and log-determinants are computed from declared
+// (or variational) matrices, not from arbitrary expressions.
+func tensorOf(v Val, what string) (string, error) {
+	if v.Tensor != "" {
+		return v.Tensor, nil
+	}
+	pos := "?"
+	if v.Src != nil {
+		pos = v.Src.Position().String()
+	}
+	return "", fmt.Errorf("%s: the %s must be a declared matrix variable (not an expression) for now", pos, what)
+}
+
+func mvNormalDist(name string, isPrec bool) *Dist {
+	// prec returns the precision Λ's element function and log|Σ|.
+	prec := func(b *Builder, cov Val) (func(i, j Expr) Expr, Expr, error) {
+		t, err := tensorOf(cov, "covariance of "+name)
+		if err != nil {
+			return nil, nil, err
+		}
+		k := cov.Dims[0]
+		if isPrec {
+			return func(i, j Expr) Expr { return TSym(t, i, j) }, Neg(T(b.aux("logdet", t, k))), nil
+		}
+		inv := b.aux("inv", t, k)
+		return func(i, j Expr) Expr { return TSym(inv, i, j) }, T(b.aux("logdet", t, k)), nil
+	}
+	d := &Dist{Name: name, Latex: `\mathcal{N}`, Support: "x ∈ ℝᴷ", Constraints: "cov (precision) symmetric positive definite"}
+	// log p = −(K/2)log 2π − ½log|Σ| − ½ Σ_ij (x_i−m_i) Λ_ij (x_j−m_j)
+	d.LogDensity = func(b *Builder, x Val, a []Val) (Expr, error) {
+		lam, logdet, err := prec(b, a[1])
+		if err != nil {
+			return nil, err
+		}
+		k := x.Dims[0]
+		i, j := b.freshFor(k), b.freshFor(k)
+		ri := Sub(x.At([]Expr{IxE(i)}), a[0].At([]Expr{IxE(i)}))
+		rj := Sub(x.At([]Expr{IxE(j)}), a[0].At([]Expr{IxE(j)}))
+		quad := Sum([]Index{i, j}, Mul(ri, lam(IxE(i), IxE(j)), rj))
+		return Add(Mul(N(-0.5*log2Pi), SizeE(k)), Mul(N(-0.5), logdet), Mul(N(-0.5), quad)), nil
+	}
+	// t = (x, xxᵀ), η = (Λm, −½Λ), a = ½mᵀΛm + ½log|Σ|, log h = −(K/2)log 2π
+	d.ExpFam = &ExpFam{
+		Stats: []Stat{
+			{Name: "x", T: func(b *Builder, x Val) Val { return x },
+				Eta: func(b *Builder, a []Val) Val {
+					lam, _, _ := prec(b, a[1])
+					k := a[0].Dims[0]
+					return vector(k, func(i Expr) Expr {
+						return b.sumOver(k, func(j Expr) Expr { return Mul(lam(i, j), a[0].At([]Expr{j})) })
+					})
+				}},
+			{Name: "xx", T: func(b *Builder, x Val) Val {
+				return matrix(x.Dims[0], func(i, j Expr) Expr { return Mul(x.At([]Expr{i}), x.At([]Expr{j})) })
+			},
+				Eta: func(b *Builder, a []Val) Val {
+					lam, _, _ := prec(b, a[1])
+					return matrix(a[0].Dims[0], func(i, j Expr) Expr { return Mul(N(-0.5), lam(i, j)) })
+				}},
+		},
+		LogNorm: func(b *Builder, a []Val) Expr {
+			lam, logdet, _ := prec(b, a[1])
+			k := a[0].Dims[0]
+			i, j := b.freshFor(k), b.freshFor(k)
+			quad := Sum([]Index{i, j}, Mul(a[0].At([]Expr{IxE(i)}), lam(IxE(i), IxE(j)), a[0].At([]Expr{IxE(j)})))
+			return Add(Mul(N(0.5), quad), Mul(N(0.5), logdet))
+		},
+		LogBase: func(b *Builder, x Val, _ []Val) Expr { return Mul(N(-0.5*log2Pi), SizeE(x.Dims[0])) },
+	}
+	d.Expect = map[string]func(*Builder, []Val, []Expr) Expr{
+		"x": func(b *Builder, a []Val, sel []Expr) Expr { return a[0].At(sel[:1]) },
+	}
+	if !isPrec {
+		// E[x_i x_j] = Σ_ij + m_i m_j
+		d.Expect["xx"] = func(b *Builder, a []Val, sel []Expr) Expr {
+			return Add(a[1].At(sel), Mul(a[0].At(sel[:1]), a[0].At(sel[1:])))
+		}
+	}
+	// H = ½log|Σ| + (K/2)(1 + log 2π)
+	d.Entropy = func(b *Builder, a []Val) Expr {
+		_, logdet, err := prec(b, a[1])
+		if err != nil {
+			return nil
+		}
+		return Add(Mul(N(0.5), logdet), Mul(N(0.5*(1+log2Pi)), SizeE(a[0].Dims[0])))
+	}
+	return d
+}
+
+func dirichletDist() *Dist {
+	d := &Dist{Name: "Dirichlet", Latex: `\operatorname{Dir}`, Support: "x on the simplex", Constraints: "alpha > 0"}
+	alpha0 := func(b *Builder, a Val) Expr {
+		return b.sumOver(a.Dims[0], func(i Expr) Expr { return a.At([]Expr{i}) })
+	}
+	// log p = log Γ(α₀) − Σ log Γ(α_k) + Σ (α_k−1) log x_k
+	d.LogDensity = func(b *Builder, x Val, a []Val) (Expr, error) {
+		k := x.Dims[0]
+		al := a[0]
+		return Add(lg(alpha0(b, al)), Neg(b.sumOver(k, func(i Expr) Expr { return lg(al.At([]Expr{i})) })),
+			b.sumOver(k, func(i Expr) Expr { return Mul(Sub(al.At([]Expr{i}), N(1)), logE(x.At([]Expr{i}))) })), nil
+	}
+	d.ExpFam = &ExpFam{
+		Stats: []Stat{{Name: "log x",
+			T: func(b *Builder, x Val) Val {
+				return vector(x.Dims[0], func(i Expr) Expr { return logE(x.At([]Expr{i})) })
+			},
+			Eta: func(b *Builder, a []Val) Val {
+				return vector(a[0].Dims[0], func(i Expr) Expr { return Sub(a[0].At([]Expr{i}), N(1)) })
+			}}},
+		LogNorm: func(b *Builder, a []Val) Expr {
+			return Sub(b.sumOver(a[0].Dims[0], func(i Expr) Expr { return lg(a[0].At([]Expr{i})) }), lg(alpha0(b, a[0])))
+		},
+		LogBase: func(*Builder, Val, []Val) Expr { return N(0) },
+	}
+	d.Expect = map[string]func(*Builder, []Val, []Expr) Expr{
+		// E[log x_k] = ψ(α_k) − ψ(α₀)
+		"log x": func(b *Builder, a []Val, sel []Expr) Expr { return Sub(psi(a[0].At(sel)), psi(alpha0(b, a[0]))) },
+		"x":     func(b *Builder, a []Val, sel []Expr) Expr { return Div(a[0].At(sel), alpha0(b, a[0])) },
+	}
+	// H = Σ log Γ(α_k) − log Γ(α₀) + (α₀−K)ψ(α₀) − Σ (α_k−1)ψ(α_k)
+	d.Entropy = func(b *Builder, a []Val) Expr {
+		k := a[0].Dims[0]
+		a0 := alpha0(b, a[0])
+		return Add(b.sumOver(k, func(i Expr) Expr { return lg(a[0].At([]Expr{i})) }), Neg(lg(a0)),
+			Mul(Sub(a0, SizeE(k)), psi(a0)),
+			Neg(b.sumOver(k, func(i Expr) Expr { return Mul(Sub(a[0].At([]Expr{i}), N(1)), psi(a[0].At([]Expr{i}))) })))
+	}
+	return d
+}
+
+func categoricalDist() *Dist {
+	d := &Dist{Name: "Categorical", Latex: `\operatorname{Cat}`, Support: "z ∈ {1, …, K}", Constraints: "p on the simplex"}
+	// log p = log p_z (z is 1-based; as an index it selects element z−1)
+	d.LogDensity = func(b *Builder, z Val, a []Val) (Expr, error) {
+		return logE(a[0].At([]Expr{z.Scalar()})), nil
+	}
+	// t = one-hot(z), η = log p, a = log Σ p (0 for normalized p)
+	d.ExpFam = &ExpFam{
+		Stats: []Stat{{Name: "onehot",
+			T: func(b *Builder, z Val) Val {
+				return Val{Dims: []string{"?"}, At: func(sel []Expr) Expr { return IDlt(z.Scalar(), sel[0]) }}
+			},
+			Eta: func(b *Builder, a []Val) Val {
+				return vector(a[0].Dims[0], func(i Expr) Expr { return logE(a[0].At([]Expr{i})) })
+			}}},
+		LogNorm: func(b *Builder, a []Val) Expr {
+			return logE(b.sumOver(a[0].Dims[0], func(i Expr) Expr { return a[0].At([]Expr{i}) }))
+		},
+		LogBase: func(*Builder, Val, []Val) Expr { return N(0) },
+	}
+	d.Expect = map[string]func(*Builder, []Val, []Expr) Expr{
+		"onehot": func(b *Builder, a []Val, sel []Expr) Expr { return a[0].At(sel) },
+	}
+	d.Entropy = func(b *Builder, a []Val) Expr {
+		return Neg(b.sumOver(a[0].Dims[0], func(i Expr) Expr {
+			p := a[0].At([]Expr{i})
+			return Mul(p, logE(p))
+		}))
+	}
+	return d
+}
+
+func multinomialDist() *Dist {
+	d := &Dist{Name: "Multinomial", Latex: `\operatorname{Mult}`, Support: "x ∈ ℕᴷ (total given by the data)", Constraints: "p on the simplex"}
+	total := func(b *Builder, x Val) Expr {
+		return b.sumOver(x.Dims[0], func(i Expr) Expr { return x.At([]Expr{i}) })
+	}
+	logBase := func(b *Builder, x Val, _ []Val) Expr {
+		return Sub(lg(Add(total(b, x), N(1))), b.sumOver(x.Dims[0], func(i Expr) Expr { return lg(Add(x.At([]Expr{i}), N(1))) }))
+	}
+	// log p = log Γ(n+1) − Σ log Γ(x_k+1) + Σ x_k log p_k,  n = Σ x_k
+	d.LogDensity = func(b *Builder, x Val, a []Val) (Expr, error) {
+		return Add(logBase(b, x, nil), b.sumOver(x.Dims[0], func(i Expr) Expr { return Mul(x.At([]Expr{i}), logE(a[0].At([]Expr{i}))) })), nil
+	}
+	d.ExpFam = &ExpFam{
+		Stats: []Stat{{Name: "x", T: func(b *Builder, x Val) Val { return x },
+			Eta: func(b *Builder, a []Val) Val {
+				return vector(a[0].Dims[0], func(i Expr) Expr { return logE(a[0].At([]Expr{i})) })
+			}}},
+		LogNorm: func(*Builder, []Val) Expr { return N(0) },
+		LogBase: logBase,
+	}
+	return d
+}
+
+func wishartDist() *Dist {
+	d := &Dist{Name: "Wishart", Latex: `\mathcal{W}`, Support: "W symmetric positive definite K×K", Constraints: "dof > K − 1, scale symmetric positive definite"}
+	// log Γ_K(a) = K(K−1)/4 log π + Σ_{j<K} log Γ(a − j/2)
+	logGammaK := func(b *Builder, k string, a Expr) Expr {
+		kk := SizeE(k)
+		return Add(Mul(N(0.25*math.Log(math.Pi)), kk, Sub(kk, N(1))),
+			b.sumOver(k, func(j Expr) Expr { return lg(Sub(a, Mul(N(0.5), j))) }))
+	}
+	pieces := func(b *Builder, a []Val) (nu Expr, vinv func(i, j Expr) Expr, logdetV Expr, k string, err error) {
+		t, err := tensorOf(a[1], "scale of Wishart")
+		if err != nil {
+			return nil, nil, nil, "", err
+		}
+		k = a[1].Dims[0]
+		inv := b.aux("inv", t, k)
+		return a[0].Scalar(), func(i, j Expr) Expr { return TSym(inv, i, j) }, T(b.aux("logdet", t, k)), k, nil
+	}
+	logNorm := func(b *Builder, a []Val) Expr {
+		nu, _, ldV, k, err := pieces(b, a)
+		if err != nil {
+			return nil
+		}
+		kk := SizeE(k)
+		return Add(Mul(N(0.5*math.Ln2), nu, kk), Mul(N(0.5), nu, ldV), logGammaK(b, k, Mul(N(0.5), nu)))
+	}
+	// log p = (ν−K−1)/2 log|W| − ½ tr(V⁻¹W) − νK/2 log 2 − ν/2 log|V| − log Γ_K(ν/2)
+	d.LogDensity = func(b *Builder, w Val, a []Val) (Expr, error) {
+		nu, vinv, _, k, err := pieces(b, a)
+		if err != nil {
+			return nil, err
+		}
+		wt, err := tensorOf(w, "Wishart variable")
+		if err != nil {
+			return nil, err
+		}
+		i, j := b.freshFor(k), b.freshFor(k)
+		tr := Sum([]Index{i, j}, Mul(vinv(IxE(i), IxE(j)), w.At([]Expr{IxE(i), IxE(j)})))
+		return Add(Mul(N(0.5), Sub(Sub(nu, SizeE(k)), N(1)), T(b.aux("logdet", wt, k))), Mul(N(-0.5), tr), Neg(logNorm(b, a))), nil
+	}
+	d.ExpFam = &ExpFam{
+		Stats: []Stat{
+			{Name: "log|W|", T: func(b *Builder, w Val) Val {
+				t, _ := tensorOf(w, "Wishart variable")
+				return scalar(T(b.aux("logdet", t, w.Dims[0])))
+			}, Eta: func(b *Builder, a []Val) Val {
+				return scalar(Mul(N(0.5), Sub(Sub(a[0].Scalar(), SizeE(a[1].Dims[0])), N(1))))
+			}},
+			{Name: "W", T: func(b *Builder, w Val) Val { return w },
+				Eta: func(b *Builder, a []Val) Val {
+					_, vinv, _, k, _ := pieces(b, a)
+					return matrix(k, func(i, j Expr) Expr { return Mul(N(-0.5), vinv(i, j)) })
+				}},
+		},
+		LogNorm: logNorm,
+		LogBase: func(*Builder, Val, []Val) Expr { return N(0) },
+	}
+	d.Expect = map[string]func(*Builder, []Val, []Expr) Expr{
+		// E[W] = νV
+		"W": func(b *Builder, a []Val, sel []Expr) Expr { return Mul(a[0].Scalar(), a[1].At(sel)) },
+		// E[log|W|] = Σ_{j<K} ψ((ν−j)/2) + K log 2 + log|V|
+		"log|W|": func(b *Builder, a []Val, sel []Expr) Expr {
+			_, _, ldV, k, err := pieces(b, a)
+			if err != nil {
+				return nil
+			}
+			return Add(b.sumOver(k, func(j Expr) Expr { return psi(Mul(N(0.5), Sub(a[0].Scalar(), j))) }),
+				Mul(N(math.Ln2), SizeE(k)), ldV)
+		},
+	}
+	// H = (K+1)/2 log|V| + K(K+1)/2 log 2 + log Γ_K(ν/2) − (ν−K−1)/2 Σ_j ψ((ν−j)/2) + νK/2
+	d.Entropy = func(b *Builder, a []Val) Expr {
+		nu, _, ldV, k, err := pieces(b, a)
+		if err != nil {
+			return nil
+		}
+		kk := SizeE(k)
+		psiK := b.sumOver(k, func(j Expr) Expr { return psi(Mul(N(0.5), Sub(nu, j))) })
+		return Add(Mul(N(0.5), Add(kk, N(1)), ldV), Mul(N(0.5*math.Ln2), kk, Add(kk, N(1))), logGammaK(b, k, Mul(N(0.5), nu)),
+			Mul(N(-0.5), Sub(Sub(nu, kk), N(1)), psiK), Mul(N(0.5), nu, kk))
+	}
+	return d
+}
