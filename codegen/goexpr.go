@@ -79,12 +79,21 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 	case *Let:
 		fmt.Fprintf(sb, "%s := %s\n", tempName(s.Name), p.expr(s.Expr, 0))
 	case *Reduce:
-		fmt.Fprintf(sb, "var %s float64\n", tempName(s.Name))
+		if s.Max {
+			p.usesMath = true
+			fmt.Fprintf(sb, "%s := math.Inf(-1)\n", tempName(s.Name))
+		} else {
+			fmt.Fprintf(sb, "var %s float64\n", tempName(s.Name))
+		}
 		p.declareViews(sb, s.Loop, s.Body)
 		p.loopHead(sb, s.Loop)
 		p.push()
 		p.stmts(sb, s.Loop.Body)
-		p.accum(sb, tempName(s.Name), s.Body)
+		if s.Max {
+			fmt.Fprintf(sb, "%s = math.Max(%s, %s)\n", tempName(s.Name), tempName(s.Name), p.expr(s.Body, 0))
+		} else {
+			p.accum(sb, tempName(s.Name), s.Body)
+		}
 		p.pop()
 		sb.WriteString("}\n")
 	case *Loop:
@@ -95,7 +104,12 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 		p.pop()
 		sb.WriteString("}\n")
 	case *Accum:
-		p.accum(sb, p.target(s.Target, s.Idx), s.Expr)
+		if s.Upper {
+			p.usesRuntime = true
+			fmt.Fprintf(sb, "runtime.AddUpper(%s, %s, %s, %s, %s)\n", s.Target, p.size(s.Size), p.subscript(s.At[0]), p.subscript(s.At[1]), p.expr(s.Expr, 0))
+			return
+		}
+		p.accum(sb, p.target(s.Target, s.At, s.Size), s.Expr)
 	case *Mirror:
 		n := p.size(s.Size)
 		fmt.Fprintf(sb, "runtime.MirrorUpper(%s, %s)\n", s.Target, n)
@@ -116,17 +130,21 @@ func (p *goPrinter) loopHead(sb *strings.Builder, l *Loop) {
 	}
 }
 
-func (p *goPrinter) target(name string, idx []derive.Index) string {
-	switch len(idx) {
+func (p *goPrinter) target(name string, at []derive.Expr, size string) string {
+	switch len(at) {
 	case 0:
 		return name
 	case 1:
-		return fmt.Sprintf("%s[%s]", name, p.index(idx[0].Name))
+		return fmt.Sprintf("%s[%s]", name, p.subscript(at[0]))
 	case 2:
-		if v, ok := p.view(viewKey(name, []string{idx[0].Name})); ok {
-			return fmt.Sprintf("%s[%s]", v, p.index(idx[1].Name))
+		if i, ok := at[0].(*derive.Ix); ok {
+			if j, ok := at[1].(*derive.Ix); ok {
+				if v, ok := p.view(viewKey(name, []string{i.I.Name})); ok {
+					return fmt.Sprintf("%s[%s]", v, p.index(j.I.Name))
+				}
+			}
 		}
-		return fmt.Sprintf("%s[%s*%s+%s]", name, p.index(idx[0].Name), p.size(idx[1].Size), p.index(idx[1].Name))
+		return fmt.Sprintf("%s[%s*%s+%s]", name, wrapIf(p.subscript(at[0]), true), p.size(size), p.subscript(at[1]))
 	}
 	panic("codegen: output of rank > 2")
 }
@@ -174,6 +192,9 @@ func (p *goPrinter) expr(e derive.Expr, prec int) string {
 	case *derive.Delta:
 		p.usesRuntime = true
 		return fmt.Sprintf("runtime.Kronecker(%s, %s)", p.index(e.A.Name), p.index(e.B.Name))
+	case *derive.IDelta:
+		p.usesRuntime = true
+		return fmt.Sprintf("runtime.Kronecker(%s, %s)", p.subscript(e.X), p.index(e.I.Name))
 	case *derive.Tensor:
 		return p.tensor(e)
 	case *derive.Call:
@@ -227,8 +248,8 @@ func (p *goPrinter) expr(e derive.Expr, prec int) string {
 			return "(" + s + ")"
 		}
 		return s
-	case *derive.SumNode:
-		panic("codegen: unscheduled sum " + e.Key())
+	case *derive.SumNode, *derive.MaxNode:
+		panic("codegen: unscheduled reduction " + e.Key())
 	}
 	panic(fmt.Sprintf("codegen: cannot print %T", e))
 }
@@ -297,6 +318,9 @@ func (p *goPrinter) subscript(x derive.Expr) string {
 		s := p.tensor(x)
 		s = strings.TrimSuffix(strings.TrimPrefix(s, "float64("), ")")
 		return s + "-1"
+	}
+	if c, ok := x.(*derive.Call); ok && c.Prim.Name == "eq" {
+		return p.expr(x, 0)
 	}
 	panic("codegen: bad subscript " + x.Key())
 }
@@ -411,8 +435,12 @@ func (p *goPrinter) declareViews(sb *strings.Builder, l *Loop, extra ...derive.E
 			visit(st.Expr)
 		case *Accum:
 			visit(st.Expr)
-			if len(st.Idx) == 2 && st.Idx[1].Name == j {
-				consider(st.Target, viewKey(st.Target, []string{st.Idx[0].Name}), []string{st.Idx[0].Name}, []string{st.Idx[0].Size, st.Idx[1].Size})
+			if len(st.At) == 2 && !st.Upper {
+				i0, ok0 := st.At[0].(*derive.Ix)
+				i1, ok1 := st.At[1].(*derive.Ix)
+				if ok0 && ok1 && i1.I.Name == j {
+					consider(st.Target, viewKey(st.Target, []string{i0.I.Name}), []string{i0.I.Name}, []string{i0.I.Size, i1.I.Size})
+				}
 			}
 		}
 	}

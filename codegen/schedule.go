@@ -44,11 +44,12 @@ type Let struct {
 	Expr derive.Expr
 }
 
-// Reduce computes Name = Σ_Loop Body.
+// Reduce computes Name = Σ_Loop Body, or max_Loop Body when Max is set.
 type Reduce struct {
 	Name string
 	Loop *Loop
 	Body derive.Expr // accumulated at the innermost statement of Loop
+	Max  bool
 }
 
 // Loop iterates Idx over 0..size-1, or From..size-1 when From is set.
@@ -58,13 +59,29 @@ type Loop struct {
 	Body []Stmt
 }
 
-// Accum adds Expr into Target[Idx...]. Origins are the source statements
-// it implements.
+// Accum adds Expr into Target[At...]. Each of At is a loop index (*Ix) or,
+// for a scatter, an integer tensor of 1-based values (grad[z[n]−1] += …).
+// Upper accumulations into a symmetric matrix keep only contributions on or
+// above the diagonal (the rest is mirrored). Origins are the source
+// statements it implements.
 type Accum struct {
 	Target  string
-	Idx     []derive.Index
+	At      []derive.Expr
+	Size    string // the size of the last dimension (for strides)
+	Upper   bool
 	Expr    derive.Expr
 	Origins []string
+}
+
+func (a *Accum) key() string {
+	k := a.Target
+	for _, x := range a.At {
+		k += "|" + x.Key()
+	}
+	if a.Upper {
+		k += "|upper"
+	}
+	return k
 }
 
 // Mirror copies the upper triangle of the square matrix Target to the lower.
@@ -239,6 +256,12 @@ func work(e derive.Expr) float64 {
 			w *= sizeGuess
 		}
 		return w * (1 + work(e.Body))
+	case *derive.MaxNode:
+		w := 1.0
+		for range e.Idx {
+			w *= sizeGuess
+		}
+		return w * (1 + work(e.Body))
 	case *derive.Call:
 		w := 10.0
 		for _, a := range e.Args {
@@ -306,18 +329,43 @@ func orderCost(p []derive.Index, factors []derive.Expr) float64 {
 
 func (s *scheduler) addTerm(o Output, t derive.Expr) {
 	c, idx, factors := split(t)
-	idx, factors = eliminate(idx, factors, o.Free)
+	// Scatter: a factor δ(z[n] selects a), a an output index, makes the
+	// term add into element z[n]−1 instead of looping over a.
+	at := make([]derive.Expr, len(o.Free))
+	free := append([]derive.Index(nil), o.Free...)
+	for k, a := range o.Free {
+		at[k] = derive.IxE(a)
+		for fi, f := range factors {
+			d, ok := f.(*derive.IDelta)
+			if !ok || d.I.Name != a.Name || usesAny(d.X, o.Free) {
+				continue
+			}
+			at[k] = d.X
+			rest := append(append([]derive.Expr(nil), factors[:fi]...), factors[fi+1:]...)
+			factors = factorsOf(derive.SubstIdx(derive.Mul(rest...), a, d.X))
+			free = removeIndex(free, a)
+			break
+		}
+	}
+	scattered := len(free) < len(o.Free)
+	if m, ok := derive.Mul(factors...).(*derive.Num); ok {
+		c *= m.V
+		factors = nil
+	}
+	idx, factors = eliminate(idx, factors, free)
 	summed := map[string]bool{}
 	for _, j := range idx {
 		summed[j.Name] = true
 	}
-	loops := order(append(append([]derive.Index(nil), idx...), o.Free...), factors, summed)
+	loops := order(append(append([]derive.Index(nil), idx...), free...), factors, summed)
 	// Walk (or grow) the loop tree along the chosen order.
 	n := s.root
 	var path []*node
 	for _, j := range loops {
 		from := ""
-		if o.Symmetric && j.Name == o.Free[1].Name && posOf(loops, o.Free[0]) < posOf(loops, j) {
+		if scattered {
+			// no triangle restriction; Upper filters instead
+		} else if o.Symmetric && j.Name == o.Free[1].Name && posOf(loops, o.Free[0]) < posOf(loops, j) {
 			from = o.Free[0].Name
 		} else if o.Symmetric && j.Name == o.Free[0].Name && posOf(loops, o.Free[1]) < posOf(loops, j) {
 			// inner a with outer b: a ≤ b; expressed as a loop 0..b
@@ -355,7 +403,11 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 	if o.Origin != "" {
 		origins = []string{o.Origin}
 	}
-	n.accums = append(n.accums, &Accum{Target: o.Target, Idx: o.Free, Expr: prod, Origins: origins})
+	size := ""
+	if len(o.Free) > 0 {
+		size = o.Free[len(o.Free)-1].Size
+	}
+	n.accums = append(n.accums, &Accum{Target: o.Target, At: at, Size: size, Upper: o.Symmetric && scattered, Expr: prod, Origins: origins})
 }
 
 func posOf(loops []derive.Index, j derive.Index) int {
@@ -392,6 +444,8 @@ func isLeaf(e derive.Expr) bool {
 	switch e := e.(type) {
 	case *derive.Num, *derive.Ix, *derive.Delta:
 		return true
+	case *derive.IDelta:
+		return isLeaf(e.X)
 	case *derive.Tensor:
 		for _, x := range e.Idx {
 			if !isLeaf(x) {
@@ -465,7 +519,9 @@ func (s *scheduler) val(n *node, e derive.Expr) derive.Expr {
 	at := s.placement(n, e)
 	switch e := e.(type) {
 	case *derive.SumNode:
-		return s.reduction(at, e)
+		return s.reduction(at, e.Key(), e.Idx, e.Body, false)
+	case *derive.MaxNode:
+		return s.reduction(at, e.Key(), e.Idx, e.Body, true)
 	case *derive.Tensor:
 		idx := make([]derive.Expr, len(e.Idx))
 		for k, x := range e.Idx {
@@ -512,13 +568,21 @@ func rebuildTensor(t *derive.Tensor, idx []derive.Expr) derive.Expr {
 	return derive.T(t.Name, idx...)
 }
 
-// reduction schedules Σ_J body as a temporary at n.
-func (s *scheduler) reduction(n *node, e *derive.SumNode) derive.Expr {
-	key := e.Key()
-	_, _, factors := split(e.Body)
-	idx := e.Idx
-	if len(idx) > 1 {
-		idx, factors = eliminate(idx, factors, nil)
+// reduction schedules Σ_J body (or max_J body) as a temporary at n.
+func (s *scheduler) reduction(n *node, key string, idx []derive.Index, body derive.Expr, isMax bool) derive.Expr {
+	var factors []derive.Expr
+	if isMax {
+		factors = []derive.Expr{body}
+		for len(idx) > 1 { // max over several indices: nest
+			inner := derive.Max(idx[1:], body)
+			factors, idx = []derive.Expr{inner}, idx[:1]
+			body = inner
+		}
+	} else {
+		_, _, factors = split(body)
+		if len(idx) > 1 {
+			idx, factors = eliminate(idx, factors, nil)
+		}
 	}
 	j := idx[0]
 	loop := &node{parent: n, idx: j, depth: n.depth + 1, memo: map[string]derive.Expr{}, reduce: true}
@@ -526,9 +590,9 @@ func (s *scheduler) reduction(n *node, e *derive.SumNode) derive.Expr {
 	for k, f := range factors {
 		fs[k] = s.val(loop, f)
 	}
-	body := derive.Mul(fs...)
+	red := derive.Mul(fs...)
 	name := s.temp()
-	n.lets = append(n.lets, &Reduce{Name: name, Loop: &Loop{Idx: j, Body: s.emit(loop)}, Body: body})
+	n.lets = append(n.lets, &Reduce{Name: name, Loop: &Loop{Idx: j, Body: s.emit(loop)}, Body: red, Max: isMax})
 	s.home[name] = n
 	v := derive.T(name)
 	n.memo[key] = v
@@ -554,10 +618,10 @@ func (s *scheduler) mergeAccums(n *node) {
 	var order []string
 	for _, st := range n.accums {
 		a := st.(*Accum)
-		if _, ok := groups[a.Target]; !ok {
-			order = append(order, a.Target)
+		if _, ok := groups[a.key()]; !ok {
+			order = append(order, a.key())
 		}
-		groups[a.Target] = append(groups[a.Target], a)
+		groups[a.key()] = append(groups[a.key()], a)
 	}
 	for _, tgt := range order {
 		g := groups[tgt]
@@ -610,7 +674,9 @@ func (s *scheduler) mergeAccums(n *node) {
 		for _, a := range g {
 			origins = appendNew(origins, a.Origins...)
 		}
-		out = append(out, &Accum{Target: tgt, Idx: g[0].Idx, Expr: derive.Mul(append(common, sum)...), Origins: origins})
+		m := *g[0]
+		m.Expr, m.Origins = derive.Mul(append(common, sum)...), origins
+		out = append(out, &m)
 	}
 	n.accums = out
 	for _, c := range n.children {
@@ -657,6 +723,25 @@ func Origins(ss []Stmt) []string {
 			out = appendNew(out, st.Origins...)
 		case *Loop:
 			out = appendNew(out, Origins(st.Body)...)
+		}
+	}
+	return out
+}
+
+func usesAny(e derive.Expr, idx []derive.Index) bool {
+	for _, i := range idx {
+		if uses(e, i) {
+			return true
+		}
+	}
+	return false
+}
+
+func removeIndex(xs []derive.Index, j derive.Index) []derive.Index {
+	var out []derive.Index
+	for _, x := range xs {
+		if x.Name != j.Name {
+			out = append(out, x)
 		}
 	}
 	return out

@@ -8,7 +8,7 @@ import "fmt"
 // table: d f(g₁..gₖ) = Σ_k ∂_k f · d g_k.
 func Diff(e Expr, v string, at []Index) Expr {
 	switch e := e.(type) {
-	case *Num, *Ix, *Delta, *IDelta:
+	case *Num, *Ix, *Delta, *IDelta, *MaxNode:
 		return N(0)
 	case *Tensor:
 		if e.Name != v {

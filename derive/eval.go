@@ -76,6 +76,8 @@ func Eval(e Expr, env *Env) float64 {
 		return p
 	case *SumNode:
 		return evalSum(e.Idx, e.Body, env)
+	case *MaxNode:
+		return evalMax(e.Idx, e.Body, env)
 	}
 	panic(fmt.Sprintf("derive.Eval: %T", e))
 }
@@ -104,4 +106,23 @@ func evalSum(idx []Index, body Expr, env *Env) float64 {
 		return s
 	}
 	return s
+}
+
+func evalMax(idx []Index, body Expr, env *Env) float64 {
+	if len(idx) == 0 {
+		return Eval(body, env)
+	}
+	j := idx[0]
+	old, had := env.Index[j.Name]
+	m := math.Inf(-1)
+	for i := 0; i < env.Sizes[j.Size]; i++ {
+		env.Index[j.Name] = i
+		m = math.Max(m, evalMax(idx[1:], body, env))
+	}
+	if had {
+		env.Index[j.Name] = old
+	} else {
+		delete(env.Index, j.Name)
+	}
+	return m
 }

@@ -123,6 +123,15 @@ type SumNode struct {
 	Body Expr
 }
 
+// MaxNode is max over the indices Idx of Body, used only as the shift of a
+// stable log-sum-exp. Its derivative is taken as zero: every expression
+// vigen builds with it is exactly invariant to the shift.
+type MaxNode struct {
+	base
+	Idx  []Index
+	Body Expr
+}
+
 // ---- constructors ----
 
 // N returns the constant v.
@@ -585,10 +594,35 @@ func Sum(idx []Index, body Expr) Expr {
 	return sumNode(used, rest)
 }
 
+// Max returns the (derivative-free) maximum over idx of body.
+func Max(idx []Index, body Expr) Expr {
+	var used []Index
+	for _, j := range idx {
+		if hasFree(body, j) {
+			used = append(used, j)
+		}
+	}
+	if len(used) == 0 {
+		return body
+	}
+	s := sumNode(used, body).(*SumNode)
+	var free []Index
+	for _, f := range body.Free() {
+		if !containsIndex(used, f) {
+			free = append(free, f)
+		}
+	}
+	return &MaxNode{base: base{key: "max" + s.key, free: free}, Idx: used, Body: body}
+}
+
 // SizeE is the value of a size as a real number.
 func SizeE(size string) Expr { return T("#" + size) }
 
 func sumNode(idx []Index, body Expr) Expr {
+	return sumNodeKeyed(idx, body)
+}
+
+func sumNodeKeyed(idx []Index, body Expr) Expr {
 	// Canonical key: bound indices renamed in order of first appearance in
 	// the body's key, so alpha-equivalent sums share a key.
 	bk := body.Key()
@@ -671,6 +705,8 @@ func Children(e Expr) []Expr {
 		return e.Factors
 	case *SumNode:
 		return []Expr{e.Body}
+	case *MaxNode:
+		return []Expr{e.Body}
 	}
 	return nil
 }
@@ -728,6 +764,8 @@ func SubstIdx(e Expr, j Index, x Expr) Expr {
 		return Mul(fs...)
 	case *SumNode:
 		return Sum(e.Idx, SubstIdx(e.Body, j, x))
+	case *MaxNode:
+		return Max(e.Idx, SubstIdx(e.Body, j, x))
 	}
 	return e
 }
@@ -798,6 +836,8 @@ func Subst(e Expr, from, to Index) Expr {
 			s = renameBound(s, to, fresh)
 		}
 		return Sum(s.Idx, Subst(s.Body, from, to))
+	case *MaxNode:
+		return Max(e.Idx, Subst(e.Body, from, to))
 	}
 	return e
 }

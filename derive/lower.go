@@ -207,6 +207,22 @@ func init() {
 		}
 		return Sum([]Index{i}, x), nil
 	}
+	// logsumexp(x) = M + log Σ_i exp(x_i − M), M = max_i x_i (stable)
+	funcs["logsumexp"] = func(b *Builder, e *ir.Call, sel []Expr) (Expr, error) {
+		return b.logSumExp(e.Args[0])
+	}
+	// softmax(x)_k = exp(x_k − logsumexp(x))
+	funcs["softmax"] = func(b *Builder, e *ir.Call, sel []Expr) (Expr, error) {
+		lse, err := b.logSumExp(e.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		xk, err := b.Lower(e.Args[0], sel)
+		if err != nil {
+			return nil, err
+		}
+		return Call1("exp", Sub(xk, lse)), nil
+	}
 	funcs["eye"] = func(b *Builder, e *ir.Call, sel []Expr) (Expr, error) {
 		a, ok1 := sel[0].(*Ix)
 		c, ok2 := sel[1].(*Ix)
@@ -215,4 +231,18 @@ func init() {
 		}
 		return Dlt(a.I, c.I), nil
 	}
+}
+
+// logSumExp lowers log Σ_i exp(x_i) for a vector expression x, shifted by
+// its maximum so it never overflows.
+func (b *Builder) logSumExp(x ir.Expr) (Expr, error) {
+	i := b.freshFor(x.Typ().Dims[0])
+	xi, err := b.Lower(x, []Expr{IxE(i)})
+	if err != nil {
+		return nil, err
+	}
+	j := b.freshFor(x.Typ().Dims[0])
+	xj := Subst(xi, i, j)
+	m := Max([]Index{j}, xj)
+	return Add(m, Call1("log", Sum([]Index{i}, Call1("exp", Sub(xi, m))))), nil
 }
