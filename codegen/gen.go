@@ -210,34 +210,43 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 		} else {
 			vc.LoadCode = fmt.Sprintf("\tif err := runtime.CheckReal(%q, %s); err != nil {\n\t\treturn nil, err\n\t}\n\tm.%s = %s", v.Name, field, vc.Go, field)
 		}
-	case t.Kind == ir.Real && t.Class == ir.Plain && len(dims) == 1:
-		vc.DataType, vc.FlatType = "[]float64", "[]float64"
-		vc.Decode = fmt.Sprintf("runtime.DecodeRealVector(v, %q)", v.Name)
-		vc.BindCode = g.bind(v, field, dims[:1])
-		n := "m." + g.sizeGo[dims[0]]
-		vc.LoadCode = missing + g.withDefault(v, field, fmt.Sprintf(
-			"\t\tif err := runtime.CheckVector(%q, %s, %s); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tm.%s = append([]float64(nil), %s...)",
-			v.Name, field, n, vc.Go, field), n)
-	case t.Kind == ir.Real && (t.Class == ir.Plain || t.Class == ir.Cov) && len(dims) == 2:
-		vc.DataType, vc.FlatType = "[][]float64", "[]float64"
-		vc.Decode = fmt.Sprintf("runtime.DecodeRealRows(v, %q)", v.Name)
-		vc.BindCode = g.bind(v, field, dims)
-		r, c := "m."+g.sizeGo[dims[0]], "m."+g.sizeGo[dims[1]]
-		check := fmt.Sprintf("\t\tflat, err := runtime.CheckMatrix(%q, %s, %s, %s)\n\t\tif err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tm.%s = flat",
-			v.Name, field, r, c, vc.Go)
-		if t.Class == ir.Cov {
-			check += fmt.Sprintf("\n\t\tif err := runtime.CheckSPD(%q, flat, %s); err != nil {\n\t\t\treturn nil, err\n\t\t}", v.Name, r)
-		}
-		vc.LoadCode = missing + g.withDefault(v, field, check, r+"*"+c)
-	case t.Kind == ir.Int && len(dims) == 1:
-		vc.DataType, vc.FlatType = "[]int", "[]int"
-		vc.Decode = fmt.Sprintf("runtime.DecodeIntVector(v, %q, math.MinInt, math.MaxInt)", v.Name)
-		vc.BindCode = g.bind(v, field, dims)
-		if v.Role == ir.RoleConst {
+	case len(dims) >= 1 && len(dims) <= 3 && t.Class != ir.Bag:
+		if v.Role == ir.RoleConst && t.Kind == ir.Int {
 			return vc, fmt.Errorf("%s: integer constants are not supported by the code generator yet", v.Pos)
 		}
-		vc.LoadCode = missing + fmt.Sprintf("\tif err := runtime.CheckIntVector(%q, %s, m.%s, %s, %s); err != nil {\n\t\treturn nil, err\n\t}\n\tm.%s = append([]int(nil), %s...)",
-			v.Name, field, g.sizeGo[dims[0]], lo, hi, vc.Go, field)
+		elem, kind := "float64", "Real"
+		if t.Kind == ir.Int {
+			elem, kind = "int", "Int"
+		} else {
+			lo, hi = "0", "0"
+		}
+		vc.DataType = strings.Repeat("[]", len(dims)) + elem
+		vc.FlatType = "[]" + elem
+		shape := [...]string{"", "Vector", "Rows", "Cube"}[len(dims)]
+		vc.Decode = fmt.Sprintf("runtime.Decode%s%s(v, %q)", kind, shape, v.Name)
+		if kind == "Int" && len(dims) == 1 {
+			vc.Decode = fmt.Sprintf("runtime.DecodeIntVector(v, %q, math.MinInt, math.MaxInt)", v.Name)
+		}
+		vc.BindCode = g.bind(v, field, dims)
+		var sizes []string
+		total := ""
+		for _, d := range dims {
+			sizes = append(sizes, "m."+g.sizeGo[d])
+		}
+		total = strings.Join(sizes, "*")
+		check := fmt.Sprintf("\t\tflat, err := runtime.Flat%d(%q, %s, %s, %s, %s)\n\t\tif err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tm.%s = flat",
+			len(dims), v.Name, field, strings.Join(sizes, ", "), lo, hi, vc.Go)
+		switch t.Class {
+		case ir.Cov:
+			check += fmt.Sprintf("\n\t\tif err := runtime.CheckSPD(%q, flat, %s); err != nil {\n\t\t\treturn nil, err\n\t\t}", v.Name, sizes[len(sizes)-1])
+		case ir.Simplex:
+			rows := "1"
+			if len(sizes) > 1 {
+				rows = strings.Join(sizes[:len(sizes)-1], "*")
+			}
+			check += fmt.Sprintf("\n\t\tif err := runtime.CheckSimplexRows(%q, flat, %s, %s); err != nil {\n\t\t\treturn nil, err\n\t\t}", v.Name, rows, sizes[len(sizes)-1])
+		}
+		vc.LoadCode = missing + g.withDefault(v, field, check, total)
 	default:
 		return vc, fmt.Errorf("%s: %s of type %s is not supported by the code generator yet", v.Pos, v.Name, t)
 	}
@@ -252,14 +261,26 @@ func (g *gen) bound(b ir.Bound) string {
 	return fmt.Sprint(b.Value)
 }
 
-// bind emits the size bindings implied by an array's shape.
+// bind emits the size bindings implied by an array's shape: the length of
+// the array, of its first element, and so on.
 func (g *gen) bind(v *ir.Var, field string, dims []string) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\tif %s != nil {\n", field)
-	fmt.Fprintf(&sb, "\t\tif err := sz.Bind(%q, len(%s), %q); err != nil {\n\t\t\treturn nil, err\n\t\t}\n", dims[0], field, fmt.Sprintf("the length of %q", v.Name))
-	if len(dims) == 2 {
-		fmt.Fprintf(&sb, "\t\tif len(%s) > 0 {\n\t\t\tif err := sz.Bind(%q, len(%s[0]), %q); err != nil {\n\t\t\t\treturn nil, err\n\t\t\t}\n\t\t}\n",
-			field, dims[1], field, fmt.Sprintf("the row length of %q", v.Name))
+	words := []string{"the length of %q", "the row length of %q", "the length of the rows' rows of %q"}
+	expr := field
+	indent := "\t\t"
+	for k, d := range dims {
+		if k > 0 {
+			fmt.Fprintf(&sb, "%sif len(%s) > 0 {\n", indent, expr)
+			expr += "[0]"
+			indent += "\t"
+		}
+		fmt.Fprintf(&sb, "%sif err := sz.Bind(%q, len(%s), %q); err != nil {\n%s\treturn nil, err\n%s}\n",
+			indent, d, expr, fmt.Sprintf(words[k], v.Name), indent, indent)
+	}
+	for k := len(dims) - 1; k > 0; k-- {
+		indent = indent[:len(indent)-1]
+		fmt.Fprintf(&sb, "%s}\n", indent)
 	}
 	sb.WriteString("\t}")
 	return sb.String()

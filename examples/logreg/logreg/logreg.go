@@ -166,7 +166,7 @@ func NewModel(d *Data) (*Model, error) {
 		return nil, fmt.Errorf("data %q is missing", "x")
 	}
 	{
-		flat, err := runtime.CheckMatrix("x", d.X, m.n, m.p)
+		flat, err := runtime.Flat2("x", d.X, m.n, m.p, 0, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -175,15 +175,19 @@ func NewModel(d *Data) (*Model, error) {
 	if d.Y == nil {
 		return nil, fmt.Errorf("data %q is missing", "y")
 	}
-	if err := runtime.CheckIntVector("y", d.Y, m.n, 0, 1); err != nil {
-		return nil, err
-	}
-	m.y = append([]int(nil), d.Y...)
-	if d.Mu0 != nil {
-		if err := runtime.CheckVector("mu0", d.Mu0, m.p); err != nil {
+	{
+		flat, err := runtime.Flat1("y", d.Y, m.n, 0, 1)
+		if err != nil {
 			return nil, err
 		}
-		m.mu0 = append([]float64(nil), d.Mu0...)
+		m.y = flat
+	}
+	if d.Mu0 != nil {
+		flat, err := runtime.Flat1("mu0", d.Mu0, m.p, 0, 0)
+		if err != nil {
+			return nil, err
+		}
+		m.mu0 = flat
 	} else {
 		m.mu0 = make([]float64, m.p)
 		for i := 0; i < m.p; i++ {
@@ -191,7 +195,7 @@ func NewModel(d *Data) (*Model, error) {
 		}
 	}
 	if d.Sigma0 != nil {
-		flat, err := runtime.CheckMatrix("Sigma0", d.Sigma0, m.p, m.p)
+		flat, err := runtime.Flat2("Sigma0", d.Sigma0, m.p, m.p, 0, 0)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,174 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// Arrays of rank 1 to 3 as generated packages hold them: nested slices in
+// Data (what a Go user builds), flattened row-major in the Model. The Flat*
+// functions check the shape against the resolved sizes, reject non-finite
+// reals and out-of-range ints, and return the flat copy. Indices in
+// messages are 1-based, as in the model language.
+
+type number interface{ ~float64 | ~int }
+
+func checkElem[T number](name string, at []int, v T, lo, hi int) error {
+	switch x := any(v).(type) {
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("data %q%s: %v is not a finite number", name, indexString(at), x)
+		}
+	case int:
+		if x < lo || x > hi {
+			return fmt.Errorf("data %q%s: %d is outside %s", name, indexString(at), x, rangeString(lo, hi))
+		}
+	}
+	return nil
+}
+
+func indexString(at []int) string {
+	s := "["
+	for k, i := range at {
+		if k > 0 {
+			s += ", "
+		}
+		s += fmt.Sprint(i + 1)
+	}
+	return s + "]"
+}
+
+func lengthError(name string, at []int, got, want int) error {
+	if len(at) == 0 {
+		return fmt.Errorf("data %q: has %d entries, want %d", name, got, want)
+	}
+	return fmt.Errorf("data %q%s: has %d entries, want %d", name, indexString(at), got, want)
+}
+
+// Flat1 checks a vector of length n (ints within lo..hi).
+func Flat1[T number](name string, v []T, n, lo, hi int) ([]T, error) {
+	if len(v) != n {
+		return nil, lengthError(name, nil, len(v), n)
+	}
+	for i, x := range v {
+		if err := checkElem(name, []int{i}, x, lo, hi); err != nil {
+			return nil, err
+		}
+	}
+	return append([]T(nil), v...), nil
+}
+
+// Flat2 checks an r×c array and flattens it.
+func Flat2[T number](name string, v [][]T, r, c, lo, hi int) ([]T, error) {
+	if len(v) != r {
+		return nil, lengthError(name, nil, len(v), r)
+	}
+	out := make([]T, 0, r*c)
+	for i, row := range v {
+		if len(row) != c {
+			return nil, lengthError(name, []int{i}, len(row), c)
+		}
+		for j, x := range row {
+			if err := checkElem(name, []int{i, j}, x, lo, hi); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, row...)
+	}
+	return out, nil
+}
+
+// Flat3 checks an a×b×c array and flattens it.
+func Flat3[T number](name string, v [][][]T, a, b, c, lo, hi int) ([]T, error) {
+	if len(v) != a {
+		return nil, lengthError(name, nil, len(v), a)
+	}
+	out := make([]T, 0, a*b*c)
+	for i, m := range v {
+		if len(m) != b {
+			return nil, lengthError(name, []int{i}, len(m), b)
+		}
+		for j, row := range m {
+			if len(row) != c {
+				return nil, lengthError(name, []int{i, j}, len(row), c)
+			}
+			for k, x := range row {
+				if err := checkElem(name, []int{i, j, k}, x, lo, hi); err != nil {
+					return nil, err
+				}
+			}
+			out = append(out, row...)
+		}
+	}
+	return out, nil
+}
+
+// CheckSimplexRows checks that each row of the flat rows×cols array is
+// non-negative and sums to one (to 1e-9).
+func CheckSimplexRows(name string, flat []float64, rows, cols int) error {
+	for i := 0; i < rows; i++ {
+		s := 0.0
+		for j := 0; j < cols; j++ {
+			v := flat[i*cols+j]
+			if v < 0 {
+				return fmt.Errorf("data %q%s: %v is negative, but the rows must be probabilities", name, indexString([]int{i, j}), v)
+			}
+			s += v
+		}
+		if math.Abs(s-1) > 1e-9 {
+			if rows == 1 {
+				return fmt.Errorf("data %q: entries sum to %v, not 1", name, s)
+			}
+			return fmt.Errorf("data %q[%d]: row sums to %v, not 1", name, i+1, s)
+		}
+	}
+	return nil
+}
+
+// DecodeIntRows decodes a JSON matrix of integers.
+func DecodeIntRows(raw []byte, name string) ([][]int, error) {
+	flat, rows, cols, err := DecodeIntMatrix(raw, name, math.MinInt, math.MaxInt)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]int, rows)
+	for i := range out {
+		out[i] = flat[i*cols : (i+1)*cols : (i+1)*cols]
+	}
+	return out, nil
+}
+
+// DecodeRealCube decodes a JSON array of matrices.
+func DecodeRealCube(raw []byte, name string) ([][][]float64, error) {
+	var parts []json.RawMessage
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return nil, fmt.Errorf("data %q: expected an array of matrices", name)
+	}
+	out := make([][][]float64, len(parts))
+	for i, p := range parts {
+		m, err := DecodeRealRows(p, fmt.Sprintf("%s[%d]", name, i+1))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// DecodeIntCube decodes a JSON array of integer matrices.
+func DecodeIntCube(raw []byte, name string) ([][][]int, error) {
+	var parts []json.RawMessage
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return nil, fmt.Errorf("data %q: expected an array of matrices", name)
+	}
+	out := make([][][]int, len(parts))
+	for i, p := range parts {
+		m, err := DecodeIntRows(p, fmt.Sprintf("%s[%d]", name, i+1))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = m
+	}
+	return out, nil
+}
