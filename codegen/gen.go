@@ -39,9 +39,12 @@ type sizeCtx struct {
 	Pos             ir.Pos
 }
 
+type fieldCtx struct{ Go, Type, Doc string }
+
 type varCtx struct {
 	Name, Field, Go    string
 	DataType, FlatType string
+	Extra              []fieldCtx // Model fields of compound data (bags)
 	Doc                string
 	Pos                ir.Pos
 	Optional           bool
@@ -210,7 +213,25 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 		} else {
 			vc.LoadCode = fmt.Sprintf("\tif err := runtime.CheckReal(%q, %s); err != nil {\n\t\treturn nil, err\n\t}\n\tm.%s = %s", v.Name, field, vc.Go, field)
 		}
-	case len(dims) >= 1 && len(dims) <= 3 && t.Class != ir.Bag:
+	case t.Class == ir.Bag:
+		if v.Role != ir.RoleData {
+			return vc, fmt.Errorf("%s: only data can be a bag", v.Pos)
+		}
+		vc.DataType, vc.FlatType = "[][][2]int", "[]int"
+		vc.Doc += " (documents as [term, count] pairs)"
+		vc.Decode = fmt.Sprintf("runtime.DecodeBag(v, %q)", v.Name)
+		vc.BindCode = g.bind(v, field, dims)
+		off, term, count := g.fields.get(vc.Go+"Off"), g.fields.get(vc.Go+"Term"), g.fields.get(vc.Go+"Count")
+		vc.Extra = []fieldCtx{{off, "[]int", "document i's entries are at off[i]:off[i+1]"}, {term, "[]int", "term ids (1-based)"}, {count, "[]float64", "counts"}}
+		vc.FlatType = ""
+		vc.LoadCode = missing + fmt.Sprintf("\t{\n\t\toff, term, count, err := runtime.FlattenBag(%q, %s, m.%s, %s, %s)\n\t\tif err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tm.%s, m.%s, m.%s = off, term, count\n\t}",
+			v.Name, field, g.sizeGo[dims[0]], lo, hi, off, term, count)
+		g.goName[v.Name+".off"], g.goName[v.Name+".term"], g.goName[v.Name+".count"] = off, term, count
+		g.tensors[v.Name+".off"] = tensorInfo{Dims: []string{dims[0]}, Int: true}
+		g.tensors[v.Name+".term"] = tensorInfo{Dims: []string{"@" + v.Name}, Int: true}
+		g.tensors[v.Name+".count"] = tensorInfo{Dims: []string{"@" + v.Name}}
+		return vc, nil
+	case len(dims) >= 1 && len(dims) <= 3:
 		if v.Role == ir.RoleConst && t.Kind == ir.Int {
 			return vc, fmt.Errorf("%s: integer constants are not supported by the code generator yet", v.Pos)
 		}

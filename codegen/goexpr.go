@@ -119,6 +119,13 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 
 func (p *goPrinter) loopHead(sb *strings.Builder, l *Loop) {
 	i := p.index(l.Idx.Name)
+	if bag, parent, ok := l.Idx.Ragged(); ok {
+		off := p.tensor(derive.T(bag+".off", derive.IxE(parent)).(*derive.Tensor))
+		off = strings.TrimSuffix(strings.TrimPrefix(off, "float64("), ")")
+		end := strings.Replace(off, "["+p.index(parent.Name)+"]", "["+p.index(parent.Name)+"+1]", 1)
+		fmt.Fprintf(sb, "for %s := %s; %s < %s; %s++ {\n", i, off, i, end, i)
+		return
+	}
 	n := p.size(l.Idx.Size)
 	switch {
 	case strings.HasPrefix(l.From, "<="):

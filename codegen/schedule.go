@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -203,6 +204,9 @@ func eliminate(idx []derive.Index, factors []derive.Expr, free []derive.Index) (
 		}
 		best, bestCost := -1, 0.0
 		for k, j := range idx {
+			if isParentOf(j, idx) {
+				continue // a document index stays while its entries are summed
+			}
 			tied := false
 			vars := map[string]bool{}
 			for _, f := range factors {
@@ -281,6 +285,9 @@ func order(loops []derive.Index, factors []derive.Expr, summed map[string]bool) 
 	best := append([]derive.Index(nil), loops...)
 	// Default preference: summed indices first, then output indices.
 	sort.SliceStable(best, func(a, b int) bool { return summed[best[a].Name] && !summed[best[b].Name] })
+	if !nestable(best) { // parents first
+		sort.SliceStable(best, func(a, b int) bool { return isParentOf(best[a], []derive.Index{best[b]}) })
+	}
 	if len(loops) > 6 {
 		return best
 	}
@@ -305,7 +312,32 @@ func permute(p []derive.Index, k int, fn func([]derive.Index)) {
 	}
 }
 
+// isParentOf reports whether j selects the document of a ragged index in idx.
+func isParentOf(j derive.Index, idx []derive.Index) bool {
+	for _, i := range idx {
+		if _, parent, ok := i.Ragged(); ok && parent.Name == j.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// nestable reports whether every ragged index in p comes after its parent.
+func nestable(p []derive.Index) bool {
+	for k, i := range p {
+		if _, parent, ok := i.Ragged(); ok {
+			if pos := posOf(p, parent); pos < 0 || pos > k {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func orderCost(p []derive.Index, factors []derive.Expr) float64 {
+	if !nestable(p) {
+		return math.Inf(1)
+	}
 	pos := map[string]int{}
 	for k, j := range p {
 		pos[j.Name] = k + 1

@@ -87,13 +87,17 @@ func evalSum(idx []Index, body Expr, env *Env) float64 {
 		return Eval(body, env)
 	}
 	j := idx[0]
-	n, ok := env.Sizes[j.Size]
-	if !ok {
+	lo, n := 0, 0
+	if bag, parent, ok := j.Ragged(); ok {
+		off := env.Tensors[bag+".off"].Data
+		d := env.Index[parent.Name]
+		lo, n = int(off[d]), int(off[d+1])
+	} else if n, ok = env.Sizes[j.Size]; !ok {
 		panic(fmt.Sprintf("derive.Eval: no size %q", j.Size))
 	}
 	old, had := env.Index[j.Name]
 	s := 0.0
-	for i := 0; i < n; i++ {
+	for i := lo; i < n; i++ {
 		env.Index[j.Name] = i
 		s += evalSum(idx[1:], body, env)
 	}

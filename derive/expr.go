@@ -26,10 +26,30 @@ import (
 )
 
 // Index is a symbolic index ranging over 0..Size-1, where Size names a size
-// of the model.
+// of the model. A ragged index runs over the (term, count) entries of one
+// document of a bag: its Size is "@bag|parent|parentSize" (see Ragged), and
+// it is meaningful only inside a loop over its parent index.
 type Index struct {
 	Name string
 	Size string
+}
+
+// RaggedSize is the Size of an index over the entries of bag[parent].
+func RaggedSize(bag string, parent Index) string {
+	return "@" + bag + "|" + parent.Name + "|" + parent.Size
+}
+
+// Ragged reports whether i runs over a bag document's entries, and if so
+// the bag's name and the parent index selecting the document.
+func (i Index) Ragged() (bag string, parent Index, ok bool) {
+	if !strings.HasPrefix(i.Size, "@") {
+		return "", Index{}, false
+	}
+	parts := strings.SplitN(i.Size[1:], "|", 3)
+	if len(parts) != 3 {
+		return "", Index{}, false
+	}
+	return parts[0], Index{Name: parts[1], Size: parts[2]}, true
 }
 
 func (i Index) String() string { return i.Name }
@@ -401,7 +421,8 @@ func Mul(factors ...Expr) Expr {
 			for _, j := range s.Idx {
 				if indexUsed(j, body) || containsIndex(idx, j) || otherSumsUse(j, sums, s) {
 					fresh := Index{Name: j.Name + "'", Size: j.Size}
-					for indexUsed(fresh, body) || containsIndex(idx, fresh) || otherSumsUse(fresh, sums, s) {
+					for indexUsed(fresh, body) || containsIndex(idx, fresh) || otherSumsUse(fresh, sums, s) ||
+						containsIndex(s2.Idx, fresh) || hasFree(s2.Body, fresh) {
 						fresh.Name += "'"
 					}
 					s2 = renameBound(s2, j, fresh)
@@ -575,7 +596,7 @@ func Sum(idx []Index, body Expr) Expr {
 	// Indices the body does not use contribute a factor of their size.
 	var used, unused []Index
 	for _, j := range idx {
-		if hasFree(rest, j) {
+		if hasFree(rest, j) || parentIn(j, idx) {
 			used = append(used, j)
 		} else {
 			unused = append(unused, j)
@@ -615,6 +636,16 @@ func Max(idx []Index, body Expr) Expr {
 	return &MaxNode{base: base{key: "max" + s.key, free: free}, Idx: used, Body: body}
 }
 
+// parentIn reports whether j selects the document of a ragged index in idx.
+func parentIn(j Index, idx []Index) bool {
+	for _, i := range idx {
+		if _, p, ok := i.Ragged(); ok && p.Name == j.Name {
+			return true
+		}
+	}
+	return false
+}
+
 // SizeE is the value of a size as a real number.
 func SizeE(size string) Expr { return T("#" + size) }
 
@@ -647,6 +678,14 @@ func sumNodeKeyed(idx []Index, body Expr) Expr {
 	for _, f := range body.Free() {
 		if !containsIndex(idx, f) {
 			free = append(free, f)
+		}
+	}
+	// A sum over a ragged index depends on the parent index that selects
+	// its document, even if the body reads entries by flat position only.
+	for _, j := range idx {
+		if _, parent, ok := j.Ragged(); ok && !containsIndex(idx, parent) && !containsIndex(free, parent) {
+			free = append(free, parent)
+			sort.Slice(free, func(a, b int) bool { return free[a].Name < free[b].Name })
 		}
 	}
 	return &SumNode{base: base{key: key, free: free}, Idx: append([]Index(nil), idx...), Body: body}

@@ -24,12 +24,30 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 		}
 	}()
 	var plates []Index
+	var weights []Expr
 	for _, p := range f.Plates {
 		if p.Bag != nil {
-			return nil, fmt.Errorf("%s: bag-of-words plates are not supported by the code generator yet", p.Pos)
+			// `for n in w[d]` runs over the distinct terms of document d;
+			// each contributes count times (tokens of one term are alike).
+			parent, ok := p.Bag.Index[0].(*ir.Index)
+			if !ok || len(p.Bag.Index) != 1 {
+				return nil, fmt.Errorf("%s: a bag plate must be `for %s in %s[d]` with d a loop index", p.Pos, p.Index, p.Bag.Var.Name)
+			}
+			n := Index{Name: p.Index, Size: RaggedSize(p.Bag.Var.Name, b.indexFor(parent))}
+			b.plates[p.Index] = n
+			plates = append(plates, n)
+			weights = append(weights, T(p.Bag.Var.Name+".count", IxE(n)))
+			continue
 		}
-		plates = append(plates, Index{Name: p.Index, Size: p.Size})
+		i := Index{Name: p.Index, Size: p.Size}
+		b.plates[p.Index] = i
+		plates = append(plates, i)
 	}
+	defer func() {
+		for _, p := range f.Plates {
+			delete(b.plates, p.Index)
+		}
+	}()
 	x := b.ValOf(f.Target)
 	args := make([]Val, len(f.Args))
 	for k, a := range f.Args {
@@ -62,5 +80,5 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 			return nil, err
 		}
 	}
-	return Sum(plates, lp), nil
+	return Sum(plates, Mul(append(weights, lp)...)), nil
 }

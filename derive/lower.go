@@ -11,10 +11,11 @@ import (
 // records auxiliary tensors (inverses and log-determinants of covariance
 // inputs) that generated code computes once their inputs are known.
 type Builder struct {
-	Model *ir.Model
-	used  map[string]bool
-	Aux   []Aux
-	auxBy map[string]bool
+	Model  *ir.Model
+	used   map[string]bool
+	Aux    []Aux
+	auxBy  map[string]bool
+	plates map[string]Index // the plate indices in scope, by name
 }
 
 // Aux is a derived tensor computed from a variable before it is used: the
@@ -29,7 +30,7 @@ type Aux struct {
 // NewBuilder returns a builder for m; index names used by m's plates are
 // never handed out as fresh names.
 func NewBuilder(m *ir.Model) *Builder {
-	b := &Builder{Model: m, used: map[string]bool{}, auxBy: map[string]bool{}}
+	b := &Builder{Model: m, used: map[string]bool{}, auxBy: map[string]bool{}, plates: map[string]Index{}}
 	for _, f := range m.Factors {
 		for _, p := range f.Plates {
 			b.used[p.Index] = true
@@ -107,11 +108,23 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		if v.Role == ir.RoleSize {
 			return SizeE(v.Name), nil
 		}
+		if v.Type.Class == ir.Bag {
+			// w[d, n] inside `for n in w[d]`: the term id of entry n, read by
+			// its flat position in the bag.
+			if len(e.Index) != 2 || len(sel) != 0 {
+				return nil, fmt.Errorf("%s: a bag is read as %s[d, n] inside `for n in %s[d]`", e.Pos, v.Name, v.Name)
+			}
+			n, ok := e.Index[1].(*ir.Index)
+			if !ok {
+				return nil, fmt.Errorf("%s: a bag is read as %s[d, n] inside `for n in %s[d]`", e.Pos, v.Name, v.Name)
+			}
+			return TInt(v.Name+".term", IxE(b.indexFor(n))), nil
+		}
 		var idx []Expr
 		for _, x := range e.Index {
 			switch x := x.(type) {
 			case *ir.Index:
-				idx = append(idx, IxE(Index{Name: x.Name, Size: x.Size}))
+				idx = append(idx, IxE(b.indexFor(x)))
 			default:
 				ix, err := b.Lower(x, nil)
 				if err != nil {
@@ -161,6 +174,14 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		return fn(b, e, sel)
 	}
 	return nil, fmt.Errorf("%s: cannot lower %T", e.Position(), e)
+}
+
+// indexFor returns the derive index of a plate's loop variable.
+func (b *Builder) indexFor(x *ir.Index) Index {
+	if i, ok := b.plates[x.Name]; ok {
+		return i
+	}
+	return Index{Name: x.Name, Size: x.Size}
 }
 
 // broadcast returns the trailing part of sel that indexes e.

@@ -172,3 +172,50 @@ func DecodeIntCube(raw []byte, name string) ([][][]int, error) {
 	}
 	return out, nil
 }
+
+// DecodeBag decodes documents given as arrays of [term, count] pairs.
+func DecodeBag(raw []byte, name string) ([][][2]int, error) {
+	var docs []json.RawMessage
+	if err := json.Unmarshal(raw, &docs); err != nil {
+		return nil, fmt.Errorf("data %q: expected an array of documents, each an array of [term, count] pairs", name)
+	}
+	out := make([][][2]int, len(docs))
+	for d, doc := range docs {
+		var pairs [][]float64
+		if err := json.Unmarshal(doc, &pairs); err != nil {
+			return nil, fmt.Errorf("data %q[%d]: expected an array of [term, count] pairs", name, d+1)
+		}
+		out[d] = make([][2]int, len(pairs))
+		for k, p := range pairs {
+			if len(p) != 2 || p[0] != math.Trunc(p[0]) || p[1] != math.Trunc(p[1]) {
+				return nil, fmt.Errorf("data %q[%d]: entry %d is not an integer [term, count] pair", name, d+1, k+1)
+			}
+			out[d][k] = [2]int{int(p[0]), int(p[1])}
+		}
+	}
+	return out, nil
+}
+
+// FlattenBag checks a bag of d documents whose terms lie in lo..hi and whose
+// counts are positive, and returns it in compressed form: document i's
+// entries are term[off[i]:off[i+1]] with counts count[off[i]:off[i+1]].
+func FlattenBag(name string, docs [][][2]int, d, lo, hi int) (off, term []int, count []float64, err error) {
+	if len(docs) != d {
+		return nil, nil, nil, lengthError(name, nil, len(docs), d)
+	}
+	off = make([]int, d+1)
+	for i, doc := range docs {
+		for k, p := range doc {
+			if p[0] < lo || p[0] > hi {
+				return nil, nil, nil, fmt.Errorf("data %q[%d]: term %d of entry %d is outside %s", name, i+1, p[0], k+1, rangeString(lo, hi))
+			}
+			if p[1] < 1 {
+				return nil, nil, nil, fmt.Errorf("data %q[%d]: entry %d has count %d, want a positive count", name, i+1, k+1, p[1])
+			}
+			term = append(term, p[0])
+			count = append(count, float64(p[1]))
+		}
+		off[i+1] = len(term)
+	}
+	return off, term, count, nil
+}
