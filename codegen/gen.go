@@ -86,8 +86,14 @@ type gen struct {
 	errs    []string
 }
 
-// Generate derives m and returns the Go package implementing it.
-func Generate(m *ir.Model, opts Options) ([]File, error) {
+// Generate derives m and returns the Go package implementing it. A failure
+// inside vigen is returned as an error, never a panic.
+func Generate(m *ir.Model, opts Options) (files []File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			files, err = nil, fmt.Errorf("%s: internal error in vigen while generating code (please report it with the model): %v", m.File, r)
+		}
+	}()
 	d, err := derive.Derive(m)
 	if err != nil {
 		return nil, err
@@ -231,6 +237,22 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 		g.tensors[v.Name+".term"] = tensorInfo{Dims: []string{"@" + v.Name}, Int: true}
 		g.tensors[v.Name+".count"] = tensorInfo{Dims: []string{"@" + v.Name}}
 		return vc, nil
+	case derive.BagDim(g.m, v) == 1 && len(dims) == 2:
+		// One value per entry of each document of the bag dims[1].
+		bag := g.m.Lookup(dims[1])
+		elem := "float64"
+		if t.Kind == ir.Int {
+			elem = "int"
+		} else {
+			lo, hi = "0", "0"
+		}
+		vc.DataType, vc.FlatType = "[][]"+elem, "[]"+elem
+		kind := map[string]string{"float64": "Real", "int": "Int"}[elem]
+		vc.Decode = fmt.Sprintf("runtime.DecodeRagged%s(v, %q)", kind, v.Name)
+		vc.BindCode = g.bind(v, field, dims[:1])
+		vc.LoadCode = missing + fmt.Sprintf("\t{\n\t\tflat, err := runtime.FlatRagged(%q, %s, m.%s, %s, %s)\n\t\tif err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tm.%s = flat\n\t}",
+			v.Name, field, g.goName[bag.Name+".off"], lo, hi, vc.Go)
+		dims = []string{"@" + bag.Name}
 	case len(dims) >= 1 && len(dims) <= 3:
 		if v.Role == ir.RoleConst && t.Kind == ir.Int {
 			return vc, fmt.Errorf("%s: integer constants are not supported by the code generator yet", v.Pos)

@@ -163,10 +163,80 @@ func split(t derive.Expr) (float64, []derive.Index, []derive.Expr) {
 		idx = s.Idx
 		t = s.Body
 	}
+	var factors []derive.Expr
 	if m, ok := t.(*derive.MulNode); ok {
-		return c, idx, append([]derive.Expr(nil), m.Factors...)
+		factors = append([]derive.Expr(nil), m.Factors...)
+	} else {
+		factors = []derive.Expr{t}
 	}
-	return c, idx, []derive.Expr{t}
+	return c, idx, pullDeltas(factors)
+}
+
+// pullDeltas moves a delta that every term of a sum factor shares out of
+// the sum: (y·δ(z[n],a) − σ·δ(z[n],a)) becomes δ(z[n],a)·(y − σ), so the
+// delta can select an element (scatter) instead of costing a loop.
+func pullDeltas(factors []derive.Expr) []derive.Expr {
+	var out []derive.Expr
+	for _, f := range factors {
+		a, ok := f.(*derive.AddNode)
+		if !ok {
+			out = append(out, f)
+			continue
+		}
+		var pulled []derive.Expr
+		terms := append([]derive.Expr(nil), a.Terms...)
+		for _, cand := range factorsOf(terms[0]) {
+			switch cand.(type) {
+			case *derive.IDelta, *derive.Delta:
+			default:
+				continue
+			}
+			shared := true
+			for _, t := range terms[1:] {
+				if !hasFactor(t, cand) {
+					shared = false
+					break
+				}
+			}
+			if !shared {
+				continue
+			}
+			for k, t := range terms {
+				terms[k] = dropFactor(t, cand)
+			}
+			pulled = append(pulled, cand)
+		}
+		if len(pulled) == 0 {
+			out = append(out, f)
+			continue
+		}
+		rest := derive.Add(terms...)
+		out = append(out, pulled...)
+		out = append(out, factorsOf(rest)...)
+	}
+	return out
+}
+
+func hasFactor(t, f derive.Expr) bool {
+	for _, x := range factorsOf(t) {
+		if x.Key() == f.Key() {
+			return true
+		}
+	}
+	return false
+}
+
+func dropFactor(t, f derive.Expr) derive.Expr {
+	var rest []derive.Expr
+	dropped := false
+	for _, x := range factorsOf(t) {
+		if !dropped && x.Key() == f.Key() {
+			dropped = true
+			continue
+		}
+		rest = append(rest, x)
+	}
+	return derive.Mul(rest...)
 }
 
 func hasIndex(e derive.Expr, names map[string]bool) bool {
@@ -204,8 +274,8 @@ func eliminate(idx []derive.Index, factors []derive.Expr, free []derive.Index) (
 		}
 		best, bestCost := -1, 0.0
 		for k, j := range idx {
-			if isParentOf(j, idx) {
-				continue // a document index stays while its entries are summed
+			if isParentOf(j, idx) || freeSet[j.Name] {
+				continue // a document index stays while its entries are summed; tied indices stay
 			}
 			tied := false
 			vars := map[string]bool{}
@@ -384,7 +454,23 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 		c *= m.V
 		factors = nil
 	}
-	idx, factors = eliminate(idx, factors, free)
+	// Summed indices a scatter target reads must stay loops.
+	tied := append([]derive.Index(nil), free...)
+	for _, x := range at {
+		for _, i := range x.Free() {
+			if !containsIdx(tied, i) {
+				tied = append(tied, i)
+			}
+		}
+	}
+	// Entries of a bag document stay a loop, so the pass over a document's
+	// terms fuses with the gradient's and Hessian's.
+	for _, j := range idx {
+		if _, _, ok := j.Ragged(); ok && !containsIdx(tied, j) {
+			tied = append(tied, j)
+		}
+	}
+	idx, factors = eliminate(idx, factors, tied)
 	summed := map[string]bool{}
 	for _, j := range idx {
 		summed[j.Name] = true
@@ -777,4 +863,13 @@ func removeIndex(xs []derive.Index, j derive.Index) []derive.Index {
 		}
 	}
 	return out
+}
+
+func containsIdx(xs []derive.Index, j derive.Index) bool {
+	for _, x := range xs {
+		if x.Name == j.Name {
+			return true
+		}
+	}
+	return false
 }

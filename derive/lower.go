@@ -120,8 +120,14 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 			}
 			return TInt(v.Name+".term", IxE(b.indexFor(n))), nil
 		}
+		refIndex := e.Index
+		if k := bagDim(b.Model, v); k > 0 && len(refIndex) > k {
+			// r[d, n] for r : real[D, w]: per-entry data is stored flat,
+			// aligned with the bag's entries, so only n indexes it.
+			refIndex = refIndex[k:]
+		}
 		var idx []Expr
-		for _, x := range e.Index {
+		for _, x := range refIndex {
 			switch x := x.(type) {
 			case *ir.Index:
 				idx = append(idx, IxE(b.indexFor(x)))
@@ -175,6 +181,22 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 	}
 	return nil, fmt.Errorf("%s: cannot lower %T", e.Position(), e)
 }
+
+// bagDim returns the position of v's dimension that names a bag (one entry
+// per token of each document), or 0 if there is none.
+func bagDim(m *ir.Model, v *ir.Var) int {
+	for k, d := range v.Type.Dims {
+		if k > 0 {
+			if bv := m.Lookup(d); bv != nil && bv.Type.Class == ir.Bag {
+				return k
+			}
+		}
+	}
+	return 0
+}
+
+// BagDim is bagDim for codegen.
+func BagDim(m *ir.Model, v *ir.Var) int { return bagDim(m, v) }
 
 // indexFor returns the derive index of a plate's loop variable.
 func (b *Builder) indexFor(x *ir.Index) Index {

@@ -219,3 +219,60 @@ func FlattenBag(name string, docs [][][2]int, d, lo, hi int) (off, term []int, c
 	}
 	return off, term, count, nil
 }
+
+// FlatRagged checks per-entry data of a bag, one row per document with one
+// value per (term, count) entry, against the bag's offsets, and flattens it
+// in the bag's entry order.
+func FlatRagged[T number](name string, v [][]T, off []int, lo, hi int) ([]T, error) {
+	if len(v) != len(off)-1 {
+		return nil, lengthError(name, nil, len(v), len(off)-1)
+	}
+	out := make([]T, 0, off[len(off)-1])
+	for d, row := range v {
+		if want := off[d+1] - off[d]; len(row) != want {
+			return nil, fmt.Errorf("data %q[%d]: has %d entries, but document %d of the bag has %d", name, d+1, len(row), d+1, want)
+		}
+		for k, x := range row {
+			if err := checkElem(name, []int{d, k}, x, lo, hi); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, row...)
+	}
+	return out, nil
+}
+
+// DecodeRaggedReal decodes an array of rows of possibly different lengths
+// (per-entry data of a bag).
+func DecodeRaggedReal(raw []byte, name string) ([][]float64, error) {
+	var rows []json.RawMessage
+	if err := json.Unmarshal(raw, &rows); err != nil {
+		return nil, fmt.Errorf("data %q: expected an array of arrays, one per document", name)
+	}
+	out := make([][]float64, len(rows))
+	for d, r := range rows {
+		v, err := DecodeRealVector(r, fmt.Sprintf("%s[%d]", name, d+1))
+		if err != nil {
+			return nil, err
+		}
+		out[d] = v
+	}
+	return out, nil
+}
+
+// DecodeRaggedInt is DecodeRaggedReal for integers.
+func DecodeRaggedInt(raw []byte, name string) ([][]int, error) {
+	var rows []json.RawMessage
+	if err := json.Unmarshal(raw, &rows); err != nil {
+		return nil, fmt.Errorf("data %q: expected an array of arrays, one per document", name)
+	}
+	out := make([][]int, len(rows))
+	for d, r := range rows {
+		v, err := DecodeIntVector(r, fmt.Sprintf("%s[%d]", name, d+1), math.MinInt, math.MaxInt)
+		if err != nil {
+			return nil, err
+		}
+		out[d] = v
+	}
+	return out, nil
+}
