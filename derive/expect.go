@@ -1,0 +1,442 @@
+package derive
+
+import (
+	"fmt"
+	"sort"
+)
+
+// This file is the expectation engine: E_q[e] for an expression e over
+// several mean-field factors. Expectations are exact where a rule applies —
+// linearity, independence of distinct factors, the moments each family's
+// table entry lists (E[log z] of a Dirichlet, E[x] and E[log x] of a Gamma,
+// E[θθᵀ] = Σ + μμᵀ of a Gaussian), E[exp(aᵀθ + c)] = exp(aᵀμ + c + ½aᵀΣa)
+// and exact quadratic forms for Gaussian θ, sums over the categories of a
+// categorical — and otherwise use the second-order Taylor expansion of
+// Wang & Blei's Eq. 19, E[g(θ)] ≈ g(μ) + ½Tr{∇²g(μ)Σ}. Every term is
+// recorded with the rule used, so `vigen check` can say which are exact.
+
+// QFactor is one factor q(v) of the mean-field family.
+type QFactor struct {
+	Var    string   // the latent variable
+	Family string   // a family of Dists: MvNormal (Gaussian), Dirichlet, Gamma, Categorical, ...
+	Dims   []string // the latent's dimensions
+	// Params are the variational parameters in the family's argument
+	// order (Gaussian: mean, cov; Dirichlet: concentration; Gamma: shape,
+	// rate; Categorical: probabilities over the last dimension K).
+	Params []Val
+	K      string // Categorical: the size of the category dimension
+}
+
+// GaussianQ is q(v) = N(mean, cov) for a vector latent v of length dim,
+// with parameters read from the tensors v.mean and v.cov.
+func GaussianQ(v, dim string) *QFactor {
+	return &QFactor{Var: v, Family: "MvNormal", Dims: []string{dim}, Params: []Val{
+		tensorVal1(v+".mean", dim), {Dims: []string{dim, dim}, Tensor: v + ".cov", At: func(sel []Expr) Expr { return TSym(v+".cov", sel[0], sel[1]) }},
+	}}
+}
+
+// DirichletQ is q(v) = Dirichlet(v.param) over the last of dims.
+func DirichletQ(v string, dims ...string) *QFactor {
+	return &QFactor{Var: v, Family: "Dirichlet", Dims: dims, Params: []Val{tensorValN(v+".param", dims)}}
+}
+
+// GammaQ is q(v) = Gamma(v.shape, v.rate), elementwise over dims.
+func GammaQ(v string, dims ...string) *QFactor {
+	return &QFactor{Var: v, Family: "Gamma", Dims: dims, Params: []Val{tensorValN(v+".shape", dims), tensorValN(v+".rate", dims)}}
+}
+
+// CategoricalQ is q(v) = Categorical(v.prob) for an integer latent with
+// dims, taking values 1..k; v.prob has dims followed by k.
+func CategoricalQ(v, k string, dims ...string) *QFactor {
+	return &QFactor{Var: v, Family: "Categorical", Dims: dims, K: k, Params: []Val{tensorValN(v+".prob", append(append([]string(nil), dims...), k))}}
+}
+
+func tensorVal1(name, dim string) Val {
+	return Val{Dims: []string{dim}, Tensor: name, At: func(sel []Expr) Expr { return T(name, sel...) }}
+}
+
+func tensorValN(name string, dims []string) Val {
+	return Val{Dims: dims, Tensor: name, At: func(sel []Expr) Expr { return T(name, sel...) }}
+}
+
+// Approx records how one term's expectation was taken.
+type Approx struct {
+	Term  string // the term, printed
+	Rule  string // the rule applied
+	Exact bool
+}
+
+type expecter struct {
+	b   *Builder
+	qs  map[string]*QFactor
+	log []Approx
+}
+
+// Expect returns E_q[e] and the rules it used, one entry per term.
+func (b *Builder) Expect(e Expr, qs []*QFactor) (Expr, []Approx) {
+	x := &expecter{b: b, qs: map[string]*QFactor{}}
+	for _, q := range qs {
+		x.qs[q.Var] = q
+	}
+	r := x.expect(e)
+	return r, x.log
+}
+
+// latents returns the latent variables e reads, sorted.
+func (x *expecter) latents(e Expr) []string {
+	seen := map[string]bool{}
+	Visit(e, func(y Expr) {
+		if t, ok := y.(*Tensor); ok && x.qs[t.Name] != nil {
+			seen[t.Name] = true
+		}
+	})
+	var out []string
+	for v := range seen {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (x *expecter) record(e Expr, rule string, exact bool) {
+	x.log = append(x.log, Approx{Term: String(e), Rule: rule, Exact: exact})
+}
+
+func (x *expecter) expect(e Expr) Expr {
+	vs := x.latents(e)
+	if len(vs) == 0 {
+		return e
+	}
+	switch e := e.(type) {
+	case *AddNode:
+		ts := make([]Expr, len(e.Terms))
+		for k, t := range e.Terms {
+			ts[k] = x.expect(t)
+		}
+		return Add(ts...)
+	case *SumNode:
+		return Sum(e.Idx, x.expect(e.Body))
+	case *MulNode:
+		// Independence: group the factors by the latent they read; the
+		// expectation of the product is the product of the groups'.
+		groups := map[string][]Expr{}
+		var plain []Expr
+		var joint []Expr
+		for _, f := range e.Factors {
+			fv := x.latents(f)
+			switch len(fv) {
+			case 0:
+				plain = append(plain, f)
+			case 1:
+				groups[fv[0]] = append(groups[fv[0]], f)
+			default:
+				joint = append(joint, f)
+			}
+		}
+		if len(joint) > 0 {
+			return x.taylor(e)
+		}
+		keys := make([]string, 0, len(groups))
+		for v := range groups {
+			keys = append(keys, v)
+		}
+		sort.Strings(keys)
+		out := plain
+		for _, v := range keys {
+			out = append(out, x.single(Mul(groups[v]...), x.qs[v]))
+		}
+		return Mul(out...)
+	}
+	if len(vs) > 1 {
+		return x.taylor(e)
+	}
+	return x.single(e, x.qs[vs[0]])
+}
+
+// single takes the expectation of e, which reads only the latent of q.
+func (x *expecter) single(e Expr, q *QFactor) Expr {
+	if a, ok := e.(*AddNode); ok {
+		ts := make([]Expr, len(a.Terms))
+		for k, t := range a.Terms {
+			ts[k] = x.single(t, q)
+		}
+		return Add(ts...)
+	}
+	if s, ok := e.(*SumNode); ok {
+		return Sum(s.Idx, x.single(s.Body, q))
+	}
+	c, rest := coefRest(e)
+	if rest == nil {
+		return e
+	}
+	var r Expr
+	switch q.Family {
+	case "MvNormal":
+		r = x.gaussian(rest, q)
+	case "Categorical":
+		r = x.categorical(rest, q)
+	default:
+		r = x.byTable(rest, q)
+	}
+	if r == nil {
+		if q.Family == "MvNormal" {
+			return scaleAny(c, x.taylor(rest))
+		}
+		x.record(rest, fmt.Sprintf("no rule for this function of %s under q = %s", q.Var, q.Family), false)
+		return nil
+	}
+	return scaleAny(c, r)
+}
+
+// byTable matches e against the statistics a family's table entry knows
+// the expectation of: v, log v, 1/v, log(1−v), v².
+func (x *expecter) byTable(e Expr, q *QFactor) Expr {
+	d := Dists[q.Family]
+	stat, sel := matchStat(e, q.Var)
+	if stat == "" {
+		return nil
+	}
+	rule, ok := d.Expect[stat]
+	if !ok {
+		return nil
+	}
+	x.record(e, fmt.Sprintf("exact: E[%s] of %s", stat, q.Family), true)
+	if q.Family == "Dirichlet" {
+		// Dirichlet over the last dimension: leading indices select the
+		// vector, the last its component.
+		lead := sel[:len(sel)-1]
+		params := []Val{{Dims: q.Dims[len(q.Dims)-1:], At: func(s []Expr) Expr { return q.Params[0].At(append(append([]Expr(nil), lead...), s...)) }}}
+		return rule(x.b, params, sel[len(sel)-1:])
+	}
+	params := make([]Val, len(q.Params))
+	for k, p := range q.Params {
+		p := p
+		params[k] = scalar(p.At(sel))
+	}
+	return rule(x.b, params, nil)
+}
+
+// matchStat recognizes v[sel], log v[sel], 1/v[sel], log(1 − v[sel]) and
+// v[sel]² in e.
+func matchStat(e Expr, v string) (string, []Expr) {
+	if t, ok := e.(*Tensor); ok && t.Name == v {
+		return "x", t.Idx
+	}
+	c, ok := e.(*Call)
+	if !ok {
+		return "", nil
+	}
+	t, ok := c.Args[0].(*Tensor)
+	switch c.Prim.Name {
+	case "log":
+		if ok && t.Name == v {
+			return "log x", t.Idx
+		}
+	case "log1p":
+		if m, mok := c.Args[0].(*MulNode); mok && len(m.Factors) == 2 {
+			if n, nok := m.Factors[0].(*Num); nok && n.V == -1 {
+				if t, tok := m.Factors[1].(*Tensor); tok && t.Name == v {
+					return "log(1-x)", t.Idx
+				}
+			}
+		}
+	case "pow":
+		if !ok || t.Name != v {
+			return "", nil
+		}
+		if n, nok := c.Args[1].(*Num); nok {
+			switch n.V {
+			case -1:
+				return "1/x", t.Idx
+			case 2:
+				return "x^2", t.Idx
+			}
+		}
+	}
+	return "", nil
+}
+
+// gaussian takes exact expectations under q(θ) = N(μ, Σ) where rules exist:
+// polynomials of degree ≤ 2 (E[g] = g(μ) + ½Tr{∇²g Σ}, exact for them) and
+// exp of a linear form.
+func (x *expecter) gaussian(e Expr, q *QFactor) Expr {
+	v, dim := q.Var, q.Dims[0]
+	i, j := x.b.Fresh("q", dim), x.b.Fresh("q", dim)
+	grad := Diff(e, v, []Index{i})
+	hess := Diff(grad, v, []Index{j})
+	third := Diff(hess, v, []Index{x.b.Fresh("q", dim)})
+	if isZero(third) {
+		// Degree ≤ 2: the second-order expansion is exact.
+		x.record(e, "exact: Gaussian moments up to second order", true)
+		return Add(x.atMean(e, q), Mul(N(0.5), Sum([]Index{i, j}, Mul(x.atMean(hess, q), q.Params[1].At([]Expr{IxE(i), IxE(j)})))))
+	}
+	if c, ok := e.(*Call); ok && c.Prim.Name == "exp" {
+		l := c.Args[0]
+		ga := Diff(l, v, []Index{i})
+		if isZero(Diff(ga, v, []Index{j})) {
+			// E[exp(aᵀθ + c)] = exp(aᵀμ + c + ½aᵀΣa)
+			gb := Subst(ga, i, j)
+			varL := Sum([]Index{i, j}, Mul(ga, q.Params[1].At([]Expr{IxE(i), IxE(j)}), gb))
+			x.record(e, "exact: E[exp(linear)] of a Gaussian", true)
+			return Call1("exp", Add(x.atMean(l, q), Mul(N(0.5), varL)))
+		}
+	}
+	return nil
+}
+
+// taylor is Eq. 19: E[g(θ)] ≈ g(μ) + ½Tr{∇²g(μ)Σ}, over every Gaussian
+// latent g reads (cross terms between distinct factors vanish, since they
+// are independent); other latents are replaced by their means.
+func (x *expecter) taylor(e Expr) Expr {
+	out := []Expr{x.atMeans(e)}
+	var names []string
+	for _, v := range x.latents(e) {
+		q := x.qs[v]
+		if q.Family != "MvNormal" {
+			if q.Family == "Categorical" {
+				x.record(e, "no rule: a categorical latent inside a nonlinear function", false)
+				return nil
+			}
+			continue
+		}
+		names = append(names, v)
+		dim := q.Dims[0]
+		i, j := x.b.Fresh("q", dim), x.b.Fresh("q", dim)
+		h := Diff(Diff(e, v, []Index{i}), v, []Index{j})
+		out = append(out, Mul(N(0.5), Sum([]Index{i, j}, Mul(x.atMeans(h), q.Params[1].At([]Expr{IxE(i), IxE(j)})))))
+	}
+	x.record(e, fmt.Sprintf("Taylor (Eq. 19) in %v", names), false)
+	return Add(out...)
+}
+
+// atMean replaces the Gaussian latent of q by its mean.
+func (x *expecter) atMean(e Expr, q *QFactor) Expr { return rename(e, q.Var, q.Params[0].Tensor) }
+
+// atMeans replaces every latent by its mean (Gaussian mean, Dirichlet and
+// Gamma means by their table rules).
+func (x *expecter) atMeans(e Expr) Expr {
+	for _, v := range x.latents(e) {
+		q := x.qs[v]
+		switch q.Family {
+		case "MvNormal":
+			e = rename(e, v, q.Params[0].Tensor)
+		default:
+			e = replaceTensor(e, v, func(t *Tensor) Expr {
+				r := x.byTable(t, q)
+				if r == nil {
+					return t
+				}
+				return r
+			})
+		}
+	}
+	return e
+}
+
+// categorical takes E over z ~ Categorical(φ): a function of z[sel] becomes
+// Σ_k φ[sel, k] f(k).
+func (x *expecter) categorical(e Expr, q *QFactor) Expr {
+	var sel []Expr
+	Visit(e, func(y Expr) {
+		if t, ok := y.(*Tensor); ok && t.Name == q.Var && sel == nil {
+			sel = t.Idx
+		}
+	})
+	k := x.b.Fresh("k", q.K)
+	same := true
+	body := replaceTensor(e, q.Var, func(t *Tensor) Expr {
+		if len(t.Idx) != len(sel) {
+			same = false
+			return t
+		}
+		for n := range t.Idx {
+			if t.Idx[n].Key() != sel[n].Key() {
+				same = false
+			}
+		}
+		return Add(IxE(k), N(1)) // the 1-based value k+1
+	})
+	if !same {
+		return nil
+	}
+	body = normalizeSlots(body)
+	x.record(e, "exact: sum over the categories of "+q.Var, true)
+	return Sum([]Index{k}, Mul(q.Params[0].At(append(append([]Expr(nil), sel...), IxE(k))), body))
+}
+
+// normalizeSlots turns index slots holding (k + 1) back into the index k
+// (a 1-based value used as an index).
+func normalizeSlots(e Expr) Expr {
+	switch t := e.(type) {
+	case *Tensor:
+		idx := make([]Expr, len(t.Idx))
+		for n, s := range t.Idx {
+			idx[n] = slotOf(s)
+		}
+		return newTensor(t.Name, idx, t.Sym, t.Int)
+	case *IDelta:
+		return IDlt(slotOf(t.X), IxE(t.I))
+	}
+	return mapChildren(e, normalizeSlots)
+}
+
+func slotOf(s Expr) Expr {
+	if a, ok := s.(*AddNode); ok && len(a.Terms) == 2 {
+		if ix, ok := a.Terms[0].(*Ix); ok {
+			if n, ok := a.Terms[1].(*Num); ok && n.V == 1 {
+				return ix
+			}
+		}
+	}
+	return s
+}
+
+// rename replaces reads of tensor from by reads of tensor to.
+func rename(e Expr, from, to string) Expr {
+	return replaceTensor(e, from, func(t *Tensor) Expr { return newTensor(to, t.Idx, t.Sym, t.Int) })
+}
+
+// replaceTensor rebuilds e with every read of tensor v replaced by fn's.
+func replaceTensor(e Expr, v string, fn func(*Tensor) Expr) Expr {
+	if t, ok := e.(*Tensor); ok && t.Name == v {
+		return fn(t)
+	}
+	return mapChildren(e, func(c Expr) Expr { return replaceTensor(c, v, fn) })
+}
+
+// mapChildren rebuilds e with fn applied to its children.
+func mapChildren(e Expr, fn func(Expr) Expr) Expr {
+	switch e := e.(type) {
+	case *Tensor:
+		idx := make([]Expr, len(e.Idx))
+		for k, x := range e.Idx {
+			idx[k] = fn(x)
+		}
+		return newTensor(e.Name, idx, e.Sym, e.Int)
+	case *IDelta:
+		return IDlt(fn(e.X), IxE(e.I))
+	case *Call:
+		args := make([]Expr, len(e.Args))
+		for k, a := range e.Args {
+			args[k] = fn(a)
+		}
+		return CallE(e.Prim, args...)
+	case *AddNode:
+		ts := make([]Expr, len(e.Terms))
+		for k, t := range e.Terms {
+			ts[k] = fn(t)
+		}
+		return Add(ts...)
+	case *MulNode:
+		fs := make([]Expr, len(e.Factors))
+		for k, f := range e.Factors {
+			fs[k] = fn(f)
+		}
+		return Mul(fs...)
+	case *SumNode:
+		return Sum(e.Idx, fn(e.Body))
+	case *MaxNode:
+		return Max(e.Idx, fn(e.Body))
+	}
+	return e
+}
