@@ -98,6 +98,9 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := supported(m, d); err != nil {
+		return nil, err
+	}
 	pkg := opts.Package
 	if pkg == "" {
 		pkg = strings.ToLower(sanitize(m.Name))
@@ -570,4 +573,37 @@ func localName(tensor string) string {
 		return sanitize(tensor[:i]) + exported(tensor[i+1:])
 	}
 	return sanitize(tensor)
+}
+
+// supported reports, with positions, what the code generator cannot
+// compile yet: conjugate latents (their closed-form updates), point-
+// estimated parameters, per-unit latents, statements outside every
+// nonconjugate latent's Markov blanket.
+func supported(m *ir.Model, d *derive.Derivation) error {
+	var errs []string
+	for _, v := range m.VarsWithRole(ir.RoleLatent) {
+		if !v.Treatment.Nonconjugate() {
+			errs = append(errs, fmt.Sprintf("%s: latent %s is declared %s; conjugate updates are not supported by the code generator yet", v.Pos, v.Name, v.Treatment))
+		}
+	}
+	for _, v := range m.VarsWithRole(ir.RoleParam) {
+		errs = append(errs, fmt.Sprintf("%s: param %s: point-estimated parameters are not supported by the code generator yet", v.Pos, v.Name))
+	}
+	covered := map[*ir.Factor]bool{}
+	for _, o := range d.Objectives {
+		for _, f := range o.Factors {
+			covered[f] = true
+		}
+	}
+	if len(errs) == 0 {
+		for _, f := range m.Factors {
+			if !covered[f] {
+				errs = append(errs, fmt.Sprintf("%s: this statement involves no nonconjugate latent; such models are not supported by the code generator yet", f.Pos))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return nil
 }

@@ -72,7 +72,8 @@ type expecter struct {
 	log []Approx
 }
 
-// Expect returns E_q[e] and the rules it used, one entry per term.
+// Expect returns E_q[e] and the rules it used, one entry per term. The
+// expression is nil when some term has no rule (the log says which).
 func (b *Builder) Expect(e Expr, qs []*QFactor) (Expr, []Approx) {
 	x := &expecter{b: b, qs: map[string]*QFactor{}}
 	for _, q := range qs {
@@ -111,11 +112,17 @@ func (x *expecter) expect(e Expr) Expr {
 	case *AddNode:
 		ts := make([]Expr, len(e.Terms))
 		for k, t := range e.Terms {
-			ts[k] = x.expect(t)
+			if ts[k] = x.expect(t); ts[k] == nil {
+				return nil
+			}
 		}
 		return Add(ts...)
 	case *SumNode:
-		return Sum(e.Idx, x.expect(e.Body))
+		body := x.expect(e.Body)
+		if body == nil {
+			return nil
+		}
+		return Sum(e.Idx, body)
 	case *MulNode:
 		// Independence: group the factors by the latent they read; the
 		// expectation of the product is the product of the groups'.
@@ -143,7 +150,11 @@ func (x *expecter) expect(e Expr) Expr {
 		sort.Strings(keys)
 		out := plain
 		for _, v := range keys {
-			out = append(out, x.single(Mul(groups[v]...), x.qs[v]))
+			r := x.single(Mul(groups[v]...), x.qs[v])
+			if r == nil {
+				return nil
+			}
+			out = append(out, r)
 		}
 		return Mul(out...)
 	}
@@ -158,12 +169,18 @@ func (x *expecter) single(e Expr, q *QFactor) Expr {
 	if a, ok := e.(*AddNode); ok {
 		ts := make([]Expr, len(a.Terms))
 		for k, t := range a.Terms {
-			ts[k] = x.single(t, q)
+			if ts[k] = x.single(t, q); ts[k] == nil {
+				return nil
+			}
 		}
 		return Add(ts...)
 	}
 	if s, ok := e.(*SumNode); ok {
-		return Sum(s.Idx, x.single(s.Body, q))
+		body := x.single(s.Body, q)
+		if body == nil {
+			return nil
+		}
+		return Sum(s.Idx, body)
 	}
 	c, rest := coefRest(e)
 	if rest == nil {
@@ -180,7 +197,11 @@ func (x *expecter) single(e Expr, q *QFactor) Expr {
 	}
 	if r == nil {
 		if q.Family == "MvNormal" {
-			return scaleAny(c, x.taylor(rest))
+			t := x.taylor(rest)
+			if t == nil {
+				return nil
+			}
+			return scaleAny(c, t)
 		}
 		x.record(rest, fmt.Sprintf("no rule for this function of %s under q = %s", q.Var, q.Family), false)
 		return nil

@@ -2,6 +2,8 @@ package derive
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -28,6 +30,11 @@ type Objective struct {
 	// the sums of the parts), so generated code can say which statement
 	// each loop implements.
 	Parts []*Part
+	// Inputs are the variational factors of the other latents f reads
+	// through expectations (Eq. 12's E_q(z)), and Expectations how each
+	// expectation was taken.
+	Inputs       []*QFactor
+	Expectations []Approx
 }
 
 // Part is one factor's contribution to an Objective.
@@ -52,31 +59,22 @@ func Derive(m *ir.Model) (*Derivation, error) {
 	b := NewBuilder(m)
 	d := &Derivation{Model: m}
 	var errs []error
-	covered := map[*ir.Factor]bool{}
+	qs := map[string]*QFactor{}
+	for _, v := range m.VarsWithRole(ir.RoleLatent) {
+		if q := b.qFactor(v); q != nil {
+			qs[v.Name] = q
+		}
+	}
 	for _, v := range m.VarsWithRole(ir.RoleLatent) {
 		if !v.Treatment.Nonconjugate() {
-			errs = append(errs, fmt.Errorf("%s: latent %s is declared %s; conjugate updates are not supported by the code generator yet", v.Pos, v.Name, v.Treatment))
 			continue
 		}
-		obj, err := b.objective(v)
+		obj, err := b.objective(v, qs)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		for _, f := range obj.Factors {
-			covered[f] = true
-		}
 		d.Objectives = append(d.Objectives, obj)
-	}
-	for _, v := range m.VarsWithRole(ir.RoleParam) {
-		errs = append(errs, fmt.Errorf("%s: param %s: point-estimated parameters are not supported by the code generator yet", v.Pos, v.Name))
-	}
-	if len(errs) == 0 {
-		for _, f := range m.Factors {
-			if !covered[f] {
-				errs = append(errs, fmt.Errorf("%s: this statement involves no nonconjugate latent; such models are not supported by the code generator yet", f.Pos))
-			}
-		}
 	}
 	if len(errs) > 0 {
 		return nil, joinErrors(errs)
@@ -85,7 +83,39 @@ func Derive(m *ir.Model) (*Derivation, error) {
 	return d, nil
 }
 
-func (b *Builder) objective(v *ir.Var) (*Objective, error) {
+// qFactor is the mean-field factor of a latent: Gaussian for nonconjugate
+// vectors, and for conjugate latents the family of their prior.
+func (b *Builder) qFactor(v *ir.Var) *QFactor {
+	dims := v.Type.Dims
+	if k := bagDim(b.Model, v); k > 0 {
+		// one value per bag entry, stored flat
+		dims = append([]string{"@" + dims[k]}, dims[k+1:]...)
+	}
+	if v.Treatment.Nonconjugate() {
+		if len(dims) == 1 {
+			return GaussianQ(v.Name, dims[0])
+		}
+		return nil
+	}
+	prior := b.Model.Prior(v.Name)
+	if prior == nil {
+		return nil
+	}
+	switch prior.Dist {
+	case "Categorical":
+		if v.Type.Range == nil || v.Type.Range[1].Size == "" {
+			return nil
+		}
+		return CategoricalQ(v.Name, v.Type.Range[1].Size, dims...)
+	case "Dirichlet":
+		return DirichletQ(v.Name, dims...)
+	case "Gamma":
+		return GammaQ(v.Name, dims...)
+	}
+	return nil
+}
+
+func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, error) {
 	if v.Type.Kind != ir.Real || v.Type.Class != ir.Plain || len(v.Type.Dims) != 1 {
 		return nil, fmt.Errorf("%s: nonconjugate latent %s must be a real vector (real[P]) for now", v.Pos, v.Name)
 	}
@@ -106,6 +136,36 @@ func (b *Builder) objective(v *ir.Var) (*Objective, error) {
 		lp, err := b.FactorLogDensity(f)
 		if err != nil {
 			return nil, err
+		}
+		// Eq. 12: f(θ) takes the expectation under q of every other latent.
+		var others []*QFactor
+		for _, name := range sortedKeys(qs) {
+			if name != v.Name && DependsOn(lp, name) {
+				others = append(others, qs[name])
+			}
+		}
+		for _, fv := range b.Model.VarsWithRole(ir.RoleLatent) {
+			if fv.Name != v.Name && qs[fv.Name] == nil && DependsOn(lp, fv.Name) {
+				return nil, fmt.Errorf("%s: %s reads latent %s, whose variational family vigen cannot determine yet", f.Pos, v.Name, fv.Name)
+			}
+		}
+		if len(others) > 0 {
+			e, log := b.Expect(lp, others)
+			o.Expectations = append(o.Expectations, log...)
+			if e == nil {
+				for _, l := range log {
+					if !l.Exact && !strings.HasPrefix(l.Rule, "Taylor") {
+						return nil, fmt.Errorf("%s: cannot take the expectation of %s: %s", f.Pos, l.Term, l.Rule)
+					}
+				}
+				return nil, fmt.Errorf("%s: cannot take the expectation of this statement under q", f.Pos)
+			}
+			lp = e
+			for _, q := range others {
+				if !containsQ(o.Inputs, q) {
+					o.Inputs = append(o.Inputs, q)
+				}
+			}
 		}
 		p := &Part{Factor: f, F: lp}
 		p.Grad = Diff(p.F, v.Name, []Index{o.A})
@@ -140,4 +200,22 @@ func joinErrors(errs []error) error {
 		return errs[0]
 	}
 	return errorList(errs)
+}
+
+func sortedKeys(m map[string]*QFactor) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func containsQ(qs []*QFactor, q *QFactor) bool {
+	for _, x := range qs {
+		if x == q {
+			return true
+		}
+	}
+	return false
 }

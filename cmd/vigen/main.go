@@ -168,6 +168,13 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  ∂²f/∂%s[%s]∂%s[%s] = %s\n", o.Latent.Name, o.A.Name, o.Latent.Name, o.B.Name, derive.String(o.Hess))
 			fmt.Fprintf(stdout, "  ∂Tr{∇²f Σ}/∂%s[%s] = %s\n", o.Latent.Name, o.A.Name, derive.String(o.TraceGrad))
 		}
+		for _, e := range o.Expectations {
+			kind := "approximate"
+			if e.Exact {
+				kind = "exact"
+			}
+			fmt.Fprintf(stdout, "  E_q[%s]: %s (%s)\n", e.Term, kind, e.Rule)
+		}
 	}
 	return 0
 }
