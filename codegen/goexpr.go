@@ -96,6 +96,15 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 		}
 		p.pop()
 		sb.WriteString("}\n")
+	case *VecLet:
+		fmt.Fprintf(sb, "%s := make([]float64, %s)\n", tempName(s.Name), p.size(s.Loop.Idx.Size))
+		p.declareViews(sb, s.Loop, s.Body)
+		p.loopHead(sb, s.Loop)
+		p.push()
+		p.stmts(sb, s.Loop.Body)
+		fmt.Fprintf(sb, "%s[%s] = %s\n", tempName(s.Name), p.index(s.Loop.Idx.Name), p.expr(s.Body, 0))
+		p.pop()
+		sb.WriteString("}\n")
 	case *Loop:
 		p.declareViews(sb, s)
 		p.loopHead(sb, s)
@@ -284,6 +293,9 @@ func negate(e derive.Expr) derive.Expr { return derive.Mul(derive.N(-1), e) }
 
 func (p *goPrinter) tensor(t *derive.Tensor) string {
 	if strings.HasPrefix(t.Name, TempPrefix) {
+		if len(t.Idx) == 1 {
+			return tempName(t.Name) + "[" + p.subscript(t.Idx[0]) + "]"
+		}
 		return tempName(t.Name)
 	}
 	if strings.HasPrefix(t.Name, "#") {

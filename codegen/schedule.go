@@ -53,6 +53,17 @@ type Reduce struct {
 	Max  bool
 }
 
+// VecLet computes the vector temporary Name[j] = Body for every j of Loop:
+// a function of one index needed inside an outer loop is computed once per
+// element rather than once per outer iteration.
+type VecLet struct {
+	Name string
+	Loop *Loop
+	Body derive.Expr
+}
+
+func (*VecLet) stmt() {}
+
 // Loop iterates Idx over 0..size-1, or From..size-1 when From is set.
 type Loop struct {
 	Idx  derive.Index
@@ -463,13 +474,6 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 			}
 		}
 	}
-	// Entries of a bag document stay a loop, so the pass over a document's
-	// terms fuses with the gradient's and Hessian's.
-	for _, j := range idx {
-		if _, _, ok := j.Ragged(); ok && !containsIdx(tied, j) {
-			tied = append(tied, j)
-		}
-	}
 	idx, factors = eliminate(idx, factors, tied)
 	summed := map[string]bool{}
 	for _, j := range idx {
@@ -635,6 +639,9 @@ func (s *scheduler) val(n *node, e derive.Expr) derive.Expr {
 		return v
 	}
 	at := s.placement(n, e)
+	if v := s.vector(n, at, e); v != nil {
+		return v
+	}
 	switch e := e.(type) {
 	case *derive.SumNode:
 		return s.reduction(at, e.Key(), e.Idx, e.Body, false)
@@ -872,4 +879,53 @@ func containsIdx(xs []derive.Index, j derive.Index) bool {
 		}
 	}
 	return false
+}
+
+// vector materializes a call that depends on one loop index j only, when
+// evaluating it at its placement would repeat it for every iteration of a
+// loop enclosing j's: the values go into a slice computed once, before the
+// outermost loop, and the use reads slice[j].
+func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
+	if _, ok := e.(*derive.Call); !ok || len(e.Free()) != 1 || at.reduce || at.parent == nil || at.parent.parent == nil {
+		return nil
+	}
+	j := e.Free()[0]
+	if at.idx.Name != j.Name || at.from != "" && !strings.HasPrefix(at.from, "<=") && false {
+		return nil
+	}
+	if _, _, ragged := j.Ragged(); ragged {
+		return nil
+	}
+	// Temporaries e reads must be available at the root.
+	ok := true
+	derive.Visit(e, func(x derive.Expr) {
+		if t, isT := x.(*derive.Tensor); isT && strings.HasPrefix(t.Name, TempPrefix) && s.home[t.Name] != s.root {
+			ok = false
+		}
+	})
+	if !ok {
+		return nil
+	}
+	canon := derive.Index{Name: "#vec", Size: j.Size}
+	key := "vec:" + derive.Subst(e, j, canon).Key()
+	if v, ok := s.root.memo[key]; ok {
+		return derive.T(v.(*derive.Tensor).Name, derive.IxE(j))
+	}
+	loop := &node{parent: s.root, idx: j, depth: 1, memo: map[string]derive.Expr{}, reduce: true}
+	body := s.valInside(loop, e)
+	name := s.temp()
+	s.root.lets = append(s.root.lets, &VecLet{Name: name, Loop: &Loop{Idx: j, Body: s.emit(loop)}, Body: body})
+	s.home[name] = s.root
+	s.root.memo[key] = derive.T(name)
+	return derive.T(name, derive.IxE(j))
+}
+
+// valInside evaluates a call at n without materializing it again.
+func (s *scheduler) valInside(n *node, e derive.Expr) derive.Expr {
+	c := e.(*derive.Call)
+	args := make([]derive.Expr, len(c.Args))
+	for k, a := range c.Args {
+		args[k] = s.val(n, a)
+	}
+	return derive.CallE(c.Prim, args...)
 }

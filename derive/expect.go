@@ -166,6 +166,9 @@ func (x *expecter) expect(e Expr) Expr {
 
 // single takes the expectation of e, which reads only the latent of q.
 func (x *expecter) single(e Expr, q *QFactor) Expr {
+	if !DependsOn(e, q.Var) {
+		return e
+	}
 	if a, ok := e.(*AddNode); ok {
 		ts := make([]Expr, len(a.Terms))
 		for k, t := range a.Terms {

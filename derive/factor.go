@@ -41,6 +41,9 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 		}
 		i := Index{Name: p.Index, Size: p.Size}
 		b.plates[p.Index] = i
+		if b.unit != nil && b.unit.Name == p.Index {
+			continue // the unit's own plate: d stays free
+		}
 		plates = append(plates, i)
 	}
 	defer func() {

@@ -16,6 +16,7 @@ type Builder struct {
 	Aux    []Aux
 	auxBy  map[string]bool
 	plates map[string]Index // the plate indices in scope, by name
+	unit   *Index           // while building a per-unit objective: the unit's plate, left unsummed
 }
 
 // Aux is a derived tensor computed from a variable before it is used: the

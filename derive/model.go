@@ -30,6 +30,10 @@ type Objective struct {
 	// the sums of the parts), so generated code can say which statement
 	// each loop implements.
 	Parts []*Part
+	// Unit is the plate index selecting the unit for a per-unit latent
+	// θ[d] (d is then free in every expression and θ is read as the unit's
+	// vector), or nil for a global latent.
+	Unit *Index
 	// Inputs are the variational factors of the other latents f reads
 	// through expectations (Eq. 12's E_q(z)), and Expectations how each
 	// expectation was taken.
@@ -116,26 +120,51 @@ func (b *Builder) qFactor(v *ir.Var) *QFactor {
 }
 
 func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, error) {
-	if v.Type.Kind != ir.Real || v.Type.Class != ir.Plain || len(v.Type.Dims) != 1 {
-		return nil, fmt.Errorf("%s: nonconjugate latent %s must be a real vector (real[P]) for now", v.Pos, v.Name)
-	}
 	prior := b.Model.Prior(v.Name)
 	if prior == nil {
 		return nil, fmt.Errorf("%s: latent %s has no prior", v.Pos, v.Name)
 	}
-	if len(prior.Plates) > 0 || len(prior.Target.Index) > 0 {
-		return nil, fmt.Errorf("%s: latent %s is drawn inside a plate; per-unit latents are not supported by the code generator yet", prior.Pos, v.Name)
+	if v.Type.Kind != ir.Real || v.Type.Class != ir.Plain || len(v.Type.Dims) < 1 || len(v.Type.Dims) > 2 {
+		return nil, fmt.Errorf("%s: nonconjugate latent %s must be a real vector real[P], or one vector per unit real[D, P]", v.Pos, v.Name)
 	}
-	o := &Objective{Latent: v, Dim: v.Type.Dims[0], CovName: CovTensor(v.Name)}
+	o := &Objective{Latent: v, Dim: v.Type.Dims[len(v.Type.Dims)-1], CovName: CovTensor(v.Name)}
+	if len(v.Type.Dims) == 2 {
+		// A per-unit latent θ[d] drawn inside `for d in 1:D`: f is the
+		// unit's part of the log joint, with d free, and θ[d] is read as
+		// the unit's own vector.
+		if len(prior.Plates) == 0 || len(prior.Target.Index) != 1 {
+			return nil, fmt.Errorf("%s: %s[d] must be drawn inside its plate `for d in 1:%s`", prior.Pos, v.Name, v.Type.Dims[0])
+		}
+		ix, ok := prior.Target.Index[0].(*ir.Index)
+		if !ok {
+			return nil, fmt.Errorf("%s: %s must be indexed by its plate's index", prior.Pos, v.Name)
+		}
+		u := Index{Name: ix.Name, Size: v.Type.Dims[0]}
+		o.Unit = &u
+		for _, c := range b.Model.Children(v.Name) {
+			if len(c.Plates) == 0 || c.Plates[0].Index != ix.Name {
+				return nil, fmt.Errorf("%s: this statement reads %s outside the plate over %s; such per-unit latents are not supported yet", c.Pos, v.Name, ix.Name)
+			}
+		}
+	} else if len(prior.Plates) > 0 || len(prior.Target.Index) > 0 {
+		return nil, fmt.Errorf("%s: latent %s is drawn inside a plate; declare it with the plate's size as its first dimension", prior.Pos, v.Name)
+	}
 	o.Factors = append([]*ir.Factor{prior}, b.Model.Children(v.Name)...)
 	o.A = b.Fresh("a", o.Dim)
 	o.B = b.Fresh("b", o.Dim)
 	ta, tb := b.Fresh("a", o.Dim), b.Fresh("b", o.Dim)
 	var fs, gs, hs, ts, tgs []Expr
 	for _, f := range o.Factors {
+		if o.Unit != nil {
+			b.unit = o.Unit
+		}
 		lp, err := b.FactorLogDensity(f)
+		b.unit = nil
 		if err != nil {
 			return nil, err
+		}
+		if o.Unit != nil {
+			lp = unitView(lp, v.Name, *o.Unit)
 		}
 		// Eq. 12: f(θ) takes the expectation under q of every other latent.
 		var others []*QFactor
@@ -218,4 +247,17 @@ func containsQ(qs []*QFactor, q *QFactor) bool {
 		}
 	}
 	return false
+}
+
+// unitView rewrites reads θ[u, i] of a per-unit latent as reads θ[i] of
+// the unit's own vector.
+func unitView(e Expr, v string, u Index) Expr {
+	return replaceTensor(e, v, func(t *Tensor) Expr {
+		if len(t.Idx) > 1 {
+			if ix, ok := t.Idx[0].(*Ix); ok && ix.I.Name == u.Name {
+				return newTensor(v, t.Idx[1:], t.Sym, t.Int)
+			}
+		}
+		return t
+	})
 }

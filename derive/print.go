@@ -100,6 +100,21 @@ func write(sb *strings.Builder, e Expr, ctx int) {
 		if ctx > 2 {
 			sb.WriteByte(')')
 		}
+	case *MaxNode:
+		sb.WriteString("max_")
+		for k, i := range e.Idx {
+			if k > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(i.Name)
+		}
+		sb.WriteByte('(')
+		write(sb, e.Body, 0)
+		sb.WriteByte(')')
+	case *IDelta:
+		sb.WriteString("δ(")
+		write(sb, e.X, 0)
+		sb.WriteString("," + e.I.Name + ")")
 	case *SumNode:
 		if ctx > 1 {
 			sb.WriteByte('(')

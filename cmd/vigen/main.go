@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	vigen gen [-o DIR] [-pkg NAME] model.vi   write the Go package for model.vi
+//	vigen gen [-o DIR] [-pkg NAME] [-kernels] model.vi   write the Go package for model.vi
 //	vigen check [-derive] model.vi            check model.vi; -derive prints f, ∇f, ∇²f
 //
 // Errors in the model are printed as file:line:col: message, and vigen
@@ -31,7 +31,7 @@ func main() {
 }
 
 const usage = `usage:
-  vigen gen [-o DIR] [-pkg NAME] model.vi   generate a Go package from model.vi
+  vigen gen [-o DIR] [-pkg NAME] [-kernels] model.vi   generate a Go package from model.vi
   vigen check [-derive] model.vi            check model.vi (and print its derivation)
 `
 
@@ -66,6 +66,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "output directory (default: ./NAME, NAME the package)")
 	pkg := fs.String("pkg", "", "Go package name (default: the model name)")
+	kernels := fs.Bool("kernels", false, "emit data types and derivative kernels only (no Fit)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -78,7 +79,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	files, err := codegen.Generate(m, codegen.Options{Package: *pkg})
+	files, err := codegen.Generate(m, codegen.Options{Package: *pkg, KernelsOnly: *kernels})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
