@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"go/format"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -198,7 +199,7 @@ func withImports(src []byte) []byte {
 	body := string(src)
 	var lines []string
 	for _, p := range stdImports {
-		if strings.Contains(body, p+".") {
+		if regexp.MustCompile(`(^|[^\w.])` + p + `\.`).MatchString(body) {
 			lines = append(lines, strconv.Quote(p))
 		}
 	}

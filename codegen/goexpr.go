@@ -97,7 +97,11 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 		p.pop()
 		sb.WriteString("}\n")
 	case *VecLet:
-		fmt.Fprintf(sb, "%s := make([]float64, %s)\n", tempName(s.Name), p.size(s.Loop.Idx.Size))
+		fmt.Fprintf(sb, "%s := make([]float64, %s)\n", tempName(s.Name), p.size(s.Size))
+		if s.Loop == nil {
+			p.stmts(sb, s.Stmts)
+			return
+		}
 		p.declareViews(sb, s.Loop, s.Body)
 		p.loopHead(sb, s.Loop)
 		p.push()

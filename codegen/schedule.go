@@ -57,9 +57,11 @@ type Reduce struct {
 // a function of one index needed inside an outer loop is computed once per
 // element rather than once per outer iteration.
 type VecLet struct {
-	Name string
-	Loop *Loop
-	Body derive.Expr
+	Name  string
+	Size  string
+	Loop  *Loop
+	Body  derive.Expr
+	Stmts []Stmt // instead of Loop and Body: statements accumulating into Name[j]
 }
 
 func (*VecLet) stmt() {}
@@ -125,14 +127,15 @@ type node struct {
 }
 
 type scheduler struct {
-	ntemp int
+	ntemp *int
 	root  *node
 	home  map[string]*node // where each temporary is defined
+	inner bool             // scheduling a vector temporary: no further vectors
 }
 
 // Schedule lowers outputs into a statement list.
 func Schedule(outs []Output) []Stmt {
-	s := &scheduler{root: &node{memo: map[string]derive.Expr{}}, home: map[string]*node{}}
+	s := &scheduler{ntemp: new(int), root: &node{memo: map[string]derive.Expr{}}, home: map[string]*node{}}
 	for _, o := range outs {
 		for _, t := range terms(o.Expr) {
 			s.addTerm(o, t)
@@ -270,6 +273,15 @@ func uses(e derive.Expr, j derive.Index) bool {
 
 const sizeGuess = 100.0
 
+// sizeOf guesses an index's range: the entries of a bag outnumber the
+// model's other dimensions.
+func sizeOf(i derive.Index) float64 {
+	if _, _, ok := i.Ragged(); ok {
+		return 10 * sizeGuess
+	}
+	return sizeGuess
+}
+
 // eliminate turns summed indices into inner reductions, cheapest first, while
 // an index is not tied to an output index. With no output indices the last
 // summed index stays a loop (so terms over the same plate fuse).
@@ -283,13 +295,13 @@ func eliminate(idx []derive.Index, factors []derive.Expr, free []derive.Index) (
 		if len(free) == 0 && len(idx) <= 1 {
 			return idx, factors
 		}
-		best, bestCost := -1, 0.0
+		best, bestCost, bestResult := -1, 0.0, 0.0
 		for k, j := range idx {
 			if isParentOf(j, idx) || freeSet[j.Name] {
 				continue // a document index stays while its entries are summed; tied indices stay
 			}
 			tied := false
-			vars := map[string]bool{}
+			vars := map[string]derive.Index{}
 			for _, f := range factors {
 				if !uses(f, j) {
 					continue
@@ -298,18 +310,24 @@ func eliminate(idx []derive.Index, factors []derive.Expr, free []derive.Index) (
 					tied = true
 				}
 				for _, v := range f.Free() {
-					vars[v.Name] = true
+					vars[v.Name] = v
 				}
 			}
 			if tied {
 				continue
 			}
-			cost := 1.0
-			for range vars {
-				cost *= sizeGuess
+			// Eliminate first the index whose reduction is smallest (the
+			// result depends on the other indices), then the cheapest.
+			cost, result := 1.0, 1.0
+			for name, v := range vars {
+				cost *= sizeOf(v)
+				if name != j.Name {
+					result *= sizeOf(v)
+				}
 			}
-			if best < 0 || cost < bestCost || (cost == bestCost && j.Name < idx[best].Name) {
-				best, bestCost = k, cost
+			better := best < 0 || result < bestResult || result == bestResult && (cost < bestCost || cost == bestCost && j.Name < idx[best].Name)
+			if better {
+				best, bestCost, bestResult = k, cost, result
 			}
 		}
 		if best < 0 {
@@ -474,6 +492,20 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 			}
 		}
 	}
+	if !s.inner && len(free) == 1 && len(idx) > 0 && linkedOnlyByLeaves(factors, idx, free) {
+		// Σ_J g(J)·h(J, a) with h a plain read: the sum over J is a vector
+		// over a (shared with other uses), not a loop nest.
+		var in, out []derive.Expr
+		for _, f := range factors {
+			if usesAny(f, idx) {
+				in = append(in, f)
+			} else {
+				out = append(out, f)
+			}
+		}
+		factors = append(out, derive.Sum(idx, derive.Mul(in...)))
+		idx = nil
+	}
 	idx, factors = eliminate(idx, factors, tied)
 	summed := map[string]bool{}
 	for _, j := range idx {
@@ -517,7 +549,8 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 			fs = append(fs, s.val(at, f))
 		}
 		prod = derive.Mul(fs...)
-		if d < len(loops) && !isLeaf(prod) {
+		if d < len(loops) && !isScalarLocal(prod) {
+			// also plain array reads: Go does not hoist loads out of loops
 			prod = s.let(at, prod)
 		}
 	}
@@ -611,8 +644,8 @@ func (s *scheduler) lookup(n *node, key string) (derive.Expr, bool) {
 }
 
 func (s *scheduler) temp() string {
-	s.ntemp++
-	return fmt.Sprintf("%st%d", TempPrefix, s.ntemp)
+	*s.ntemp++
+	return fmt.Sprintf("%st%d", TempPrefix, *s.ntemp)
 }
 
 // let binds e (already rewritten in terms of temporaries) at its placement.
@@ -886,11 +919,36 @@ func containsIdx(xs []derive.Index, j derive.Index) bool {
 // loop enclosing j's: the values go into a slice computed once, before the
 // outermost loop, and the use reads slice[j].
 func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
-	if _, ok := e.(*derive.Call); !ok || len(e.Free()) != 1 || at.reduce || at.parent == nil || at.parent.parent == nil {
+	if s.inner {
 		return nil
 	}
-	j := e.Free()[0]
-	if at.idx.Name != j.Name || at.from != "" && !strings.HasPrefix(at.from, "<=") && false {
+	// Only indices of enclosing loops count: others (a unit index passed
+	// to the kernel) are fixed for the whole evaluation.
+	var loopFree []derive.Index
+	for _, f := range e.Free() {
+		for p := at; p != nil && p.parent != nil; p = p.parent {
+			if p.idx.Name == f.Name {
+				loopFree = append(loopFree, f)
+				break
+			}
+		}
+	}
+	if len(loopFree) != 1 || at.parent == nil {
+		return nil
+	}
+	switch e.(type) {
+	case *derive.Call:
+		// worth it only when an outer loop would repeat it
+		if at.reduce || at.parent.parent == nil {
+			return nil
+		}
+	case *derive.SumNode:
+		// a reduction per element, shared by every use (f's θᵀt and ∇f's t)
+	default:
+		return nil
+	}
+	j := loopFree[0]
+	if at.idx.Name != j.Name {
 		return nil
 	}
 	if _, _, ragged := j.Ragged(); ragged {
@@ -911,21 +969,64 @@ func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
 	if v, ok := s.root.memo[key]; ok {
 		return derive.T(v.(*derive.Tensor).Name, derive.IxE(j))
 	}
+	name := s.temp()
+	if sum, ok := e.(*derive.SumNode); ok {
+		// Accumulate the vector in the order the data is laid out:
+		// for n { for j { v[j] += … } }, scheduled like an output.
+		sub := &scheduler{ntemp: s.ntemp, root: &node{parent: s.root, memo: map[string]derive.Expr{}}, home: s.home, inner: true}
+		sub.root.depth = s.root.depth
+		sub.addTerm(Output{Target: tempName(name), Free: []derive.Index{j}, Expr: sum}, sum)
+		sub.mergeAccums(sub.root)
+		s.root.lets = append(s.root.lets, &VecLet{Name: name, Size: j.Size, Stmts: sub.emit(sub.root)})
+		s.home[name] = s.root
+		s.root.memo[key] = derive.T(name)
+		return derive.T(name, derive.IxE(j))
+	}
 	loop := &node{parent: s.root, idx: j, depth: 1, memo: map[string]derive.Expr{}, reduce: true}
 	body := s.valInside(loop, e)
-	name := s.temp()
-	s.root.lets = append(s.root.lets, &VecLet{Name: name, Loop: &Loop{Idx: j, Body: s.emit(loop)}, Body: body})
+	s.root.lets = append(s.root.lets, &VecLet{Name: name, Size: j.Size, Loop: &Loop{Idx: j, Body: s.emit(loop)}, Body: body})
 	s.home[name] = s.root
 	s.root.memo[key] = derive.T(name)
 	return derive.T(name, derive.IxE(j))
 }
 
-// valInside evaluates a call at n without materializing it again.
+// valInside evaluates a call or reduction at n without materializing it
+// again.
 func (s *scheduler) valInside(n *node, e derive.Expr) derive.Expr {
+	if r, ok := e.(*derive.SumNode); ok {
+		return s.reduction(n, r.Key(), r.Idx, r.Body, false)
+	}
 	c := e.(*derive.Call)
 	args := make([]derive.Expr, len(c.Args))
 	for k, a := range c.Args {
 		args[k] = s.val(n, a)
 	}
 	return derive.CallE(c.Prim, args...)
+}
+
+// linkedOnlyByLeaves reports whether every factor that reads both a summed
+// index and a free one is a plain tensor read, and some factor does.
+func linkedOnlyByLeaves(factors []derive.Expr, idx, free []derive.Index) bool {
+	linked := false
+	for _, f := range factors {
+		if usesAny(f, idx) && usesAny(f, free) {
+			if _, ok := f.(*derive.Tensor); !ok || !isLeaf(f) {
+				return false
+			}
+			linked = true
+		}
+	}
+	return linked
+}
+
+// isScalarLocal reports whether e is a constant or an unindexed local
+// (a temporary or a scalar input), which costs nothing to reuse.
+func isScalarLocal(e derive.Expr) bool {
+	switch e := e.(type) {
+	case *derive.Num:
+		return true
+	case *derive.Tensor:
+		return len(e.Idx) == 0
+	}
+	return false
 }

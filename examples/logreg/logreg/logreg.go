@@ -433,21 +433,48 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
+	t1 := make([]float64, P)
+	for i := 0; i < P; i++ {
+		t2 := theta[i] - mu0[i]
+		for i2 := 0; i2 < P; i2++ {
+			t1[i2] += t2 * Sigma0Inv[i2*P+i]
+		}
+	}
+	t3 := make([]float64, N)
+	for i3 := 0; i3 < P; i3++ {
+		t4 := theta[i3]
+		for n := 0; n < N; n++ {
+			t3[n] += t4 * x[n*P+i3]
+		}
+	}
+	t6 := make([]float64, P)
+	for n := 0; n < N; n++ {
+		var t7 float64
+		x_n := x[n*P : n*P+P : n*P+P]
+		for i3 := 0; i3 < P; i3++ {
+			t7 += theta[i3] * x_n[i3]
+		}
+		t8 := runtime.Logistic(t7)
+		for a := 0; a < P; a++ {
+			t6[a] += t8 * x_n[a]
+		}
+	}
+	t9 := make([]float64, P)
+	for n := 0; n < N; n++ {
+		t10 := float64(y[n])
+		x_n := x[n*P : n*P+P : n*P+P]
+		for a := 0; a < P; a++ {
+			t9[a] += t10 * x_n[a]
+		}
+	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
 	for i2 := 0; i2 < P; i2++ {
-		var t1 float64
-		Sigma0Inv_i2 := Sigma0Inv[i2*P : i2*P+P : i2*P+P]
-		for i := 0; i < P; i++ {
-			t1 += (theta[i] - mu0[i]) * Sigma0Inv_i2[i]
-		}
-		t2 := -(theta[i2] - mu0[i2])
-		f -= 0.5 * t1 * (theta[i2] - mu0[i2])
-		for a := 0; a < P; a++ {
-			grad[a] += t2 * Sigma0Inv[a*P+i2]
-		}
+		f -= 0.5 * t1[i2] * (theta[i2] - mu0[i2])
 	}
+	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0); logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
 	for a := 0; a < P; a++ {
+		grad[a] += t9[a] - t6[a] - t1[a]
 		Sigma0Inv_a := Sigma0Inv[a*P : a*P+P : a*P+P]
 		hess_a := hess[a*P : a*P+P : a*P+P]
 		for b := a; b < P; b++ {
@@ -456,23 +483,16 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	}
 	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
 	for n := 0; n < N; n++ {
-		var t3 float64
+		t5 := runtime.Softplus(t3[n])
+		t11 := runtime.Logistic(t3[n])
+		t12 := -(t11 * (1.0 - t11))
+		f += t3[n]*float64(y[n]) - t5
 		x_n := x[n*P : n*P+P : n*P+P]
-		for i3 := 0; i3 < P; i3++ {
-			t3 += theta[i3] * x_n[i3]
-		}
-		t4 := runtime.Softplus(t3)
-		t5 := runtime.Logistic(t3)
-		t6 := -t5
-		t7 := -(t5 * (1.0 - t5))
-		t9 := t6 + float64(y[n])
-		f += t3*float64(y[n]) - t4
 		for a := 0; a < P; a++ {
-			t8 := t7 * x_n[a]
-			grad[a] += t9 * x_n[a]
+			t13 := t12 * x_n[a]
 			hess_a := hess[a*P : a*P+P : a*P+P]
 			for b := a; b < P; b++ {
-				hess_a[b] += t8 * x_n[b]
+				hess_a[b] += t13 * x_n[b]
 			}
 		}
 	}
@@ -497,28 +517,110 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
+	t1 := make([]float64, P)
+	for i := 0; i < P; i++ {
+		t2 := theta[i] - mu0[i]
+		for i2 := 0; i2 < P; i2++ {
+			t1[i2] += t2 * Sigma0Inv[i2*P+i]
+		}
+	}
+	t3 := make([]float64, P)
+	for a2 := 0; a2 < P; a2++ {
+		Sigma0Inv_a2 := Sigma0Inv[a2*P : a2*P+P : a2*P+P]
+		cov_a2 := cov[a2*P : a2*P+P : a2*P+P]
+		for b2 := 0; b2 < P; b2++ {
+			t3[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
+		}
+	}
+	t4 := make([]float64, N)
+	for i3 := 0; i3 < P; i3++ {
+		t5 := theta[i3]
+		for n := 0; n < N; n++ {
+			t4[n] += t5 * x[n*P+i3]
+		}
+	}
+	t7 := make([]float64, N)
+	for b2 := 0; b2 < P; b2++ {
+		for a2 := 0; a2 < P; a2++ {
+			t8 := cov[a2*P+b2]
+			for n := 0; n < N; n++ {
+				t7[n] += t8 * x[n*P+a2] * x[n*P+b2]
+			}
+		}
+	}
+	t10 := make([]float64, P)
+	for n := 0; n < N; n++ {
+		var t11 float64
+		x_n := x[n*P : n*P+P : n*P+P]
+		for i3 := 0; i3 < P; i3++ {
+			t11 += theta[i3] * x_n[i3]
+		}
+		t12 := runtime.Logistic(t11)
+		var t14 float64
+		for b2 := 0; b2 < P; b2++ {
+			var t13 float64
+			for a2 := 0; a2 < P; a2++ {
+				t13 += cov[a2*P+b2] * x_n[a2]
+			}
+			t14 += t13 * x_n[b2]
+		}
+		t15 := t12 * t14 * (1.0 - t12) * (1.0 - t12)
+		for a := 0; a < P; a++ {
+			t10[a] += t15 * x_n[a]
+		}
+	}
+	t16 := make([]float64, P)
+	for n := 0; n < N; n++ {
+		var t17 float64
+		x_n := x[n*P : n*P+P : n*P+P]
+		for i3 := 0; i3 < P; i3++ {
+			t17 += theta[i3] * x_n[i3]
+		}
+		t18 := runtime.Logistic(t17)
+		var t20 float64
+		for b2 := 0; b2 < P; b2++ {
+			var t19 float64
+			for a2 := 0; a2 < P; a2++ {
+				t19 += cov[a2*P+b2] * x_n[a2]
+			}
+			t20 += t19 * x_n[b2]
+		}
+		t21 := t18 * t18 * t20 * (1.0 - t18)
+		for a := 0; a < P; a++ {
+			t16[a] += t21 * x_n[a]
+		}
+	}
+	t22 := make([]float64, P)
+	for n := 0; n < N; n++ {
+		var t23 float64
+		x_n := x[n*P : n*P+P : n*P+P]
+		for i3 := 0; i3 < P; i3++ {
+			t23 += theta[i3] * x_n[i3]
+		}
+		t24 := runtime.Logistic(t23)
+		for a := 0; a < P; a++ {
+			t22[a] += t24 * x_n[a]
+		}
+	}
+	t25 := make([]float64, P)
+	for n := 0; n < N; n++ {
+		t26 := float64(y[n])
+		x_n := x[n*P : n*P+P : n*P+P]
+		for a := 0; a < P; a++ {
+			t25[a] += t26 * x_n[a]
+		}
+	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
 	for i2 := 0; i2 < P; i2++ {
-		var t1 float64
-		Sigma0Inv_i2 := Sigma0Inv[i2*P : i2*P+P : i2*P+P]
-		for i := 0; i < P; i++ {
-			t1 += (theta[i] - mu0[i]) * Sigma0Inv_i2[i]
-		}
-		t3 := -(theta[i2] - mu0[i2])
-		f -= 0.5 * t1 * (theta[i2] - mu0[i2])
-		for a := 0; a < P; a++ {
-			grad[a] += t3 * Sigma0Inv[a*P+i2]
-		}
+		f -= 0.5 * t1[i2] * (theta[i2] - mu0[i2])
 	}
 	for b2 := 0; b2 < P; b2++ {
-		var t2 float64
-		for a2 := 0; a2 < P; a2++ {
-			t2 += Sigma0Inv[a2*P+b2] * cov[a2*P+b2]
-		}
-		f -= 0.5 * t2
+		f -= 0.5 * t3[b2]
 	}
+	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0); logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
 	for a := 0; a < P; a++ {
+		grad[a] += 0.5*t16[a] - 0.5*t10[a] - t1[a] - t22[a] + t25[a]
 		Sigma0Inv_a := Sigma0Inv[a*P : a*P+P : a*P+P]
 		hess_a := hess[a*P : a*P+P : a*P+P]
 		for b := a; b < P; b++ {
@@ -527,33 +629,16 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	}
 	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
 	for n := 0; n < N; n++ {
-		var t4 float64
+		t6 := runtime.Logistic(t4[n])
+		t9 := runtime.Softplus(t4[n])
+		t27 := -(t6 * (1.0 - t6))
+		f += t4[n]*float64(y[n]) - t9 - 0.5*t6*t7[n]*(1.0-t6)
 		x_n := x[n*P : n*P+P : n*P+P]
-		for i3 := 0; i3 < P; i3++ {
-			t4 += theta[i3] * x_n[i3]
-		}
-		t5 := runtime.Logistic(t4)
-		var t7 float64
-		for b2 := 0; b2 < P; b2++ {
-			var t6 float64
-			for a2 := 0; a2 < P; a2++ {
-				t6 += cov[a2*P+b2] * x_n[a2]
-			}
-			t7 += t6 * x_n[b2]
-		}
-		t8 := runtime.Softplus(t4)
-		t9 := (-0.5) * t5 * t7 * (1.0 - t5) * (1.0 - t5)
-		t10 := 0.5 * t5 * t5 * t7 * (1.0 - t5)
-		t11 := -t5
-		t12 := -(t5 * (1.0 - t5))
-		t14 := t10 + t11 + t9 + float64(y[n])
-		f += t4*float64(y[n]) - t8 - 0.5*t5*t7*(t11+1.0)
 		for a := 0; a < P; a++ {
-			t13 := t12 * x_n[a]
-			grad[a] += t14 * x_n[a]
+			t28 := t27 * x_n[a]
 			hess_a := hess[a*P : a*P+P : a*P+P]
 			for b := a; b < P; b++ {
-				hess_a[b] += t13 * x_n[b]
+				hess_a[b] += t28 * x_n[b]
 			}
 		}
 	}
