@@ -484,7 +484,9 @@ func (p *goPrinter) declareViews(sb *strings.Builder, l *Loop, extra ...derive.E
 		}
 		rowLen := p.size(v.dims[len(v.dims)-1])
 		off = fmt.Sprintf("%s*%s", wrapIf(off, strings.ContainsAny(off, "+")), rowLen)
-		fmt.Fprintf(sb, "%s := %s[%s : %s+%s : %s+%s]\n", name, v.goSlice, off, off, rowLen, off, rowLen)
+		// x[off:][:len:len] has a length the compiler can see, so reads
+		// x_n[j] with j < len need no bounds check.
+		fmt.Fprintf(sb, "%s := %s[%s:][:%s:%s]\n", name, v.goSlice, off, rowLen, rowLen)
 		p.scopes[len(p.scopes)-1][v.key] = name
 		keys = append(keys, v.key)
 	}

@@ -2,6 +2,7 @@ package derive
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -168,6 +169,9 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		case '*':
 			return Mul(x, y), nil
 		case '/':
+			if n, ok := y.(*Num); ok && n.V == 0 {
+				return nil, fmt.Errorf("%s: division by zero", e.Pos)
+			}
 			return Div(x, y), nil
 		case '^':
 			return Pow(x, y), nil
@@ -227,6 +231,11 @@ func init() {
 			x, err := b.Lower(e.Args[0], broadcast(e.Args[0], sel))
 			if err != nil {
 				return nil, err
+			}
+			if n, ok := x.(*Num); ok {
+				if v := p.Eval([]float64{n.V}); math.IsNaN(v) || math.IsInf(v, 0) {
+					return nil, fmt.Errorf("%s: %s(%s) is outside the domain of %s (%s)", e.Pos, p.Name, fmtNum(n.V), p.Name, p.Domain)
+				}
 			}
 			return CallE(p, x), nil
 		}

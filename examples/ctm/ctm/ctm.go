@@ -269,7 +269,7 @@ func (m *Model) ThetaF(d int, theta, zProb, grad, hess []float64) float64 {
 	t9 := make([]float64, K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
 		t10 := wCount[n]
-		zProb_n := zProb[n*K : n*K+K : n*K+K]
+		zProb_n := zProb[n*K:][:K:K]
 		for k := 0; k < K; k++ {
 			t9[k] += t10 * zProb_n[k]
 		}
@@ -297,8 +297,8 @@ func (m *Model) ThetaF(d int, theta, zProb, grad, hess []float64) float64 {
 		t17 := t14 * t16
 		t19 := t13 * t14
 		grad[a] += t19 - t1[a] + t9[a]
-		Sigma0Inv_a := Sigma0Inv[a*K : a*K+K : a*K+K]
-		hess_a := hess[a*K : a*K+K : a*K+K]
+		Sigma0Inv_a := Sigma0Inv[a*K:][:K:K]
+		hess_a := hess[a*K:][:K:K]
 		for b := a; b < K; b++ {
 			hess_a[b] += t17*t18[b] - Sigma0Inv_a[b] + t19*runtime.Kronecker(a, b)
 		}
@@ -342,8 +342,8 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	}
 	t3 := make([]float64, K)
 	for a2 := 0; a2 < K; a2++ {
-		Sigma0Inv_a2 := Sigma0Inv[a2*K : a2*K+K : a2*K+K]
-		cov_a2 := cov[a2*K : a2*K+K : a2*K+K]
+		Sigma0Inv_a2 := Sigma0Inv[a2*K:][:K:K]
+		cov_a2 := cov[a2*K:][:K:K]
 		for b2 := 0; b2 < K; b2++ {
 			t3[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
 		}
@@ -370,7 +370,7 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	t14 := make([]float64, K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
 		t15 := wCount[n]
-		zProb_n := zProb[n*K : n*K+K : n*K+K]
+		zProb_n := zProb[n*K:][:K:K]
 		for k := 0; k < K; k++ {
 			t14[k] += t15 * zProb_n[k]
 		}
@@ -384,7 +384,7 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	t20 := make([]float64, K)
 	for a2 := 0; a2 < K; a2++ {
 		t21 := math.Exp(t5 + theta[a2])
-		cov_a2 := cov[a2*K : a2*K+K : a2*K+K]
+		cov_a2 := cov[a2*K:][:K:K]
 		for b2 := 0; b2 < K; b2++ {
 			t20[b2] += t21 * cov_a2[b2]
 		}
@@ -396,7 +396,7 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	for a2 := 0; a2 < K; a2++ {
 		t27 := math.Exp(t5 + theta[a2])
 		t28 := t17 * t27
-		cov_a2 := cov[a2*K : a2*K+K : a2*K+K]
+		cov_a2 := cov[a2*K:][:K:K]
 		for a := 0; a < K; a++ {
 			t26[a] += t28 * cov_a2[a]
 		}
@@ -430,8 +430,8 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 		t35 := t23 * t34
 		t37 := t23 * t24
 		grad[a] += t14[a] - t1[a] + t37 + t22*t23*cov[a*K+a] + 2.0*t23*t25*t26[a] + t23*t29 + t23*t33
-		Sigma0Inv_a := Sigma0Inv[a*K : a*K+K : a*K+K]
-		hess_a := hess[a*K : a*K+K : a*K+K]
+		Sigma0Inv_a := Sigma0Inv[a*K:][:K:K]
+		hess_a := hess[a*K:][:K:K]
 		for b := a; b < K; b++ {
 			hess_a[b] += t35*t36[b] - Sigma0Inv_a[b] + t37*runtime.Kronecker(a, b)
 		}

@@ -450,7 +450,7 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	t6 := make([]float64, P)
 	for n := 0; n < N; n++ {
 		var t7 float64
-		x_n := x[n*P : n*P+P : n*P+P]
+		x_n := x[n*P:][:P:P]
 		for i3 := 0; i3 < P; i3++ {
 			t7 += theta[i3] * x_n[i3]
 		}
@@ -462,7 +462,7 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	t9 := make([]float64, P)
 	for n := 0; n < N; n++ {
 		t10 := float64(y[n])
-		x_n := x[n*P : n*P+P : n*P+P]
+		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
 			t9[a] += t10 * x_n[a]
 		}
@@ -475,8 +475,8 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0); logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
 	for a := 0; a < P; a++ {
 		grad[a] += t9[a] - t6[a] - t1[a]
-		Sigma0Inv_a := Sigma0Inv[a*P : a*P+P : a*P+P]
-		hess_a := hess[a*P : a*P+P : a*P+P]
+		Sigma0Inv_a := Sigma0Inv[a*P:][:P:P]
+		hess_a := hess[a*P:][:P:P]
 		for b := a; b < P; b++ {
 			hess_a[b] -= Sigma0Inv_a[b]
 		}
@@ -487,10 +487,10 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 		t11 := runtime.Logistic(t3[n])
 		t12 := -(t11 * (1.0 - t11))
 		f += t3[n]*float64(y[n]) - t5
-		x_n := x[n*P : n*P+P : n*P+P]
+		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
 			t13 := t12 * x_n[a]
-			hess_a := hess[a*P : a*P+P : a*P+P]
+			hess_a := hess[a*P:][:P:P]
 			for b := a; b < P; b++ {
 				hess_a[b] += t13 * x_n[b]
 			}
@@ -526,8 +526,8 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	}
 	t3 := make([]float64, P)
 	for a2 := 0; a2 < P; a2++ {
-		Sigma0Inv_a2 := Sigma0Inv[a2*P : a2*P+P : a2*P+P]
-		cov_a2 := cov[a2*P : a2*P+P : a2*P+P]
+		Sigma0Inv_a2 := Sigma0Inv[a2*P:][:P:P]
+		cov_a2 := cov[a2*P:][:P:P]
 		for b2 := 0; b2 < P; b2++ {
 			t3[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
 		}
@@ -551,7 +551,7 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	t10 := make([]float64, P)
 	for n := 0; n < N; n++ {
 		var t11 float64
-		x_n := x[n*P : n*P+P : n*P+P]
+		x_n := x[n*P:][:P:P]
 		for i3 := 0; i3 < P; i3++ {
 			t11 += theta[i3] * x_n[i3]
 		}
@@ -572,7 +572,7 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	t16 := make([]float64, P)
 	for n := 0; n < N; n++ {
 		var t17 float64
-		x_n := x[n*P : n*P+P : n*P+P]
+		x_n := x[n*P:][:P:P]
 		for i3 := 0; i3 < P; i3++ {
 			t17 += theta[i3] * x_n[i3]
 		}
@@ -593,7 +593,7 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	t22 := make([]float64, P)
 	for n := 0; n < N; n++ {
 		var t23 float64
-		x_n := x[n*P : n*P+P : n*P+P]
+		x_n := x[n*P:][:P:P]
 		for i3 := 0; i3 < P; i3++ {
 			t23 += theta[i3] * x_n[i3]
 		}
@@ -605,7 +605,7 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	t25 := make([]float64, P)
 	for n := 0; n < N; n++ {
 		t26 := float64(y[n])
-		x_n := x[n*P : n*P+P : n*P+P]
+		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
 			t25[a] += t26 * x_n[a]
 		}
@@ -621,8 +621,8 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0); logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
 	for a := 0; a < P; a++ {
 		grad[a] += 0.5*t16[a] - 0.5*t10[a] - t1[a] - t22[a] + t25[a]
-		Sigma0Inv_a := Sigma0Inv[a*P : a*P+P : a*P+P]
-		hess_a := hess[a*P : a*P+P : a*P+P]
+		Sigma0Inv_a := Sigma0Inv[a*P:][:P:P]
+		hess_a := hess[a*P:][:P:P]
 		for b := a; b < P; b++ {
 			hess_a[b] -= Sigma0Inv_a[b]
 		}
@@ -633,10 +633,10 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 		t9 := runtime.Softplus(t4[n])
 		t27 := -(t6 * (1.0 - t6))
 		f += t4[n]*float64(y[n]) - t9 - 0.5*t6*t7[n]*(1.0-t6)
-		x_n := x[n*P : n*P+P : n*P+P]
+		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
 			t28 := t27 * x_n[a]
-			hess_a := hess[a*P : a*P+P : a*P+P]
+			hess_a := hess[a*P:][:P:P]
 			for b := a; b < P; b++ {
 				hess_a[b] += t28 * x_n[b]
 			}

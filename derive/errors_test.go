@@ -1,0 +1,28 @@
+package derive
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vigen-go/vigen/spec"
+)
+
+// Constructs derive cannot handle are errors at their source position.
+func TestUnsupportedIsPositioned(t *testing.T) {
+	head := "model m\nsize N, P, K\ndata x : real[N, P]\ndata y : real[N]\nlatent theta : real[P] nonconjugate laplace\ntheta ~ Normal(0, 1)\n"
+	for _, c := range []struct{ body, want string }{
+		{"for n in 1:N {\n  y[n] ~ Normal(dot(x[n], theta) + log(-1), 1)\n}\n", "m.vi:8:36: log(-1) is outside the domain of log"},
+		{"for n in 1:N {\n  y[n] ~ Normal(dot(x[n], theta) / 0, 1)\n}\n", "m.vi:8:34: division by zero"},
+		// a Dirichlet latent inside a nonlinear function: no rule, and Taylor is for Gaussians
+		{"latent z : simplex[P] conjugate\nz ~ Dirichlet(1)\nfor n in 1:N {\n  y[n] ~ Normal(dot(x[n], theta) * sum(exp(z)), 1)\n}\n", "no rule for this function of z under q = Dirichlet"},
+	} {
+		m, err := spec.Load("m.vi", []byte(head+c.body))
+		if err != nil {
+			t.Fatalf("%s: %v", c.body, err)
+		}
+		_, err = Derive(m)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
+	}
+}
