@@ -783,30 +783,8 @@ func SubstIdx(e Expr, j Index, x Expr) Expr {
 			}
 		}
 		return newTensor(e.Name, idx, e.Sym, e.Int)
-	case *Call:
-		args := make([]Expr, len(e.Args))
-		for k, a := range e.Args {
-			args[k] = SubstIdx(a, j, x)
-		}
-		return CallE(e.Prim, args...)
-	case *AddNode:
-		ts := make([]Expr, len(e.Terms))
-		for k, t := range e.Terms {
-			ts[k] = SubstIdx(t, j, x)
-		}
-		return Add(ts...)
-	case *MulNode:
-		fs := make([]Expr, len(e.Factors))
-		for k, f := range e.Factors {
-			fs[k] = SubstIdx(f, j, x)
-		}
-		return Mul(fs...)
-	case *SumNode:
-		return Sum(e.Idx, SubstIdx(e.Body, j, x))
-	case *MaxNode:
-		return Max(e.Idx, SubstIdx(e.Body, j, x))
 	}
-	return e
+	return mapChildren(e, func(c Expr) Expr { return SubstIdx(c, j, x) })
 }
 
 // idltExprs is δ between two index-valued expressions, as an equality
@@ -841,30 +819,6 @@ func Subst(e Expr, from, to Index) Expr {
 			i = to
 		}
 		return IDlt(Subst(e.X, from, to), IxE(i))
-	case *Tensor:
-		idx := make([]Expr, len(e.Idx))
-		for k, x := range e.Idx {
-			idx[k] = Subst(x, from, to)
-		}
-		return newTensor(e.Name, idx, e.Sym, e.Int)
-	case *Call:
-		args := make([]Expr, len(e.Args))
-		for k, x := range e.Args {
-			args[k] = Subst(x, from, to)
-		}
-		return CallE(e.Prim, args...)
-	case *AddNode:
-		ts := make([]Expr, len(e.Terms))
-		for k, x := range e.Terms {
-			ts[k] = Subst(x, from, to)
-		}
-		return Add(ts...)
-	case *MulNode:
-		fs := make([]Expr, len(e.Factors))
-		for k, x := range e.Factors {
-			fs[k] = Subst(x, from, to)
-		}
-		return Mul(fs...)
 	case *SumNode:
 		s := e
 		if containsIndex(s.Idx, to) {
@@ -875,10 +829,8 @@ func Subst(e Expr, from, to Index) Expr {
 			s = renameBound(s, to, fresh)
 		}
 		return Sum(s.Idx, Subst(s.Body, from, to))
-	case *MaxNode:
-		return Max(e.Idx, Subst(e.Body, from, to))
 	}
-	return e
+	return mapChildren(e, func(c Expr) Expr { return Subst(c, from, to) })
 }
 
 // renameBound renames the bound index j of s to fresh.
@@ -892,4 +844,41 @@ func renameBound(s *SumNode, j, fresh Index) *SumNode {
 	}
 	body := Subst(s.Body, j, fresh)
 	return &SumNode{base: base{key: s.key, free: s.free}, Idx: idx, Body: body}
+}
+
+// mapChildren rebuilds e with fn applied to its children.
+func mapChildren(e Expr, fn func(Expr) Expr) Expr {
+	switch e := e.(type) {
+	case *Tensor:
+		idx := make([]Expr, len(e.Idx))
+		for k, x := range e.Idx {
+			idx[k] = fn(x)
+		}
+		return newTensor(e.Name, idx, e.Sym, e.Int)
+	case *IDelta:
+		return IDlt(fn(e.X), IxE(e.I))
+	case *Call:
+		args := make([]Expr, len(e.Args))
+		for k, a := range e.Args {
+			args[k] = fn(a)
+		}
+		return CallE(e.Prim, args...)
+	case *AddNode:
+		ts := make([]Expr, len(e.Terms))
+		for k, t := range e.Terms {
+			ts[k] = fn(t)
+		}
+		return Add(ts...)
+	case *MulNode:
+		fs := make([]Expr, len(e.Factors))
+		for k, f := range e.Factors {
+			fs[k] = fn(f)
+		}
+		return Mul(fs...)
+	case *SumNode:
+		return Sum(e.Idx, fn(e.Body))
+	case *MaxNode:
+		return Max(e.Idx, fn(e.Body))
+	}
+	return e
 }
