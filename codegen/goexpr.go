@@ -25,6 +25,7 @@ type goPrinter struct {
 	usedT                 map[string]bool
 	usedS                 map[string]bool
 	scopes                []map[string]string // row views by block, innermost last: viewKey → Go name
+	loops                 []string            // enclosing loop indices, innermost last
 	usesRuntime, usesMath bool
 }
 
@@ -87,7 +88,7 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 		}
 		p.declareViews(sb, s.Loop, s.Body)
 		p.loopHead(sb, s.Loop)
-		p.push()
+		p.push(s.Loop.Idx.Name)
 		p.stmts(sb, s.Loop.Body)
 		if s.Max {
 			fmt.Fprintf(sb, "%s = math.Max(%s, %s)\n", tempName(s.Name), tempName(s.Name), p.expr(s.Body, 0))
@@ -104,7 +105,7 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 		}
 		p.declareViews(sb, s.Loop, s.Body)
 		p.loopHead(sb, s.Loop)
-		p.push()
+		p.push(s.Loop.Idx.Name)
 		p.stmts(sb, s.Loop.Body)
 		fmt.Fprintf(sb, "%s[%s] = %s\n", tempName(s.Name), p.index(s.Loop.Idx.Name), p.expr(s.Body, 0))
 		p.pop()
@@ -112,7 +113,7 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 	case *Loop:
 		p.declareViews(sb, s)
 		p.loopHead(sb, s)
-		p.push()
+		p.push(s.Idx.Name)
 		p.stmts(sb, s.Body)
 		p.pop()
 		sb.WriteString("}\n")
@@ -310,6 +311,7 @@ func (p *goPrinter) tensor(t *derive.Tensor) string {
 		panic("codegen: unknown tensor " + t.Name)
 	}
 	p.usedT[t.Name] = true
+	t = p.orient(t, "")
 	s := info.Go
 	if v, ok := p.view(viewKey(t.Name, prefixNames(t))); ok && len(t.Idx) >= 2 {
 		s = v + "[" + p.subscript(t.Idx[len(t.Idx)-1]) + "]"
@@ -437,6 +439,7 @@ func (p *goPrinter) declareViews(sb *strings.Builder, l *Loop, extra ...derive.E
 			if !ok || len(t.Idx) < 2 || strings.HasPrefix(t.Name, TempPrefix) {
 				return
 			}
+			t = p.orient(t, j)
 			last, ok := t.Idx[len(t.Idx)-1].(*derive.Ix)
 			pre := prefixNames(t)
 			if !ok || last.I.Name != j || pre == nil {
@@ -503,12 +506,46 @@ func (p *goPrinter) view(key string) (string, bool) {
 	return "", false
 }
 
-// push opens a block; pop closes it, freeing the names of its views.
-func (p *goPrinter) push() { p.scopes = append(p.scopes, map[string]string{}) }
+// push opens the block of a loop over index; pop closes it, freeing the
+// names of its views.
+func (p *goPrinter) push(index string) {
+	p.scopes = append(p.scopes, map[string]string{})
+	p.loops = append(p.loops, index)
+}
 
 func (p *goPrinter) pop() {
 	for _, name := range p.scopes[len(p.scopes)-1] {
 		delete(p.reserved, name)
 	}
 	p.scopes = p.scopes[:len(p.scopes)-1]
+	p.loops = p.loops[:len(p.loops)-1]
+}
+
+// orient returns a symmetric matrix read with its indices ordered so that
+// the one of the more deeply nested loop (inner, if given, counts as the
+// deepest) comes last: rows are contiguous, and A[i,j] = A[j,i].
+func (p *goPrinter) orient(t *derive.Tensor, inner string) *derive.Tensor {
+	if !t.Sym || len(t.Idx) != 2 {
+		return t
+	}
+	a, ok1 := t.Idx[0].(*derive.Ix)
+	b, ok2 := t.Idx[1].(*derive.Ix)
+	if !ok1 || !ok2 {
+		return t
+	}
+	depth := func(name string) int {
+		if name == inner {
+			return len(p.loops) + 1
+		}
+		for k := len(p.loops) - 1; k >= 0; k-- {
+			if p.loops[k] == name {
+				return k + 1
+			}
+		}
+		return 0
+	}
+	if depth(a.I.Name) > depth(b.I.Name) {
+		return &derive.Tensor{Name: t.Name, Idx: []derive.Expr{b, a}, Sym: true, Int: t.Int}
+	}
+	return t
 }

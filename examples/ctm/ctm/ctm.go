@@ -250,8 +250,9 @@ func (m *Model) ThetaF(d int, theta, zProb, grad, hess []float64) float64 {
 	t1 := make([]float64, K)
 	for i := 0; i < K; i++ {
 		t2 := theta[i] - mu0[i]
+		Sigma0Inv_i := Sigma0Inv[i*K:][:K:K]
 		for i2 := 0; i2 < K; i2++ {
-			t1[i2] += t2 * Sigma0Inv[i2*K+i]
+			t1[i2] += t2 * Sigma0Inv_i[i2]
 		}
 	}
 	t3 := math.Inf(-1)
@@ -336,8 +337,9 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	t1 := make([]float64, K)
 	for i := 0; i < K; i++ {
 		t2 := theta[i] - mu0[i]
+		Sigma0Inv_i := Sigma0Inv[i*K:][:K:K]
 		for i2 := 0; i2 < K; i2++ {
-			t1[i2] += t2 * Sigma0Inv[i2*K+i]
+			t1[i2] += t2 * Sigma0Inv_i[i2]
 		}
 	}
 	t3 := make([]float64, K)

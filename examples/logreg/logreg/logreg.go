@@ -436,8 +436,9 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	t1 := make([]float64, P)
 	for i := 0; i < P; i++ {
 		t2 := theta[i] - mu0[i]
+		Sigma0Inv_i := Sigma0Inv[i*P:][:P:P]
 		for i2 := 0; i2 < P; i2++ {
-			t1[i2] += t2 * Sigma0Inv[i2*P+i]
+			t1[i2] += t2 * Sigma0Inv_i[i2]
 		}
 	}
 	t3 := make([]float64, N)
@@ -520,8 +521,9 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	t1 := make([]float64, P)
 	for i := 0; i < P; i++ {
 		t2 := theta[i] - mu0[i]
+		Sigma0Inv_i := Sigma0Inv[i*P:][:P:P]
 		for i2 := 0; i2 < P; i2++ {
-			t1[i2] += t2 * Sigma0Inv[i2*P+i]
+			t1[i2] += t2 * Sigma0Inv_i[i2]
 		}
 	}
 	t3 := make([]float64, P)
@@ -541,8 +543,9 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	}
 	t7 := make([]float64, N)
 	for b2 := 0; b2 < P; b2++ {
+		cov_b2 := cov[b2*P:][:P:P]
 		for a2 := 0; a2 < P; a2++ {
-			t8 := cov[a2*P+b2]
+			t8 := cov_b2[a2]
 			for n := 0; n < N; n++ {
 				t7[n] += t8 * x[n*P+a2] * x[n*P+b2]
 			}
@@ -559,8 +562,9 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 		var t14 float64
 		for b2 := 0; b2 < P; b2++ {
 			var t13 float64
+			cov_b2 := cov[b2*P:][:P:P]
 			for a2 := 0; a2 < P; a2++ {
-				t13 += cov[a2*P+b2] * x_n[a2]
+				t13 += cov_b2[a2] * x_n[a2]
 			}
 			t14 += t13 * x_n[b2]
 		}
@@ -580,8 +584,9 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 		var t20 float64
 		for b2 := 0; b2 < P; b2++ {
 			var t19 float64
+			cov_b2 := cov[b2*P:][:P:P]
 			for a2 := 0; a2 < P; a2++ {
-				t19 += cov[a2*P+b2] * x_n[a2]
+				t19 += cov_b2[a2] * x_n[a2]
 			}
 			t20 += t19 * x_n[b2]
 		}
