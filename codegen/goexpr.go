@@ -118,7 +118,7 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 		p.pop()
 		sb.WriteString("}\n")
 	case *Accum:
-		if s.Upper {
+		if s.Upper && s.At[0].Key() != s.At[1].Key() {
 			p.usesRuntime = true
 			fmt.Fprintf(sb, "runtime.AddUpper(%s, %s, %s, %s, %s)\n", s.Target, p.size(s.Size), p.subscript(s.At[0]), p.subscript(s.At[1]), p.expr(s.Expr, 0))
 			return
@@ -165,7 +165,8 @@ func (p *goPrinter) target(name string, at []derive.Expr, size string) string {
 				}
 			}
 		}
-		return fmt.Sprintf("%s[%s*%s+%s]", name, wrapIf(p.subscript(at[0]), true), p.size(size), p.subscript(at[1]))
+		i := p.subscript(at[0])
+		return fmt.Sprintf("%s[%s*%s+%s]", name, wrapIf(i, strings.ContainsAny(i, "+-")), p.size(size), p.subscript(at[1]))
 	}
 	panic("codegen: output of rank > 2")
 }

@@ -478,6 +478,37 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 			break
 		}
 	}
+	// A Kronecker delta between two output indices confines the term to
+	// the diagonal: δ(a,b)·g(a) adds g(a) at [a, a], with no loop over b.
+	for k := len(o.Free) - 1; k > 0; k-- {
+		b := o.Free[k]
+		if !containsIdx(free, b) {
+			continue
+		}
+		for fi, f := range factors {
+			d, ok := f.(*derive.Delta)
+			if !ok {
+				continue
+			}
+			var a derive.Index
+			switch b.Name {
+			case d.A.Name:
+				a = d.B
+			case d.B.Name:
+				a = d.A
+			default:
+				continue
+			}
+			if !containsIdx(free, a) {
+				continue
+			}
+			at[k] = derive.IxE(a)
+			rest := append(append([]derive.Expr(nil), factors[:fi]...), factors[fi+1:]...)
+			factors = factorsOf(derive.Subst(derive.Mul(rest...), b, a))
+			free = removeIndex(free, b)
+			break
+		}
+	}
 	scattered := len(free) < len(o.Free)
 	if m, ok := derive.Mul(factors...).(*derive.Num); ok {
 		c *= m.V

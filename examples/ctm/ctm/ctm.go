@@ -296,12 +296,12 @@ func (m *Model) ThetaF(d int, theta, zProb, grad, hess []float64) float64 {
 	for a := 0; a < K; a++ {
 		t14 := math.Exp(t4 + theta[a])
 		t17 := t14 * t16
-		t19 := t13 * t14
-		grad[a] += t19 - t1[a] + t9[a]
+		grad[a] += t9[a] - t1[a] + t13*t14
+		hess[a*K+a] += t13 * t14
 		Sigma0Inv_a := Sigma0Inv[a*K:][:K:K]
 		hess_a := hess[a*K:][:K:K]
 		for b := a; b < K; b++ {
-			hess_a[b] += t17*t18[b] - Sigma0Inv_a[b] + t19*runtime.Kronecker(a, b)
+			hess_a[b] += t17*t18[b] - Sigma0Inv_a[b]
 		}
 	}
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
@@ -416,7 +416,7 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	for b := 0; b < K; b++ {
 		t36[b] = math.Exp(t5 + theta[b])
 	}
-	t38 := t13 + t9
+	t37 := t13 + t9
 	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(K) - 0.5*Sigma0Logdet
 	for i2 := 0; i2 < K; i2++ {
@@ -430,17 +430,17 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	for a := 0; a < K; a++ {
 		t23 := math.Exp(t5 + theta[a])
 		t35 := t23 * t34
-		t37 := t23 * t24
-		grad[a] += t14[a] - t1[a] + t37 + t22*t23*cov[a*K+a] + 2.0*t23*t25*t26[a] + t23*t29 + t23*t33
+		grad[a] += t14[a] - t1[a] + t22*t23*cov[a*K+a] + t23*t24 + 2.0*t23*t25*t26[a] + t23*t29 + t23*t33
+		hess[a*K+a] += t23 * t24
 		Sigma0Inv_a := Sigma0Inv[a*K:][:K:K]
 		hess_a := hess[a*K:][:K:K]
 		for b := a; b < K; b++ {
-			hess_a[b] += t35*t36[b] - Sigma0Inv_a[b] + t37*runtime.Kronecker(a, b)
+			hess_a[b] += t35*t36[b] - Sigma0Inv_a[b]
 		}
 	}
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		f += t38 * wCount[n]
+		f += t37 * wCount[n]
 	}
 	for k := 0; k < K; k++ {
 		f += t14[k] * theta[k]
