@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -249,4 +250,48 @@ func logEvidence(x [][]float64, y []float64, s, mu0, v0 float64) float64 {
 	z := mat.NewVecDense(n, nil)
 	ch.SolveVecTo(z, r)
 	return -0.5*float64(n)*math.Log(2*math.Pi) - 0.5*ch.LogDet() - 0.5*mat.Dot(r, z)
+}
+
+// Loop indices named like Go keywords or like the scheduler's temporaries,
+// and sizes named like Go builtins, still give code that compiles and is
+// exact.
+func TestEndToEndAwkwardNames(t *testing.T) {
+	src := `model awkward
+size len, P
+data x : real[len, P]
+data y : real[len]
+const s : real = 0.5
+const mu0 : real[P] = 0.25
+const Sigma0 : cov[P] = 2 * eye(P)
+latent beta : real[P] nonconjugate laplace
+beta ~ MvNormal(mu0, Sigma0)
+for range in 1:len {
+  y[range] ~ Normal(dot(x[range], beta), s)
+}
+`
+	rng := rand.New(rand.NewPCG(13, 14))
+	x, y, data := linregData(rng, 30, 3)
+	mean, _ := exactPosterior(x, y, 0.5, 0.25, 2)
+	res := buildAndRun(t, "awkward", strings.ReplaceAll(src, "range", "t3"), data)
+	res = append(res, buildAndRun(t, "awkward", src, data)...)
+	for _, r := range res {
+		for i, v := range r.Latent["beta"].Mean {
+			if math.Abs(v-mean.AtVec(i)) > 1e-9 {
+				t.Errorf("%s: mean[%d] = %g, exact %g", r.Method, i, v, mean.AtVec(i))
+			}
+		}
+	}
+}
+
+func TestBadPackageName(t *testing.T) {
+	for _, name := range []string{"main", "func"} {
+		m, err := spec.Load("m.vi", []byte(strings.Replace(linregVI, "model linreg", "model "+name, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Generate(m, Options{})
+		if err == nil || !strings.Contains(err.Error(), "cannot be the name of a Go package") {
+			t.Errorf("model %s: error %v", name, err)
+		}
+	}
 }

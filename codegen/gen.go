@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"go/token"
 	"math"
 	"regexp"
 	"sort"
@@ -113,6 +114,9 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 	pkg := opts.Package
 	if pkg == "" {
 		pkg = strings.ToLower(sanitize(m.Name))
+	}
+	if !token.IsIdentifier(pkg) || pkg == "main" || pkg == "_" {
+		return nil, fmt.Errorf("%s: %q cannot be the name of a Go package; choose another with -pkg", m.File, pkg)
 	}
 	g := &gen{m: m, d: d, fields: newNamer(), dfields: newNamer(), goName: map[string]string{},
 		sizeGo: map[string]string{}, tensors: map[string]tensorInfo{}}
@@ -337,7 +341,7 @@ func (g *gen) bound(b ir.Bound) string {
 func (g *gen) bind(v *ir.Var, field string, dims []string) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\tif %s != nil {\n", field)
-	words := []string{"the length of %q", "the row length of %q", "the length of the rows' rows of %q"}
+	words := []string{"%q entries", "%q columns", "%q entries of each row"}
 	expr := field
 	indent := "\t\t"
 	for k, d := range dims {

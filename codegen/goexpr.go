@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"go/token"
 	"math"
 	"strconv"
 	"strings"
@@ -39,7 +40,7 @@ func (p *goPrinter) index(name string) string {
 		return g
 	}
 	g := strings.ReplaceAll(name, "'", "p")
-	for p.reserved[g] {
+	for p.reserved[g] || token.IsKeyword(g) || goReserved[g] || tempLike.MatchString(g) {
 		g += "_"
 	}
 	p.idx[name] = g
@@ -363,6 +364,8 @@ func (p *goPrinter) call(c *derive.Call, prec int) string {
 				if isLeaf(x) {
 					return wrapIf(s+" * "+s, prec > 2)
 				}
+				p.usesRuntime = true
+				return "runtime.Sq(" + p.expr(x, 0) + ")"
 			case -2:
 				s := p.expr(x, 3)
 				if isLeaf(x) {

@@ -759,6 +759,22 @@ func rebuildTensor(t *derive.Tensor, idx []derive.Expr) derive.Expr {
 
 // reduction schedules Σ_J body (or max_J body) as a temporary at n.
 func (s *scheduler) reduction(n *node, key string, idx []derive.Index, body derive.Expr, isMax bool) derive.Expr {
+	// A bound index may carry the name of an enclosing loop (Σ_i … f(Σ_i …)):
+	// rename it, or the inner loop would clobber the outer one.
+	idx = append([]derive.Index(nil), idx...)
+	for k, j := range idx {
+		for p := n; p != nil; p = p.parent {
+			if p.parent != nil && p.idx.Name == j.Name {
+				fresh := derive.Index{Name: j.Name + "'", Size: j.Size}
+				for usesName(body, fresh.Name) || enclosing(n, fresh.Name) {
+					fresh.Name += "'"
+				}
+				body = derive.Subst(body, j, fresh)
+				idx[k] = fresh
+				break
+			}
+		}
+	}
 	var factors []derive.Expr
 	if isMax {
 		factors = []derive.Expr{body}
@@ -1058,6 +1074,38 @@ func isScalarLocal(e derive.Expr) bool {
 		return true
 	case *derive.Tensor:
 		return len(e.Idx) == 0
+	}
+	return false
+}
+
+func usesName(e derive.Expr, name string) bool {
+	found := false
+	derive.Visit(e, func(x derive.Expr) {
+		if found {
+			return
+		}
+		switch x := x.(type) {
+		case *derive.SumNode:
+			for _, i := range x.Idx {
+				found = found || i.Name == name
+			}
+		case *derive.MaxNode:
+			for _, i := range x.Idx {
+				found = found || i.Name == name
+			}
+		}
+		for _, f := range x.Free() {
+			found = found || f.Name == name
+		}
+	})
+	return found
+}
+
+func enclosing(n *node, name string) bool {
+	for p := n; p != nil && p.parent != nil; p = p.parent {
+		if p.idx.Name == name {
+			return true
+		}
 	}
 	return false
 }

@@ -19,3 +19,6 @@ func Eq(a, b float64) float64 {
 	}
 	return 0
 }
+
+// Sq is x².
+func Sq(x float64) float64 { return x * x }

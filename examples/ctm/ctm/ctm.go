@@ -130,31 +130,31 @@ func NewModel(d *Data) (*Model, error) {
 		}
 	}
 	if d.W != nil {
-		if err := sz.Bind("D", len(d.W), "the length of \"w\""); err != nil {
+		if err := sz.Bind("D", len(d.W), "\"w\" entries"); err != nil {
 			return nil, err
 		}
 	}
 	if d.Beta != nil {
-		if err := sz.Bind("K", len(d.Beta), "the length of \"beta\""); err != nil {
+		if err := sz.Bind("K", len(d.Beta), "\"beta\" entries"); err != nil {
 			return nil, err
 		}
 		if len(d.Beta) > 0 {
-			if err := sz.Bind("V", len(d.Beta[0]), "the row length of \"beta\""); err != nil {
+			if err := sz.Bind("V", len(d.Beta[0]), "\"beta\" columns"); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if d.Mu0 != nil {
-		if err := sz.Bind("K", len(d.Mu0), "the length of \"mu0\""); err != nil {
+		if err := sz.Bind("K", len(d.Mu0), "\"mu0\" entries"); err != nil {
 			return nil, err
 		}
 	}
 	if d.Sigma0 != nil {
-		if err := sz.Bind("K", len(d.Sigma0), "the length of \"Sigma0\""); err != nil {
+		if err := sz.Bind("K", len(d.Sigma0), "\"Sigma0\" entries"); err != nil {
 			return nil, err
 		}
 		if len(d.Sigma0) > 0 {
-			if err := sz.Bind("K", len(d.Sigma0[0]), "the row length of \"Sigma0\""); err != nil {
+			if err := sz.Bind("K", len(d.Sigma0[0]), "\"Sigma0\" columns"); err != nil {
 				return nil, err
 			}
 		}

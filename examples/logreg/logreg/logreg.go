@@ -123,31 +123,31 @@ func NewModel(d *Data) (*Model, error) {
 		}
 	}
 	if d.X != nil {
-		if err := sz.Bind("N", len(d.X), "the length of \"x\""); err != nil {
+		if err := sz.Bind("N", len(d.X), "\"x\" entries"); err != nil {
 			return nil, err
 		}
 		if len(d.X) > 0 {
-			if err := sz.Bind("P", len(d.X[0]), "the row length of \"x\""); err != nil {
+			if err := sz.Bind("P", len(d.X[0]), "\"x\" columns"); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if d.Y != nil {
-		if err := sz.Bind("N", len(d.Y), "the length of \"y\""); err != nil {
+		if err := sz.Bind("N", len(d.Y), "\"y\" entries"); err != nil {
 			return nil, err
 		}
 	}
 	if d.Mu0 != nil {
-		if err := sz.Bind("P", len(d.Mu0), "the length of \"mu0\""); err != nil {
+		if err := sz.Bind("P", len(d.Mu0), "\"mu0\" entries"); err != nil {
 			return nil, err
 		}
 	}
 	if d.Sigma0 != nil {
-		if err := sz.Bind("P", len(d.Sigma0), "the length of \"Sigma0\""); err != nil {
+		if err := sz.Bind("P", len(d.Sigma0), "\"Sigma0\" entries"); err != nil {
 			return nil, err
 		}
 		if len(d.Sigma0) > 0 {
-			if err := sz.Bind("P", len(d.Sigma0[0]), "the row length of \"Sigma0\""); err != nil {
+			if err := sz.Bind("P", len(d.Sigma0[0]), "\"Sigma0\" columns"); err != nil {
 				return nil, err
 			}
 		}
