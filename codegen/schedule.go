@@ -325,7 +325,7 @@ func eliminate(idx []derive.Index, factors []derive.Expr, free []derive.Index) (
 					result *= sizeOf(v)
 				}
 			}
-			better := best < 0 || result < bestResult || result == bestResult && (cost < bestCost || cost == bestCost && j.Name < idx[best].Name)
+			better := best < 0 || result < bestResult || result == bestResult && (cost < bestCost || cost == bestCost && eliminateFirst(j, idx[best]))
 			if better {
 				best, bestCost, bestResult = k, cost, result
 			}
@@ -765,7 +765,7 @@ func (s *scheduler) reduction(n *node, key string, idx []derive.Index, body deri
 	for k, j := range idx {
 		for p := n; p != nil; p = p.parent {
 			if p.parent != nil && p.idx.Name == j.Name {
-				fresh := derive.Index{Name: j.Name + "'", Size: j.Size}
+				fresh := derive.Index{Name: j.Name + "'", Size: j.Size, Plate: j.Plate}
 				for usesName(body, fresh.Name) || enclosing(n, fresh.Name) {
 					fresh.Name += "'"
 				}
@@ -990,12 +990,16 @@ func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
 			return nil
 		}
 	case *derive.SumNode:
-		// a reduction per element, shared by every use (f's θᵀt and ∇f's t)
+		// a reduction per element, shared by every use (f's θᵀt and ∇f's
+		// t); only over a model dimension, never a plate of data
 	default:
 		return nil
 	}
 	j := loopFree[0]
 	if at.idx.Name != j.Name {
+		return nil
+	}
+	if _, isSum := e.(*derive.SumNode); isSum && j.Plate {
 		return nil
 	}
 	if _, _, ragged := j.Ragged(); ragged {
@@ -1051,15 +1055,20 @@ func (s *scheduler) valInside(n *node, e derive.Expr) derive.Expr {
 	return derive.CallE(c.Prim, args...)
 }
 
-// linkedOnlyByLeaves reports whether every factor that reads both a summed
-// index and a free one is a plain tensor read, and some factor does.
+// linkedOnlyByLeaves reports whether every factor that reads a summed index
+// is a plain tensor read, and some of them also read the free index.
 func linkedOnlyByLeaves(factors []derive.Expr, idx, free []derive.Index) bool {
 	linked := false
 	for _, f := range factors {
-		if usesAny(f, idx) && usesAny(f, free) {
-			if _, ok := f.(*derive.Tensor); !ok || !isLeaf(f) {
-				return false
-			}
+		if !usesAny(f, idx) {
+			continue
+		}
+		// Every factor under the sum must be a plain read: anything
+		// costlier belongs in the fused pass over the data.
+		if _, ok := f.(*derive.Tensor); !ok || !isLeaf(f) {
+			return false
+		}
+		if usesAny(f, free) {
 			linked = true
 		}
 	}
@@ -1108,4 +1117,14 @@ func enclosing(n *node, name string) bool {
 		}
 	}
 	return false
+}
+
+// eliminateFirst breaks ties between indices to eliminate: vector indices
+// derive made up go before the model's plates (which stay loops, so the
+// passes over the data fuse), then by name.
+func eliminateFirst(i, j derive.Index) bool {
+	if i.Plate != j.Plate {
+		return !i.Plate
+	}
+	return i.Name < j.Name
 }

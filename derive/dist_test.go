@@ -206,7 +206,7 @@ func TestMvNormalFamily(t *testing.T) {
 			t.Errorf("exponential-family form %.15g, gonum %.15g", got, want)
 		}
 	}
-	ia, ib := Index{"e0", "K"}, Index{"e1", "K"}
+	ia, ib := Index{Name: "e0", Size: "K"}, Index{Name: "e1", Size: "K"}
 	draw := make([]float64, k)
 	for a := 0; a < k; a++ {
 		env.Index["e0"] = a
@@ -242,7 +242,7 @@ func TestDirichletFamily(t *testing.T) {
 		}
 	}
 	draw := make([]float64, k)
-	sel := []Expr{IxE(Index{"e0", "K"})}
+	sel := []Expr{IxE(Index{Name: "e0", Size: "K"})}
 	for a := 0; a < k; a++ {
 		env.Index["e0"] = a
 		mcCheck(t, "E[log x]", Eval(d.Expect["log x"](b, args, sel), env), func() float64 { g.Rand(draw); return math.Log(draw[a]) })
@@ -274,7 +274,7 @@ func TestCategoricalAndMultinomial(t *testing.T) {
 			t.Errorf("exponential-family form at %d = %g, want %g", zz, got, want)
 		}
 	}
-	sel := []Expr{IxE(Index{"e0", "K"})}
+	sel := []Expr{IxE(Index{Name: "e0", Size: "K"})}
 	for a := 0; a < k; a++ {
 		env.Index["e0"] = a
 		mcCheck(t, "E[onehot]", Eval(d.Expect["onehot"](b, args, sel), env), func() float64 {
@@ -353,7 +353,7 @@ func TestWishartFamily(t *testing.T) {
 		}
 	}
 	env.Index["e0"], env.Index["e1"] = 0, 1
-	sel := []Expr{IxE(Index{"e0", "K"}), IxE(Index{"e1", "K"})}
+	sel := []Expr{IxE(Index{Name: "e0", Size: "K"}), IxE(Index{Name: "e1", Size: "K"})}
 	// One set of draws for the three statistics (a 2×2 log-determinant in
 	// closed form keeps this fast).
 	wants := []float64{

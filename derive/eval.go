@@ -106,9 +106,6 @@ func evalSum(idx []Index, body Expr, env *Env) float64 {
 	} else {
 		delete(env.Index, j.Name)
 	}
-	if math.IsNaN(s) {
-		return s
-	}
 	return s
 }
 

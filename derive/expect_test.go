@@ -51,8 +51,8 @@ func expectQs() []*QFactor {
 }
 
 func TestExactExpectations(t *testing.T) {
-	i := Index{"i", "P"}
-	ix := func(n int) Expr { return IxE(Index{"e" + string(rune('0'+n)), "P"}) }
+	i := Index{Name: "i", Size: "P"}
+	ix := func(n int) Expr { return IxE(Index{Name: "e" + string(rune('0'+n)), Size: "P"}) }
 	env := expectEnv()
 	env.Index["e0"], env.Index["e1"] = 0, 1
 	beta := env.Tensors["beta"].Data
@@ -69,11 +69,11 @@ func TestExactExpectations(t *testing.T) {
 		{"E[exp θ0]", Call1("exp", T("theta", ix(0))), func(s *sampler, th, z []float64) float64 { return math.Exp(th[0]) }},
 		{"E[exp(aᵀθ + 0.2)]", Call1("exp", Add(Sum([]Index{i}, Mul(T("a", IxE(i)), T("theta", IxE(i)))), N(0.2))),
 			func(s *sampler, th, z []float64) float64 { return math.Exp(a[0]*th[0] + a[1]*th[1] + 0.2) }},
-		{"E[log z1]", Call1("log", T("z", IxE(Index{"e1", "K"}))), func(s *sampler, th, z []float64) float64 { return math.Log(z[1]) }},
-		{"E[z1]", T("z", IxE(Index{"e1", "K"})), func(s *sampler, th, z []float64) float64 { return z[1] }},
+		{"E[log z1]", Call1("log", T("z", IxE(Index{Name: "e1", Size: "K"}))), func(s *sampler, th, z []float64) float64 { return math.Log(z[1]) }},
+		{"E[z1]", T("z", IxE(Index{Name: "e1", Size: "K"})), func(s *sampler, th, z []float64) float64 { return z[1] }},
 		{"E[g]", T("g"), func(s *sampler, th, z []float64) float64 { return s.g.Rand() }},
 		{"E[log g]", Call1("log", T("g")), func(s *sampler, th, z []float64) float64 { return math.Log(s.g.Rand()) }},
-		{"E[θ0·log z1] (independence)", Mul(T("theta", ix(0)), Call1("log", T("z", IxE(Index{"e1", "K"})))),
+		{"E[θ0·log z1] (independence)", Mul(T("theta", ix(0)), Call1("log", T("z", IxE(Index{Name: "e1", Size: "K"})))),
 			func(s *sampler, th, z []float64) float64 { return th[0] * math.Log(z[1]) }},
 		{"E[β[c]] (categorical)", T("beta", TInt("c")), func(s *sampler, th, z []float64) float64 { return beta[int(s.c.Rand())] }},
 		{"E[exp(θ0)·β[c]]", Mul(Call1("exp", T("theta", ix(0))), T("beta", TInt("c"))),
@@ -107,7 +107,7 @@ func TestExactExpectations(t *testing.T) {
 func TestTaylorFallback(t *testing.T) {
 	env := expectEnv()
 	env.Index["e0"] = 0
-	e := Call1("logistic", T("theta", IxE(Index{"e0", "P"})))
+	e := Call1("logistic", T("theta", IxE(Index{Name: "e0", Size: "P"})))
 	b := testBuilder()
 	r, log := b.Expect(e, expectQs())
 	if len(log) != 1 || log[0].Exact || !strings.Contains(log[0].Rule, "Taylor") {

@@ -32,6 +32,10 @@ import (
 type Index struct {
 	Name string
 	Size string
+	// Plate marks the loop index of a model plate (data points, documents,
+	// bag entries), as opposed to the indices derive makes up for vector
+	// components; the scheduler prefers to keep plates as loops.
+	Plate bool
 }
 
 // RaggedSize is the Size of an index over the entries of bag[parent].
@@ -55,7 +59,8 @@ func (i Index) Ragged() (bag string, parent Index, ok bool) {
 func (i Index) String() string { return i.Name }
 
 // Expr is a node of the expression IR. Nodes are immutable; build them with
-// the constructors (N, T, Ix, Dlt, Call1, Call2, Add, Mul, Sum, Pow).
+// the constructors (N, T, TSym, TInt, IxE, Dlt, IDlt, CallE, Call1, Pow,
+// Add, Mul, Sum, Max).
 type Expr interface {
 	// Key is a canonical string: equal keys mean equal expressions (up to
 	// renaming of bound indices).
@@ -166,7 +171,7 @@ func fmtNum(v float64) string {
 	return strconv.FormatFloat(v, 'g', 17, 64)
 }
 
-// Ix returns the index i as an integer-valued expression.
+// IxE returns the index i as an integer-valued expression.
 func IxE(i Index) Expr {
 	return &Ix{base: base{key: idxKey(i), free: []Index{i}}, I: i}
 }

@@ -33,13 +33,13 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 			if !ok || len(p.Bag.Index) != 1 {
 				return nil, fmt.Errorf("%s: a bag plate must be `for %s in %s[d]` with d a loop index", p.Pos, p.Index, p.Bag.Var.Name)
 			}
-			n := Index{Name: p.Index, Size: RaggedSize(p.Bag.Var.Name, b.indexFor(parent))}
+			n := Index{Name: p.Index, Size: RaggedSize(p.Bag.Var.Name, b.indexFor(parent)), Plate: true}
 			b.plates[p.Index] = n
 			plates = append(plates, n)
 			weights = append(weights, T(p.Bag.Var.Name+".count", IxE(n)))
 			continue
 		}
-		i := Index{Name: p.Index, Size: p.Size}
+		i := Index{Name: p.Index, Size: p.Size, Plate: true}
 		b.plates[p.Index] = i
 		if b.unit != nil && b.unit.Name == p.Index {
 			continue // the unit's own plate: d stays free

@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -81,7 +82,7 @@ func Derive(m *ir.Model) (*Derivation, error) {
 		d.Objectives = append(d.Objectives, obj)
 	}
 	if len(errs) > 0 {
-		return nil, joinErrors(errs)
+		return nil, errors.Join(errs...)
 	}
 	d.Aux = b.Aux
 	return d, nil
@@ -139,7 +140,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		if !ok {
 			return nil, fmt.Errorf("%s: %s must be indexed by its plate's index", prior.Pos, v.Name)
 		}
-		u := Index{Name: ix.Name, Size: v.Type.Dims[0]}
+		u := Index{Name: ix.Name, Size: v.Type.Dims[0], Plate: true}
 		o.Unit = &u
 		for _, c := range b.Model.Children(v.Name) {
 			if len(c.Plates) == 0 || c.Plates[0].Index != ix.Name {
@@ -209,26 +210,6 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 	}
 	o.F, o.Grad, o.Hess, o.Trace, o.TraceGrad = Add(fs...), Add(gs...), Add(hs...), Add(ts...), Add(tgs...)
 	return o, nil
-}
-
-type errorList []error
-
-func (l errorList) Error() string {
-	s := ""
-	for k, e := range l {
-		if k > 0 {
-			s += "\n"
-		}
-		s += e.Error()
-	}
-	return s
-}
-
-func joinErrors(errs []error) error {
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return errorList(errs)
 }
 
 func sortedKeys(m map[string]*QFactor) []string {

@@ -3,6 +3,7 @@ package derive
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"gonum.org/v1/gonum/mathext"
 )
@@ -54,7 +55,7 @@ func PrimNames() []string {
 	for n := range prims {
 		out = append(out, n)
 	}
-	sortStrings(out)
+	sort.Strings(out)
 	return out
 }
 
@@ -86,7 +87,7 @@ func definePrims() bool {
 			}
 			return nil
 		}})
-	def(&Prim{Name: "log1p", Arity: 1, Go: "math.Log1p", Domain: "positive", Latex: `\operatorname{log1p}`,
+	def(&Prim{Name: "log1p", Arity: 1, Go: "math.Log1p", Domain: "x > -1", Latex: `\operatorname{log1p}`,
 		Eval:     func(x []float64) float64 { return math.Log1p(x[0]) },
 		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Pow(Add(N(1), a[0]), N(-1))} }})
 	def(&Prim{Name: "expm1", Arity: 1, Go: "math.Expm1", Domain: "all", Latex: `\operatorname{expm1}`,
@@ -146,7 +147,7 @@ func definePrims() bool {
 			return 0
 		},
 		Partials: func(a []Expr, self Expr) []Expr { return []Expr{N(0), N(0)} }})
-	def(&Prim{Name: "pow", Arity: 2, Go: "math.Pow", Domain: "positive", Latex: `\operatorname{pow}`,
+	def(&Prim{Name: "pow", Arity: 2, Go: "math.Pow", Domain: "positive base, or any base with an integer exponent", Latex: `\operatorname{pow}`,
 		Eval: func(x []float64) float64 { return math.Pow(x[0], x[1]) },
 		// ∂x^y/∂x = y x^(y−1), ∂x^y/∂y = x^y log x
 		Partials: func(a []Expr, self Expr) []Expr {

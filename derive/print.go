@@ -67,7 +67,7 @@ func write(sb *strings.Builder, e Expr, ctx int) {
 			sb.WriteByte('(')
 		}
 		for k, t := range e.Terms {
-			c, r := coefRest(t)
+			c, _ := coefRest(t)
 			if k > 0 {
 				if c < 0 {
 					sb.WriteString(" − ")
@@ -76,7 +76,6 @@ func write(sb *strings.Builder, e Expr, ctx int) {
 					sb.WriteString(" + ")
 				}
 			}
-			_ = r
 			write(sb, t, 1)
 		}
 		if ctx > 1 {

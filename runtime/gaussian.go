@@ -89,3 +89,33 @@ func Zeta4(x float64) float64 { return mathext.Zeta(4, x) }
 
 // Zeta5 is ζ(5, x).
 func Zeta5(x float64) float64 { return mathext.Zeta(5, x) }
+
+// NegInvSPDDamped sets dst = (−h + λI)⁻¹ for the smallest λ of 0, ε, 10ε,
+// 100ε, … (ε = 1e-8·(1+max|h_ii|)) that makes −h + λI positive definite,
+// and returns λ: 0 when h is negative definite, as at a maximum. It reports
+// false, leaving dst unspecified, if h has non-finite entries.
+func NegInvSPDDamped(dst, h []float64, n int) (float64, bool) {
+	if NegInvSPD(dst, h, n) {
+		return 0, true
+	}
+	scale := 0.0
+	for i := 0; i < n; i++ {
+		scale = math.Max(scale, math.Abs(h[i*n+i]))
+	}
+	if math.IsNaN(scale) || math.IsInf(scale, 0) {
+		return 0, false
+	}
+	neg := make([]float64, n*n)
+	for lam := 1e-8 * (1 + scale); lam < 1e30; lam *= 10 {
+		for i, v := range h {
+			neg[i] = -v
+		}
+		for i := 0; i < n; i++ {
+			neg[i*n+i] += lam
+		}
+		if InvSPD(dst, neg, n) {
+			return lam, true
+		}
+	}
+	return 0, false
+}

@@ -165,3 +165,23 @@ func TestMirrorUpper(t *testing.T) {
 		}
 	}
 }
+
+func TestNegInvSPDDamped(t *testing.T) {
+	// h = −diag(2, −1): not negative definite; the damped inverse exists.
+	h := []float64{-2, 0, 0, 1}
+	dst := make([]float64, 4)
+	lam, ok := NegInvSPDDamped(dst, h, 2)
+	if !ok || lam <= 1 {
+		t.Fatalf("λ = %g, ok = %v; want λ > 1", lam, ok)
+	}
+	if want := 1 / (2 + lam); math.Abs(dst[0]-want) > 1e-12 {
+		t.Errorf("dst[0] = %g, want %g", dst[0], want)
+	}
+	// A negative-definite h needs no damping.
+	if lam, ok := NegInvSPDDamped(dst, []float64{-4, 0, 0, -1}, 2); !ok || lam != 0 || dst[0] != 0.25 {
+		t.Errorf("λ = %g, ok = %v, dst = %v", lam, ok, dst)
+	}
+	if _, ok := NegInvSPDDamped(dst, []float64{math.NaN(), 0, 0, -1}, 2); ok {
+		t.Error("NaN accepted")
+	}
+}

@@ -255,61 +255,66 @@ func (m *Model) ThetaF(d int, theta, zProb, grad, hess []float64) float64 {
 			t1[i2] += t2 * Sigma0Inv_i[i2]
 		}
 	}
-	t3 := math.Inf(-1)
+	t4 := math.Inf(-1)
 	for i4 := 0; i4 < K; i4++ {
-		t3 = math.Max(t3, theta[i4])
+		t4 = math.Max(t4, theta[i4])
 	}
-	t4 := -t3
-	var t6 float64
+	t5 := -t4
+	var t7 float64
 	for i3 := 0; i3 < K; i3++ {
-		t5 := math.Exp(t4 + theta[i3])
-		t6 += t5
+		t6 := math.Exp(t5 + theta[i3])
+		t7 += t6
 	}
-	t7 := math.Log(t6)
-	t8 := -(t3 + t7)
-	t9 := make([]float64, K)
+	t8 := math.Log(t7)
+	t9 := -(t4 + t8)
+	t10 := make([]float64, K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t10 := wCount[n]
+		t11 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
 		for k := 0; k < K; k++ {
-			t9[k] += t10 * zProb_n[k]
+			t10[k] += t11 * zProb_n[k]
 		}
 	}
-	t11 := 1 / t6
-	var t12 float64
+	t12 := 1 / t7
+	var t13 float64
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t12 += wCount[n]
+		t13 += wCount[n]
 	}
-	t13 := -(t11 * t12)
-	t15 := 1 / (t6 * t6)
-	t16 := t12 * t15
-	t18 := make([]float64, K)
+	t14 := -(t12 * t13)
+	t16 := 1 / (t7 * t7)
+	t17 := t13 * t16
+	t19 := make([]float64, K)
 	for b := 0; b < K; b++ {
-		t18[b] = math.Exp(t4 + theta[b])
+		t19[b] = math.Exp(t5 + theta[b])
 	}
 	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(K) - 0.5*Sigma0Logdet
 	for i2 := 0; i2 < K; i2++ {
+		t3 := -(theta[i2] - mu0[i2])
 		f -= 0.5 * t1[i2] * (theta[i2] - mu0[i2])
+		Sigma0Inv_i2 := Sigma0Inv[i2*K:][:K:K]
+		for a := 0; a < K; a++ {
+			grad[a] += t3 * Sigma0Inv_i2[a]
+		}
 	}
-	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0); ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
+	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d])); ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	for a := 0; a < K; a++ {
-		t14 := math.Exp(t4 + theta[a])
-		t17 := t14 * t16
-		grad[a] += t9[a] - t1[a] + t13*t14
-		hess[a*K+a] += t13 * t14
+		t15 := math.Exp(t5 + theta[a])
+		t18 := t15 * t17
+		grad[a] += t10[a] + t14*t15
+		hess[a*K+a] += t14 * t15
 		Sigma0Inv_a := Sigma0Inv[a*K:][:K:K]
 		hess_a := hess[a*K:][:K:K]
 		for b := a; b < K; b++ {
-			hess_a[b] += t17*t18[b] - Sigma0Inv_a[b]
+			hess_a[b] += t18*t19[b] - Sigma0Inv_a[b]
 		}
 	}
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		f += t8 * wCount[n]
+		f += t9 * wCount[n]
 	}
 	for k := 0; k < K; k++ {
-		f += t9[k] * theta[k]
+		f += t10[k] * theta[k]
 	}
 	runtime.MirrorUpper(hess, K)
 	return f
@@ -350,92 +355,93 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 			t3[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
 		}
 	}
-	t4 := math.Inf(-1)
+	t5 := math.Inf(-1)
 	for i4 := 0; i4 < K; i4++ {
-		t4 = math.Max(t4, theta[i4])
+		t5 = math.Max(t5, theta[i4])
 	}
-	t5 := -t4
-	var t7 float64
+	t6 := -t5
+	var t8 float64
 	for i3 := 0; i3 < K; i3++ {
-		t6 := math.Exp(t5 + theta[i3])
-		t7 += t6
+		t7 := math.Exp(t6 + theta[i3])
+		t8 += t7
 	}
-	t8 := math.Log(t7)
-	t9 := -(t4 + t8)
-	t10 := 1 / t7
-	var t12 float64
+	t9 := math.Log(t8)
+	t10 := -(t5 + t9)
+	t11 := 1 / t8
+	var t13 float64
 	for b2 := 0; b2 < K; b2++ {
-		t11 := math.Exp(t5 + theta[b2])
-		t12 += t11 * cov[b2*K+b2]
+		t12 := math.Exp(t6 + theta[b2])
+		t13 += t12 * cov[b2*K+b2]
 	}
-	t13 := (-0.5) * t10 * t12
-	t14 := make([]float64, K)
+	t14 := (-0.5) * t11 * t13
+	t15 := make([]float64, K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t15 := wCount[n]
+		t16 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
 		for k := 0; k < K; k++ {
-			t14[k] += t15 * zProb_n[k]
+			t15[k] += t16 * zProb_n[k]
 		}
 	}
-	t16 := 1 / (t7 * t7)
-	var t17 float64
+	t17 := 1 / (t8 * t8)
+	var t18 float64
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t17 += wCount[n]
+		t18 += wCount[n]
 	}
-	t18 := 0.5 * t16 * t17
-	t20 := make([]float64, K)
+	t19 := 0.5 * t17 * t18
+	t21 := make([]float64, K)
 	for a2 := 0; a2 < K; a2++ {
-		t21 := math.Exp(t5 + theta[a2])
+		t22 := math.Exp(t6 + theta[a2])
 		cov_a2 := cov[a2*K:][:K:K]
 		for b2 := 0; b2 < K; b2++ {
-			t20[b2] += t21 * cov_a2[b2]
+			t21[b2] += t22 * cov_a2[b2]
 		}
 	}
-	t22 := (-0.5) * t10 * t17
-	t24 := -(t10 * t17)
-	t25 := 0.5 * t16
-	t26 := make([]float64, K)
-	for a2 := 0; a2 < K; a2++ {
-		t27 := math.Exp(t5 + theta[a2])
-		t28 := t17 * t27
-		cov_a2 := cov[a2*K:][:K:K]
-		for a := 0; a < K; a++ {
-			t26[a] += t28 * cov_a2[a]
-		}
+	t23 := (-0.5) * t11 * t18
+	t25 := -(t11 * t18)
+	t28 := make([]float64, K)
+	for a := 0; a < K; a++ {
+		t28[a] = math.Exp(t6 + theta[a])
 	}
-	t29 := 0.5 * t12 * t16 * t17
-	t30 := math.Pow(t7, -3.0)
-	var t32 float64
+	t29 := 0.5 * t13 * t17 * t18
+	t31 := math.Pow(t8, -3.0)
+	var t33 float64
 	for b2 := 0; b2 < K; b2++ {
-		t31 := math.Exp(t5 + theta[b2])
-		t32 += t20[b2] * t31
+		t32 := math.Exp(t6 + theta[b2])
+		t33 += t21[b2] * t32
 	}
-	t33 := -(t17 * t30 * t32)
-	t34 := t16 * t17
-	t36 := make([]float64, K)
-	for b := 0; b < K; b++ {
-		t36[b] = math.Exp(t5 + theta[b])
-	}
-	t37 := t13 + t9
+	t34 := -(t18 * t31 * t33)
+	t35 := t17 * t18
+	t37 := t10 + t14
 	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(K) - 0.5*Sigma0Logdet
 	for i2 := 0; i2 < K; i2++ {
+		t4 := -(theta[i2] - mu0[i2])
 		f -= 0.5 * t1[i2] * (theta[i2] - mu0[i2])
+		Sigma0Inv_i2 := Sigma0Inv[i2*K:][:K:K]
+		for a := 0; a < K; a++ {
+			grad[a] += t4 * Sigma0Inv_i2[a]
+		}
 	}
 	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0); ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
 	for b2 := 0; b2 < K; b2++ {
-		t19 := math.Exp(t5 + theta[b2])
-		f += t18*t19*t20[b2] - 0.5*t3[b2]
+		t20 := math.Exp(t6 + theta[b2])
+		t30 := t19 * t20
+		f += t19*t20*t21[b2] - 0.5*t3[b2]
+		cov_b2 := cov[b2*K:][:K:K]
+		for a := 0; a < K; a++ {
+			grad[a] += t28[a] * t30 * cov_b2[a]
+		}
 	}
+	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d])); ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	for a := 0; a < K; a++ {
-		t23 := math.Exp(t5 + theta[a])
-		t35 := t23 * t34
-		grad[a] += t14[a] - t1[a] + t22*t23*cov[a*K+a] + t23*t24 + 2.0*t23*t25*t26[a] + t23*t29 + t23*t33
-		hess[a*K+a] += t23 * t24
+		t24 := math.Exp(t6 + theta[a])
+		t36 := t24 * t35
+		grad[a] += t15[a] + t23*t24*cov[a*K+a] + t24*t25 + t24*t29 + t24*t34
+		hess[a*K+a] += t24 * t25
 		Sigma0Inv_a := Sigma0Inv[a*K:][:K:K]
 		hess_a := hess[a*K:][:K:K]
 		for b := a; b < K; b++ {
-			hess_a[b] += t35*t36[b] - Sigma0Inv_a[b]
+			hess_a[b] += t28[b]*t36 - Sigma0Inv_a[b]
 		}
 	}
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
@@ -443,7 +449,15 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 		f += t37 * wCount[n]
 	}
 	for k := 0; k < K; k++ {
-		f += t14[k] * theta[k]
+		f += t15[k] * theta[k]
+	}
+	for a2 := 0; a2 < K; a2++ {
+		t26 := math.Exp(t6 + theta[a2])
+		t27 := t19 * t26
+		cov_a2 := cov[a2*K:][:K:K]
+		for a := 0; a < K; a++ {
+			grad[a] += t27 * t28[a] * cov_a2[a]
+		}
 	}
 	runtime.MirrorUpper(hess, K)
 	return f

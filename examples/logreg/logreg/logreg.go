@@ -409,11 +409,18 @@ func (m *Model) updateTheta(q *state, s runtime.NewtonSettings) runtime.Status {
 	if q.thetaMethod == "delta" {
 		q.thetaF -= 0.5 * runtime.TraceProd(hess, cov) // value was f + ½Tr{∇²f Σ}
 	}
+	// Σ = −∇²f⁻¹. Where ∇²f is not negative definite the covariance is
+	// regularized (−∇²f + λI)⁻¹ so q stays a distribution, and the status
+	// says so.
 	next := make([]float64, p*p)
-	if !runtime.NegInvSPD(next, hess, p) {
-		return runtime.StatusIndefinite
+	lam, ok := runtime.NegInvSPDDamped(next, hess, p)
+	if !ok {
+		return runtime.StatusNotFinite
 	}
 	q.thetaCov = next
+	if lam > 0 {
+		return runtime.StatusIndefinite
+	}
 	return r.Status
 }
 
@@ -441,41 +448,27 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 			t1[i2] += t2 * Sigma0Inv_i[i2]
 		}
 	}
-	t3 := make([]float64, N)
-	for i3 := 0; i3 < P; i3++ {
-		t4 := theta[i3]
-		for n := 0; n < N; n++ {
-			t3[n] += t4 * x[n*P+i3]
-		}
-	}
-	t6 := make([]float64, P)
+	t8 := make([]float64, P)
 	for n := 0; n < N; n++ {
-		var t7 float64
-		x_n := x[n*P:][:P:P]
-		for i3 := 0; i3 < P; i3++ {
-			t7 += theta[i3] * x_n[i3]
-		}
-		t8 := runtime.Logistic(t7)
-		for a := 0; a < P; a++ {
-			t6[a] += t8 * x_n[a]
-		}
-	}
-	t9 := make([]float64, P)
-	for n := 0; n < N; n++ {
-		t10 := float64(y[n])
+		t9 := float64(y[n])
 		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t9[a] += t10 * x_n[a]
+			t8[a] += t9 * x_n[a]
 		}
 	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
 	for i2 := 0; i2 < P; i2++ {
+		t3 := -(theta[i2] - mu0[i2])
 		f -= 0.5 * t1[i2] * (theta[i2] - mu0[i2])
+		Sigma0Inv_i2 := Sigma0Inv[i2*P:][:P:P]
+		for a := 0; a < P; a++ {
+			grad[a] += t3 * Sigma0Inv_i2[a]
+		}
 	}
-	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0); logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
+	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta))); logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	for a := 0; a < P; a++ {
-		grad[a] += t9[a] - t6[a] - t1[a]
+		grad[a] += t8[a]
 		Sigma0Inv_a := Sigma0Inv[a*P:][:P:P]
 		hess_a := hess[a*P:][:P:P]
 		for b := a; b < P; b++ {
@@ -484,16 +477,22 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	}
 	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
 	for n := 0; n < N; n++ {
-		t5 := runtime.Softplus(t3[n])
-		t11 := runtime.Logistic(t3[n])
-		t12 := -(t11 * (1.0 - t11))
-		f += t3[n]*float64(y[n]) - t5
+		var t4 float64
 		x_n := x[n*P:][:P:P]
+		for i3 := 0; i3 < P; i3++ {
+			t4 += theta[i3] * x_n[i3]
+		}
+		t5 := runtime.Softplus(t4)
+		t6 := runtime.Logistic(t4)
+		t7 := -t6
+		t10 := -(t6 * (1.0 - t6))
+		f += t4*float64(y[n]) - t5
 		for a := 0; a < P; a++ {
-			t13 := t12 * x_n[a]
+			t11 := t10 * x_n[a]
+			grad[a] += t7 * x_n[a]
 			hess_a := hess[a*P:][:P:P]
 			for b := a; b < P; b++ {
-				hess_a[b] += t13 * x_n[b]
+				hess_a[b] += t11 * x_n[b]
 			}
 		}
 	}
@@ -534,98 +533,30 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 			t3[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
 		}
 	}
-	t4 := make([]float64, N)
-	for i3 := 0; i3 < P; i3++ {
-		t5 := theta[i3]
-		for n := 0; n < N; n++ {
-			t4[n] += t5 * x[n*P+i3]
-		}
-	}
-	t7 := make([]float64, N)
-	for b2 := 0; b2 < P; b2++ {
-		cov_b2 := cov[b2*P:][:P:P]
-		for a2 := 0; a2 < P; a2++ {
-			t8 := cov_b2[a2]
-			for n := 0; n < N; n++ {
-				t7[n] += t8 * x[n*P+a2] * x[n*P+b2]
-			}
-		}
-	}
-	t10 := make([]float64, P)
+	t13 := make([]float64, P)
 	for n := 0; n < N; n++ {
-		var t11 float64
-		x_n := x[n*P:][:P:P]
-		for i3 := 0; i3 < P; i3++ {
-			t11 += theta[i3] * x_n[i3]
-		}
-		t12 := runtime.Logistic(t11)
-		var t14 float64
-		for b2 := 0; b2 < P; b2++ {
-			var t13 float64
-			cov_b2 := cov[b2*P:][:P:P]
-			for a2 := 0; a2 < P; a2++ {
-				t13 += cov_b2[a2] * x_n[a2]
-			}
-			t14 += t13 * x_n[b2]
-		}
-		t15 := t12 * t14 * (1.0 - t12) * (1.0 - t12)
-		for a := 0; a < P; a++ {
-			t10[a] += t15 * x_n[a]
-		}
-	}
-	t16 := make([]float64, P)
-	for n := 0; n < N; n++ {
-		var t17 float64
-		x_n := x[n*P:][:P:P]
-		for i3 := 0; i3 < P; i3++ {
-			t17 += theta[i3] * x_n[i3]
-		}
-		t18 := runtime.Logistic(t17)
-		var t20 float64
-		for b2 := 0; b2 < P; b2++ {
-			var t19 float64
-			cov_b2 := cov[b2*P:][:P:P]
-			for a2 := 0; a2 < P; a2++ {
-				t19 += cov_b2[a2] * x_n[a2]
-			}
-			t20 += t19 * x_n[b2]
-		}
-		t21 := t18 * t18 * t20 * (1.0 - t18)
-		for a := 0; a < P; a++ {
-			t16[a] += t21 * x_n[a]
-		}
-	}
-	t22 := make([]float64, P)
-	for n := 0; n < N; n++ {
-		var t23 float64
-		x_n := x[n*P:][:P:P]
-		for i3 := 0; i3 < P; i3++ {
-			t23 += theta[i3] * x_n[i3]
-		}
-		t24 := runtime.Logistic(t23)
-		for a := 0; a < P; a++ {
-			t22[a] += t24 * x_n[a]
-		}
-	}
-	t25 := make([]float64, P)
-	for n := 0; n < N; n++ {
-		t26 := float64(y[n])
+		t14 := float64(y[n])
 		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t25[a] += t26 * x_n[a]
+			t13[a] += t14 * x_n[a]
 		}
 	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
 	for i2 := 0; i2 < P; i2++ {
+		t4 := -(theta[i2] - mu0[i2])
 		f -= 0.5 * t1[i2] * (theta[i2] - mu0[i2])
+		Sigma0Inv_i2 := Sigma0Inv[i2*P:][:P:P]
+		for a := 0; a < P; a++ {
+			grad[a] += t4 * Sigma0Inv_i2[a]
+		}
 	}
 	for b2 := 0; b2 < P; b2++ {
 		f -= 0.5 * t3[b2]
 	}
-	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0); logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
+	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta))); logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	for a := 0; a < P; a++ {
-		grad[a] += 0.5*t16[a] - 0.5*t10[a] - t1[a] - t22[a] + t25[a]
+		grad[a] += t13[a]
 		Sigma0Inv_a := Sigma0Inv[a*P:][:P:P]
 		hess_a := hess[a*P:][:P:P]
 		for b := a; b < P; b++ {
@@ -634,16 +565,34 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	}
 	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
 	for n := 0; n < N; n++ {
-		t6 := runtime.Logistic(t4[n])
-		t9 := runtime.Softplus(t4[n])
-		t27 := -(t6 * (1.0 - t6))
-		f += t4[n]*float64(y[n]) - t9 - 0.5*t6*t7[n]*(1.0-t6)
+		var t5 float64
 		x_n := x[n*P:][:P:P]
+		for i3 := 0; i3 < P; i3++ {
+			t5 += theta[i3] * x_n[i3]
+		}
+		t6 := runtime.Logistic(t5)
+		var t8 float64
+		for b2 := 0; b2 < P; b2++ {
+			var t7 float64
+			cov_b2 := cov[b2*P:][:P:P]
+			for a2 := 0; a2 < P; a2++ {
+				t7 += cov_b2[a2] * x_n[a2]
+			}
+			t8 += t7 * x_n[b2]
+		}
+		t9 := runtime.Softplus(t5)
+		t10 := (-0.5) * t6 * t8 * (1.0 - t6) * (1.0 - t6)
+		t11 := 0.5 * t6 * t6 * t8 * (1.0 - t6)
+		t12 := -t6
+		t15 := -(t6 * (1.0 - t6))
+		t17 := t10 + t11 + t12
+		f += t5*float64(y[n]) - t9 - 0.5*t6*t8*(t12+1.0)
 		for a := 0; a < P; a++ {
-			t28 := t27 * x_n[a]
+			t16 := t15 * x_n[a]
+			grad[a] += t17 * x_n[a]
 			hess_a := hess[a*P:][:P:P]
 			for b := a; b < P; b++ {
-				hess_a[b] += t28 * x_n[b]
+				hess_a[b] += t16 * x_n[b]
 			}
 		}
 	}

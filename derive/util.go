@@ -1,5 +1,0 @@
-package derive
-
-import "sort"
-
-func sortStrings(s []string) { sort.Strings(s) }
