@@ -61,23 +61,34 @@ func load(path string) (*ir.Model, error) {
 	return spec.Load(path, src)
 }
 
+// parseAndLoad parses a subcommand's flags and loads its one model file. It
+// returns the model, or nil and the exit status after reporting the
+// problem on stderr.
+func parseAndLoad(fs *flag.FlagSet, args []string, stderr io.Writer) (*ir.Model, int) {
+	if err := fs.Parse(args); err != nil {
+		return nil, 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprint(stderr, usage)
+		return nil, 2
+	}
+	m, err := load(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, 1
+	}
+	return m, 0
+}
+
 func cmdGen(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "output directory (default: ./NAME, NAME the package)")
 	pkg := fs.String("pkg", "", "Go package name (default: the model name)")
 	kernels := fs.Bool("kernels", false, "emit data types and derivative kernels only (no Fit)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
-	m, err := load(fs.Arg(0))
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+	m, code := parseAndLoad(fs, args, stderr)
+	if m == nil {
+		return code
 	}
 	files, err := codegen.Generate(m, codegen.Options{Package: *pkg, KernelsOnly: *kernels})
 	if err != nil {
@@ -143,19 +154,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	showDerive := fs.Bool("derive", false, "print f, its gradient and Hessian for each nonconjugate latent")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	m, code := parseAndLoad(fs, args, stderr)
+	if m == nil {
+		return code
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
-	m, err := load(fs.Arg(0))
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	d, err := derive.Derive(m)
+	d, err := deriveSafely(m)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -178,4 +181,15 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// deriveSafely is derive.Derive, with a failure inside vigen reported as an
+// error rather than a crash.
+func deriveSafely(m *ir.Model) (d *derive.Derivation, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = nil, fmt.Errorf("%s: internal error in vigen while deriving (please report it with the model): %v", m.File, r)
+		}
+	}()
+	return derive.Derive(m)
 }
