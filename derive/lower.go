@@ -225,7 +225,7 @@ func broadcast(e ir.Expr, sel []Expr) []Expr {
 var funcs = map[string]func(b *Builder, e *ir.Call, sel []Expr) (Expr, error){}
 
 func init() {
-	for _, name := range []string{"exp", "log", "log1p", "sqrt", "logistic", "softplus", "lgamma", "digamma"} {
+	for _, name := range []string{"exp", "log", "log1p", "expm1", "sqrt", "logistic", "softplus", "lgamma", "digamma", "trigamma"} {
 		p := MustPrim(name)
 		funcs[name] = func(b *Builder, e *ir.Call, sel []Expr) (Expr, error) {
 			x, err := b.Lower(e.Args[0], broadcast(e.Args[0], sel))
@@ -259,6 +259,14 @@ func init() {
 			return nil, err
 		}
 		return Sum([]Index{i}, x), nil
+	}
+	// loglogistic(x) = log σ(x) = −softplus(−x), stable for any x
+	funcs["loglogistic"] = func(b *Builder, e *ir.Call, sel []Expr) (Expr, error) {
+		x, err := b.Lower(e.Args[0], broadcast(e.Args[0], sel))
+		if err != nil {
+			return nil, err
+		}
+		return Neg(Call1("softplus", Neg(x))), nil
 	}
 	// logsumexp(x) = M + log Σ_i exp(x_i − M), M = max_i x_i (stable)
 	funcs["logsumexp"] = func(b *Builder, e *ir.Call, sel []Expr) (Expr, error) {
