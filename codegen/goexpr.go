@@ -476,7 +476,11 @@ func (p *goPrinter) declareViews(sb *strings.Builder, l *Loop, extra ...derive.E
 	}
 	var keys []string
 	for _, v := range found {
-		name := v.goSlice + "_" + strings.Join(v.prefix, "")
+		var parts []string
+		for _, n := range v.prefix {
+			parts = append(parts, p.index(n))
+		}
+		name := v.goSlice + "_" + strings.Join(parts, "")
 		for p.reserved[name] {
 			name += "_"
 		}

@@ -136,9 +136,11 @@ type scheduler struct {
 // Schedule lowers outputs into a statement list.
 func Schedule(outs []Output) []Stmt {
 	s := &scheduler{ntemp: new(int), root: &node{memo: map[string]derive.Expr{}}, home: map[string]*node{}}
-	for _, o := range outs {
-		for _, t := range terms(o.Expr) {
-			s.addTerm(o, t)
+	// Higher derivatives first: their inner loops decide which values
+	// become vectors, which the gradient and value then share.
+	for k := len(outs) - 1; k >= 0; k-- {
+		for _, t := range terms(outs[k].Expr) {
+			s.addTerm(outs[k], t)
 		}
 	}
 	s.mergeAccums(s.root)
@@ -523,7 +525,7 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 			}
 		}
 	}
-	if !s.inner && len(free) == 1 && len(idx) > 0 && linkedOnlyByLeaves(factors, idx, free) {
+	if !s.inner && len(free) == 1 && len(idx) > 0 && (linkedOnlyByLeaves(factors, idx, free) || noPlates(idx) && linksFree(factors, idx, free)) {
 		// Σ_J g(J)·h(J, a) with h a plain read: the sum over J is a vector
 		// over a (shared with other uses), not a loop nest.
 		var in, out []derive.Expr
@@ -566,6 +568,18 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 		d := depthIn(f, loops)
 		byDepth[d] = append(byDepth[d], f)
 	}
+	// Evaluate the deepest factors first: a value an inner loop needs for
+	// every element (a vector) then serves the outer levels too.
+	vals := make([][]derive.Expr, len(byDepth))
+	for d := len(loops); d >= 0; d-- {
+		at := s.root
+		if d > 0 {
+			at = path[d-1]
+		}
+		for _, f := range byDepth[d] {
+			vals[d] = append(vals[d], s.val(at, f))
+		}
+	}
 	var prod derive.Expr = derive.N(c)
 	for d := 0; d <= len(loops); d++ {
 		if len(byDepth[d]) == 0 {
@@ -575,10 +589,7 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 		if d > 0 {
 			at = path[d-1]
 		}
-		fs := []derive.Expr{prod}
-		for _, f := range byDepth[d] {
-			fs = append(fs, s.val(at, f))
-		}
+		fs := append([]derive.Expr{prod}, vals[d]...)
 		prod = derive.Mul(fs...)
 		if d < len(loops) && !isScalarLocal(prod) {
 			// also plain array reads: Go does not hoist loads out of loops
@@ -983,6 +994,13 @@ func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
 	if len(loopFree) != 1 || at.parent == nil {
 		return nil
 	}
+	if len(loopFree) == 1 && at.idx.Name == loopFree[0].Name {
+		// an existing vector of the same values serves any use
+		canon := derive.Index{Name: "#vec", Size: loopFree[0].Size}
+		if v, ok := s.root.memo["vec:"+derive.Subst(e, loopFree[0], canon).Key()]; ok {
+			return derive.T(v.(*derive.Tensor).Name, derive.IxE(loopFree[0]))
+		}
+	}
 	switch e.(type) {
 	case *derive.Call:
 		// worth it only when an outer loop would repeat it
@@ -1002,6 +1020,11 @@ func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
 	if _, isSum := e.(*derive.SumNode); isSum && j.Plate {
 		return nil
 	}
+	canon := derive.Index{Name: "#vec", Size: j.Size}
+	key := "vec:" + derive.Subst(e, j, canon).Key()
+	if v, ok := s.root.memo[key]; ok {
+		return derive.T(v.(*derive.Tensor).Name, derive.IxE(j))
+	}
 	if _, _, ragged := j.Ragged(); ragged {
 		return nil
 	}
@@ -1014,11 +1037,6 @@ func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
 	})
 	if !ok {
 		return nil
-	}
-	canon := derive.Index{Name: "#vec", Size: j.Size}
-	key := "vec:" + derive.Subst(e, j, canon).Key()
-	if v, ok := s.root.memo[key]; ok {
-		return derive.T(v.(*derive.Tensor).Name, derive.IxE(j))
 	}
 	name := s.temp()
 	if sum, ok := e.(*derive.SumNode); ok {
@@ -1127,4 +1145,25 @@ func eliminateFirst(i, j derive.Index) bool {
 		return !i.Plate
 	}
 	return i.Name < j.Name
+}
+
+// noPlates reports whether none of idx is a model plate: sums over vector
+// components are cheap to turn into shared vectors.
+func noPlates(idx []derive.Index) bool {
+	for _, i := range idx {
+		if i.Plate {
+			return false
+		}
+	}
+	return true
+}
+
+// linksFree reports whether some factor reads both a summed and a free index.
+func linksFree(factors []derive.Expr, idx, free []derive.Index) bool {
+	for _, f := range factors {
+		if usesAny(f, idx) && usesAny(f, free) {
+			return true
+		}
+	}
+	return false
 }

@@ -247,74 +247,68 @@ func (m *Model) ThetaF(d int, theta, zProb, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := make([]float64, K)
-	for i := 0; i < K; i++ {
-		t2 := theta[i] - mu0[i]
-		Sigma0Inv_i := Sigma0Inv[i*K:][:K:K]
-		for i2 := 0; i2 < K; i2++ {
-			t1[i2] += t2 * Sigma0Inv_i[i2]
-		}
-	}
-	t4 := math.Inf(-1)
+	t2 := math.Inf(-1)
 	for i4 := 0; i4 < K; i4++ {
-		t4 = math.Max(t4, theta[i4])
+		t2 = math.Max(t2, theta[i4])
 	}
-	t5 := -t4
-	var t7 float64
+	t3 := -t2
+	t1 := make([]float64, K)
+	for b := 0; b < K; b++ {
+		t1[b] = math.Exp(t3 + theta[b])
+	}
+	var t4 float64
 	for i3 := 0; i3 < K; i3++ {
-		t6 := math.Exp(t5 + theta[i3])
-		t7 += t6
+		t4 += t1[i3]
 	}
-	t8 := math.Log(t7)
-	t9 := -(t4 + t8)
-	t10 := make([]float64, K)
+	t5 := 1 / (t4 * t4)
+	var t6 float64
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t11 := wCount[n]
+		t6 += wCount[n]
+	}
+	t7 := t5 * t6
+	t9 := 1 / t4
+	t10 := -(t6 * t9)
+	t11 := make([]float64, K)
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		t12 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
-		for k := 0; k < K; k++ {
-			t10[k] += t11 * zProb_n[k]
+		for a := 0; a < K; a++ {
+			t11[a] += t12 * zProb_n[a]
 		}
 	}
-	t12 := 1 / t7
-	var t13 float64
-	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t13 += wCount[n]
-	}
-	t14 := -(t12 * t13)
-	t16 := 1 / (t7 * t7)
-	t17 := t13 * t16
-	t19 := make([]float64, K)
-	for b := 0; b < K; b++ {
-		t19[b] = math.Exp(t5 + theta[b])
+	t13 := math.Log(t4)
+	t14 := -(t13 + t2)
+	t15 := make([]float64, K)
+	for i2 := 0; i2 < K; i2++ {
+		t16 := theta[i2] - mu0[i2]
+		Sigma0Inv_i2 := Sigma0Inv[i2*K:][:K:K]
+		for a := 0; a < K; a++ {
+			t15[a] += t16 * Sigma0Inv_i2[a]
+		}
 	}
 	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(K) - 0.5*Sigma0Logdet
-	for i2 := 0; i2 < K; i2++ {
-		t3 := -(theta[i2] - mu0[i2])
-		f -= 0.5 * t1[i2] * (theta[i2] - mu0[i2])
-		Sigma0Inv_i2 := Sigma0Inv[i2*K:][:K:K]
-		for a := 0; a < K; a++ {
-			grad[a] += t3 * Sigma0Inv_i2[a]
-		}
-	}
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d])); ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	for a := 0; a < K; a++ {
-		t15 := math.Exp(t5 + theta[a])
-		t18 := t15 * t17
-		grad[a] += t10[a] + t14*t15
-		hess[a*K+a] += t14 * t15
+		t8 := t1[a] * t7
+		hess[a*K+a] += t10 * t1[a]
+		grad[a] += t11[a] - t15[a] + t10*t1[a]
 		Sigma0Inv_a := Sigma0Inv[a*K:][:K:K]
 		hess_a := hess[a*K:][:K:K]
 		for b := a; b < K; b++ {
-			hess_a[b] += t18*t19[b] - Sigma0Inv_a[b]
+			hess_a[b] += t1[b]*t8 - Sigma0Inv_a[b]
 		}
 	}
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		f += t9 * wCount[n]
+		f += t14 * wCount[n]
 	}
 	for k := 0; k < K; k++ {
-		f += t10[k] * theta[k]
+		f += t11[k] * theta[k]
+	}
+	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
+	for i2 := 0; i2 < K; i2++ {
+		f -= 0.5 * t15[i2] * (theta[i2] - mu0[i2])
 	}
 	runtime.MirrorUpper(hess, K)
 	return f
@@ -339,125 +333,116 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	clear(grad)
 	clear(hess)
 	var f float64
+	t2 := math.Inf(-1)
+	for i4 := 0; i4 < K; i4++ {
+		t2 = math.Max(t2, theta[i4])
+	}
+	t3 := -t2
 	t1 := make([]float64, K)
-	for i := 0; i < K; i++ {
-		t2 := theta[i] - mu0[i]
-		Sigma0Inv_i := Sigma0Inv[i*K:][:K:K]
-		for i2 := 0; i2 < K; i2++ {
-			t1[i2] += t2 * Sigma0Inv_i[i2]
+	for b := 0; b < K; b++ {
+		t1[b] = math.Exp(t3 + theta[b])
+	}
+	var t4 float64
+	for i3 := 0; i3 < K; i3++ {
+		t4 += t1[i3]
+	}
+	t5 := 1 / (t4 * t4)
+	var t6 float64
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		t6 += wCount[n]
+	}
+	t7 := t5 * t6
+	t9 := 1 / t4
+	t10 := -(t6 * t9)
+	t11 := (-0.5) * t6 * t9
+	t12 := make([]float64, K)
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		t13 := wCount[n]
+		zProb_n := zProb[n*K:][:K:K]
+		for a := 0; a < K; a++ {
+			t12[a] += t13 * zProb_n[a]
 		}
 	}
-	t3 := make([]float64, K)
+	t14 := 0.5 * t5 * t6
+	var t16 float64
+	for b2 := 0; b2 < K; b2++ {
+		t16 += t1[b2] * cov[b2*K+b2]
+	}
+	t17 := 0.5 * t16 * t5 * t6
+	t19 := math.Pow(t4, -3.0)
+	t20 := make([]float64, K)
+	for a2 := 0; a2 < K; a2++ {
+		t21 := math.Exp(t3 + theta[a2])
+		cov_a2 := cov[a2*K:][:K:K]
+		for b2 := 0; b2 < K; b2++ {
+			t20[b2] += t21 * cov_a2[b2]
+		}
+	}
+	var t22 float64
+	for b2 := 0; b2 < K; b2++ {
+		t22 += t1[b2] * t20[b2]
+	}
+	t23 := -(t19 * t22 * t6)
+	t24 := math.Log(t4)
+	t25 := -(t2 + t24)
+	t26 := (-0.5) * t16 * t9
+	t27 := make([]float64, K)
+	for i2 := 0; i2 < K; i2++ {
+		t28 := theta[i2] - mu0[i2]
+		Sigma0Inv_i2 := Sigma0Inv[i2*K:][:K:K]
+		for a := 0; a < K; a++ {
+			t27[a] += t28 * Sigma0Inv_i2[a]
+		}
+	}
+	t29 := make([]float64, K)
 	for a2 := 0; a2 < K; a2++ {
 		Sigma0Inv_a2 := Sigma0Inv[a2*K:][:K:K]
 		cov_a2 := cov[a2*K:][:K:K]
 		for b2 := 0; b2 < K; b2++ {
-			t3[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
+			t29[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
 		}
 	}
-	t5 := math.Inf(-1)
-	for i4 := 0; i4 < K; i4++ {
-		t5 = math.Max(t5, theta[i4])
-	}
-	t6 := -t5
-	var t8 float64
-	for i3 := 0; i3 < K; i3++ {
-		t7 := math.Exp(t6 + theta[i3])
-		t8 += t7
-	}
-	t9 := math.Log(t8)
-	t10 := -(t5 + t9)
-	t11 := 1 / t8
-	var t13 float64
-	for b2 := 0; b2 < K; b2++ {
-		t12 := math.Exp(t6 + theta[b2])
-		t13 += t12 * cov[b2*K+b2]
-	}
-	t14 := (-0.5) * t11 * t13
-	t15 := make([]float64, K)
-	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t16 := wCount[n]
-		zProb_n := zProb[n*K:][:K:K]
-		for k := 0; k < K; k++ {
-			t15[k] += t16 * zProb_n[k]
-		}
-	}
-	t17 := 1 / (t8 * t8)
-	var t18 float64
-	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t18 += wCount[n]
-	}
-	t19 := 0.5 * t17 * t18
-	t21 := make([]float64, K)
-	for a2 := 0; a2 < K; a2++ {
-		t22 := math.Exp(t6 + theta[a2])
-		cov_a2 := cov[a2*K:][:K:K]
-		for b2 := 0; b2 < K; b2++ {
-			t21[b2] += t22 * cov_a2[b2]
-		}
-	}
-	t23 := (-0.5) * t11 * t18
-	t25 := -(t11 * t18)
-	t28 := make([]float64, K)
-	for a := 0; a < K; a++ {
-		t28[a] = math.Exp(t6 + theta[a])
-	}
-	t29 := 0.5 * t13 * t17 * t18
-	t31 := math.Pow(t8, -3.0)
-	var t33 float64
-	for b2 := 0; b2 < K; b2++ {
-		t32 := math.Exp(t6 + theta[b2])
-		t33 += t21[b2] * t32
-	}
-	t34 := -(t18 * t31 * t33)
-	t35 := t17 * t18
-	t37 := t10 + t14
+	t30 := t25 + t26
 	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(K) - 0.5*Sigma0Logdet
-	for i2 := 0; i2 < K; i2++ {
-		t4 := -(theta[i2] - mu0[i2])
-		f -= 0.5 * t1[i2] * (theta[i2] - mu0[i2])
-		Sigma0Inv_i2 := Sigma0Inv[i2*K:][:K:K]
-		for a := 0; a < K; a++ {
-			grad[a] += t4 * Sigma0Inv_i2[a]
-		}
-	}
-	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0); ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
-	for b2 := 0; b2 < K; b2++ {
-		t20 := math.Exp(t6 + theta[b2])
-		t30 := t19 * t20
-		f += t19*t20*t21[b2] - 0.5*t3[b2]
-		cov_b2 := cov[b2*K:][:K:K]
-		for a := 0; a < K; a++ {
-			grad[a] += t28[a] * t30 * cov_b2[a]
-		}
-	}
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d])); ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	for a := 0; a < K; a++ {
-		t24 := math.Exp(t6 + theta[a])
-		t36 := t24 * t35
-		grad[a] += t15[a] + t23*t24*cov[a*K+a] + t24*t25 + t24*t29 + t24*t34
-		hess[a*K+a] += t24 * t25
+		t8 := t1[a] * t7
+		hess[a*K+a] += t10 * t1[a]
+		grad[a] += t12[a] - t27[a] + t10*t1[a] + t11*t1[a]*cov[a*K+a] + t17*t1[a] + t1[a]*t23
 		Sigma0Inv_a := Sigma0Inv[a*K:][:K:K]
 		hess_a := hess[a*K:][:K:K]
 		for b := a; b < K; b++ {
-			hess_a[b] += t28[b]*t36 - Sigma0Inv_a[b]
+			hess_a[b] += t1[b]*t8 - Sigma0Inv_a[b]
+		}
+	}
+	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
+	for a2 := 0; a2 < K; a2++ {
+		t15 := t14 * t1[a2]
+		cov_a2 := cov[a2*K:][:K:K]
+		for a := 0; a < K; a++ {
+			grad[a] += t15 * t1[a] * cov_a2[a]
+		}
+	}
+	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d])); ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
+	for b2 := 0; b2 < K; b2++ {
+		t18 := t14 * t1[b2]
+		f += t14*t1[b2]*t20[b2] - 0.5*t29[b2]
+		cov_b2 := cov[b2*K:][:K:K]
+		for a := 0; a < K; a++ {
+			grad[a] += t18 * t1[a] * cov_b2[a]
 		}
 	}
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		f += t37 * wCount[n]
+		f += t30 * wCount[n]
 	}
 	for k := 0; k < K; k++ {
-		f += t15[k] * theta[k]
+		f += t12[k] * theta[k]
 	}
-	for a2 := 0; a2 < K; a2++ {
-		t26 := math.Exp(t6 + theta[a2])
-		t27 := t19 * t26
-		cov_a2 := cov[a2*K:][:K:K]
-		for a := 0; a < K; a++ {
-			grad[a] += t27 * t28[a] * cov_a2[a]
-		}
+	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
+	for i2 := 0; i2 < K; i2++ {
+		f -= 0.5 * t27[i2] * (theta[i2] - mu0[i2])
 	}
 	runtime.MirrorUpper(hess, K)
 	return f

@@ -440,61 +440,57 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := make([]float64, P)
-	for i := 0; i < P; i++ {
-		t2 := theta[i] - mu0[i]
-		Sigma0Inv_i := Sigma0Inv[i*P:][:P:P]
-		for i2 := 0; i2 < P; i2++ {
-			t1[i2] += t2 * Sigma0Inv_i[i2]
-		}
-	}
-	t8 := make([]float64, P)
+	t6 := make([]float64, P)
 	for n := 0; n < N; n++ {
-		t9 := float64(y[n])
+		t7 := float64(y[n])
 		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t8[a] += t9 * x_n[a]
+			t6[a] += t7 * x_n[a]
+		}
+	}
+	t9 := make([]float64, P)
+	for i2 := 0; i2 < P; i2++ {
+		t10 := theta[i2] - mu0[i2]
+		Sigma0Inv_i2 := Sigma0Inv[i2*P:][:P:P]
+		for a := 0; a < P; a++ {
+			t9[a] += t10 * Sigma0Inv_i2[a]
 		}
 	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
-	for i2 := 0; i2 < P; i2++ {
-		t3 := -(theta[i2] - mu0[i2])
-		f -= 0.5 * t1[i2] * (theta[i2] - mu0[i2])
-		Sigma0Inv_i2 := Sigma0Inv[i2*P:][:P:P]
+	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
+	for n := 0; n < N; n++ {
+		var t1 float64
+		x_n := x[n*P:][:P:P]
+		for i3 := 0; i3 < P; i3++ {
+			t1 += theta[i3] * x_n[i3]
+		}
+		t2 := runtime.Logistic(t1)
+		t3 := -(t2 * (1.0 - t2))
+		t5 := -t2
+		t8 := runtime.Softplus(t1)
+		f += t1*float64(y[n]) - t8
 		for a := 0; a < P; a++ {
-			grad[a] += t3 * Sigma0Inv_i2[a]
+			t4 := t3 * x_n[a]
+			grad[a] += t5 * x_n[a]
+			hess_a := hess[a*P:][:P:P]
+			for b := a; b < P; b++ {
+				hess_a[b] += t4 * x_n[b]
+			}
 		}
 	}
 	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta))); logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	for a := 0; a < P; a++ {
-		grad[a] += t8[a]
+		grad[a] += t6[a] - t9[a]
 		Sigma0Inv_a := Sigma0Inv[a*P:][:P:P]
 		hess_a := hess[a*P:][:P:P]
 		for b := a; b < P; b++ {
 			hess_a[b] -= Sigma0Inv_a[b]
 		}
 	}
-	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
-	for n := 0; n < N; n++ {
-		var t4 float64
-		x_n := x[n*P:][:P:P]
-		for i3 := 0; i3 < P; i3++ {
-			t4 += theta[i3] * x_n[i3]
-		}
-		t5 := runtime.Softplus(t4)
-		t6 := runtime.Logistic(t4)
-		t7 := -t6
-		t10 := -(t6 * (1.0 - t6))
-		f += t4*float64(y[n]) - t5
-		for a := 0; a < P; a++ {
-			t11 := t10 * x_n[a]
-			grad[a] += t7 * x_n[a]
-			hess_a := hess[a*P:][:P:P]
-			for b := a; b < P; b++ {
-				hess_a[b] += t11 * x_n[b]
-			}
-		}
+	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
+	for i2 := 0; i2 < P; i2++ {
+		f -= 0.5 * t9[i2] * (theta[i2] - mu0[i2])
 	}
 	runtime.MirrorUpper(hess, P)
 	return f
@@ -517,84 +513,80 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := make([]float64, P)
-	for i := 0; i < P; i++ {
-		t2 := theta[i] - mu0[i]
-		Sigma0Inv_i := Sigma0Inv[i*P:][:P:P]
-		for i2 := 0; i2 < P; i2++ {
-			t1[i2] += t2 * Sigma0Inv_i[i2]
+	t10 := make([]float64, P)
+	for n := 0; n < N; n++ {
+		t11 := float64(y[n])
+		x_n := x[n*P:][:P:P]
+		for a := 0; a < P; a++ {
+			t10[a] += t11 * x_n[a]
 		}
 	}
-	t3 := make([]float64, P)
+	t13 := make([]float64, P)
+	for i2 := 0; i2 < P; i2++ {
+		t14 := theta[i2] - mu0[i2]
+		Sigma0Inv_i2 := Sigma0Inv[i2*P:][:P:P]
+		for a := 0; a < P; a++ {
+			t13[a] += t14 * Sigma0Inv_i2[a]
+		}
+	}
+	t15 := make([]float64, P)
 	for a2 := 0; a2 < P; a2++ {
 		Sigma0Inv_a2 := Sigma0Inv[a2*P:][:P:P]
 		cov_a2 := cov[a2*P:][:P:P]
 		for b2 := 0; b2 < P; b2++ {
-			t3[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
-		}
-	}
-	t13 := make([]float64, P)
-	for n := 0; n < N; n++ {
-		t14 := float64(y[n])
-		x_n := x[n*P:][:P:P]
-		for a := 0; a < P; a++ {
-			t13[a] += t14 * x_n[a]
+			t15[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
 		}
 	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
-	for i2 := 0; i2 < P; i2++ {
-		t4 := -(theta[i2] - mu0[i2])
-		f -= 0.5 * t1[i2] * (theta[i2] - mu0[i2])
-		Sigma0Inv_i2 := Sigma0Inv[i2*P:][:P:P]
-		for a := 0; a < P; a++ {
-			grad[a] += t4 * Sigma0Inv_i2[a]
+	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
+	for n := 0; n < N; n++ {
+		var t1 float64
+		x_n := x[n*P:][:P:P]
+		for i3 := 0; i3 < P; i3++ {
+			t1 += theta[i3] * x_n[i3]
 		}
-	}
-	for b2 := 0; b2 < P; b2++ {
-		f -= 0.5 * t3[b2]
+		t2 := runtime.Logistic(t1)
+		t3 := -(t2 * (1.0 - t2))
+		var t6 float64
+		for b2 := 0; b2 < P; b2++ {
+			var t5 float64
+			cov_b2 := cov[b2*P:][:P:P]
+			for a2 := 0; a2 < P; a2++ {
+				t5 += cov_b2[a2] * x_n[a2]
+			}
+			t6 += t5 * x_n[b2]
+		}
+		t7 := (-0.5) * t2 * t6 * (1.0 - t2) * (1.0 - t2)
+		t8 := 0.5 * t2 * t2 * t6 * (1.0 - t2)
+		t9 := -t2
+		t12 := runtime.Softplus(t1)
+		t16 := t7 + t8 + t9
+		f += t1*float64(y[n]) - t12 - 0.5*t2*t6*(t9+1.0)
+		for a := 0; a < P; a++ {
+			t4 := t3 * x_n[a]
+			grad[a] += t16 * x_n[a]
+			hess_a := hess[a*P:][:P:P]
+			for b := a; b < P; b++ {
+				hess_a[b] += t4 * x_n[b]
+			}
+		}
 	}
 	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta))); logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	for a := 0; a < P; a++ {
-		grad[a] += t13[a]
+		grad[a] += t10[a] - t13[a]
 		Sigma0Inv_a := Sigma0Inv[a*P:][:P:P]
 		hess_a := hess[a*P:][:P:P]
 		for b := a; b < P; b++ {
 			hess_a[b] -= Sigma0Inv_a[b]
 		}
 	}
-	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
-	for n := 0; n < N; n++ {
-		var t5 float64
-		x_n := x[n*P:][:P:P]
-		for i3 := 0; i3 < P; i3++ {
-			t5 += theta[i3] * x_n[i3]
-		}
-		t6 := runtime.Logistic(t5)
-		var t8 float64
-		for b2 := 0; b2 < P; b2++ {
-			var t7 float64
-			cov_b2 := cov[b2*P:][:P:P]
-			for a2 := 0; a2 < P; a2++ {
-				t7 += cov_b2[a2] * x_n[a2]
-			}
-			t8 += t7 * x_n[b2]
-		}
-		t9 := runtime.Softplus(t5)
-		t10 := (-0.5) * t6 * t8 * (1.0 - t6) * (1.0 - t6)
-		t11 := 0.5 * t6 * t6 * t8 * (1.0 - t6)
-		t12 := -t6
-		t15 := -(t6 * (1.0 - t6))
-		t17 := t10 + t11 + t12
-		f += t5*float64(y[n]) - t9 - 0.5*t6*t8*(t12+1.0)
-		for a := 0; a < P; a++ {
-			t16 := t15 * x_n[a]
-			grad[a] += t17 * x_n[a]
-			hess_a := hess[a*P:][:P:P]
-			for b := a; b < P; b++ {
-				hess_a[b] += t16 * x_n[b]
-			}
-		}
+	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
+	for i2 := 0; i2 < P; i2++ {
+		f -= 0.5 * t13[i2] * (theta[i2] - mu0[i2])
+	}
+	for b2 := 0; b2 < P; b2++ {
+		f -= 0.5 * t15[b2]
 	}
 	runtime.MirrorUpper(hess, P)
 	return f
