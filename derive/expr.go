@@ -655,10 +655,6 @@ func parentIn(j Index, idx []Index) bool {
 func SizeE(size string) Expr { return T("#" + size) }
 
 func sumNode(idx []Index, body Expr) Expr {
-	return sumNodeKeyed(idx, body)
-}
-
-func sumNodeKeyed(idx []Index, body Expr) Expr {
 	// Canonical key: bound indices renamed in order of first appearance in
 	// the body's key, so alpha-equivalent sums share a key.
 	bk := body.Key()
