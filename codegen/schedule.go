@@ -135,6 +135,14 @@ type scheduler struct {
 
 // Schedule lowers outputs into a statement list.
 func Schedule(outs []Output) []Stmt {
+	// A symmetric output whose terms involve no plate of data is cheaper
+	// computed whole than as a triangle plus a mirror pass.
+	outs = append([]Output(nil), outs...)
+	for k := range outs {
+		if outs[k].Symmetric && !plateTied(outs[k]) {
+			outs[k].Symmetric = false
+		}
+	}
 	s := &scheduler{ntemp: new(int), root: &node{memo: map[string]derive.Expr{}}, home: map[string]*node{}}
 	// Higher derivatives first: their inner loops decide which values
 	// become vectors, which the gradient and value then share.
@@ -1163,6 +1171,25 @@ func linksFree(factors []derive.Expr, idx, free []derive.Index) bool {
 	for _, f := range factors {
 		if usesAny(f, idx) && usesAny(f, free) {
 			return true
+		}
+	}
+	return false
+}
+
+// plateTied reports whether some term of o sums over a plate index that a
+// factor shares with an output index (so the term loops over the data).
+func plateTied(o Output) bool {
+	for _, t := range terms(o.Expr) {
+		_, idx, factors := split(t)
+		for _, j := range idx {
+			if !j.Plate {
+				continue
+			}
+			for _, f := range factors {
+				if uses(f, j) && usesAny(f, o.Free) {
+					return true
+				}
+			}
 		}
 	}
 	return false

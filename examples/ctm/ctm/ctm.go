@@ -295,7 +295,7 @@ func (m *Model) ThetaF(d int, theta, zProb, grad, hess []float64) float64 {
 		grad[a] += t11[a] - t15[a] + t10*t1[a]
 		Sigma0Inv_a := Sigma0Inv[a*K:][:K:K]
 		hess_a := hess[a*K:][:K:K]
-		for b := a; b < K; b++ {
+		for b := 0; b < K; b++ {
 			hess_a[b] += t1[b]*t8 - Sigma0Inv_a[b]
 		}
 	}
@@ -310,7 +310,6 @@ func (m *Model) ThetaF(d int, theta, zProb, grad, hess []float64) float64 {
 	for i2 := 0; i2 < K; i2++ {
 		f -= 0.5 * t15[i2] * (theta[i2] - mu0[i2])
 	}
-	runtime.MirrorUpper(hess, K)
 	return f
 }
 
@@ -412,7 +411,7 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 		grad[a] += t12[a] - t27[a] + t10*t1[a] + t11*t1[a]*cov[a*K+a] + t17*t1[a] + t1[a]*t23
 		Sigma0Inv_a := Sigma0Inv[a*K:][:K:K]
 		hess_a := hess[a*K:][:K:K]
-		for b := a; b < K; b++ {
+		for b := 0; b < K; b++ {
 			hess_a[b] += t1[b]*t8 - Sigma0Inv_a[b]
 		}
 	}
@@ -444,6 +443,5 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	for i2 := 0; i2 < K; i2++ {
 		f -= 0.5 * t27[i2] * (theta[i2] - mu0[i2])
 	}
-	runtime.MirrorUpper(hess, K)
 	return f
 }

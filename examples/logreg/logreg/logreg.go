@@ -484,7 +484,7 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 		grad[a] += t6[a] - t9[a]
 		Sigma0Inv_a := Sigma0Inv[a*P:][:P:P]
 		hess_a := hess[a*P:][:P:P]
-		for b := a; b < P; b++ {
+		for b := 0; b < P; b++ {
 			hess_a[b] -= Sigma0Inv_a[b]
 		}
 	}
@@ -577,7 +577,7 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 		grad[a] += t10[a] - t13[a]
 		Sigma0Inv_a := Sigma0Inv[a*P:][:P:P]
 		hess_a := hess[a*P:][:P:P]
-		for b := a; b < P; b++ {
+		for b := 0; b < P; b++ {
 			hess_a[b] -= Sigma0Inv_a[b]
 		}
 	}
