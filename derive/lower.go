@@ -284,6 +284,15 @@ func init() {
 		}
 		return Call1("exp", Sub(xk, lse)), nil
 	}
+	// prod(x) = exp(Σ_i log x_i), for positive entries
+	funcs["prod"] = func(b *Builder, e *ir.Call, sel []Expr) (Expr, error) {
+		i := b.freshFor(e.Args[0].Typ().Dims[0])
+		x, err := b.Lower(e.Args[0], []Expr{IxE(i)})
+		if err != nil {
+			return nil, err
+		}
+		return Call1("exp", Sum([]Index{i}, Call1("log", x))), nil
+	}
 	funcs["eye"] = func(b *Builder, e *ir.Call, sel []Expr) (Expr, error) {
 		a, ok1 := sel[0].(*Ix)
 		c, ok2 := sel[1].(*Ix)

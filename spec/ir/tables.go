@@ -112,6 +112,8 @@ var Funcs = map[string]*Func{
 		Result: ParamSig{}, Doc: "inner product of two vectors"},
 	"sum": {Name: "sum", Params: []ParamSig{{Name: "x", Shape: "K"}},
 		Result: ParamSig{}, Doc: "sum of a vector's entries"},
+	"prod": {Name: "prod", Params: []ParamSig{{Name: "x", Shape: "K"}},
+		Result: ParamSig{}, Doc: "product of a vector's entries (entries must be positive)"},
 	"softmax": {Name: "softmax", Params: []ParamSig{{Name: "x", Shape: "K"}},
 		Result: ParamSig{Shape: "K", Class: Simplex}, Doc: "exp(x) / sum(exp(x))"},
 	"logsumexp": {Name: "logsumexp", Params: []ParamSig{{Name: "x", Shape: "K"}},
