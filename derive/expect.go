@@ -391,15 +391,9 @@ func (x *expecter) categorical(e Expr, q *QFactor) Expr {
 // normalizeSlots turns index slots holding (k + 1) back into the index k
 // (a 1-based value used as an index).
 func normalizeSlots(e Expr) Expr {
-	switch t := e.(type) {
-	case *Tensor:
-		idx := make([]Expr, len(t.Idx))
-		for n, s := range t.Idx {
-			idx[n] = slotOf(s)
-		}
-		return newTensor(t.Name, idx, t.Sym, t.Int)
-	case *IDelta:
-		return IDlt(slotOf(t.X), IxE(t.I))
+	switch e.(type) {
+	case *Tensor, *IDelta: // their children are the index slots
+		return mapChildren(e, slotOf)
 	}
 	return mapChildren(e, normalizeSlots)
 }
