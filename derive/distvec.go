@@ -108,6 +108,11 @@ func dirichletDist() *Dist {
 	d.LogDensity = func(b *Builder, x Val, a []Val) (Expr, error) {
 		k := x.Dims[0]
 		al := a[0]
+		if len(al.Dims) == 0 {
+			// a scalar concentration is the same for every component
+			s := al
+			al = Val{Dims: x.Dims, Src: s.Src, At: func([]Expr) Expr { return s.Scalar() }}
+		}
 		return Add(lg(alpha0(b, al)), Neg(b.sumOver(k, func(i Expr) Expr { return lg(al.At([]Expr{i})) })),
 			b.sumOver(k, func(i Expr) Expr { return Mul(Sub(al.At([]Expr{i}), N(1)), logE(x.At([]Expr{i}))) })), nil
 	}
@@ -165,8 +170,7 @@ func categoricalDist() *Dist {
 	}
 	d.Entropy = func(b *Builder, a []Val) Expr {
 		return Neg(b.sumOver(a[0].Dims[0], func(i Expr) Expr {
-			p := a[0].At([]Expr{i})
-			return Mul(p, logE(p))
+			return Call1("xlogx", a[0].At([]Expr{i}))
 		}))
 	}
 	return d

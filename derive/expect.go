@@ -123,6 +123,21 @@ func (x *expecter) expect(e Expr) Expr {
 			return nil
 		}
 		return Sum(e.Idx, body)
+	}
+	if len(vs) > 1 {
+		// A term reading a categorical latent and others: sum over the
+		// categories first (exact), then take the rest's expectation.
+		for _, v := range vs {
+			if q := x.qs[v]; q.Family == "Categorical" {
+				r := x.categorical(e, q)
+				if r == nil {
+					return nil
+				}
+				return x.expect(r)
+			}
+		}
+	}
+	switch e := e.(type) {
 	case *MulNode:
 		// Independence: group the factors by the latent they read; the
 		// expectation of the product is the product of the groups'.

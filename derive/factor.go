@@ -36,7 +36,9 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 			n := Index{Name: p.Index, Size: RaggedSize(p.Bag.Var.Name, b.indexFor(parent)), Plate: true}
 			b.plates[p.Index] = n
 			plates = append(plates, n)
-			weights = append(weights, T(p.Bag.Var.Name+".count", IxE(n)))
+			if !b.perEntry {
+				weights = append(weights, T(p.Bag.Var.Name+".count", IxE(n)))
+			}
 			continue
 		}
 		i := Index{Name: p.Index, Size: p.Size, Plate: true}

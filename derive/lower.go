@@ -18,6 +18,9 @@ type Builder struct {
 	auxBy  map[string]bool
 	plates map[string]Index // the plate indices in scope, by name
 	unit   *Index           // while building a per-unit objective: the unit's plate, left unsummed
+	// perEntry drops the count weights of bag plates: the update of a
+	// latent with one value per (term, count) entry is per token.
+	perEntry bool
 }
 
 // Aux is a derived tensor computed from a variable before it is used: the

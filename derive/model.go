@@ -52,7 +52,13 @@ type Part struct {
 type Derivation struct {
 	Model      *ir.Model
 	Objectives []*Objective
-	Aux        []Aux
+	Updates    []*Update
+	// Q is the variational factor of every latent, in declaration order.
+	Q     []*QFactor
+	Bound *Bound
+	// BoundErr says why the ELBO could not be derived, if it could not.
+	BoundErr error
+	Aux      []Aux
 }
 
 // CovTensor is the name under which an objective's Trace reads Σ.
@@ -71,7 +77,16 @@ func Derive(m *ir.Model) (*Derivation, error) {
 		}
 	}
 	for _, v := range m.VarsWithRole(ir.RoleLatent) {
+		if q := qs[v.Name]; q != nil {
+			d.Q = append(d.Q, q)
+		}
 		if !v.Treatment.Nonconjugate() {
+			u, err := b.conjugateUpdate(v, qs)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			d.Updates = append(d.Updates, u)
 			continue
 		}
 		obj, err := b.objective(v, qs)
@@ -84,6 +99,9 @@ func Derive(m *ir.Model) (*Derivation, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	// The bound is needed by Fit only; kernels-only generation does
+	// without it, so an error here is kept for the code generator.
+	d.Bound, d.BoundErr = b.bound(d, qs)
 	d.Aux = b.Aux
 	return d, nil
 }
@@ -100,22 +118,24 @@ func (b *Builder) qFactor(v *ir.Var) *QFactor {
 		if len(dims) == 1 {
 			return GaussianQ(v.Name, dims[0])
 		}
+		if len(dims) == 2 && b.localUnit(v) != nil {
+			// one Gaussian per unit, read as the unit's vector
+			return GaussianQ(v.Name, dims[1])
+		}
 		return nil
 	}
 	prior := b.Model.Prior(v.Name)
 	if prior == nil {
 		return nil
 	}
-	switch prior.Dist {
-	case "Categorical":
+	if prior.Dist == "Categorical" {
 		if v.Type.Range == nil || v.Type.Range[1].Size == "" {
 			return nil
 		}
 		return CategoricalQ(v.Name, v.Type.Range[1].Size, dims...)
-	case "Dirichlet":
-		return DirichletQ(v.Name, dims...)
-	case "Gamma":
-		return GammaQ(v.Name, dims...)
+	}
+	if _, ok := conjugateFamilies[prior.Dist]; ok {
+		return TableQ(v.Name, prior.Dist, dims...)
 	}
 	return nil
 }

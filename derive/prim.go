@@ -138,6 +138,16 @@ func definePrims() bool {
 		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Mul(N(-4), Call1("zeta5", a[0]))} }})
 	def(&Prim{Name: "zeta5", Arity: 1, Go: "runtime.Zeta5", Domain: "positive", Latex: `\zeta_5`,
 		Eval: func(x []float64) float64 { return mathext.Zeta(5, x[0]) }})
+	// xlogx(x) = x log x, continued by 0 at x = 0 (entropies of
+	// probabilities that underflowed).
+	def(&Prim{Name: "xlogx", Arity: 1, Go: "runtime.XLogX", Domain: "x ≥ 0", Latex: `\operatorname{xlogx}`,
+		Eval: func(x []float64) float64 {
+			if x[0] == 0 {
+				return 0
+			}
+			return x[0] * math.Log(x[0])
+		},
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Add(N(1), Call1("log", a[0]))} }})
 	// eq(a, b) is 1 when two integer values are equal (from indirect deltas).
 	def(&Prim{Name: "eq", Arity: 2, Go: "runtime.Eq", Domain: "integers", Latex: `\mathbb{1}`,
 		Eval: func(x []float64) float64 {

@@ -151,3 +151,11 @@ func LogSumExp(x []float64) float64 {
 	}
 	return m + math.Log1p(s)
 }
+
+// XLogX is x log x, continued by 0 at x = 0.
+func XLogX(x float64) float64 {
+	if x == 0 {
+		return 0
+	}
+	return x * math.Log(x)
+}

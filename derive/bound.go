@@ -1,0 +1,193 @@
+package derive
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vigen-go/vigen/spec/ir"
+)
+
+// Bound is the evidence lower bound L(q) = E_q[log p(x, z)] + H[q], with
+// the expectations the engine takes (exact where a rule applies, Eq. 19's
+// Taylor expansion otherwise, which makes it Eq. 21 for the Gaussian
+// factors). It is split by where generated code computes it: Local is one
+// unit's part (the statements inside the unit plate and the entropies of
+// the unit's latents, with the unit index free); Global is the rest. The
+// entropies of Gaussian factors, ½log|Σ| + (p/2)(1 + log 2π), are left to
+// the runtime, which has the log-determinant.
+type Bound struct {
+	Unit                      *Index
+	Local, Global             Expr
+	LocalInputs, GlobalInputs []*QFactor
+	Expectations              []Approx
+}
+
+// Unit returns the plate of the model's local latents (nil if all latents
+// are global), or an error if they are local to different plates.
+func (d *Derivation) unit() (*Index, error) {
+	var u *Index
+	var first *ir.Var
+	note := func(v *ir.Var, x *Index) error {
+		if x == nil {
+			return nil
+		}
+		if u != nil && u.Name != x.Name {
+			return fmt.Errorf("%s: %s is local to the plate over %s but %s (%s) to the plate over %s; latents local to different plates are not supported yet",
+				v.Pos, v.Name, x.Name, first.Name, first.Pos, u.Name)
+		}
+		u, first = x, v
+		return nil
+	}
+	for _, o := range d.Objectives {
+		if err := note(o.Latent, o.Unit); err != nil {
+			return nil, err
+		}
+	}
+	for _, up := range d.Updates {
+		if err := note(up.Latent, up.Unit); err != nil {
+			return nil, err
+		}
+	}
+	return u, nil
+}
+
+func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
+	unit, err := d.unit()
+	if err != nil {
+		return nil, err
+	}
+	bd := &Bound{Unit: unit}
+	local := map[string]bool{}
+	for _, o := range d.Objectives {
+		local[o.Latent.Name] = o.Unit != nil
+	}
+	for _, u := range d.Updates {
+		local[u.Latent.Name] = u.Unit != nil
+	}
+	var loc, glob []Expr
+	for _, f := range b.Model.Factors {
+		inUnit := unit != nil && len(f.Plates) > 0 && f.Plates[0].Bag == nil && f.Plates[0].Index == unit.Name
+		if inUnit {
+			b.unit = unit
+		}
+		lp, err := b.FactorLogDensity(f)
+		b.unit = nil
+		if err != nil {
+			return nil, err
+		}
+		var read []*QFactor
+		for _, v := range b.Model.VarsWithRole(ir.RoleLatent) {
+			if !DependsOn(lp, v.Name) {
+				continue
+			}
+			q := qs[v.Name]
+			if q == nil {
+				return nil, fmt.Errorf("%s: this statement reads latent %s, whose variational family vigen cannot determine yet", f.Pos, v.Name)
+			}
+			if q.Family == "MvNormal" && local[v.Name] {
+				if !inUnit {
+					return nil, fmt.Errorf("%s: this statement reads the per-unit latent %s outside its plate; this is not supported yet", f.Pos, v.Name)
+				}
+				lp = unitView(lp, v.Name, *unit)
+			}
+			read = append(read, q)
+		}
+		if len(read) > 0 {
+			e, log := b.Expect(lp, read)
+			bd.Expectations = append(bd.Expectations, log...)
+			if e == nil {
+				for _, l := range log {
+					if !l.Exact && !strings.HasPrefix(l.Rule, "Taylor") {
+						return nil, fmt.Errorf("%s: cannot take the expectation of %s for the ELBO: %s", f.Pos, l.Term, l.Rule)
+					}
+				}
+				return nil, fmt.Errorf("%s: cannot take the expectation of this statement under q for the ELBO", f.Pos)
+			}
+			lp = e
+		}
+		if inUnit {
+			loc = append(loc, lp)
+			bd.LocalInputs = addInputs(bd.LocalInputs, read)
+		} else {
+			glob = append(glob, lp)
+			bd.GlobalInputs = addInputs(bd.GlobalInputs, read)
+		}
+	}
+	for _, q := range d.Q {
+		if q.Family == "MvNormal" {
+			continue
+		}
+		var u *Index
+		if local[q.Var] {
+			u = unit
+		}
+		h, err := b.entropy(q, u)
+		if err != nil {
+			return nil, err
+		}
+		if u != nil {
+			loc = append(loc, h)
+			bd.LocalInputs = addInputs(bd.LocalInputs, []*QFactor{q})
+		} else {
+			glob = append(glob, h)
+			bd.GlobalInputs = addInputs(bd.GlobalInputs, []*QFactor{q})
+		}
+	}
+	bd.Local, bd.Global = Add(loc...), Add(glob...)
+	return bd, nil
+}
+
+func addInputs(list, qs []*QFactor) []*QFactor {
+	for _, q := range qs {
+		if !containsQ(list, q) {
+			list = append(list, q)
+		}
+	}
+	return list
+}
+
+// entropy is H[q], summed over q's elements (all of them, or one unit's
+// when unit is set); elements standing for a bag entry count as many
+// times as the term occurs.
+func (b *Builder) entropy(q *QFactor, unit *Index) (Expr, error) {
+	d := Dists[q.Family]
+	if d == nil || d.Entropy == nil {
+		return nil, fmt.Errorf("the entropy of q(%s) (%s) has no closed form in the table", q.Var, q.Family)
+	}
+	at, err := b.qIndices(q, unit)
+	if err != nil {
+		return nil, err
+	}
+	vectorFam := q.Family == "Categorical" || q.Family == "Dirichlet"
+	outer := at
+	if vectorFam {
+		outer = at[:len(at)-1]
+	}
+	var sel []Expr
+	var summed []Index
+	var weights []Expr
+	for _, i := range outer {
+		sel = append(sel, IxE(i))
+		if unit != nil && i.Name == unit.Name {
+			continue
+		}
+		summed = append(summed, i)
+		if bag, _, ok := i.Ragged(); ok {
+			weights = append(weights, T(bag+".count", IxE(i)))
+		}
+	}
+	args := make([]Val, len(q.Params))
+	for k, p := range q.Params {
+		p := p
+		if vectorFam {
+			args[k] = Val{Dims: []string{at[len(at)-1].Size}, At: func(s []Expr) Expr { return p.At(append(append([]Expr(nil), sel...), s...)) }}
+		} else {
+			args[k] = scalar(p.At(sel))
+		}
+	}
+	h := d.Entropy(b, args)
+	if h == nil {
+		return nil, fmt.Errorf("the entropy of q(%s) (%s) has no closed form in the table", q.Var, q.Family)
+	}
+	return Sum(summed, Mul(append(weights, h)...)), nil
+}

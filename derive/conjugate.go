@@ -1,0 +1,380 @@
+package derive
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vigen-go/vigen/spec/ir"
+)
+
+// This file derives the closed-form updates of conjugate latents (Wang &
+// Blei's Eq. 18). For a latent z whose declared family has sufficient
+// statistics t(z), the expected log joint restricted to z's Markov blanket
+// must be linear in t(z):
+//
+//	E_q(−z)[log p(z | pa) + Σ_children log p(child | z, …)] = ⟨η, t(z)⟩ + const,
+//
+// and then the optimal q(z) is the family with natural parameter η. The
+// compiler checks linearity symbolically — every read of z is replaced by
+// the statistic it is (log z, z, log(1−z), or the one-hot indicator of a
+// categorical), no read may be left over, and the second derivative in the
+// statistics must vanish — and reads η off as the first derivative.
+
+// Update is the closed-form coordinate update of one conjugate latent.
+type Update struct {
+	Latent *ir.Var
+	Q      *QFactor
+	// Unit is the plate index of a local latent (one inside `for d in 1:D`
+	// whose Markov blanket lies inside the same plate), updated one unit
+	// at a time with d free in every expression; nil for a global latent.
+	Unit *Index
+	// At indexes q's parameter tensors: Params[j] is the new value of
+	// Q.Params[j] at At. The unit index appears as itself.
+	At     []Index
+	Params []Expr
+	// Normalize is set for categorical latents: Params[0] holds
+	// log-probabilities up to a constant over the last index (terms
+	// constant in the category have been dropped) and q is their softmax.
+	Normalize bool
+	// Natural is η per sufficient statistic of the family (before any
+	// expectation was taken, for reports), Dropped the terms of a
+	// categorical η that are constant in the category.
+	Natural, Dropped []Expr
+	Factors          []*ir.Factor
+	// Inputs are the variational factors of the other latents η reads,
+	// and Expectations how each expectation was taken.
+	Inputs       []*QFactor
+	Expectations []Approx
+}
+
+// conjugateFamilies maps a conjugate family to the new variational
+// parameters as functions of the natural parameters, one per sufficient
+// statistic of the family's ExpFam entry, in that order. Categorical is
+// handled by normalization instead.
+var conjugateFamilies = map[string]func(eta []Expr) []Expr{
+	// t = log x, η = α − 1
+	"Dirichlet": func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1))} },
+	// t = (log x, x), η = (α − 1, −β)
+	"Gamma": func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Neg(eta[1])} },
+	// t = (log x, log(1−x)), η = (a − 1, b − 1)
+	"Beta": func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Add(eta[1], N(1))} },
+	// t = (log x, 1/x), η = (−α − 1, −β)
+	"InverseGamma": func(eta []Expr) []Expr { return []Expr{Neg(Add(eta[0], N(1))), Neg(eta[1])} },
+}
+
+// conjugateParamNames names q's parameter tensors (v.<name>) per family,
+// in the family's argument order.
+var conjugateParamNames = map[string][]string{
+	"Dirichlet":    {"param"},
+	"Gamma":        {"shape", "rate"},
+	"Beta":         {"a", "b"},
+	"InverseGamma": {"shape", "scale"},
+	"Categorical":  {"prob"},
+}
+
+// ConjugateFamilies lists the families a latent can be declared conjugate in.
+func ConjugateFamilies() []string {
+	return []string{"Beta", "Categorical", "Dirichlet", "Gamma", "InverseGamma"}
+}
+
+// TableQ is q(v) in one of the conjugate families, with parameters read
+// from the tensors v.<name> (see conjugateParamNames); vector families run
+// over the last of dims.
+func TableQ(v, family string, dims ...string) *QFactor {
+	names := conjugateParamNames[family]
+	q := &QFactor{Var: v, Family: family, Dims: dims}
+	for _, n := range names {
+		q.Params = append(q.Params, tensorValN(v+"."+n, dims))
+	}
+	return q
+}
+
+// localUnit returns the plate index of a local latent: one drawn inside
+// `for d in 1:D` as v[d, …], with every child inside the same plate. It
+// returns nil for a global latent.
+func (b *Builder) localUnit(v *ir.Var) *Index {
+	prior := b.Model.Prior(v.Name)
+	if prior == nil || len(prior.Plates) == 0 || len(prior.Target.Index) == 0 || len(v.Type.Dims) < 1 {
+		return nil
+	}
+	ix, ok := prior.Target.Index[0].(*ir.Index)
+	p := prior.Plates[0]
+	if !ok || ix.Name != p.Index || p.Bag != nil || p.Size != v.Type.Dims[0] {
+		return nil
+	}
+	for _, c := range b.Model.Children(v.Name) {
+		if len(c.Plates) == 0 || c.Plates[0].Index != p.Index {
+			return nil
+		}
+	}
+	return &Index{Name: p.Index, Size: p.Size, Plate: true}
+}
+
+// qIndices returns one index per dimension of q's parameter tensors: the
+// unit itself for the unit's dimension, an index over the unit's entries
+// for a bag dimension, fresh indices otherwise.
+func (b *Builder) qIndices(q *QFactor, unit *Index) ([]Index, error) {
+	dims := q.Dims
+	if q.Family == "Categorical" {
+		dims = append(append([]string(nil), dims...), q.K)
+	}
+	var at []Index
+	for k, d := range dims {
+		switch {
+		case k == 0 && unit != nil && d == unit.Size:
+			at = append(at, *unit)
+		case strings.HasPrefix(d, "@"):
+			if unit == nil || k != 0 {
+				return nil, fmt.Errorf("latent %s runs over the entries of bag %s; it must be local to the bag's documents", q.Var, d[1:])
+			}
+			at = append(at, Index{Name: b.Fresh("n", d).Name, Size: RaggedSize(d[1:], *unit), Plate: true})
+		default:
+			at = append(at, b.Fresh("i", d))
+		}
+	}
+	return at, nil
+}
+
+// conjugateUpdate derives the update of the conjugate latent v.
+func (b *Builder) conjugateUpdate(v *ir.Var, qs map[string]*QFactor) (*Update, error) {
+	prior := b.Model.Prior(v.Name)
+	if prior == nil {
+		return nil, fmt.Errorf("%s: latent %s has no prior", v.Pos, v.Name)
+	}
+	q := qs[v.Name]
+	if q == nil {
+		return nil, fmt.Errorf("%s: latent %s is declared conjugate, but its prior %s is not a family with closed-form updates (%s); declare it `nonconjugate` or change its prior",
+			v.Pos, v.Name, prior.Dist, strings.Join(ConjugateFamilies(), ", "))
+	}
+	u := &Update{Latent: v, Q: q, Unit: b.localUnit(v), Normalize: q.Family == "Categorical"}
+	at, err := b.qIndices(q, u.Unit)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", v.Pos, err)
+	}
+	u.At = at
+	u.Factors = append([]*ir.Factor{prior}, b.Model.Children(v.Name)...)
+	var stats []string
+	if q.Family == "Categorical" {
+		stats = []string{"onehot"}
+	} else {
+		for _, s := range Dists[q.Family].ExpFam.Stats {
+			stats = append(stats, s.Name)
+		}
+	}
+	eta := make([][]Expr, len(stats))
+	for _, f := range u.Factors {
+		// A latent with one value per bag entry stands for count tokens
+		// alike; its update is that of one token.
+		b.unit, b.perEntry = u.Unit, bagDim(b.Model, v) > 0
+		lp, err := b.FactorLogDensity(f)
+		b.unit, b.perEntry = nil, false
+		if err != nil {
+			return nil, err
+		}
+		parts, err := b.naturalParts(lp, q, stats, at, f)
+		if err != nil {
+			return nil, err
+		}
+		for k := range parts {
+			eta[k] = append(eta[k], parts[k])
+		}
+	}
+	natural := make([]Expr, len(stats))
+	for k := range eta {
+		natural[k] = Add(eta[k]...)
+	}
+	if u.Normalize {
+		// Terms with no category index are the same for every category and
+		// cancel in the normalization (in the CTM, the log-sum-exp).
+		natural[0], u.Dropped = splitByIndex(natural[0], at[len(at)-1])
+	}
+	u.Natural = natural
+	// Eq. 18: E_q(−z)[η].
+	expected := make([]Expr, len(natural))
+	for k, e := range natural {
+		x, err := b.expectOthers(e, v.Name, u.Unit, qs, prior, u)
+		if err != nil {
+			return nil, err
+		}
+		expected[k] = x
+	}
+	if u.Normalize {
+		// Expectations can produce more terms constant in the category
+		// (ψ(Σγ) of a Dirichlet's E[log θ_k]).
+		keep, dropped := splitByIndex(expected[0], at[len(at)-1])
+		expected[0], u.Dropped = keep, append(u.Dropped, dropped...)
+		u.Params = expected
+	} else {
+		u.Params = conjugateFamilies[q.Family](expected)
+	}
+	return u, nil
+}
+
+// splitByIndex splits a sum into the terms with k free and the others.
+func splitByIndex(e Expr, k Index) (Expr, []Expr) {
+	var keep, rest []Expr
+	for _, t := range terms(e) {
+		if hasFree(t, k) {
+			keep = append(keep, t)
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	return Add(keep...), rest
+}
+
+// terms lists the terms of a sum.
+func terms(e Expr) []Expr {
+	if a, ok := e.(*AddNode); ok {
+		return a.Terms
+	}
+	if isZero(e) {
+		return nil
+	}
+	return []Expr{e}
+}
+
+// naturalParts returns one factor's contribution to each natural parameter
+// of q, or a positioned error saying why the factor is not linear in q's
+// sufficient statistics.
+func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, f *ir.Factor) ([]Expr, error) {
+	v := q.Var
+	var tensors []string
+	if q.Family == "Categorical" {
+		// Any function of a categorical is linear in its indicator:
+		// g(z) = Σ_k [z = k] g(k). E over z alone turns every read into a
+		// sum over categories weighted by the tensor z.prob.
+		x := &expecter{b: b, qs: map[string]*QFactor{v: q}}
+		e := x.expect(lp)
+		if e == nil {
+			why := "it reads " + v + " in a way that is not a function of one of its entries"
+			for _, l := range x.log {
+				if !l.Exact {
+					why = l.Rule + " (" + l.Term + ")"
+				}
+			}
+			return nil, fmt.Errorf("%s: %s is declared conjugate (Categorical), but this statement is not linear in its indicator: %s", f.Pos, v, why)
+		}
+		lp = e
+		tensors = []string{q.Params[0].Tensor}
+	} else {
+		for _, s := range stats {
+			tensors = append(tensors, v+".t("+s+")")
+		}
+		lp = replaceTensorStats(lp, v, stats, tensors)
+		var left Expr
+		Visit(lp, func(y Expr) {
+			if t, ok := y.(*Tensor); ok && t.Name == v && left == nil {
+				left = t
+			}
+		})
+		if left != nil {
+			return nil, fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s); declare %s `nonconjugate` or use a conjugate prior",
+				f.Pos, v, q.Family, readOf(lp, v, tensors, stats), q.Family, strings.Join(stats, ", "), v)
+		}
+	}
+	out := make([]Expr, len(tensors))
+	for k, t := range tensors {
+		d := Diff(lp, t, at)
+		for j, t2 := range tensors {
+			at2 := make([]Index, len(at))
+			for n, i := range at {
+				at2[n] = Index{Name: i.Name + "'", Size: i.Size, Plate: i.Plate}
+			}
+			if !isZero(Diff(d, t2, at2)) {
+				return nil, fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement is not linear in its sufficient statistics: it multiplies %s by %s",
+					f.Pos, v, q.Family, statName(stats[k], v), statName(stats[j], v))
+			}
+		}
+		out[k] = d
+	}
+	return out, nil
+}
+
+func statName(stat, v string) string {
+	if stat == "onehot" {
+		return "the indicator of " + v
+	}
+	return strings.ReplaceAll(stat, "x", v)
+}
+
+// replaceTensorStats replaces the reads of v that are sufficient
+// statistics by reads of the statistic's tensor.
+func replaceTensorStats(e Expr, v string, stats, tensors []string) Expr {
+	if s, sel := matchStat(e, v); s != "" {
+		for k, name := range stats {
+			if name == s {
+				return T(tensors[k], sel...)
+			}
+		}
+	}
+	return mapChildren(e, func(c Expr) Expr { return replaceTensorStats(c, v, stats, tensors) })
+}
+
+// readOf prints the smallest non-statistic expression around a leftover
+// read of v, for error messages.
+func readOf(e Expr, v string, tensors, stats []string) string {
+	var best Expr
+	var walk func(e, parent Expr)
+	walk = func(e, parent Expr) {
+		if best != nil {
+			return
+		}
+		if t, ok := e.(*Tensor); ok && t.Name == v {
+			best = t
+			if c, ok := parent.(*Call); ok {
+				best = c
+			}
+			return
+		}
+		for _, c := range Children(e) {
+			walk(c, e)
+		}
+	}
+	walk(e, nil)
+	if best == nil {
+		return v
+	}
+	return String(best)
+}
+
+// expectOthers takes E_q[e] over every latent other than self that e reads,
+// reading per-unit Gaussian latents as the unit's vector.
+func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*QFactor, f *ir.Factor, u *Update) (Expr, error) {
+	var others []*QFactor
+	for _, fv := range b.Model.VarsWithRole(ir.RoleLatent) {
+		if fv.Name == self || !DependsOn(e, fv.Name) {
+			continue
+		}
+		q := qs[fv.Name]
+		if q == nil {
+			return nil, fmt.Errorf("%s: the update of %s reads latent %s, whose variational family vigen cannot determine yet", f.Pos, self, fv.Name)
+		}
+		if q.Family == "MvNormal" && len(fv.Type.Dims) == 2 {
+			if unit == nil || b.localUnit(fv) == nil || b.localUnit(fv).Name != unit.Name {
+				return nil, fmt.Errorf("%s: the update of %s reads the per-unit latent %s outside its unit; this is not supported yet", f.Pos, self, fv.Name)
+			}
+			e = unitView(e, fv.Name, *unit)
+		}
+		others = append(others, q)
+	}
+	if len(others) == 0 {
+		return e, nil
+	}
+	r, log := b.Expect(e, others)
+	u.Expectations = append(u.Expectations, log...)
+	if r == nil {
+		for _, l := range log {
+			if !l.Exact && !strings.HasPrefix(l.Rule, "Taylor") {
+				return nil, fmt.Errorf("%s: cannot take the expectation of %s in the update of %s: %s", f.Pos, l.Term, self, l.Rule)
+			}
+		}
+		return nil, fmt.Errorf("%s: cannot take the expectation of the update of %s under q", f.Pos, self)
+	}
+	for _, q := range others {
+		if !containsQ(u.Inputs, q) {
+			u.Inputs = append(u.Inputs, q)
+		}
+	}
+	return r, nil
+}
