@@ -59,11 +59,6 @@ type varCtx struct {
 	BindCode, LoadCode string
 }
 
-type latentCtx struct {
-	Name, Field, Go, Upper, Method, DimGo, Model string
-	Pos                                          ir.Pos
-}
-
 type auxCtx struct {
 	Go, Type, Doc, Code string
 }
@@ -71,15 +66,13 @@ type auxCtx struct {
 type fileCtx struct {
 	Source, Package, Model, MethodsDoc string
 	RuntimeVersion                     int
-	SingleBlock                        bool
 	KernelsOnly                        bool
 	Imports                            []string
 	Sizes                              []sizeCtx
 	Vars                               []varCtx
 	JSONKeys                           []string
-	Latents                            []latentCtx
 	Aux                                []auxCtx
-	Kernels                            string
+	Kernels, FitCode                   string
 }
 
 // gen holds the naming decisions for one model.
@@ -105,11 +98,6 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 	d, err := derive.Derive(m)
 	if err != nil {
 		return nil, err
-	}
-	if !opts.KernelsOnly {
-		if err := supported(m, d); err != nil {
-			return nil, err
-		}
 	}
 	pkg := opts.Package
 	if pkg == "" {
@@ -147,23 +135,21 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 	methods := map[string]bool{}
 	for _, o := range d.Objectives {
 		v := o.Latent
-		lc := latentCtx{Name: v.Name, Field: exported(v.Name), Go: unexported(v.Name), Upper: exported(v.Name),
-			Method: v.Treatment.String(), DimGo: g.sizeGo[o.Dim], Model: m.Name, Pos: v.Pos}
-		methods[lc.Method] = true
-		ctx.Latents = append(ctx.Latents, lc)
+		methods[v.Treatment.String()] = true
 		g.tensors[v.Name] = tensorInfo{Go: "@" + v.Name, Dims: []string{o.Dim}}
 		g.tensors[o.CovName] = tensorInfo{Go: "@cov", Dims: []string{o.Dim, o.Dim}}
-	}
-	if len(d.Objectives) > 1 && !opts.KernelsOnly {
-		g.errs = append(g.errs, fmt.Sprintf("%s: models with more than one nonconjugate latent are not supported by the code generator yet", d.Objectives[1].Latent.Pos))
 	}
 	var ms []string
 	for k := range methods {
 		ms = append(ms, k)
 	}
 	sort.Strings(ms)
-	ctx.MethodsDoc = strings.Join(ms, "/") + " (selectable through Options.Method)"
-	ctx.SingleBlock = len(d.Objectives) == 1
+	ctx.MethodsDoc = strings.Join(ms, "/") + " (selectable through Options.Method) updates for its nonconjugate latents"
+	if len(ms) == 0 {
+		ctx.MethodsDoc = "closed-form updates (Eq. 18) for its conjugate latents"
+	} else if len(d.Updates) > 0 {
+		ctx.MethodsDoc += " and closed-form updates (Eq. 18) for its conjugate latents"
+	}
 	for _, a := range d.Aux {
 		ctx.Aux = append(ctx.Aux, g.auxCtx(a))
 	}
@@ -176,6 +162,13 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 		kernels.WriteString(g.kernel(o, true))
 	}
 	ctx.Kernels = kernels.String()
+	if !opts.KernelsOnly {
+		code, _, err := g.fitCode()
+		if err != nil {
+			return nil, err
+		}
+		ctx.FitCode = code
+	}
 
 	tmpl, err := template.ParseFS(templates.FS, "model.go.tmpl")
 	if err != nil {
@@ -194,17 +187,18 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 
 const importsMarker = "//vigen:imports"
 
-// stdImports are the packages generated code may use, each imported only
-// if the code refers to it.
-var stdImports = []string{"context", "fmt", "io", "math", "strings", "time"}
+// stdImports are the packages generated code may use (name, path), each
+// imported only if the code refers to it.
+var stdImports = [][2]string{{"context", "context"}, {"fmt", "fmt"}, {"io", "io"}, {"math", "math"},
+	{"rand", "math/rand/v2"}, {"strings", "strings"}, {"time", "time"}}
 
 // withImports replaces the import marker by the imports the code uses.
 func withImports(src []byte) []byte {
 	body := string(src)
 	var lines []string
 	for _, p := range stdImports {
-		if regexp.MustCompile(`(^|[^\w.])` + p + `\.`).MatchString(body) {
-			lines = append(lines, strconv.Quote(p))
+		if regexp.MustCompile(`(^|[^\w.])` + p[0] + `\.`).MatchString(body) {
+			lines = append(lines, strconv.Quote(p[1]))
 		}
 	}
 	lines = append(lines, "", strconv.Quote("github.com/vigen-go/vigen/runtime"))
@@ -236,7 +230,12 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 	}
 	field := "d." + vc.Field
 	missing := fmt.Sprintf("\tif %s == nil {\n\t\treturn nil, fmt.Errorf(\"data %%q is missing\", %q)\n\t}\n", field, v.Name)
-	if v.Role != ir.RoleData {
+	switch {
+	case v.Role == ir.RoleParam && v.Default == nil:
+		// Params are read from the data and held fixed until their M-steps
+		// exist (variational EM).
+		missing = fmt.Sprintf("\tif %s == nil {\n\t\treturn nil, fmt.Errorf(\"param %%q is missing: give its value in the data (params are held fixed)\", %q)\n\t}\n", field, v.Name)
+	case v.Role != ir.RoleData:
 		missing = ""
 	}
 	switch {
@@ -438,135 +437,6 @@ func (g *gen) auxCtx(a derive.Aux) auxCtx {
 	panic("codegen: unknown aux op " + a.Op)
 }
 
-// kernel prints the function evaluating an objective: f, ∇f and ∇²f for
-// Laplace, or the Eq. 17 objective, its gradient and ∇²f for delta.
-func (g *gen) kernel(o *derive.Objective, delta bool) string {
-	name := exported(o.Latent.Name) + "F"
-	if delta {
-		name = exported(o.Latent.Name) + "Delta"
-	}
-	var outs []Output
-	for _, part := range o.Parts {
-		value, grad := part.F, part.Grad
-		if delta {
-			value = derive.Add(part.F, derive.Mul(derive.N(0.5), part.Trace))
-			grad = derive.Add(part.Grad, derive.Mul(derive.N(0.5), part.TraceGrad))
-		}
-		origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
-		outs = append(outs,
-			Output{Target: "f", Expr: value, Origin: origin},
-			Output{Target: "grad", Free: []derive.Index{o.A}, Expr: grad, Origin: origin},
-			Output{Target: "hess", Free: []derive.Index{o.A, o.B}, Expr: part.Hess, Symmetric: true, Origin: origin})
-	}
-	stmts := Schedule(outs)
-	// Local names: parameters, then the tensors and sizes the body reads.
-	local := newNamer("f", "grad", "hess", "m")
-	theta := local.get(o.Latent.Name)
-	cov := ""
-	if delta {
-		cov = local.get("cov")
-	}
-	unit := ""
-	if o.Unit != nil {
-		unit = local.get(o.Unit.Name)
-	}
-	tensors := map[string]tensorInfo{}
-	localOf := map[string]string{}
-	var inputs []string
-	for _, q := range o.Inputs {
-		for _, v := range q.Params {
-			name := local.get(localName(v.Tensor))
-			inputs = append(inputs, name)
-			tensors[v.Tensor] = tensorInfo{Go: name, Dims: v.Dims}
-		}
-	}
-	var tkeys []string
-	for k := range g.tensors {
-		tkeys = append(tkeys, k)
-	}
-	sort.Strings(tkeys)
-	for _, k := range tkeys {
-		t := g.tensors[k]
-		switch k {
-		case o.Latent.Name:
-			t.Go = theta
-		case o.CovName:
-			t.Go = cov
-		default:
-			ln := local.get(localName(k))
-			localOf[k] = ln
-			t.Go = ln
-		}
-		tensors[k] = t
-	}
-	sizes := map[string]string{}
-	var snames []string
-	for k := range g.sizeGo {
-		snames = append(snames, k)
-	}
-	sort.Strings(snames)
-	for _, k := range snames {
-		sizes[k] = local.get(k)
-	}
-	p := newGoPrinter(tensors, sizes, local.taken)
-	if o.Unit != nil {
-		p.idx[o.Unit.Name] = unit
-	}
-	var body strings.Builder
-	p.topStmts(&body, stmts)
-
-	var sb strings.Builder
-	l := o.Latent
-	if delta {
-		fmt.Fprintf(&sb, "\n// %s evaluates the delta-method objective of Eq. 17 for latent %s (%s),\n", name, l.Name, l.Pos)
-		fmt.Fprintf(&sb, "// f(μ) + ½Tr{∇²f(μ)Σ} with Σ = %s, writing its gradient in μ into grad\n", cov)
-		fmt.Fprintf(&sb, "// and ∇²f(μ) into hess (%s×%s, row-major). f is built from:\n", o.Dim, o.Dim)
-	} else {
-		fmt.Fprintf(&sb, "\n// %s evaluates f(%s) of Eq. 12 for latent %s (%s), writing ∇f\n", name, l.Name, l.Name, l.Pos)
-		fmt.Fprintf(&sb, "// into grad and ∇²f into hess (%s×%s, row-major). f is built from:\n", o.Dim, o.Dim)
-	}
-	sb.WriteString("//\n")
-	for _, f := range o.Factors {
-		fmt.Fprintf(&sb, "//\t%s: %s\n", f.Pos, fmtFactor(f))
-	}
-	params := theta
-	if delta {
-		params += ", " + cov
-	}
-	for _, in := range inputs {
-		params += ", " + in
-	}
-	if o.Unit != nil {
-		fmt.Fprintf(&sb, "//\n// %s is unit %s's vector %s[%s]; %s are the variational parameters of\n// the other latents f reads through expectations.\n", theta, unit, l.Name, unit, strings.Join(inputs, ", "))
-		params = unit + " int, " + params
-	} else if len(inputs) > 0 {
-		fmt.Fprintf(&sb, "//\n// %s are the variational parameters of the other latents f reads\n// through expectations.\n", strings.Join(inputs, ", "))
-	}
-	fmt.Fprintf(&sb, "func (m *Model) %s(%s, grad, hess []float64) float64 {\n", name, params)
-	var sizeNames []string
-	for k := range p.usedS {
-		sizeNames = append(sizeNames, k)
-	}
-	sort.Strings(sizeNames)
-	for _, k := range sizeNames {
-		fmt.Fprintf(&sb, "\t%s := m.%s\n", sizes[k], g.sizeGo[k])
-	}
-	var tnames []string
-	for k := range p.usedT {
-		if _, ok := localOf[k]; ok {
-			tnames = append(tnames, k)
-		}
-	}
-	sort.Strings(tnames)
-	for _, k := range tnames {
-		fmt.Fprintf(&sb, "\t%s := m.%s\n", localOf[k], g.goName[k])
-	}
-	sb.WriteString("\tclear(grad)\n\tclear(hess)\n\tvar f float64\n")
-	sb.WriteString(body.String())
-	sb.WriteString("\treturn f\n}\n")
-	return sb.String()
-}
-
 // fmtFactor prints a statement of the model, with its plates.
 func fmtFactor(f *ir.Factor) string {
 	var sb strings.Builder
@@ -626,37 +496,4 @@ func localName(tensor string) string {
 		return sanitize(tensor[:i]) + exported(tensor[i+1:])
 	}
 	return sanitize(tensor)
-}
-
-// supported reports, with positions, what the code generator cannot
-// compile yet: conjugate latents (their closed-form updates), point-
-// estimated parameters, per-unit latents, statements outside every
-// nonconjugate latent's Markov blanket.
-func supported(m *ir.Model, d *derive.Derivation) error {
-	var errs []string
-	for _, v := range m.VarsWithRole(ir.RoleLatent) {
-		if !v.Treatment.Nonconjugate() {
-			errs = append(errs, fmt.Sprintf("%s: latent %s is declared %s; conjugate updates are not supported by the code generator yet", v.Pos, v.Name, v.Treatment))
-		}
-	}
-	for _, v := range m.VarsWithRole(ir.RoleParam) {
-		errs = append(errs, fmt.Sprintf("%s: param %s: point-estimated parameters are not supported by the code generator yet", v.Pos, v.Name))
-	}
-	covered := map[*ir.Factor]bool{}
-	for _, o := range d.Objectives {
-		for _, f := range o.Factors {
-			covered[f] = true
-		}
-	}
-	if len(errs) == 0 {
-		for _, f := range m.Factors {
-			if !covered[f] {
-				errs = append(errs, fmt.Sprintf("%s: this statement involves no nonconjugate latent; such models are not supported by the code generator yet", f.Pos))
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "\n"))
-	}
-	return nil
 }

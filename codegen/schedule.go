@@ -533,7 +533,7 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 			}
 		}
 	}
-	if !s.inner && len(free) == 1 && len(idx) > 0 && (linkedOnlyByLeaves(factors, idx, free) || noPlates(idx) && linksFree(factors, idx, free)) {
+	if !s.inner && len(free) == 1 && len(idx) > 0 && !tiesAny(idx, tied) && (linkedOnlyByLeaves(factors, idx, free) || noPlates(idx) && linksFree(factors, idx, free)) {
 		// Σ_J g(J)·h(J, a) with h a plain read: the sum over J is a vector
 		// over a (shared with other uses), not a loop nest.
 		var in, out []derive.Expr
@@ -1190,6 +1190,17 @@ func plateTied(o Output) bool {
 					return true
 				}
 			}
+		}
+	}
+	return false
+}
+
+// tiesAny reports whether any of idx is in tied (a summed index a scatter
+// target reads, which must stay a loop).
+func tiesAny(idx, tied []derive.Index) bool {
+	for _, i := range idx {
+		if containsIdx(tied, i) {
+			return true
 		}
 	}
 	return false

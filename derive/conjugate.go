@@ -72,6 +72,10 @@ var conjugateParamNames = map[string][]string{
 	"Categorical":  {"prob"},
 }
 
+// ConjugateParamNames names the variational parameters of a family, in
+// the order of QFactor.Params.
+func ConjugateParamNames(family string) []string { return conjugateParamNames[family] }
+
 // ConjugateFamilies lists the families a latent can be declared conjugate in.
 func ConjugateFamilies() []string {
 	return []string{"Beta", "Categorical", "Dirichlet", "Gamma", "InverseGamma"}

@@ -184,6 +184,9 @@ func NewModel(d *Data) (*Model, error) {
 		}
 		m.wOff, m.wTerm, m.wCount = off, term, count
 	}
+	if d.Beta == nil {
+		return nil, fmt.Errorf("param %q is missing: give its value in the data (params are held fixed)", "beta")
+	}
 	if d.Beta != nil {
 		flat, err := runtime.Flat2("beta", d.Beta, m.k, m.v, 0, 0)
 		if err != nil {
@@ -196,6 +199,9 @@ func NewModel(d *Data) (*Model, error) {
 	} else {
 		m.beta = make([]float64, m.k*m.v)
 	}
+	if d.Mu0 == nil {
+		return nil, fmt.Errorf("param %q is missing: give its value in the data (params are held fixed)", "mu0")
+	}
 	if d.Mu0 != nil {
 		flat, err := runtime.Flat1("mu0", d.Mu0, m.k, 0, 0)
 		if err != nil {
@@ -204,6 +210,9 @@ func NewModel(d *Data) (*Model, error) {
 		m.mu0 = flat
 	} else {
 		m.mu0 = make([]float64, m.k)
+	}
+	if d.Sigma0 == nil {
+		return nil, fmt.Errorf("param %q is missing: give its value in the data (params are held fixed)", "Sigma0")
 	}
 	if d.Sigma0 != nil {
 		flat, err := runtime.Flat2("Sigma0", d.Sigma0, m.k, m.k, 0, 0)

@@ -3,7 +3,7 @@
 
 // Package logreg fits the model logreg (logreg.vi) by variational
 // inference: coordinate ascent (Wang & Blei 2013, Fig. 1) with
-// laplace (selectable through Options.Method) updates for its nonconjugate latents.
+// laplace (selectable through Options.Method) updates for its nonconjugate latents updates for its nonconjugate latents.
 //
 // Typical use:
 //
@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -230,12 +231,21 @@ type Options struct {
 	Method string
 	// MaxIter bounds the coordinate-ascent iterations (0 means 100).
 	MaxIter int
-	// Tol: converged when the relative change of the ELBO (Eq. 21) is below
-	// Tol (0 means 1e-12) and MeanTol holds.
+	// Tol: converged when the relative change of the ELBO is below Tol (0
+	// means 1e-12) and MeanTol holds.
 	Tol float64
-	// MeanTol: converged when the L2 change of every E[θ], relative to its
-	// norm, is below MeanTol (0 means 1e-9; §3.4's criterion).
+	// MeanTol: converged when the relative L2 change of every global
+	// factor's parameters is below MeanTol (0 means 1e-9; §3.4's criterion).
 	MeanTol float64
+	// LocalMaxIter bounds the sweeps over one unit's local factors (Fig. 1's
+	// inner loop; 0 means 100), and LocalTol ends them when the largest
+	// relative change of the unit's parameters falls below it (0 means 1e-8).
+	LocalMaxIter int
+	LocalTol     float64
+	// Seed seeds the random starting values of conjugate factors.
+	Seed uint64
+	// Start, if set, is a previous result to start from instead.
+	Start *Result
 	// Newton tunes the inner optimizer of the Laplace and delta updates.
 	Newton runtime.NewtonSettings
 	// Progress, if set, is called after every iteration.
@@ -256,13 +266,8 @@ type Result struct {
 	Params     Params    `json:"params"`
 }
 
-// Latent holds q for each latent variable.
-type Latent struct {
-	// Theta is q(theta) = N(mean, cov) (logreg.vi:12:8).
-	Theta *runtime.Gaussian `json:"theta"`
-}
-
-// Params holds point-estimated parameters (none in this model).
+// Params holds point-estimated parameters (none yet: params are read from
+// the data and held fixed).
 type Params struct{}
 
 // Fit validates data and fits the model; see Model.Fit.
@@ -274,20 +279,10 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 	return m.Fit(ctx, opts)
 }
 
-// singleBlock is true when q has one factor.
-const singleBlock = true
-
-// state is the variational distribution q being fitted.
-type state struct {
-	thetaMean, thetaCov []float64 // q(theta) = N(mean, cov)
-	thetaMethod         string
-	// f and ∇²f at the mean, from the last update (for the ELBO).
-	thetaF    float64
-	thetaHess []float64
-}
-
-// Fit runs coordinate ascent (Fig. 1) until the ELBO and the posterior
-// means settle, the iteration limit is reached, or ctx is done.
+// Fit runs coordinate ascent (Fig. 1): each iteration updates every unit's
+// local factors until they settle, then the global factors, and computes
+// the ELBO. It stops when the ELBO and the global parameters settle, the
+// iteration limit is reached, or ctx is done.
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
 	if opts.MaxIter <= 0 {
@@ -299,49 +294,48 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if opts.MeanTol <= 0 {
 		opts.MeanTol = 1e-9
 	}
-	q := new(state)
-	var methods []string
-	q.thetaMethod = "laplace"
-	if opts.Method != "" {
-		q.thetaMethod = opts.Method
+	if opts.LocalMaxIter <= 0 {
+		opts.LocalMaxIter = 100
 	}
-	if q.thetaMethod != "laplace" && q.thetaMethod != "delta" {
-		return nil, fmt.Errorf("logreg: unknown method %q for theta (want laplace or delta)", q.thetaMethod)
+	if opts.LocalTol <= 0 {
+		opts.LocalTol = 1e-8
 	}
-	methods = append(methods, q.thetaMethod)
-	if err := m.initTheta(q); err != nil {
+	q, err := m.newState(opts)
+	if err != nil {
 		return nil, err
 	}
-	res := &Result{Model: "logreg", Method: strings.Join(methods, ","), Status: "max_iterations"}
-	// With a single factor updated by Laplace, one update is a fixed point:
-	// the mode and −∇²f⁻¹ there do not depend on the previous q. (The
-	// delta method alternates μ and Σ, so it iterates.)
-	oneStep := singleBlock && res.Method == "laplace"
+	res := &Result{Model: "logreg", Method: q.methods(), Status: "max_iterations"}
 	prevELBO := math.Inf(-1)
 	for it := 1; it <= opts.MaxIter; it++ {
 		if err := ctx.Err(); err != nil {
 			res.Status = "canceled"
 			break
 		}
-		meanChange := 0.0
-		var trouble []string
-		// Update q(theta) (logreg.vi:12:8).
-		prevTheta := append([]float64(nil), q.thetaMean...)
-		if st := m.updateTheta(q, opts.Newton); st != runtime.StatusConverged {
-			trouble = append(trouble, "theta: "+string(st))
+		tr := runtime.Trouble{}
+		settled := 0
+		for d := 0; d < m.numUnits(); d++ {
+			if m.updateUnit(q, d, opts, tr) {
+				settled++
+			}
 		}
-		meanChange = math.Max(meanChange, runtime.L2Change(q.thetaMean, prevTheta))
+		if settled < m.numUnits() {
+			tr.Add(fmt.Sprintf("%d of %d units did not settle in %d sweeps", m.numUnits()-settled, m.numUnits(), opts.LocalMaxIter))
+		}
+		change := m.updateGlobals(q, opts, tr)
 		elbo := m.elbo(q)
 		res.ELBO = append(res.ELBO, elbo)
 		res.Iterations = it
 		rel := runtime.RelChange(prevELBO, elbo)
 		if opts.Progress != nil {
-			opts.Progress(runtime.Progress{Iteration: it, ELBO: elbo, RelChange: rel, MeanChange: meanChange, Seconds: time.Since(start).Seconds()})
+			opts.Progress(runtime.Progress{Iteration: it, ELBO: elbo, RelChange: rel, MeanChange: change, Seconds: time.Since(start).Seconds()})
 		}
-		if len(trouble) > 0 {
-			res.Status = strings.Join(trouble, "; ")
+		if len(tr) > 0 {
+			res.Status = tr.String()
 		}
-		if len(trouble) == 0 && (oneStep || rel < opts.Tol && meanChange < opts.MeanTol) {
+		// Without global factors one pass is a fixed point (each unit ran to
+		// convergence), and so is one Laplace update of a single factor.
+		oneStep := !hasGlobals || singleGaussian && q.laplaceOnly()
+		if len(tr) == 0 && (oneStep || rel < opts.Tol && change < opts.MeanTol) {
 			res.Converged = true
 			res.Status = "converged"
 			break
@@ -349,79 +343,212 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		prevELBO = elbo
 	}
 	res.Seconds = time.Since(start).Seconds()
-	res.Latent.Theta = runtime.NewGaussian("MvNormal", q.thetaMean, q.thetaCov)
+	res.Latent = q.latent(m)
 	return res, nil
 }
 
-// elbo is the approximate ELBO of Eq. 21, with the Gaussian entropy's
-// constant included: Σ over nonconjugate θ of
-// f(μ) + ½Tr{∇²f(μ)Σ} + ½log|Σ| + (p/2)(1 + log 2π),
-// from the f and ∇²f the last update left at the mean.
-func (m *Model) elbo(q *state) float64 {
-	total := 0.0
-	total += q.thetaF + 0.5*runtime.TraceProd(q.thetaHess, q.thetaCov) + runtime.GaussianEntropy(q.thetaCov, len(q.thetaMean))
-	return total
+// Latent holds the fitted q of each latent variable.
+type Latent struct {
+	// Theta is q(theta) = N(mean, cov) (logreg.vi:12:8).
+	Theta *runtime.Gaussian `json:"theta"`
 }
 
-// initTheta starts q(theta) at mean 0. The delta method also needs
-// a covariance to start from: −∇²f(0)⁻¹, or the identity if that is not
-// positive definite.
-func (m *Model) initTheta(q *state) error {
-	p := m.p
-	q.thetaMean = make([]float64, p)
-	q.thetaCov = make([]float64, p*p)
-	q.thetaHess = make([]float64, p*p)
-	if q.thetaMethod != "delta" {
-		return nil
+// state is the variational distribution q being fitted, with scratch
+// space for the updates.
+type state struct {
+	thetaMean, thetaCov   []float64 // q(theta) (MvNormal)
+	thetaMeanMethod       string
+	grad, curv, cov, prev []float64
+	rng                   *rand.Rand
+}
+
+// newState allocates q and sets its starting point: opts.Start if given,
+// otherwise Gaussian means 0 with identity covariances, uniform categorical
+// probabilities, and other parameters drawn near 1 from opts.Seed.
+func (m *Model) newState(opts Options) (*state, error) {
+	q := &state{rng: runtime.NewRand(opts.Seed)}
+	q.thetaMean = make([]float64, m.p)
+	q.thetaCov = make([]float64, m.p*m.p)
+	runtime.Identity(q.thetaCov, m.p)
+	q.thetaMeanMethod = "laplace"
+	if opts.Method != "" {
+		q.thetaMeanMethod = opts.Method
 	}
-	grad := make([]float64, p)
-	m.ThetaF(q.thetaMean, grad, q.thetaHess)
-	if !runtime.NegInvSPD(q.thetaCov, q.thetaHess, p) {
-		runtime.Identity(q.thetaCov, p)
+	if q.thetaMeanMethod != "laplace" && q.thetaMeanMethod != "delta" {
+		return nil, fmt.Errorf("logreg: unknown method %q for theta (want laplace or delta)", q.thetaMeanMethod)
+	}
+	if opts.Start != nil {
+		if err := q.start(m, opts.Start); err != nil {
+			return nil, err
+		}
+	}
+	return q, nil
+}
+
+// start copies q from a previous result, checking its shapes.
+func (q *state) start(m *Model, r *Result) error {
+	{
+		mean, cov, err := r.Latent.Theta.Flat("theta", m.p)
+		if err != nil {
+			return err
+		}
+		copy(q.thetaMean, mean)
+		copy(q.thetaCov, cov)
 	}
 	return nil
 }
 
-// updateTheta updates q(theta): Laplace (Eq. 14) maximizes f and sets
-// Σ = −∇²f(θ̂)⁻¹; the delta method (Eq. 17) maximizes
-// f(μ) + ½Tr{∇²f(μ)Σ} over μ with Σ fixed, then sets Σ = −∇²f(μ)⁻¹.
+// updateTheta updates q(theta) (logreg.vi:12:8): Laplace (Eq. 14) maximizes f and sets
+// Σ = −∇²f(θ̂)⁻¹; the delta method (Eq. 17) maximizes f(μ) + ½Tr{∇²f(μ)Σ}
+// over μ with Σ fixed, then sets Σ = −∇²f(μ)⁻¹.
 func (m *Model) updateTheta(q *state, s runtime.NewtonSettings) runtime.Status {
 	p := m.p
-	hess := q.thetaHess
-	cov := q.thetaCov
-	var value float64
-	obj := func(x, grad, curv []float64) float64 {
-		value = m.ThetaF(x, grad, curv)
-		copy(hess, curv)
-		return value
-	}
-	if q.thetaMethod == "delta" {
-		obj = func(x, grad, curv []float64) float64 {
-			value = m.ThetaDelta(x, cov, grad, curv)
-			copy(hess, curv)
-			return value
+	mean, cov := q.thetaMean, q.thetaCov
+	grad, hess := runtime.Grow(&q.grad, p), runtime.Grow(&q.curv, p*p)
+	delta := q.thetaMeanMethod == "delta"
+	if delta && !false {
+		// The delta method needs a Σ to start from: −∇²f⁻¹ at the current
+		// mean, or the identity if that is not positive definite.
+		m.ThetaF(mean, grad, hess)
+		if !runtime.NegInvSPD(cov, hess, p) {
+			runtime.Identity(cov, p)
 		}
 	}
-	// Maximize's last evaluation is at the returned mean, so value and hess
-	// belong to it.
-	r := runtime.Maximize(obj, q.thetaMean, s)
-	q.thetaF = value
-	if q.thetaMethod == "delta" {
-		q.thetaF -= 0.5 * runtime.TraceProd(hess, cov) // value was f + ½Tr{∇²f Σ}
+	obj := func(x, g, h []float64) float64 {
+		var v float64
+		if delta {
+			v = m.ThetaDelta(x, cov, g, h)
+		} else {
+			v = m.ThetaF(x, g, h)
+		}
+		copy(hess, h)
+		return v
 	}
-	// Σ = −∇²f⁻¹. Where ∇²f is not negative definite the covariance is
-	// regularized (−∇²f + λI)⁻¹ so q stays a distribution, and the status
+	r := runtime.Maximize(obj, mean, s)
+	// Maximize's last evaluation is at the returned mean, so ∇²f there is
+	// in hess. Where it is not negative definite the covariance is
+	// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status
 	// says so.
-	next := make([]float64, p*p)
+	next := runtime.Grow(&q.cov, p*p)
 	lam, ok := runtime.NegInvSPDDamped(next, hess, p)
 	if !ok {
 		return runtime.StatusNotFinite
 	}
-	q.thetaCov = next
+	copy(cov, next)
 	if lam > 0 {
 		return runtime.StatusIndefinite
 	}
 	return r.Status
+}
+
+// updateGlobals updates the global factors in turn and returns their
+// largest relative change.
+func (m *Model) updateGlobals(q *state, opts Options, tr runtime.Trouble) float64 {
+	change := 0.0
+	// theta: Laplace or delta
+	{
+		prev := append(q.prev[:0], q.thetaMean...)
+		if st := m.updateTheta(q, opts.Newton); st != runtime.StatusConverged {
+			tr.Add("theta: " + string(st))
+		}
+		change = math.Max(change, runtime.L2Change(q.thetaMean, prev))
+		q.prev = prev
+	}
+	return change
+}
+
+// hasUnits, hasGlobals and oneStep describe the model's coordinate ascent.
+const (
+	hasUnits       = false
+	hasGlobals     = true
+	singleGaussian = true
+)
+
+func (m *Model) numUnits() int { return 0 }
+
+func (m *Model) updateUnit(*state, int, Options, runtime.Trouble) bool { return true }
+
+// methods lists the update of each latent, for Result.Method.
+func (q *state) methods() string {
+	var ms []string
+	ms = append(ms, q.thetaMeanMethod)
+	return strings.Join(ms, ",")
+}
+
+// laplaceOnly reports whether every nonconjugate factor uses Laplace.
+func (q *state) laplaceOnly() bool {
+	return true && q.thetaMeanMethod == "laplace"
+}
+
+// elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's
+// expansion where no exact rule applies (Eq. 21 for the Gaussian factors).
+func (m *Model) elbo(q *state) float64 {
+	total := m.elboGlobal(q.thetaMean, q.thetaCov)
+	total += runtime.GaussianEntropy(q.thetaCov, m.p)
+	return total
+}
+
+// latent copies q into the result's form.
+func (q *state) latent(m *Model) Latent {
+	var l Latent
+	l.Theta = runtime.NewGaussian("MvNormal", q.thetaMean, q.thetaCov)
+	return l
+}
+
+// elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
+// the global statements and the entropies of the global non-Gaussian factors.
+func (m *Model) elboGlobal(thetaMean, thetaCov []float64) float64 {
+	N := m.n
+	P := m.p
+	Sigma0Inv := m.sigma0Inv
+	Sigma0Logdet := m.sigma0Logdet
+	mu0 := m.mu0
+	x := m.x
+	y := m.y
+	var f float64
+	t6 := make([]float64, P)
+	for q := 0; q < P; q++ {
+		Sigma0Inv_q := Sigma0Inv[q*P:][:P:P]
+		thetaCov_q := thetaCov[q*P:][:P:P]
+		for q2 := 0; q2 < P; q2++ {
+			t6[q2] += Sigma0Inv_q[q2] * thetaCov_q[q2]
+		}
+	}
+	t7 := make([]float64, P)
+	for i4 := 0; i4 < P; i4++ {
+		t8 := thetaMean[i4] - mu0[i4]
+		Sigma0Inv_i4 := Sigma0Inv[i4*P:][:P:P]
+		for i5 := 0; i5 < P; i5++ {
+			t7[i5] += t8 * Sigma0Inv_i4[i5]
+		}
+	}
+	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
+	for n := 0; n < N; n++ {
+		var t1 float64
+		x_n := x[n*P:][:P:P]
+		for i6 := 0; i6 < P; i6++ {
+			t1 += thetaMean[i6] * x_n[i6]
+		}
+		t2 := runtime.Logistic(t1)
+		var t4 float64
+		for q8 := 0; q8 < P; q8++ {
+			var t3 float64
+			thetaCov_q8 := thetaCov[q8*P:][:P:P]
+			for q7 := 0; q7 < P; q7++ {
+				t3 += thetaCov_q8[q7] * x_n[q7]
+			}
+			t4 += t3 * x_n[q8]
+		}
+		t5 := runtime.Softplus(t1)
+		f += t1*float64(y[n]) - t5 - 0.5*t2*t4*(1.0-t2)
+	}
+	for q2 := 0; q2 < P; q2++ {
+		f -= 0.5 * t6[q2]
+	}
+	for i5 := 0; i5 < P; i5++ {
+		f -= 0.5 * t7[i5] * (thetaMean[i5] - mu0[i5])
+	}
+	return f
 }
 
 // ThetaF evaluates f(theta) of Eq. 12 for latent theta (logreg.vi:12:8), writing ∇f

@@ -1,0 +1,544 @@
+package codegen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vigen-go/vigen/derive"
+	"github.com/vigen-go/vigen/spec/ir"
+)
+
+// This file emits the coordinate ascent of Wang & Blei's Fig. 1 for a
+// derived model: the variational state, its initialization, one update
+// method per latent (Laplace or delta for nonconjugate latents, the
+// closed form of Eq. 18 for conjugate ones), the inner loop over a unit's
+// local latents, the global updates and the ELBO.
+
+// qInfo is what the generated code knows about one latent's factor.
+type qInfo struct {
+	v      *ir.Var
+	q      *derive.QFactor
+	obj    *derive.Objective
+	upd    *derive.Update
+	local  bool
+	fields []string // state fields, one per q.Params
+	field  string   // Result.Latent field
+	upper  string   // exported latent name, for method names
+}
+
+// fitGen emits the Fit machinery.
+type fitGen struct {
+	g      *gen
+	d      *derive.Derivation
+	qs     []*qInfo
+	byT    map[string]*qInfo // q parameter tensor → its latent
+	unit   *derive.Index
+	sb     strings.Builder
+	fnames *namer
+}
+
+func (g *gen) fitCode() (string, *fitGen, error) {
+	d := g.d
+	if d.BoundErr != nil {
+		return "", nil, d.BoundErr
+	}
+	f := &fitGen{g: g, d: d, byT: map[string]*qInfo{}, unit: d.Bound.Unit, fnames: newNamer("rng", "hess", "grad", "prev", "curv", "cov")}
+	objs := map[string]*derive.Objective{}
+	for _, o := range d.Objectives {
+		objs[o.Latent.Name] = o
+	}
+	upds := map[string]*derive.Update{}
+	for _, u := range d.Updates {
+		upds[u.Latent.Name] = u
+	}
+	latentNames := newNamer()
+	for _, q := range d.Q {
+		v := g.m.Lookup(q.Var)
+		qi := &qInfo{v: v, q: q, obj: objs[q.Var], upd: upds[q.Var], upper: exported(q.Var), field: latentNames.get(exported(q.Var))}
+		switch {
+		case qi.obj != nil:
+			qi.local = qi.obj.Unit != nil
+		case qi.upd != nil:
+			qi.local = qi.upd.Unit != nil
+			if err := f.checkUpdate(qi); err != nil {
+				return "", nil, err
+			}
+		default:
+			return "", nil, fmt.Errorf("%s: no update for latent %s", v.Pos, v.Name)
+		}
+		for _, p := range q.Params {
+			fl := f.fnames.get(localName(p.Tensor))
+			qi.fields = append(qi.fields, fl)
+			f.byT[p.Tensor] = qi
+		}
+		f.qs = append(f.qs, qi)
+	}
+	f.emit()
+	return f.sb.String(), f, nil
+}
+
+// checkUpdate rejects updates whose parameter tensors the printer cannot
+// address yet (rank above two).
+func (f *fitGen) checkUpdate(qi *qInfo) error {
+	free := f.updateFree(qi.upd)
+	if len(free) > 2 {
+		return fmt.Errorf("%s: latent %s has %d dimensions besides its unit; conjugate latents of rank above 2 are not supported by the code generator yet", qi.v.Pos, qi.v.Name, len(free))
+	}
+	return nil
+}
+
+// updateFree returns the indices an update's kernel loops over: At without
+// the unit, which selects a row slice instead.
+func (f *fitGen) updateFree(u *derive.Update) []derive.Index {
+	if u.Unit != nil && u.At[0].Name == u.Unit.Name {
+		return u.At[1:]
+	}
+	return u.At
+}
+
+func (f *fitGen) p(format string, args ...any) { fmt.Fprintf(&f.sb, format, args...) }
+
+// dim is the Go expression for the length of a dimension of q's tensors.
+func (f *fitGen) dim(name string) string {
+	if strings.HasPrefix(name, "@") {
+		return "len(m." + f.g.goName[name[1:]+".term"] + ")"
+	}
+	return "m." + f.g.sizeGo[name]
+}
+
+// paramDims are the dimensions of q's k-th parameter tensor as stored in
+// the state (per-unit Gaussians get the unit dimension in front).
+func (f *fitGen) paramDims(qi *qInfo, k int) []string {
+	dims := qi.q.Params[k].Dims
+	if qi.q.Family == "MvNormal" && qi.local {
+		return append([]string{f.unit.Size}, dims...)
+	}
+	return dims
+}
+
+func (f *fitGen) length(dims []string) string {
+	parts := make([]string, len(dims))
+	for k, d := range dims {
+		parts[k] = f.dim(d)
+	}
+	return strings.Join(parts, "*")
+}
+
+// arg is the Go expression passing the q parameter tensor t to a kernel:
+// a per-unit Gaussian's slice for unit d, or the whole array.
+func (f *fitGen) arg(t string, unit string) string {
+	qi := f.byT[t]
+	k := 0
+	for n, p := range qi.q.Params {
+		if p.Tensor == t {
+			k = n
+		}
+	}
+	field := "q." + qi.fields[k]
+	if qi.q.Family == "MvNormal" && qi.local {
+		n := f.length(qi.q.Params[k].Dims)
+		return fmt.Sprintf("%s[%s*%s : (%s+1)*%s]", field, unit, n, unit, n)
+	}
+	return field
+}
+
+func (f *fitGen) args(qs []*derive.QFactor, unit string) string {
+	var out []string
+	for _, q := range qs {
+		for _, p := range q.Params {
+			out = append(out, f.arg(p.Tensor, unit))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func (f *fitGen) emit() {
+	f.emitTypes()
+	f.emitNewState()
+	for _, qi := range f.qs {
+		if qi.obj != nil {
+			f.emitGaussianUpdate(qi)
+		} else {
+			f.emitConjugateUpdate(qi)
+		}
+	}
+	f.emitLoops()
+	f.emitELBO()
+	f.emitResult()
+	for _, qi := range f.qs {
+		if qi.upd != nil {
+			f.sb.WriteString(f.updateKernel(qi))
+		}
+	}
+	f.sb.WriteString(f.boundKernels())
+}
+
+func (f *fitGen) pos(v *ir.Var) string { return fmt.Sprintf("%s:%d:%d", v.Pos.File, v.Pos.Line, v.Pos.Col) }
+
+func (f *fitGen) emitTypes() {
+	f.p("\n// Latent holds the fitted q of each latent variable.\ntype Latent struct {\n")
+	for _, qi := range f.qs {
+		typ := "*runtime.Factor"
+		doc := fmt.Sprintf("q(%s), %s", qi.v.Name, qi.q.Family)
+		if qi.q.Family == "MvNormal" {
+			typ, doc = "*runtime.Gaussian", fmt.Sprintf("q(%s) = N(mean, cov)", qi.v.Name)
+			if qi.local {
+				typ, doc = "[]*runtime.Gaussian", doc+", one per unit "+f.unit.Name
+			}
+		}
+		f.p("\t// %s is %s (%s).\n\t%s %s `json:%q`\n", qi.field, doc, f.pos(qi.v), qi.field, typ, qi.v.Name)
+	}
+	f.p("}\n\n// state is the variational distribution q being fitted, with scratch\n// space for the updates.\ntype state struct {\n")
+	for _, qi := range f.qs {
+		f.p("\t%s []float64 // q(%s) (%s)\n", strings.Join(qi.fields, ", "), qi.v.Name, qi.q.Family)
+		if qi.obj != nil {
+			f.p("\t%sMethod string\n", qi.fields[0])
+			if qi.local {
+				f.p("\t%sStarted []bool // per unit: whether its covariance has been set by an update\n", qi.fields[0])
+			}
+		}
+	}
+	f.p("\tgrad, curv, cov, prev []float64\n\trng *rand.Rand\n}\n")
+}
+
+func (f *fitGen) emitNewState() {
+	f.p("\n// newState allocates q and sets its starting point: opts.Start if given,\n")
+	f.p("// otherwise Gaussian means 0 with identity covariances, uniform categorical\n")
+	f.p("// probabilities, and other parameters drawn near 1 from opts.Seed.\n")
+	f.p("func (m *Model) newState(opts Options) (*state, error) {\n\tq := &state{rng: runtime.NewRand(opts.Seed)}\n")
+	for _, qi := range f.qs {
+		for k, fl := range qi.fields {
+			f.p("\tq.%s = make([]float64, %s)\n", fl, f.length(f.paramDims(qi, k)))
+		}
+		switch qi.q.Family {
+		case "MvNormal":
+			n := f.dim(qi.q.Dims[0])
+			if qi.local {
+				f.p("\tfor d := 0; d < %s; d++ {\n\t\truntime.Identity(q.%s[d*%s*%s:(d+1)*%s*%s], %s)\n\t}\n", f.dim(f.unit.Size), qi.fields[1], n, n, n, n, n)
+				f.p("\tq.%sStarted = make([]bool, %s)\n", qi.fields[0], f.dim(f.unit.Size))
+			} else {
+				f.p("\truntime.Identity(q.%s, %s)\n", qi.fields[1], n)
+			}
+			f.p("\tq.%sMethod = %q\n\tif opts.Method != \"\" {\n\t\tq.%sMethod = opts.Method\n\t}\n", qi.fields[0], qi.v.Treatment.String(), qi.fields[0])
+			f.p("\tif q.%sMethod != \"laplace\" && q.%sMethod != \"delta\" {\n\t\treturn nil, fmt.Errorf(\"%s: unknown method %%q for %s (want laplace or delta)\", q.%sMethod)\n\t}\n",
+				qi.fields[0], qi.fields[0], f.g.m.Name, qi.v.Name, qi.fields[0])
+		case "Categorical":
+			f.p("\truntime.Fill(q.%s, 1/float64(%s))\n", qi.fields[0], f.dim(qi.q.K))
+		default:
+			for _, fl := range qi.fields {
+				f.p("\truntime.InitPositive(q.rng, q.%s)\n", fl)
+			}
+		}
+	}
+	f.p("\tif opts.Start != nil {\n\t\tif err := q.start(m, opts.Start); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t}\n\treturn q, nil\n}\n")
+	// start
+	f.p("\n// start copies q from a previous result, checking its shapes.\nfunc (q *state) start(m *Model, r *Result) error {\n")
+	for _, qi := range f.qs {
+		if qi.q.Family == "MvNormal" {
+			n := f.dim(qi.q.Dims[0])
+			if qi.local {
+				f.p("\tif len(r.Latent.%s) != %s {\n\t\treturn fmt.Errorf(\"start: latent %%q has %%d units, want %%d\", %q, len(r.Latent.%s), %s)\n\t}\n", qi.field, f.dim(f.unit.Size), qi.v.Name, qi.field, f.dim(f.unit.Size))
+				f.p("\tfor d, g := range r.Latent.%s {\n\t\tmean, cov, err := g.Flat(%q, %s)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n", qi.field, qi.v.Name, n)
+				f.p("\t\tcopy(q.%s[d*%s:], mean)\n\t\tcopy(q.%s[d*%s*%s:], cov)\n\t\tq.%sStarted[d] = true\n\t}\n", qi.fields[0], n, qi.fields[1], n, n, qi.fields[0])
+			} else {
+				f.p("\t{\n\t\tmean, cov, err := r.Latent.%s.Flat(%q, %s)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tcopy(q.%s, mean)\n\t\tcopy(q.%s, cov)\n\t}\n", qi.field, qi.v.Name, n, qi.fields[0], qi.fields[1])
+			}
+			continue
+		}
+		names := derive.ConjugateParamNames(qi.q.Family)
+		for k, fl := range qi.fields {
+			f.p("\tif v, err := r.Latent.%s.Param(%q, %q, len(q.%s)); err != nil {\n\t\treturn err\n\t} else {\n\t\tcopy(q.%s, v)\n\t}\n", qi.field, qi.v.Name, names[k], fl, fl)
+		}
+	}
+	f.p("\treturn nil\n}\n")
+}
+
+// unitSel is how a per-unit method reads its unit index.
+func (f *fitGen) unitParam(qi *qInfo) (param, arg string) {
+	if qi.local {
+		return ", d int", "d, "
+	}
+	return "", ""
+}
+
+func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
+	o := qi.obj
+	n := f.dim(o.Dim)
+	param, unitArg := f.unitParam(qi)
+	mean, cov := "q."+qi.fields[0], "q."+qi.fields[1]
+	inputs := f.args(o.Inputs, "d")
+	if inputs != "" {
+		inputs = ", " + inputs
+	}
+	f.p("\n// update%s updates q(%s) (%s)", qi.upper, qi.v.Name, f.pos(qi.v))
+	if qi.local {
+		f.p(" for unit d")
+	}
+	f.p(": Laplace (Eq. 14) maximizes f and sets\n// Σ = −∇²f(θ̂)⁻¹; the delta method (Eq. 17) maximizes f(μ) + ½Tr{∇²f(μ)Σ}\n")
+	f.p("// over μ with Σ fixed, then sets Σ = −∇²f(μ)⁻¹.\n")
+	f.p("func (m *Model) update%s(q *state%s, s runtime.NewtonSettings) runtime.Status {\n\tp := %s\n", qi.upper, param, n)
+	if qi.local {
+		f.p("\tmean, cov := %s[d*p:(d+1)*p], %s[d*p*p:(d+1)*p*p]\n", mean, cov)
+	} else {
+		f.p("\tmean, cov := %s, %s\n", mean, cov)
+	}
+	f.p("\tgrad, hess := runtime.Grow(&q.grad, p), runtime.Grow(&q.curv, p*p)\n")
+	f.p("\tdelta := q.%sMethod == \"delta\"\n", qi.fields[0])
+	started := "false"
+	if qi.local {
+		started = fmt.Sprintf("q.%sStarted[d]", qi.fields[0])
+	}
+	f.p("\tif delta && !%s {\n\t\t// The delta method needs a Σ to start from: −∇²f⁻¹ at the current\n\t\t// mean, or the identity if that is not positive definite.\n", started)
+	f.p("\t\tm.%sF(%s%s%s, grad, hess)\n\t\tif !runtime.NegInvSPD(cov, hess, p) {\n\t\t\truntime.Identity(cov, p)\n\t\t}\n", qi.upper, unitArg, "mean", inputs)
+	if qi.local {
+		f.p("\t\tq.%sStarted[d] = true\n", qi.fields[0])
+	}
+	f.p("\t}\n\tobj := func(x, g, h []float64) float64 {\n\t\tvar v float64\n\t\tif delta {\n\t\t\tv = m.%sDelta(%sx, cov%s, g, h)\n\t\t} else {\n\t\t\tv = m.%sF(%sx%s, g, h)\n\t\t}\n\t\tcopy(hess, h)\n\t\treturn v\n\t}\n",
+		qi.upper, unitArg, inputs, qi.upper, unitArg, inputs)
+	f.p("\tr := runtime.Maximize(obj, mean, s)\n")
+	f.p("\t// Maximize's last evaluation is at the returned mean, so ∇²f there is\n\t// in hess. Where it is not negative definite the covariance is\n")
+	f.p("\t// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status\n\t// says so.\n")
+	f.p("\tnext := runtime.Grow(&q.cov, p*p)\n\tlam, ok := runtime.NegInvSPDDamped(next, hess, p)\n\tif !ok {\n\t\treturn runtime.StatusNotFinite\n\t}\n\tcopy(cov, next)\n")
+	if qi.local {
+		f.p("\tq.%sStarted[d] = true\n", qi.fields[0])
+	}
+	f.p("\tif lam > 0 {\n\t\treturn runtime.StatusIndefinite\n\t}\n\treturn r.Status\n}\n")
+}
+
+// rows returns Go expressions for the part of q's parameter arrays an
+// update writes: [lo, hi) in elements, and whether the kernel gets that
+// part as its own slice (a unit's row) or the whole array.
+func (f *fitGen) rows(qi *qInfo) (lo, hi string, rowSlice bool) {
+	u := qi.upd
+	dims := qi.q.Params[0].Dims
+	if u.Unit == nil {
+		return "0", "len(q." + qi.fields[0] + ")", false
+	}
+	rest := f.length(dims[1:])
+	if bag, parent, ok := u.At[0].Ragged(); ok && parent.Name == u.Unit.Name {
+		off := "m." + f.g.goName[bag+".off"]
+		return fmt.Sprintf("%s[d]*%s", off, rest), fmt.Sprintf("%s[d+1]*%s", off, rest), false
+	}
+	return "d*" + rest, "(d+1)*" + rest, true
+}
+
+func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
+	u := qi.upd
+	param, unitArg := f.unitParam(qi)
+	lo, hi, rowSlice := f.rows(qi)
+	f.p("\n// update%s sets q(%s) (%s) to its optimum given the other factors, the\n", qi.upper, qi.v.Name, f.pos(qi.v))
+	f.p("// closed form of Eq. 18")
+	if qi.local {
+		f.p(", for unit d")
+	}
+	f.p(", and returns the relative change of its parameters.\nfunc (m *Model) update%s(q *state%s) float64 {\n\tlo, hi := %s, %s\n", qi.upper, param, lo, hi)
+	f.p("\tprev := runtime.Grow(&q.prev, (hi-lo)*%d)\n", len(qi.fields))
+	var outs []string
+	for k, fl := range qi.fields {
+		f.p("\tcopy(prev[%d*(hi-lo):], q.%s[lo:hi])\n\tclear(q.%s[lo:hi])\n", k, fl, fl)
+		if rowSlice {
+			outs = append(outs, fmt.Sprintf("q.%s[lo:hi]", fl))
+		} else {
+			outs = append(outs, "q."+fl)
+		}
+	}
+	inputs := f.args(u.Inputs, "d")
+	if inputs != "" {
+		inputs += ", "
+	}
+	f.p("\tm.%sNatural(%s%s%s)\n", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
+	if u.Normalize {
+		f.p("\truntime.SoftmaxRows(q.%s[lo:hi], %s)\n", qi.fields[0], f.dim(qi.q.K))
+	}
+	f.p("\tchange := 0.0\n")
+	for k, fl := range qi.fields {
+		f.p("\tchange = math.Max(change, runtime.L2Change(q.%s[lo:hi], prev[%d*(hi-lo):%d*(hi-lo)]))\n", fl, k, k+1)
+	}
+	f.p("\treturn change\n}\n")
+}
+
+// updateCall is the statement updating qi inside a loop that tracks the
+// largest change.
+func (f *fitGen) updateCall(qi *qInfo, indent string) string {
+	unitArg := ""
+	if qi.local {
+		unitArg = ", d"
+	}
+	if qi.upd != nil {
+		return fmt.Sprintf("%s// %s: closed form (Eq. 18)\n%schange = math.Max(change, m.update%s(q%s))\n", indent, qi.v.Name, indent, qi.upper, unitArg)
+	}
+	n := f.dim(qi.obj.Dim)
+	sel := "q." + qi.fields[0]
+	if qi.local {
+		sel = fmt.Sprintf("q.%s[d*%s:(d+1)*%s]", qi.fields[0], n, n)
+	}
+	return fmt.Sprintf("%s// %s: Laplace or delta\n%s{\n%s\tprev := append(q.prev[:0], %s...)\n%s\tif st := m.update%s(q%s, opts.Newton); st != runtime.StatusConverged {\n%s\t\ttr.Add(%q + string(st))\n%s\t}\n%s\tchange = math.Max(change, runtime.L2Change(%s, prev))\n%s\tq.prev = prev\n%s}\n",
+		indent, qi.v.Name, indent, indent, sel, indent, qi.upper, unitArg, indent, qi.v.Name+": ", indent, indent, sel, indent, indent)
+}
+
+func (f *fitGen) emitLoops() {
+	var local, global []*qInfo
+	for _, qi := range f.qs {
+		if qi.local {
+			local = append(local, qi)
+		} else {
+			global = append(global, qi)
+		}
+	}
+	if f.unit != nil {
+		f.p("\n// updateUnit is Fig. 1's inner loop for unit d: it updates the unit's\n// local factors in turn until their largest relative change is below\n")
+		f.p("// opts.LocalTol, and reports whether they settled within opts.LocalMaxIter\n// sweeps.\n")
+		f.p("func (m *Model) updateUnit(q *state, d int, opts Options, tr runtime.Trouble) bool {\n\tfor it := 1; it <= opts.LocalMaxIter; it++ {\n\t\tchange := 0.0\n")
+		for _, qi := range local {
+			f.sb.WriteString(f.updateCall(qi, "\t\t"))
+		}
+		if len(local) == 1 {
+			f.p("\t\t// A single local factor is at its optimum after one update.\n\t\t_ = change\n\t\treturn true\n\t}\n\treturn true\n}\n")
+		} else {
+			f.p("\t\tif change < opts.LocalTol {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n")
+		}
+	}
+	f.p("\n// updateGlobals updates the global factors in turn and returns their\n// largest relative change.\n")
+	f.p("func (m *Model) updateGlobals(q *state, opts Options, tr runtime.Trouble) float64 {\n\tchange := 0.0\n")
+	for _, qi := range global {
+		f.sb.WriteString(f.updateCall(qi, "\t"))
+	}
+	f.p("\treturn change\n}\n")
+	f.p("\n// hasUnits, hasGlobals and oneStep describe the model's coordinate ascent.\nconst (\n")
+	f.p("\thasUnits   = %v\n\thasGlobals = %v\n", f.unit != nil, len(global) > 0)
+	// One global Gaussian factor and nothing else: one Laplace update is a
+	// fixed point (the delta method alternates μ and Σ, so it iterates).
+	f.p("\tsingleGaussian = %v\n)\n", f.unit == nil && len(global) == 1 && global[0].obj != nil)
+	if f.unit != nil {
+		f.p("\n// numUnits is the number of units (the size %s).\nfunc (m *Model) numUnits() int { return %s }\n", f.unit.Size, f.dim(f.unit.Size))
+	} else {
+		f.p("\nfunc (m *Model) numUnits() int { return 0 }\n\nfunc (m *Model) updateUnit(*state, int, Options, runtime.Trouble) bool { return true }\n")
+	}
+	f.p("\n// methods lists the update of each latent, for Result.Method.\nfunc (q *state) methods() string {\n\tvar ms []string\n")
+	for _, qi := range f.qs {
+		if qi.obj != nil {
+			f.p("\tms = append(ms, q.%sMethod)\n", qi.fields[0])
+		} else {
+			f.p("\tms = append(ms, \"conjugate\")\n")
+		}
+	}
+	f.p("\treturn strings.Join(ms, \",\")\n}\n")
+	f.p("\n// laplaceOnly reports whether every nonconjugate factor uses Laplace.\nfunc (q *state) laplaceOnly() bool {\n\treturn true")
+	for _, qi := range f.qs {
+		if qi.obj != nil {
+			f.p(" && q.%sMethod == \"laplace\"", qi.fields[0])
+		}
+	}
+	f.p("\n}\n")
+}
+
+func (f *fitGen) emitELBO() {
+	b := f.d.Bound
+	f.p("\n// elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's\n")
+	f.p("// expansion where no exact rule applies (Eq. 21 for the Gaussian factors).\n")
+	f.p("func (m *Model) elbo(q *state) float64 {\n\ttotal := m.elboGlobal(%s)\n", f.args(b.GlobalInputs, ""))
+	for _, qi := range f.qs {
+		if qi.q.Family == "MvNormal" && !qi.local {
+			f.p("\ttotal += runtime.GaussianEntropy(q.%s, %s)\n", qi.fields[1], f.dim(qi.q.Dims[0]))
+		}
+	}
+	if f.unit != nil {
+		f.p("\tfor d := 0; d < %s; d++ {\n\t\ttotal += m.elboUnit(d, %s)\n", f.dim(f.unit.Size), f.args(b.LocalInputs, "d"))
+		for _, qi := range f.qs {
+			if qi.q.Family == "MvNormal" && qi.local {
+				n := f.dim(qi.q.Dims[0])
+				f.p("\t\ttotal += runtime.GaussianEntropy(q.%s[d*%s*%s:(d+1)*%s*%s], %s)\n", qi.fields[1], n, n, n, n, n)
+			}
+		}
+		f.p("\t}\n")
+	}
+	f.p("\treturn total\n}\n")
+}
+
+func (f *fitGen) emitResult() {
+	f.p("\n// latent copies q into the result's form.\nfunc (q *state) latent(m *Model) Latent {\n\tvar l Latent\n")
+	for _, qi := range f.qs {
+		switch {
+		case qi.q.Family == "MvNormal" && qi.local:
+			n := f.dim(qi.q.Dims[0])
+			f.p("\tl.%s = make([]*runtime.Gaussian, %s)\n\tfor d := range l.%s {\n", qi.field, f.dim(f.unit.Size), qi.field)
+			f.p("\t\tl.%s[d] = runtime.NewGaussian(\"MvNormal\", q.%s[d*%s:(d+1)*%s], q.%s[d*%s*%s:(d+1)*%s*%s])\n\t}\n", qi.field, qi.fields[0], n, n, qi.fields[1], n, n, n, n)
+		case qi.q.Family == "MvNormal":
+			f.p("\tl.%s = runtime.NewGaussian(\"MvNormal\", q.%s, q.%s)\n", qi.field, qi.fields[0], qi.fields[1])
+		default:
+			dims := qi.q.Params[0].Dims
+			var shape []string
+			for _, d := range dims {
+				shape = append(shape, f.dim(d))
+			}
+			var ps []string
+			for k, fl := range qi.fields {
+				ps = append(ps, fmt.Sprintf("%q, q.%s", derive.ConjugateParamNames(qi.q.Family)[k], fl))
+			}
+			f.p("\tl.%s = runtime.NewFactor(%q, []int{%s}, %s)\n", qi.field, qi.q.Family, strings.Join(shape, ", "), strings.Join(ps, ", "))
+		}
+	}
+	f.p("\treturn l\n}\n")
+}
+
+// updateKernel prints the kernel computing a conjugate update's new
+// parameters.
+func (f *fitGen) updateKernel(qi *qInfo) string {
+	u := qi.upd
+	free := f.updateFree(u)
+	_, _, rowSlice := f.rows(qi)
+	params := inputParams(u.Inputs)
+	var outs []Output
+	origin := fmt.Sprintf("%s: latent %s", f.pos(qi.v), qi.v.Name)
+	for k, p := range qi.q.Params {
+		key := "out:" + p.Tensor
+		dims := p.Dims
+		if rowSlice {
+			dims = dims[1:]
+		}
+		params = append(params, kernelParam{Want: derive.ConjugateParamNames(qi.q.Family)[k], Tensor: key, Dims: dims, Out: true})
+		outs = append(outs, Output{Target: key, Free: free, Expr: u.Params[k], Origin: origin})
+	}
+	var doc []string
+	name := qi.upper + "Natural"
+	what := "the parameters of the optimal q(" + qi.v.Name + ")"
+	if u.Normalize {
+		what = "the log-probabilities (up to a constant per row) of the optimal q(" + qi.v.Name + ")"
+	}
+	doc = append(doc, fmt.Sprintf("%s adds into its output %s", name, what),
+		"given the other factors: Eq. 18, E_q[η] summed over the Markov blanket:", "")
+	for _, fc := range u.Factors {
+		doc = append(doc, fmt.Sprintf("\t%s: %s", fc.Pos, fmtFactor(fc)))
+	}
+	if len(u.Dropped) > 0 {
+		doc = append(doc, "", "Terms constant in the category cancel in the normalization and are not computed.")
+	}
+	if rowSlice {
+		doc = append(doc, "", fmt.Sprintf("The outputs are unit %s's rows; the caller zeroes them.", u.Unit.Name))
+	} else if u.Unit != nil {
+		doc = append(doc, "", fmt.Sprintf("The outputs are whole arrays; only unit %s's rows are written, and the caller zeroes them.", u.Unit.Name))
+	} else {
+		doc = append(doc, "", "The caller zeroes the outputs.")
+	}
+	var unit *derive.Index
+	if u.Unit != nil {
+		unit = u.Unit
+	}
+	return f.g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: unit, Params: params, Outputs: outs})
+}
+
+func (f *fitGen) boundKernels() string {
+	b := f.d.Bound
+	var sb strings.Builder
+	sb.WriteString(f.g.emitKernel(kernelSpec{Name: "elboGlobal", Scalar: true,
+		Doc:     []string{"elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of", "the global statements and the entropies of the global non-Gaussian factors."},
+		Params:  inputParams(b.GlobalInputs),
+		Outputs: []Output{{Target: "f", Expr: b.Global}}}))
+	if f.unit != nil {
+		sb.WriteString(f.g.emitKernel(kernelSpec{Name: "elboUnit", Scalar: true, Unit: f.unit,
+			Doc:     []string{fmt.Sprintf("elboUnit is unit %s's part of the ELBO: E_q[log p] of the statements inside", f.unit.Name), "the unit plate and the entropies of the unit's non-Gaussian factors."},
+			Params:  inputParams(b.LocalInputs),
+			Outputs: []Output{{Target: "f", Expr: b.Local}}}))
+	}
+	return sb.String()
+}

@@ -1,0 +1,218 @@
+package codegen
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/vigen-go/vigen/derive"
+)
+
+// kernelParam is a slice parameter of a generated kernel: a tensor the
+// body reads (an input), or one it accumulates into (an output).
+type kernelParam struct {
+	Want   string // preferred Go name
+	Tensor string // the tensor name in derived expressions (inputs), or the Output.Target key (outputs)
+	Dims   []string
+	Out    bool
+	// Clear: the kernel zeroes the output on entry.
+	Clear bool
+}
+
+// kernelSpec describes one generated kernel: a method of Model that
+// evaluates scheduled outputs.
+type kernelSpec struct {
+	Name string
+	Doc  []string // comment lines, without the leading //
+	// Unit, if set, is an int parameter selecting the unit of a per-unit
+	// kernel (the index is free in the outputs' expressions).
+	Unit    *derive.Index
+	Params  []kernelParam
+	Outputs []Output
+	// Scalar: the kernel accumulates the scalar output "f" and returns it.
+	Scalar bool
+}
+
+// emitKernel schedules the outputs of k and prints the method.
+func (g *gen) emitKernel(k kernelSpec) string {
+	local := newNamer("f", "m")
+	unit := ""
+	if k.Unit != nil {
+		unit = local.get(k.Unit.Name)
+	}
+	tensors := map[string]tensorInfo{}
+	goOf := map[string]string{}
+	var sig []string
+	for _, prm := range k.Params {
+		name := local.get(prm.Want)
+		goOf[prm.Tensor] = name
+		sig = append(sig, name)
+		if !prm.Out {
+			tensors[prm.Tensor] = tensorInfo{Go: name, Dims: prm.Dims}
+		}
+	}
+	outs := make([]Output, len(k.Outputs))
+	for n, o := range k.Outputs {
+		if o.Target != "f" {
+			o.Target = goOf[o.Target]
+		}
+		outs[n] = o
+	}
+	stmts := Schedule(outs)
+	localOf := map[string]string{}
+	var tkeys []string
+	for key := range g.tensors {
+		if _, ok := tensors[key]; !ok {
+			tkeys = append(tkeys, key)
+		}
+	}
+	sort.Strings(tkeys)
+	for _, key := range tkeys {
+		t := g.tensors[key]
+		ln := local.get(localName(key))
+		localOf[key] = ln
+		t.Go = ln
+		tensors[key] = t
+	}
+	sizes := map[string]string{}
+	var snames []string
+	for s := range g.sizeGo {
+		snames = append(snames, s)
+	}
+	sort.Strings(snames)
+	for _, s := range snames {
+		sizes[s] = local.get(s)
+	}
+	p := newGoPrinter(tensors, sizes, local.taken)
+	if k.Unit != nil {
+		p.idx[k.Unit.Name] = unit
+	}
+	var body strings.Builder
+	p.topStmts(&body, stmts)
+
+	var sb strings.Builder
+	sb.WriteString("\n")
+	for _, l := range k.Doc {
+		if l == "" {
+			sb.WriteString("//\n")
+		} else {
+			fmt.Fprintf(&sb, "// %s\n", l)
+		}
+	}
+	params := ""
+	if unit != "" {
+		params = unit + " int, "
+	}
+	params += strings.Join(sig, ", ")
+	if len(sig) > 0 {
+		params += " []float64"
+	} else {
+		params = strings.TrimSuffix(params, ", ")
+	}
+	ret := ""
+	if k.Scalar {
+		ret = " float64"
+	}
+	fmt.Fprintf(&sb, "func (m *Model) %s(%s)%s {\n", k.Name, params, ret)
+	var sizeNames []string
+	for s := range p.usedS {
+		sizeNames = append(sizeNames, s)
+	}
+	sort.Strings(sizeNames)
+	for _, s := range sizeNames {
+		fmt.Fprintf(&sb, "\t%s := m.%s\n", sizes[s], g.sizeGo[s])
+	}
+	var tnames []string
+	for key := range p.usedT {
+		if _, ok := localOf[key]; ok {
+			tnames = append(tnames, key)
+		}
+	}
+	sort.Strings(tnames)
+	for _, key := range tnames {
+		fmt.Fprintf(&sb, "\t%s := m.%s\n", localOf[key], g.goName[key])
+	}
+	for _, prm := range k.Params {
+		if prm.Clear {
+			fmt.Fprintf(&sb, "\tclear(%s)\n", goOf[prm.Tensor])
+		}
+	}
+	if k.Scalar {
+		sb.WriteString("\tvar f float64\n")
+	}
+	sb.WriteString(body.String())
+	if k.Scalar {
+		sb.WriteString("\treturn f\n")
+	}
+	sb.WriteString("}\n")
+	return sb.String()
+}
+
+// inputParams are the kernel parameters for the variational factors a
+// kernel reads.
+func inputParams(qs []*derive.QFactor) []kernelParam {
+	var out []kernelParam
+	for _, q := range qs {
+		for _, v := range q.Params {
+			out = append(out, kernelParam{Want: localName(v.Tensor), Tensor: v.Tensor, Dims: v.Dims})
+		}
+	}
+	return out
+}
+
+// kernel prints the function evaluating an objective: f, ∇f and ∇²f for
+// Laplace, or the Eq. 17 objective, its gradient and ∇²f for delta.
+func (g *gen) kernel(o *derive.Objective, delta bool) string {
+	name := exported(o.Latent.Name) + "F"
+	if delta {
+		name = exported(o.Latent.Name) + "Delta"
+	}
+	var outs []Output
+	for _, part := range o.Parts {
+		value, grad := part.F, part.Grad
+		if delta {
+			value = derive.Add(part.F, derive.Mul(derive.N(0.5), part.Trace))
+			grad = derive.Add(part.Grad, derive.Mul(derive.N(0.5), part.TraceGrad))
+		}
+		origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
+		outs = append(outs,
+			Output{Target: "f", Expr: value, Origin: origin},
+			Output{Target: "grad", Free: []derive.Index{o.A}, Expr: grad, Origin: origin},
+			Output{Target: "hess", Free: []derive.Index{o.A, o.B}, Expr: part.Hess, Symmetric: true, Origin: origin})
+	}
+	l := o.Latent
+	params := []kernelParam{{Want: l.Name, Tensor: l.Name, Dims: []string{o.Dim}}}
+	if delta {
+		params = append(params, kernelParam{Want: "cov", Tensor: o.CovName, Dims: []string{o.Dim, o.Dim}})
+	}
+	inputs := inputParams(o.Inputs)
+	params = append(params, inputs...)
+	params = append(params,
+		kernelParam{Want: "grad", Tensor: "grad", Out: true, Clear: true},
+		kernelParam{Want: "hess", Tensor: "hess", Out: true, Clear: true})
+	var doc []string
+	if delta {
+		doc = append(doc, fmt.Sprintf("%s evaluates the delta-method objective of Eq. 17 for latent %s (%s),", name, l.Name, l.Pos),
+			"f(μ) + ½Tr{∇²f(μ)Σ} with Σ = cov, writing its gradient in μ into grad",
+			fmt.Sprintf("and ∇²f(μ) into hess (%s×%s, row-major). f is built from:", o.Dim, o.Dim))
+	} else {
+		doc = append(doc, fmt.Sprintf("%s evaluates f(%s) of Eq. 12 for latent %s (%s), writing ∇f", name, l.Name, l.Name, l.Pos),
+			fmt.Sprintf("into grad and ∇²f into hess (%s×%s, row-major). f is built from:", o.Dim, o.Dim))
+	}
+	doc = append(doc, "")
+	for _, f := range o.Factors {
+		doc = append(doc, fmt.Sprintf("\t%s: %s", f.Pos, fmtFactor(f)))
+	}
+	var names []string
+	for _, in := range inputs {
+		names = append(names, localName(in.Tensor))
+	}
+	if o.Unit != nil {
+		doc = append(doc, "", fmt.Sprintf("%s is unit %s's vector %s[%s]; %s are the variational parameters of", l.Name, o.Unit.Name, l.Name, o.Unit.Name, strings.Join(names, ", ")),
+			"the other latents f reads through expectations.")
+	} else if len(inputs) > 0 {
+		doc = append(doc, "", fmt.Sprintf("%s are the variational parameters of the other latents f reads", strings.Join(names, ", ")),
+			"through expectations.")
+	}
+	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true})
+}
