@@ -103,31 +103,13 @@ func NewRand(seed uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 }
 
-// InitPositive fills x with draws from Gamma(100, rate 100): positive
-// values near 1 (sd 0.1), which break the symmetry between components of
-// a conjugate factor (e.g. LDA's topics) without favouring any.
+// InitPositive fills x with draws from the exponential distribution with
+// mean 1: positive values spread widely enough to break the symmetry
+// between the components of a conjugate factor (LDA's topics) without
+// favouring any (lda-c starts its topics from uniform noise similarly).
 func InitPositive(r *rand.Rand, x []float64) {
 	for i := range x {
-		x[i] = gamma100(r) / 100
-	}
-}
-
-// gamma100 draws from Gamma(100, 1) by Marsaglia and Tsang's method.
-func gamma100(r *rand.Rand) float64 {
-	const a = 100.0
-	d := a - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := r.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := r.Float64()
-		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
-			return d * v
-		}
+		x[i] = r.ExpFloat64()
 	}
 }
 
