@@ -24,6 +24,7 @@ type qInfo struct {
 	fields []string // state fields, one per q.Params
 	field  string   // Result.Latent field
 	upper  string   // exported latent name, for method names
+	method string   // state field holding a nonconjugate latent's method
 }
 
 // fitGen emits the Fit machinery.
@@ -70,6 +71,9 @@ func (g *gen) fitCode() (string, *fitGen, error) {
 			fl := f.fnames.get(localName(p.Tensor))
 			qi.fields = append(qi.fields, fl)
 			f.byT[p.Tensor] = qi
+		}
+		if qi.obj != nil {
+			qi.method = f.fnames.get(unexported(q.Var) + "Method")
 		}
 		f.qs = append(f.qs, qi)
 	}
@@ -192,7 +196,7 @@ func (f *fitGen) emitTypes() {
 	for _, qi := range f.qs {
 		f.p("\t%s []float64 // q(%s) (%s)\n", strings.Join(qi.fields, ", "), qi.v.Name, qi.q.Family)
 		if qi.obj != nil {
-			f.p("\t%sMethod string\n", qi.fields[0])
+			f.p("\t%s string\n", qi.method)
 			if qi.local {
 				f.p("\t%sStarted []bool // per unit: whether its covariance has been set by an update\n", qi.fields[0])
 			}
@@ -219,9 +223,9 @@ func (f *fitGen) emitNewState() {
 			} else {
 				f.p("\truntime.Identity(q.%s, %s)\n", qi.fields[1], n)
 			}
-			f.p("\tq.%sMethod = %q\n\tif opts.Method != \"\" {\n\t\tq.%sMethod = opts.Method\n\t}\n", qi.fields[0], qi.v.Treatment.String(), qi.fields[0])
-			f.p("\tif q.%sMethod != \"laplace\" && q.%sMethod != \"delta\" {\n\t\treturn nil, fmt.Errorf(\"%s: unknown method %%q for %s (want laplace or delta)\", q.%sMethod)\n\t}\n",
-				qi.fields[0], qi.fields[0], f.g.m.Name, qi.v.Name, qi.fields[0])
+			f.p("\tq.%s = %q\n\tif opts.Method != \"\" {\n\t\tq.%s = opts.Method\n\t}\n", qi.method, qi.v.Treatment.String(), qi.method)
+			f.p("\tif q.%s != \"laplace\" && q.%s != \"delta\" {\n\t\treturn nil, fmt.Errorf(\"%s: unknown method %%q for %s (want laplace or delta)\", q.%s)\n\t}\n",
+				qi.method, qi.method, f.g.m.Name, qi.v.Name, qi.method)
 		case "Categorical":
 			f.p("\truntime.Fill(q.%s, 1/float64(%s))\n", qi.fields[0], f.dim(qi.q.K))
 		default:
@@ -283,7 +287,7 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 		f.p("\tmean, cov := %s, %s\n", mean, cov)
 	}
 	f.p("\tgrad, hess := runtime.Grow(&q.grad, p), runtime.Grow(&q.curv, p*p)\n")
-	f.p("\tdelta := q.%sMethod == \"delta\"\n", qi.fields[0])
+	f.p("\tdelta := q.%s == \"delta\"\n", qi.method)
 	started := "false"
 	if qi.local {
 		started = fmt.Sprintf("q.%sStarted[d]", qi.fields[0])
@@ -404,8 +408,8 @@ func (f *fitGen) emitLoops() {
 		f.sb.WriteString(f.updateCall(qi, "\t"))
 	}
 	f.p("\treturn change\n}\n")
-	f.p("\n// hasUnits, hasGlobals and oneStep describe the model's coordinate ascent.\nconst (\n")
-	f.p("\thasUnits   = %v\n\thasGlobals = %v\n", f.unit != nil, len(global) > 0)
+	f.p("\n// hasGlobals and singleGaussian describe the model's coordinate ascent.\nconst (\n")
+	f.p("\thasGlobals = %v\n", len(global) > 0)
 	// One global Gaussian factor and nothing else: one Laplace update is a
 	// fixed point (the delta method alternates μ and Σ, so it iterates).
 	f.p("\tsingleGaussian = %v\n)\n", f.unit == nil && len(global) == 1 && global[0].obj != nil)
@@ -417,7 +421,7 @@ func (f *fitGen) emitLoops() {
 	f.p("\n// methods lists the update of each latent, for Result.Method.\nfunc (q *state) methods() string {\n\tvar ms []string\n")
 	for _, qi := range f.qs {
 		if qi.obj != nil {
-			f.p("\tms = append(ms, q.%sMethod)\n", qi.fields[0])
+			f.p("\tms = append(ms, q.%s)\n", qi.method)
 		} else {
 			f.p("\tms = append(ms, \"conjugate\")\n")
 		}
@@ -426,7 +430,7 @@ func (f *fitGen) emitLoops() {
 	f.p("\n// laplaceOnly reports whether every nonconjugate factor uses Laplace.\nfunc (q *state) laplaceOnly() bool {\n\treturn true")
 	for _, qi := range f.qs {
 		if qi.obj != nil {
-			f.p(" && q.%sMethod == \"laplace\"", qi.fields[0])
+			f.p(" && q.%s == \"laplace\"", qi.method)
 		}
 	}
 	f.p("\n}\n")

@@ -144,12 +144,13 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 		ms = append(ms, k)
 	}
 	sort.Strings(ms)
-	ctx.MethodsDoc = strings.Join(ms, "/") + " (selectable through Options.Method) updates for its nonconjugate latents"
+	what := strings.Join(ms, "/") + " updates (selectable through Options.Method) for its nonconjugate latents"
 	if len(ms) == 0 {
-		ctx.MethodsDoc = "closed-form updates (Eq. 18) for its conjugate latents"
+		what = "closed-form updates (Eq. 18) for its conjugate latents"
 	} else if len(d.Updates) > 0 {
-		ctx.MethodsDoc += " and closed-form updates (Eq. 18) for its conjugate latents"
+		what += " and closed-form updates (Eq. 18) for its conjugate latents"
 	}
+	ctx.MethodsDoc = comment(fmt.Sprintf("Package %s fits the model %s (%s) by variational inference: coordinate ascent (Wang & Blei 2013, Fig. 1) with %s.", pkg, m.Name, m.File, what))
 	for _, a := range d.Aux {
 		ctx.Aux = append(ctx.Aux, g.auxCtx(a))
 	}
@@ -227,6 +228,8 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 	lo, hi := "math.MinInt", "math.MaxInt"
 	if t.Range != nil {
 		lo, hi = g.bound(t.Range[0]), g.bound(t.Range[1])
+	} else if g.isCount(v) {
+		lo = "0" // counts: a Multinomial, Binomial or Poisson draw
 	}
 	field := "d." + vc.Field
 	missing := fmt.Sprintf("\tif %s == nil {\n\t\treturn nil, fmt.Errorf(\"data %%q is missing\", %q)\n\t}\n", field, v.Name)
@@ -496,4 +499,32 @@ func localName(tensor string) string {
 		return sanitize(tensor[:i]) + exported(tensor[i+1:])
 	}
 	return sanitize(tensor)
+}
+
+// comment word-wraps text as // comment lines of at most 78 columns.
+func comment(text string) string {
+	var lines []string
+	line := "//"
+	for _, w := range strings.Fields(text) {
+		if len(line)+1+len(w) > 78 && line != "//" {
+			lines = append(lines, line)
+			line = "//"
+		}
+		line += " " + w
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
+// isCount reports whether v is drawn from a distribution over counts, so
+// its values cannot be negative.
+func (g *gen) isCount(v *ir.Var) bool {
+	for _, f := range g.m.Factors {
+		if f.Target != nil && f.Target.Var == v {
+			switch f.Dist {
+			case "Multinomial", "Binomial", "Poisson":
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -128,6 +128,9 @@ func Maximize(obj Objective, x []float64, s NewtonSettings) NewtonResult {
 			break
 		}
 		converging := res.Decrement <= tol*(1+math.Abs(f))
+		// Within ~1e4 rounding errors of f the Armijo test is decided by
+		// rounding; the full Newton step is then judged by "no loss" instead.
+		nearOptimum := converging || res.Decrement <= 1e4*minTol*(1+math.Abs(f))
 		accepted := false
 		if slope > 0 {
 			t := 1.0
@@ -138,7 +141,13 @@ func Maximize(obj Objective, x []float64, s NewtonSettings) NewtonResult {
 				ft := obj(xt, gt, ct)
 				res.Evaluations++
 				atX = false
-				if isFinite(ft) && allFinite(gt) && ft >= f+armijoC*t*slope {
+				// Near the optimum the full step is taken unless it loses more
+				// than f's rounding error: its gain is itself at rounding level,
+				// while it still shrinks the distance to the optimum quadratically.
+				// (f is a sum of terms larger than itself, so its rounding
+				// error is allowed a thousand units of 4ε|f|.)
+				sufficient := ft >= f+armijoC*t*slope || nearOptimum && t == 1 && ft >= f-1e3*minTol*(1+math.Abs(f))
+				if isFinite(ft) && allFinite(gt) && sufficient {
 					copy(x, xt)
 					g, gt = gt, g
 					c, ct = ct, c

@@ -17,7 +17,7 @@
 // each row sums to 1. A final E-step under the sparsified topics gives
 // gamma_d for every training document; with pi_d = gamma_d/sum(gamma_d) and
 // the centred log-ratio eta_dk = log pi_dk − mean_j log pi_dj, mu0 is the
-// mean of eta_d and Sigma0 their covariance (divided by D) plus 1e-3·I.
+// mean of eta_d and Sigma0 their covariance (divided by D) plus ridge·I (-ridge, 0.1).
 //
 // Output schema:
 //
@@ -234,6 +234,7 @@ func main() {
 		data    = flag.String("data", "/work/shared/data/ap/ap-train.dat", "LDA-C training corpus")
 		vocabF  = flag.String("vocab", "/work/shared/data/ap/vocab.txt", "vocabulary file")
 		outPath = flag.String("o", "", "output file (.json.gz)")
+		ridge   = flag.Float64("ridge", 0.1, "added to Sigma0's diagonal (the centred log-ratios are singular)")
 	)
 	flag.Parse()
 	if *outPath == "" {
@@ -415,7 +416,7 @@ func main() {
 			}
 			c /= float64(D)
 			if i == j {
-				c += 1e-3
+				c += *ridge
 			}
 			sigma.SetSym(i, j, round8(c))
 		}
@@ -446,9 +447,9 @@ func main() {
 		"%d EM iterations, E-step until mean |Δgamma| < 1e-4 or 50 updates, M-step beta_kv ∝ expected count + %g. "+
 		"Each topic keeps its %d largest entries (8 significant digits); all other entries equal floor[k]. "+
 		"mu0, Sigma0: mean and covariance (divided by D) of the centred log-ratio of gamma_d/sum(gamma_d) from a final E-step "+
-		"under the sparsified topics, plus 1e-3*I on Sigma0. Term ids in top are 1-based. "+
-		"Command: go run examples/ctm/testdata/mkparams.go -K %d -top %d -o %s",
-		lastPathElems(*data, 2), D, nV, *alpha, *seed, *iters, *eta, *top, nK, *top, *outPath)
+		"under the sparsified topics, plus %g*I on Sigma0. Term ids in top are 1-based. "+
+		"Command: go run examples/ctm/testdata/mkparams.go -K %d -top %d -ridge %g -o %s",
+		lastPathElems(*data, 2), D, nV, *alpha, *seed, *iters, *eta, *top, *ridge, nK, *top, *ridge, *outPath)
 
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
