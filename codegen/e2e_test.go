@@ -79,8 +79,9 @@ func main() {
 `
 
 type gaussianJSON struct {
-	Mean []float64   `json:"mean"`
-	Cov  [][]float64 `json:"cov"`
+	Mean   []float64            `json:"mean"`
+	Cov    [][]float64          `json:"cov"`
+	Params map[string][]float64 `json:"params"` // conjugate factors
 }
 
 type resultJSON struct {
@@ -293,5 +294,84 @@ func TestBadPackageName(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "cannot be the name of a Go package") {
 			t.Errorf("model %s: error %v", name, err)
 		}
+	}
+}
+
+// Conjugate updates: a Normal mean and a Gamma precision, each the only
+// latent, are fitted exactly by one closed-form update (Eq. 18):
+//
+//	mu | y ~ N((m0/v0 + Σy/s²)/P, 1/P),  P = 1/v0 + N/s²
+//	tau | y ~ Gamma(a + N/2, b + Σy²/2)
+//
+// and the ELBO of the Normal model equals the log evidence.
+const normalMeanVI = `model nmean
+size N
+data y : real[N]
+const s : real = 0.5
+latent mu : real conjugate
+mu ~ Normal(1, 2)
+for n in 1:N {
+  y[n] ~ Normal(mu, s)
+}
+`
+
+const gammaPrecVI = `model gprec
+size N
+data y : real[N]
+latent tau : real conjugate
+tau ~ Gamma(2, 3)
+for n in 1:N {
+  y[n] ~ Normal(0, 1 / sqrt(tau))
+}
+`
+
+func TestEndToEndConjugateUpdatesAreExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 40
+	y := make([]float64, n)
+	sum, sum2 := 0.0, 0.0
+	for i := range y {
+		y[i] = 0.7 + 0.5*rng.NormFloat64()
+		sum += y[i]
+		sum2 += y[i] * y[i]
+	}
+	data, _ := json.Marshal(map[string]any{"y": y})
+
+	res := buildAndRun(t, "nmean", normalMeanVI, data)[0]
+	prec := 1/4.0 + n/0.25
+	mean := (1/4.0 + sum/0.25) / prec
+	q := res.Latent["mu"].Params
+	if !res.Converged || math.Abs(q["mean"][0]-mean) > 1e-12*math.Abs(mean) || math.Abs(q["sd"][0]-1/math.Sqrt(prec)) > 1e-12 {
+		t.Errorf("Normal mean: got %v (%s), want mean %.15g sd %.15g", q, res.Status, mean, 1/math.Sqrt(prec))
+	}
+	// log evidence: y ~ N(1, s²I + v0·11ᵀ)
+	cov := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			v := 4.0
+			if i == j {
+				v += 0.25
+			}
+			cov.SetSym(i, j, v)
+		}
+	}
+	var ch mat.Cholesky
+	ch.Factorize(cov)
+	r := mat.NewVecDense(n, nil)
+	for i := range y {
+		r.SetVec(i, y[i]-1)
+	}
+	var sol mat.VecDense
+	ch.SolveVecTo(&sol, r)
+	logEv := -0.5*float64(n)*math.Log(2*math.Pi) - 0.5*ch.LogDet() - 0.5*mat.Dot(r, &sol)
+	if elbo := res.ELBO[len(res.ELBO)-1]; math.Abs(elbo-logEv) > 1e-9*math.Abs(logEv) {
+		t.Errorf("Normal mean: ELBO %.12g, log evidence %.12g", elbo, logEv)
+	}
+
+	res = buildAndRun(t, "gprec", gammaPrecVI, data)[0]
+	q = res.Latent["tau"].Params
+	shape, rate := 2+n/2.0, 3+sum2/2
+	if math.Abs(q["shape"][0]-shape) > 1e-12*shape || math.Abs(q["rate"][0]-rate) > 1e-12*rate {
+		t.Errorf("Gamma precision: got %v, want shape %.15g rate %.15g", q, shape, rate)
 	}
 }

@@ -121,6 +121,9 @@ func (f *fitGen) paramDims(qi *qInfo, k int) []string {
 }
 
 func (f *fitGen) length(dims []string) string {
+	if len(dims) == 0 {
+		return "1"
+	}
 	parts := make([]string, len(dims))
 	for k, d := range dims {
 		parts[k] = f.dim(d)

@@ -15,6 +15,8 @@ type tensorInfo struct {
 	Go   string   // Go expression naming the flat slice (or the scalar)
 	Dims []string // size names, for strides
 	Int  bool     // stored as []int
+	// Slice: a rank-0 tensor held in a one-element slice (kernel parameters).
+	Slice bool
 }
 
 // goPrinter prints the loop-nest IR as Go statements.
@@ -328,6 +330,9 @@ func (p *goPrinter) tensor(t *derive.Tensor) string {
 			}
 		}
 		s = fmt.Sprintf("%s[%s]", s, off)
+	}
+	if len(t.Idx) == 0 && info.Slice {
+		s += "[0]"
 	}
 	if info.Int {
 		s = "float64(" + s + ")"

@@ -45,11 +45,13 @@ func (g *gen) emitKernel(k kernelSpec) string {
 	var sig []string
 	for _, prm := range k.Params {
 		name := local.get(prm.Want)
-		goOf[prm.Tensor] = name
 		sig = append(sig, name)
 		if !prm.Out {
-			tensors[prm.Tensor] = tensorInfo{Go: name, Dims: prm.Dims}
+			tensors[prm.Tensor] = tensorInfo{Go: name, Dims: prm.Dims, Slice: true}
+		} else if len(prm.Dims) == 0 && prm.Tensor != "grad" && prm.Tensor != "hess" {
+			name += "[0]" // a scalar output in a one-element slice
 		}
+		goOf[prm.Tensor] = name
 	}
 	outs := make([]Output, len(k.Outputs))
 	for n, o := range k.Outputs {

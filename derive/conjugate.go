@@ -60,6 +60,11 @@ var conjugateFamilies = map[string]func(eta []Expr) []Expr{
 	"Beta": func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Add(eta[1], N(1))} },
 	// t = (log x, 1/x), η = (−α − 1, −β)
 	"InverseGamma": func(eta []Expr) []Expr { return []Expr{Neg(Add(eta[0], N(1))), Neg(eta[1])} },
+	// t = (x, x²), η = (m/s², −1/(2s²)): s² = −1/(2η₂), m = η₁s²
+	"Normal": func(eta []Expr) []Expr {
+		v := Neg(Pow(Mul(N(2), eta[1]), N(-1)))
+		return []Expr{Mul(eta[0], v), Call1("sqrt", v)}
+	},
 }
 
 // conjugateParamNames names q's parameter tensors (v.<name>) per family,
@@ -69,6 +74,7 @@ var conjugateParamNames = map[string][]string{
 	"Gamma":        {"shape", "rate"},
 	"Beta":         {"a", "b"},
 	"InverseGamma": {"shape", "scale"},
+	"Normal":       {"mean", "sd"},
 	"Categorical":  {"prob"},
 }
 
@@ -78,7 +84,7 @@ func ConjugateParamNames(family string) []string { return conjugateParamNames[fa
 
 // ConjugateFamilies lists the families a latent can be declared conjugate in.
 func ConjugateFamilies() []string {
-	return []string{"Beta", "Categorical", "Dirichlet", "Gamma", "InverseGamma"}
+	return []string{"Beta", "Categorical", "Dirichlet", "Gamma", "InverseGamma", "Normal"}
 }
 
 // TableQ is q(v) in one of the conjugate families, with parameters read
@@ -243,6 +249,7 @@ func terms(e Expr) []Expr {
 // sufficient statistics.
 func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, f *ir.Factor) ([]Expr, error) {
 	v := q.Var
+	orig := lp
 	var tensors []string
 	if q.Family == "Categorical" {
 		// Any function of a categorical is linear in its indicator:
@@ -261,6 +268,8 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 		}
 		lp = e
 		tensors = []string{q.Params[0].Tensor}
+	} else if q.Family == "Normal" {
+		return b.polynomialParts(lp, q, at, f)
 	} else {
 		for _, s := range stats {
 			tensors = append(tensors, v+".t("+s+")")
@@ -274,25 +283,32 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 		})
 		if left != nil {
 			return nil, fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s); declare %s `nonconjugate` or use a conjugate prior",
-				f.Pos, v, q.Family, readOf(lp, v, tensors, stats), q.Family, strings.Join(stats, ", "), v)
+				f.Pos, v, q.Family, readOf(lp, v, tensors, stats), q.Family, strings.Join(statNames(stats, v), ", "), v)
 		}
 	}
 	out := make([]Expr, len(tensors))
 	for k, t := range tensors {
 		d := Diff(lp, t, at)
-		for j, t2 := range tensors {
+		for _, t2 := range tensors {
 			at2 := make([]Index, len(at))
 			for n, i := range at {
 				at2[n] = Index{Name: i.Name + "'", Size: i.Size, Plate: i.Plate}
 			}
 			if !isZero(Diff(d, t2, at2)) {
-				return nil, fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement is not linear in its sufficient statistics: it multiplies %s by %s",
-					f.Pos, v, q.Family, statName(stats[k], v), statName(stats[j], v))
+				return nil, notLinear(f, q, stats, orig)
 			}
 		}
 		out[k] = d
 	}
 	return out, nil
+}
+
+func statNames(stats []string, v string) []string {
+	names := make([]string, len(stats))
+	for k, s := range stats {
+		names[k] = statName(s, v)
+	}
+	return names
 }
 
 func statName(stat, v string) string {
@@ -381,4 +397,91 @@ func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*
 		}
 	}
 	return r, nil
+}
+
+// polynomialParts handles a family whose statistics are x and x² (the
+// Normal): the log joint must be a quadratic polynomial in the scalar
+// latent, and η₁ = ∂L/∂x at x = 0, η₂ = ½∂²L/∂x².
+func (b *Builder) polynomialParts(lp Expr, q *QFactor, at []Index, f *ir.Factor) ([]Expr, error) {
+	v := q.Var
+	if len(at) > 0 {
+		return nil, fmt.Errorf("%s: %s: conjugate Normal latents must be scalars for now; declare it `nonconjugate`", f.Pos, v)
+	}
+	d1 := Diff(lp, v, nil)
+	d2 := Diff(d1, v, nil)
+	if !isZero(Diff(d2, v, nil)) {
+		return nil, notLinear(f, q, []string{"x", "x^2"}, lp)
+	}
+	zero := func(e Expr) Expr { return replaceTensor(e, v, func(*Tensor) Expr { return N(0) }) }
+	return []Expr{zero(d1), Mul(N(0.5), zero(d2))}, nil
+}
+
+// notLinear explains why a statement is not linear in q's sufficient
+// statistics, naming the first read of the latent that is not one.
+func notLinear(f *ir.Factor, q *QFactor, stats []string, lp Expr) error {
+	names := statNames(stats, q.Var)
+	read := nonlinearRead(lp, q.Var, stats)
+	what := "a nonlinear function of it"
+	if read != nil {
+		what = String(read)
+	}
+	return fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement reads it through %s, which is not linear in the %s sufficient statistics (%s); declare %s `nonconjugate` or use a conjugate prior",
+		f.Pos, q.Var, q.Family, what, q.Family, strings.Join(names, ", "), q.Var)
+}
+
+// nonlinearRead returns the smallest subexpression of e that reads v other
+// than as one of the statistics: a function call of it, or a product of
+// two of its reads.
+func nonlinearRead(e Expr, v string, stats []string) Expr {
+	if !DependsOn(e, v) {
+		return nil
+	}
+	if s, _ := matchStat(e, v); s != "" {
+		for _, name := range stats {
+			if name == s {
+				return nil
+			}
+		}
+	}
+	switch e := e.(type) {
+	case *Tensor:
+		for _, name := range stats {
+			if name == "x" {
+				return nil
+			}
+		}
+		return e
+	case *MulNode:
+		n := 0
+		for _, x := range e.Factors {
+			if DependsOn(x, v) {
+				n++
+			}
+		}
+		if n > 1 {
+			return e
+		}
+	case *Call:
+		for _, a := range e.Args {
+			if r := nonlinearRead(a, v, stats); r != nil {
+				return r
+			}
+		}
+		if e.Prim.Name == "pow" {
+			if n, ok := e.Args[1].(*Num); ok && n.V == 2 {
+				for _, name := range stats {
+					if name == "x^2" {
+						return e // (affine in x)² is quadratic
+					}
+				}
+			}
+		}
+		return e
+	}
+	for _, c := range Children(e) {
+		if r := nonlinearRead(c, v, stats); r != nil {
+			return r
+		}
+	}
+	return nil
 }

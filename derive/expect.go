@@ -200,6 +200,28 @@ func (x *expecter) single(e Expr, q *QFactor) Expr {
 		}
 		return Sum(s.Idx, body)
 	}
+	if m, ok := e.(*MulNode); ok && q.Family != "MvNormal" {
+		// Factors that do not read the latent are constants under q. (The
+		// Gaussian rules see whole terms, so that sums over the indices of
+		// a quadratic form's Hessian can absorb its Kronecker deltas.)
+		var cons, dep []Expr
+		for _, f := range m.Factors {
+			if DependsOn(f, q.Var) {
+				dep = append(dep, f)
+			} else {
+				cons = append(cons, f)
+			}
+		}
+		if len(cons) > 0 {
+			if _, isNum := cons[0].(*Num); !isNum || len(cons) > 1 {
+				r := x.single(Mul(dep...), q)
+				if r == nil {
+					return nil
+				}
+				return Mul(append(cons, r)...)
+			}
+		}
+	}
 	c, rest := coefRest(e)
 	if rest == nil {
 		return e
@@ -210,6 +232,10 @@ func (x *expecter) single(e Expr, q *QFactor) Expr {
 		r = x.gaussian(rest, q)
 	case "Categorical":
 		r = x.categorical(rest, q)
+	case "Normal":
+		if r = x.normalPoly(rest, q); r == nil {
+			r = x.byTable(rest, q)
+		}
 	default:
 		r = x.byTable(rest, q)
 	}
@@ -435,4 +461,20 @@ func replaceTensor(e Expr, v string, fn func(*Tensor) Expr) Expr {
 		return fn(t)
 	}
 	return mapChildren(e, func(c Expr) Expr { return replaceTensor(c, v, fn) })
+}
+
+// normalPoly takes E[g(x)] exactly for a polynomial g of degree ≤ 2 in a
+// scalar Normal latent x ~ N(m, s²): g(m) + ½g''(m)s².
+func (x *expecter) normalPoly(e Expr, q *QFactor) Expr {
+	if len(q.Dims) > 0 {
+		return nil
+	}
+	d2 := Diff(Diff(e, q.Var, nil), q.Var, nil)
+	if !isZero(Diff(d2, q.Var, nil)) {
+		return nil
+	}
+	m, sd := q.Params[0].At(nil), q.Params[1].At(nil)
+	at := func(y Expr) Expr { return replaceTensor(y, q.Var, func(*Tensor) Expr { return m }) }
+	x.record(e, "exact: Normal moments up to second order", true)
+	return Add(at(e), Mul(N(0.5), at(d2), Pow(sd, N(2))))
 }

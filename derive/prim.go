@@ -83,6 +83,12 @@ func definePrims() bool {
 					return c.Args[0]
 				case "logistic": // log σ(u) = −softplus(−u)
 					return Neg(Call1("softplus", Neg(c.Args[0])))
+				case "sqrt": // log √x = ½ log x
+					return Mul(N(0.5), Call1("log", c.Args[0]))
+				case "pow": // log x^c = c log x (x > 0 in the log's domain)
+					if _, ok := c.Args[1].(*Num); ok {
+						return Mul(c.Args[1], Call1("log", c.Args[0]))
+					}
 				}
 			}
 			return nil
@@ -174,6 +180,10 @@ func definePrims() bool {
 				// (x^p)^q = x^(pq) for integer q
 				if c, ok := a[0].(*Call); ok && c.Prim.Name == "pow" && y.V == math.Trunc(y.V) {
 					return Pow(c.Args[0], Mul(c.Args[1], y))
+				}
+				// (√x)^q = x^(q/2)
+				if c, ok := a[0].(*Call); ok && c.Prim.Name == "sqrt" {
+					return Pow(c.Args[0], N(y.V/2))
 				}
 			}
 			return nil
