@@ -22,6 +22,7 @@ type qInfo struct {
 	upd    *derive.Update
 	local  bool
 	fields []string // state fields, one per q.Params
+	mfields []string // state fields, one per q.MomentStats (E_q[t(v)])
 	field  string   // Result.Latent field
 	upper  string   // exported latent name, for method names
 	method string   // state field holding a nonconjugate latent's method
@@ -71,6 +72,11 @@ func (g *gen) fitCode() (string, *fitGen, error) {
 			fl := f.fnames.get(localName(p.Tensor))
 			qi.fields = append(qi.fields, fl)
 			f.byT[p.Tensor] = qi
+		}
+		for _, st := range q.MomentStats {
+			t := q.Moments[st].Tensor
+			qi.mfields = append(qi.mfields, f.fnames.get(localName(t)))
+			f.byT[t] = qi
 		}
 		if qi.obj != nil {
 			qi.method = f.fnames.get(unexported(q.Var) + "Method")
@@ -136,12 +142,13 @@ func (f *fitGen) length(dims []string) string {
 func (f *fitGen) arg(t string, unit string) string {
 	qi := f.byT[t]
 	k := 0
-	for n, p := range qi.q.Params {
+	for n, p := range qi.q.Tensors() {
 		if p.Tensor == t {
 			k = n
 		}
 	}
-	field := "q." + qi.fields[k]
+	all := append(append([]string(nil), qi.fields...), qi.mfields...)
+	field := "q." + all[k]
 	if qi.q.Family == "MvNormal" && qi.local {
 		n := f.length(qi.q.Params[k].Dims)
 		return fmt.Sprintf("%s[%s*%s : (%s+1)*%s]", field, unit, n, unit, n)
@@ -152,7 +159,7 @@ func (f *fitGen) arg(t string, unit string) string {
 func (f *fitGen) args(qs []*derive.QFactor, unit string) string {
 	var out []string
 	for _, q := range qs {
-		for _, p := range q.Params {
+		for _, p := range q.Tensors() {
 			out = append(out, f.arg(p.Tensor, unit))
 		}
 	}
@@ -176,6 +183,9 @@ func (f *fitGen) emit() {
 		if qi.upd != nil {
 			f.sb.WriteString(f.updateKernel(qi))
 		}
+		if len(qi.mfields) > 0 {
+			f.emitMoments(qi)
+		}
 	}
 	f.sb.WriteString(f.boundKernels())
 }
@@ -198,6 +208,9 @@ func (f *fitGen) emitTypes() {
 	f.p("}\n\n// state is the variational distribution q being fitted, with scratch\n// space for the updates.\ntype state struct {\n")
 	for _, qi := range f.qs {
 		f.p("\t%s []float64 // q(%s) (%s)\n", strings.Join(qi.fields, ", "), qi.v.Name, qi.q.Family)
+		if len(qi.mfields) > 0 {
+			f.p("\t%s []float64 // E_q[t(%s)]: %s\n", strings.Join(qi.mfields, ", "), qi.v.Name, strings.Join(qi.q.MomentStats, "; "))
+		}
 		if qi.obj != nil {
 			f.p("\t%s string\n", qi.method)
 			if qi.local {
@@ -216,6 +229,9 @@ func (f *fitGen) emitNewState() {
 	for _, qi := range f.qs {
 		for k, fl := range qi.fields {
 			f.p("\tq.%s = make([]float64, %s)\n", fl, f.length(f.paramDims(qi, k)))
+		}
+		for _, fl := range qi.mfields {
+			f.p("\tq.%s = make([]float64, %s)\n", fl, f.length(f.paramDims(qi, 0)))
 		}
 		switch qi.q.Family {
 		case "MvNormal":
@@ -237,7 +253,18 @@ func (f *fitGen) emitNewState() {
 			}
 		}
 	}
-	f.p("\tif opts.Start != nil {\n\t\tif err := q.start(m, opts.Start); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t}\n\treturn q, nil\n}\n")
+	f.p("\tif opts.Start != nil {\n\t\tif err := q.start(m, opts.Start); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t}\n")
+	for _, qi := range f.qs {
+		if len(qi.mfields) == 0 {
+			continue
+		}
+		if qi.local {
+			f.p("\tfor d := 0; d < %s; d++ {\n\t\tm.moments%s(q, d)\n\t}\n", f.dim(f.unit.Size), qi.upper)
+		} else {
+			f.p("\tm.moments%s(q)\n", qi.upper)
+		}
+	}
+	f.p("\treturn q, nil\n}\n")
 	// start
 	f.p("\n// start copies q from a previous result, checking its shapes.\nfunc (q *state) start(m *Model, r *Result) error {\n")
 	for _, qi := range f.qs {
@@ -356,6 +383,9 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 	f.p("\tm.%sNatural(%s%s%s)\n", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
 	if u.Normalize {
 		f.p("\truntime.SoftmaxRows(q.%s[lo:hi], %s)\n", qi.fields[0], f.dim(qi.q.K))
+	}
+	if len(qi.mfields) > 0 {
+		f.p("\tm.moments%s(q%s)\n", qi.upper, strings.TrimSuffix(", "+strings.TrimSuffix(unitArg, ", "), ", "))
 	}
 	f.p("\tchange := 0.0\n")
 	for k, fl := range qi.fields {
@@ -548,4 +578,50 @@ func (f *fitGen) boundKernels() string {
 			Outputs: []Output{{Target: "f", Expr: b.Local}}}))
 	}
 	return sb.String()
+}
+
+// emitMoments prints the method refreshing E_q[t(v)] after an update of
+// q(v) (for unit d's rows of a local latent), and its kernel.
+func (f *fitGen) emitMoments(qi *qInfo) {
+	u := qi.upd
+	param, unitArg := f.unitParam(qi)
+	lo, hi, rowSlice := f.rows(qi)
+	f.p("\n// moments%s recomputes E_q[t(%s)] = ∇a(φ) (%s) from q(%s)'s parameters", qi.upper, qi.v.Name, strings.Join(qi.q.MomentStats, "; "), qi.v.Name)
+	if qi.local {
+		f.p(" for unit d")
+	}
+	f.p(".\nfunc (m *Model) moments%s(q *state%s) {\n", qi.upper, param)
+	var ins, outs []string
+	for _, fl := range qi.fields {
+		ins = append(ins, "q."+fl)
+	}
+	f.p("\tlo, hi := %s, %s\n", lo, hi)
+	for _, fl := range qi.mfields {
+		if rowSlice {
+			outs = append(outs, fmt.Sprintf("q.%s[lo:hi]", fl))
+		} else {
+			outs = append(outs, "q."+fl)
+		}
+		f.p("\tclear(q.%s[lo:hi])\n", fl)
+	}
+	f.p("\tm.%sMoments(%s%s, %s)\n}\n", qi.upper, unitArg, strings.Join(ins, ", "), strings.Join(outs, ", "))
+	free := f.updateFree(u)
+	var params []kernelParam
+	for _, p := range qi.q.Params {
+		params = append(params, kernelParam{Want: localName(p.Tensor), Tensor: p.Tensor, Dims: p.Dims})
+	}
+	var outputs []Output
+	for k, st := range qi.q.MomentStats {
+		mt := qi.q.Moments[st]
+		key := "out:" + mt.Tensor
+		dims := mt.Dims
+		if rowSlice {
+			dims = dims[1:]
+		}
+		params = append(params, kernelParam{Want: derive.MomentName(st), Tensor: key, Dims: dims, Out: true})
+		outputs = append(outputs, Output{Target: key, Free: free, Expr: u.Moments[k]})
+	}
+	doc := []string{fmt.Sprintf("%sMoments adds E_q[t(%s)] (%s) into its outputs: the expected", qi.upper, qi.v.Name, strings.Join(qi.q.MomentStats, "; ")),
+		"sufficient statistics other updates read. The caller zeroes the outputs."}
+	f.sb.WriteString(f.g.emitKernel(kernelSpec{Name: qi.upper + "Moments", Doc: doc, Unit: u.Unit, Params: params, Outputs: outputs}))
 }

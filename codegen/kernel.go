@@ -155,7 +155,7 @@ func (g *gen) emitKernel(k kernelSpec) string {
 func inputParams(qs []*derive.QFactor) []kernelParam {
 	var out []kernelParam
 	for _, q := range qs {
-		for _, v := range q.Params {
+		for _, v := range q.Tensors() {
 			out = append(out, kernelParam{Want: localName(v.Tensor), Tensor: v.Tensor, Dims: v.Dims})
 		}
 	}

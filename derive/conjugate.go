@@ -36,6 +36,9 @@ type Update struct {
 	// log-probabilities up to a constant over the last index (terms
 	// constant in the category have been dropped) and q is their softmax.
 	Normalize bool
+	// Moments are the new E_q[t(z)] at At, one per Q.MomentStats, from the
+	// new parameters.
+	Moments []Expr
 	// Natural is η per sufficient statistic of the family (before any
 	// expectation was taken, for reports), Dropped the terms of a
 	// categorical η that are constant in the category.
@@ -96,7 +99,36 @@ func TableQ(v, family string, dims ...string) *QFactor {
 	for _, n := range names {
 		q.Params = append(q.Params, tensorValN(v+"."+n, dims))
 	}
+	if d := Dists[family]; d != nil && d.ExpFam != nil && family != "Categorical" {
+		q.Moments = map[string]Val{}
+		for _, st := range d.ExpFam.Stats {
+			if _, ok := d.Expect[st.Name]; ok {
+				q.MomentStats = append(q.MomentStats, st.Name)
+				q.Moments[st.Name] = tensorValN(v+"."+momentSuffix[st.Name], dims)
+			}
+		}
+	}
 	return q
+}
+
+// momentSuffix names the tensor holding E[stat].
+var momentSuffix = map[string]string{"x": "mean", "log x": "elog", "log(1-x)": "elog1m", "1/x": "einv", "x^2": "esq"}
+
+// MomentName is the short name of the tensor holding E[stat].
+func MomentName(stat string) string { return momentSuffix[stat] }
+
+// MomentExprs are E_q[t(v)] for each of q's moment tensors at the element
+// at, from q's parameters.
+func (b *Builder) MomentExprs(q *QFactor, at []Index) []Expr {
+	sel := make([]Expr, len(at))
+	for k, i := range at {
+		sel[k] = IxE(i)
+	}
+	out := make([]Expr, len(q.MomentStats))
+	for k, st := range q.MomentStats {
+		out[k] = momentOf(b, q, Dists[q.Family].Expect[st], sel)
+	}
+	return out
 }
 
 // localUnit returns the plate index of a local latent: one drawn inside
@@ -208,6 +240,7 @@ func (b *Builder) conjugateUpdate(v *ir.Var, qs map[string]*QFactor) (*Update, e
 		}
 		expected[k] = x
 	}
+	u.Moments = b.MomentExprs(q, at)
 	if u.Normalize {
 		// Expectations can produce more terms constant in the category
 		// (ψ(Σγ) of a Dirichlet's E[log θ_k]).

@@ -25,6 +25,22 @@ type QFactor struct {
 	// rate; Categorical: probabilities over the last dimension K).
 	Params []Val
 	K      string // Categorical: the size of the category dimension
+	// Moments are the expected sufficient statistics E_q[t(v)] = ∇a(φ) of
+	// a conjugate factor, by statistic ("log x", "x", ...), as tensors the
+	// generated code recomputes after each update of q (MomentStats gives
+	// their order). Expectations read them instead of recomputing them
+	// from the parameters (ψ(λ) − ψ(Σλ) once per update, not per read).
+	Moments     map[string]Val
+	MomentStats []string
+}
+
+// Tensors are q's parameter tensors followed by its moment tensors.
+func (q *QFactor) Tensors() []Val {
+	out := append([]Val(nil), q.Params...)
+	for _, s := range q.MomentStats {
+		out = append(out, q.Moments[s])
+	}
+	return out
 }
 
 // GaussianQ is q(v) = N(mean, cov) for a vector latent v of length dim,
@@ -266,19 +282,28 @@ func (x *expecter) byTable(e Expr, q *QFactor) Expr {
 		return nil
 	}
 	x.record(e, fmt.Sprintf("exact: E[%s] of %s", stat, q.Family), true)
+	if m, ok := q.Moments[stat]; ok {
+		// kept up to date by the generated code after every update of q
+		return m.At(sel)
+	}
+	return momentOf(x.b, q, rule, sel)
+}
+
+// momentOf is E[stat] of q at element sel from q's parameters.
+func momentOf(b *Builder, q *QFactor, rule func(*Builder, []Val, []Expr) Expr, sel []Expr) Expr {
 	if q.Family == "Dirichlet" {
 		// Dirichlet over the last dimension: leading indices select the
 		// vector, the last its component.
 		lead := sel[:len(sel)-1]
 		params := []Val{{Dims: q.Dims[len(q.Dims)-1:], At: func(s []Expr) Expr { return q.Params[0].At(append(append([]Expr(nil), lead...), s...)) }}}
-		return rule(x.b, params, sel[len(sel)-1:])
+		return rule(b, params, sel[len(sel)-1:])
 	}
 	params := make([]Val, len(q.Params))
 	for k, p := range q.Params {
 		p := p
 		params[k] = scalar(p.At(sel))
 	}
-	return rule(x.b, params, nil)
+	return rule(b, params, nil)
 }
 
 // matchStat recognizes v[sel], log v[sel], 1/v[sel], log(1 − v[sel]) and

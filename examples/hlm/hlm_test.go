@@ -217,8 +217,8 @@ func TestKernelDerivatives(t *testing.T) {
 	var worstG, worstH, worstDG, worstTr float64
 	for trial := 0; trial < 5; trial++ {
 		theta, zParam := randomPoint(rng, D, V)
-		f := func(x []float64) float64 { return m.ThetaF(x, zParam, g2, h2) }
-		fv := m.ThetaF(theta, zParam, grad, hess)
+		f := func(x []float64) float64 { return m.ThetaF(x, zParam, elogOf(zParam, V), g2, h2) }
+		fv := m.ThetaF(theta, zParam, elogOf(zParam, V), grad, hess)
 		if math.IsNaN(fv) || math.IsInf(fv, 0) {
 			t.Fatalf("trial %d: ThetaF = %v", trial, fv)
 		}
@@ -243,8 +243,8 @@ func TestKernelDerivatives(t *testing.T) {
 
 		// ThetaDelta with a fixed SPD cov: A Aᵀ/V + 0.1 I, A standard normal.
 		cov := randomSPD(rng, V)
-		fd := func(x []float64) float64 { return m.ThetaDelta(x, cov, zParam, g2, h2) }
-		dv := m.ThetaDelta(theta, cov, zParam, grad, hess)
+		fd := func(x []float64) float64 { return m.ThetaDelta(x, cov, zParam, elogOf(zParam, V), g2, h2) }
+		dv := m.ThetaDelta(theta, cov, zParam, elogOf(zParam, V), grad, hess)
 		if e, i := relErr(grad, fdGrad(fd, theta, 1e-3), 1e-3); e > 1e-6 {
 			t.Errorf("trial %d: ThetaDelta gradient[%d] = %.12g, finite differences differ by %.2g relative", trial, i+1, grad[i], e)
 		} else {
@@ -253,7 +253,7 @@ func TestKernelDerivatives(t *testing.T) {
 		// The delta objective is f(μ) + ½Tr{∇²f(μ)Σ} (Eq. 17), and
 		// ThetaDelta's hess is ∇²f(μ): check both against ThetaF.
 		fHess := make([]float64, V*V)
-		fv = m.ThetaF(theta, zParam, g2, fHess)
+		fv = m.ThetaF(theta, zParam, elogOf(zParam, V), g2, fHess)
 		tr := 0.0
 		for i := 0; i < V; i++ {
 			for j := 0; j < V; j++ {
@@ -335,14 +335,14 @@ func TestThetaFIsEq15(t *testing.T) {
 	for trial := 0; trial < 10; trial++ {
 		th1, zParam := randomPoint(rng, D, V)
 		th2, _ := randomPoint(rng, D, V)
-		got := m.ThetaF(th1, zParam, grad, hess) - m.ThetaF(th2, zParam, grad, hess)
+		got := m.ThetaF(th1, zParam, elogOf(zParam, V), grad, hess) - m.ThetaF(th2, zParam, elogOf(zParam, V), grad, hess)
 		want := handF(th1, zParam) - handF(th2, zParam)
 		e := math.Abs(got-want) / math.Max(math.Abs(want), 1e-3)
 		worst = math.Max(worst, e)
 		if e > 1e-9 {
 			t.Errorf("trial %d: ThetaF(θ1) − ThetaF(θ2) = %.15g, Eq. 15 by hand %.15g", trial, got, want)
 		}
-		offset = math.Max(offset, math.Abs(m.ThetaF(th1, zParam, grad, hess)-handF(th1, zParam)))
+		offset = math.Max(offset, math.Abs(m.ThetaF(th1, zParam, elogOf(zParam, V), grad, hess)-handF(th1, zParam)))
 	}
 	t.Logf("worst relative difference of f(θ1) − f(θ2): %.2g; largest |ThetaF − Eq. 15| (the constant, expected 0): %.2g", worst, offset)
 }
@@ -497,4 +497,20 @@ func TestCommand(t *testing.T) {
 	if stderr.Len() != 0 {
 		t.Errorf("-json wrote to stderr: %q", stderr.String())
 	}
+}
+
+// elogOf is E[log z_dv] = ψ(γ_dv) − ψ(Σ_v γ_dv) for Dirichlet parameters γ
+// (rows of length v): the moments the generated kernels read alongside γ.
+func elogOf(gamma []float64, v int) []float64 {
+	out := make([]float64, len(gamma))
+	for off := 0; off < len(gamma); off += v {
+		s := 0.0
+		for _, g := range gamma[off : off+v] {
+			s += g
+		}
+		for i, g := range gamma[off : off+v] {
+			out[off+i] = mathext.Digamma(g) - mathext.Digamma(s)
+		}
+	}
+	return out
 }

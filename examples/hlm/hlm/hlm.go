@@ -339,6 +339,7 @@ type state struct {
 	thetaMean, thetaCov   []float64 // q(theta) (MvNormal)
 	thetaMethod           string
 	zParam                []float64 // q(z) (Dirichlet)
+	zElog                 []float64 // E_q[t(z)]: log x
 	grad, curv, cov, prev []float64
 	rng                   *rand.Rand
 }
@@ -359,11 +360,15 @@ func (m *Model) newState(opts Options) (*state, error) {
 		return nil, fmt.Errorf("hlm: unknown method %q for theta (want laplace or delta)", q.thetaMethod)
 	}
 	q.zParam = make([]float64, m.d*m.v)
+	q.zElog = make([]float64, m.d*m.v)
 	runtime.InitPositive(q.rng, q.zParam)
 	if opts.Start != nil {
 		if err := q.start(m, opts.Start); err != nil {
 			return nil, err
 		}
+	}
+	for d := 0; d < m.d; d++ {
+		m.momentsZ(q, d)
 	}
 	return q, nil
 }
@@ -397,7 +402,7 @@ func (m *Model) updateTheta(q *state, s runtime.NewtonSettings) runtime.Status {
 	if delta && !false {
 		// The delta method needs a Σ to start from: −∇²f⁻¹ at the current
 		// mean, or the identity if that is not positive definite.
-		m.ThetaF(mean, q.zParam, grad, hess)
+		m.ThetaF(mean, q.zParam, q.zElog, grad, hess)
 		if !runtime.NegInvSPD(cov, hess, p) {
 			runtime.Identity(cov, p)
 		}
@@ -405,9 +410,9 @@ func (m *Model) updateTheta(q *state, s runtime.NewtonSettings) runtime.Status {
 	obj := func(x, g, h []float64) float64 {
 		var v float64
 		if delta {
-			v = m.ThetaDelta(x, cov, q.zParam, g, h)
+			v = m.ThetaDelta(x, cov, q.zParam, q.zElog, g, h)
 		} else {
-			v = m.ThetaF(x, q.zParam, g, h)
+			v = m.ThetaF(x, q.zParam, q.zElog, g, h)
 		}
 		copy(hess, h)
 		return v
@@ -437,6 +442,7 @@ func (m *Model) updateZ(q *state, d int) float64 {
 	copy(prev[0*(hi-lo):], q.zParam[lo:hi])
 	clear(q.zParam[lo:hi])
 	m.ZNatural(d, q.thetaMean, q.thetaCov, q.zParam[lo:hi])
+	m.momentsZ(q, d)
 	change := 0.0
 	change = math.Max(change, runtime.L2Change(q.zParam[lo:hi], prev[0*(hi-lo):1*(hi-lo)]))
 	return change
@@ -502,7 +508,7 @@ func (m *Model) elbo(q *state) float64 {
 	total := m.elboGlobal(q.thetaMean, q.thetaCov)
 	total += runtime.GaussianEntropy(q.thetaCov, m.v)
 	for d := 0; d < m.d; d++ {
-		total += m.elboUnit(d, q.thetaMean, q.thetaCov, q.zParam)
+		total += m.elboUnit(d, q.thetaMean, q.thetaCov, q.zParam, q.zElog)
 	}
 	return total
 }
@@ -527,9 +533,33 @@ func (m *Model) ZNatural(d int, thetaMean, thetaCov, param []float64) {
 	x := m.x
 	// hlm.vi:10:8: latent z
 	x_d := x[d*V:][:V:V]
-	for i7 := 0; i7 < V; i7++ {
-		t1 := math.Exp(0.5*thetaCov[i7*V+i7] + thetaMean[i7])
-		param[i7] += t1 + float64(x_d[i7])
+	for i6 := 0; i6 < V; i6++ {
+		t1 := math.Exp(0.5*thetaCov[i6*V+i6] + thetaMean[i6])
+		param[i6] += t1 + float64(x_d[i6])
+	}
+}
+
+// momentsZ recomputes E_q[t(z)] = ∇a(φ) (log x) from q(z)'s parameters for unit d.
+func (m *Model) momentsZ(q *state, d int) {
+	lo, hi := d*m.v, (d+1)*m.v
+	clear(q.zElog[lo:hi])
+	m.ZMoments(d, q.zParam, q.zElog[lo:hi])
+}
+
+// ZMoments adds E_q[t(z)] (log x) into its outputs: the expected
+// sufficient statistics other updates read. The caller zeroes the outputs.
+func (m *Model) ZMoments(d int, zParam, elog []float64) {
+	V := m.v
+	var t2 float64
+	zParam_d := zParam[d*V:][:V:V]
+	for i13 := 0; i13 < V; i13++ {
+		t2 += zParam_d[i13]
+	}
+	t3 := runtime.Digamma(t2)
+	t4 := -t3
+	for i6 := 0; i6 < V; i6++ {
+		t1 := runtime.Digamma(zParam_d[i6])
+		elog[i6] += t1 + t4
 	}
 }
 
@@ -569,20 +599,20 @@ func (m *Model) elboGlobal(thetaMean, thetaCov []float64) float64 {
 
 // elboUnit is unit d's part of the ELBO: E_q[log p] of the statements inside
 // the unit plate and the entropies of the unit's non-Gaussian factors.
-func (m *Model) elboUnit(d int, thetaMean, thetaCov, zParam []float64) float64 {
+func (m *Model) elboUnit(d int, thetaMean, thetaCov, zParam, zElog []float64) float64 {
 	V := m.v
 	x := m.x
 	var f float64
 	var t1 float64
 	zParam_d := zParam[d*V:][:V:V]
-	for i25 := 0; i25 < V; i25++ {
-		t1 += zParam_d[i25]
+	for i23 := 0; i23 < V; i23++ {
+		t1 += zParam_d[i23]
 	}
 	t2 := runtime.Digamma(t1)
 	var t3 float64
 	x_d := x[d*V:][:V:V]
-	for i20 := 0; i20 < V; i20++ {
-		t3 += float64(x_d[i20])
+	for i19 := 0; i19 < V; i19++ {
+		t3 += float64(x_d[i19])
 	}
 	t4 := runtime.Lgamma(t3 + 1.0)
 	var t6 float64
@@ -603,7 +633,6 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zParam []float64) float64 {
 			t12[q11] += (t13*t14*runtime.Kronecker(q10, q11) + t14*t15*t16) * thetaCov_q10[q11]
 		}
 	}
-	t18 := -t2
 	f += t4 + t7 - t8 - float64(V)*t2
 	for q19 := 0; q19 < V; q19++ {
 		t9 := math.Exp(thetaMean[q19])
@@ -614,34 +643,33 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zParam []float64) float64 {
 	for q11 := 0; q11 < V; q11++ {
 		f += 0.5 * t12[q11]
 	}
+	zElog_d := zElog[d*V:][:V:V]
 	for i18 := 0; i18 < V; i18++ {
-		t17 := runtime.Digamma(zParam_d[i18])
-		t19 := math.Exp(0.5*thetaCov[i18*V+i18] + thetaMean[i18])
-		f += (t17 + t18) * (t19 - 1.0)
-	}
-	for i22 := 0; i22 < V; i22++ {
-		t20 := runtime.Digamma(zParam_d[i22])
-		f += (t18 + t20) * float64(x_d[i22])
-	}
-	for i27 := 0; i27 < V; i27++ {
-		t21 := runtime.Digamma(zParam_d[i27])
-		f -= t21 * (zParam_d[i27] - 1.0)
+		t17 := math.Exp(0.5*thetaCov[i18*V+i18] + thetaMean[i18])
+		f += (t17 - 1.0) * zElog_d[i18]
 	}
 	for i25 := 0; i25 < V; i25++ {
-		f += t2 * zParam_d[i25]
+		t18 := runtime.Digamma(zParam_d[i25])
+		f -= t18 * (zParam_d[i25] - 1.0)
+	}
+	for i23 := 0; i23 < V; i23++ {
+		f += t2 * zParam_d[i23]
 	}
 	for i21 := 0; i21 < V; i21++ {
-		t22 := runtime.Lgamma(float64(x_d[i21]) + 1.0)
-		f -= t22
+		f += float64(x_d[i21]) * zElog_d[i21]
+	}
+	for i20 := 0; i20 < V; i20++ {
+		t19 := runtime.Lgamma(float64(x_d[i20]) + 1.0)
+		f -= t19
 	}
 	for i17 := 0; i17 < V; i17++ {
-		t23 := math.Exp(thetaMean[i17])
-		t24 := runtime.Lgamma(t23)
-		f -= t24
+		t20 := math.Exp(thetaMean[i17])
+		t21 := runtime.Lgamma(t20)
+		f -= t21
 	}
-	for i26 := 0; i26 < V; i26++ {
-		t25 := runtime.Lgamma(zParam_d[i26])
-		f += t25
+	for i24 := 0; i24 < V; i24++ {
+		t22 := runtime.Lgamma(zParam_d[i24])
+		f += t22
 	}
 	return f
 }
@@ -652,9 +680,9 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zParam []float64) float64 {
 //	hlm.vi:12:1: theta ~ MvNormal(zero, I)
 //	hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta))
 //
-// zParam are the variational parameters of the other latents f reads
+// zParam, zElog are the variational parameters of the other latents f reads
 // through expectations.
-func (m *Model) ThetaF(theta, zParam, grad, hess []float64) float64 {
+func (m *Model) ThetaF(theta, zParam, zElog, grad, hess []float64) float64 {
 	D := m.d
 	V := m.v
 	IInv := m.iInv
@@ -677,41 +705,34 @@ func (m *Model) ThetaF(theta, zParam, grad, hess []float64) float64 {
 	}
 	t10 := runtime.Trigamma(t5)
 	t11 := float64(D) * t10
-	t14 := make([]float64, D)
+	t13 := make([]float64, V)
 	for d := 0; d < D; d++ {
-		var t15 float64
-		zParam_d := zParam[d*V:][:V:V]
-		for i6 := 0; i6 < V; i6++ {
-			t15 += zParam_d[i6]
+		zElog_d := zElog[d*V:][:V:V]
+		for a := 0; a < V; a++ {
+			t13[a] += zElog_d[a]
 		}
-		t14[d] = runtime.Digamma(t15)
 	}
-	t16 := runtime.Lgamma(t5)
-	t21 := make([]float64, V)
+	t14 := runtime.Lgamma(t5)
+	t17 := make([]float64, V)
 	for i2 := 0; i2 < V; i2++ {
-		t22 := theta[i2] - zero[i2]
+		t18 := theta[i2] - zero[i2]
 		IInv_i2 := IInv[i2*V:][:V:V]
 		for a := 0; a < V; a++ {
-			t21[a] += t22 * IInv_i2[a]
+			t17[a] += t18 * IInv_i2[a]
 		}
 	}
 	// hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta)); hlm.vi:12:1: theta ~ MvNormal(zero, I)
-	f += float64(D)*t16 - 0.5*ILogdet - 0.9189385332046727*float64(V)
+	f += float64(D)*t14 - 0.5*ILogdet - 0.9189385332046727*float64(V)
 	for a := 0; a < V; a++ {
 		t1 := math.Exp(theta[a])
 		t2 := runtime.Digamma(t1)
 		t8 := runtime.Trigamma(t1)
 		t12 := t1 * t11
-		hess[a*V+a] += t1 * (t7 + t1*t3*t8 + t2*t3)
-		grad[a] += t1*t2*t3 - t21[a] + t1*t7
+		hess[a*V+a] += t1 * (t13[a] + t7 + t1*t3*t8 + t2*t3)
+		grad[a] += t1*t13[a] - t17[a] + t1*t2*t3 + t1*t7
 		hess_a := hess[a*V:][:V:V]
 		for b := a; b < V; b++ {
 			hess_a[b] += t12 * t9[b]
-		}
-		for d := 0; d < D; d++ {
-			t13 := runtime.Digamma(zParam[d*V+a])
-			hess_a[a] += t1 * (t13 - t14[d])
-			grad[a] += t1 * (t13 - t14[d])
 		}
 		IInv_a := IInv[a*V:][:V:V]
 		for b := 0; b < V; b++ {
@@ -720,22 +741,20 @@ func (m *Model) ThetaF(theta, zParam, grad, hess []float64) float64 {
 	}
 	// hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta))
 	for d := 0; d < D; d++ {
-		t18 := -t14[d]
-		var t19 float64
-		zParam_d := zParam[d*V:][:V:V]
+		var t15 float64
+		zElog_d := zElog[d*V:][:V:V]
 		for i5 := 0; i5 < V; i5++ {
-			t17 := runtime.Digamma(zParam_d[i5])
-			t19 += (t17 + t18) * (t9[i5] - 1.0)
+			t15 += (t9[i5] - 1.0) * zElog_d[i5]
 		}
-		f += t19
+		f += t15
 	}
 	for i4 := 0; i4 < V; i4++ {
-		t20 := runtime.Lgamma(t9[i4])
-		f += t20 * t3
+		t16 := runtime.Lgamma(t9[i4])
+		f += t16 * t3
 	}
 	// hlm.vi:12:1: theta ~ MvNormal(zero, I)
 	for i2 := 0; i2 < V; i2++ {
-		f -= 0.5 * t21[i2] * (theta[i2] - zero[i2])
+		f -= 0.5 * t17[i2] * (theta[i2] - zero[i2])
 	}
 	runtime.MirrorUpper(hess, V)
 	return f
@@ -748,9 +767,9 @@ func (m *Model) ThetaF(theta, zParam, grad, hess []float64) float64 {
 //	hlm.vi:12:1: theta ~ MvNormal(zero, I)
 //	hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta))
 //
-// zParam are the variational parameters of the other latents f reads
+// zParam, zElog are the variational parameters of the other latents f reads
 // through expectations.
-func (m *Model) ThetaDelta(theta, cov, zParam, grad, hess []float64) float64 {
+func (m *Model) ThetaDelta(theta, cov, zParam, zElog, grad, hess []float64) float64 {
 	D := m.d
 	V := m.v
 	IInv := m.iInv
@@ -773,74 +792,65 @@ func (m *Model) ThetaDelta(theta, cov, zParam, grad, hess []float64) float64 {
 	}
 	t10 := runtime.Trigamma(t5)
 	t11 := float64(D) * t10
-	t14 := make([]float64, D)
+	t13 := make([]float64, V)
 	for d := 0; d < D; d++ {
-		var t15 float64
-		zParam_d := zParam[d*V:][:V:V]
-		for i6 := 0; i6 < V; i6++ {
-			t15 += zParam_d[i6]
+		zElog_d := zElog[d*V:][:V:V]
+		for a := 0; a < V; a++ {
+			t13[a] += zElog_d[a]
 		}
-		t14[d] = runtime.Digamma(t15)
 	}
-	t17 := 0.5 * float64(D) * t6
-	t19 := runtime.Zeta3(t5)
-	t20 := make([]float64, V)
+	t15 := 0.5 * float64(D) * t6
+	t16 := runtime.Zeta3(t5)
+	t17 := make([]float64, V)
 	for a2 := 0; a2 < V; a2++ {
-		t21 := math.Exp(theta[a2])
+		t18 := math.Exp(theta[a2])
 		cov_a2 := cov[a2*V:][:V:V]
 		for b2 := 0; b2 < V; b2++ {
-			t20[b2] += t21 * cov_a2[b2]
+			t17[b2] += t18 * cov_a2[b2]
 		}
 	}
+	var t19 float64
+	for b2 := 0; b2 < V; b2++ {
+		t19 += t17[b2] * t9[b2]
+	}
+	t20 := -(float64(D) * t16 * t19)
+	t21 := 0.5 * float64(D) * t10
 	var t22 float64
 	for b2 := 0; b2 < V; b2++ {
-		t22 += t20[b2] * t9[b2]
+		t22 += t9[b2] * cov[b2*V+b2]
 	}
-	t23 := -(float64(D) * t19 * t22)
-	t24 := 0.5 * float64(D) * t10
-	var t25 float64
-	for b2 := 0; b2 < V; b2++ {
-		t25 += t9[b2] * cov[b2*V+b2]
-	}
-	t26 := 0.5 * float64(D) * t10 * t25
-	t27 := runtime.Lgamma(t5)
-	t34 := (-0.5) * float64(D)
-	t37 := make([]float64, V)
+	t23 := 0.5 * float64(D) * t10 * t22
+	t24 := runtime.Lgamma(t5)
+	t28 := (-0.5) * float64(D)
+	t31 := make([]float64, V)
 	for i2 := 0; i2 < V; i2++ {
-		t38 := theta[i2] - zero[i2]
+		t32 := theta[i2] - zero[i2]
 		IInv_i2 := IInv[i2*V:][:V:V]
 		for a := 0; a < V; a++ {
-			t37[a] += t38 * IInv_i2[a]
+			t31[a] += t32 * IInv_i2[a]
 		}
 	}
-	t39 := make([]float64, V)
+	t33 := make([]float64, V)
 	for a2 := 0; a2 < V; a2++ {
 		IInv_a2 := IInv[a2*V:][:V:V]
 		cov_a2 := cov[a2*V:][:V:V]
 		for b2 := 0; b2 < V; b2++ {
-			t39[b2] += IInv_a2[b2] * cov_a2[b2]
+			t33[b2] += IInv_a2[b2] * cov_a2[b2]
 		}
 	}
 	// hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta)); hlm.vi:12:1: theta ~ MvNormal(zero, I)
-	f += float64(D)*t27 - 0.5*ILogdet - 0.9189385332046727*float64(V)
+	f += float64(D)*t24 - 0.5*ILogdet - 0.9189385332046727*float64(V)
 	for a := 0; a < V; a++ {
 		t1 := math.Exp(theta[a])
 		t2 := runtime.Digamma(t1)
 		t8 := runtime.Trigamma(t1)
 		t12 := t1 * t11
-		t16 := runtime.Zeta3(t1)
-		t18 := 0.5 * t1 * cov[a*V+a]
-		t40 := t1 + t18
-		hess[a*V+a] += t1 * (t7 + t1*t3*t8 + t2*t3)
-		grad[a] += t1*t17*cov[a*V+a] - 0.5*(float64(D)*t1*t1*t8*cov[a*V+a]+float64(D)*t1*t2*cov[a*V+a]) - 0.5*(2.0*float64(D)*t1*t1*t8*cov[a*V+a]-2.0*float64(D)*t1*t1*t1*t16*cov[a*V+a]) - t37[a] + 2.0*t1*t20[a]*t24 + t1*t23 + t1*t26 + t1*t2*t3 + t1*t7
+		t14 := runtime.Zeta3(t1)
+		hess[a*V+a] += t1 * (t13[a] + t7 + t1*t3*t8 + t2*t3)
+		grad[a] += t1*t13[a] - 0.5*(float64(D)*t1*t1*t8*cov[a*V+a]+float64(D)*t1*t2*cov[a*V+a]) - 0.5*(2.0*float64(D)*t1*t1*t8*cov[a*V+a]-2.0*float64(D)*t1*t1*t1*t14*cov[a*V+a]) - t31[a] + 0.5*t1*t13[a]*cov[a*V+a] + t1*t15*cov[a*V+a] + 2.0*t1*t17[a]*t21 + t1*t20 + t1*t23 + t1*t2*t3 + t1*t7
 		hess_a := hess[a*V:][:V:V]
 		for b := a; b < V; b++ {
 			hess_a[b] += t12 * t9[b]
-		}
-		for d := 0; d < D; d++ {
-			t13 := runtime.Digamma(zParam[d*V+a])
-			hess_a[a] += t1 * (t13 - t14[d])
-			grad[a] += t40 * (t13 - t14[d])
 		}
 		IInv_a := IInv[a*V:][:V:V]
 		for b := 0; b < V; b++ {
@@ -849,34 +859,31 @@ func (m *Model) ThetaDelta(theta, cov, zParam, grad, hess []float64) float64 {
 	}
 	// hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta))
 	for d := 0; d < D; d++ {
-		t29 := -t14[d]
-		var t30 float64
-		zParam_d := zParam[d*V:][:V:V]
+		var t25 float64
+		zElog_d := zElog[d*V:][:V:V]
 		for i5 := 0; i5 < V; i5++ {
-			t28 := runtime.Digamma(zParam_d[i5])
-			t30 += (t28 + t29) * (t9[i5] - 1.0)
+			t25 += (t9[i5] - 1.0) * zElog_d[i5]
 		}
-		var t32 float64
+		var t26 float64
 		for b2 := 0; b2 < V; b2++ {
-			t31 := runtime.Digamma(zParam_d[b2])
-			t32 += t9[b2] * (t29 + t31) * cov[b2*V+b2]
+			t26 += t9[b2] * cov[b2*V+b2] * zElog_d[b2]
 		}
-		f += t30 + 0.5*t32
+		f += t25 + 0.5*t26
 	}
 	// hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta)); hlm.vi:12:1: theta ~ MvNormal(zero, I)
 	for b2 := 0; b2 < V; b2++ {
-		t33 := runtime.Digamma(t9[b2])
-		t35 := runtime.Trigamma(t9[b2])
-		f += t17*t9[b2]*cov[b2*V+b2] - 0.5*t39[b2] + t20[b2]*t24*t9[b2] + t33*t34*t9[b2]*cov[b2*V+b2] + t34*t35*t9[b2]*t9[b2]*cov[b2*V+b2]
+		t27 := runtime.Digamma(t9[b2])
+		t29 := runtime.Trigamma(t9[b2])
+		f += t15*t9[b2]*cov[b2*V+b2] - 0.5*t33[b2] + t17[b2]*t21*t9[b2] + t27*t28*t9[b2]*cov[b2*V+b2] + t28*t29*t9[b2]*t9[b2]*cov[b2*V+b2]
 	}
 	// hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta))
 	for i4 := 0; i4 < V; i4++ {
-		t36 := runtime.Lgamma(t9[i4])
-		f += t3 * t36
+		t30 := runtime.Lgamma(t9[i4])
+		f += t3 * t30
 	}
 	// hlm.vi:12:1: theta ~ MvNormal(zero, I)
 	for i2 := 0; i2 < V; i2++ {
-		f -= 0.5 * t37[i2] * (theta[i2] - zero[i2])
+		f -= 0.5 * t31[i2] * (theta[i2] - zero[i2])
 	}
 	runtime.MirrorUpper(hess, V)
 	return f

@@ -314,7 +314,9 @@ type Latent struct {
 // space for the updates.
 type state struct {
 	betaParam             []float64 // q(beta) (Dirichlet)
+	betaElog              []float64 // E_q[t(beta)]: log x
 	thetaParam            []float64 // q(theta) (Dirichlet)
+	thetaElog             []float64 // E_q[t(theta)]: log x
 	zProb                 []float64 // q(z) (Categorical)
 	grad, curv, cov, prev []float64
 	rng                   *rand.Rand
@@ -326,8 +328,10 @@ type state struct {
 func (m *Model) newState(opts Options) (*state, error) {
 	q := &state{rng: runtime.NewRand(opts.Seed)}
 	q.betaParam = make([]float64, m.k*m.v)
+	q.betaElog = make([]float64, m.k*m.v)
 	runtime.InitPositive(q.rng, q.betaParam)
 	q.thetaParam = make([]float64, m.d*m.k)
+	q.thetaElog = make([]float64, m.d*m.k)
 	runtime.InitPositive(q.rng, q.thetaParam)
 	q.zProb = make([]float64, len(m.wTerm)*m.k)
 	runtime.Fill(q.zProb, 1/float64(m.k))
@@ -335,6 +339,10 @@ func (m *Model) newState(opts Options) (*state, error) {
 		if err := q.start(m, opts.Start); err != nil {
 			return nil, err
 		}
+	}
+	m.momentsBeta(q)
+	for d := 0; d < m.d; d++ {
+		m.momentsTheta(q, d)
 	}
 	return q, nil
 }
@@ -367,6 +375,7 @@ func (m *Model) updateBeta(q *state) float64 {
 	copy(prev[0*(hi-lo):], q.betaParam[lo:hi])
 	clear(q.betaParam[lo:hi])
 	m.BetaNatural(q.zProb, q.betaParam)
+	m.momentsBeta(q)
 	change := 0.0
 	change = math.Max(change, runtime.L2Change(q.betaParam[lo:hi], prev[0*(hi-lo):1*(hi-lo)]))
 	return change
@@ -380,6 +389,7 @@ func (m *Model) updateTheta(q *state, d int) float64 {
 	copy(prev[0*(hi-lo):], q.thetaParam[lo:hi])
 	clear(q.thetaParam[lo:hi])
 	m.ThetaNatural(d, q.zProb, q.thetaParam[lo:hi])
+	m.momentsTheta(q, d)
 	change := 0.0
 	change = math.Max(change, runtime.L2Change(q.thetaParam[lo:hi], prev[0*(hi-lo):1*(hi-lo)]))
 	return change
@@ -392,7 +402,7 @@ func (m *Model) updateZ(q *state, d int) float64 {
 	prev := runtime.Grow(&q.prev, (hi-lo)*1)
 	copy(prev[0*(hi-lo):], q.zProb[lo:hi])
 	clear(q.zProb[lo:hi])
-	m.ZNatural(d, q.betaParam, q.thetaParam, q.zProb)
+	m.ZNatural(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.zProb)
 	runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
 	change := 0.0
 	change = math.Max(change, runtime.L2Change(q.zProb[lo:hi], prev[0*(hi-lo):1*(hi-lo)]))
@@ -452,9 +462,9 @@ func (q *state) laplaceOnly() bool {
 // elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's
 // expansion where no exact rule applies (Eq. 21 for the Gaussian factors).
 func (m *Model) elbo(q *state) float64 {
-	total := m.elboGlobal(q.betaParam)
+	total := m.elboGlobal(q.betaParam, q.betaElog)
 	for d := 0; d < m.d; d++ {
-		total += m.elboUnit(d, q.thetaParam, q.zProb, q.betaParam)
+		total += m.elboUnit(d, q.thetaParam, q.thetaElog, q.zProb, q.betaParam, q.betaElog)
 	}
 	return total
 }
@@ -501,6 +511,36 @@ func (m *Model) BetaNatural(zProb, param []float64) {
 	}
 }
 
+// momentsBeta recomputes E_q[t(beta)] = ∇a(φ) (log x) from q(beta)'s parameters.
+func (m *Model) momentsBeta(q *state) {
+	lo, hi := 0, len(q.betaParam)
+	clear(q.betaElog[lo:hi])
+	m.BetaMoments(q.betaParam, q.betaElog)
+}
+
+// BetaMoments adds E_q[t(beta)] (log x) into its outputs: the expected
+// sufficient statistics other updates read. The caller zeroes the outputs.
+func (m *Model) BetaMoments(betaParam, elog []float64) {
+	K := m.k
+	V := m.v
+	t2 := make([]float64, K)
+	for i6 := 0; i6 < V; i6++ {
+		for i := 0; i < K; i++ {
+			t2[i] += betaParam[i*V+i6]
+		}
+	}
+	for i := 0; i < K; i++ {
+		t3 := runtime.Digamma(t2[i])
+		t4 := -t3
+		betaParam_i := betaParam[i*V:][:V:V]
+		elog_i := elog[i*V:][:V:V]
+		for i2 := 0; i2 < V; i2++ {
+			t1 := runtime.Digamma(betaParam_i[i2])
+			elog_i[i2] += t1 + t4
+		}
+	}
+}
+
 // ThetaNatural adds into its output the parameters of the optimal q(theta)
 // given the other factors: Eq. 18, E_q[η] summed over the Markov blanket:
 //
@@ -517,13 +557,37 @@ func (m *Model) ThetaNatural(d int, zProb, param []float64) {
 	for n := wOff[d]; n < wOff[d+1]; n++ {
 		t2 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
-		for i6 := 0; i6 < K; i6++ {
-			t1[i6] += t2 * zProb_n[i6]
+		for i7 := 0; i7 < K; i7++ {
+			t1[i7] += t2 * zProb_n[i7]
 		}
 	}
 	// lda.vi:14:8: latent theta
-	for i6 := 0; i6 < K; i6++ {
-		param[i6] += t1[i6] + alpha
+	for i7 := 0; i7 < K; i7++ {
+		param[i7] += t1[i7] + alpha
+	}
+}
+
+// momentsTheta recomputes E_q[t(theta)] = ∇a(φ) (log x) from q(theta)'s parameters for unit d.
+func (m *Model) momentsTheta(q *state, d int) {
+	lo, hi := d*m.k, (d+1)*m.k
+	clear(q.thetaElog[lo:hi])
+	m.ThetaMoments(d, q.thetaParam, q.thetaElog[lo:hi])
+}
+
+// ThetaMoments adds E_q[t(theta)] (log x) into its outputs: the expected
+// sufficient statistics other updates read. The caller zeroes the outputs.
+func (m *Model) ThetaMoments(d int, thetaParam, elog []float64) {
+	K := m.k
+	var t2 float64
+	thetaParam_d := thetaParam[d*K:][:K:K]
+	for i11 := 0; i11 < K; i11++ {
+		t2 += thetaParam_d[i11]
+	}
+	t3 := runtime.Digamma(t2)
+	t4 := -t3
+	for i7 := 0; i7 < K; i7++ {
+		t1 := runtime.Digamma(thetaParam_d[i7])
+		elog[i7] += t1 + t4
 	}
 }
 
@@ -533,42 +597,25 @@ func (m *Model) ThetaNatural(d int, zProb, param []float64) {
 //	lda.vi:23:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(theta[d])
 //	lda.vi:24:5: for d in 1:D: for n in w[d]: w[d, n] ~ Categorical(beta[z[d, n]])
 //
-// Terms constant in the category cancel in the normalization and are not computed.
-//
 // The outputs are whole arrays; only unit d's rows are written, and the caller zeroes them.
-func (m *Model) ZNatural(d int, betaParam, thetaParam, prob []float64) {
+func (m *Model) ZNatural(d int, betaParam, betaElog, thetaParam, thetaElog, prob []float64) {
 	K := m.k
 	V := m.v
 	wOff := m.wOff
 	wTerm := m.wTerm
-	t2 := make([]float64, K)
-	thetaParam_d := thetaParam[d*K:][:K:K]
-	for i10 := 0; i10 < K; i10++ {
-		t2[i10] = runtime.Digamma(thetaParam_d[i10])
-	}
-	t4 := make([]float64, K)
-	for i11 := 0; i11 < V; i11++ {
-		for i10 := 0; i10 < K; i10++ {
-			t4[i10] += betaParam[i10*V+i11]
-		}
-	}
-	t3 := make([]float64, K)
-	for i10 := 0; i10 < K; i10++ {
-		t3[i10] = runtime.Digamma(t4[i10])
-	}
 	// lda.vi:15:8: latent z
 	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
+		thetaElog_d := thetaElog[d*K:][:K:K]
 		prob_n2 := prob[n2*K:][:K:K]
-		for i10 := 0; i10 < K; i10++ {
-			t1 := runtime.Digamma(betaParam[i10*V+wTerm[n2]-1])
-			prob_n2[i10] += t1 + t2[i10] - t3[i10]
+		for i12 := 0; i12 < K; i12++ {
+			prob_n2[i12] += betaElog[i12*V+wTerm[n2]-1] + thetaElog_d[i12]
 		}
 	}
 }
 
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
 // the global statements and the entropies of the global non-Gaussian factors.
-func (m *Model) elboGlobal(betaParam []float64) float64 {
+func (m *Model) elboGlobal(betaParam, betaElog []float64) float64 {
 	K := m.k
 	V := m.v
 	eta := m.eta
@@ -576,76 +623,70 @@ func (m *Model) elboGlobal(betaParam []float64) float64 {
 	t1 := runtime.Lgamma(eta)
 	t2 := runtime.Lgamma(float64(V) * eta)
 	t3 := make([]float64, V)
-	for i23 := 0; i23 < K; i23++ {
-		betaParam_i23 := betaParam[i23*V:][:V:V]
-		for i27 := 0; i27 < V; i27++ {
-			t4 := runtime.Digamma(betaParam_i23[i27])
-			t3[i27] += t4 * (betaParam_i23[i27] - 1.0)
+	for i19 := 0; i19 < K; i19++ {
+		betaParam_i19 := betaParam[i19*V:][:V:V]
+		for i23 := 0; i23 < V; i23++ {
+			t4 := runtime.Digamma(betaParam_i19[i23])
+			t3[i23] += t4 * (betaParam_i19[i23] - 1.0)
 		}
 	}
-	t9 := eta - 1.0
+	t6 := eta - 1.0
+	t7 := make([]float64, V)
+	for i19 := 0; i19 < K; i19++ {
+		var t8 float64
+		betaParam_i19 := betaParam[i19*V:][:V:V]
+		for i21 := 0; i21 < V; i21++ {
+			t8 += betaParam_i19[i21]
+		}
+		t9 := runtime.Digamma(t8)
+		for i21 := 0; i21 < V; i21++ {
+			t7[i21] += t9 * betaParam_i19[i21]
+		}
+	}
 	t10 := make([]float64, V)
-	for i23 := 0; i23 < K; i23++ {
-		var t11 float64
-		betaParam_i23 := betaParam[i23*V:][:V:V]
-		for i25 := 0; i25 < V; i25++ {
-			t11 += betaParam_i23[i25]
-		}
-		t12 := runtime.Digamma(t11)
-		for i25 := 0; i25 < V; i25++ {
-			t10[i25] += t12 * betaParam_i23[i25]
+	for i19 := 0; i19 < K; i19++ {
+		betaParam_i19 := betaParam[i19*V:][:V:V]
+		for i22 := 0; i22 < V; i22++ {
+			t11 := runtime.Lgamma(betaParam_i19[i22])
+			t10[i22] += t11
 		}
 	}
-	t13 := make([]float64, V)
-	for i23 := 0; i23 < K; i23++ {
-		betaParam_i23 := betaParam[i23*V:][:V:V]
-		for i26 := 0; i26 < V; i26++ {
-			t14 := runtime.Lgamma(betaParam_i23[i26])
-			t13[i26] += t14
+	t12 := make([]float64, K)
+	for i21 := 0; i21 < V; i21++ {
+		for i19 := 0; i19 < K; i19++ {
+			t12[i19] += betaParam[i19*V+i21]
 		}
 	}
-	t15 := make([]float64, K)
-	for i25 := 0; i25 < V; i25++ {
-		for i23 := 0; i23 < K; i23++ {
-			t15[i23] += betaParam[i23*V+i25]
-		}
-	}
-	t17 := -float64(V)
+	t14 := -float64(V)
 	f += float64(K) * (t2 - float64(V)*t1)
-	for i27 := 0; i27 < V; i27++ {
-		f -= t3[i27]
+	for i23 := 0; i23 < V; i23++ {
+		f -= t3[i23]
 	}
 	for k := 0; k < K; k++ {
 		var t5 float64
-		betaParam_k := betaParam[k*V:][:V:V]
-		for i16 := 0; i16 < V; i16++ {
-			t5 += betaParam_k[i16]
-		}
-		t6 := runtime.Digamma(t5)
-		var t8 float64
+		betaElog_k := betaElog[k*V:][:V:V]
 		for i15 := 0; i15 < V; i15++ {
-			t7 := runtime.Digamma(betaParam_k[i15])
-			t8 += t7
+			t5 += betaElog_k[i15]
 		}
-		f += t9 * (t8 - float64(V)*t6)
+		f += t5 * t6
 	}
-	for i25 := 0; i25 < V; i25++ {
-		f += t10[i25]
+	for i21 := 0; i21 < V; i21++ {
+		f += t7[i21]
 	}
-	for i26 := 0; i26 < V; i26++ {
-		f += t13[i26]
+	for i22 := 0; i22 < V; i22++ {
+		f += t10[i22]
 	}
-	for i23 := 0; i23 < K; i23++ {
-		t16 := runtime.Digamma(t15[i23])
-		t18 := runtime.Lgamma(t15[i23])
-		f += t16*t17 - t18
+	for i19 := 0; i19 < K; i19++ {
+		t13 := runtime.Digamma(t12[i19])
+		t15 := runtime.Lgamma(t12[i19])
+		f += t13*t14 - t15
 	}
 	return f
 }
 
 // elboUnit is unit d's part of the ELBO: E_q[log p] of the statements inside
 // the unit plate and the entropies of the unit's non-Gaussian factors.
-func (m *Model) elboUnit(d int, thetaParam, zProb, betaParam []float64) float64 {
+func (m *Model) elboUnit(d int, thetaParam, thetaElog, zProb, betaParam, betaElog []float64) float64 {
 	K := m.k
 	V := m.v
 	alpha := m.alpha
@@ -655,8 +696,8 @@ func (m *Model) elboUnit(d int, thetaParam, zProb, betaParam []float64) float64 
 	var f float64
 	var t1 float64
 	thetaParam_d := thetaParam[d*K:][:K:K]
-	for i29 := 0; i29 < K; i29++ {
-		t1 += thetaParam_d[i29]
+	for i25 := 0; i25 < K; i25++ {
+		t1 += thetaParam_d[i25]
 	}
 	t2 := runtime.Digamma(t1)
 	t3 := runtime.Lgamma(alpha)
@@ -666,61 +707,52 @@ func (m *Model) elboUnit(d int, thetaParam, zProb, betaParam []float64) float64 
 	for n3 := wOff[d]; n3 < wOff[d+1]; n3++ {
 		t8 := wCount[n3]
 		zProb_n3 := zProb[n3*K:][:K:K]
-		for i33 := 0; i33 < K; i33++ {
-			t7 := runtime.XLogX(zProb_n3[i33])
-			t6[i33] += t7 * t8
+		for i29 := 0; i29 < K; i29++ {
+			t7 := runtime.XLogX(zProb_n3[i29])
+			t6[i29] += t7 * t8
 		}
 	}
 	t9 := make([]float64, K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t13 := wCount[n]
+		t10 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
 		for k7 := 0; k7 < K; k7++ {
-			t10 := runtime.Digamma(betaParam[k7*V+wTerm[n]-1])
-			var t11 float64
-			betaParam_k7 := betaParam[k7*V:][:V:V]
-			for i22 := 0; i22 < V; i22++ {
-				t11 += betaParam_k7[i22]
-			}
-			t12 := runtime.Digamma(t11)
-			t9[k7] += t13 * (t10 - t12) * zProb_n[k7]
+			t9[k7] += t10 * betaElog[k7*V+wTerm[n]-1] * zProb_n[k7]
 		}
 	}
-	t15 := -t2
-	t16 := make([]float64, K)
+	t11 := make([]float64, K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t17 := wCount[n]
+		t12 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
 		for k6 := 0; k6 < K; k6++ {
-			t16[k6] += t17 * zProb_n[k6]
+			t11[k6] += t12 * zProb_n[k6]
 		}
 	}
-	t19 := alpha - 1.0
+	t13 := alpha - 1.0
 	f += t4 - t5 - float64(K)*t2 - float64(K)*t3
-	for i33 := 0; i33 < K; i33++ {
-		f -= t6[i33]
+	for i29 := 0; i29 < K; i29++ {
+		f -= t6[i29]
 	}
 	for k7 := 0; k7 < K; k7++ {
 		f += t9[k7]
 	}
+	thetaElog_d := thetaElog[d*K:][:K:K]
 	for k6 := 0; k6 < K; k6++ {
-		t14 := runtime.Digamma(thetaParam_d[k6])
-		f += t16[k6] * (t14 + t15)
+		f += t11[k6] * thetaElog_d[k6]
 	}
-	for i19 := 0; i19 < K; i19++ {
-		t18 := runtime.Digamma(thetaParam_d[i19])
-		f += t19 * (t15 + t18)
+	for i18 := 0; i18 < K; i18++ {
+		f += t13 * thetaElog_d[i18]
 	}
-	for i31 := 0; i31 < K; i31++ {
-		t20 := runtime.Digamma(thetaParam_d[i31])
-		f -= t20 * (thetaParam_d[i31] - 1.0)
+	for i27 := 0; i27 < K; i27++ {
+		t14 := runtime.Digamma(thetaParam_d[i27])
+		f -= t14 * (thetaParam_d[i27] - 1.0)
 	}
-	for i29 := 0; i29 < K; i29++ {
-		f += t2 * thetaParam_d[i29]
+	for i25 := 0; i25 < K; i25++ {
+		f += t2 * thetaParam_d[i25]
 	}
-	for i30 := 0; i30 < K; i30++ {
-		t21 := runtime.Lgamma(thetaParam_d[i30])
-		f += t21
+	for i26 := 0; i26 < K; i26++ {
+		t15 := runtime.Lgamma(thetaParam_d[i26])
+		f += t15
 	}
 	return f
 }
