@@ -380,9 +380,17 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 	if inputs != "" {
 		inputs += ", "
 	}
-	f.p("\tm.%sNatural(%s%s%s)\n", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
 	if u.Normalize {
-		f.p("\truntime.SoftmaxRows(q.%s[lo:hi], %s)\n", qi.fields[0], f.dim(qi.q.K))
+		// exp(η) as a product of the terms' exponentials: no exp or log per
+		// entry where a term is the log of data (exp(log β) = β) or does
+		// not depend on the entry. If a row under- or overflows, the
+		// log-domain kernel and a max-shifted softmax redo the unit.
+		f.p("\tm.%sNaturalExp(%s%s%s)\n", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
+		f.p("\tif !runtime.NormalizeRows(q.%s[lo:hi], %s) {\n\t\tclear(q.%s[lo:hi])\n", qi.fields[0], f.dim(qi.q.K), qi.fields[0])
+		f.p("\t\tm.%sNatural(%s%s%s)\n", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
+		f.p("\t\truntime.SoftmaxRows(q.%s[lo:hi], %s)\n\t}\n", qi.fields[0], f.dim(qi.q.K))
+	} else {
+		f.p("\tm.%sNatural(%s%s%s)\n", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
 	}
 	if len(qi.mfields) > 0 {
 		f.p("\tm.moments%s(q%s)\n", qi.upper, strings.TrimSuffix(", "+strings.TrimSuffix(unitArg, ", "), ", "))
@@ -561,7 +569,19 @@ func (f *fitGen) updateKernel(qi *qInfo) string {
 	if u.Unit != nil {
 		unit = u.Unit
 	}
-	return f.g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: unit, Params: params, Outputs: outs})
+	code := f.g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: unit, Params: params, Outputs: outs})
+	if u.Normalize {
+		var factors []derive.Expr
+		for _, t := range terms(u.Params[0]) {
+			factors = append(factors, derive.Call1("exp", t))
+		}
+		expOut := outs[0]
+		expOut.Expr = derive.Mul(factors...)
+		doc := []string{fmt.Sprintf("%sNaturalExp adds into its output exp(η), the unnormalized probabilities", qi.upper),
+			fmt.Sprintf("of the optimal q(%s), as the product of its terms' exponentials (see %s).", qi.v.Name, name)}
+		code += f.g.emitKernel(kernelSpec{Name: qi.upper + "NaturalExp", Doc: doc, Unit: unit, Params: params, Outputs: []Output{expOut}})
+	}
+	return code
 }
 
 func (f *fitGen) boundKernels() string {

@@ -83,6 +83,27 @@ func SoftmaxRows(x []float64, k int) {
 	}
 }
 
+// NormalizeRows divides each row of length k of x (nonnegative weights)
+// by its sum. It reports false, leaving x partly normalized, if a row's sum
+// is zero or not finite (the weights under- or overflowed).
+func NormalizeRows(x []float64, k int) bool {
+	for off := 0; off+k <= len(x); off += k {
+		row := x[off : off+k]
+		s := 0.0
+		for _, v := range row {
+			s += v
+		}
+		if !(s > 0) || math.IsInf(s, 0) {
+			return false
+		}
+		inv := 1 / s
+		for i := range row {
+			row[i] *= inv
+		}
+	}
+	return true
+}
+
 // Fill sets every element of x to v.
 func Fill(x []float64, v float64) {
 	for i := range x {

@@ -492,8 +492,12 @@ func (m *Model) updateZ(q *state, d int) float64 {
 	prev := runtime.Grow(&q.prev, (hi-lo)*1)
 	copy(prev[0*(hi-lo):], q.zProb[lo:hi])
 	clear(q.zProb[lo:hi])
-	m.ZNatural(d, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], q.zProb)
-	runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
+	m.ZNaturalExp(d, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], q.zProb)
+	if !runtime.NormalizeRows(q.zProb[lo:hi], m.k) {
+		clear(q.zProb[lo:hi])
+		m.ZNatural(d, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], q.zProb)
+		runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
+	}
 	change := 0.0
 	change = math.Max(change, runtime.L2Change(q.zProb[lo:hi], prev[0*(hi-lo):1*(hi-lo)]))
 	return change
@@ -594,6 +598,27 @@ func (m *Model) ZNatural(d int, thetaMean, thetaCov, prob []float64) {
 		for i5 := 0; i5 < K; i5++ {
 			t1 := math.Log(beta[i5*V+wTerm[n2]-1])
 			prob_n2[i5] += t1 + thetaMean[i5]
+		}
+	}
+}
+
+// ZNaturalExp adds into its output exp(η), the unnormalized probabilities
+// of the optimal q(z), as the product of its terms' exponentials (see ZNatural).
+func (m *Model) ZNaturalExp(d int, thetaMean, thetaCov, prob []float64) {
+	K := m.k
+	V := m.v
+	beta := m.beta
+	wOff := m.wOff
+	wTerm := m.wTerm
+	t1 := make([]float64, K)
+	for i5 := 0; i5 < K; i5++ {
+		t1[i5] = math.Exp(thetaMean[i5])
+	}
+	// ctm.vi:10:8: latent z
+	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
+		prob_n2 := prob[n2*K:][:K:K]
+		for i5 := 0; i5 < K; i5++ {
+			prob_n2[i5] += t1[i5] * beta[i5*V+wTerm[n2]-1]
 		}
 	}
 }

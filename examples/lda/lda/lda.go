@@ -402,8 +402,12 @@ func (m *Model) updateZ(q *state, d int) float64 {
 	prev := runtime.Grow(&q.prev, (hi-lo)*1)
 	copy(prev[0*(hi-lo):], q.zProb[lo:hi])
 	clear(q.zProb[lo:hi])
-	m.ZNatural(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.zProb)
-	runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
+	m.ZNaturalExp(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.zProb)
+	if !runtime.NormalizeRows(q.zProb[lo:hi], m.k) {
+		clear(q.zProb[lo:hi])
+		m.ZNatural(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.zProb)
+		runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
+	}
 	change := 0.0
 	change = math.Max(change, runtime.L2Change(q.zProb[lo:hi], prev[0*(hi-lo):1*(hi-lo)]))
 	return change
@@ -609,6 +613,28 @@ func (m *Model) ZNatural(d int, betaParam, betaElog, thetaParam, thetaElog, prob
 		prob_n2 := prob[n2*K:][:K:K]
 		for i12 := 0; i12 < K; i12++ {
 			prob_n2[i12] += betaElog[i12*V+wTerm[n2]-1] + thetaElog_d[i12]
+		}
+	}
+}
+
+// ZNaturalExp adds into its output exp(η), the unnormalized probabilities
+// of the optimal q(z), as the product of its terms' exponentials (see ZNatural).
+func (m *Model) ZNaturalExp(d int, betaParam, betaElog, thetaParam, thetaElog, prob []float64) {
+	K := m.k
+	V := m.v
+	wOff := m.wOff
+	wTerm := m.wTerm
+	t2 := make([]float64, K)
+	thetaElog_d := thetaElog[d*K:][:K:K]
+	for i12 := 0; i12 < K; i12++ {
+		t2[i12] = math.Exp(thetaElog_d[i12])
+	}
+	// lda.vi:15:8: latent z
+	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
+		prob_n2 := prob[n2*K:][:K:K]
+		for i12 := 0; i12 < K; i12++ {
+			t1 := math.Exp(betaElog[i12*V+wTerm[n2]-1])
+			prob_n2[i12] += t1 * t2[i12]
 		}
 	}
 }
