@@ -16,16 +16,16 @@ import (
 
 // qInfo is what the generated code knows about one latent's factor.
 type qInfo struct {
-	v      *ir.Var
-	q      *derive.QFactor
-	obj    *derive.Objective
-	upd    *derive.Update
-	local  bool
-	fields []string // state fields, one per q.Params
+	v       *ir.Var
+	q       *derive.QFactor
+	obj     *derive.Objective
+	upd     *derive.Update
+	local   bool
+	fields  []string // state fields, one per q.Params
 	mfields []string // state fields, one per q.MomentStats (E_q[t(v)])
-	field  string   // Result.Latent field
-	upper  string   // exported latent name, for method names
-	method string   // state field holding a nonconjugate latent's method
+	field   string   // Result.Latent field
+	upper   string   // exported latent name, for method names
+	method  string   // state field holding a nonconjugate latent's method
 }
 
 // fitGen emits the Fit machinery.
@@ -190,7 +190,9 @@ func (f *fitGen) emit() {
 	f.sb.WriteString(f.boundKernels())
 }
 
-func (f *fitGen) pos(v *ir.Var) string { return fmt.Sprintf("%s:%d:%d", v.Pos.File, v.Pos.Line, v.Pos.Col) }
+func (f *fitGen) pos(v *ir.Var) string {
+	return fmt.Sprintf("%s:%d:%d", v.Pos.File, v.Pos.Line, v.Pos.Col)
+}
 
 func (f *fitGen) emitTypes() {
 	f.p("\n// Latent holds the fitted q of each latent variable.\ntype Latent struct {\n")

@@ -489,7 +489,7 @@ func replaceTensor(e Expr, v string, fn func(*Tensor) Expr) Expr {
 }
 
 // normalPoly takes E[g(x)] exactly for a polynomial g of degree ≤ 2 in a
-// scalar Normal latent x ~ N(m, s²): g(m) + ½g''(m)s².
+// scalar Normal latent x ~ N(m, s²): g(m) + ½g”(m)s².
 func (x *expecter) normalPoly(e Expr, q *QFactor) Expr {
 	if len(q.Dims) > 0 {
 		return nil
