@@ -1,8 +1,7 @@
-package ctmexample
+package main
 
 import (
-	"compress/gzip"
-	"encoding/json"
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,67 +10,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// apParams is the fixed CTM parameters fitted to AP (testdata/ap-k10.json.gz).
-type apParams struct {
-	K, V   int
-	Beta   [][]float64 // K × V, rows sum to 1
-	Mu0    []float64   // K
-	Sigma0 [][]float64 // K × K
-}
-
-// apParamsFile is the on-disk form written by testdata/mkparams.go; see
-// testdata/README.md. Term ids in Top are 1-based.
-type apParamsFile struct {
-	K      int            `json:"K"`
-	V      int            `json:"V"`
-	Source string         `json:"source"`
-	Floor  []float64      `json:"floor"`
-	Top    [][][2]float64 `json:"top"`
-	Mu0    []float64      `json:"mu0"`
-	Sigma0 [][]float64    `json:"Sigma0"`
-}
-
 // loadAPParams reads and expands testdata/ap-k10.json.gz into dense beta rows (K × V).
 func loadAPParams(t testing.TB) *apParams {
 	t.Helper()
-	path := filepath.Join("testdata", "ap-k10.json.gz")
-	f, err := os.Open(path)
+	p, err := readParamsFile(filepath.Join("testdata", "ap-k10.json.gz"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	var pf apParamsFile
-	if err := json.NewDecoder(zr).Decode(&pf); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	K, V := pf.K, pf.V
-	if K < 1 || V < 1 || len(pf.Floor) != K || len(pf.Top) != K || len(pf.Mu0) != K || len(pf.Sigma0) != K {
-		t.Fatalf("%s: inconsistent sizes (K=%d, V=%d, floor %d, top %d, mu0 %d, Sigma0 %d)",
-			path, K, V, len(pf.Floor), len(pf.Top), len(pf.Mu0), len(pf.Sigma0))
-	}
-	p := &apParams{K: K, V: V, Beta: make([][]float64, K), Mu0: pf.Mu0, Sigma0: pf.Sigma0}
-	for k := range K {
-		row := make([]float64, V)
-		for v := range row {
-			row[v] = pf.Floor[k]
-		}
-		seen := make(map[int]bool, len(pf.Top[k]))
-		for _, e := range pf.Top[k] {
-			id := int(e[0])
-			if float64(id) != e[0] || id < 1 || id > V || seen[id] {
-				t.Fatalf("%s: topic %d: bad or repeated term id %v", path, k, e[0])
-			}
-			seen[id] = true
-			row[id-1] = e[1]
-		}
-		p.Beta[k] = row
-		if len(pf.Sigma0[k]) != K {
-			t.Fatalf("%s: Sigma0 row %d has %d entries, want %d", path, k, len(pf.Sigma0[k]), K)
-		}
 	}
 	return p
 }
@@ -121,5 +65,16 @@ func TestAPParamsAreValid(t *testing.T) {
 	var ch mat.Cholesky
 	if !ch.Factorize(sig) {
 		t.Errorf("Sigma0 is not positive definite")
+	}
+}
+
+// The embedded parameters, which the command uses, are the file in testdata.
+func TestBundledParamsAreTestdata(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "ap-k10.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, bundledParams) {
+		t.Errorf("the embedded parameters (%d bytes) differ from testdata/ap-k10.json.gz (%d bytes)", len(bundledParams), len(b))
 	}
 }

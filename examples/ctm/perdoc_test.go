@@ -1,4 +1,4 @@
-package ctmexample
+package main
 
 import (
 	"context"
