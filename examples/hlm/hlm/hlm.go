@@ -217,7 +217,8 @@ type Options struct {
 	MeanTol float64
 	// LocalMaxIter bounds the sweeps over one unit's local factors (Fig. 1's
 	// inner loop; 0 means 100), and LocalTol ends them when the largest
-	// relative change of the unit's parameters falls below it (0 means 1e-8).
+	// relative change of the unit's parameters falls below it (0 means 1e-6, lda-c's
+	// default for its per-document loop).
 	LocalMaxIter int
 	LocalTol     float64
 	// Seed seeds the random starting values of conjugate factors.
@@ -276,7 +277,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		opts.LocalMaxIter = 100
 	}
 	if opts.LocalTol <= 0 {
-		opts.LocalTol = 1e-8
+		opts.LocalTol = 1e-6
 	}
 	q, err := m.newState(opts)
 	if err != nil {
