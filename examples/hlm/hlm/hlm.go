@@ -285,6 +285,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	}
 	res := &Result{Model: "hlm", Method: q.methods(), Status: "max_iterations"}
 	prevELBO := math.Inf(-1)
+	done := make([]bool, m.numUnits()) // units that settled (used when there are no global factors)
 	for it := 1; it <= opts.MaxIter; it++ {
 		if err := ctx.Err(); err != nil {
 			res.Status = "canceled"
@@ -293,8 +294,14 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		tr := runtime.Trouble{}
 		settled := 0
 		for d := 0; d < m.numUnits(); d++ {
+			if !hasGlobals && done[d] {
+				// Nothing a settled unit reads has changed since.
+				settled++
+				continue
+			}
 			if m.updateUnit(q, d, opts, tr) {
 				settled++
+				done[d] = true
 			}
 		}
 		if settled < m.numUnits() {
