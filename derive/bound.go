@@ -2,7 +2,6 @@ package derive
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -96,12 +95,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 			e, log := b.Expect(lp, read)
 			bd.Expectations = append(bd.Expectations, log...)
 			if e == nil {
-				for _, l := range log {
-					if !l.Exact && !strings.HasPrefix(l.Rule, "Taylor") {
-						return nil, fmt.Errorf("%s: cannot take the expectation of %s for the ELBO: %s", f.Pos, l.Term, l.Rule)
-					}
-				}
-				return nil, fmt.Errorf("%s: cannot take the expectation of this statement under q for the ELBO", f.Pos)
+				return nil, expectFailure(f.Pos, log, "for the ELBO")
 			}
 			lp = e
 		}

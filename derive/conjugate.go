@@ -316,7 +316,7 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 		})
 		if left != nil {
 			return nil, fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s); declare %s `nonconjugate` or use a conjugate prior",
-				f.Pos, v, q.Family, readOf(lp, v, tensors, stats), q.Family, strings.Join(statNames(stats, v), ", "), v)
+				f.Pos, v, q.Family, readOf(lp, v), q.Family, strings.Join(statNames(stats, v), ", "), v)
 		}
 	}
 	out := make([]Expr, len(tensors))
@@ -366,7 +366,7 @@ func replaceTensorStats(e Expr, v string, stats, tensors []string) Expr {
 
 // readOf prints the smallest non-statistic expression around a leftover
 // read of v, for error messages.
-func readOf(e Expr, v string, tensors, stats []string) string {
+func readOf(e Expr, v string) string {
 	var best Expr
 	var walk func(e, parent Expr)
 	walk = func(e, parent Expr) {
@@ -417,18 +417,9 @@ func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*
 	r, log := b.Expect(e, others)
 	u.Expectations = append(u.Expectations, log...)
 	if r == nil {
-		for _, l := range log {
-			if !l.Exact && !strings.HasPrefix(l.Rule, "Taylor") {
-				return nil, fmt.Errorf("%s: cannot take the expectation of %s in the update of %s: %s", f.Pos, l.Term, self, l.Rule)
-			}
-		}
-		return nil, fmt.Errorf("%s: cannot take the expectation of the update of %s under q", f.Pos, self)
+		return nil, expectFailure(f.Pos, log, "in the update of "+self)
 	}
-	for _, q := range others {
-		if !containsQ(u.Inputs, q) {
-			u.Inputs = append(u.Inputs, q)
-		}
-	}
+	u.Inputs = addInputs(u.Inputs, others)
 	return r, nil
 }
 

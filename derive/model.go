@@ -203,19 +203,10 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 			e, log := b.Expect(lp, others)
 			o.Expectations = append(o.Expectations, log...)
 			if e == nil {
-				for _, l := range log {
-					if !l.Exact && !strings.HasPrefix(l.Rule, "Taylor") {
-						return nil, fmt.Errorf("%s: cannot take the expectation of %s: %s", f.Pos, l.Term, l.Rule)
-					}
-				}
-				return nil, fmt.Errorf("%s: cannot take the expectation of this statement under q", f.Pos)
+				return nil, expectFailure(f.Pos, log, "")
 			}
 			lp = e
-			for _, q := range others {
-				if !containsQ(o.Inputs, q) {
-					o.Inputs = append(o.Inputs, q)
-				}
-			}
+			o.Inputs = addInputs(o.Inputs, others)
 		}
 		p := &Part{Factor: f, F: lp}
 		p.Grad = Diff(p.F, v.Name, []Index{o.A})
@@ -261,4 +252,19 @@ func unitView(e Expr, v string, u Index) Expr {
 		}
 		return t
 	})
+}
+
+// expectFailure explains why the expectation of a statement could not be
+// taken: the first term no rule covers (Taylor expansions always apply),
+// with context such as "for the ELBO".
+func expectFailure(pos ir.Pos, log []Approx, context string) error {
+	if context != "" {
+		context = " " + context
+	}
+	for _, l := range log {
+		if !l.Exact && !strings.HasPrefix(l.Rule, "Taylor") {
+			return fmt.Errorf("%s: cannot take the expectation of %s%s: %s", pos, l.Term, context, l.Rule)
+		}
+	}
+	return fmt.Errorf("%s: cannot take the expectation of this statement under q%s", pos, context)
 }
