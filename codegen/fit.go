@@ -289,7 +289,8 @@ func (f *fitGen) emitNewState() {
 	f.p("\treturn nil\n}\n")
 }
 
-// unitSel is how a per-unit method reads its unit index.
+// unitParam returns, for a local latent, the unit parameter of its update
+// method and the unit argument of its kernels (empty for a global one).
 func (f *fitGen) unitParam(qi *qInfo) (param, arg string) {
 	if qi.local {
 		return ", d int", "d, "
@@ -395,7 +396,11 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 		f.p("\tm.%sNatural(%s%s%s)\n", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
 	}
 	if len(qi.mfields) > 0 {
-		f.p("\tm.moments%s(q%s)\n", qi.upper, strings.TrimSuffix(", "+strings.TrimSuffix(unitArg, ", "), ", "))
+		unit := ""
+		if qi.local {
+			unit = ", d"
+		}
+		f.p("\tm.moments%s(q%s)\n", qi.upper, unit)
 	}
 	f.p("\tchange := 0.0\n")
 	for k, fl := range qi.fields {
