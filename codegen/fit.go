@@ -44,6 +44,9 @@ func (g *gen) fitCode() (string, *fitGen, error) {
 	if d.BoundErr != nil {
 		return "", nil, d.BoundErr
 	}
+	if d.MStepErr != nil {
+		return "", nil, d.MStepErr
+	}
 	f := &fitGen{g: g, d: d, byT: map[string]*qInfo{}, unit: d.Bound.Unit, fnames: newNamer("rng", "hess", "grad", "prev", "curv", "cov")}
 	objs := map[string]*derive.Objective{}
 	for _, o := range d.Objectives {
@@ -179,6 +182,8 @@ func (f *fitGen) emit() {
 	f.emitLoops()
 	f.emitELBO()
 	f.emitResult()
+	f.emitParams()
+	f.emitMSteps()
 	for _, qi := range f.qs {
 		if qi.upd != nil {
 			f.sb.WriteString(f.updateKernel(qi))
@@ -220,7 +225,8 @@ func (f *fitGen) emitTypes() {
 			}
 		}
 	}
-	f.p("\tgrad, curv, cov, prev []float64\n\trng *rand.Rand\n}\n")
+	f.p("\trng *rand.Rand\n}\n")
+	f.p("\n// scratch is one worker's space for the updates of one unit at a time,\n// and the trouble it met.\ntype scratch struct {\n\tgrad, curv, cov, prev []float64\n\ttrouble runtime.Trouble\n}\n")
 }
 
 func (f *fitGen) emitNewState() {
@@ -313,13 +319,13 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 	}
 	f.p(": Laplace (Eq. 14) maximizes f and sets\n// Σ = −∇²f(θ̂)⁻¹; the delta method (Eq. 17) maximizes f(μ) + ½Tr{∇²f(μ)Σ}\n")
 	f.p("// over μ with Σ fixed, then sets Σ = −∇²f(μ)⁻¹.\n")
-	f.p("func (m *Model) update%s(q *state%s, s runtime.NewtonSettings) runtime.Status {\n\tp := %s\n", qi.upper, param, n)
+	f.p("func (m *Model) update%s(q *state, w *scratch%s, s runtime.NewtonSettings) runtime.Status {\n\tp := %s\n", qi.upper, param, n)
 	if qi.local {
 		f.p("\tmean, cov := %s[d*p:(d+1)*p], %s[d*p*p:(d+1)*p*p]\n", mean, cov)
 	} else {
 		f.p("\tmean, cov := %s, %s\n", mean, cov)
 	}
-	f.p("\tgrad, hess := runtime.Grow(&q.grad, p), runtime.Grow(&q.curv, p*p)\n")
+	f.p("\tgrad, hess := runtime.Grow(&w.grad, p), runtime.Grow(&w.curv, p*p)\n")
 	f.p("\tdelta := q.%s == \"delta\"\n", qi.method)
 	started := "false"
 	if qi.local {
@@ -335,7 +341,7 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 	f.p("\tr := runtime.Maximize(obj, mean, s)\n")
 	f.p("\t// Maximize's last evaluation is at the returned mean, so ∇²f there is\n\t// in hess. Where it is not negative definite the covariance is\n")
 	f.p("\t// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status\n\t// says so.\n")
-	f.p("\tnext := runtime.Grow(&q.cov, p*p)\n\tlam, ok := runtime.NegInvSPDDamped(next, hess, p)\n\tif !ok {\n\t\treturn runtime.StatusNotFinite\n\t}\n\tcopy(cov, next)\n")
+	f.p("\tnext := runtime.Grow(&w.cov, p*p)\n\tlam, ok := runtime.NegInvSPDDamped(next, hess, p)\n\tif !ok {\n\t\treturn runtime.StatusNotFinite\n\t}\n\tcopy(cov, next)\n")
 	if qi.local {
 		f.p("\tq.%sStarted[d] = true\n", qi.fields[0])
 	}
@@ -368,8 +374,8 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 	if qi.local {
 		f.p(", for unit d")
 	}
-	f.p(", and returns the relative change of its parameters.\nfunc (m *Model) update%s(q *state%s) float64 {\n\tlo, hi := %s, %s\n", qi.upper, param, lo, hi)
-	f.p("\tprev := runtime.Grow(&q.prev, (hi-lo)*%d)\n", len(qi.fields))
+	f.p(", and returns the relative change of its parameters.\nfunc (m *Model) update%s(q *state, w *scratch%s) float64 {\n\tlo, hi := %s, %s\n", qi.upper, param, lo, hi)
+	f.p("\tprev := runtime.Grow(&w.prev, (hi-lo)*%d)\n", len(qi.fields))
 	var outs []string
 	for k, fl := range qi.fields {
 		f.p("\tcopy(prev[%d*(hi-lo):], q.%s[lo:hi])\n\tclear(q.%s[lo:hi])\n", k, fl, fl)
@@ -417,14 +423,14 @@ func (f *fitGen) updateCall(qi *qInfo, indent string) string {
 		unitArg = ", d"
 	}
 	if qi.upd != nil {
-		return fmt.Sprintf("%s// %s: closed form (Eq. 18)\n%schange = math.Max(change, m.update%s(q%s))\n", indent, qi.v.Name, indent, qi.upper, unitArg)
+		return fmt.Sprintf("%s// %s: closed form (Eq. 18)\n%schange = math.Max(change, m.update%s(q, w%s))\n", indent, qi.v.Name, indent, qi.upper, unitArg)
 	}
 	n := f.dim(qi.obj.Dim)
 	sel := "q." + qi.fields[0]
 	if qi.local {
 		sel = fmt.Sprintf("q.%s[d*%s:(d+1)*%s]", qi.fields[0], n, n)
 	}
-	return fmt.Sprintf("%s// %s: Laplace or delta\n%s{\n%s\tprev := append(q.prev[:0], %s...)\n%s\tif st := m.update%s(q%s, opts.Newton); st != runtime.StatusConverged {\n%s\t\ttr.Add(%q + string(st))\n%s\t}\n%s\tchange = math.Max(change, runtime.L2Change(%s, prev))\n%s\tq.prev = prev\n%s}\n",
+	return fmt.Sprintf("%s// %s: Laplace or delta\n%s{\n%s\tprev := append(w.prev[:0], %s...)\n%s\tif st := m.update%s(q, w%s, opts.Newton); st != runtime.StatusConverged {\n%s\t\tw.trouble.Add(%q + string(st))\n%s\t}\n%s\tchange = math.Max(change, runtime.L2Change(%s, prev))\n%s\tw.prev = prev\n%s}\n",
 		indent, qi.v.Name, indent, indent, sel, indent, qi.upper, unitArg, indent, qi.v.Name+": ", indent, indent, sel, indent, indent)
 }
 
@@ -440,7 +446,7 @@ func (f *fitGen) emitLoops() {
 	if f.unit != nil {
 		f.p("\n// updateUnit is Fig. 1's inner loop for unit d: it updates the unit's\n// local factors in turn until their largest relative change is below\n")
 		f.p("// opts.LocalTol, and reports whether they settled within opts.LocalMaxIter\n// sweeps.\n")
-		f.p("func (m *Model) updateUnit(q *state, d int, opts Options, tr runtime.Trouble) bool {\n\tfor it := 1; it <= opts.LocalMaxIter; it++ {\n\t\tchange := 0.0\n")
+		f.p("func (m *Model) updateUnit(q *state, w *scratch, d int, opts Options) bool {\n\tfor it := 1; it <= opts.LocalMaxIter; it++ {\n\t\tchange := 0.0\n")
 		for _, qi := range local {
 			f.sb.WriteString(f.updateCall(qi, "\t\t"))
 		}
@@ -451,20 +457,21 @@ func (f *fitGen) emitLoops() {
 		}
 	}
 	f.p("\n// updateGlobals updates the global factors in turn and returns their\n// largest relative change.\n")
-	f.p("func (m *Model) updateGlobals(q *state, opts Options, tr runtime.Trouble) float64 {\n\tchange := 0.0\n")
+	f.p("func (m *Model) updateGlobals(q *state, w *scratch, opts Options) float64 {\n\tchange := 0.0\n")
 	for _, qi := range global {
 		f.sb.WriteString(f.updateCall(qi, "\t"))
 	}
 	f.p("\treturn change\n}\n")
-	f.p("\n// hasGlobals and singleGaussian describe the model's coordinate ascent.\nconst (\n")
+	f.p("\n// hasGlobals, hasParams and singleGaussian describe the model's\n// coordinate ascent.\nconst (\n")
 	f.p("\thasGlobals = %v\n", len(global) > 0)
+	f.p("\thasParams = %v\n", len(f.d.MSteps) > 0)
 	// One global Gaussian factor and nothing else: one Laplace update is a
 	// fixed point (the delta method alternates μ and Σ, so it iterates).
 	f.p("\tsingleGaussian = %v\n)\n", f.unit == nil && len(global) == 1 && global[0].obj != nil)
 	if f.unit != nil {
 		f.p("\n// numUnits is the number of units (the size %s).\nfunc (m *Model) numUnits() int { return %s }\n", f.unit.Size, f.dim(f.unit.Size))
 	} else {
-		f.p("\nfunc (m *Model) numUnits() int { return 0 }\n\nfunc (m *Model) updateUnit(*state, int, Options, runtime.Trouble) bool { return true }\n")
+		f.p("\nfunc (m *Model) numUnits() int { return 0 }\n\nfunc (m *Model) updateUnit(*state, *scratch, int, Options) bool { return true }\n")
 	}
 	f.p("\n// methods lists the update of each latent, for Result.Method.\nfunc (q *state) methods() string {\n\tvar ms []string\n")
 	for _, qi := range f.qs {
@@ -488,21 +495,22 @@ func (f *fitGen) emitELBO() {
 	b := f.d.Bound
 	f.p("\n// elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's\n")
 	f.p("// expansion where no exact rule applies (Eq. 21 for the Gaussian factors).\n")
-	f.p("func (m *Model) elbo(q *state) float64 {\n\ttotal := m.elboGlobal(%s)\n", f.args(b.GlobalInputs, ""))
+	f.p("// Units are evaluated on `workers` goroutines into perUnit and summed in\n// unit order, so the value does not depend on the schedule.\n")
+	f.p("func (m *Model) elbo(q *state, workers int, perUnit []float64) float64 {\n\ttotal := m.elboGlobal(%s)\n", f.args(b.GlobalInputs, ""))
 	for _, qi := range f.qs {
 		if qi.q.Family == "MvNormal" && !qi.local {
 			f.p("\ttotal += runtime.GaussianEntropy(q.%s, %s)\n", qi.fields[1], f.dim(qi.q.Dims[0]))
 		}
 	}
 	if f.unit != nil {
-		f.p("\tfor d := 0; d < %s; d++ {\n\t\ttotal += m.elboUnit(d, %s)\n", f.dim(f.unit.Size), f.args(b.LocalInputs, "d"))
+		f.p("\truntime.ParallelFor(%s, workers, func(_, d int) {\n\t\tv := m.elboUnit(d, %s)\n", f.dim(f.unit.Size), f.args(b.LocalInputs, "d"))
 		for _, qi := range f.qs {
 			if qi.q.Family == "MvNormal" && qi.local {
 				n := f.dim(qi.q.Dims[0])
-				f.p("\t\ttotal += runtime.GaussianEntropy(q.%s[d*%s*%s:(d+1)*%s*%s], %s)\n", qi.fields[1], n, n, n, n, n)
+				f.p("\t\tv += runtime.GaussianEntropy(q.%s[d*%s*%s:(d+1)*%s*%s], %s)\n", qi.fields[1], n, n, n, n, n)
 			}
 		}
-		f.p("\t}\n")
+		f.p("\t\tperUnit[d] = v\n\t})\n\tfor _, v := range perUnit {\n\t\ttotal += v\n\t}\n")
 	}
 	f.p("\treturn total\n}\n")
 }

@@ -82,6 +82,8 @@ type gen struct {
 	fields  *namer            // Model struct fields and methods
 	dfields *namer            // Data struct fields
 	goName  map[string]string // model or aux tensor name → Model field
+	// dataField maps a data, const or param name to its Data field.
+	dataField map[string]string
 	sizeGo  map[string]string
 	tensors map[string]tensorInfo
 	errs    []string
@@ -106,7 +108,7 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 	if !token.IsIdentifier(pkg) || pkg == "main" || pkg == "_" {
 		return nil, fmt.Errorf("%s: %q cannot be the name of a Go package; choose another with -pkg", m.File, pkg)
 	}
-	g := &gen{m: m, d: d, fields: newNamer(), dfields: newNamer(), goName: map[string]string{},
+	g := &gen{m: m, d: d, fields: newNamer(), dfields: newNamer(), goName: map[string]string{}, dataField: map[string]string{},
 		sizeGo: map[string]string{}, tensors: map[string]tensorInfo{}}
 	ctx := &fileCtx{Source: m.File, Package: pkg, Model: m.Name, RuntimeVersion: runtime.Version, KernelsOnly: opts.KernelsOnly,
 		Imports: []string{importsMarker}}
@@ -219,6 +221,7 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 	vc := varCtx{Name: v.Name, Field: g.dfields.get(exported(v.Name)), Go: g.fields.get(unexported(v.Name)), Pos: v.Pos,
 		Optional: v.Role != ir.RoleData}
 	g.goName[v.Name] = vc.Go
+	g.dataField[v.Name] = vc.Field
 	role := map[ir.Role]string{ir.RoleData: "the data", ir.RoleConst: "the constant", ir.RoleParam: "the parameter"}[v.Role]
 	vc.Doc = fmt.Sprintf("%s %s : %s", role, v.Name, t)
 	if v.Default != nil {
@@ -234,10 +237,6 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 	field := "d." + vc.Field
 	missing := fmt.Sprintf("\tif %s == nil {\n\t\treturn nil, fmt.Errorf(\"data %%q is missing\", %q)\n\t}\n", field, v.Name)
 	switch {
-	case v.Role == ir.RoleParam && v.Default == nil:
-		// Params are read from the data and held fixed until their M-steps
-		// exist (variational EM).
-		missing = fmt.Sprintf("\tif %s == nil {\n\t\treturn nil, fmt.Errorf(\"param %%q is missing: give its value in the data (params are held fixed)\", %q)\n\t}\n", field, v.Name)
 	case v.Role != ir.RoleData:
 		missing = ""
 	}
@@ -367,6 +366,10 @@ func (g *gen) bind(v *ir.Var, field string, dims []string) string {
 func (g *gen) withDefault(v *ir.Var, field, load, n string) string {
 	if v.Role == ir.RoleData {
 		return "\t{\n" + load + "\n\t}"
+	}
+	if v.Role == ir.RoleParam && v.Default == nil {
+		// Left nil: Fit starts it (ownParams).
+		return fmt.Sprintf("\tif %s != nil {\n%s\n\t}", field, load)
 	}
 	return fmt.Sprintf("\tif %s != nil {\n%s\n\t} else {\n%s\n\t}", field, load, g.defaultCode(v, n))
 }

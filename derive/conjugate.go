@@ -195,6 +195,29 @@ func (b *Builder) conjugateUpdate(v *ir.Var, qs map[string]*QFactor) (*Update, e
 	}
 	u.At = at
 	u.Factors = append([]*ir.Factor{prior}, b.Model.Children(v.Name)...)
+	expected, err := b.expectedNatural(u, qs, prior)
+	if err != nil {
+		return nil, err
+	}
+	u.Moments = b.MomentExprs(q, at)
+	if u.Normalize {
+		// Expectations can produce more terms constant in the category
+		// (ψ(Σγ) of a Dirichlet's E[log θ_k]).
+		keep, dropped := splitByIndex(expected[0], at[len(at)-1])
+		expected[0], u.Dropped = keep, append(u.Dropped, dropped...)
+		u.Params = expected
+	} else {
+		u.Params = conjugateFamilies[q.Family](expected)
+	}
+	return u, nil
+}
+
+// expectedNatural sets u.Natural to η, the natural parameter of u.Q's
+// family summed over the statements u.Factors, each checked to be linear
+// in the family's sufficient statistics, and returns E_q(−z)[η] (Eq. 18).
+// pos positions errors about expectations.
+func (b *Builder) expectedNatural(u *Update, qs map[string]*QFactor, pos *ir.Factor) ([]Expr, error) {
+	v, q, at := u.Latent, u.Q, u.At
 	var stats []string
 	if q.Family == "Categorical" {
 		stats = []string{"onehot"}
@@ -234,23 +257,13 @@ func (b *Builder) conjugateUpdate(v *ir.Var, qs map[string]*QFactor) (*Update, e
 	// Eq. 18: E_q(−z)[η].
 	expected := make([]Expr, len(natural))
 	for k, e := range natural {
-		x, err := b.expectOthers(e, v.Name, u.Unit, qs, prior, u)
+		x, err := b.expectOthers(e, v.Name, u.Unit, qs, pos, u)
 		if err != nil {
 			return nil, err
 		}
 		expected[k] = x
 	}
-	u.Moments = b.MomentExprs(q, at)
-	if u.Normalize {
-		// Expectations can produce more terms constant in the category
-		// (ψ(Σγ) of a Dirichlet's E[log θ_k]).
-		keep, dropped := splitByIndex(expected[0], at[len(at)-1])
-		expected[0], u.Dropped = keep, append(u.Dropped, dropped...)
-		u.Params = expected
-	} else {
-		u.Params = conjugateFamilies[q.Family](expected)
-	}
-	return u, nil
+	return expected, nil
 }
 
 // splitByIndex splits a sum into the terms with k free and the others.

@@ -58,6 +58,10 @@ type Derivation struct {
 	Bound *Bound
 	// BoundErr says why the ELBO could not be derived, if it could not.
 	BoundErr error
+	// MSteps update the params (variational EM), in declaration order;
+	// MStepErr says why some param has none.
+	MSteps   []*MStep
+	MStepErr error
 	Aux      []Aux
 }
 
@@ -102,6 +106,7 @@ func Derive(m *ir.Model) (*Derivation, error) {
 	// The bound is needed by Fit only; kernels-only generation does
 	// without it, so an error here is kept for the code generator.
 	d.Bound, d.BoundErr = b.bound(d, qs)
+	d.MSteps, d.MStepErr = b.mSteps(qs)
 	d.Aux = b.Aux
 	return d, nil
 }

@@ -276,3 +276,21 @@ func DecodeRaggedInt(raw []byte, name string) ([][]int, error) {
 	}
 	return out, nil
 }
+
+// CopyRows copies a row-major flat matrix with c columns into a slice of rows.
+func CopyRows(flat []float64, c int) [][]float64 {
+	out := make([][]float64, len(flat)/c)
+	for i := range out {
+		out[i] = append([]float64(nil), flat[i*c:(i+1)*c]...)
+	}
+	return out
+}
+
+// CopyCube copies a row-major flat array of shape (·, b, c) into nested slices.
+func CopyCube(flat []float64, b, c int) [][][]float64 {
+	out := make([][][]float64, len(flat)/(b*c))
+	for i := range out {
+		out[i] = CopyRows(flat[i*b*c:(i+1)*b*c], c)
+	}
+	return out
+}

@@ -31,14 +31,22 @@ type Progress struct {
 	Iteration  int     // 1-based iteration number
 	ELBO       float64 // (approximate) evidence lower bound after the iteration
 	RelChange  float64 // RelChange(previous ELBO, ELBO)
-	MeanChange float64 // L2Change of the variational means
+	MeanChange float64 // largest L2Change of a global factor's parameters or a param
+	Units      int     // number of plate units (0 without a plate)
+	Settled    int     // units whose local factors settled this iteration
 	Seconds    float64 // wall time since the fit started
 }
 
 // String formats p for a log line:
 //
-//	iter   3  elbo -812.3456789  rel 1.2e-05  dmean 3.4e-04  0.12s
+//	iter   3  elbo -812.3456789  rel 1.2e-05  dmean 3.4e-04  units 1790/1797  0.12s
+//
+// (the units column only for models with a plate).
 func (p Progress) String() string {
-	return fmt.Sprintf("iter %3d  elbo %.7f  rel %.1e  dmean %.1e  %.2fs",
-		p.Iteration, p.ELBO, p.RelChange, p.MeanChange, p.Seconds)
+	units := ""
+	if p.Units > 0 {
+		units = fmt.Sprintf("  units %d/%d", p.Settled, p.Units)
+	}
+	return fmt.Sprintf("iter %3d  elbo %.7f  rel %.1e  dmean %.1e%s  %.2fs",
+		p.Iteration, p.ELBO, p.RelChange, p.MeanChange, units, p.Seconds)
 }

@@ -138,7 +138,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("%s: %v", pSource, err)
 	}
-	opts := ctm.Options{Method: *method}
+	opts := ctm.Options{Method: *method, FixParams: true}
 	if !*quiet {
 		opts.Progress = func(pr runtime.Progress) { fmt.Fprintln(stderr, pr) }
 	}

@@ -68,7 +68,7 @@ func BenchmarkPerDocumentInference(b *testing.B) {
 				b.Run(fmt.Sprintf("K=%d/%s/LocalTol=%g", K, method, tol), func(b *testing.B) {
 					var res *ctm.Result
 					for i := 0; i < b.N; i++ {
-						res, err = m.Fit(context.Background(), ctm.Options{Method: method, LocalTol: tol})
+						res, err = m.Fit(context.Background(), ctm.Options{Method: method, LocalTol: tol, FixParams: true})
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -194,9 +194,6 @@ func NewModel(d *Data) (*Model, error) {
 		}
 		m.wOff, m.wTerm, m.wCount = off, term, count
 	}
-	if d.Beta == nil {
-		return nil, fmt.Errorf("param %q is missing: give its value in the data (params are held fixed)", "beta")
-	}
 	if d.Beta != nil {
 		flat, err := runtime.Flat2("beta", d.Beta, m.k, m.v, 0, 0)
 		if err != nil {
@@ -206,11 +203,6 @@ func NewModel(d *Data) (*Model, error) {
 		if err := runtime.CheckSimplexRows("beta", flat, m.k, m.v); err != nil {
 			return nil, err
 		}
-	} else {
-		m.beta = make([]float64, m.k*m.v)
-	}
-	if d.Mu0 == nil {
-		return nil, fmt.Errorf("param %q is missing: give its value in the data (params are held fixed)", "mu0")
 	}
 	if d.Mu0 != nil {
 		flat, err := runtime.Flat1("mu0", d.Mu0, m.k, 0, 0)
@@ -218,11 +210,6 @@ func NewModel(d *Data) (*Model, error) {
 			return nil, err
 		}
 		m.mu0 = flat
-	} else {
-		m.mu0 = make([]float64, m.k)
-	}
-	if d.Sigma0 == nil {
-		return nil, fmt.Errorf("param %q is missing: give its value in the data (params are held fixed)", "Sigma0")
 	}
 	if d.Sigma0 != nil {
 		flat, err := runtime.Flat2("Sigma0", d.Sigma0, m.k, m.k, 0, 0)
@@ -233,8 +220,6 @@ func NewModel(d *Data) (*Model, error) {
 		if err := runtime.CheckSPD("Sigma0", flat, m.k); err != nil {
 			return nil, err
 		}
-	} else {
-		m.sigma0 = make([]float64, m.k*m.k)
 	}
 	m.sigma0Inv = make([]float64, m.k*m.k)
 	if !runtime.InvSPD(m.sigma0Inv, m.sigma0, m.k) {
@@ -275,6 +260,18 @@ type Options struct {
 	Newton runtime.NewtonSettings
 	// Progress, if set, is called after every iteration.
 	Progress func(runtime.Progress)
+	// Workers is the number of goroutines updating units in parallel (0
+	// means GOMAXPROCS). Results are identical for every value.
+	Workers int
+	// FixParams holds the params at their values in the data (or Start)
+	// instead of estimating them: inference only, no M-steps.
+	FixParams bool
+	// Smoothing is added to the expected counts of simplex params in
+	// their M-steps (0: maximum likelihood).
+	Smoothing float64
+	// Shrinkage in [0, 1] pulls covariance params estimated by M-steps
+	// toward a scaled identity (0: none).
+	Shrinkage float64
 }
 
 // Result is the fitted variational posterior and a record of the run. Its
@@ -291,10 +288,6 @@ type Result struct {
 	Params     Params    `json:"params"`
 }
 
-// Params holds point-estimated parameters (none yet: params are read from
-// the data and held fixed).
-type Params struct{}
-
 // Fit validates data and fits the model; see Model.Fit.
 func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 	m, err := NewModel(data)
@@ -304,10 +297,12 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 	return m.Fit(ctx, opts)
 }
 
-// Fit runs coordinate ascent (Fig. 1): each iteration updates every unit's
-// local factors until they settle, then the global factors, and computes
-// the ELBO. It stops when the ELBO and the global parameters settle, the
-// iteration limit is reached, or ctx is done.
+// Fit runs coordinate ascent (Fig. 1), as variational EM when the model
+// has params: each iteration updates every unit's local factors until
+// they settle (the E-step, on opts.Workers goroutines), then the global
+// factors, then the params (the M-step), and computes the ELBO. It stops
+// when the ELBO and the global factors settle, the iteration limit is
+// reached, or ctx is done.
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
 	if opts.MaxIter <= 0 {
@@ -325,48 +320,81 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if opts.LocalTol <= 0 {
 		opts.LocalTol = 1e-6
 	}
+	// Fit estimates the params in its own copy of them.
+	m = m.ownParams(runtime.NewRand(opts.Seed))
+	if opts.Start != nil {
+		if err := m.startParams(&opts.Start.Params); err != nil {
+			return nil, err
+		}
+	}
 	q, err := m.newState(opts)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Model: "ctm", Method: q.methods(), Status: "max_iterations"}
+	em := hasParams && !opts.FixParams
+	workers := runtime.Workers(opts.Workers)
+	ws := make([]*scratch, workers)
+	for w := range ws {
+		ws[w] = &scratch{trouble: runtime.Trouble{}}
+	}
+	units := m.numUnits()
+	done := make([]bool, units) // units that settled
+	perUnit := make([]float64, units)
 	prevELBO := math.Inf(-1)
-	done := make([]bool, m.numUnits()) // units that settled (used when there are no global factors)
 	for it := 1; it <= opts.MaxIter; it++ {
 		if err := ctx.Err(); err != nil {
 			res.Status = "canceled"
 			break
 		}
+		for _, w := range ws {
+			clear(w.trouble)
+		}
+		runtime.ParallelFor(units, workers, func(w, d int) {
+			if !hasGlobals && !em && done[d] {
+				return // nothing a settled unit reads has changed since
+			}
+			done[d] = m.updateUnit(q, ws[w], d, opts)
+		})
+		change := m.updateGlobals(q, ws[0], opts)
 		tr := runtime.Trouble{}
+		for _, w := range ws {
+			for k, n := range w.trouble {
+				tr[k] += n
+			}
+		}
 		settled := 0
-		for d := 0; d < m.numUnits(); d++ {
-			if !hasGlobals && done[d] {
-				// Nothing a settled unit reads has changed since.
+		for _, ok := range done {
+			if ok {
 				settled++
-				continue
-			}
-			if m.updateUnit(q, d, opts, tr) {
-				settled++
-				done[d] = true
 			}
 		}
-		if settled < m.numUnits() {
-			tr.Add(fmt.Sprintf("%d of %d units did not settle in %d sweeps", m.numUnits()-settled, m.numUnits(), opts.LocalMaxIter))
+		if settled < units {
+			tr.Add(fmt.Sprintf("%d of %d units did not settle in %d sweeps", units-settled, units, opts.LocalMaxIter))
 		}
-		change := m.updateGlobals(q, opts, tr)
-		elbo := m.elbo(q)
+		paramChange := 0.0
+		if em {
+			if paramChange, err = m.mstep(q, opts); err != nil {
+				tr.Add(err.Error())
+			}
+		}
+		elbo := m.elbo(q, workers, perUnit)
 		res.ELBO = append(res.ELBO, elbo)
 		res.Iterations = it
 		rel := runtime.RelChange(prevELBO, elbo)
 		if opts.Progress != nil {
-			opts.Progress(runtime.Progress{Iteration: it, ELBO: elbo, RelChange: rel, MeanChange: change, Seconds: time.Since(start).Seconds()})
+			opts.Progress(runtime.Progress{Iteration: it, ELBO: elbo, RelChange: rel, MeanChange: math.Max(change, paramChange),
+				Units: units, Settled: settled, Seconds: time.Since(start).Seconds()})
 		}
 		if len(tr) > 0 {
 			res.Status = tr.String()
 		}
+		if err != nil {
+			break // the params could not be estimated
+		}
 		// Without global factors one pass is a fixed point (each unit ran to
 		// convergence), and so is one Laplace update of a single factor.
-		oneStep := !hasGlobals || singleGaussian && q.laplaceOnly()
+		oneStep := !hasGlobals && !em || singleGaussian && q.laplaceOnly()
 		if len(tr) == 0 && (oneStep || rel < opts.Tol && change < opts.MeanTol) {
 			res.Converged = true
 			res.Status = "converged"
@@ -376,6 +404,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	}
 	res.Seconds = time.Since(start).Seconds()
 	res.Latent = q.latent(m)
+	res.Params = m.paramsResult()
 	return res, nil
 }
 
@@ -390,12 +419,18 @@ type Latent struct {
 // state is the variational distribution q being fitted, with scratch
 // space for the updates.
 type state struct {
-	thetaMean, thetaCov   []float64 // q(theta) (MvNormal)
-	thetaMethod           string
-	thetaMeanStarted      []bool    // per unit: whether its covariance has been set by an update
-	zProb                 []float64 // q(z) (Categorical)
+	thetaMean, thetaCov []float64 // q(theta) (MvNormal)
+	thetaMethod         string
+	thetaMeanStarted    []bool    // per unit: whether its covariance has been set by an update
+	zProb               []float64 // q(z) (Categorical)
+	rng                 *rand.Rand
+}
+
+// scratch is one worker's space for the updates of one unit at a time,
+// and the trouble it met.
+type scratch struct {
 	grad, curv, cov, prev []float64
-	rng                   *rand.Rand
+	trouble               runtime.Trouble
 }
 
 // newState allocates q and sets its starting point: opts.Start if given,
@@ -451,10 +486,10 @@ func (q *state) start(m *Model, r *Result) error {
 // updateTheta updates q(theta) (ctm.vi:9:8) for unit d: Laplace (Eq. 14) maximizes f and sets
 // Σ = −∇²f(θ̂)⁻¹; the delta method (Eq. 17) maximizes f(μ) + ½Tr{∇²f(μ)Σ}
 // over μ with Σ fixed, then sets Σ = −∇²f(μ)⁻¹.
-func (m *Model) updateTheta(q *state, d int, s runtime.NewtonSettings) runtime.Status {
+func (m *Model) updateTheta(q *state, w *scratch, d int, s runtime.NewtonSettings) runtime.Status {
 	p := m.k
 	mean, cov := q.thetaMean[d*p:(d+1)*p], q.thetaCov[d*p*p:(d+1)*p*p]
-	grad, hess := runtime.Grow(&q.grad, p), runtime.Grow(&q.curv, p*p)
+	grad, hess := runtime.Grow(&w.grad, p), runtime.Grow(&w.curv, p*p)
 	delta := q.thetaMethod == "delta"
 	if delta && !q.thetaMeanStarted[d] {
 		// The delta method needs a Σ to start from: −∇²f⁻¹ at the current
@@ -480,7 +515,7 @@ func (m *Model) updateTheta(q *state, d int, s runtime.NewtonSettings) runtime.S
 	// in hess. Where it is not negative definite the covariance is
 	// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status
 	// says so.
-	next := runtime.Grow(&q.cov, p*p)
+	next := runtime.Grow(&w.cov, p*p)
 	lam, ok := runtime.NegInvSPDDamped(next, hess, p)
 	if !ok {
 		return runtime.StatusNotFinite
@@ -495,9 +530,9 @@ func (m *Model) updateTheta(q *state, d int, s runtime.NewtonSettings) runtime.S
 
 // updateZ sets q(z) (ctm.vi:10:8) to its optimum given the other factors, the
 // closed form of Eq. 18, for unit d, and returns the relative change of its parameters.
-func (m *Model) updateZ(q *state, d int) float64 {
+func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 	lo, hi := m.wOff[d]*m.k, m.wOff[d+1]*m.k
-	prev := runtime.Grow(&q.prev, (hi-lo)*1)
+	prev := runtime.Grow(&w.prev, (hi-lo)*1)
 	copy(prev[0*(hi-lo):], q.zProb[lo:hi])
 	clear(q.zProb[lo:hi])
 	m.ZNaturalExp(d, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], q.zProb)
@@ -515,20 +550,20 @@ func (m *Model) updateZ(q *state, d int) float64 {
 // local factors in turn until their largest relative change is below
 // opts.LocalTol, and reports whether they settled within opts.LocalMaxIter
 // sweeps.
-func (m *Model) updateUnit(q *state, d int, opts Options, tr runtime.Trouble) bool {
+func (m *Model) updateUnit(q *state, w *scratch, d int, opts Options) bool {
 	for it := 1; it <= opts.LocalMaxIter; it++ {
 		change := 0.0
 		// theta: Laplace or delta
 		{
-			prev := append(q.prev[:0], q.thetaMean[d*m.k:(d+1)*m.k]...)
-			if st := m.updateTheta(q, d, opts.Newton); st != runtime.StatusConverged {
-				tr.Add("theta: " + string(st))
+			prev := append(w.prev[:0], q.thetaMean[d*m.k:(d+1)*m.k]...)
+			if st := m.updateTheta(q, w, d, opts.Newton); st != runtime.StatusConverged {
+				w.trouble.Add("theta: " + string(st))
 			}
 			change = math.Max(change, runtime.L2Change(q.thetaMean[d*m.k:(d+1)*m.k], prev))
-			q.prev = prev
+			w.prev = prev
 		}
 		// z: closed form (Eq. 18)
-		change = math.Max(change, m.updateZ(q, d))
+		change = math.Max(change, m.updateZ(q, w, d))
 		if change < opts.LocalTol {
 			return true
 		}
@@ -538,14 +573,16 @@ func (m *Model) updateUnit(q *state, d int, opts Options, tr runtime.Trouble) bo
 
 // updateGlobals updates the global factors in turn and returns their
 // largest relative change.
-func (m *Model) updateGlobals(q *state, opts Options, tr runtime.Trouble) float64 {
+func (m *Model) updateGlobals(q *state, w *scratch, opts Options) float64 {
 	change := 0.0
 	return change
 }
 
-// hasGlobals and singleGaussian describe the model's coordinate ascent.
+// hasGlobals, hasParams and singleGaussian describe the model's
+// coordinate ascent.
 const (
 	hasGlobals     = false
+	hasParams      = true
 	singleGaussian = false
 )
 
@@ -567,11 +604,17 @@ func (q *state) laplaceOnly() bool {
 
 // elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's
 // expansion where no exact rule applies (Eq. 21 for the Gaussian factors).
-func (m *Model) elbo(q *state) float64 {
+// Units are evaluated on `workers` goroutines into perUnit and summed in
+// unit order, so the value does not depend on the schedule.
+func (m *Model) elbo(q *state, workers int, perUnit []float64) float64 {
 	total := m.elboGlobal()
-	for d := 0; d < m.d; d++ {
-		total += m.elboUnit(d, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], q.zProb)
-		total += runtime.GaussianEntropy(q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], m.k)
+	runtime.ParallelFor(m.d, workers, func(_, d int) {
+		v := m.elboUnit(d, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], q.zProb)
+		v += runtime.GaussianEntropy(q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], m.k)
+		perUnit[d] = v
+	})
+	for _, v := range perUnit {
+		total += v
 	}
 	return total
 }
@@ -585,6 +628,161 @@ func (q *state) latent(m *Model) Latent {
 	}
 	l.Z = runtime.NewFactor("Categorical", []int{len(m.wTerm), m.k}, "prob", q.zProb)
 	return l
+}
+
+// Params holds the point estimates of the params (variational EM), shaped
+// as in Data: Into copies them into a Data, so that a later Fit can start
+// from them or, with Options.FixParams, infer with them held fixed.
+type Params struct {
+	// Beta is the param beta : simplex[K, V] (ctm.vi:6:7).
+	Beta [][]float64 `json:"beta"`
+	// Mu0 is the param mu0 : real[K] (ctm.vi:7:7).
+	Mu0 []float64 `json:"mu0"`
+	// Sigma0 is the param Sigma0 : cov[K] (ctm.vi:8:7).
+	Sigma0 [][]float64 `json:"Sigma0"`
+}
+
+// Into sets the params of d to p.
+func (p *Params) Into(d *Data) {
+	d.Beta = p.Beta
+	d.Mu0 = p.Mu0
+	d.Sigma0 = p.Sigma0
+}
+
+// paramsResult copies the params of m into the result's form.
+func (m *Model) paramsResult() Params {
+	var p Params
+	p.Beta = runtime.CopyRows(m.beta, m.v)
+	p.Mu0 = append([]float64(nil), m.mu0...)
+	p.Sigma0 = runtime.CopyRows(m.sigma0, m.k)
+	return p
+}
+
+// ownParams returns a copy of m with its own param arrays, which Fit
+// overwrites in its M-steps; params missing from the data start at
+// random simplex rows (from rng), identity covariances and zero vectors.
+func (m *Model) ownParams(rng *rand.Rand) *Model {
+	c := *m
+	if m.beta != nil {
+		c.beta = append([]float64(nil), m.beta...)
+	} else {
+		c.beta = make([]float64, m.k*m.v)
+		runtime.InitPositive(rng, c.beta)
+		runtime.SimplexRows(c.beta, m.v, 0)
+	}
+	if m.mu0 != nil {
+		c.mu0 = append([]float64(nil), m.mu0...)
+	} else {
+		c.mu0 = make([]float64, m.k)
+	}
+	if m.sigma0 != nil {
+		c.sigma0 = append([]float64(nil), m.sigma0...)
+	} else {
+		c.sigma0 = make([]float64, m.k*m.k)
+		runtime.Identity(c.sigma0, m.k)
+	}
+	return &c
+}
+
+// startParams copies the params of a previous result into m, checking
+// their shapes.
+func (m *Model) startParams(p *Params) error {
+	if p.Beta != nil {
+		flat, err := runtime.Flat2("beta", p.Beta, m.k, m.v, 0, 0)
+		if err != nil {
+			return fmt.Errorf("start: %w", err)
+		}
+		copy(m.beta, flat)
+	}
+	if p.Mu0 != nil {
+		flat, err := runtime.Flat1("mu0", p.Mu0, m.k, 0, 0)
+		if err != nil {
+			return fmt.Errorf("start: %w", err)
+		}
+		copy(m.mu0, flat)
+	}
+	if p.Sigma0 != nil {
+		flat, err := runtime.Flat2("Sigma0", p.Sigma0, m.k, m.k, 0, 0)
+		if err != nil {
+			return fmt.Errorf("start: %w", err)
+		}
+		copy(m.sigma0, flat)
+	}
+	return nil
+}
+
+// mstep is variational EM's M-step: it sets every param to the maximum of
+// the expected complete log likelihood under q (MAP under declared
+// priors) and returns the largest relative change of a param.
+func (m *Model) mstep(q *state, opts Options) (float64, error) {
+	change := 0.0
+	if c, err := m.mstepBeta(q, opts); err != nil {
+		return change, err
+	} else {
+		change = math.Max(change, c)
+	}
+	if c, err := m.mstepMu0Sigma0(q, opts); err != nil {
+		return change, err
+	} else {
+		change = math.Max(change, c)
+	}
+	return change, nil
+}
+
+// mstepBeta sets beta (ctm.vi:6:7) to its M-step: each row proportional to its
+// expected counts (plus α − 1 under its Dirichlet prior) plus opts.Smoothing.
+// Rows with no counts become uniform.
+func (m *Model) mstepBeta(q *state, opts Options) (float64, error) {
+	prev := append([]float64(nil), m.beta...)
+	clear(m.beta)
+	m.BetaCounts(q.zProb, m.beta)
+	runtime.SimplexRows(m.beta, m.v, opts.Smoothing)
+	return runtime.L2Change(m.beta, prev), nil
+}
+
+// BetaCounts adds into its output the expected counts of beta's entries,
+// the coefficients of log beta in the expected complete log likelihood:
+//
+//	ctm.vi:16:5: for d in 1:D: for n in w[d]: w[d, n] ~ Categorical(beta[z[d, n]])
+//
+// The caller zeroes the output.
+func (m *Model) BetaCounts(zProb, beta []float64) {
+	D := m.d
+	K := m.k
+	V := m.v
+	wCount := m.wCount
+	wOff := m.wOff
+	wTerm := m.wTerm
+	// ctm.vi:6:7: param beta
+	for d := 0; d < D; d++ {
+		for n := wOff[d]; n < wOff[d+1]; n++ {
+			t1 := wCount[n]
+			zProb_n := zProb[n*K:][:K:K]
+			for i14 := 0; i14 < K; i14++ {
+				beta[i14*V+wTerm[n]-1] += t1 * zProb_n[i14]
+			}
+		}
+	}
+}
+
+// mstepMu0Sigma0 sets mu0 and Sigma0 to their M-step for the statement
+//
+//	ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
+//
+// the mean and covariance from the expected sufficient statistics of the units' theta
+// (each unit's covariance included), MAP under declared priors (App. C).
+func (m *Model) mstepMu0Sigma0(q *state, opts Options) (float64, error) {
+	p := m.k
+	st := runtime.NewGaussStats(p)
+	for d := 0; d < m.d; d++ {
+		st.Add(q.thetaMean[d*p:(d+1)*p], q.thetaCov[d*p*p:(d+1)*p*p])
+	}
+	step := runtime.GaussMStep{EstimateMean: true, EstimateCov: true, Precision: false, Shrinkage: opts.Shrinkage}
+	prev := append(append([]float64(nil), m.mu0...), m.sigma0...)
+	if err := step.Solve(st, m.mu0, m.sigma0); err != nil {
+		return 0, fmt.Errorf("M-step of mu0, Sigma0 (ctm.vi:13:3): %w", err)
+	}
+	return math.Max(runtime.L2Change(m.mu0, prev[:p]), runtime.L2Change(m.sigma0, prev[p:])), nil
 }
 
 // ZNatural adds into its output the log-probabilities (up to a constant per row) of the optimal q(z)

@@ -251,6 +251,18 @@ type Options struct {
 	Newton runtime.NewtonSettings
 	// Progress, if set, is called after every iteration.
 	Progress func(runtime.Progress)
+	// Workers is the number of goroutines updating units in parallel (0
+	// means GOMAXPROCS). Results are identical for every value.
+	Workers int
+	// FixParams holds the params at their values in the data (or Start)
+	// instead of estimating them: inference only, no M-steps.
+	FixParams bool
+	// Smoothing is added to the expected counts of simplex params in
+	// their M-steps (0: maximum likelihood).
+	Smoothing float64
+	// Shrinkage in [0, 1] pulls covariance params estimated by M-steps
+	// toward a scaled identity (0: none).
+	Shrinkage float64
 }
 
 // Result is the fitted variational posterior and a record of the run. Its
@@ -267,10 +279,6 @@ type Result struct {
 	Params     Params    `json:"params"`
 }
 
-// Params holds point-estimated parameters (none yet: params are read from
-// the data and held fixed).
-type Params struct{}
-
 // Fit validates data and fits the model; see Model.Fit.
 func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 	m, err := NewModel(data)
@@ -280,10 +288,12 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 	return m.Fit(ctx, opts)
 }
 
-// Fit runs coordinate ascent (Fig. 1): each iteration updates every unit's
-// local factors until they settle, then the global factors, and computes
-// the ELBO. It stops when the ELBO and the global parameters settle, the
-// iteration limit is reached, or ctx is done.
+// Fit runs coordinate ascent (Fig. 1), as variational EM when the model
+// has params: each iteration updates every unit's local factors until
+// they settle (the E-step, on opts.Workers goroutines), then the global
+// factors, then the params (the M-step), and computes the ELBO. It stops
+// when the ELBO and the global factors settle, the iteration limit is
+// reached, or ctx is done.
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
 	if opts.MaxIter <= 0 {
@@ -301,48 +311,81 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if opts.LocalTol <= 0 {
 		opts.LocalTol = 1e-6
 	}
+	// Fit estimates the params in its own copy of them.
+	m = m.ownParams(runtime.NewRand(opts.Seed))
+	if opts.Start != nil {
+		if err := m.startParams(&opts.Start.Params); err != nil {
+			return nil, err
+		}
+	}
 	q, err := m.newState(opts)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Model: "logreg", Method: q.methods(), Status: "max_iterations"}
+	em := hasParams && !opts.FixParams
+	workers := runtime.Workers(opts.Workers)
+	ws := make([]*scratch, workers)
+	for w := range ws {
+		ws[w] = &scratch{trouble: runtime.Trouble{}}
+	}
+	units := m.numUnits()
+	done := make([]bool, units) // units that settled
+	perUnit := make([]float64, units)
 	prevELBO := math.Inf(-1)
-	done := make([]bool, m.numUnits()) // units that settled (used when there are no global factors)
 	for it := 1; it <= opts.MaxIter; it++ {
 		if err := ctx.Err(); err != nil {
 			res.Status = "canceled"
 			break
 		}
+		for _, w := range ws {
+			clear(w.trouble)
+		}
+		runtime.ParallelFor(units, workers, func(w, d int) {
+			if !hasGlobals && !em && done[d] {
+				return // nothing a settled unit reads has changed since
+			}
+			done[d] = m.updateUnit(q, ws[w], d, opts)
+		})
+		change := m.updateGlobals(q, ws[0], opts)
 		tr := runtime.Trouble{}
+		for _, w := range ws {
+			for k, n := range w.trouble {
+				tr[k] += n
+			}
+		}
 		settled := 0
-		for d := 0; d < m.numUnits(); d++ {
-			if !hasGlobals && done[d] {
-				// Nothing a settled unit reads has changed since.
+		for _, ok := range done {
+			if ok {
 				settled++
-				continue
-			}
-			if m.updateUnit(q, d, opts, tr) {
-				settled++
-				done[d] = true
 			}
 		}
-		if settled < m.numUnits() {
-			tr.Add(fmt.Sprintf("%d of %d units did not settle in %d sweeps", m.numUnits()-settled, m.numUnits(), opts.LocalMaxIter))
+		if settled < units {
+			tr.Add(fmt.Sprintf("%d of %d units did not settle in %d sweeps", units-settled, units, opts.LocalMaxIter))
 		}
-		change := m.updateGlobals(q, opts, tr)
-		elbo := m.elbo(q)
+		paramChange := 0.0
+		if em {
+			if paramChange, err = m.mstep(q, opts); err != nil {
+				tr.Add(err.Error())
+			}
+		}
+		elbo := m.elbo(q, workers, perUnit)
 		res.ELBO = append(res.ELBO, elbo)
 		res.Iterations = it
 		rel := runtime.RelChange(prevELBO, elbo)
 		if opts.Progress != nil {
-			opts.Progress(runtime.Progress{Iteration: it, ELBO: elbo, RelChange: rel, MeanChange: change, Seconds: time.Since(start).Seconds()})
+			opts.Progress(runtime.Progress{Iteration: it, ELBO: elbo, RelChange: rel, MeanChange: math.Max(change, paramChange),
+				Units: units, Settled: settled, Seconds: time.Since(start).Seconds()})
 		}
 		if len(tr) > 0 {
 			res.Status = tr.String()
 		}
+		if err != nil {
+			break // the params could not be estimated
+		}
 		// Without global factors one pass is a fixed point (each unit ran to
 		// convergence), and so is one Laplace update of a single factor.
-		oneStep := !hasGlobals || singleGaussian && q.laplaceOnly()
+		oneStep := !hasGlobals && !em || singleGaussian && q.laplaceOnly()
 		if len(tr) == 0 && (oneStep || rel < opts.Tol && change < opts.MeanTol) {
 			res.Converged = true
 			res.Status = "converged"
@@ -352,6 +395,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	}
 	res.Seconds = time.Since(start).Seconds()
 	res.Latent = q.latent(m)
+	res.Params = m.paramsResult()
 	return res, nil
 }
 
@@ -364,10 +408,16 @@ type Latent struct {
 // state is the variational distribution q being fitted, with scratch
 // space for the updates.
 type state struct {
-	thetaMean, thetaCov   []float64 // q(theta) (MvNormal)
-	thetaMethod           string
+	thetaMean, thetaCov []float64 // q(theta) (MvNormal)
+	thetaMethod         string
+	rng                 *rand.Rand
+}
+
+// scratch is one worker's space for the updates of one unit at a time,
+// and the trouble it met.
+type scratch struct {
 	grad, curv, cov, prev []float64
-	rng                   *rand.Rand
+	trouble               runtime.Trouble
 }
 
 // newState allocates q and sets its starting point: opts.Start if given,
@@ -409,10 +459,10 @@ func (q *state) start(m *Model, r *Result) error {
 // updateTheta updates q(theta) (logreg.vi:12:8): Laplace (Eq. 14) maximizes f and sets
 // Σ = −∇²f(θ̂)⁻¹; the delta method (Eq. 17) maximizes f(μ) + ½Tr{∇²f(μ)Σ}
 // over μ with Σ fixed, then sets Σ = −∇²f(μ)⁻¹.
-func (m *Model) updateTheta(q *state, s runtime.NewtonSettings) runtime.Status {
+func (m *Model) updateTheta(q *state, w *scratch, s runtime.NewtonSettings) runtime.Status {
 	p := m.p
 	mean, cov := q.thetaMean, q.thetaCov
-	grad, hess := runtime.Grow(&q.grad, p), runtime.Grow(&q.curv, p*p)
+	grad, hess := runtime.Grow(&w.grad, p), runtime.Grow(&w.curv, p*p)
 	delta := q.thetaMethod == "delta"
 	if delta && !false {
 		// The delta method needs a Σ to start from: −∇²f⁻¹ at the current
@@ -437,7 +487,7 @@ func (m *Model) updateTheta(q *state, s runtime.NewtonSettings) runtime.Status {
 	// in hess. Where it is not negative definite the covariance is
 	// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status
 	// says so.
-	next := runtime.Grow(&q.cov, p*p)
+	next := runtime.Grow(&w.cov, p*p)
 	lam, ok := runtime.NegInvSPDDamped(next, hess, p)
 	if !ok {
 		return runtime.StatusNotFinite
@@ -451,29 +501,31 @@ func (m *Model) updateTheta(q *state, s runtime.NewtonSettings) runtime.Status {
 
 // updateGlobals updates the global factors in turn and returns their
 // largest relative change.
-func (m *Model) updateGlobals(q *state, opts Options, tr runtime.Trouble) float64 {
+func (m *Model) updateGlobals(q *state, w *scratch, opts Options) float64 {
 	change := 0.0
 	// theta: Laplace or delta
 	{
-		prev := append(q.prev[:0], q.thetaMean...)
-		if st := m.updateTheta(q, opts.Newton); st != runtime.StatusConverged {
-			tr.Add("theta: " + string(st))
+		prev := append(w.prev[:0], q.thetaMean...)
+		if st := m.updateTheta(q, w, opts.Newton); st != runtime.StatusConverged {
+			w.trouble.Add("theta: " + string(st))
 		}
 		change = math.Max(change, runtime.L2Change(q.thetaMean, prev))
-		q.prev = prev
+		w.prev = prev
 	}
 	return change
 }
 
-// hasGlobals and singleGaussian describe the model's coordinate ascent.
+// hasGlobals, hasParams and singleGaussian describe the model's
+// coordinate ascent.
 const (
 	hasGlobals     = true
+	hasParams      = false
 	singleGaussian = true
 )
 
 func (m *Model) numUnits() int { return 0 }
 
-func (m *Model) updateUnit(*state, int, Options, runtime.Trouble) bool { return true }
+func (m *Model) updateUnit(*state, *scratch, int, Options) bool { return true }
 
 // methods lists the update of each latent, for Result.Method.
 func (q *state) methods() string {
@@ -489,7 +541,9 @@ func (q *state) laplaceOnly() bool {
 
 // elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's
 // expansion where no exact rule applies (Eq. 21 for the Gaussian factors).
-func (m *Model) elbo(q *state) float64 {
+// Units are evaluated on `workers` goroutines into perUnit and summed in
+// unit order, so the value does not depend on the schedule.
+func (m *Model) elbo(q *state, workers int, perUnit []float64) float64 {
 	total := m.elboGlobal(q.thetaMean, q.thetaCov)
 	total += runtime.GaussianEntropy(q.thetaCov, m.p)
 	return total
@@ -500,6 +554,44 @@ func (q *state) latent(m *Model) Latent {
 	var l Latent
 	l.Theta = runtime.NewGaussian("MvNormal", q.thetaMean, q.thetaCov)
 	return l
+}
+
+// Params holds the point estimates of the params (variational EM), shaped
+// as in Data: Into copies them into a Data, so that a later Fit can start
+// from them or, with Options.FixParams, infer with them held fixed.
+type Params struct {
+}
+
+// Into sets the params of d to p.
+func (p *Params) Into(d *Data) {
+}
+
+// paramsResult copies the params of m into the result's form.
+func (m *Model) paramsResult() Params {
+	var p Params
+	return p
+}
+
+// ownParams returns a copy of m with its own param arrays, which Fit
+// overwrites in its M-steps; params missing from the data start at
+// random simplex rows (from rng), identity covariances and zero vectors.
+func (m *Model) ownParams(rng *rand.Rand) *Model {
+	c := *m
+	return &c
+}
+
+// startParams copies the params of a previous result into m, checking
+// their shapes.
+func (m *Model) startParams(p *Params) error {
+	return nil
+}
+
+// mstep is variational EM's M-step: it sets every param to the maximum of
+// the expected complete log likelihood under q (MAP under declared
+// priors) and returns the largest relative change of a param.
+func (m *Model) mstep(q *state, opts Options) (float64, error) {
+	change := 0.0
+	return change, nil
 }
 
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of

@@ -1,0 +1,196 @@
+package derive
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vigen-go/vigen/spec/ir"
+)
+
+// This file derives the M-steps of variational EM: each `param` node is
+// set to the maximum of the expected complete log likelihood
+// E_q[log p(x, z, θ | params)] + log p(params), with q held fixed. Two
+// shapes have closed forms and are recognized here, one entry each in
+// mStepKinds:
+//
+//   - counts: a simplex param read only through the log of its entries
+//     (Categorical(beta[z]) and the like). The objective is linear in
+//     log β, Σ_kv η_kv log β_kv, so β_k ∝ η_k: the expected counts, plus
+//     α − 1 under a Dirichlet(α) prior (MAP). η is computed exactly as the
+//     natural parameter of a conjugate Dirichlet update (Eq. 18).
+//   - gaussian: the mean and covariance (or precision) arguments of one
+//     MvNormal/MvNormalPrec statement `x[d] ~ MvNormal(mu, Sigma)` over a
+//     plate, x a per-unit Gaussian latent or data. The objective depends on
+//     q only through n, Σ_d E[x_d] and Σ_d E[x_d x_dᵀ] (each unit's Σ_d
+//     included), and under a Normal prior on the mean and a Wishart prior
+//     on the precision the MAP is App. C's pair of closed forms.
+
+// MStep is the update of one point-estimated parameter, or of the
+// parameters of one statement that are estimated together.
+type MStep struct {
+	Kind   string     // an entry of MStepKinds
+	Params []*ir.Var  // the parameters it sets
+	Pos    ir.Pos     // the statement or declaration it comes from
+	Counts *Update    // kind "counts": Params[0] ∝ Counts.Params[0] row by row
+	Gauss  *GaussStep // kind "gaussian"
+}
+
+// GaussStep describes a Gaussian M-step: the statement `Target[Unit] ~
+// MvNormal(Mean, Cov)` (or MvNormalPrec(Mean, Prec)).
+type GaussStep struct {
+	Stmt      *ir.Factor
+	Target    *ir.Var // a per-unit Gaussian latent, or data real[D, P]
+	Unit      Index
+	Dim       string  // P
+	Mean, Cov *ir.Var // the arguments; either may be a const instead of a param
+	Precision bool    // Cov is a precision matrix (MvNormalPrec)
+	// Priors, if declared: Mean ~ MvNormal(MeanPrior[0], MeanPrior[1]),
+	// Prec ~ Wishart(CovPrior[0], CovPrior[1]). The arguments are consts.
+	MeanPrior, CovPrior []*ir.Var
+}
+
+// MStepKinds describes each kind of M-step, for reports.
+var MStepKinds = map[string]string{
+	"counts":   "rows proportional to expected counts (plus α − 1 under a Dirichlet prior, plus optional smoothing)",
+	"gaussian": "mean and covariance from expected sufficient statistics (MAP under Normal/Wishart priors, optional shrinkage)",
+}
+
+// mSteps derives the M-step of every param of the model.
+func (b *Builder) mSteps(qs map[string]*QFactor) ([]*MStep, error) {
+	done := map[string]bool{}
+	var out []*MStep
+	var errs []string
+	for _, v := range b.Model.VarsWithRole(ir.RoleParam) {
+		if done[v.Name] {
+			continue
+		}
+		var s *MStep
+		var err error
+		if v.Type.Class == ir.Simplex {
+			s, err = b.countsMStep(v, qs)
+		} else {
+			s, err = b.gaussMStep(v, qs)
+		}
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		for _, p := range s.Params {
+			done[p.Name] = true
+		}
+		out = append(out, s)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return out, nil
+}
+
+// countsMStep derives β_k ∝ η_k for a simplex param.
+func (b *Builder) countsMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) {
+	factors := b.Model.Children(v.Name)
+	if len(factors) == 0 {
+		return nil, fmt.Errorf("%s: param %s is never read, so it has no M-step", v.Pos, v.Name)
+	}
+	if p := b.Model.Prior(v.Name); p != nil {
+		if p.Dist != "Dirichlet" {
+			return nil, fmt.Errorf("%s: the prior of simplex param %s must be a Dirichlet for its closed-form M-step; remove it or use Dirichlet", p.Pos, v.Name)
+		}
+		factors = append([]*ir.Factor{p}, factors...)
+	}
+	q := TableQ(v.Name, "Dirichlet", v.Type.Dims...)
+	u := &Update{Latent: v, Q: q, Factors: factors}
+	at, err := b.qIndices(q, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", v.Pos, err)
+	}
+	u.At = at
+	expected, err := b.expectedNatural(u, qs, factors[0])
+	if err != nil {
+		return nil, fmt.Errorf("%w\n%s: (param %s has a closed-form M-step only when every statement reads it through the log of its entries, as Categorical(%s[k]) does)", err, v.Pos, v.Name, v.Name)
+	}
+	u.Params = expected
+	return &MStep{Kind: "counts", Params: []*ir.Var{v}, Pos: v.Pos, Counts: u}, nil
+}
+
+// gaussMStep recognizes v as an argument of one MvNormal statement over a
+// plate and derives the M-step of that statement's params.
+func (b *Builder) gaussMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) {
+	noForm := func(pos ir.Pos, why string) error {
+		return fmt.Errorf("%s: param %s has no closed-form M-step: %s (closed forms exist for simplex params read as probabilities and for the mean and covariance of an MvNormal over a plate)", pos, v.Name, why)
+	}
+	var stmt *ir.Factor
+	for _, f := range b.Model.Children(v.Name) {
+		if stmt != nil {
+			return nil, noForm(f.Pos, "it is read by more than one statement")
+		}
+		stmt = f
+	}
+	if stmt == nil {
+		return nil, fmt.Errorf("%s: param %s is never read, so it has no M-step", v.Pos, v.Name)
+	}
+	if stmt.Dist != "MvNormal" && stmt.Dist != "MvNormalPrec" {
+		return nil, noForm(stmt.Pos, "it is read by a "+stmt.Dist+", not an MvNormal")
+	}
+	g := &GaussStep{Stmt: stmt, Precision: stmt.Dist == "MvNormalPrec"}
+	args := make([]*ir.Var, 2)
+	for k, a := range stmt.Args[:2] {
+		r, ok := a.(*ir.Ref)
+		if !ok || len(r.Index) > 0 || (r.Var.Role != ir.RoleParam && r.Var.Role != ir.RoleConst) {
+			if ir.Mentions(a, v.Name) {
+				return nil, noForm(a.Position(), "it must be a whole argument of the MvNormal, not part of an expression")
+			}
+			return nil, noForm(a.Position(), "the other argument must be a param or a const, named without indices")
+		}
+		args[k] = r.Var
+	}
+	g.Mean, g.Cov = args[0], args[1]
+	// The target: x[d] over `for d in 1:D`, alone in its plate.
+	t := stmt.Target
+	if len(stmt.Plates) != 1 || len(t.Index) != 1 {
+		return nil, noForm(stmt.Pos, "the MvNormal must draw one vector per unit, x[d] inside `for d in 1:D`")
+	}
+	ix, ok := t.Index[0].(*ir.Index)
+	if !ok || ix.Name != stmt.Plates[0].Index || stmt.Plates[0].Bag != nil {
+		return nil, noForm(stmt.Pos, "the MvNormal must draw one vector per unit, x[d] inside `for d in 1:D`")
+	}
+	g.Target, g.Unit, g.Dim = t.Var, Index{Name: ix.Name, Size: stmt.Plates[0].Size, Plate: true}, t.Var.Type.Dims[1]
+	switch {
+	case t.Var.Role == ir.RoleData:
+	case t.Var.Role == ir.RoleLatent && qs[t.Var.Name] != nil && qs[t.Var.Name].Family == "MvNormal" && len(t.Var.Type.Dims) == 2:
+	default:
+		return nil, noForm(stmt.Pos, fmt.Sprintf("its target %s must be data or a nonconjugate latent with one Gaussian per unit", t.Var.Name))
+	}
+	s := &MStep{Kind: "gaussian", Pos: stmt.Pos, Gauss: g}
+	for k, a := range args {
+		if a.Role != ir.RoleParam {
+			continue
+		}
+		s.Params = append(s.Params, a)
+		p := b.Model.Prior(a.Name)
+		if p == nil {
+			continue
+		}
+		want := [2]string{"MvNormal", "Wishart"}[k]
+		if k == 1 && !g.Precision {
+			return nil, fmt.Errorf("%s: a prior on the covariance %s has no closed-form M-step; put a Wishart prior on a precision (MvNormalPrec) instead", p.Pos, a.Name)
+		}
+		if p.Dist != want {
+			return nil, fmt.Errorf("%s: the prior of %s must be a %s for its closed-form M-step (App. C)", p.Pos, a.Name, want)
+		}
+		var pv []*ir.Var
+		for _, pa := range p.Args {
+			r, ok := pa.(*ir.Ref)
+			if !ok || len(r.Index) > 0 || r.Var.Role != ir.RoleConst {
+				return nil, fmt.Errorf("%s: the arguments of %s's prior must be consts named without indices", pa.Position(), a.Name)
+			}
+			pv = append(pv, r.Var)
+		}
+		if k == 0 {
+			g.MeanPrior = pv
+		} else {
+			g.CovPrior = pv
+		}
+	}
+	return s, nil
+}
