@@ -430,15 +430,25 @@ func (g *gen) auxCtx(a derive.Aux) auxCtx {
 	g.goName[a.Name] = goName
 	n := "m." + g.sizeGo[a.Dim]
 	src := "m." + g.goName[a.Arg]
+	what := "data"
+	guard := func(code string) string { return code }
+	if v := g.m.Lookup(a.Arg); v != nil && v.Role == ir.RoleParam {
+		// A param may be missing until Fit starts it; its aux values are
+		// recomputed after every M-step.
+		what = "param"
+		guard = func(code string) string {
+			return fmt.Sprintf("\tif %s != nil {\n%s\n\t}", src, strings.ReplaceAll(code, "\n", "\n\t"))
+		}
+	}
 	switch a.Op {
 	case "inv":
 		g.tensors[a.Name] = tensorInfo{Go: "@" + a.Name, Dims: []string{a.Dim, a.Dim}}
 		return auxCtx{Go: goName, Type: "[]float64", Doc: "inverse of " + a.Arg,
-			Code: fmt.Sprintf("\tm.%s = make([]float64, %s*%s)\n\tif !runtime.InvSPD(m.%s, %s, %s) {\n\t\treturn nil, fmt.Errorf(\"data %%q: not positive definite\", %q)\n\t}", goName, n, n, goName, src, n, a.Arg)}
+			Code: guard(fmt.Sprintf("\tm.%s = make([]float64, %s*%s)\n\tif !runtime.InvSPD(m.%s, %s, %s) {\n\t\treturn fmt.Errorf(\"%s %%q: not positive definite\", %q)\n\t}", goName, n, n, goName, src, n, what, a.Arg))}
 	case "logdet":
 		g.tensors[a.Name] = tensorInfo{Go: "@" + a.Name}
 		return auxCtx{Go: goName, Type: "float64", Doc: "log-determinant of " + a.Arg,
-			Code: fmt.Sprintf("\tif ld, ok := runtime.LogDetSPD(%s, %s); ok {\n\t\tm.%s = ld\n\t} else {\n\t\treturn nil, fmt.Errorf(\"data %%q: not positive definite\", %q)\n\t}", src, n, goName, a.Arg)}
+			Code: guard(fmt.Sprintf("\tif ld, ok := runtime.LogDetSPD(%s, %s); ok {\n\t\tm.%s = ld\n\t} else {\n\t\treturn fmt.Errorf(\"%s %%q: not positive definite\", %q)\n\t}", src, n, goName, what, a.Arg))}
 	}
 	panic("codegen: unknown aux op " + a.Op)
 }

@@ -63,6 +63,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 	method := fs.String("method", "", "laplace or delta (default: as declared in ctm.vi, laplace)")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
 	quiet := fs.Bool("q", false, "no progress on stderr")
+	var fc fitConfig
+	fs.StringVar(&fc.train, "train", "", "fit mode: fit β, μ0, Σ0 by variational EM to these documents (LDA-C format)")
+	fs.IntVar(&fc.K, "K", 10, "fit mode: number of topics")
+	fs.IntVar(&fc.maxIter, "maxiter", 100, "fit mode: at most this many EM iterations")
+	fs.Float64Var(&fc.tol, "tol", 1e-4, "fit mode: stop when the relative change of the ELBO is below this")
+	fs.Float64Var(&fc.smooth, "smooth", 0, "fit mode: pseudo-count added to the expected counts of β in the M-step")
+	fs.Float64Var(&fc.shrink, "shrink", 0, "fit mode: shrinkage of Σ0 toward a scaled identity, in [0, 1]")
+	fs.IntVar(&fc.workers, "workers", 0, "goroutines for the per-document updates (default GOMAXPROCS)")
+	fs.StringVar(&fc.heldoutObs, "heldout-obs", "", "observed halves of test documents (LDA-C), for the held-out evaluation of §5.1")
+	fs.StringVar(&fc.heldout, "heldout", "", "held-out halves of the same test documents (LDA-C)")
+	fs.StringVar(&fc.save, "save", "", "fit mode: write the fitted β, μ0, Σ0 here (gzip JSON; -params reads it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -71,6 +82,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if *method != "" && *method != "laplace" && *method != "delta" {
 		return fmt.Errorf("-method %q: want laplace or delta", *method)
+	}
+	if fc.train != "" {
+		var bad error
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "ldac" || f.Name == "params" || f.Name == "D" {
+				bad = fmt.Errorf("-%s is for inference with given parameters, not -train", f.Name)
+			}
+		})
+		if bad != nil {
+			return bad
+		}
+		fc.method, fc.seed, fc.asJSON, fc.quiet = *method, *seed, *asJSON, *quiet
+		return runFit(fc, stdout, stderr)
 	}
 	if *ldac != "" {
 		var bad error

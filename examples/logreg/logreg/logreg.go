@@ -212,16 +212,26 @@ func NewModel(d *Data) (*Model, error) {
 			}
 		}
 	}
+	if err := m.computeAux(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// computeAux computes the values derived from constants and params
+// (inverses, log-determinants) that the kernels read. It allocates new
+// arrays, so a copy of m can recompute them without touching m's.
+func (m *Model) computeAux() error {
 	m.sigma0Inv = make([]float64, m.p*m.p)
 	if !runtime.InvSPD(m.sigma0Inv, m.sigma0, m.p) {
-		return nil, fmt.Errorf("data %q: not positive definite", "Sigma0")
+		return fmt.Errorf("data %q: not positive definite", "Sigma0")
 	}
 	if ld, ok := runtime.LogDetSPD(m.sigma0, m.p); ok {
 		m.sigma0Logdet = ld
 	} else {
-		return nil, fmt.Errorf("data %q: not positive definite", "Sigma0")
+		return fmt.Errorf("data %q: not positive definite", "Sigma0")
 	}
-	return m, nil
+	return nil
 }
 
 // Options control Fit. The zero value is a sensible default.
@@ -318,6 +328,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := m.computeAux(); err != nil {
+		return nil, err
+	}
 	q, err := m.newState(opts)
 	if err != nil {
 		return nil, err
@@ -365,7 +378,10 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		}
 		paramChange := 0.0
 		if em {
-			if paramChange, err = m.mstep(q, opts); err != nil {
+			if paramChange, err = m.mstep(q, opts); err == nil {
+				err = m.computeAux()
+			}
+			if err != nil {
 				tr.Add(err.Error())
 			}
 		}

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/vigen-go/vigen/examples/ctm/ctm"
+	"github.com/vigen-go/vigen/runtime"
+)
+
+// fitConfig is the fit mode's command line: variational EM on training
+// documents, then optionally the held-out evaluation of §5.1.
+type fitConfig struct {
+	train               string
+	K                   int
+	method              string
+	maxIter             int
+	tol                 float64
+	seed                uint64
+	smooth, shrink      float64
+	workers             int
+	heldoutObs, heldout string
+	save                string
+	asJSON, quiet       bool
+}
+
+// fitOutput is the JSON the fit mode prints with -json: the generated
+// package's result plus the timing of each EM iteration and, with held-out
+// files, the per-word held-out log likelihood.
+type fitOutput struct {
+	*ctm.Result
+	SecondsPerIteration []float64 `json:"seconds_per_iteration"`
+	HeldoutPerWord      *float64  `json:"heldout_per_word,omitempty"`
+}
+
+func runFit(c fitConfig, stdout, stderr io.Writer) error {
+	if c.K < 2 {
+		return fmt.Errorf("-K %d: want at least 2 topics", c.K)
+	}
+	if (c.heldoutObs == "") != (c.heldout == "") {
+		return errors.New("-heldout-obs and -heldout go together: the observed and the held-out halves of the test documents")
+	}
+	docs, err := runtime.ReadLDACFile(c.train)
+	if err != nil {
+		return err
+	}
+	if len(docs) == 0 {
+		return fmt.Errorf("%s: no documents", c.train)
+	}
+	V := runtime.MaxTerm(docs)
+	var obs, held [][][2]int
+	if c.heldout != "" {
+		if obs, err = runtime.ReadLDACFile(c.heldoutObs); err != nil {
+			return err
+		}
+		if held, err = runtime.ReadLDACFile(c.heldout); err != nil {
+			return err
+		}
+		if len(obs) != len(held) {
+			return fmt.Errorf("%s has %d documents and %s has %d; the halves must be line-aligned", c.heldoutObs, len(obs), c.heldout, len(held))
+		}
+		V = max(V, runtime.MaxTerm(obs), runtime.MaxTerm(held))
+	}
+	data := &ctm.Data{K: c.K, V: V, W: docs, Beta: seedTopics(docs, c.K, V, c.seed)}
+	opts := ctm.Options{Method: c.method, MaxIter: c.maxIter, Tol: c.tol, Seed: c.seed, Smoothing: c.smooth, Shrinkage: c.shrink, Workers: c.workers}
+	var perIter []float64
+	last := 0.0
+	opts.Progress = func(p runtime.Progress) {
+		perIter = append(perIter, p.Seconds-last)
+		last = p.Seconds
+		if !c.quiet {
+			fmt.Fprintln(stderr, p)
+		}
+	}
+	if !c.quiet {
+		fmt.Fprintf(stderr, "ctm: variational EM on %s: %d documents, V = %d, K = %d\n", c.train, len(docs), V, c.K)
+	}
+	res, err := ctm.Fit(context.Background(), data, opts)
+	if err != nil {
+		return err
+	}
+	if !res.Converged && !c.quiet {
+		fmt.Fprintf(stderr, "ctm: the fit stopped before converging: %s after %d iterations\n", res.Status, res.Iterations)
+	}
+	fitted := &apParams{K: c.K, V: V, Beta: res.Params.Beta, Mu0: res.Params.Mu0, Sigma0: res.Params.Sigma0}
+	if c.save != "" {
+		if err := saveModel(c.save, fitted, c); err != nil {
+			return err
+		}
+	}
+	out := fitOutput{Result: res, SecondsPerIteration: perIter}
+	var ho heldoutResult
+	if c.heldout != "" {
+		start := time.Now()
+		if ho, err = evalHeldout(fitted, obs, held, c.method, c.workers); err != nil {
+			return err
+		}
+		out.HeldoutPerWord = &ho.PerWord
+		if !c.quiet {
+			fmt.Fprintf(stderr, "ctm: held-out inference on %d documents in %.2fs\n", len(obs), time.Since(start).Seconds())
+		}
+	}
+	if c.asJSON {
+		return json.NewEncoder(stdout).Encode(out)
+	}
+	total := 0.0
+	for _, s := range perIter {
+		total += s
+	}
+	fmt.Fprintf(stdout, "ctm: %s variational EM on %s, K = %d: %s after %d iterations, ELBO %.4f\n",
+		res.Method, c.train, c.K, res.Status, res.Iterations, res.ELBO[len(res.ELBO)-1])
+	fmt.Fprintf(stdout, "time %.2f s, %.3f s per EM iteration (%.3f s over the first five)\n", res.Seconds, total/float64(len(perIter)), meanFirst(perIter, 5))
+	if c.save != "" {
+		fmt.Fprintf(stdout, "fitted model written to %s\n", c.save)
+	}
+	if c.heldout != "" {
+		fmt.Fprintf(stdout, "held-out per-word log likelihood %.4f over %d tokens (%d tokens of %d terms unseen in training left out)\n",
+			ho.PerWord, ho.Tokens, ho.Unseen, ho.UnseenTerms)
+	}
+	return nil
+}
+
+func meanFirst(x []float64, n int) float64 {
+	n = min(n, len(x))
+	s := 0.0
+	for _, v := range x[:n] {
+		s += v
+	}
+	return s / float64(n)
+}
+
+// seedTopics starts each topic as lda-c's "seeded" initialization does:
+// the term counts of one training document drawn at random, plus one for
+// every term, normalized.
+func seedTopics(docs [][][2]int, K, V int, seed uint64) [][]float64 {
+	rng := rand.New(rand.NewPCG(seed, 0x73656564))
+	beta := make([][]float64, K)
+	for k := range beta {
+		row := make([]float64, V)
+		for v := range row {
+			row[v] = 1
+		}
+		total := float64(V)
+		for _, e := range docs[rng.IntN(len(docs))] {
+			row[e[0]-1] += float64(e[1])
+			total += float64(e[1])
+		}
+		for v := range row {
+			row[v] /= total
+		}
+		beta[k] = row
+	}
+	return beta
+}
+
+// heldoutResult is the §5.1 evaluation of a fitted model.
+type heldoutResult struct {
+	PerWord             float64
+	Tokens              int // held-out tokens scored
+	Unseen, UnseenTerms int // held-out tokens left out: their terms have β_kw = 0 for every k
+}
+
+// evalHeldout infers q(θ_d) from the observed half of each test document
+// with the params held fixed, and scores the held-out half with
+// p(w) = Σ_k π_k β_kw, π ∝ exp E[θ_d] (Wang & Blei §5.1). Terms that never
+// occurred in training have probability 0 under every topic (maximum
+// likelihood topics); they are dropped from the observed halves and left
+// out of the held-out score, and their number is reported (the data
+// README discusses them).
+func evalHeldout(p *apParams, obs, held [][][2]int, method string, workers int) (heldoutResult, error) {
+	var r heldoutResult
+	zero := func(w int) bool {
+		for k := range p.K {
+			if p.Beta[k][w-1] > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	kept := make([][][2]int, len(obs))
+	for d, doc := range obs {
+		for _, e := range doc {
+			if !zero(e[0]) {
+				kept[d] = append(kept[d], e)
+			}
+		}
+	}
+	data := &ctm.Data{K: p.K, V: p.V, W: kept, Beta: p.Beta, Mu0: p.Mu0, Sigma0: p.Sigma0}
+	res, err := ctm.Fit(context.Background(), data, ctm.Options{Method: method, FixParams: true, Workers: workers})
+	if err != nil {
+		return r, err
+	}
+	unseen := map[int]bool{}
+	means := make([][]float64, len(held))
+	var scored [][][2]int
+	for d, doc := range held {
+		means[d] = res.Latent.Theta[d].Mean
+		var keep [][2]int
+		for _, e := range doc {
+			if zero(e[0]) {
+				r.Unseen += e[1]
+				unseen[e[0]] = true
+				continue
+			}
+			keep = append(keep, e)
+			r.Tokens += e[1]
+		}
+		scored = append(scored, keep)
+	}
+	r.UnseenTerms = len(unseen)
+	r.PerWord = PerWordLogLik(p.Beta, scored, means)
+	if math.IsNaN(r.PerWord) || math.IsInf(r.PerWord, 0) {
+		return r, fmt.Errorf("held-out log likelihood is %v", r.PerWord)
+	}
+	return r, nil
+}
+
+// modelMarker marks files this command writes, so -save overwrites only
+// its own earlier output.
+const modelMarker = "examples/ctm fit"
+
+// savedModel is the file -save writes: the full-β form readParams accepts.
+type savedModel struct {
+	WrittenBy string      `json:"written_by"`
+	Source    string      `json:"source"`
+	K         int         `json:"K"`
+	V         int         `json:"V"`
+	Beta      [][]float64 `json:"beta"`
+	Mu0       []float64   `json:"mu0"`
+	Sigma0    [][]float64 `json:"Sigma0"`
+}
+
+// saveModel writes p gzip-compressed to path through a temporary file,
+// refusing to replace a file this command did not write.
+func saveModel(path string, p *apParams, c fitConfig) error {
+	if _, err := os.Stat(path); err == nil {
+		prev, err := readParamsFile(path)
+		if err != nil || !prev.written {
+			return fmt.Errorf("-save %s: the file exists and was not written by this command; choose another name", path)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".ctm-model-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriter(tmp)
+	zw := gzip.NewWriter(bw)
+	m := savedModel{WrittenBy: modelMarker, Source: fmt.Sprintf("variational EM (%s) on %s, K = %d, seed %d", c.method, c.train, c.K, c.seed),
+		K: p.K, V: p.V, Beta: p.Beta, Mu0: p.Mu0, Sigma0: p.Sigma0}
+	if err := json.NewEncoder(zw).Encode(m); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
