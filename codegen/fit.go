@@ -346,6 +346,12 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 		f.p("\tq.%sStarted[d] = true\n", qi.fields[0])
 	}
 	f.p("\tif lam > 0 {\n\t\treturn runtime.StatusIndefinite\n\t}\n\treturn r.Status\n}\n")
+	if c := o.Collapsed; c != nil && qi.local {
+		f.p("\n// collapse%s moves the mean of q(%s) for unit d to the maximum of the\n", qi.upper, qi.v.Name)
+		f.p("// collapsed objective g (%sCollapsed): the fixed point of the %s/%s\n// alternation, found by Newton's method instead of by many sweeps.\n", qi.upper, qi.v.Name, c.Z.Name)
+		f.p("func (m *Model) collapse%s(d int, mean []float64, s runtime.NewtonSettings) runtime.Status {\n", qi.upper)
+		f.p("\tobj := func(x, g, h []float64) float64 {\n\t\treturn m.%sCollapsed(d, x, g, h)\n\t}\n\treturn runtime.Maximize(obj, mean, s).Status\n}\n", qi.upper)
+	}
 }
 
 // rows returns Go expressions for the part of q's parameter arrays an
@@ -446,7 +452,18 @@ func (f *fitGen) emitLoops() {
 	if f.unit != nil {
 		f.p("\n// updateUnit is Fig. 1's inner loop for unit d: it updates the unit's\n// local factors in turn until their largest relative change is below\n")
 		f.p("// opts.LocalTol, and reports whether they settled within opts.LocalMaxIter\n// sweeps.\n")
-		f.p("func (m *Model) updateUnit(q *state, w *scratch, d int, opts Options) bool {\n\tfor it := 1; it <= opts.LocalMaxIter; it++ {\n\t\tchange := 0.0\n")
+		f.p("func (m *Model) updateUnit(q *state, w *scratch, d int, opts Options) bool {\n")
+		for _, qi := range local {
+			if qi.obj == nil || qi.obj.Collapsed == nil {
+				continue
+			}
+			z := f.qOf(qi.obj.Collapsed.Z.Name)
+			n := f.dim(qi.obj.Dim)
+			f.p("\t// Start %s at the fixed point of its alternation with %s (the\n\t// maximum of the collapsed objective), and %s at its optimum there;\n", qi.v.Name, z.v.Name, z.v.Name)
+			f.p("\t// the sweeps below then confirm it (Laplace) or refine it (delta).\n")
+			f.p("\tm.collapse%s(d, q.%s[d*%s:(d+1)*%s], opts.Newton)\n\tm.update%s(q, w, d)\n", qi.upper, qi.fields[0], n, n, z.upper)
+		}
+		f.p("\tfor it := 1; it <= opts.LocalMaxIter; it++ {\n\t\tchange := 0.0\n")
 		for _, qi := range local {
 			f.sb.WriteString(f.updateCall(qi, "\t\t"))
 		}

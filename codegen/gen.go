@@ -116,6 +116,7 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 	for _, o := range d.Objectives {
 		g.fields.taken[exported(o.Latent.Name)+"F"] = true
 		g.fields.taken[exported(o.Latent.Name)+"Delta"] = true
+		g.fields.taken[exported(o.Latent.Name)+"Collapsed"] = true
 	}
 	for _, v := range m.Vars {
 		switch v.Role {
@@ -163,6 +164,9 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 	for _, o := range d.Objectives {
 		kernels.WriteString(g.kernel(o, false))
 		kernels.WriteString(g.kernel(o, true))
+		if o.Collapsed != nil && !opts.KernelsOnly {
+			kernels.WriteString(g.collapsedKernel(o))
+		}
 	}
 	ctx.Kernels = kernels.String()
 	if !opts.KernelsOnly {

@@ -169,6 +169,29 @@ func (g *gen) kernel(o *derive.Objective, delta bool) string {
 	if delta {
 		name = exported(o.Latent.Name) + "Delta"
 	}
+	return g.objectiveKernel(o, delta, name, nil)
+}
+
+// collapsedKernel prints the function evaluating an objective's collapsed
+// form g (derive.Collapsed), its gradient and Hessian.
+func (g *gen) collapsedKernel(o *derive.Objective) string {
+	c := o.Collapsed
+	co := &derive.Objective{Latent: o.Latent, Dim: o.Dim, A: o.A, B: o.B, Unit: o.Unit, Parts: c.Parts}
+	for _, p := range c.Parts {
+		co.Factors = append(co.Factors, p.Factor)
+	}
+	name := exported(o.Latent.Name) + "Collapsed"
+	doc := []string{fmt.Sprintf("%s evaluates g(%s) = max over q(%s) of f(%s) for latent %s (%s),", name, o.Latent.Name, c.Z.Name, o.Latent.Name, o.Latent.Name, o.Latent.Pos),
+		fmt.Sprintf("writing ∇g into grad and ∇²g into hess: %s's statements contribute the", c.Z.Name),
+		"log-sum-exp of its natural parameters. A maximum of g is the fixed point of",
+		fmt.Sprintf("the %s/%s alternation (derive/collapse.go). g is built from:", o.Latent.Name, c.Z.Name), ""}
+	for _, f := range co.Factors {
+		doc = append(doc, fmt.Sprintf("\t%s: %s", f.Pos, fmtFactor(f)))
+	}
+	return g.objectiveKernel(co, false, name, doc)
+}
+
+func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc []string) string {
 	var outs []Output
 	for _, part := range o.Parts {
 		value, grad := part.F, part.Grad
@@ -192,7 +215,9 @@ func (g *gen) kernel(o *derive.Objective, delta bool) string {
 	params = append(params,
 		kernelParam{Want: "grad", Tensor: "grad", Out: true, Clear: true},
 		kernelParam{Want: "hess", Tensor: "hess", Out: true, Clear: true})
-	var doc []string
+	if doc != nil {
+		return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true})
+	}
 	if delta {
 		doc = append(doc, fmt.Sprintf("%s evaluates the delta-method objective of Eq. 17 for latent %s (%s),", name, l.Name, l.Pos),
 			"f(μ) + ½Tr{∇²f(μ)Σ} with Σ = cov, writing its gradient in μ into grad",

@@ -40,6 +40,10 @@ type Objective struct {
 	// expectation was taken.
 	Inputs       []*QFactor
 	Expectations []Approx
+	// Collapsed, if set, is f with the unit's categorical latent maximized
+	// out (see collapse.go): the generated code uses it to start each
+	// unit's coordinate ascent at the fixed point of the θ/z alternation.
+	Collapsed *Collapsed
 }
 
 // Part is one factor's contribution to an Objective.
@@ -102,6 +106,9 @@ func Derive(m *ir.Model) (*Derivation, error) {
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	for _, o := range d.Objectives {
+		o.Collapsed = b.collapse(o, d.Updates, qs)
 	}
 	// The bound is needed by Fit only; kernels-only generation does
 	// without it, so an error here is kept for the code generator.

@@ -35,6 +35,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"sort"
 
 	"gonum.org/v1/gonum/mat"
@@ -74,8 +75,20 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&fc.heldoutObs, "heldout-obs", "", "observed halves of test documents (LDA-C), for the held-out evaluation of §5.1")
 	fs.StringVar(&fc.heldout, "heldout", "", "held-out halves of the same test documents (LDA-C)")
 	fs.StringVar(&fc.save, "save", "", "fit mode: write the fitted β, μ0, Σ0 here (gzip JSON; -params reads it)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile here")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))

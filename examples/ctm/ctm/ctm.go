@@ -548,6 +548,16 @@ func (m *Model) updateTheta(q *state, w *scratch, d int, s runtime.NewtonSetting
 	return r.Status
 }
 
+// collapseTheta moves the mean of q(theta) for unit d to the maximum of the
+// collapsed objective g (ThetaCollapsed): the fixed point of the theta/z
+// alternation, found by Newton's method instead of by many sweeps.
+func (m *Model) collapseTheta(d int, mean []float64, s runtime.NewtonSettings) runtime.Status {
+	obj := func(x, g, h []float64) float64 {
+		return m.ThetaCollapsed(d, x, g, h)
+	}
+	return runtime.Maximize(obj, mean, s).Status
+}
+
 // updateZ sets q(z) (ctm.vi:10:8) to its optimum given the other factors, the
 // closed form of Eq. 18, for unit d, and returns the relative change of its parameters.
 func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
@@ -571,6 +581,11 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 // opts.LocalTol, and reports whether they settled within opts.LocalMaxIter
 // sweeps.
 func (m *Model) updateUnit(q *state, w *scratch, d int, opts Options) bool {
+	// Start theta at the fixed point of its alternation with z (the
+	// maximum of the collapsed objective), and z at its optimum there;
+	// the sweeps below then confirm it (Laplace) or refine it (delta).
+	m.collapseTheta(d, q.thetaMean[d*m.k:(d+1)*m.k], opts.Newton)
+	m.updateZ(q, w, d)
 	for it := 1; it <= opts.LocalMaxIter; it++ {
 		change := 0.0
 		// theta: Laplace or delta
@@ -778,8 +793,8 @@ func (m *Model) BetaCounts(zProb, beta []float64) {
 		for n := wOff[d]; n < wOff[d+1]; n++ {
 			t1 := wCount[n]
 			zProb_n := zProb[n*K:][:K:K]
-			for i14 := 0; i14 < K; i14++ {
-				beta[i14*V+wTerm[n]-1] += t1 * zProb_n[i14]
+			for i16 := 0; i16 < K; i16++ {
+				beta[i16*V+wTerm[n]-1] += t1 * zProb_n[i16]
 			}
 		}
 	}
@@ -874,19 +889,19 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 	for n3 := wOff[d]; n3 < wOff[d+1]; n3++ {
 		t3 := wCount[n3]
 		zProb_n3 := zProb[n3*K:][:K:K]
-		for i13 := 0; i13 < K; i13++ {
-			t2 := runtime.XLogX(zProb_n3[i13])
-			t1[i13] += t2 * t3
+		for i15 := 0; i15 < K; i15++ {
+			t2 := runtime.XLogX(zProb_n3[i15])
+			t1[i15] += t2 * t3
 		}
 	}
 	t4 := math.Inf(-1)
-	for i11 := 0; i11 < K; i11++ {
-		t4 = math.Max(t4, thetaMean[i11])
+	for i13 := 0; i13 < K; i13++ {
+		t4 = math.Max(t4, thetaMean[i13])
 	}
 	t5 := -t4
 	var t7 float64
-	for i10 := 0; i10 < K; i10++ {
-		t6 := math.Exp(t5 + thetaMean[i10])
+	for i12 := 0; i12 < K; i12++ {
+		t6 := math.Exp(t5 + thetaMean[i12])
 		t7 += t6
 	}
 	t8 := math.Log(t7)
@@ -910,17 +925,17 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 	for n := wOff[d]; n < wOff[d+1]; n++ {
 		t17 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
-		for k4 := 0; k4 < K; k4++ {
-			t16[k4] += t17 * zProb_n[k4]
+		for k6 := 0; k6 < K; k6++ {
+			t16[k6] += t17 * zProb_n[k6]
 		}
 	}
 	t18 := make([]float64, K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
 		t20 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
-		for k5 := 0; k5 < K; k5++ {
-			t19 := math.Log(beta[k5*V+wTerm[n]-1])
-			t18[k5] += t19 * t20 * zProb_n[k5]
+		for k7 := 0; k7 < K; k7++ {
+			t19 := math.Log(beta[k7*V+wTerm[n]-1])
+			t18[k7] += t19 * t20 * zProb_n[k7]
 		}
 	}
 	t21 := make([]float64, K)
@@ -932,28 +947,28 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 		}
 	}
 	t22 := make([]float64, K)
-	for i8 := 0; i8 < K; i8++ {
-		t23 := thetaMean[i8] - mu0[i8]
-		Sigma0Inv_i8 := Sigma0Inv[i8*K:][:K:K]
-		for i9 := 0; i9 < K; i9++ {
-			t22[i9] += t23 * Sigma0Inv_i8[i9]
+	for i10 := 0; i10 < K; i10++ {
+		t23 := thetaMean[i10] - mu0[i10]
+		Sigma0Inv_i10 := Sigma0Inv[i10*K:][:K:K]
+		for i11 := 0; i11 < K; i11++ {
+			t22[i11] += t23 * Sigma0Inv_i10[i11]
 		}
 	}
 	f += (-0.9189385332046727)*float64(K) - 0.5*Sigma0Logdet
-	for i13 := 0; i13 < K; i13++ {
-		f -= t1[i13]
+	for i15 := 0; i15 < K; i15++ {
+		f -= t1[i15]
 	}
-	for k4 := 0; k4 < K; k4++ {
-		f += t16[k4] * (t15 + thetaMean[k4])
+	for k6 := 0; k6 < K; k6++ {
+		f += t16[k6] * (t15 + thetaMean[k6])
 	}
-	for k5 := 0; k5 < K; k5++ {
-		f += t18[k5]
+	for k7 := 0; k7 < K; k7++ {
+		f += t18[k7]
 	}
 	for q5 := 0; q5 < K; q5++ {
 		f -= 0.5 * t21[q5]
 	}
-	for i9 := 0; i9 < K; i9++ {
-		f -= 0.5 * t22[i9] * (thetaMean[i9] - mu0[i9])
+	for i11 := 0; i11 < K; i11++ {
+		f -= 0.5 * t22[i11] * (thetaMean[i11] - mu0[i11])
 	}
 	return f
 }
@@ -1172,5 +1187,110 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	for i2 := 0; i2 < K; i2++ {
 		f -= 0.5 * t27[i2] * (theta[i2] - mu0[i2])
 	}
+	return f
+}
+
+// ThetaCollapsed evaluates g(theta) = max over q(z) of f(theta) for latent theta (ctm.vi:9:8),
+// writing ∇g into grad and ∇²g into hess: z's statements contribute the
+// log-sum-exp of its natural parameters. A maximum of g is the fixed point of
+// the theta/z alternation (derive/collapse.go). g is built from:
+//
+//	ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
+//	ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
+func (m *Model) ThetaCollapsed(d int, theta, grad, hess []float64) float64 {
+	K := m.k
+	V := m.v
+	Sigma0Inv := m.sigma0Inv
+	Sigma0Logdet := m.sigma0Logdet
+	beta := m.beta
+	mu0 := m.mu0
+	wCount := m.wCount
+	wOff := m.wOff
+	wTerm := m.wTerm
+	clear(grad)
+	clear(hess)
+	var f float64
+	t1 := make([]float64, K)
+	for b := 0; b < K; b++ {
+		t1[b] = math.Exp(theta[b])
+	}
+	t9 := math.Inf(-1)
+	for i9 := 0; i9 < K; i9++ {
+		t9 = math.Max(t9, theta[i9])
+	}
+	t10 := -t9
+	t8 := make([]float64, K)
+	for b := 0; b < K; b++ {
+		t8[b] = math.Exp(t10 + theta[b])
+	}
+	var t11 float64
+	for i8 := 0; i8 < K; i8++ {
+		t11 += t8[i8]
+	}
+	t12 := 1 / (t11 * t11)
+	var t13 float64
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		t13 += wCount[n]
+	}
+	t14 := t12 * t13
+	t16 := 1 / t11
+	t17 := -(t13 * t16)
+	t18 := math.Log(t11)
+	t19 := -(t18 + t9)
+	t21 := make([]float64, K)
+	for i2 := 0; i2 < K; i2++ {
+		t22 := theta[i2] - mu0[i2]
+		Sigma0Inv_i2 := Sigma0Inv[i2*K:][:K:K]
+		for a := 0; a < K; a++ {
+			t21[a] += t22 * Sigma0Inv_i2[a]
+		}
+	}
+	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
+	f += (-0.9189385332046727)*float64(K) - 0.5*Sigma0Logdet
+	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
+	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
+		var t2 float64
+		for i5 := 0; i5 < K; i5++ {
+			t2 += t1[i5] * beta[i5*V+wTerm[n2]-1]
+		}
+		t3 := 1 / (t2 * t2)
+		t4 := -(t3 * wCount[n2])
+		t6 := 1 / t2
+		t7 := t6 * wCount[n2]
+		t20 := math.Log(t2)
+		f += t20 * wCount[n2]
+		for a := 0; a < K; a++ {
+			t5 := t1[a] * t4 * beta[a*V+wTerm[n2]-1]
+			hess[a*K+a] += t1[a] * t7 * beta[a*V+wTerm[n2]-1]
+			grad[a] += t1[a] * t7 * beta[a*V+wTerm[n2]-1]
+			hess_a := hess[a*K:][:K:K]
+			for b := a; b < K; b++ {
+				hess_a[b] += t1[b] * t5 * beta[b*V+wTerm[n2]-1]
+			}
+		}
+	}
+	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d])); ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
+	for a := 0; a < K; a++ {
+		t15 := t14 * t8[a]
+		hess[a*K+a] += t17 * t8[a]
+		grad[a] += t17*t8[a] - t21[a]
+		hess_a := hess[a*K:][:K:K]
+		for b := a; b < K; b++ {
+			hess_a[b] += t15 * t8[b]
+		}
+		Sigma0Inv_a := Sigma0Inv[a*K:][:K:K]
+		for b := 0; b < K; b++ {
+			hess_a[b] -= Sigma0Inv_a[b]
+		}
+	}
+	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		f += t19 * wCount[n]
+	}
+	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
+	for i2 := 0; i2 < K; i2++ {
+		f -= 0.5 * t21[i2] * (theta[i2] - mu0[i2])
+	}
+	runtime.MirrorUpper(hess, K)
 	return f
 }
