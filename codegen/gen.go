@@ -84,9 +84,9 @@ type gen struct {
 	goName  map[string]string // model or aux tensor name → Model field
 	// dataField maps a data, const or param name to its Data field.
 	dataField map[string]string
-	sizeGo  map[string]string
-	tensors map[string]tensorInfo
-	errs    []string
+	sizeGo    map[string]string
+	tensors   map[string]tensorInfo
+	errs      []string
 }
 
 // Generate derives m and returns the Go package implementing it. A failure
