@@ -1,6 +1,16 @@
-// Command ctm runs per-document inference in the correlated topic model
-// (Wang & Blei 2013, §4.1 and Appendix B; ctm.vi) with the package vigen
-// generated from it: given the topics β and the logistic-normal prior μ0, Σ0,
+// Command ctm fits the correlated topic model (Wang & Blei 2013, §4.1,
+// §5.1 and Appendix B; ctm.vi) with the package vigen generated from it.
+//
+// Fit mode (-train) estimates the topics β and the logistic-normal prior
+// μ0, Σ0 by variational EM, prints progress per EM iteration on stderr,
+// optionally scores held-out documents as in §5.1 and saves the fitted
+// model for later inference:
+//
+//	go run ./examples/ctm -train ap-train.dat -K 10 [-method laplace|delta] [-maxiter N] [-seed N] \
+//	    [-heldout-obs ap-test-obs.dat -heldout ap-test-heldout.dat] [-save model.json.gz] [-json]
+//	go run ./examples/ctm -params model.json.gz -heldout-obs ap-test-obs.dat -heldout ap-test-heldout.dat
+//
+// Inference mode (the default) runs per-document inference given β, μ0, Σ0:
 // it fits q(θ_d) for the topic weights of every document (Laplace or delta
 // method) and q(z) for its topic assignments (closed form).
 //
@@ -109,6 +119,37 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fc.method, fc.seed, fc.asJSON, fc.quiet = *method, *seed, *asJSON, *quiet
 		return runFit(fc, stdout, stderr)
 	}
+	if fc.heldout != "" || fc.heldoutObs != "" {
+		// held-out evaluation of given parameters
+		p, err := loadParams(*paramsFile)
+		if err != nil {
+			return err
+		}
+		if fc.heldout == "" || fc.heldoutObs == "" {
+			return errors.New("-heldout-obs and -heldout go together: the observed and the held-out halves of the test documents")
+		}
+		obs, err := runtime.ReadLDACFile(fc.heldoutObs)
+		if err != nil {
+			return err
+		}
+		held, err := runtime.ReadLDACFile(fc.heldout)
+		if err != nil {
+			return err
+		}
+		if len(obs) != len(held) {
+			return fmt.Errorf("%s has %d documents and %s has %d; the halves must be line-aligned", fc.heldoutObs, len(obs), fc.heldout, len(held))
+		}
+		if v := max(runtime.MaxTerm(obs), runtime.MaxTerm(held)); v > p.V {
+			return fmt.Errorf("the test documents have term ids up to %d, beyond the V = %d terms of the parameters", v-1, p.V)
+		}
+		ho, err := evalHeldout(p, obs, held, *method, fc.workers)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "held-out per-word log likelihood %.4f over %d tokens (%d tokens of %d terms unseen in training left out)\n",
+			ho.PerWord, ho.Tokens, ho.Unseen, ho.UnseenTerms)
+		return nil
+	}
 	if *ldac != "" {
 		var bad error
 		fs.Visit(func(f *flag.Flag) {
@@ -128,11 +169,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		pSource = bundledParamsName
 		err     error
 	)
+	p, err = loadParams(*paramsFile)
 	if *paramsFile != "" {
-		p, err = readParamsFile(*paramsFile)
 		pSource = *paramsFile
-	} else {
-		p, err = loadBundledParams()
 	}
 	if err != nil {
 		return err
@@ -215,6 +254,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "per-word log likelihood %.4f (π_d ∝ exp E[θ_d])\n", ll)
 	}
 	return nil
+}
+
+// loadParams reads the parameters from path, or the bundled ones if path
+// is empty.
+func loadParams(path string) (*apParams, error) {
+	if path != "" {
+		return readParamsFile(path)
+	}
+	return loadBundledParams()
 }
 
 // Synthetic draws d documents from the CTM with parameters p and a fixed

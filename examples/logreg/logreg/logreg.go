@@ -415,6 +415,29 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	return res, nil
 }
 
+// MStep returns the M-step of variational EM for the q of r: the params
+// that maximize the expected complete log likelihood under it (MAP under
+// declared priors), starting from r's params. opts supplies Smoothing and
+// Shrinkage.
+func (m *Model) MStep(r *Result, opts Options) (Params, error) {
+	m = m.ownParams(runtime.NewRand(opts.Seed))
+	if err := m.startParams(&r.Params); err != nil {
+		return Params{}, err
+	}
+	if err := m.computeAux(); err != nil {
+		return Params{}, err
+	}
+	opts.Start = r
+	q, err := m.newState(opts)
+	if err != nil {
+		return Params{}, err
+	}
+	if _, err := m.mstep(q, opts); err != nil {
+		return Params{}, err
+	}
+	return m.paramsResult(), nil
+}
+
 // Latent holds the fitted q of each latent variable.
 type Latent struct {
 	// Theta is q(theta) = N(mean, cov) (logreg.vi:12:8).
