@@ -461,7 +461,7 @@ func (f *fitGen) emitLoops() {
 			n := f.dim(qi.obj.Dim)
 			f.p("\t// Start %s at the fixed point of its alternation with %s (the\n\t// maximum of the collapsed objective), and %s at its optimum there;\n", qi.v.Name, z.v.Name, z.v.Name)
 			f.p("\t// the sweeps below then confirm it (Laplace) or refine it (delta).\n")
-			f.p("\tm.collapse%s(d, q.%s[d*%s:(d+1)*%s], opts.Newton)\n\tm.update%s(q, w, d)\n", qi.upper, qi.fields[0], n, n, z.upper)
+			f.p("\tif !opts.PlainSweeps {\n\t\tm.collapse%s(d, q.%s[d*%s:(d+1)*%s], opts.Newton)\n\t\tm.update%s(q, w, d)\n\t}\n", qi.upper, qi.fields[0], n, n, z.upper)
 		}
 		f.p("\tfor it := 1; it <= opts.LocalMaxIter; it++ {\n\t\tchange := 0.0\n")
 		for _, qi := range local {

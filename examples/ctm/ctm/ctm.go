@@ -286,6 +286,11 @@ type Options struct {
 	// Shrinkage in [0, 1] pulls covariance params estimated by M-steps
 	// toward a scaled identity (0: none).
 	Shrinkage float64
+	// PlainSweeps turns off the collapsed Newton start of a unit's
+	// Gaussian/categorical alternation, so each unit runs the plain sweeps
+	// of Fig. 1 from where it is (the models where it applies say so in
+	// updateUnit).
+	PlainSweeps bool
 }
 
 // Result is the fitted variational posterior and a record of the run. Its
@@ -607,8 +612,10 @@ func (m *Model) updateUnit(q *state, w *scratch, d int, opts Options) bool {
 	// Start theta at the fixed point of its alternation with z (the
 	// maximum of the collapsed objective), and z at its optimum there;
 	// the sweeps below then confirm it (Laplace) or refine it (delta).
-	m.collapseTheta(d, q.thetaMean[d*m.k:(d+1)*m.k], opts.Newton)
-	m.updateZ(q, w, d)
+	if !opts.PlainSweeps {
+		m.collapseTheta(d, q.thetaMean[d*m.k:(d+1)*m.k], opts.Newton)
+		m.updateZ(q, w, d)
+	}
 	for it := 1; it <= opts.LocalMaxIter; it++ {
 		change := 0.0
 		// theta: Laplace or delta

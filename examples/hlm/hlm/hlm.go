@@ -251,6 +251,11 @@ type Options struct {
 	// Shrinkage in [0, 1] pulls covariance params estimated by M-steps
 	// toward a scaled identity (0: none).
 	Shrinkage float64
+	// PlainSweeps turns off the collapsed Newton start of a unit's
+	// Gaussian/categorical alternation, so each unit runs the plain sweeps
+	// of Fig. 1 from where it is (the models where it applies say so in
+	// updateUnit).
+	PlainSweeps bool
 }
 
 // Result is the fitted variational posterior and a record of the run. Its
