@@ -8,10 +8,15 @@ import (
 // This file holds the closed-form M-steps of variational EM that generated
 // code calls after accumulating expected sufficient statistics.
 
+// ProbFloor replaces probabilities of exactly 0 in M-step estimates, so
+// that log β stays finite and 0·log β is 0 in the ELBO (ctm-c floors log 0
+// at −1000 for the same reason). Entries this small carry no mass.
+const ProbFloor = 1e-300
+
 // SimplexRows turns each row of x (rows of length k) from expected counts
-// η into probabilities: x_row ∝ max(η + smooth, 0). A row whose total is
-// not positive (a topic no token was assigned to) becomes uniform. It
-// returns the number of such rows.
+// η into probabilities: x_row ∝ max(η + smooth, 0), with zeros raised to
+// ProbFloor. A row whose total is not positive (a topic no token was
+// assigned to) becomes uniform. It returns the number of such rows.
 func SimplexRows(x []float64, k int, smooth float64) int {
 	empty := 0
 	for lo := 0; lo < len(x); lo += k {
@@ -29,7 +34,7 @@ func SimplexRows(x []float64, k int, smooth float64) int {
 		}
 		inv := 1 / sum
 		for j := range row {
-			row[j] *= inv
+			row[j] = math.Max(row[j]*inv, ProbFloor)
 		}
 	}
 	return empty

@@ -135,9 +135,9 @@ func TestSimplexRows(t *testing.T) {
 	if empty := SimplexRows(x, 3, 0); empty != 1 {
 		t.Errorf("empty rows = %d, want 1", empty)
 	}
-	want := []float64{0.25, 0.75, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3}
+	want := []float64{0.25, 0.75, ProbFloor, 1.0 / 3, 1.0 / 3, 1.0 / 3}
 	for i := range x {
-		if math.Abs(x[i]-want[i]) > 1e-15 {
+		if math.Abs(x[i]-want[i]) > 1e-15 || x[i] <= 0 {
 			t.Errorf("x = %v, want %v", x, want)
 			break
 		}

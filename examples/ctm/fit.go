@@ -175,14 +175,14 @@ type heldoutResult struct {
 // with the params held fixed, and scores the held-out half with
 // p(w) = Σ_k π_k β_kw, π ∝ exp E[θ_d] (Wang & Blei §5.1). Terms that never
 // occurred in training have probability 0 under every topic (maximum
-// likelihood topics); they are dropped from the observed halves and left
+// likelihood topics, floored at runtime.ProbFloor); they are dropped from the observed halves and left
 // out of the held-out score, and their number is reported (the data
 // README discusses them).
 func evalHeldout(p *apParams, obs, held [][][2]int, method string, workers int) (heldoutResult, error) {
 	var r heldoutResult
 	zero := func(w int) bool {
 		for k := range p.K {
-			if p.Beta[k][w-1] > 0 {
+			if p.Beta[k][w-1] > runtime.ProbFloor {
 				return false
 			}
 		}
