@@ -196,7 +196,7 @@ func TestPerDocumentInferenceIsAppendixB(t *testing.T) {
 		data := &ctm.Data{K: p.K, V: p.V, W: docs, Beta: p.Beta, Mu0: p.Mu0, Sigma0: p.Sigma0}
 		res, err := ctm.Fit(context.Background(), data, ctm.Options{Method: method, MaxIter: 1, LocalTol: 1e-300, LocalMaxIter: sweeps, FixParams: true,
 			PlainSweeps: method == "delta",
-			Newton: runtime.NewtonSettings{Tol: 1e-15, MaxIter: 5000}})
+			Newton:      runtime.NewtonSettings{Tol: 1e-15, MaxIter: 5000}})
 		if err != nil {
 			t.Fatal(err)
 		}
