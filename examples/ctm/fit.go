@@ -48,9 +48,6 @@ func runFit(c fitConfig, stdout, stderr io.Writer) error {
 	if c.K < 2 {
 		return fmt.Errorf("-K %d: want at least 2 topics", c.K)
 	}
-	if (c.heldoutObs == "") != (c.heldout == "") {
-		return errors.New("-heldout-obs and -heldout go together: the observed and the held-out halves of the test documents")
-	}
 	docs, err := runtime.ReadLDACFile(c.train)
 	if err != nil {
 		return err
@@ -59,19 +56,11 @@ func runFit(c fitConfig, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: no documents", c.train)
 	}
 	V := runtime.MaxTerm(docs)
-	var obs, held [][][2]int
-	if c.heldout != "" {
-		if obs, err = runtime.ReadLDACFile(c.heldoutObs); err != nil {
-			return err
-		}
-		if held, err = runtime.ReadLDACFile(c.heldout); err != nil {
-			return err
-		}
-		if len(obs) != len(held) {
-			return fmt.Errorf("%s has %d documents and %s has %d; the halves must be line-aligned", c.heldoutObs, len(obs), c.heldout, len(held))
-		}
-		V = max(V, runtime.MaxTerm(obs), runtime.MaxTerm(held))
+	obs, held, err := readHalves(c.heldoutObs, c.heldout)
+	if err != nil {
+		return err
 	}
+	V = max(V, runtime.MaxTerm(obs), runtime.MaxTerm(held))
 	data := &ctm.Data{K: c.K, V: V, W: docs, Beta: seedTopics(docs, c.K, V, c.seed)}
 	opts := ctm.Options{Method: c.method, MaxIter: c.maxIter, Tol: c.tol, Seed: c.seed, Smoothing: c.smooth, Shrinkage: c.shrink, Workers: c.workers}
 	var perIter []float64
@@ -125,10 +114,30 @@ func runFit(c fitConfig, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "fitted model written to %s\n", c.save)
 	}
 	if c.heldout != "" {
-		fmt.Fprintf(stdout, "held-out per-word log likelihood %.4f over %d tokens (%d tokens of %d terms unseen in training left out)\n",
-			ho.PerWord, ho.Tokens, ho.Unseen, ho.UnseenTerms)
+		ho.print(stdout)
 	}
 	return nil
+}
+
+// readHalves reads the observed and held-out halves of the test
+// documents (both or neither path given; none read if neither).
+func readHalves(obsPath, heldPath string) (obs, held [][][2]int, err error) {
+	if (obsPath == "") != (heldPath == "") {
+		return nil, nil, errors.New("-heldout-obs and -heldout go together: the observed and the held-out halves of the test documents")
+	}
+	if obsPath == "" {
+		return nil, nil, nil
+	}
+	if obs, err = runtime.ReadLDACFile(obsPath); err != nil {
+		return nil, nil, err
+	}
+	if held, err = runtime.ReadLDACFile(heldPath); err != nil {
+		return nil, nil, err
+	}
+	if len(obs) != len(held) {
+		return nil, nil, fmt.Errorf("%s has %d documents and %s has %d; the halves must be line-aligned", obsPath, len(obs), heldPath, len(held))
+	}
+	return obs, held, nil
 }
 
 func meanFirst(x []float64, n int) float64 {
@@ -169,6 +178,11 @@ type heldoutResult struct {
 	PerWord             float64
 	Tokens              int // held-out tokens scored
 	Unseen, UnseenTerms int // held-out tokens left out: their terms have β_kw = 0 for every k
+}
+
+func (r heldoutResult) print(w io.Writer) {
+	fmt.Fprintf(w, "held-out per-word log likelihood %.4f over %d tokens (%d tokens of %d terms unseen in training left out)\n",
+		r.PerWord, r.Tokens, r.Unseen, r.UnseenTerms)
 }
 
 // evalHeldout infers q(θ_d) from the observed half of each test document

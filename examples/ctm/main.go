@@ -125,19 +125,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if fc.heldout == "" || fc.heldoutObs == "" {
-			return errors.New("-heldout-obs and -heldout go together: the observed and the held-out halves of the test documents")
-		}
-		obs, err := runtime.ReadLDACFile(fc.heldoutObs)
+		obs, held, err := readHalves(fc.heldoutObs, fc.heldout)
 		if err != nil {
 			return err
-		}
-		held, err := runtime.ReadLDACFile(fc.heldout)
-		if err != nil {
-			return err
-		}
-		if len(obs) != len(held) {
-			return fmt.Errorf("%s has %d documents and %s has %d; the halves must be line-aligned", fc.heldoutObs, len(obs), fc.heldout, len(held))
 		}
 		if v := max(runtime.MaxTerm(obs), runtime.MaxTerm(held)); v > p.V {
 			return fmt.Errorf("the test documents have term ids up to %d, beyond the V = %d terms of the parameters", v-1, p.V)
@@ -146,8 +136,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "held-out per-word log likelihood %.4f over %d tokens (%d tokens of %d terms unseen in training left out)\n",
-			ho.PerWord, ho.Tokens, ho.Unseen, ho.UnseenTerms)
+		ho.print(stdout)
 		return nil
 	}
 	if *ldac != "" {

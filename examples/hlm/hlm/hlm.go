@@ -304,14 +304,8 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if opts.LocalTol <= 0 {
 		opts.LocalTol = 1e-6
 	}
-	// Fit estimates the params in its own copy of them.
-	m = m.ownParams(runtime.NewRand(opts.Seed))
-	if opts.Start != nil {
-		if err := m.startParams(&opts.Start.Params); err != nil {
-			return nil, err
-		}
-	}
-	if err := m.computeAux(); err != nil {
+	m, err := m.withOwnParams(opts)
+	if err != nil {
 		return nil, err
 	}
 	q, err := m.newState(opts)
@@ -398,19 +392,32 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	return res, nil
 }
 
+// withOwnParams returns a copy of m whose params Fit and MStep may
+// overwrite: from opts.Start if given, else m's, else started from
+// opts.Seed; with their aux values computed.
+func (m *Model) withOwnParams(opts Options) (*Model, error) {
+	m = m.ownParams(runtime.NewRand(opts.Seed))
+	if opts.Start != nil {
+		if err := m.startParams(&opts.Start.Params); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.computeAux(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // MStep returns the M-step of variational EM for the q of r: the params
 // that maximize the expected complete log likelihood under it (MAP under
 // declared priors), starting from r's params. opts supplies Smoothing and
 // Shrinkage.
 func (m *Model) MStep(r *Result, opts Options) (Params, error) {
-	m = m.ownParams(runtime.NewRand(opts.Seed))
-	if err := m.startParams(&r.Params); err != nil {
-		return Params{}, err
-	}
-	if err := m.computeAux(); err != nil {
-		return Params{}, err
-	}
 	opts.Start = r
+	m, err := m.withOwnParams(opts)
+	if err != nil {
+		return Params{}, err
+	}
 	q, err := m.newState(opts)
 	if err != nil {
 		return Params{}, err
