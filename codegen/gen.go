@@ -135,6 +135,7 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 			ctx.JSONKeys = append(ctx.JSONKeys, v.Name)
 		}
 	}
+	g.groupings(ctx)
 	methods := map[string]bool{}
 	for _, o := range d.Objectives {
 		v := o.Latent
@@ -332,6 +333,37 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 	}
 	g.tensors[v.Name] = tensorInfo{Go: "@" + v.Name, Dims: dims, Int: t.Kind == ir.Int}
 	return vc, nil
+}
+
+// groupings adds, for each int data g through which a statement reads a
+// per-unit latent as θ[g[n]], the Model fields listing each unit's points
+// (derive/group.go), built once when the data are loaded.
+func (g *gen) groupings(ctx *fileCtx) {
+	done := map[string]bool{}
+	for _, o := range g.d.Objectives {
+		for _, gr := range o.Groups {
+			by := gr.By.Name
+			if done[by] {
+				continue
+			}
+			done[by] = true
+			for k := range ctx.Vars {
+				vc := &ctx.Vars[k]
+				if vc.Name != by {
+					continue
+				}
+				rows := derive.GroupRows(by)
+				off, list := g.fields.get(vc.Go+"Off"), g.fields.get(vc.Go+"Rows")
+				vc.Extra = append(vc.Extra,
+					fieldCtx{off, "[]int", fmt.Sprintf("the points of unit i (%s[n] = i+1) are %s[%s[i]:%s[i+1]]", by, list, off, off)},
+					fieldCtx{list, "[]int", "point numbers (1-based), unit by unit"})
+				vc.LoadCode += fmt.Sprintf("\n\tm.%s, m.%s = runtime.GroupRows(m.%s, m.%s)", off, list, vc.Go, g.sizeGo[o.Unit.Size])
+				g.goName[rows+".off"], g.goName[rows] = off, list
+				g.tensors[rows+".off"] = tensorInfo{Go: "@" + rows + ".off", Dims: []string{o.Unit.Size}, Int: true}
+				g.tensors[rows] = tensorInfo{Go: "@" + rows, Dims: []string{"@" + rows}, Int: true}
+			}
+		}
+	}
 }
 
 func (g *gen) bound(b ir.Bound) string {

@@ -66,11 +66,26 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 	var loc, glob []Expr
 	for _, f := range b.Model.Factors {
 		inUnit := unit != nil && len(f.Plates) > 0 && f.Plates[0].Bag == nil && f.Plates[0].Index == unit.Name
+		var grp *Grouping
+		if unit != nil && !inUnit {
+			// a statement reading a per-unit latent as θ[g[n]] is summed
+			// unit by unit over the unit's points (group.go)
+			for _, o := range d.Objectives {
+				if o.Unit == nil || !mentionsVar(f, o.Latent.Name) {
+					continue
+				}
+				g, err := b.grouping(f, o.Latent.Name, *unit)
+				if err != nil {
+					return nil, err
+				}
+				grp, inUnit = g, true
+			}
+		}
 		if inUnit {
-			b.unit = unit
+			b.unit, b.group = unit, grp
 		}
 		lp, err := b.FactorLogDensity(f)
-		b.unit = nil
+		b.unit, b.group = nil, nil
 		if err != nil {
 			return nil, err
 		}
@@ -184,4 +199,17 @@ func (b *Builder) entropy(q *QFactor, unit *Index) (Expr, error) {
 		return nil, fmt.Errorf("the entropy of q(%s) (%s) has no closed form in the table", q.Var, q.Family)
 	}
 	return Sum(summed, Mul(append(weights, h)...)), nil
+}
+
+// mentionsVar reports whether statement f reads the variable called name.
+func mentionsVar(f *ir.Factor, name string) bool {
+	if ir.Mentions(f.Target, name) {
+		return true
+	}
+	for _, a := range f.Args {
+		if ir.Mentions(a, name) {
+			return true
+		}
+	}
+	return false
 }

@@ -144,12 +144,20 @@ func (b *Builder) localUnit(v *ir.Var) *Index {
 	if !ok || ix.Name != p.Index || p.Bag != nil || p.Size != v.Type.Dims[0] {
 		return nil
 	}
+	u := &Index{Name: p.Index, Size: p.Size, Plate: true}
 	for _, c := range b.Model.Children(v.Name) {
-		if len(c.Plates) == 0 || c.Plates[0].Index != p.Index {
+		if len(c.Plates) > 0 && c.Plates[0].Index == p.Index {
+			continue
+		}
+		// a nonconjugate θ[m] may also be read as θ[g[n]] (group.go)
+		if !v.Treatment.Nonconjugate() {
+			return nil
+		}
+		if g, err := b.grouping(c, v.Name, *u); err != nil || g == nil {
 			return nil
 		}
 	}
-	return &Index{Name: p.Index, Size: p.Size, Plate: true}
+	return u
 }
 
 // qIndices returns one index per dimension of q's parameter tensors: the

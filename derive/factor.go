@@ -42,6 +42,10 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 			continue
 		}
 		i := Index{Name: p.Index, Size: p.Size, Plate: true}
+		if b.group != nil && b.unit != nil && b.group.Plate == p.Index {
+			// the unit's own points of a grouped statement (group.go)
+			i.Size = RaggedSize(GroupRows(b.group.By.Name), *b.unit)
+		}
 		b.plates[p.Index] = i
 		if b.unit != nil && b.unit.Name == p.Index {
 			continue // the unit's own plate: d stays free

@@ -18,6 +18,7 @@ type Builder struct {
 	auxBy  map[string]bool
 	plates map[string]Index // the plate indices in scope, by name
 	unit   *Index           // while building a per-unit objective: the unit's plate, left unsummed
+	group  *Grouping        // while building a grouped statement (group.go) for unit
 	// perEntry drops the count weights of bag plates: the update of a
 	// latent with one value per (term, count) entry is per token.
 	perEntry bool
@@ -133,6 +134,10 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		}
 		var idx []Expr
 		for _, x := range refIndex {
+			if ix, ok := b.groupedIndex(x); ok {
+				idx = append(idx, ix)
+				continue
+			}
 			switch x := x.(type) {
 			case *ir.Index:
 				idx = append(idx, IxE(b.indexFor(x)))

@@ -35,6 +35,9 @@ type Objective struct {
 	// θ[d] (d is then free in every expression and θ is read as the unit's
 	// vector), or nil for a global latent.
 	Unit *Index
+	// Groups are the groupings through which statements outside the
+	// unit's plate read θ[g[n]] (group.go).
+	Groups []*Grouping
 	// Inputs are the variational factors of the other latents f reads
 	// through expectations (Eq. 12's E_q(z)), and Expectations how each
 	// expectation was taken.
@@ -175,8 +178,12 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		u := Index{Name: ix.Name, Size: v.Type.Dims[0], Plate: true}
 		o.Unit = &u
 		for _, c := range b.Model.Children(v.Name) {
-			if len(c.Plates) == 0 || c.Plates[0].Index != ix.Name {
-				return nil, fmt.Errorf("%s: this statement reads %s outside the plate over %s; such per-unit latents are not supported yet", c.Pos, v.Name, ix.Name)
+			g, err := b.grouping(c, v.Name, u)
+			if err != nil {
+				return nil, err
+			}
+			if g != nil {
+				o.Groups = append(o.Groups, g)
 			}
 		}
 	} else if len(prior.Plates) > 0 || len(prior.Target.Index) > 0 {
@@ -190,9 +197,10 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 	for _, f := range o.Factors {
 		if o.Unit != nil {
 			b.unit = o.Unit
+			b.group, _ = b.grouping(f, v.Name, *o.Unit)
 		}
 		lp, err := b.FactorLogDensity(f)
-		b.unit = nil
+		b.unit, b.group = nil, nil
 		if err != nil {
 			return nil, err
 		}

@@ -294,3 +294,25 @@ func CopyCube(flat []float64, b, c int) [][][]float64 {
 	}
 	return out
 }
+
+// GroupRows lists the points of each group: given group[n] in 1..m (the
+// group of point n, already range-checked), group g's points are
+// rows[off[g]:off[g+1]], as 1-based point numbers in increasing order.
+func GroupRows(group []int, m int) (off, rows []int) {
+	off = make([]int, m+1)
+	for _, g := range group {
+		off[g]++
+	}
+	for g := 1; g <= m; g++ {
+		off[g] += off[g-1]
+	}
+	// group g's points go to rows[off[g-1]:off[g]]
+	next := make([]int, m)
+	copy(next, off[:m])
+	rows = make([]int, len(group))
+	for n, g := range group {
+		rows[next[g-1]] = n + 1
+		next[g-1]++
+	}
+	return off, rows
+}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -163,6 +164,23 @@ func TestParallelForCoversEveryIndexOnce(t *testing.T) {
 		for i := range seen {
 			if seen[i] != 1 || who[i] < 0 || who[i] >= workers {
 				t.Fatalf("workers %d: index %d visited %d times by worker %d", workers, i, seen[i], who[i])
+			}
+		}
+	}
+}
+
+func TestGroupRowsListsEachGroupInOrder(t *testing.T) {
+	group := []int{2, 1, 2, 4, 1, 2}
+	off, rows := GroupRows(group, 4)
+	wantOff := []int{0, 2, 5, 5, 6}
+	wantRows := []int{2, 5, 1, 3, 6, 4}
+	if fmt.Sprint(off) != fmt.Sprint(wantOff) || fmt.Sprint(rows) != fmt.Sprint(wantRows) {
+		t.Fatalf("GroupRows = %v, %v; want %v, %v", off, rows, wantOff, wantRows)
+	}
+	for g := range 4 {
+		for _, n := range rows[off[g]:off[g+1]] {
+			if group[n-1] != g+1 {
+				t.Errorf("point %d listed under group %d, but its group is %d", n, g+1, group[n-1])
 			}
 		}
 	}
