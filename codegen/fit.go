@@ -339,6 +339,7 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 	f.p("\t}\n\tobj := func(x, g, h []float64) float64 {\n\t\tvar v float64\n\t\tif delta {\n\t\t\tv = m.%sDelta(%sx, cov%s, g, h)\n\t\t} else {\n\t\t\tv = m.%sF(%sx%s, g, h)\n\t\t}\n\t\tcopy(hess, h)\n\t\treturn v\n\t}\n",
 		qi.upper, unitArg, inputs, qi.upper, unitArg, inputs)
 	f.p("\tr := runtime.Maximize(obj, mean, s)\n")
+	f.p("\tif delta {\n\t\t// hess holds the Hessian of the delta objective; Σ needs ∇²f itself.\n\t\tm.%sF(%smean%s, grad, hess)\n\t}\n", qi.upper, unitArg, inputs)
 	f.p("\t// Maximize's last evaluation is at the returned mean, so ∇²f there is\n\t// in hess. Where it is not negative definite the covariance is\n")
 	f.p("\t// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status\n\t// says so.\n")
 	f.p("\tnext := runtime.Grow(&w.cov, p*p)\n\tlam, ok := runtime.NegInvSPDDamped(next, hess, p)\n\tif !ok {\n\t\treturn runtime.StatusNotFinite\n\t}\n\tcopy(cov, next)\n")

@@ -194,16 +194,17 @@ func (g *gen) collapsedKernel(o *derive.Objective) string {
 func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc []string) string {
 	var outs []Output
 	for _, part := range o.Parts {
-		value, grad := part.F, part.Grad
+		value, grad, hess := part.F, part.Grad, part.Hess
 		if delta {
 			value = derive.Add(part.F, derive.Mul(derive.N(0.5), part.Trace))
 			grad = derive.Add(part.Grad, derive.Mul(derive.N(0.5), part.TraceGrad))
+			hess = derive.Add(part.Hess, derive.Mul(derive.N(0.5), derive.Diff(part.TraceGrad, o.Latent.Name, []derive.Index{o.B})))
 		}
 		origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
 		outs = append(outs,
 			Output{Target: "f", Expr: value, Origin: origin},
 			Output{Target: "grad", Free: []derive.Index{o.A}, Expr: grad, Origin: origin},
-			Output{Target: "hess", Free: []derive.Index{o.A, o.B}, Expr: part.Hess, Symmetric: true, Origin: origin})
+			Output{Target: "hess", Free: []derive.Index{o.A, o.B}, Expr: hess, Symmetric: true, Origin: origin})
 	}
 	l := o.Latent
 	params := []kernelParam{{Want: l.Name, Tensor: l.Name, Dims: []string{o.Dim}}}
@@ -221,7 +222,8 @@ func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc 
 	if delta {
 		doc = append(doc, fmt.Sprintf("%s evaluates the delta-method objective of Eq. 17 for latent %s (%s),", name, l.Name, l.Pos),
 			"f(μ) + ½Tr{∇²f(μ)Σ} with Σ = cov, writing its gradient in μ into grad",
-			fmt.Sprintf("and ∇²f(μ) into hess (%s×%s, row-major). f is built from:", o.Dim, o.Dim))
+			fmt.Sprintf("and its Hessian in μ into hess (%s×%s, row-major; it holds third and", o.Dim, o.Dim),
+			"fourth derivatives of f, so Newton's method converges quadratically). f is built from:")
 	} else {
 		doc = append(doc, fmt.Sprintf("%s evaluates f(%s) of Eq. 12 for latent %s (%s), writing ∇f", name, l.Name, l.Name, l.Pos),
 			fmt.Sprintf("into grad and ∇²f into hess (%s×%s, row-major). f is built from:", o.Dim, o.Dim))

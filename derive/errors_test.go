@@ -26,3 +26,25 @@ func TestUnsupportedIsPositioned(t *testing.T) {
 		}
 	}
 }
+
+// A per-unit latent read outside its plate must come through one grouping
+// index g[n] of the statement's own plate (group.go).
+func TestGroupedReadsArePositioned(t *testing.T) {
+	head := "model m\nsize M, N, P\ndata x : real[N, P]\ndata y : real[N]\ndata g : int[N] in 1..M\ndata h : int[N] in 1..M\n" +
+		"latent theta : real[M, P] nonconjugate laplace\nfor m in 1:M {\n  theta[m] ~ Normal(0, 1)\n}\n"
+	for _, c := range []struct{ body, want string }{
+		{"for n in 1:N {\n  y[n] ~ Normal(dot(x[n], theta[g[n]]) + dot(x[n], theta[h[n]]), 1)\n}\n",
+			"m.vi:12:52: this statement reads theta through both g and h"},
+		{"data u : real[M]\nfor n in 1:N {\n  y[n] ~ Normal(dot(x[n], theta[g[n]]) + h[n], 1)\n}\nfor k in 1:M {\n  u[k] ~ Normal(sum(theta[k]), 1)\n}\n",
+			"m.vi:16:21: this statement reads theta outside the plate over m"},
+	} {
+		m, err := spec.Load("m.vi", []byte(head+c.body))
+		if err != nil {
+			t.Fatalf("%s: %v", c.body, err)
+		}
+		_, err = Derive(m)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
+	}
+}

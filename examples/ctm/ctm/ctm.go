@@ -566,6 +566,10 @@ func (m *Model) updateTheta(q *state, w *scratch, d int, s runtime.NewtonSetting
 		return v
 	}
 	r := runtime.Maximize(obj, mean, s)
+	if delta {
+		// hess holds the Hessian of the delta objective; Σ needs ∇²f itself.
+		m.ThetaF(d, mean, q.zProb, grad, hess)
+	}
 	// Maximize's last evaluation is at the returned mean, so ∇²f there is
 	// in hess. Where it is not negative definite the covariance is
 	// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status
@@ -1096,7 +1100,8 @@ func (m *Model) ThetaF(d int, theta, zProb, grad, hess []float64) float64 {
 
 // ThetaDelta evaluates the delta-method objective of Eq. 17 for latent theta (ctm.vi:9:8),
 // f(μ) + ½Tr{∇²f(μ)Σ} with Σ = cov, writing its gradient in μ into grad
-// and ∇²f(μ) into hess (K×K, row-major). f is built from:
+// and its Hessian in μ into hess (K×K, row-major; it holds third and
+// fourth derivatives of f, so Newton's method converges quadratically). f is built from:
 //
 //	ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 //	ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
@@ -1131,98 +1136,138 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	for n := wOff[d]; n < wOff[d+1]; n++ {
 		t6 += wCount[n]
 	}
-	t7 := t5 * t6
-	t9 := 1 / t4
-	t10 := -(t6 * t9)
-	t11 := (-0.5) * t6 * t9
-	t12 := make([]float64, K)
-	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t13 := wCount[n]
-		zProb_n := zProb[n*K:][:K:K]
-		for a := 0; a < K; a++ {
-			t12[a] += t13 * zProb_n[a]
-		}
-	}
-	t14 := 0.5 * t5 * t6
-	var t16 float64
+	t7 := 0.5 * t5 * t6
+	t9 := t5 * t6
+	t12 := 1 / t4
+	t13 := (-0.5) * t12 * t6
+	t14 := -(t12 * t6)
+	t15 := math.Pow(t4, -3.0)
+	t16 := -(t15 * t6)
+	var t21 float64
 	for b2 := 0; b2 < K; b2++ {
-		t16 += t1[b2] * cov[b2*K+b2]
+		t21 += t1[b2] * cov[b2*K+b2]
 	}
-	t17 := 0.5 * t16 * t5 * t6
-	t19 := math.Pow(t4, -3.0)
-	t20 := make([]float64, K)
+	t22 := -(t15 * t21 * t6)
+	t27 := 0.5 * t21 * t5 * t6
+	t29 := math.Pow(t4, -4.0)
+	t30 := make([]float64, K)
 	for a2 := 0; a2 < K; a2++ {
-		t21 := math.Exp(t3 + theta[a2])
+		t31 := math.Exp(t3 + theta[a2])
 		cov_a2 := cov[a2*K:][:K:K]
 		for b2 := 0; b2 < K; b2++ {
-			t20[b2] += t21 * cov_a2[b2]
+			t30[b2] += t31 * cov_a2[b2]
 		}
 	}
-	var t22 float64
+	var t32 float64
 	for b2 := 0; b2 < K; b2++ {
-		t22 += t1[b2] * t20[b2]
+		t32 += t1[b2] * t30[b2]
 	}
-	t23 := -(t19 * t22 * t6)
-	t24 := math.Log(t4)
-	t25 := -(t2 + t24)
-	t26 := (-0.5) * t16 * t9
-	t27 := make([]float64, K)
+	t33 := 3.0 * t29 * t32 * t6
+	t35 := -(t15 * t32 * t6)
+	t36 := make([]float64, K)
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		t37 := wCount[n]
+		zProb_n := zProb[n*K:][:K:K]
+		for a := 0; a < K; a++ {
+			t36[a] += t37 * zProb_n[a]
+		}
+	}
+	t38 := math.Log(t4)
+	t39 := -(t2 + t38)
+	t40 := (-0.5) * t12 * t21
+	t41 := make([]float64, K)
 	for i2 := 0; i2 < K; i2++ {
-		t28 := theta[i2] - mu0[i2]
+		t42 := theta[i2] - mu0[i2]
 		Sigma0Inv_i2 := Sigma0Inv[i2*K:][:K:K]
 		for a := 0; a < K; a++ {
-			t27[a] += t28 * Sigma0Inv_i2[a]
+			t41[a] += t42 * Sigma0Inv_i2[a]
 		}
 	}
-	t29 := make([]float64, K)
+	t43 := make([]float64, K)
 	for a2 := 0; a2 < K; a2++ {
 		Sigma0Inv_a2 := Sigma0Inv[a2*K:][:K:K]
 		cov_a2 := cov[a2*K:][:K:K]
 		for b2 := 0; b2 < K; b2++ {
-			t29[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
+			t43[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
 		}
 	}
-	t30 := t25 + t26
+	t44 := t39 + t40
 	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(K) - 0.5*Sigma0Logdet
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d])); ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	for a := 0; a < K; a++ {
-		t8 := t1[a] * t7
-		hess[a*K+a] += t10 * t1[a]
-		grad[a] += t12[a] - t27[a] + t10*t1[a] + t11*t1[a]*cov[a*K+a] + t17*t1[a] + t1[a]*t23
+		t8 := t1[a] * t7 * cov[a*K+a]
+		t10 := t1[a] * t9
+		t23 := t1[a] * t22
+		t34 := t1[a] * t33
+		hess[a*K+a] += t1[a] * (t14 + t27 + t35 + t13*cov[a*K+a])
+		grad[a] += t36[a] - t41[a] + t13*t1[a]*cov[a*K+a] + t14*t1[a] + t1[a]*t27 + t1[a]*t35
 		Sigma0Inv_a := Sigma0Inv[a*K:][:K:K]
+		cov_a := cov[a*K:][:K:K]
 		hess_a := hess[a*K:][:K:K]
 		for b := 0; b < K; b++ {
-			hess_a[b] += t1[b]*t8 - Sigma0Inv_a[b]
+			hess_a[b] += t10*t1[b] - Sigma0Inv_a[b] + t10*t1[b]*cov_a[b] + t1[b]*t23 + t1[b]*t34 + t1[b]*t8
 		}
 	}
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
+	for b := 0; b < K; b++ {
+		t11 := t1[b] * t7 * cov[b*K+b]
+		for a := 0; a < K; a++ {
+			hess[a*K+b] += t11 * t1[a]
+		}
+	}
 	for a2 := 0; a2 < K; a2++ {
-		t15 := t14 * t1[a2]
+		t17 := t16 * t1[a2]
+		t20 := t1[a2] * t7
 		cov_a2 := cov[a2*K:][:K:K]
 		for a := 0; a < K; a++ {
-			grad[a] += t15 * t1[a] * cov_a2[a]
+			t18 := t17 * t1[a] * cov_a2[a]
+			hess[a*K+a] += t1[a] * t20 * cov_a2[a]
+			grad[a] += t1[a] * t20 * cov_a2[a]
+			hess_a := hess[a*K:][:K:K]
+			for b := 0; b < K; b++ {
+				hess_a[b] += t18 * t1[b]
+			}
+		}
+		for b := 0; b < K; b++ {
+			t19 := t17 * t1[b] * cov_a2[b]
+			for a := 0; a < K; a++ {
+				hess[a*K+b] += t19 * t1[a]
+			}
 		}
 	}
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d])); ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	for b2 := 0; b2 < K; b2++ {
-		t18 := t14 * t1[b2]
-		f += t14*t1[b2]*t20[b2] - 0.5*t29[b2]
+		t24 := t16 * t1[b2]
+		t28 := t1[b2] * t7
+		f += t1[b2]*t30[b2]*t7 - 0.5*t43[b2]
 		cov_b2 := cov[b2*K:][:K:K]
+		for b := 0; b < K; b++ {
+			t25 := t1[b] * t24 * cov_b2[b]
+			for a := 0; a < K; a++ {
+				hess[a*K+b] += t1[a] * t25
+			}
+		}
 		for a := 0; a < K; a++ {
-			grad[a] += t18 * t1[a] * cov_b2[a]
+			t26 := t1[a] * t24 * cov_b2[a]
+			hess[a*K+a] += t1[a] * t28 * cov_b2[a]
+			grad[a] += t1[a] * t28 * cov_b2[a]
+			hess_a := hess[a*K:][:K:K]
+			for b := 0; b < K; b++ {
+				hess_a[b] += t1[b] * t26
+			}
 		}
 	}
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		f += t30 * wCount[n]
+		f += t44 * wCount[n]
 	}
 	for k := 0; k < K; k++ {
-		f += t12[k] * theta[k]
+		f += t36[k] * theta[k]
 	}
 	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	for i2 := 0; i2 < K; i2++ {
-		f -= 0.5 * t27[i2] * (theta[i2] - mu0[i2])
+		f -= 0.5 * t41[i2] * (theta[i2] - mu0[i2])
 	}
 	return f
 }

@@ -705,6 +705,10 @@ func (m *Model) updateTheta(q *state, w *scratch, d int, s runtime.NewtonSetting
 		return v
 	}
 	r := runtime.Maximize(obj, mean, s)
+	if delta {
+		// hess holds the Hessian of the delta objective; Σ needs ∇²f itself.
+		m.ThetaF(d, mean, grad, hess)
+	}
 	// Maximize's last evaluation is at the returned mean, so ∇²f there is
 	// in hess. Where it is not negative definite the covariance is
 	// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status
@@ -1099,7 +1103,8 @@ func (m *Model) ThetaF(m_ int, theta, grad, hess []float64) float64 {
 
 // ThetaDelta evaluates the delta-method objective of Eq. 17 for latent theta (hierlogreg.vi:16:8),
 // f(μ) + ½Tr{∇²f(μ)Σ} with Σ = cov, writing its gradient in μ into grad
-// and ∇²f(μ) into hess (P×P, row-major). f is built from:
+// and its Hessian in μ into hess (P×P, row-major; it holds third and
+// fourth derivatives of f, so Newton's method converges quadratically). f is built from:
 //
 //	hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
 //	hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]])))
@@ -1118,42 +1123,42 @@ func (m *Model) ThetaDelta(m_ int, theta, cov, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	t10 := make([]float64, P)
+	t16 := make([]float64, P)
 	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
-		t11 := float64(y[groupRows[n]-1])
+		t17 := float64(y[groupRows[n]-1])
 		for a := 0; a < P; a++ {
-			t10[a] += t11 * x[(groupRows[n]-1)*P+a]
+			t16[a] += t17 * x[(groupRows[n]-1)*P+a]
 		}
 	}
-	t12 := make([]float64, P)
+	t18 := make([]float64, P)
 	for a2 := 0; a2 < P; a2++ {
 		for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
-			var t13 float64
+			var t19 float64
 			for i3 := 0; i3 < P; i3++ {
-				t13 += theta[i3] * x[(groupRows[n]-1)*P+i3]
+				t19 += theta[i3] * x[(groupRows[n]-1)*P+i3]
 			}
-			t14 := runtime.Logistic(t13)
-			t15 := t14 * (1.0 - t14) * x[(groupRows[n]-1)*P+a2]
+			t20 := runtime.Logistic(t19)
+			t21 := t20 * (1.0 - t20) * x[(groupRows[n]-1)*P+a2]
 			cov_a2 := cov[a2*P:][:P:P]
 			for b2 := 0; b2 < P; b2++ {
-				t12[b2] += t15 * cov_a2[b2] * x[(groupRows[n]-1)*P+b2]
+				t18[b2] += t21 * cov_a2[b2] * x[(groupRows[n]-1)*P+b2]
 			}
 		}
 	}
-	t17 := make([]float64, P)
+	t23 := make([]float64, P)
 	for i2 := 0; i2 < P; i2++ {
-		t18 := theta[i2] - mu0[i2]
+		t24 := theta[i2] - mu0[i2]
 		Lambda0_i2 := Lambda0[i2*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t17[a] += t18 * Lambda0_i2[a]
+			t23[a] += t24 * Lambda0_i2[a]
 		}
 	}
-	t19 := make([]float64, P)
+	t25 := make([]float64, P)
 	for a2 := 0; a2 < P; a2++ {
 		Lambda0_a2 := Lambda0[a2*P:][:P:P]
 		cov_a2 := cov[a2*P:][:P:P]
 		for b2 := 0; b2 < P; b2++ {
-			t19[b2] += Lambda0_a2[b2] * cov_a2[b2]
+			t25[b2] += Lambda0_a2[b2] * cov_a2[b2]
 		}
 	}
 	// hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
@@ -1165,34 +1170,41 @@ func (m *Model) ThetaDelta(m_ int, theta, cov, grad, hess []float64) float64 {
 			t1 += theta[i3] * x[(groupRows[n]-1)*P+i3]
 		}
 		t2 := runtime.Logistic(t1)
-		t3 := -(t2 * (1.0 - t2))
-		var t6 float64
+		var t4 float64
 		for b2 := 0; b2 < P; b2++ {
-			var t5 float64
+			var t3 float64
 			cov_b2 := cov[b2*P:][:P:P]
 			for a2 := 0; a2 < P; a2++ {
-				t5 += cov_b2[a2] * x[(groupRows[n]-1)*P+a2]
+				t3 += cov_b2[a2] * x[(groupRows[n]-1)*P+a2]
 			}
-			t6 += t5 * x[(groupRows[n]-1)*P+b2]
+			t4 += t3 * x[(groupRows[n]-1)*P+b2]
 		}
-		t7 := (-0.5) * t2 * t6 * (1.0 - t2) * (1.0 - t2)
-		t8 := 0.5 * t2 * t2 * t6 * (1.0 - t2)
-		t9 := -t2
-		t16 := runtime.Softplus(t1)
-		t20 := t7 + t8 + t9
-		f -= t16
+		t5 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2) * (1.0 - t2)
+		t7 := 2.0 * t2 * t2 * t4 * (1.0 - t2) * (1.0 - t2)
+		t9 := (-0.5) * t2 * t2 * t2 * t4 * (1.0 - t2)
+		t11 := -(t2 * (1.0 - t2))
+		t13 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
+		t14 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
+		t15 := -t2
+		t22 := runtime.Softplus(t1)
+		t26 := t13 + t14 + t15
+		f -= t22
 		for a := 0; a < P; a++ {
-			t4 := t3 * x[(groupRows[n]-1)*P+a]
-			grad[a] += t20 * x[(groupRows[n]-1)*P+a]
+			t6 := t5 * x[(groupRows[n]-1)*P+a]
+			t8 := t7 * x[(groupRows[n]-1)*P+a]
+			t10 := t9 * x[(groupRows[n]-1)*P+a]
+			t12 := t11 * x[(groupRows[n]-1)*P+a]
+			t27 := t10 + t12 + t6 + t8
+			grad[a] += t26 * x[(groupRows[n]-1)*P+a]
 			hess_a := hess[a*P:][:P:P]
 			for b := a; b < P; b++ {
-				hess_a[b] += t4 * x[(groupRows[n]-1)*P+b]
+				hess_a[b] += t27 * x[(groupRows[n]-1)*P+b]
 			}
 		}
 	}
 	// hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]]))); hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
 	for a := 0; a < P; a++ {
-		grad[a] += t10[a] - t17[a]
+		grad[a] += t16[a] - t23[a]
 		Lambda0_a := Lambda0[a*P:][:P:P]
 		hess_a := hess[a*P:][:P:P]
 		for b := 0; b < P; b++ {
@@ -1200,15 +1212,15 @@ func (m *Model) ThetaDelta(m_ int, theta, cov, grad, hess []float64) float64 {
 		}
 	}
 	for b2 := 0; b2 < P; b2++ {
-		f += (-0.5)*t12[b2] - 0.5*t19[b2]
+		f += (-0.5)*t18[b2] - 0.5*t25[b2]
 	}
 	// hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]])))
 	for i3 := 0; i3 < P; i3++ {
-		f += t10[i3] * theta[i3]
+		f += t16[i3] * theta[i3]
 	}
 	// hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
 	for i2 := 0; i2 < P; i2++ {
-		f -= 0.5 * t17[i2] * (theta[i2] - mu0[i2])
+		f -= 0.5 * t23[i2] * (theta[i2] - mu0[i2])
 	}
 	runtime.MirrorUpper(hess, P)
 	return f

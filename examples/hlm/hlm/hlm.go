@@ -527,6 +527,10 @@ func (m *Model) updateTheta(q *state, w *scratch, s runtime.NewtonSettings) runt
 		return v
 	}
 	r := runtime.Maximize(obj, mean, s)
+	if delta {
+		// hess holds the Hessian of the delta objective; Σ needs ∇²f itself.
+		m.ThetaF(mean, q.zParam, q.zElog, grad, hess)
+	}
 	// Maximize's last evaluation is at the returned mean, so ∇²f there is
 	// in hess. Where it is not negative definite the covariance is
 	// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status
@@ -917,7 +921,8 @@ func (m *Model) ThetaF(theta, zParam, zElog, grad, hess []float64) float64 {
 
 // ThetaDelta evaluates the delta-method objective of Eq. 17 for latent theta (hlm.vi:9:8),
 // f(μ) + ½Tr{∇²f(μ)Σ} with Σ = cov, writing its gradient in μ into grad
-// and ∇²f(μ) into hess (V×V, row-major). f is built from:
+// and its Hessian in μ into hess (V×V, row-major; it holds third and
+// fourth derivatives of f, so Newton's method converges quadratically). f is built from:
 //
 //	hlm.vi:12:1: theta ~ MvNormal(zero, I)
 //	hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta))
@@ -933,79 +938,88 @@ func (m *Model) ThetaDelta(theta, cov, zParam, zElog, grad, hess []float64) floa
 	clear(grad)
 	clear(hess)
 	var f float64
-	t3 := -float64(D)
-	var t5 float64
+	t6 := -float64(D)
+	var t8 float64
 	for i3 := 0; i3 < V; i3++ {
-		t4 := math.Exp(theta[i3])
-		t5 += t4
+		t7 := math.Exp(theta[i3])
+		t8 += t7
 	}
-	t6 := runtime.Digamma(t5)
-	t7 := float64(D) * t6
-	t9 := make([]float64, V)
+	t9 := runtime.Digamma(t8)
+	t10 := 0.5 * float64(D) * t9
+	t11 := float64(D) * t9
+	t12 := make([]float64, V)
 	for b := 0; b < V; b++ {
-		t9[b] = math.Exp(theta[b])
+		t12[b] = math.Exp(theta[b])
 	}
-	t10 := runtime.Trigamma(t5)
-	t11 := float64(D) * t10
-	t13 := make([]float64, V)
+	t13 := runtime.Trigamma(t8)
+	t14 := 0.5 * float64(D) * t13
+	t16 := float64(D) * t13
+	t19 := make([]float64, V)
 	for d := 0; d < D; d++ {
 		zElog_d := zElog[d*V:][:V:V]
 		for a := 0; a < V; a++ {
-			t13[a] += zElog_d[a]
+			t19[a] += zElog_d[a]
 		}
 	}
-	t15 := 0.5 * float64(D) * t6
-	t16 := runtime.Zeta3(t5)
-	t17 := make([]float64, V)
+	t20 := runtime.Zeta4(t8)
+	t21 := make([]float64, V)
 	for a2 := 0; a2 < V; a2++ {
-		t18 := math.Exp(theta[a2])
+		t22 := math.Exp(theta[a2])
 		cov_a2 := cov[a2*V:][:V:V]
 		for b2 := 0; b2 < V; b2++ {
-			t17[b2] += t18 * cov_a2[b2]
+			t21[b2] += t22 * cov_a2[b2]
 		}
 	}
-	var t19 float64
+	var t23 float64
 	for b2 := 0; b2 < V; b2++ {
-		t19 += t17[b2] * t9[b2]
+		t23 += t12[b2] * t21[b2]
 	}
-	t20 := -(float64(D) * t16 * t19)
-	t21 := 0.5 * float64(D) * t10
-	var t22 float64
+	t24 := 3.0 * float64(D) * t20 * t23
+	t26 := runtime.Zeta3(t8)
+	t27 := -(float64(D) * t23 * t26)
+	t28 := -(float64(D) * t26)
+	var t32 float64
 	for b2 := 0; b2 < V; b2++ {
-		t22 += t9[b2] * cov[b2*V+b2]
+		t32 += t12[b2] * cov[b2*V+b2]
 	}
-	t23 := 0.5 * float64(D) * t10 * t22
-	t24 := runtime.Lgamma(t5)
-	t28 := (-0.5) * float64(D)
-	t31 := make([]float64, V)
+	t33 := -(float64(D) * t26 * t32)
+	t38 := 0.5 * float64(D) * t13 * t32
+	t39 := runtime.Lgamma(t8)
+	t43 := (-0.5) * float64(D)
+	t46 := make([]float64, V)
 	for i2 := 0; i2 < V; i2++ {
-		t32 := theta[i2] - zero[i2]
+		t47 := theta[i2] - zero[i2]
 		IInv_i2 := IInv[i2*V:][:V:V]
 		for a := 0; a < V; a++ {
-			t31[a] += t32 * IInv_i2[a]
+			t46[a] += t47 * IInv_i2[a]
 		}
 	}
-	t33 := make([]float64, V)
+	t48 := make([]float64, V)
 	for a2 := 0; a2 < V; a2++ {
 		IInv_a2 := IInv[a2*V:][:V:V]
 		cov_a2 := cov[a2*V:][:V:V]
 		for b2 := 0; b2 < V; b2++ {
-			t33[b2] += IInv_a2[b2] * cov_a2[b2]
+			t48[b2] += IInv_a2[b2] * cov_a2[b2]
 		}
 	}
 	// hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta)); hlm.vi:12:1: theta ~ MvNormal(zero, I)
-	f += float64(D)*t24 - 0.5*ILogdet - 0.9189385332046727*float64(V)
+	f += float64(D)*t39 - 0.5*ILogdet - 0.9189385332046727*float64(V)
 	for a := 0; a < V; a++ {
 		t1 := math.Exp(theta[a])
 		t2 := runtime.Digamma(t1)
-		t8 := runtime.Trigamma(t1)
-		t12 := t1 * t11
-		t14 := runtime.Zeta3(t1)
-		hess[a*V+a] += t1 * (t13[a] + t7 + t1*t3*t8 + t2*t3)
-		grad[a] += t1*t13[a] - 0.5*(float64(D)*t1*t1*t8*cov[a*V+a]+float64(D)*t1*t2*cov[a*V+a]) - 0.5*(2.0*float64(D)*t1*t1*t8*cov[a*V+a]-2.0*float64(D)*t1*t1*t1*t14*cov[a*V+a]) - t31[a] + 0.5*t1*t13[a]*cov[a*V+a] + t1*t15*cov[a*V+a] + 2.0*t1*t17[a]*t21 + t1*t20 + t1*t23 + t1*t2*t3 + t1*t7
+		t3 := runtime.Zeta3(t1)
+		t4 := runtime.Trigamma(t1)
+		t5 := runtime.Zeta4(t1)
+		t15 := t1 * t14 * cov[a*V+a]
+		t17 := t1 * t16
+		t25 := t1 * t24
+		t34 := t1 * t33
+		hess[a*V+a] += t1*t10*cov[a*V+a] - 0.5*(6.0*float64(D)*t1*t1*t1*t1*t5*cov[a*V+a]-10.0*float64(D)*t1*t1*t1*t3*cov[a*V+a]+4.0*float64(D)*t1*t1*t4*cov[a*V+a]) - 0.5*(3.0*float64(D)*t1*t1*t4*cov[a*V+a]-2.0*float64(D)*t1*t1*t1*t3*cov[a*V+a]+float64(D)*t1*t2*cov[a*V+a]) + t1*t11 + 2.0*t1*t14*t21[a] + t1*t19[a] + 0.5*t1*t19[a]*cov[a*V+a] + t1*t1*t4*t6 + t1*t27 + t1*t2*t6 + t1*t38
+		grad[a] += t1*t10*cov[a*V+a] - 0.5*(float64(D)*t1*t1*t4*cov[a*V+a]+float64(D)*t1*t2*cov[a*V+a]) - 0.5*(2.0*float64(D)*t1*t1*t4*cov[a*V+a]-2.0*float64(D)*t1*t1*t1*t3*cov[a*V+a]) - t46[a] + t1*t11 + 2.0*t1*t14*t21[a] + t1*t19[a] + 0.5*t1*t19[a]*cov[a*V+a] + t1*t27 + t1*t2*t6 + t1*t38
+		cov_a := cov[a*V:][:V:V]
 		hess_a := hess[a*V:][:V:V]
 		for b := a; b < V; b++ {
-			hess_a[b] += t12 * t9[b]
+			hess_a[b] += t12[b] * (t15 + t17 + t25 + t34 + t17*cov_a[b])
 		}
 		IInv_a := IInv[a*V:][:V:V]
 		for b := 0; b < V; b++ {
@@ -1013,32 +1027,70 @@ func (m *Model) ThetaDelta(theta, cov, zParam, zElog, grad, hess []float64) floa
 		}
 	}
 	// hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta))
-	for d := 0; d < D; d++ {
-		var t25 float64
-		zElog_d := zElog[d*V:][:V:V]
-		for i5 := 0; i5 < V; i5++ {
-			t25 += (t9[i5] - 1.0) * zElog_d[i5]
+	for b := 0; b < V; b++ {
+		t18 := t12[b] * t14 * cov[b*V+b]
+		for a := 0; a <= b; a++ {
+			hess[a*V+b] += t12[a] * t18
 		}
-		var t26 float64
-		for b2 := 0; b2 < V; b2++ {
-			t26 += t9[b2] * cov[b2*V+b2] * zElog_d[b2]
+	}
+	for a2 := 0; a2 < V; a2++ {
+		t29 := t12[a2] * t28
+		cov_a2 := cov[a2*V:][:V:V]
+		for a := 0; a < V; a++ {
+			t30 := t12[a] * t29 * cov_a2[a]
+			hess_a := hess[a*V:][:V:V]
+			for b := a; b < V; b++ {
+				hess_a[b] += t12[b] * t30
+			}
 		}
-		f += t25 + 0.5*t26
+		for b := 0; b < V; b++ {
+			t31 := t12[b] * t29 * cov_a2[b]
+			for a := 0; a <= b; a++ {
+				hess[a*V+b] += t12[a] * t31
+			}
+		}
 	}
 	// hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta)); hlm.vi:12:1: theta ~ MvNormal(zero, I)
 	for b2 := 0; b2 < V; b2++ {
-		t27 := runtime.Digamma(t9[b2])
-		t29 := runtime.Trigamma(t9[b2])
-		f += t15*t9[b2]*cov[b2*V+b2] - 0.5*t33[b2] + t17[b2]*t21*t9[b2] + t27*t28*t9[b2]*cov[b2*V+b2] + t28*t29*t9[b2]*t9[b2]*cov[b2*V+b2]
+		t35 := t12[b2] * t28
+		t42 := runtime.Digamma(t12[b2])
+		t44 := runtime.Trigamma(t12[b2])
+		f += t10*t12[b2]*cov[b2*V+b2] - 0.5*t48[b2] + t12[b2]*t12[b2]*t43*t44*cov[b2*V+b2] + t12[b2]*t14*t21[b2] + t12[b2]*t42*t43*cov[b2*V+b2]
+		cov_b2 := cov[b2*V:][:V:V]
+		for b := 0; b < V; b++ {
+			t36 := t12[b] * t35 * cov_b2[b]
+			for a := 0; a <= b; a++ {
+				hess[a*V+b] += t12[a] * t36
+			}
+		}
+		for a := 0; a < V; a++ {
+			t37 := t12[a] * t35 * cov_b2[a]
+			hess_a := hess[a*V:][:V:V]
+			for b := a; b < V; b++ {
+				hess_a[b] += t12[b] * t37
+			}
+		}
 	}
 	// hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta))
+	for d := 0; d < D; d++ {
+		var t40 float64
+		zElog_d := zElog[d*V:][:V:V]
+		for i5 := 0; i5 < V; i5++ {
+			t40 += (t12[i5] - 1.0) * zElog_d[i5]
+		}
+		var t41 float64
+		for b2 := 0; b2 < V; b2++ {
+			t41 += t12[b2] * cov[b2*V+b2] * zElog_d[b2]
+		}
+		f += t40 + 0.5*t41
+	}
 	for i4 := 0; i4 < V; i4++ {
-		t30 := runtime.Lgamma(t9[i4])
-		f += t3 * t30
+		t45 := runtime.Lgamma(t12[i4])
+		f += t45 * t6
 	}
 	// hlm.vi:12:1: theta ~ MvNormal(zero, I)
 	for i2 := 0; i2 < V; i2++ {
-		f -= 0.5 * t31[i2] * (theta[i2] - zero[i2])
+		f -= 0.5 * t46[i2] * (theta[i2] - zero[i2])
 	}
 	runtime.MirrorUpper(hess, V)
 	return f

@@ -534,6 +534,10 @@ func (m *Model) updateTheta(q *state, w *scratch, s runtime.NewtonSettings) runt
 		return v
 	}
 	r := runtime.Maximize(obj, mean, s)
+	if delta {
+		// hess holds the Hessian of the delta objective; Σ needs ∇²f itself.
+		m.ThetaF(mean, grad, hess)
+	}
 	// Maximize's last evaluation is at the returned mean, so ∇²f there is
 	// in hess. Where it is not negative definite the covariance is
 	// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status
@@ -775,7 +779,8 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 
 // ThetaDelta evaluates the delta-method objective of Eq. 17 for latent theta (logreg.vi:12:8),
 // f(μ) + ½Tr{∇²f(μ)Σ} with Σ = cov, writing its gradient in μ into grad
-// and ∇²f(μ) into hess (P×P, row-major). f is built from:
+// and its Hessian in μ into hess (P×P, row-major; it holds third and
+// fourth derivatives of f, so Newton's method converges quadratically). f is built from:
 //
 //	logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 //	logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
@@ -790,28 +795,28 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	t10 := make([]float64, P)
+	t16 := make([]float64, P)
 	for n := 0; n < N; n++ {
-		t11 := float64(y[n])
+		t17 := float64(y[n])
 		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t10[a] += t11 * x_n[a]
+			t16[a] += t17 * x_n[a]
 		}
 	}
-	t13 := make([]float64, P)
+	t19 := make([]float64, P)
 	for i2 := 0; i2 < P; i2++ {
-		t14 := theta[i2] - mu0[i2]
+		t20 := theta[i2] - mu0[i2]
 		Sigma0Inv_i2 := Sigma0Inv[i2*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t13[a] += t14 * Sigma0Inv_i2[a]
+			t19[a] += t20 * Sigma0Inv_i2[a]
 		}
 	}
-	t15 := make([]float64, P)
+	t21 := make([]float64, P)
 	for a2 := 0; a2 < P; a2++ {
 		Sigma0Inv_a2 := Sigma0Inv[a2*P:][:P:P]
 		cov_a2 := cov[a2*P:][:P:P]
 		for b2 := 0; b2 < P; b2++ {
-			t15[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
+			t21[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
 		}
 	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
@@ -824,34 +829,41 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 			t1 += theta[i3] * x_n[i3]
 		}
 		t2 := runtime.Logistic(t1)
-		t3 := -(t2 * (1.0 - t2))
-		var t6 float64
+		var t4 float64
 		for b2 := 0; b2 < P; b2++ {
-			var t5 float64
+			var t3 float64
 			cov_b2 := cov[b2*P:][:P:P]
 			for a2 := 0; a2 < P; a2++ {
-				t5 += cov_b2[a2] * x_n[a2]
+				t3 += cov_b2[a2] * x_n[a2]
 			}
-			t6 += t5 * x_n[b2]
+			t4 += t3 * x_n[b2]
 		}
-		t7 := (-0.5) * t2 * t6 * (1.0 - t2) * (1.0 - t2)
-		t8 := 0.5 * t2 * t2 * t6 * (1.0 - t2)
-		t9 := -t2
-		t12 := runtime.Softplus(t1)
-		t16 := t7 + t8 + t9
-		f += t1*float64(y[n]) - t12 - 0.5*t2*t6*(t9+1.0)
+		t5 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2) * (1.0 - t2)
+		t7 := 2.0 * t2 * t2 * t4 * (1.0 - t2) * (1.0 - t2)
+		t9 := (-0.5) * t2 * t2 * t2 * t4 * (1.0 - t2)
+		t11 := -(t2 * (1.0 - t2))
+		t13 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
+		t14 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
+		t15 := -t2
+		t18 := runtime.Softplus(t1)
+		t22 := t13 + t14 + t15
+		f += t1*float64(y[n]) - t18 - 0.5*t2*t4*(t15+1.0)
 		for a := 0; a < P; a++ {
-			t4 := t3 * x_n[a]
-			grad[a] += t16 * x_n[a]
+			t6 := t5 * x_n[a]
+			t8 := t7 * x_n[a]
+			t10 := t9 * x_n[a]
+			t12 := t11 * x_n[a]
+			t23 := t10 + t12 + t6 + t8
+			grad[a] += t22 * x_n[a]
 			hess_a := hess[a*P:][:P:P]
 			for b := a; b < P; b++ {
-				hess_a[b] += t4 * x_n[b]
+				hess_a[b] += t23 * x_n[b]
 			}
 		}
 	}
 	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta))); logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	for a := 0; a < P; a++ {
-		grad[a] += t10[a] - t13[a]
+		grad[a] += t16[a] - t19[a]
 		Sigma0Inv_a := Sigma0Inv[a*P:][:P:P]
 		hess_a := hess[a*P:][:P:P]
 		for b := 0; b < P; b++ {
@@ -860,10 +872,10 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	for i2 := 0; i2 < P; i2++ {
-		f -= 0.5 * t13[i2] * (theta[i2] - mu0[i2])
+		f -= 0.5 * t19[i2] * (theta[i2] - mu0[i2])
 	}
 	for b2 := 0; b2 < P; b2++ {
-		f -= 0.5 * t15[b2]
+		f -= 0.5 * t21[b2]
 	}
 	runtime.MirrorUpper(hess, P)
 	return f
