@@ -68,7 +68,7 @@ func main() {
 	}
 	var out []*model.Result
 	for _, method := range []string{"laplace", "delta"} {
-		r, err := model.Fit(context.Background(), d, model.Options{Method: method})
+		r, err := model.Fit(context.Background(), d, model.Options{Method: method OPTS})
 		if err != nil {
 			panic(err)
 		}
@@ -90,11 +90,19 @@ type resultJSON struct {
 	Status    string                  `json:"status"`
 	ELBO      []float64               `json:"elbo"`
 	Latent    map[string]gaussianJSON `json:"latent"`
+	Params    map[string][]float64    `json:"params"` // vector params (variational EM)
 }
 
 // buildAndRun generates src into a throwaway package under testdata, runs
 // the driver on data and returns its decoded output.
 func buildAndRun(t *testing.T, name, src string, data []byte) []resultJSON {
+	t.Helper()
+	return buildAndRunWith(t, name, src, data, "")
+}
+
+// buildAndRunWith is buildAndRun with more fields of Options, as Go source
+// starting with a comma.
+func buildAndRunWith(t *testing.T, name, src string, data []byte, opts string) []resultJSON {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("skipping compile-and-run test in -short mode")
@@ -128,6 +136,7 @@ func buildAndRun(t *testing.T, name, src string, data []byte) []resultJSON {
 	}
 	drv := bytes.ReplaceAll([]byte(driver), []byte("DIR"), []byte(filepath.Base(dir)))
 	drv = bytes.ReplaceAll(drv, []byte("PKG"), []byte(name))
+	drv = bytes.ReplaceAll(drv, []byte(" OPTS"), []byte(opts))
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), drv, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -373,5 +382,85 @@ func TestEndToEndConjugateUpdatesAreExact(t *testing.T) {
 	shape, rate := 2+n/2.0, 3+sum2/2
 	if math.Abs(q["shape"][0]-shape) > 1e-12*shape || math.Abs(q["rate"][0]-rate) > 1e-12*rate {
 		t.Errorf("Gamma precision: got %v, want shape %.15g rate %.15g", q, shape, rate)
+	}
+}
+
+// A param without a closed-form M-step is maximized by Newton's method on
+// its derived objective. Fixed effects w next to Bayesian coefficients β in
+// linear regression, y ~ N(Tw + Xβ, s²I), β ~ N(μ0, Σ0): the E-step is
+// exact, so variational EM converges to the maximum of the marginal
+// likelihood N(y; Tw + Xμ0, C), C = s²I + XΣ0Xᵀ, which is generalized
+// least squares: w = (TᵀC⁻¹T)⁻¹ TᵀC⁻¹ (y − Xμ0).
+const fixedEffVI = `model fixedeff
+size N, P, Q
+data x : real[N, P]
+data t : real[N, Q]
+data y : real[N]
+const s : real = 0.5
+const mu0 : real[P] = 0.25
+const Sigma0 : cov[P] = 2 * eye(P)
+param w : real[Q]
+latent beta : real[P] nonconjugate laplace
+beta ~ MvNormal(mu0, Sigma0)
+for n in 1:N {
+  y[n] ~ Normal(dot(t[n], w) + dot(x[n], beta), s)
+}
+`
+
+func TestEndToEndNumericMStepIsGLS(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	const n, p, q = 60, 3, 2
+	x, y, _ := linregData(rng, n, p)
+	tt := make([][]float64, n)
+	for i := range tt {
+		tt[i] = []float64{1, rng.NormFloat64()}
+		y[i] += 1.5*tt[i][0] - 0.7*tt[i][1]
+	}
+	data, _ := json.Marshal(map[string]any{"x": x, "t": tt, "y": y})
+	// GLS by hand
+	X, T := mat.NewDense(n, p, nil), mat.NewDense(n, q, nil)
+	r := mat.NewVecDense(n, nil)
+	for i := range n {
+		X.SetRow(i, x[i])
+		T.SetRow(i, tt[i])
+		u := y[i]
+		for j := range p {
+			u -= 0.25 * x[i][j]
+		}
+		r.SetVec(i, u)
+	}
+	var C mat.Dense
+	C.Mul(X, X.T())
+	C.Scale(2, &C)
+	for i := range n {
+		C.Set(i, i, C.At(i, i)+0.25)
+	}
+	var Ci mat.Dense
+	if err := Ci.Inverse(&C); err != nil {
+		t.Fatal(err)
+	}
+	var TtCi, A mat.Dense
+	TtCi.Mul(T.T(), &Ci)
+	A.Mul(&TtCi, T)
+	var b, want mat.VecDense
+	b.MulVec(&TtCi, r)
+	if err := want.SolveVec(&A, &b); err != nil {
+		t.Fatal(err)
+	}
+	res := buildAndRunWith(t, "fixedeff", fixedEffVI, data, ", Tol: 1e-15, MeanTol: 1e-12, MaxIter: 20000")
+	for _, rr := range res {
+		if !rr.Converged {
+			t.Errorf("%s: not converged: %s", rr.Method, rr.Status)
+		}
+		w := rr.Params["w"]
+		if len(w) != q {
+			t.Fatalf("%s: params %v, want w of length %d", rr.Method, rr.Params, q)
+		}
+		// EM's fixed point to Tol 1e-15 on an ELBO of order 10²: w within 1e-6
+		for i := range q {
+			if math.Abs(w[i]-want.AtVec(i)) > 1e-6 {
+				t.Errorf("%s: w[%d] = %.10g, GLS %.10g", rr.Method, i, w[i], want.AtVec(i))
+			}
+		}
 	}
 }

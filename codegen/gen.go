@@ -118,6 +118,11 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 		g.fields.taken[exported(o.Latent.Name)+"Delta"] = true
 		g.fields.taken[exported(o.Latent.Name)+"Collapsed"] = true
 	}
+	for _, s := range d.MSteps {
+		if s.Kind == "numeric" {
+			g.fields.taken[exported(s.Params[0].Name)+"Objective"] = true
+		}
+	}
 	for _, v := range m.Vars {
 		switch v.Role {
 		case ir.RoleSize:

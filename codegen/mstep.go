@@ -119,6 +119,8 @@ func (f *fitGen) emitMSteps() {
 			f.emitCountsStep(s)
 		case "gaussian":
 			f.emitGaussStep(s)
+		case "numeric":
+			f.emitNumericStep(s)
 		}
 	}
 }
@@ -198,4 +200,34 @@ func (f *fitGen) qOf(name string) *qInfo {
 		}
 	}
 	return nil
+}
+
+// emitNumericStep prints the M-step of a param without a closed form:
+// Newton's method (runtime.Maximize) on its derived objective, printed as
+// the kernel <Name>Objective.
+func (f *fitGen) emitNumericStep(s *derive.MStep) {
+	v, o := s.Params[0], s.Numeric
+	name := f.stepName(s)
+	model := f.g.goName[v.Name]
+	kernel := exported(v.Name) + "Objective"
+	inputs := f.args(o.Inputs, "d")
+	if inputs != "" {
+		inputs = ", " + inputs
+	}
+	f.p("\n// mstep%s sets %s (%s) to the maximum of the expected complete log\n", name, v.Name, f.pos(v))
+	f.p("// likelihood in %s (%s), by Newton's method from its current value.\n", v.Name, kernel)
+	f.p("func (m *Model) mstep%s(q *state, opts Options) (float64, error) {\n", name)
+	f.p("\tprev := append([]float64(nil), m.%s...)\n", model)
+	f.p("\tobj := func(x, g, h []float64) float64 {\n\t\treturn m.%s(x%s, g, h)\n\t}\n", kernel, inputs)
+	f.p("\tr := runtime.Maximize(obj, m.%s, opts.Newton)\n", model)
+	f.p("\tif r.Status == runtime.StatusNotFinite {\n\t\tcopy(m.%s, prev)\n", model)
+	f.p("\t\treturn 0, fmt.Errorf(\"M-step of %s (%s): the objective is not finite after %%d Newton steps; %s was left at its previous value\", r.Iterations)\n\t}\n", v.Name, f.pos(v), v.Name)
+	f.p("\treturn runtime.L2Change(m.%s, prev), nil\n}\n", model)
+	doc := []string{fmt.Sprintf("%s evaluates the expected complete log likelihood as a function of", kernel),
+		fmt.Sprintf("the param %s (%s), writing its gradient into grad and its Hessian", v.Name, f.pos(v)),
+		fmt.Sprintf("into hess (%s×%s, row-major). It is built from:", o.Dim, o.Dim), ""}
+	for _, fc := range o.Factors {
+		doc = append(doc, fmt.Sprintf("\t%s: %s", fc.Pos, fmtFactor(fc)))
+	}
+	f.sb.WriteString(f.g.objectiveKernel(o, false, kernel, doc))
 }

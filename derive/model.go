@@ -157,7 +157,7 @@ func (b *Builder) qFactor(v *ir.Var) *QFactor {
 
 func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, error) {
 	prior := b.Model.Prior(v.Name)
-	if prior == nil {
+	if prior == nil && v.Role != ir.RoleParam {
 		return nil, fmt.Errorf("%s: latent %s has no prior", v.Pos, v.Name)
 	}
 	if v.Type.Kind != ir.Real || v.Type.Class != ir.Plain || len(v.Type.Dims) < 1 || len(v.Type.Dims) > 2 {
@@ -186,10 +186,13 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 				o.Groups = append(o.Groups, g)
 			}
 		}
-	} else if len(prior.Plates) > 0 || len(prior.Target.Index) > 0 {
+	} else if prior != nil && (len(prior.Plates) > 0 || len(prior.Target.Index) > 0) {
 		return nil, fmt.Errorf("%s: latent %s is drawn inside a plate; declare it with the plate's size as its first dimension", prior.Pos, v.Name)
 	}
-	o.Factors = append([]*ir.Factor{prior}, b.Model.Children(v.Name)...)
+	if prior != nil {
+		o.Factors = []*ir.Factor{prior}
+	}
+	o.Factors = append(o.Factors, b.Model.Children(v.Name)...)
 	o.A = b.Fresh("a", o.Dim)
 	o.B = b.Fresh("b", o.Dim)
 	ta, tb := b.Fresh("a", o.Dim), b.Fresh("b", o.Dim)

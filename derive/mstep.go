@@ -33,6 +33,11 @@ type MStep struct {
 	Pos    ir.Pos     // the statement or declaration it comes from
 	Counts *Update    // kind "counts": Params[0] ∝ Counts.Params[0] row by row
 	Gauss  *GaussStep // kind "gaussian"
+	// Numeric (kind "numeric") is the expected complete log likelihood as
+	// a function of Params[0], with its gradient and Hessian: the same
+	// f of Eq. 12 a global nonconjugate latent has, maximized by Newton's
+	// method instead of approximated around its maximum.
+	Numeric *Objective
 }
 
 // GaussStep describes a Gaussian M-step: the statement `Target[Unit] ~
@@ -53,6 +58,26 @@ type GaussStep struct {
 var MStepKinds = map[string]string{
 	"counts":   "rows proportional to expected counts (plus α − 1 under a Dirichlet prior, plus optional smoothing)",
 	"gaussian": "mean and covariance from expected sufficient statistics (MAP under Normal/Wishart priors, optional shrinkage)",
+	"numeric":  "Newton's method on the expected complete log likelihood with its derived gradient and Hessian (MAP under a declared prior)",
+}
+
+// numericEligible reports whether a param without a closed-form M-step can
+// be maximized numerically: an unconstrained real vector.
+func numericEligible(v *ir.Var) bool {
+	return v.Type.Kind == ir.Real && v.Type.Class == ir.Plain && len(v.Type.Dims) == 1
+}
+
+// numericMStep derives the objective of a real vector param: log p(v), if
+// v has a prior, plus the expectation under q of every statement reading v.
+func (b *Builder) numericMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) {
+	if len(b.Model.Children(v.Name)) == 0 {
+		return nil, fmt.Errorf("%s: param %s is never read, so it has no M-step", v.Pos, v.Name)
+	}
+	o, err := b.objective(v, qs)
+	if err != nil {
+		return nil, err
+	}
+	return &MStep{Kind: "numeric", Params: []*ir.Var{v}, Pos: v.Pos, Numeric: o}, nil
 }
 
 // mSteps derives the M-step of every param of the model.
@@ -66,10 +91,20 @@ func (b *Builder) mSteps(qs map[string]*QFactor) ([]*MStep, error) {
 		}
 		var s *MStep
 		var err error
-		if v.Type.Class == ir.Simplex {
+		switch {
+		case v.Type.Class == ir.Simplex:
 			s, err = b.countsMStep(v, qs)
-		} else {
+		default:
 			s, err = b.gaussMStep(v, qs)
+			if err != nil && numericEligible(v) {
+				// no closed form: Newton's method on the derived objective
+				var nerr error
+				if s, nerr = b.numericMStep(v, qs); nerr == nil {
+					err = nil
+				} else {
+					err = fmt.Errorf("%w\n%v", err, nerr)
+				}
+			}
 		}
 		if err != nil {
 			errs = append(errs, err.Error())

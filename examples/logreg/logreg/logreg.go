@@ -399,8 +399,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			break // the params could not be estimated
 		}
 		// Without global factors one pass is a fixed point (each unit ran to
-		// convergence), and so is one Laplace update of a single factor.
-		oneStep := !hasGlobals && !em || singleGaussian && q.laplaceOnly()
+		// convergence), and so is one Laplace update of a single factor;
+		// not when an M-step has moved the params since.
+		oneStep := !em && (!hasGlobals || singleGaussian && q.laplaceOnly())
 		if len(tr) == 0 && (oneStep || rel < opts.Tol && change < opts.MeanTol) {
 			res.Converged = true
 			res.Status = "converged"
