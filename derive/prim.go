@@ -143,7 +143,11 @@ func definePrims() bool {
 		Eval:     func(x []float64) float64 { return mathext.Zeta(4, x[0]) },
 		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Mul(N(-4), Call1("zeta5", a[0]))} }})
 	def(&Prim{Name: "zeta5", Arity: 1, Go: "runtime.Zeta5", Domain: "positive", Latex: `\zeta_5`,
-		Eval: func(x []float64) float64 { return mathext.Zeta(5, x[0]) }})
+		Eval: func(x []float64) float64 { return mathext.Zeta(5, x[0]) },
+		// the delta method's Newton matrix takes f's fourth derivative
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Mul(N(-5), Call1("zeta6", a[0]))} }})
+	def(&Prim{Name: "zeta6", Arity: 1, Go: "runtime.Zeta6", Domain: "positive", Latex: `\zeta_6`,
+		Eval: func(x []float64) float64 { return mathext.Zeta(6, x[0]) }})
 	// xlogx(x) = x log x, continued by 0 at x = 0 (entropies of
 	// probabilities that underflowed).
 	def(&Prim{Name: "xlogx", Arity: 1, Go: "runtime.XLogX", Domain: "x ≥ 0", Latex: `\operatorname{xlogx}`,

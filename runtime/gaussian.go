@@ -90,6 +90,9 @@ func Zeta4(x float64) float64 { return mathext.Zeta(4, x) }
 // Zeta5 is ζ(5, x).
 func Zeta5(x float64) float64 { return mathext.Zeta(5, x) }
 
+// Zeta6 is ζ(6, x).
+func Zeta6(x float64) float64 { return mathext.Zeta(6, x) }
+
 // NegInvSPDDamped sets dst = (−h + λI)⁻¹ for the smallest λ of 0, ε, 10ε,
 // 100ε, … (ε = 1e-8·(1+max|h_ii|)) that makes −h + λI positive definite,
 // and returns λ: 0 when h is negative definite, as at a maximum. It reports
