@@ -78,7 +78,13 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 				if err != nil {
 					return nil, err
 				}
-				grp, inUnit = g, true
+				if grp != nil && g != nil && g.By != grp.By {
+					return nil, fmt.Errorf("%s: this statement reads per-unit latents through both %s and %s; one grouping per statement is supported", f.Pos, grp.By.Name, g.By.Name)
+				}
+				if g != nil {
+					grp = g
+				}
+				inUnit = true
 			}
 		}
 		if inUnit {

@@ -164,6 +164,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		return nil, fmt.Errorf("%s: nonconjugate latent %s must be a real vector real[P], or one vector per unit real[D, P]", v.Pos, v.Name)
 	}
 	o := &Objective{Latent: v, Dim: v.Type.Dims[len(v.Type.Dims)-1], CovName: CovTensor(v.Name)}
+	var groupOf map[*ir.Factor]*Grouping // the children read as θ[g[n]]
 	if len(v.Type.Dims) == 2 {
 		// A per-unit latent θ[d] drawn inside `for d in 1:D`: f is the
 		// unit's part of the log joint, with d free, and θ[d] is read as
@@ -177,6 +178,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		}
 		u := Index{Name: ix.Name, Size: v.Type.Dims[0], Plate: true}
 		o.Unit = &u
+		groupOf = map[*ir.Factor]*Grouping{}
 		for _, c := range b.Model.Children(v.Name) {
 			g, err := b.grouping(c, v.Name, u)
 			if err != nil {
@@ -184,6 +186,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 			}
 			if g != nil {
 				o.Groups = append(o.Groups, g)
+				groupOf[c] = g
 			}
 		}
 	} else if prior != nil && (len(prior.Plates) > 0 || len(prior.Target.Index) > 0) {
@@ -200,7 +203,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 	for _, f := range o.Factors {
 		if o.Unit != nil {
 			b.unit = o.Unit
-			b.group, _ = b.grouping(f, v.Name, *o.Unit)
+			b.group = groupOf[f]
 		}
 		lp, err := b.FactorLogDensity(f)
 		b.unit, b.group = nil, nil
