@@ -31,7 +31,7 @@ func (d *Derivation) unit() (*Index, error) {
 			return nil
 		}
 		if u != nil && u.Name != x.Name {
-			return fmt.Errorf("%s: %s is local to the plate over %s but %s (%s) to the plate over %s; latents local to different plates are not supported yet",
+			return fmt.Errorf("%s: %s is local to the plate over %s but %s (%s) to the plate over %s; latents local to different plates are not supported yet\n\thint: make one of them global, or split the model",
 				v.Pos, v.Name, x.Name, first.Name, first.Pos, u.Name)
 		}
 		u, first = x, v
@@ -79,7 +79,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 					return nil, err
 				}
 				if grp != nil && g != nil && g.By != grp.By {
-					return nil, fmt.Errorf("%s: this statement reads per-unit latents through both %s and %s; one grouping per statement is supported", f.Pos, grp.By.Name, g.By.Name)
+					return nil, fmt.Errorf("%s: this statement reads per-unit latents through both %s and %s\n\thint: one grouping per statement is supported; split the statement in two, or index both through one grouping", f.Pos, grp.By.Name, g.By.Name)
 				}
 				if g != nil {
 					grp = g
@@ -102,11 +102,11 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 			}
 			q := qs[v.Name]
 			if q == nil {
-				return nil, fmt.Errorf("%s: this statement reads latent %s, whose variational family vigen cannot determine yet", f.Pos, v.Name)
+				return nil, fmt.Errorf("%s: this statement reads latent %s, \n\thint: declare the latent `conjugate` with a prior from the conjugate table, or `nonconjugate laplace` as a real vector", f.Pos, v.Name)
 			}
 			if q.Family == "MvNormal" && local[v.Name] {
 				if !inUnit {
-					return nil, fmt.Errorf("%s: this statement reads the per-unit latent %s outside its plate; this is not supported yet", f.Pos, v.Name)
+					return nil, fmt.Errorf("%s: this statement reads the per-unit latent %s \n\thint: read a per-unit latent inside the loop over its units, or as theta[g[n]] through grouping data g", f.Pos, v.Name)
 				}
 				lp = unitView(lp, v.Name, *unit)
 			}

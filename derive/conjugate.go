@@ -189,11 +189,11 @@ func (b *Builder) qIndices(q *QFactor, unit *Index) ([]Index, error) {
 func (b *Builder) conjugateUpdate(v *ir.Var, qs map[string]*QFactor) (*Update, error) {
 	prior := b.Model.Prior(v.Name)
 	if prior == nil {
-		return nil, fmt.Errorf("%s: latent %s has no prior", v.Pos, v.Name)
+		return nil, fmt.Errorf("%s: latent %s has no prior\n\thint: give it a distribution with `~`", v.Pos, v.Name)
 	}
 	q := qs[v.Name]
 	if q == nil {
-		return nil, fmt.Errorf("%s: latent %s is declared conjugate, but its prior %s is not a family with closed-form updates (%s); declare it `nonconjugate` or change its prior",
+		return nil, fmt.Errorf("%s: latent %s is declared conjugate, but its prior %s is not a family with closed-form updates (%s)\n\thint: declare it `nonconjugate laplace`, or give it one of those priors",
 			v.Pos, v.Name, prior.Dist, strings.Join(ConjugateFamilies(), ", "))
 	}
 	u := &Update{Latent: v, Q: q, Unit: b.localUnit(v), Normalize: q.Family == "Categorical"}
@@ -318,7 +318,7 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 					why = l.Rule + " (" + l.Term + ")"
 				}
 			}
-			return nil, fmt.Errorf("%s: %s is declared conjugate (Categorical), but this statement is not linear in its indicator: %s", f.Pos, v, why)
+			return nil, fmt.Errorf("%s: %s is declared conjugate (Categorical), but this statement is not linear in its indicator: %s\n\thint: a Categorical latent z may only select, as in beta[z[n]] or x[z[n]]; declare a nonlinear use `nonconjugate`", f.Pos, v, why)
 		}
 		lp = e
 		tensors = []string{q.Params[0].Tensor}
@@ -336,7 +336,7 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 			}
 		})
 		if left != nil {
-			return nil, fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s); declare %s `nonconjugate` or use a conjugate prior",
+			return nil, fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s)\n\thint: declare %s `nonconjugate laplace` (or `nonconjugate delta`), or give it a prior conjugate to this statement",
 				f.Pos, v, q.Family, readOf(lp, v), q.Family, strings.Join(statNames(stats, v), ", "), v)
 		}
 	}
@@ -422,11 +422,11 @@ func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*
 		}
 		q := qs[fv.Name]
 		if q == nil {
-			return nil, fmt.Errorf("%s: the update of %s reads latent %s, whose variational family vigen cannot determine yet", f.Pos, self, fv.Name)
+			return nil, fmt.Errorf("%s: the update of %s reads latent %s, \n\thint: declare the latent `conjugate` with a prior from the conjugate table, or `nonconjugate laplace` as a real vector", f.Pos, self, fv.Name)
 		}
 		if q.Family == "MvNormal" && len(fv.Type.Dims) == 2 {
 			if unit == nil || b.localUnit(fv) == nil || b.localUnit(fv).Name != unit.Name {
-				return nil, fmt.Errorf("%s: the update of %s reads the per-unit latent %s outside its unit; this is not supported yet", f.Pos, self, fv.Name)
+				return nil, fmt.Errorf("%s: the update of %s reads the per-unit latent %s outside its unit; this is not supported yet\n\thint: read per-unit latents inside the loop over their units", f.Pos, self, fv.Name)
 			}
 			e = unitView(e, fv.Name, *unit)
 		}
@@ -450,7 +450,7 @@ func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*
 func (b *Builder) polynomialParts(lp Expr, q *QFactor, at []Index, f *ir.Factor) ([]Expr, error) {
 	v := q.Var
 	if len(at) > 0 {
-		return nil, fmt.Errorf("%s: %s: conjugate Normal latents must be scalars for now; declare it `nonconjugate`", f.Pos, v)
+		return nil, fmt.Errorf("%s: %s: conjugate Normal latents must be scalars for now\n\thint: declare it `nonconjugate laplace`", f.Pos, v)
 	}
 	d1 := Diff(lp, v, nil)
 	d2 := Diff(d1, v, nil)
@@ -470,7 +470,7 @@ func notLinear(f *ir.Factor, q *QFactor, stats []string, lp Expr) error {
 	if read != nil {
 		what = String(read)
 	}
-	return fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement reads it through %s, which is not linear in the %s sufficient statistics (%s); declare %s `nonconjugate` or use a conjugate prior",
+	return fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement reads it through %s, which is not linear in the %s sufficient statistics (%s)\n\thint: declare %s `nonconjugate laplace` (or `nonconjugate delta`), or give it a prior conjugate to this statement",
 		f.Pos, q.Var, q.Family, what, q.Family, strings.Join(names, ", "), q.Var)
 }
 

@@ -20,7 +20,7 @@ func tensorOf(v Val, what string) (string, error) {
 	if v.Src != nil {
 		pos = v.Src.Position().String()
 	}
-	return "", fmt.Errorf("%s: the %s must be a declared matrix variable (not an expression) for now", pos, what)
+	return "", fmt.Errorf("%s: the %s must be a declared matrix variable (not an expression) for now\n\thint: declare a `cov` const or param and pass its name", pos, what)
 }
 
 func mvNormalDist(name string, isPrec bool) *Dist {

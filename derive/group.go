@@ -37,7 +37,7 @@ func (b *Builder) grouping(f *ir.Factor, v string, unit Index) (*Grouping, error
 		return nil, nil
 	}
 	outside := func(pos ir.Pos) error {
-		return fmt.Errorf("%s: this statement reads %s outside the plate over %s; a per-unit latent is read either inside `for %s in 1:%s` or as %s[g[n]] with g : int[N] in 1..%s data and n the statement's outer plate",
+		return fmt.Errorf("%s: this statement reads %s outside the plate over %s\n\thint: a per-unit latent is read either inside `for %s in 1:%s` or as %s[g[n]] with g : int[N] in 1..%s data and n the statement's outer plate",
 			pos, v, unit.Name, unit.Name, unit.Size, v, unit.Size)
 	}
 	if len(f.Plates) == 0 || f.Plates[0].Bag != nil {
@@ -58,7 +58,7 @@ func (b *Builder) grouping(f *ir.Factor, v string, unit Index) (*Grouping, error
 				return
 			}
 			if g != nil && g.By != by {
-				err = fmt.Errorf("%s: this statement reads %s through both %s and %s; one grouping per statement is supported", r.Pos, v, g.By.Name, by.Name)
+				err = fmt.Errorf("%s: this statement reads %s through both %s and %s\n\thint: one grouping per statement is supported; split the statement in two, or index both through one grouping", r.Pos, v, g.By.Name, by.Name)
 				return
 			}
 			g = &Grouping{Plate: n.Index, By: by}

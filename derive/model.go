@@ -158,10 +158,10 @@ func (b *Builder) qFactor(v *ir.Var) *QFactor {
 func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, error) {
 	prior := b.Model.Prior(v.Name)
 	if prior == nil && v.Role != ir.RoleParam {
-		return nil, fmt.Errorf("%s: latent %s has no prior", v.Pos, v.Name)
+		return nil, fmt.Errorf("%s: latent %s has no prior\n\thint: give it a distribution with `~`", v.Pos, v.Name)
 	}
 	if v.Type.Kind != ir.Real || v.Type.Class != ir.Plain || len(v.Type.Dims) < 1 || len(v.Type.Dims) > 2 {
-		return nil, fmt.Errorf("%s: nonconjugate latent %s must be a real vector real[P], or one vector per unit real[D, P]", v.Pos, v.Name)
+		return nil, fmt.Errorf("%s: nonconjugate latent %s must be a real vector real[P], or one vector per unit real[D, P]\n\thint: split it into vectors, or declare it `conjugate` with a conjugate prior", v.Pos, v.Name)
 	}
 	o := &Objective{Latent: v, Dim: v.Type.Dims[len(v.Type.Dims)-1], CovName: CovTensor(v.Name)}
 	var groupOf map[*ir.Factor]*Grouping // the children read as θ[g[n]]
@@ -170,11 +170,11 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		// unit's part of the log joint, with d free, and θ[d] is read as
 		// the unit's own vector.
 		if len(prior.Plates) == 0 || len(prior.Target.Index) != 1 {
-			return nil, fmt.Errorf("%s: %s[d] must be drawn inside its plate `for d in 1:%s`", prior.Pos, v.Name, v.Type.Dims[0])
+			return nil, fmt.Errorf("%s: %s[d] must be drawn inside its plate `for d in 1:%s`\n\thint: move its `~` statement into that loop", prior.Pos, v.Name, v.Type.Dims[0])
 		}
 		ix, ok := prior.Target.Index[0].(*ir.Index)
 		if !ok {
-			return nil, fmt.Errorf("%s: %s must be indexed by its plate's index", prior.Pos, v.Name)
+			return nil, fmt.Errorf("%s: %s must be indexed by its plate's index\n\thint: write it as x[d] inside `for d in 1:D`", prior.Pos, v.Name)
 		}
 		u := Index{Name: ix.Name, Size: v.Type.Dims[0], Plate: true}
 		o.Unit = &u
@@ -190,7 +190,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 			}
 		}
 	} else if prior != nil && (len(prior.Plates) > 0 || len(prior.Target.Index) > 0) {
-		return nil, fmt.Errorf("%s: latent %s is drawn inside a plate; declare it with the plate's size as its first dimension", prior.Pos, v.Name)
+		return nil, fmt.Errorf("%s: latent %s is drawn inside a plate; \n\thint: declare it with the plate's size as its first dimension", prior.Pos, v.Name)
 	}
 	if prior != nil {
 		o.Factors = []*ir.Factor{prior}
@@ -222,7 +222,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		}
 		for _, fv := range b.Model.VarsWithRole(ir.RoleLatent) {
 			if fv.Name != v.Name && qs[fv.Name] == nil && DependsOn(lp, fv.Name) {
-				return nil, fmt.Errorf("%s: %s reads latent %s, whose variational family vigen cannot determine yet", f.Pos, v.Name, fv.Name)
+				return nil, fmt.Errorf("%s: %s reads latent %s, \n\thint: declare the latent `conjugate` with a prior from the conjugate table, or `nonconjugate laplace` as a real vector", f.Pos, v.Name, fv.Name)
 			}
 		}
 		if len(others) > 0 {
@@ -289,8 +289,8 @@ func expectFailure(pos ir.Pos, log []Approx, context string) error {
 	}
 	for _, l := range log {
 		if !l.Exact && !strings.HasPrefix(l.Rule, "Taylor") {
-			return fmt.Errorf("%s: cannot take the expectation of %s%s: %s", pos, l.Term, context, l.Rule)
+			return fmt.Errorf("%s: cannot take the expectation of %s%s: %s\n\thint: vigen takes expectations of polynomials, exp and the functions in its table; declare a latent read nonlinearly `nonconjugate` or rewrite the statement", pos, l.Term, context, l.Rule)
 		}
 	}
-	return fmt.Errorf("%s: cannot take the expectation of this statement under q%s", pos, context)
+	return fmt.Errorf("%s: cannot take the expectation of this statement under q%s\n\thint: declare a latent read nonlinearly `nonconjugate` or rewrite the statement", pos, context)
 }

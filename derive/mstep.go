@@ -71,7 +71,7 @@ func numericEligible(v *ir.Var) bool {
 // v has a prior, plus the expectation under q of every statement reading v.
 func (b *Builder) numericMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) {
 	if len(b.Model.Children(v.Name)) == 0 {
-		return nil, fmt.Errorf("%s: param %s is never read, so it has no M-step", v.Pos, v.Name)
+		return nil, fmt.Errorf("%s: param %s is never read, so it has no M-step\n\thint: remove it, or use it in a statement", v.Pos, v.Name)
 	}
 	o, err := b.objective(v, qs)
 	if err != nil {
@@ -125,11 +125,11 @@ func (b *Builder) mSteps(qs map[string]*QFactor) ([]*MStep, error) {
 func (b *Builder) countsMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) {
 	factors := b.Model.Children(v.Name)
 	if len(factors) == 0 {
-		return nil, fmt.Errorf("%s: param %s is never read, so it has no M-step", v.Pos, v.Name)
+		return nil, fmt.Errorf("%s: param %s is never read, so it has no M-step\n\thint: remove it, or use it in a statement", v.Pos, v.Name)
 	}
 	if p := b.Model.Prior(v.Name); p != nil {
 		if p.Dist != "Dirichlet" {
-			return nil, fmt.Errorf("%s: the prior of simplex param %s must be a Dirichlet for its closed-form M-step; remove it or use Dirichlet", p.Pos, v.Name)
+			return nil, fmt.Errorf("%s: the prior of simplex param %s must be a Dirichlet for its closed-form M-step\n\thint: remove the prior, or make it a Dirichlet", p.Pos, v.Name)
 		}
 		factors = append([]*ir.Factor{p}, factors...)
 	}
@@ -152,7 +152,7 @@ func (b *Builder) countsMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error)
 // plate and derives the M-step of that statement's params.
 func (b *Builder) gaussMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) {
 	noForm := func(pos ir.Pos, why string) error {
-		return fmt.Errorf("%s: param %s has no closed-form M-step: %s (closed forms exist for simplex params read as probabilities and for the mean and covariance of an MvNormal over a plate)", pos, v.Name, why)
+		return fmt.Errorf("%s: param %s has no closed-form M-step: %s \n\thint: closed forms exist for simplex params read as probabilities and for the mean and covariance of an MvNormal over a plate; declare it `const` or make it a latent", pos, v.Name, why)
 	}
 	var stmt *ir.Factor
 	for _, f := range b.Model.Children(v.Name) {
@@ -162,7 +162,7 @@ func (b *Builder) gaussMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) 
 		stmt = f
 	}
 	if stmt == nil {
-		return nil, fmt.Errorf("%s: param %s is never read, so it has no M-step", v.Pos, v.Name)
+		return nil, fmt.Errorf("%s: param %s is never read, so it has no M-step\n\thint: remove it, or use it in a statement", v.Pos, v.Name)
 	}
 	if stmt.Dist != "MvNormal" && stmt.Dist != "MvNormalPrec" {
 		return nil, noForm(stmt.Pos, "it is read by a "+stmt.Dist+", not an MvNormal")
@@ -208,16 +208,16 @@ func (b *Builder) gaussMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) 
 		}
 		want := [2]string{"MvNormal", "Wishart"}[k]
 		if k == 1 && !g.Precision {
-			return nil, fmt.Errorf("%s: a prior on the covariance %s has no closed-form M-step; put a Wishart prior on a precision (MvNormalPrec) instead", p.Pos, a.Name)
+			return nil, fmt.Errorf("%s: a prior on the covariance %s has no closed-form M-step\n\thint: put a Wishart prior on a precision (MvNormalPrec) instead", p.Pos, a.Name)
 		}
 		if p.Dist != want {
-			return nil, fmt.Errorf("%s: the prior of %s must be a %s for its closed-form M-step (App. C)", p.Pos, a.Name, want)
+			return nil, fmt.Errorf("%s: the prior of %s must be a %s for its closed-form M-step (App. C)\n\thint: use that prior, or remove it", p.Pos, a.Name, want)
 		}
 		var pv []*ir.Var
 		for _, pa := range p.Args {
 			r, ok := pa.(*ir.Ref)
 			if !ok || len(r.Index) > 0 || r.Var.Role != ir.RoleConst {
-				return nil, fmt.Errorf("%s: the arguments of %s's prior must be consts named without indices", pa.Position(), a.Name)
+				return nil, fmt.Errorf("%s: the arguments of %s's prior must be consts named without indices\n\thint: declare them `const` and pass their names", pa.Position(), a.Name)
 			}
 			pv = append(pv, r.Var)
 		}

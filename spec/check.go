@@ -24,7 +24,7 @@ func Check(f *File) (*ir.Model, error) {
 	}
 	c.model.File = c.file
 	if f.Name == nil {
-		c.errorf(f.Pos, "", "missing `model NAME`")
+		c.errorf(f.Pos, "a model file starts with `model NAME`", "missing `model NAME`")
 	} else {
 		c.model.Name = f.Name.Name
 	}

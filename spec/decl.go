@@ -52,7 +52,7 @@ func (c *checker) declare(decls []Decl) {
 			return false
 		}
 		if old, dup := c.syms[id.Name]; dup {
-			c.errorf(id.Pos, "", "%s redeclared (first declared as %s at %s)", id.Name, describe(old.v), c.where(old.v.Pos))
+			c.errorf(id.Pos, "every name is declared once; rename one of the two", "%s redeclared (first declared as %s at %s)", id.Name, describe(old.v), c.where(old.v.Pos))
 			return false
 		}
 		c.syms[id.Name] = s
@@ -133,7 +133,7 @@ func (c *checker) resolveType(s *symbol) (ir.Type, bool) {
 	if r := te.Range; r != nil {
 		switch {
 		case ctor.rangeKw == "":
-			c.errorf(r.Pos, "", "%s takes no range: only int types have `in LO..HI` and bags `of 1..V`", te.Name.Name)
+			c.errorf(r.Pos, "remove the range, or declare it `int` if its values are integers in a range", "%s takes no range: only int types have `in LO..HI` and bags `of 1..V`", te.Name.Name)
 			ok = false
 		case r.Keyword != ctor.rangeKw:
 			c.errorf(r.Pos, "write `"+ctor.example+"`", "%s takes `%s LO..HI`, not `%s`", te.Name.Name, ctor.rangeKw, r.Keyword)
@@ -145,7 +145,7 @@ func (c *checker) resolveType(s *symbol) (ir.Type, bool) {
 			if lok && hok {
 				t.Range = &[2]ir.Bound{lo, hi}
 				if lo.Size == "" && hi.Size == "" && lo.Value > hi.Value {
-					c.errorf(r.Lo.Pos, "", "empty range %d..%d", lo.Value, hi.Value)
+					c.errorf(r.Lo.Pos, "a range LO..HI needs LO ≤ HI", "empty range %d..%d", lo.Value, hi.Value)
 					ok = false
 				}
 				if ctor.class == ir.Bag && (lo.Size != "" || lo.Value != 1 || hi.Size == "") {
@@ -198,7 +198,7 @@ func (c *checker) dim(b *Bound, ctor typeCtor, before []string) (string, bool) {
 func (c *checker) bound(b *Bound) (ir.Bound, bool) {
 	if b.IsName() {
 		if b.Neg {
-			c.errorf(b.Pos, "", "a range bound cannot be a negated size")
+			c.errorf(b.Pos, "range bounds are int literals or sizes, e.g. `in 1..K`", "a range bound cannot be a negated size")
 			return ir.Bound{}, false
 		}
 		s := c.syms[b.Text]

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -45,7 +46,7 @@ func (c *checker) expr(e Expr, sc *scope) (ir.Expr, bool) {
 	case *Number:
 		v, err := strconv.ParseFloat(e.Text, 64)
 		if err != nil || math.IsInf(v, 0) {
-			c.errorf(e.Pos, "", "number %s is out of range", e.Text)
+			c.errorf(e.Pos, "numbers must be finite float64 values (magnitude below about 1.8e308)", "number %s is out of range", e.Text)
 			return nil, false
 		}
 		return &ir.Num{Value: v, Pos: c.pos(e.Pos)}, true
@@ -54,7 +55,7 @@ func (c *checker) expr(e Expr, sc *scope) (ir.Expr, bool) {
 	case *IndexExpr:
 		id, ok := e.X.(*Ident)
 		if !ok {
-			c.errorf(e.Lbrack, "", "only variables can be indexed")
+			c.errorf(e.Lbrack, "index the variable inside the expression, e.g. `exp(x[n])` rather than `exp(x)[n]`", "only variables can be indexed")
 			return nil, false
 		}
 		return c.indexed(id, e.Indices, sc)
@@ -151,6 +152,9 @@ func (c *checker) lookup(id *Ident, sc *scope) *symbol {
 			names = append(names, n)
 		}
 		hint = suggest(id.Name, names)
+		if hint == "" {
+			hint = "declare it first, e.g. `data " + id.Name + " : real` or `latent " + id.Name + " : real[K] ...`"
+		}
 	}
 	c.errorf(id.Pos, hint, "unknown name %s", id.Name)
 	return nil
@@ -159,7 +163,7 @@ func (c *checker) lookup(id *Ident, sc *scope) *symbol {
 // indexed checks `x[i, ...]`.
 func (c *checker) indexed(id *Ident, idx []Expr, sc *scope) (ir.Expr, bool) {
 	if l := sc.lookup(id.Name); l != nil {
-		c.errorf(id.Pos, "", "loop index %s cannot be indexed", id.Name)
+		c.errorf(id.Pos, "a loop index is an int scalar; index a variable with it, as in `x["+id.Name+"]`", "loop index %s cannot be indexed", id.Name)
 		return nil, false
 	}
 	s := c.lookup(id, sc)
@@ -174,14 +178,14 @@ func (c *checker) ref(s *symbol, id *Ident, idx []Expr, sc *scope) (*ir.Ref, boo
 	v := s.v
 	if v.Role == ir.RoleSize {
 		if len(idx) > 0 {
-			c.errorf(idx[0].Position(), "", "size %s cannot be indexed", v.Name)
+			c.errorf(idx[0].Position(), "a size is an int scalar; to loop over its range, write `for i in 1:"+v.Name+"`", "size %s cannot be indexed", v.Name)
 			return nil, false
 		}
 		return &ir.Ref{Var: v, T: ir.Type{Kind: ir.Int}, Pos: c.pos(id.Pos)}, true
 	}
 	dims := effectiveDims(v)
 	if s.ok && len(idx) > len(dims) {
-		hint := ""
+		hint := "remove the extra index"
 		if v.Type.Class == ir.Bag {
 			hint = "index a bag as " + v.Name + "[d] for a document and " + v.Name + "[d, n] for its token n"
 		}
@@ -253,10 +257,10 @@ func (c *checker) checkIndex(r *ir.Ref, x ir.Expr, i int, dims []string, sc *sco
 		l := sc.lookup(ix.Name)
 		switch {
 		case l.size != "" && l.size != dim:
-			c.errorAt(ix.Pos, "", "index %s runs over 1:%s but dimension %d of %s %s", ix.Name, l.size, i+1, v.Name, dimPhrase(c, dim))
+			c.errorAt(ix.Pos, indexHint(c, v, i, dim), "index %s runs over 1:%s but dimension %d of %s %s", ix.Name, l.size, i+1, v.Name, dimPhrase(c, dim))
 			return false
 		case l.bag != nil && l.bag.Var.Name != dim:
-			c.errorAt(ix.Pos, "", "index %s runs over the tokens of %s but dimension %d of %s %s", ix.Name, exprString(l.bag), i+1, v.Name, dimPhrase(c, dim))
+			c.errorAt(ix.Pos, indexHint(c, v, i, dim), "index %s runs over the tokens of %s but dimension %d of %s %s", ix.Name, exprString(l.bag), i+1, v.Name, dimPhrase(c, dim))
 			return false
 		case l.bag != nil:
 			// The indices before n must pick the same document as the loop.
@@ -273,7 +277,7 @@ func (c *checker) checkIndex(r *ir.Ref, x ir.Expr, i int, dims []string, sc *sco
 	want := "an int in 1.." + dim
 	switch {
 	case t.Rank() > 0:
-		c.errorAt(x.Position(), "", "index %s must be %s, but it is %s", exprString(x), want, t)
+		c.errorAt(x.Position(), "an index is one int value; loop over the elements with `for i in 1:"+dim+"`", "index %s must be %s, but it is %s", exprString(x), want, t)
 	case t.Kind != ir.Int:
 		hint := ""
 		if _, isNum := x.(*ir.Num); isNum {
@@ -287,11 +291,19 @@ func (c *checker) checkIndex(r *ir.Ref, x ir.Expr, i int, dims []string, sc *sco
 		}
 		c.errorAt(x.Position(), hint, "index %s has no range: an index into dimension %d of %s must be %s", exprString(x), i+1, v.Name, want)
 	case t.Range[0].Size != "" || t.Range[0].Value != 1 || t.Range[1].Size != dim:
-		c.errorAt(x.Position(), "", "index %s ranges over %s..%s but dimension %d of %s %s", exprString(x), t.Range[0], t.Range[1], i+1, v.Name, dimPhrase(c, dim))
+		c.errorAt(x.Position(), indexHint(c, v, i, dim), "index %s ranges over %s..%s but dimension %d of %s %s", exprString(x), t.Range[0], t.Range[1], i+1, v.Name, dimPhrase(c, dim))
 	default:
 		return true
 	}
 	return false
+}
+
+// indexHint suggests how to index dimension i (of size dim) of v.
+func indexHint(c *checker, v *ir.Var, i int, dim string) string {
+	if s := c.syms[dim]; s != nil && s.v.Role != ir.RoleSize {
+		return fmt.Sprintf("dimension %d of %s is indexed by a token loop `for n in %s[d]`", i+1, v.Name, dim)
+	}
+	return fmt.Sprintf("dimension %d of %s needs an index that runs over 1:%s, as the index of `for i in 1:%s` does; check the order of the indices", i+1, v.Name, dim, dim)
 }
 
 // dimPhrase describes a dimension: "has size P", or for a bag dimension

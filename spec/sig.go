@@ -76,11 +76,15 @@ func (u *unifier) arg(p ir.ParamSig, desc desc, t ir.Type, pos ir.Pos) bool {
 		u.ok = false
 		return false
 	}
+	shapeHint := "pass an argument of that shape (the table in spec/README.md gives each parameter's shape)"
+	if desc.prefix == "the target" {
+		shapeHint = "change the declaration of " + exprString(desc.x) + " to the shape " + u.what + " draws, or pick a distribution for its shape (see spec/README.md)"
+	}
 	if p.Int && t.Kind != ir.Int {
-		return fail("", "%s must be integer-valued, but it is %s", desc, t)
+		return fail("declare it `int`, with a range where the distribution needs one", "%s must be integer-valued, but it is %s", desc, t)
 	}
 	if p.Class != ir.Plain && t.Class != p.Class {
-		hint := ""
+		hint := shapeHint
 		if p.Class == ir.Simplex {
 			hint = "softmax(x) maps a real vector onto the simplex"
 		} else if p.Class == ir.Cov && t.Rank() >= 2 {
@@ -93,13 +97,13 @@ func (u *unifier) arg(p ir.ParamSig, desc desc, t ir.Type, pos ir.Pos) bool {
 		return true // a scalar broadcast to every element
 	}
 	if t.Rank() != len(pat) {
-		return fail("", "%s must be %s, but it is %s", desc, shapePhrase(p), t)
+		return fail(shapeHint, "%s must be %s, but it is %s", desc, shapePhrase(p), t)
 	}
 	for i, l := range pat {
 		d := t.Dims[i]
 		if b, bound := u.bind[l]; bound {
 			if b != d {
-				return fail("", "size mismatch: %s is %s but %s (%s ≠ %s)", desc, t, u.by[l], d, b)
+				return fail("the sizes must agree: check the declarations, or index the arguments to match", "size mismatch: %s is %s but %s (%s ≠ %s)", desc, t, u.by[l], d, b)
 			}
 			continue
 		}
@@ -155,7 +159,7 @@ func (c *checker) call(e *CallExpr, sc *scope) (ir.Expr, bool) {
 		return nil, false
 	}
 	if len(e.Args) != len(fn.Params) {
-		c.errorf(e.Pos, "", "%s takes %s, got %d", name, paramList(fn.Params), len(e.Args))
+		c.errorf(e.Pos, "call it as "+callForm(name, fn.Params), "%s takes %s, got %d", name, paramList(fn.Params), len(e.Args))
 		return nil, false
 	}
 	u := newUnifier(c, name, false)
@@ -205,7 +209,7 @@ func (c *checker) call(e *CallExpr, sc *scope) (ir.Expr, bool) {
 	for _, l := range letters(fn.Result.Shape) {
 		d, bound := u.bind[l]
 		if !bound {
-			c.errorf(e.Pos, "", "%s: cannot tell the size %s of the result", name, l)
+			c.errorf(e.Pos, "pass the size explicitly, as in eye(P), or use it where the size is known", "%s: cannot tell the size %s of the result", name, l)
 			return nil, false
 		}
 		call.T.Dims = append(call.T.Dims, d)
@@ -222,7 +226,7 @@ func (c *checker) sizeArg(fn string, p ir.ParamSig, a Expr, sc *scope) (*ir.Ref,
 			return &ir.Ref{Var: s.v, T: ir.Type{Kind: ir.Int}, Pos: c.pos(id.Pos)}, true
 		}
 	}
-	c.errorf(a.Position(), "", "%s: argument %s must be a size name, as in %s(P)", fn, p.Name, fn)
+	c.errorf(a.Position(), "declare the size with `size P` and pass its name", "%s: argument %s must be a size name, as in %s(P)", fn, p.Name, fn)
 	return nil, false
 }
 
@@ -273,4 +277,13 @@ func paramList(ps []ir.ParamSig) string {
 		n += "s"
 	}
 	return fmt.Sprintf("%d %s (%s)", len(ps), n, strings.Join(names, ", "))
+}
+
+// callForm writes a call with its parameter names, e.g. "Normal(mean, sd)".
+func callForm(name string, ps []ir.ParamSig) string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	return name + "(" + strings.Join(names, ", ") + ")"
 }

@@ -125,7 +125,7 @@ func (c *checker) tilde(s *TildeStmt, sc *scope, plates []ir.Plate) {
 		return
 	}
 	if len(s.Args) != len(fam.Params) {
-		c.errorf(s.Dist.Pos, "", "%s takes %s, got %d", fam.Name, paramList(fam.Params), len(s.Args))
+		c.errorf(s.Dist.Pos, "write "+callForm(fam.Name, fam.Params), "%s takes %s, got %d", fam.Name, paramList(fam.Params), len(s.Args))
 		return
 	}
 	if c.family(fam, f) {
@@ -152,7 +152,7 @@ func (c *checker) target(e Expr, sc *scope) (r *ir.Ref, sym *symbol) {
 		return nil, nil
 	}
 	if sc.lookup(id.Name) != nil {
-		c.errorf(id.Pos, "", "loop index %s cannot be the target of ~", id.Name)
+		c.errorf(id.Pos, "the target is a variable indexed by loop indices, as in `y[n] ~ ...`", "loop index %s cannot be the target of ~", id.Name)
 		return nil, nil
 	}
 	s := c.syms[id.Name]
@@ -262,12 +262,19 @@ func (c *checker) family(fam *ir.Family, f *ir.Factor) bool {
 		if val.Class != ir.Plain {
 			want = shapePhrase(val)
 		}
-		c.errorAt(pos, "", "%s: %s must be %s, but it is %s", fam.Name, tdesc, want, t)
+		hint := "declare " + v.Name + " as " + shapePhrase(val) + ", or pick a distribution for " + t.String() + " values (see spec/README.md)"
+		if val.Class == ir.Plain {
+			hint = "a " + t.Class.String() + " variable needs a distribution over " + t.Class.String() + " values"
+			if ex, ok := map[ir.Class]string{ir.Cov: "Wishart", ir.Simplex: "Dirichlet"}[t.Class]; ok {
+				hint += ", such as " + ex
+			}
+		}
+		c.errorAt(pos, hint, "%s: %s must be %s, but it is %s", fam.Name, tdesc, want, t)
 		return false
 	}
 	elementwise := fam.Elementwise && val.Shape == ""
 	if want := len(letters(val.Shape)); !elementwise && t.Rank() > want {
-		hint := ""
+		hint := "index the target so that each draw is " + shapePhrase(val)
 		if len(f.Target.Index) == 0 {
 			unit := "row"
 			if want == 0 {

@@ -40,9 +40,9 @@ var literals = map[string]struct{ phrase, hint string }{
 	":":     {"`:` and a type", "a declaration reads `ROLE NAME : TYPE`, e.g. `data x : real[N]`"},
 	"in":    {"`in`", "a loop reads `for n in 1:N { ... }` or `for n in w[d] { ... }`"},
 	"{":     {"`{`", "a loop reads `for n in 1:N { ... }`"},
-	"}":     {"`}` to close the loop", ""},
-	")":     {"`)`", ""},
-	"]":     {"`]`", ""},
+	"}":     {"`}` to close the loop", "every `{` of a loop needs a matching `}`"},
+	")":     {"`)`", "every `(` needs a matching `)`; arguments are separated by commas"},
+	"]":     {"`]`", "every `[` needs a matching `]`; indices are separated by commas"},
 	"..":    {"`..`", "a range reads `in LO..HI`, e.g. `int[N] in 0..1`"},
 	"model": {"`model NAME`", "a model file starts with `model NAME`"},
 }
@@ -65,6 +65,7 @@ func syntaxError(base string, src []byte, err error) *Error {
 			r, _ = utf8.DecodeRune(src[off:])
 		}
 		e.Msg = fmt.Sprintf("unexpected character %q", r)
+		e.Hint = "names are letters, digits and _; operators are + - * / ^ ~ ..; comments start with # or //"
 		return e
 	}
 	var uerr *participle.UnexpectedTokenError
@@ -81,6 +82,7 @@ func syntaxError(base string, src []byte, err error) *Error {
 		e.Hint = literals["model"].hint
 	case expected == "":
 		e.Msg = "unexpected " + what + ", expected a declaration (size, data, const, param, latent), a `for` loop or a `~` statement"
+		e.Hint = "a model is a list of declarations (`data x : real[N]`), loops (`for n in 1:N { ... }`) and statements (`y[n] ~ Normal(mu, 1)`)"
 	default:
 		first := firstItem(expected)
 		if p, ok := productions[first]; ok && strings.HasPrefix(p, `"`) {
@@ -104,6 +106,9 @@ func syntaxError(base string, src []byte, err error) *Error {
 			e.Msg = "`" + tok.Value + "` is a reserved word and cannot be used as a name"
 			e.Hint = "reserved words: " + strings.Join(keywords, ", ")
 		}
+	}
+	if e.Hint == "" {
+		e.Hint = "the grammar is in spec/README.md"
 	}
 	return e
 }
