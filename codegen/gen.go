@@ -73,7 +73,12 @@ type fileCtx struct {
 	JSONKeys                           []string
 	Aux                                []auxCtx
 	Kernels, FitCode                   string
+	// Bags are the bag data, whose documents Fit checks are not empty.
+	Bags []bagCtx
 }
+
+// bagCtx names a bag data variable and the Model field of its offsets.
+type bagCtx struct{ Name, Off string }
 
 // gen holds the naming decisions for one model.
 type gen struct {
@@ -87,6 +92,7 @@ type gen struct {
 	sizeGo    map[string]string
 	tensors   map[string]tensorInfo
 	errs      []string
+	bags      []bagCtx
 }
 
 // Generate derives m and returns the Go package implementing it. A failure
@@ -141,6 +147,7 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 		}
 	}
 	g.groupings(ctx)
+	ctx.Bags = g.bags
 	methods := map[string]bool{}
 	for _, o := range d.Objectives {
 		v := o.Latent
@@ -276,6 +283,7 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 		vc.LoadCode = missing + fmt.Sprintf("\t{\n\t\toff, term, count, err := runtime.FlattenBag(%q, %s, m.%s, %s, %s)\n\t\tif err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tm.%s, m.%s, m.%s = off, term, count\n\t}",
 			v.Name, field, g.sizeGo[dims[0]], lo, hi, off, term, count)
 		g.goName[v.Name+".off"], g.goName[v.Name+".term"], g.goName[v.Name+".count"] = off, term, count
+		g.bags = append(g.bags, bagCtx{Name: v.Name, Off: off})
 		g.tensors[v.Name+".off"] = tensorInfo{Dims: []string{dims[0]}, Int: true}
 		g.tensors[v.Name+".term"] = tensorInfo{Dims: []string{"@" + v.Name}, Int: true}
 		g.tensors[v.Name+".count"] = tensorInfo{Dims: []string{"@" + v.Name}}

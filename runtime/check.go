@@ -90,8 +90,47 @@ func CheckSPD(name string, a []float64, n int) error {
 			}
 		}
 	}
-	if _, ok := LogDetSPD(a, n); !ok {
-		return fmt.Errorf("data %q: not positive definite", name)
+	if k, pivot := firstBadPivot(a, n); k > 0 {
+		return fmt.Errorf("data %q: not positive definite: Cholesky pivot %d is %.3g, so the leading %d×%d block (rows and columns 1..%d) is not positive definite", name, k, pivot, k, k, k)
+	}
+	return nil
+}
+
+// firstBadPivot runs a Cholesky factorization of the symmetric n×n matrix a
+// and returns the 1-based row k whose pivot d_k (the squared diagonal of
+// the factor) is not positive, or 0 if a is positive definite.
+func firstBadPivot(a []float64, n int) (k int, pivot float64) {
+	l := make([]float64, n*n)
+	for j := 0; j < n; j++ {
+		d := a[j*n+j]
+		for p := 0; p < j; p++ {
+			d -= l[j*n+p] * l[j*n+p]
+		}
+		if !(d > 0) || math.IsInf(d, 0) {
+			return j + 1, d
+		}
+		l[j*n+j] = math.Sqrt(d)
+		for i := j + 1; i < n; i++ {
+			s := a[i*n+j]
+			for p := 0; p < j; p++ {
+				s -= l[i*n+p] * l[j*n+p]
+			}
+			l[i*n+j] = s / l[j*n+j]
+		}
+	}
+	return 0, 0
+}
+
+// CheckNoEmptyDocs checks that no document of a bag is empty: document i's
+// entries are off[i]:off[i+1]. An empty document is legal in the model (its
+// local posterior is its prior), but it usually means a mistake in
+// preparing the data, so generated Fit functions call this unless
+// Options.AllowEmpty is set.
+func CheckNoEmptyDocs(name string, off []int) error {
+	for i := 0; i+1 < len(off); i++ {
+		if off[i+1] == off[i] {
+			return fmt.Errorf("data %q[%d]: document %d is empty; remove it, or set Options.AllowEmpty to fit it (its posterior is the prior)", name, i+1, i+1)
+		}
 	}
 	return nil
 }

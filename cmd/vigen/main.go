@@ -90,7 +90,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) int {
 	if m == nil {
 		return code
 	}
-	files, err := generateSafely(m, codegen.Options{Package: *pkg, KernelsOnly: *kernels})
+	files, err := codegen.Generate(m, codegen.Options{Package: *pkg, KernelsOnly: *kernels})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -181,17 +181,6 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
-}
-
-// generateSafely is codegen.Generate, with a failure inside vigen reported
-// as an error rather than a crash.
-func generateSafely(m *ir.Model, opts codegen.Options) (files []codegen.File, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			files, err = nil, fmt.Errorf("%s: internal error in vigen while generating code (please report it with the model): %v", m.File, r)
-		}
-	}()
-	return codegen.Generate(m, opts)
 }
 
 // deriveSafely is derive.Derive, with a failure inside vigen reported as an

@@ -402,6 +402,7 @@ func TestBadData(t *testing.T) {
 		{"term 0", &lda.Data{K: 2, V: 3, W: [][][2]int{{{0, 2}}}}, `"w"[1]: term 0`},
 		{"count 0", &lda.Data{K: 2, V: 3, W: [][][2]int{{{1, 2}, {2, 0}}}}, `"w"[1]: entry 2 has count 0`},
 		{"negative count", &lda.Data{K: 2, V: 3, W: [][][2]int{{{1, -1}}}}, `"w"[1]: entry 1 has count -1`},
+		{"empty document", &lda.Data{K: 2, V: 3, W: [][][2]int{{{1, 2}}, {{2, 1}}, {}}}, `data "w"[3]: document 3 is empty; remove it, or set Options.AllowEmpty`},
 		{"missing w", &lda.Data{D: 2, K: 2, V: 3}, `data "w" is missing`},
 		// Without D the generated check stops first at D, which only w
 		// determines: `size "D": cannot be inferred from the data; give it
@@ -423,6 +424,8 @@ func TestBadData(t *testing.T) {
 		{"not pairs", `{"K": 2, "V": 3, "w": [[[1, 2, 3]]]}`, `"w"[1]: entry 1`},
 		{"not a bag", `{"K": 2, "V": 3, "w": [1, 2]}`, `"w"`},
 		{"count 0", `{"K": 2, "V": 3, "w": [[[1, 0]]]}`, `"w"[1]: entry 1 has count 0`},
+		{"non-integer count", `{"K": 2, "V": 3, "w": [[[1, 2]], [[2, 1.5]]]}`, `"w"[2]: entry 1 is not an integer [term, count] pair`},
+		{"negative count", `{"K": 2, "V": 3, "w": [[[1, -2]]]}`, `"w"[1]: entry 1 has count -2`},
 		{"missing w", `{"D": 2, "K": 2, "V": 3}`, `data "w" is missing`},
 	} {
 		_, err := lda.LoadData(strings.NewReader(c.json))
@@ -441,12 +444,12 @@ func TestBadData(t *testing.T) {
 	}
 }
 
-// Edge cases that are valid data fit without trouble: an empty document, a
-// single topic, a term no document uses.
+// Edge cases that are valid data fit without trouble: an empty document
+// (with Options.AllowEmpty), a single topic, a term no document uses.
 func TestEdgeCases(t *testing.T) {
 	docs := [][][2]int{{{1, 2}, {3, 1}}, {}, {{2, 4}}}
 	for _, k := range []int{1, 2} {
-		res, err := lda.Fit(context.Background(), &lda.Data{K: k, V: 5, W: docs}, lda.Options{MaxIter: 50})
+		res, err := lda.Fit(context.Background(), &lda.Data{K: k, V: 5, W: docs}, lda.Options{MaxIter: 50, AllowEmpty: true})
 		if err != nil {
 			t.Fatalf("K=%d: %v", k, err)
 		}

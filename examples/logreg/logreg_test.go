@@ -350,3 +350,55 @@ func maxAbs(v []float64) float64 {
 	}
 	return m
 }
+
+// Fit checks its data before doing any work; each kind of bad value is an
+// error naming the variable and the (1-based) index, never a panic or a
+// NaN in the result.
+func TestFitValidatesData(t *testing.T) {
+	x := func() [][]float64 { return [][]float64{{1, 2}, {3, 4}, {5, 6}} }
+	y := []int{0, 1, 1}
+	withX := func(i, j int, v float64) [][]float64 { m := x(); m[i][j] = v; return m }
+	for _, c := range []struct {
+		name string
+		data logreg.Data
+		want string
+	}{
+		{"NaN", logreg.Data{X: withX(1, 1, math.NaN()), Y: y}, `data "x"[2, 2]: NaN is not a finite number`},
+		{"+Inf", logreg.Data{X: withX(2, 0, math.Inf(1)), Y: y}, `data "x"[3, 1]: +Inf is not a finite number`},
+		{"-Inf", logreg.Data{X: withX(0, 1, math.Inf(-1)), Y: y}, `data "x"[1, 2]: -Inf is not a finite number`},
+		{"ragged row", logreg.Data{X: [][]float64{{1, 2}, {3}, {5, 6}}, Y: y}, `data "x"[2]: has 1 entries, want 2`},
+		{"lengths disagree", logreg.Data{X: x(), Y: []int{0, 1}}, `size "N": "x" has 3 entries but "y" has 2 entries`},
+		{"N given wrong", logreg.Data{N: 4, X: x(), Y: y}, `"N"`},
+		{"label above range", logreg.Data{X: x(), Y: []int{0, 2, 1}}, `data "y"[2]: 2 is outside 0..1`},
+		{"label below range", logreg.Data{X: x(), Y: []int{0, 1, -1}}, `data "y"[3]: -1 is outside 0..1`},
+		{"prior mean NaN", logreg.Data{X: x(), Y: y, Mu0: []float64{0, math.NaN()}}, `data "mu0"[2]: NaN is not a finite number`},
+		{"prior mean length", logreg.Data{X: x(), Y: y, Mu0: []float64{0, 0, 0}}, `"mu0"`},
+		{"covariance indefinite", logreg.Data{X: x(), Y: y, Sigma0: [][]float64{{1, 2}, {2, 1}}},
+			`data "Sigma0": not positive definite: Cholesky pivot 2 is -3, so the leading 2×2 block`},
+		{"covariance singular", logreg.Data{X: x(), Y: y, Sigma0: [][]float64{{1, 1}, {1, 1}}}, `data "Sigma0": not positive definite: Cholesky pivot 2 is 0`},
+		{"covariance asymmetric", logreg.Data{X: x(), Y: y, Sigma0: [][]float64{{1, 0.5}, {0.4, 1}}}, `data "Sigma0": not symmetric: entry [1, 2] is 0.5 but [2, 1] is 0.4`},
+		{"covariance NaN", logreg.Data{X: x(), Y: y, Sigma0: [][]float64{{1, 0}, {0, math.NaN()}}}, `data "Sigma0"[2, 2]: NaN`},
+		{"covariance shape", logreg.Data{X: x(), Y: y, Sigma0: [][]float64{{1, 0}}}, `"Sigma0"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var calls int
+			res, err := logreg.Fit(context.Background(), &c.data, logreg.Options{Progress: func(runtime.Progress) { calls++ }})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one containing %s", err, c.want)
+			}
+			if res != nil || calls > 0 {
+				t.Errorf("Fit ran (%d iterations) before rejecting the data", calls)
+			}
+		})
+	}
+	// JSON input: what JSON can express beyond Go's types.
+	for _, c := range []struct{ name, json, want string }{
+		{"non-integer label", `{"x": [[1, 2], [3, 4]], "y": [0, 0.5]}`, `data "y"[2]: 0.5 is not an integer`},
+		{"null entry", `{"x": [[1, 2], [3, null]], "y": [0, 1]}`, `"x"[2, 2]`},
+		{"number too large", `{"x": [[1, 2], [3, 1e999]], "y": [0, 1]}`, `"x"[2, 2]`},
+	} {
+		if _, err := logreg.LoadData(strings.NewReader(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %s", c.name, err, c.want)
+		}
+	}
+}

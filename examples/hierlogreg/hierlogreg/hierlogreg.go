@@ -440,6 +440,11 @@ type Options struct {
 	// of Fig. 1 from where it is (the models where it applies say so in
 	// updateUnit).
 	PlainSweeps bool
+	// AllowEmpty lets documents of bag data be empty (their local
+	// posteriors stay at their priors). By default Fit rejects an empty
+	// document, naming it, since one usually means a mistake in preparing
+	// the data. Models without bag data ignore it.
+	AllowEmpty bool
 }
 
 // Result is the fitted variational posterior and a record of the run. Its
