@@ -248,3 +248,51 @@ func TestLogSumExp(t *testing.T) {
 		t.Error("LogSumExp with NaN should be NaN")
 	}
 }
+
+// The gamma-family primitives at the extremes of float64, against the
+// leading terms of their expansions: near 0, lgamma(x) = −log x − γx,
+// ψ(x) = −1/x − γ, ψ'(x) = 1/x² + π²/6; for large x, Stirling's
+// lgamma(x) = (x−½)log x − x + ½log 2π + 1/(12x), ψ(x) = log x − 1/(2x),
+// ψ'(x) = 1/x + 1/(2x²). The neglected terms are below rounding at these
+// arguments.
+func TestGammaFamilyExtremes(t *testing.T) {
+	const euler = 0.57721566490153286061
+	for _, x := range []float64{1e-300, 1e-200, 1e-100, 1e-20, 1e-12} {
+		if got, want := Lgamma(x), -math.Log(x)-euler*x; !close(got, want, 1e-15, 0) {
+			t.Errorf("Lgamma(%g) = %.17g, want %.17g", x, got, want)
+		}
+		if got, want := Digamma(x), -1/x-euler; !close(got, want, 1e-15, 0) {
+			t.Errorf("Digamma(%g) = %.17g, want %.17g", x, got, want)
+		}
+		if x >= 1e-150 {
+			if got, want := Trigamma(x), 1/(x*x)+math.Pi*math.Pi/6; !close(got, want, 1e-15, 0) {
+				t.Errorf("Trigamma(%g) = %.17g, want %.17g", x, got, want)
+			}
+		} else if got := Trigamma(x); !math.IsInf(got, 1) {
+			t.Errorf("Trigamma(%g) = %g, want +Inf (1/x² overflows)", x, got)
+		}
+	}
+	for _, x := range []float64{1e8, 1e15, 1e100, 1e300} {
+		want := (x-0.5)*math.Log(x) - x + 0.5*math.Log(2*math.Pi) + 1/(12*x)
+		if math.IsInf(want, 0) { // (x−½)log x overflows only beyond 1e305
+			t.Fatalf("reference overflowed at %g", x)
+		}
+		if got := Lgamma(x); !close(got, want, 1e-15, 0) {
+			t.Errorf("Lgamma(%g) = %.17g, want %.17g", x, got, want)
+		}
+		if got, want := Digamma(x), math.Log(x)-1/(2*x); !close(got, want, 1e-15, 0) {
+			t.Errorf("Digamma(%g) = %.17g, want %.17g", x, got, want)
+		}
+		if got, want := Trigamma(x), 1/x+1/(2*x*x); !close(got, want, 1e-15, 0) {
+			t.Errorf("Trigamma(%g) = %.17g, want %.17g", x, got, want)
+		}
+	}
+	// log σ(x) for |x| up to 1e3 and beyond: −softplus(−x) exactly.
+	for _, x := range []float64{-1e3, -745, -100, 100, 745, 1e3} {
+		got := LogLogistic(x)
+		want := math.Min(x, 0) - math.Log1p(math.Exp(-math.Abs(x)))
+		if math.IsInf(got, 0) || math.IsNaN(got) || !close(got, want, 1e-15, 1e-320) {
+			t.Errorf("LogLogistic(%g) = %.17g, want %.17g", x, got, want)
+		}
+	}
+}

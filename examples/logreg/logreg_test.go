@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -400,5 +401,45 @@ func TestFitValidatesData(t *testing.T) {
 		if _, err := logreg.LoadData(strings.NewReader(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %s", c.name, err, c.want)
 		}
+	}
+}
+
+// Perfectly separable data: the likelihood alone has no maximum (it grows
+// as the slope does), so only the prior keeps the posterior mode finite.
+// With a wide prior the slope must come out large and positive, and with a
+// nearly flat one Fit must still report finite numbers and say in Status
+// how the optimization ended.
+func TestSeparableData(t *testing.T) {
+	const n = 40
+	d := &logreg.Data{}
+	for i := range n {
+		x := -1 + 2*(float64(i)+0.5)/n
+		d.X = append(d.X, []float64{1, x})
+		y := 0
+		if x > 0 {
+			y = 1
+		}
+		d.Y = append(d.Y, y)
+	}
+	for _, c := range []struct {
+		variance float64
+		method   string
+	}{{100, "laplace"}, {100, "delta"}, {1e12, "laplace"}, {1e12, "delta"}} {
+		d.Sigma0 = [][]float64{{c.variance, 0}, {0, c.variance}}
+		res, err := logreg.Fit(context.Background(), d, logreg.Options{Method: c.method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := json.Marshal(res); err != nil {
+			t.Fatalf("variance %g, %s: result has a NaN or Inf (status %q): %v", c.variance, c.method, res.Status, err)
+		}
+		mean := res.Latent.Theta.Mean
+		if !(mean[1] > 10) {
+			t.Errorf("variance %g, %s: slope %g, want a large positive slope", c.variance, c.method, mean[1])
+		}
+		if res.Status == "" || !res.Converged && res.Status == "converged" {
+			t.Errorf("status %q, converged %v", res.Status, res.Converged)
+		}
+		t.Logf("variance %g, %s: status %s after %d iterations, slope %.4g ± %.3g", c.variance, c.method, res.Status, res.Iterations, mean[1], math.Sqrt(res.Latent.Theta.Cov[1][1]))
 	}
 }
