@@ -106,3 +106,92 @@ func TestCheckDerive(t *testing.T) {
 		}
 	}
 }
+
+// gen replaces its files by rename, never by rewriting them in place, so an
+// interrupted run leaves the previous package whole: a hard link to the old
+// file keeps the old contents after regeneration.
+func TestGenReplacesByRename(t *testing.T) {
+	dir := t.TempDir()
+	vi := write(t, dir, "tiny.vi", good)
+	out := filepath.Join(dir, "pkg")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"gen", "-o", out, vi}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	gen := filepath.Join(out, "tiny.go")
+	old, _ := os.ReadFile(gen)
+	link := filepath.Join(dir, "old-link")
+	if err := os.Link(gen, link); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	write(t, dir, "tiny.vi", strings.Replace(good, "mu0 : real[P] = 0", "mu0 : real[P] = 1", 1))
+	if code := run([]string{"gen", "-o", out, vi}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if b, _ := os.ReadFile(gen); bytes.Equal(b, old) {
+		t.Fatal("the model changed but the generated file did not")
+	}
+	if b, _ := os.ReadFile(link); !bytes.Equal(b, old) {
+		t.Error("the old file was rewritten in place instead of replaced by rename")
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(out, ".vigen-*")); len(tmp) > 0 {
+		t.Errorf("temporary files left behind: %v", tmp)
+	}
+}
+
+// After a change of package name, gen removes the file it generated under
+// the old name, and only that: hand-written files, files generated from
+// another model and non-Go files stay; a temporary file of an interrupted
+// run goes.
+func TestGenRemovesOnlyItsOwnStaleFiles(t *testing.T) {
+	dir := t.TempDir()
+	vi := write(t, dir, "tiny.vi", good)
+	out := filepath.Join(dir, "pkg")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"gen", "-o", out, "-pkg", "first", vi}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	keep := map[string]string{
+		"helper.go": "package second // hand-written\n",
+		"other.go":  codegen.Header + "\n// source: other.vi\npackage second\n",
+		"notes.txt": codegen.Header + "\n// source: tiny.vi\n",
+	}
+	for name, src := range keep {
+		write(t, out, name, src)
+	}
+	write(t, out, ".vigen-123.tmp", "partial")
+	if code := run([]string{"gen", "-o", out, "-pkg", "second", vi}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "first.go")); !os.IsNotExist(err) {
+		t.Errorf("first.go, generated earlier from tiny.vi, is still there (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "second.go")); err != nil {
+		t.Errorf("second.go was not written: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, ".vigen-123.tmp")); !os.IsNotExist(err) {
+		t.Error("the leftover temporary file was not removed")
+	}
+	for name, src := range keep {
+		if b, err := os.ReadFile(filepath.Join(out, name)); err != nil || string(b) != src {
+			t.Errorf("%s was changed or removed (%v)", name, err)
+		}
+	}
+}
+
+// A refusal happens before anything is written.
+func TestGenRefusalWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	vi := write(t, dir, "tiny.vi", good)
+	out := filepath.Join(dir, "pkg")
+	os.MkdirAll(out, 0o755)
+	write(t, out, "tiny.go", "package tiny // mine\n")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"gen", "-o", out, vi}, &stdout, &stderr); code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries after a refusal, want only tiny.go", len(entries))
+	}
+}
