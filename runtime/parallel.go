@@ -23,11 +23,29 @@ func Workers(n int) int {
 // independent of the schedule. Reductions over i belong after the call,
 // in index order.
 func ParallelFor(n, workers int, fn func(w, i int)) {
+	ParallelForUntil(nil, n, workers, fn)
+}
+
+// ParallelForUntil is ParallelFor that stops handing out indices once done
+// is closed (a nil done never is): the calls already running finish, and it
+// reports whether every index was visited.
+func ParallelForUntil(done <-chan struct{}, n, workers int, fn func(w, i int)) bool {
+	stopped := func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
 	if workers <= 1 || n <= 1 {
 		for i := 0; i < n; i++ {
+			if done != nil && stopped() {
+				return false
+			}
 			fn(0, i)
 		}
-		return
+		return true
 	}
 	if workers > n {
 		workers = n
@@ -37,6 +55,7 @@ func ParallelFor(n, workers int, fn func(w, i int)) {
 		chunk = 1
 	}
 	var next atomic.Int64
+	var skipped atomic.Bool
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -48,10 +67,15 @@ func ParallelFor(n, workers int, fn func(w, i int)) {
 					return
 				}
 				for i := lo; i < min(lo+chunk, n); i++ {
+					if done != nil && stopped() {
+						skipped.Store(true)
+						return
+					}
 					fn(w, i)
 				}
 			}
 		}(w)
 	}
 	wg.Wait()
+	return !skipped.Load()
 }

@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"time"
 
@@ -32,6 +33,8 @@ type fitConfig struct {
 	workers             int
 	heldoutObs, heldout string
 	save                string
+	checkpoint, resume  string
+	every               int
 	asJSON, quiet       bool
 }
 
@@ -62,7 +65,19 @@ func runFit(c fitConfig, stdout, stderr io.Writer) error {
 	}
 	V = max(V, runtime.MaxTerm(obs), runtime.MaxTerm(held))
 	data := &ctm.Data{K: c.K, V: V, W: docs, Beta: seedTopics(docs, c.K, V, c.seed)}
-	opts := ctm.Options{Method: c.method, MaxIter: c.maxIter, Tol: c.tol, Seed: c.seed, Smoothing: c.smooth, Shrinkage: c.shrink, Workers: c.workers}
+	opts := ctm.Options{Method: c.method, MaxIter: c.maxIter, Tol: c.tol, Seed: c.seed, Smoothing: c.smooth, Shrinkage: c.shrink, Workers: c.workers,
+		Checkpoint: runtime.Checkpoint{Path: c.checkpoint, Every: c.every}}
+	if c.resume != "" {
+		f, err := os.Open(c.resume)
+		if err != nil {
+			return err
+		}
+		opts.Resume, err = ctm.LoadResult(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %v", c.resume, err)
+		}
+	}
 	var perIter []float64
 	last := 0.0
 	opts.Progress = func(p runtime.Progress) {
@@ -75,7 +90,12 @@ func runFit(c fitConfig, stdout, stderr io.Writer) error {
 	if !c.quiet {
 		fmt.Fprintf(stderr, "ctm: variational EM on %s: %d documents, V = %d, K = %d\n", c.train, len(docs), V, c.K)
 	}
-	res, err := ctm.Fit(context.Background(), data, opts)
+	// Ctrl-C stops the fit within an iteration; what it has is then saved
+	// and reported as usual, with status "canceled".
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := ctm.Fit(ctx, data, opts)
+	stop()
 	if err != nil {
 		return err
 	}

@@ -84,6 +84,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&fc.workers, "workers", 0, "goroutines for the per-document updates (default GOMAXPROCS)")
 	fs.StringVar(&fc.heldoutObs, "heldout-obs", "", "observed halves of test documents (LDA-C), for the held-out evaluation of §5.1")
 	fs.StringVar(&fc.heldout, "heldout", "", "held-out halves of the same test documents (LDA-C)")
+	fs.StringVar(&fc.checkpoint, "checkpoint", "", "fit mode: save the EM state to this file every -every iterations")
+	fs.IntVar(&fc.every, "every", 5, "fit mode: iterations between checkpoints")
+	fs.StringVar(&fc.resume, "resume", "", "fit mode: continue the EM run saved in this checkpoint (same data and flags)")
 	fs.StringVar(&fc.save, "save", "", "fit mode: write the fitted β, μ0, Σ0 here (gzip JSON; -params reads it)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile here")
 	if err := fs.Parse(args); err != nil {

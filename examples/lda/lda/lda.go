@@ -236,6 +236,17 @@ type Options struct {
 	// document, naming it, since one usually means a mistake in preparing
 	// the data. Models without bag data ignore it.
 	AllowEmpty bool
+	// Checkpoint, with Path and Every set, saves the run every Every
+	// iterations to Path, as the JSON of a Result with status "checkpoint",
+	// through a temporary file and a rename. Fit refuses a Path that holds
+	// anything but a checkpoint of this model.
+	Checkpoint runtime.Checkpoint
+	// Resume continues the run saved in a checkpoint (read it with
+	// LoadResult): the iteration count, ELBO trace, state and params carry
+	// on from it, and with the same data and options the run ends exactly
+	// as it would have without the interruption. MaxIter counts the
+	// iterations before the checkpoint too.
+	Resume *Result
 }
 
 // Result is the fitted variational posterior and a record of the run. Its
@@ -250,6 +261,23 @@ type Result struct {
 	Seconds    float64   `json:"seconds"`
 	Latent     Latent    `json:"latent"`
 	Params     Params    `json:"params"`
+	// Unsettled lists the units (1-based) whose local updates did not
+	// settle within LocalMaxIter sweeps in the last iteration.
+	Unsettled []int `json:"unsettled,omitempty"`
+}
+
+// LoadResult reads a Result written as JSON (a saved fit or a checkpoint),
+// checking that it belongs to this model.
+func LoadResult(r io.Reader) (*Result, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	res := new(Result)
+	if err := runtime.DecodeResult(b, "lda", res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // Fit validates data and fits the model; see Model.Fit.
@@ -266,7 +294,10 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 // they settle (the E-step, on opts.Workers goroutines), then the global
 // factors, then the params (the M-step), and computes the ELBO. It stops
 // when the ELBO and the global factors settle, the iteration limit is
-// reached, or ctx is done.
+// reached, or ctx is done. A cancellation is seen between units, so within
+// one iteration; Fit then returns, with status "canceled", the state and
+// params as they were at the end of the last completed iteration (the one
+// whose ELBO ends the trace).
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
 	if opts.MaxIter <= 0 {
@@ -289,6 +320,17 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if opts.Resume != nil {
+		if opts.Resume.Model != "lda" {
+			return nil, fmt.Errorf("resume: the result is of model %q, not lda", opts.Resume.Model)
+		}
+		opts.Start = opts.Resume
+	}
+	if opts.Checkpoint.On() {
+		if err := runtime.CheckCheckpointPath(opts.Checkpoint.Path, "lda"); err != nil {
+			return nil, err
+		}
+	}
 	m, err := m.withOwnParams(opts)
 	if err != nil {
 		return nil, err
@@ -308,7 +350,40 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	done := make([]bool, units) // units that settled
 	perUnit := make([]float64, units)
 	prevELBO := math.Inf(-1)
-	for it := 1; it <= opts.MaxIter; it++ {
+	first := 1
+	if r := opts.Resume; r != nil {
+		if len(r.ELBO) != r.Iterations {
+			return nil, fmt.Errorf("resume: %d ELBO values for %d iterations", len(r.ELBO), r.Iterations)
+		}
+		first = r.Iterations + 1
+		res.Iterations = r.Iterations
+		res.ELBO = append(res.ELBO, r.ELBO...)
+		if len(r.ELBO) > 0 {
+			prevELBO = r.ELBO[len(r.ELBO)-1]
+		}
+		res.Seconds = r.Seconds
+		if r.Iterations > 0 {
+			for d := range done {
+				done[d] = true
+			}
+		}
+		for _, d := range r.Unsettled {
+			if d < 1 || d > units {
+				return nil, fmt.Errorf("resume: unsettled unit %d is outside 1..%d", d, units)
+			}
+			done[d-1] = false
+		}
+	}
+	// When ctx can be canceled, the state at the end of each iteration is
+	// kept, to be returned if a cancellation cuts the next one short.
+	var kept *Result
+	keep := func() {
+		if ctx.Done() != nil {
+			kept = &Result{Latent: q.latent(m), Params: m.paramsResult(), Unsettled: unsettled(done)}
+		}
+	}
+	keep()
+	for it := first; it <= opts.MaxIter; it++ {
 		if err := ctx.Err(); err != nil {
 			res.Status = "canceled"
 			break
@@ -316,12 +391,16 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		for _, w := range ws {
 			clear(w.trouble)
 		}
-		runtime.ParallelFor(units, workers, func(w, d int) {
+		complete := runtime.ParallelForUntil(ctx.Done(), units, workers, func(w, d int) {
 			if !hasGlobals && !em && done[d] {
 				return // nothing a settled unit reads has changed since
 			}
 			done[d] = m.updateUnit(q, ws[w], d, opts)
 		})
+		if !complete {
+			res.Status = "canceled"
+			break
+		}
 		change := m.updateGlobals(q, ws[0], opts)
 		tr := runtime.Trouble{}
 		for _, w := range ws {
@@ -355,6 +434,8 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			opts.Progress(runtime.Progress{Iteration: it, ELBO: elbo, RelChange: rel, MeanChange: math.Max(change, paramChange),
 				Units: units, Settled: settled, Seconds: time.Since(start).Seconds()})
 		}
+		// The status describes the last iteration: its trouble, if any.
+		res.Status = "max_iterations"
 		if len(tr) > 0 {
 			res.Status = tr.String()
 		}
@@ -371,11 +452,37 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			break
 		}
 		prevELBO = elbo
+		keep()
+		if c := opts.Checkpoint; c.On() && it%c.Every == 0 && it < opts.MaxIter {
+			cp := *res
+			cp.Status, cp.Seconds = runtime.CheckpointStatus, res.Seconds+time.Since(start).Seconds()
+			cp.Latent, cp.Params, cp.Unsettled = q.latent(m), m.paramsResult(), unsettled(done)
+			if err := runtime.WriteCheckpoint(c.Path, &cp); err != nil {
+				res.Status = "checkpoint failed: " + err.Error()
+				break
+			}
+		}
 	}
-	res.Seconds = time.Since(start).Seconds()
+	res.Seconds += time.Since(start).Seconds()
+	if res.Status == "canceled" && kept != nil {
+		res.Latent, res.Params, res.Unsettled = kept.Latent, kept.Params, kept.Unsettled
+		return res, nil
+	}
 	res.Latent = q.latent(m)
 	res.Params = m.paramsResult()
+	res.Unsettled = unsettled(done)
 	return res, nil
+}
+
+// unsettled lists the units (1-based) not marked done.
+func unsettled(done []bool) []int {
+	var out []int
+	for d, ok := range done {
+		if !ok {
+			out = append(out, d+1)
+		}
+	}
+	return out
 }
 
 // withOwnParams returns a copy of m whose params Fit and MStep may

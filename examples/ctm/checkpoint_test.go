@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigen-go/vigen/examples/ctm/ctm"
+	"github.com/vigen-go/vigen/runtime"
+)
+
+// sameRun compares two results' JSON, Seconds aside: bit-identical
+// posteriors, params and ELBO traces.
+func sameRun(t *testing.T, got, want *ctm.Result) {
+	t.Helper()
+	a, b := *got, *want
+	a.Seconds, b.Seconds = 0, 0
+	ja, err1 := json.Marshal(&a)
+	jb, err2 := json.Marshal(&b)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if !bytes.Equal(ja, jb) {
+		t.Errorf("results differ: status %q vs %q, %d vs %d iterations, ELBO\n%v\nvs\n%v", a.Status, b.Status, a.Iterations, b.Iterations, a.ELBO, b.ELBO)
+	}
+}
+
+// Variational EM with checkpoints every 3 iterations, stopped after 7 (as
+// a crash would) and resumed from the last checkpoint (iteration 6), ends
+// bit-identical to the uninterrupted run of 10 iterations.
+func TestCheckpointResumeIsIdentical(t *testing.T) {
+	_, docs := smallCorpus(t, 60)
+	data := &ctm.Data{K: 3, W: docs, V: 15}
+	for _, method := range []string{"laplace", "delta"} {
+		opts := ctm.Options{MaxIter: 10, Seed: 3, Method: method, Tol: 1e-300}
+		full, err := ctm.Fit(context.Background(), data, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full.Iterations != 10 {
+			t.Fatalf("%s: uninterrupted run stopped after %d iterations (%s)", method, full.Iterations, full.Status)
+		}
+		path := filepath.Join(t.TempDir(), "fit.checkpoint.json")
+		crashed := opts
+		crashed.MaxIter = 7
+		crashed.Checkpoint = runtime.Checkpoint{Path: path, Every: 3}
+		if _, err := ctm.Fit(context.Background(), data, crashed); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp, err := ctm.LoadResult(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Iterations != 6 || cp.Status != "checkpoint" || len(cp.ELBO) != 6 {
+			t.Fatalf("%s: checkpoint at iteration %d with %d ELBO values, status %q; want 6, 6, checkpoint", method, cp.Iterations, len(cp.ELBO), cp.Status)
+		}
+		resumed := opts
+		resumed.Resume = cp
+		got, err := ctm.Fit(context.Background(), data, resumed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameRun(t, got, full)
+	}
+}
+
+// Fit refuses a checkpoint path holding anything but a checkpoint of its
+// model, and LoadResult refuses another model's result.
+func TestCheckpointNeverOverwritesForeignFiles(t *testing.T) {
+	_, docs := smallCorpus(t, 10)
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "notes.json")
+	os.WriteFile(mine, []byte(`{"model": "ctm", "status": "converged"}`), 0o644)
+	_, err := ctm.Fit(context.Background(), &ctm.Data{K: 3, W: docs, V: 15},
+		ctm.Options{MaxIter: 2, Checkpoint: runtime.Checkpoint{Path: mine, Every: 1}})
+	if err == nil || !strings.Contains(err.Error(), "refusing to overwrite "+mine) {
+		t.Errorf("error %v, want a refusal naming %s", err, mine)
+	}
+	if b, _ := os.ReadFile(mine); string(b) != `{"model": "ctm", "status": "converged"}` {
+		t.Error("the file was changed")
+	}
+	if _, err := ctm.LoadResult(strings.NewReader(`{"model": "lda", "iterations": 3}`)); err == nil || !strings.Contains(err.Error(), "lda") {
+		t.Errorf("LoadResult of another model's result: error %v", err)
+	}
+}
+
+// A cancellation is honoured within the iteration it arrives in: the E-step
+// stops handing out documents, and Fit returns, marked "canceled", the
+// state at the end of the last completed iteration, which is exactly what
+// an uncanceled run of that many iterations returns.
+func TestCancelWithinIteration(t *testing.T) {
+	_, docs := smallCorpus(t, 400)
+	data := &ctm.Data{K: 3, W: docs, V: 15}
+	opts := ctm.Options{MaxIter: 50, Seed: 3, Tol: 1e-300, Workers: 2}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var iterDone time.Time
+	opts.Progress = func(p runtime.Progress) {
+		if p.Iteration == 2 {
+			// Cancel from outside while iteration 3's E-step runs.
+			iterDone = time.Now()
+			go func() { time.Sleep(time.Millisecond); cancel() }()
+		}
+	}
+	res, err := ctm.Fit(ctx, data, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "canceled" || res.Iterations > 3 {
+		t.Fatalf("status %q after %d iterations, want canceled within iteration 3", res.Status, res.Iterations)
+	}
+	t.Logf("stopped %v after iteration 2 ended, %d iterations complete", time.Since(iterDone), res.Iterations)
+	ref := opts
+	ref.Progress, ref.MaxIter = nil, res.Iterations
+	want, err := ctm.Fit(context.Background(), data, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Status = "canceled"
+	sameRun(t, res, want)
+}

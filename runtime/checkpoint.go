@@ -1,0 +1,104 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Checkpoint says where and how often a fit saves its state, so that a
+// long run can be resumed after a crash or a deliberate stop.
+type Checkpoint struct {
+	// Path is the file the state is written to, as the JSON of a Result
+	// whose status is "checkpoint".
+	Path string
+	// Every is the number of iterations between saves; 0 saves nothing.
+	Every int
+}
+
+// On reports whether checkpoints are to be written.
+func (c Checkpoint) On() bool { return c.Every > 0 && c.Path != "" }
+
+// CheckpointStatus is the status of a Result saved as a checkpoint.
+const CheckpointStatus = "checkpoint"
+
+// CheckCheckpointPath refuses a checkpoint path that holds something other
+// than a checkpoint of the model: a fit never overwrites a file it did not
+// write. A missing file is fine.
+func CheckCheckpointPath(path, model string) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	var head struct {
+		Model  string `json:"model"`
+		Status string `json:"status"`
+	}
+	if json.Unmarshal(b, &head) != nil || head.Model != model || head.Status != CheckpointStatus {
+		return fmt.Errorf("checkpoint: refusing to overwrite %s: it is not a checkpoint of model %s", path, model)
+	}
+	return nil
+}
+
+// WriteCheckpoint writes v as JSON to path through a temporary file in the
+// same directory and a rename, so an interruption leaves the previous
+// checkpoint whole.
+func WriteCheckpoint(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// WriteFileAtomic writes data to path through a temporary file in the same
+// directory, synced, and a rename over path.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// DecodeResult decodes the JSON of a generated package's Result into v,
+// checking that it was written for model (a result of another model would
+// fail later with a confusing shape error).
+func DecodeResult(b []byte, model string, v any) error {
+	var head struct {
+		Model *string `json:"model"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return fmt.Errorf("result: %w", err)
+	}
+	if head.Model == nil || *head.Model != model {
+		got := "none"
+		if head.Model != nil {
+			got = *head.Model
+		}
+		return fmt.Errorf("result: written for model %s, not %s", got, model)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("result: %w", err)
+	}
+	return nil
+}
