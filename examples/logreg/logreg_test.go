@@ -443,3 +443,24 @@ func TestSeparableData(t *testing.T) {
 		t.Logf("variance %g, %s: status %s after %d iterations, slope %.4g ± %.3g", c.variance, c.method, res.Status, res.Iterations, mean[1], math.Sqrt(res.Latent.Theta.Cov[1][1]))
 	}
 }
+
+// Covariates so large that the log joint's curvature overflows: Fit must
+// not report a NaN or an infinity; it says in Status what happened and
+// returns the last state whose numbers were finite.
+func TestOverflowIsReportedNotReturned(t *testing.T) {
+	d := &logreg.Data{X: [][]float64{{1e200, 1}, {-1e200, 1}, {3e199, -1}}, Y: []int{1, 0, 0}}
+	for _, method := range []string{"laplace", "delta"} {
+		res, err := logreg.Fit(context.Background(), d, logreg.Options{Method: method})
+		if err != nil {
+			t.Logf("%s: error %v", method, err)
+			continue
+		}
+		if _, err := json.Marshal(res); err != nil {
+			t.Fatalf("%s: result holds a NaN or Inf (status %q): %v", method, res.Status, err)
+		}
+		if res.Converged {
+			t.Errorf("%s: converged with an overflowing Hessian", method)
+		}
+		t.Logf("%s: status %q after %d iterations", method, res.Status, res.Iterations)
+	}
+}

@@ -322,7 +322,9 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 // reached, or ctx is done. A cancellation is seen between units, so within
 // one iteration; Fit then returns, with status "canceled", the state and
 // params as they were at the end of the last completed iteration (the one
-// whose ELBO ends the trace).
+// whose ELBO ends the trace). Likewise an iteration that produces a NaN or
+// an infinity is discarded and reported in the status ("not_finite: ..."):
+// no number in a Result is ever NaN or ±Inf.
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
 	if opts.MaxIter <= 0 {
@@ -394,15 +396,16 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			done[d-1] = false
 		}
 	}
-	// When ctx can be canceled, the state at the end of each iteration is
-	// kept, to be returned if a cancellation cuts the next one short.
-	var kept *Result
-	keep := func() {
-		if ctx.Done() != nil {
-			kept = &Result{Latent: q.latent(m), Params: m.paramsResult(), Unsettled: unsettled(done)}
-		}
+	// kept is the state at the end of the last completed iteration whose
+	// numbers are all finite: what Fit returns, also when a cancellation
+	// cuts the next iteration short or the next one produces a NaN.
+	snapshot := func() *Result {
+		return &Result{Latent: q.latent(m), Params: m.paramsResult(), Unsettled: unsettled(done)}
 	}
-	keep()
+	kept := snapshot()
+	if p := runtime.NonFinite(kept); p != "" {
+		return nil, fmt.Errorf("the starting state is not finite: %s", p)
+	}
 	for it := first; it <= opts.MaxIter; it++ {
 		if err := ctx.Err(); err != nil {
 			res.Status = "canceled"
@@ -447,6 +450,19 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			}
 		}
 		elbo := m.elbo(q, workers, perUnit)
+		next := snapshot()
+		bad := runtime.NonFinite(next)
+		if math.IsNaN(elbo) || math.IsInf(elbo, 0) {
+			bad = fmt.Sprintf("the ELBO = %v", elbo)
+		}
+		if bad != "" {
+			if len(tr) > 0 {
+				bad += " (" + tr.String() + ")"
+			}
+			res.Status = fmt.Sprintf("not_finite: %s in iteration %d; the result is the state after iteration %d", bad, it, it-1)
+			break
+		}
+		kept = next
 		res.ELBO = append(res.ELBO, elbo)
 		res.Iterations = it
 		rel := runtime.RelChange(prevELBO, elbo)
@@ -472,11 +488,10 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			break
 		}
 		prevELBO = elbo
-		keep()
 		if c := opts.Checkpoint; c.On() && it%c.Every == 0 && it < opts.MaxIter {
 			cp := *res
 			cp.Status, cp.Seconds = runtime.CheckpointStatus, res.Seconds+time.Since(start).Seconds()
-			cp.Latent, cp.Params, cp.Unsettled = q.latent(m), m.paramsResult(), unsettled(done)
+			cp.Latent, cp.Params, cp.Unsettled = kept.Latent, kept.Params, kept.Unsettled
 			if err := runtime.WriteCheckpoint(c.Path, &cp); err != nil {
 				res.Status = "checkpoint failed: " + err.Error()
 				break
@@ -484,13 +499,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	res.Seconds += time.Since(start).Seconds()
-	if res.Status == "canceled" && kept != nil {
-		res.Latent, res.Params, res.Unsettled = kept.Latent, kept.Params, kept.Unsettled
-		return res, nil
-	}
-	res.Latent = q.latent(m)
-	res.Params = m.paramsResult()
-	res.Unsettled = unsettled(done)
+	res.Latent, res.Params, res.Unsettled = kept.Latent, kept.Params, kept.Unsettled
 	return res, nil
 }
 

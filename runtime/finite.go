@@ -1,0 +1,69 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// NonFinite walks v (structs, pointers, slices, arrays, maps with string
+// keys) and returns the path of its first NaN or ±Inf float64, such as
+// "Theta[3].Cov[1][2] = NaN", or "" if every number is finite. Map keys are
+// visited in sorted order, so the answer is deterministic.
+func NonFinite(v any) string {
+	return nonFinite(reflect.ValueOf(v), "")
+}
+
+func nonFinite(v reflect.Value, path string) string {
+	switch v.Kind() {
+	case reflect.Float64, reflect.Float32:
+		if x := v.Float(); math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Sprintf("%s = %v", strings.TrimPrefix(path, "."), x)
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return nonFinite(v.Elem(), path)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < v.NumField(); i++ {
+			if t.Field(i).IsExported() {
+				if p := nonFinite(v.Field(i), path+"."+t.Field(i).Name); p != "" {
+					return p
+				}
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Float64 {
+			for i, x := range v.Interface().([]float64) { // the common case, without reflection per element
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					return fmt.Sprintf("%s[%d] = %v", strings.TrimPrefix(path, "."), i+1, x)
+				}
+			}
+			return ""
+		}
+		for i := 0; i < v.Len(); i++ {
+			if p := nonFinite(v.Index(i), fmt.Sprintf("%s[%d]", path, i+1)); p != "" {
+				return p
+			}
+		}
+	case reflect.Map:
+		if v.Type().Key().Kind() != reflect.String {
+			return ""
+		}
+		keys := v.MapKeys()
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = k.String()
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			if p := nonFinite(v.MapIndex(reflect.ValueOf(k).Convert(v.Type().Key())), fmt.Sprintf("%s[%q]", path, k)); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
