@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -13,7 +13,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"time"
 
 	"github.com/vigen-go/vigen/examples/ctm/ctm"
@@ -286,29 +285,15 @@ func saveModel(path string, p *apParams, c fitConfig) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".ctm-model-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	bw := bufio.NewWriter(tmp)
-	zw := gzip.NewWriter(bw)
 	m := savedModel{WrittenBy: modelMarker, Source: fmt.Sprintf("variational EM (%s) on %s, K = %d, seed %d", c.method, c.train, c.K, c.seed),
 		K: p.K, V: p.V, Beta: p.Beta, Mu0: p.Mu0, Sigma0: p.Sigma0}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
 	if err := json.NewEncoder(zw).Encode(m); err != nil {
-		tmp.Close()
 		return err
 	}
 	if err := zw.Close(); err != nil {
-		tmp.Close()
 		return err
 	}
-	if err := bw.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return runtime.WriteFileAtomic(path, buf.Bytes())
 }
