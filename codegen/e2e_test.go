@@ -464,3 +464,53 @@ func TestEndToEndNumericMStepIsGLS(t *testing.T) {
 		}
 	}
 }
+
+// f is not concave everywhere: for y[n] ~ Normal(exp(θ), 1) its second
+// derivative Σ_n (y_n e^θ − 2e^{2θ}) − 1/v0 is positive at the start θ = 0
+// when the y are large, so the first Newton steps meet an indefinite
+// Hessian. The generated Laplace update must damp its way to the mode and
+// report convergence; the mode and −1/f″ there are checked against a
+// scalar Newton iteration written here.
+func TestEndToEndIndefiniteStartReachesTheMode(t *testing.T) {
+	const src = `model expmean
+size N, P
+data y : real[N]
+latent theta : real[P] nonconjugate laplace
+theta ~ Normal(0, sqrt(10))
+for n in 1:N {
+  y[n] ~ Normal(sum(exp(theta)), 1)
+}
+`
+	y := []float64{9.5, 10, 10.5, 11}
+	data, _ := json.Marshal(map[string]any{"y": y, "P": 1})
+	fp := func(th float64) (g, h float64) {
+		e := math.Exp(th)
+		g, h = -th/10, -1.0/10
+		for _, v := range y {
+			g += (v - e) * e
+			h += v*e - 2*e*e
+		}
+		return g, h
+	}
+	if _, h := fp(0); h <= 0 {
+		t.Fatalf("test data do not make the start indefinite: f″(0) = %g", h)
+	}
+	mode := math.Log(10) // Newton from near the mode, where f is concave
+	for range 100 {
+		g, h := fp(mode)
+		mode -= g / h
+	}
+	_, h := fp(mode)
+	for _, r := range buildAndRun(t, "expmean", src, data)[:1] { // the Laplace run
+		g := r.Latent["theta"]
+		if !r.Converged {
+			t.Errorf("not converged: %s", r.Status)
+		}
+		if d := math.Abs(g.Mean[0] - mode); d > 1e-9 {
+			t.Errorf("mean %.12g, mode %.12g", g.Mean[0], mode)
+		}
+		if d := math.Abs(g.Cov[0][0] + 1/h); d > 1e-9 {
+			t.Errorf("variance %.12g, −1/f″ = %.12g", g.Cov[0][0], -1/h)
+		}
+	}
+}
