@@ -172,6 +172,7 @@ func (f *fitGen) args(qs []*derive.QFactor, unit string) string {
 func (f *fitGen) emit() {
 	f.emitTypes()
 	f.emitNewState()
+	f.emitCopyState()
 	for _, qi := range f.qs {
 		if qi.obj != nil {
 			f.emitGaussianUpdate(qi)
@@ -293,6 +294,33 @@ func (f *fitGen) emitNewState() {
 		}
 	}
 	f.p("\treturn nil\n}\n")
+}
+
+// emitCopyState writes the state's copyTo, which Fit uses to keep the state
+// of the last completed iteration, and nonFinite, which checks it.
+func (f *fitGen) emitCopyState() {
+	var floats []string
+	for _, qi := range f.qs {
+		floats = append(append(floats, qi.fields...), qi.mfields...)
+	}
+	f.p("\n// copyTo copies q into dst, reusing dst's arrays.\nfunc (q *state) copyTo(dst *state) {\n")
+	for _, fl := range floats {
+		f.p("\tdst.%s = append(dst.%s[:0], q.%s...)\n", fl, fl, fl)
+	}
+	for _, qi := range f.qs {
+		if qi.obj != nil {
+			f.p("\tdst.%s = q.%s\n", qi.method, qi.method)
+			if qi.local {
+				f.p("\tdst.%sStarted = append(dst.%sStarted[:0], q.%sStarted...)\n", qi.fields[0], qi.fields[0], qi.fields[0])
+			}
+		}
+	}
+	f.p("\tdst.rng = q.rng\n}\n")
+	f.p("\n// nonFinite names the first parameter of q that is NaN or infinite, or\n// returns \"\".\nfunc (q *state) nonFinite() string {\n")
+	for _, fl := range floats {
+		f.p("\tif i := runtime.FirstNonFinite(q.%s); i >= 0 {\n\t\treturn fmt.Sprintf(\"%s[%%d] = %%v\", i+1, q.%s[i])\n\t}\n", fl, fl, fl)
+	}
+	f.p("\treturn \"\"\n}\n")
 }
 
 // unitParam returns, for a local latent, the unit parameter of its update

@@ -67,3 +67,13 @@ func nonFinite(v reflect.Value, path string) string {
 	}
 	return ""
 }
+
+// FirstNonFinite returns the index of the first NaN or ±Inf in x, or −1.
+func FirstNonFinite(x []float64) int {
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return i
+		}
+	}
+	return -1
+}

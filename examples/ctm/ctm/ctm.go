@@ -439,11 +439,10 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	// kept is the state at the end of the last completed iteration whose
 	// numbers are all finite: what Fit returns, also when a cancellation
 	// cuts the next iteration short or the next one produces a NaN.
-	snapshot := func() *Result {
-		return &Result{Latent: q.latent(m), Params: m.paramsResult(), Unsettled: unsettled(done)}
-	}
-	kept := snapshot()
-	if p := runtime.NonFinite(kept); p != "" {
+	var kept state
+	q.copyTo(&kept)
+	keptParams, keptDone := m.paramsResult(), append([]bool(nil), done...)
+	if p := q.nonFinite(); p != "" {
 		return nil, fmt.Errorf("the starting state is not finite: %s", p)
 	}
 	for it := first; it <= opts.MaxIter; it++ {
@@ -490,8 +489,11 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			}
 		}
 		elbo := m.elbo(q, workers, perUnit)
-		next := snapshot()
-		bad := runtime.NonFinite(next)
+		params := m.paramsResult()
+		bad := q.nonFinite()
+		if bad == "" {
+			bad = runtime.NonFinite(params)
+		}
 		if math.IsNaN(elbo) || math.IsInf(elbo, 0) {
 			bad = fmt.Sprintf("the ELBO = %v", elbo)
 		}
@@ -502,7 +504,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			res.Status = fmt.Sprintf("not_finite: %s in iteration %d; the result is the state after iteration %d", bad, it, it-1)
 			break
 		}
-		kept = next
+		q.copyTo(&kept)
+		keptParams = params
+		copy(keptDone, done)
 		res.ELBO = append(res.ELBO, elbo)
 		res.Iterations = it
 		rel := runtime.RelChange(prevELBO, elbo)
@@ -531,7 +535,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		if c := opts.Checkpoint; c.On() && it%c.Every == 0 && it < opts.MaxIter {
 			cp := *res
 			cp.Status, cp.Seconds = runtime.CheckpointStatus, res.Seconds+time.Since(start).Seconds()
-			cp.Latent, cp.Params, cp.Unsettled = kept.Latent, kept.Params, kept.Unsettled
+			cp.Latent, cp.Params, cp.Unsettled = kept.latent(m), keptParams, unsettled(keptDone)
 			if err := runtime.WriteCheckpoint(c.Path, &cp); err != nil {
 				res.Status = "checkpoint failed: " + err.Error()
 				break
@@ -539,7 +543,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	res.Seconds += time.Since(start).Seconds()
-	res.Latent, res.Params, res.Unsettled = kept.Latent, kept.Params, kept.Unsettled
+	res.Latent, res.Params, res.Unsettled = kept.latent(m), keptParams, unsettled(keptDone)
 	return res, nil
 }
 
@@ -663,6 +667,31 @@ func (q *state) start(m *Model, r *Result) error {
 		copy(q.zProb, v)
 	}
 	return nil
+}
+
+// copyTo copies q into dst, reusing dst's arrays.
+func (q *state) copyTo(dst *state) {
+	dst.thetaMean = append(dst.thetaMean[:0], q.thetaMean...)
+	dst.thetaCov = append(dst.thetaCov[:0], q.thetaCov...)
+	dst.zProb = append(dst.zProb[:0], q.zProb...)
+	dst.thetaMethod = q.thetaMethod
+	dst.thetaMeanStarted = append(dst.thetaMeanStarted[:0], q.thetaMeanStarted...)
+	dst.rng = q.rng
+}
+
+// nonFinite names the first parameter of q that is NaN or infinite, or
+// returns "".
+func (q *state) nonFinite() string {
+	if i := runtime.FirstNonFinite(q.thetaMean); i >= 0 {
+		return fmt.Sprintf("thetaMean[%d] = %v", i+1, q.thetaMean[i])
+	}
+	if i := runtime.FirstNonFinite(q.thetaCov); i >= 0 {
+		return fmt.Sprintf("thetaCov[%d] = %v", i+1, q.thetaCov[i])
+	}
+	if i := runtime.FirstNonFinite(q.zProb); i >= 0 {
+		return fmt.Sprintf("zProb[%d] = %v", i+1, q.zProb[i])
+	}
+	return ""
 }
 
 // updateTheta updates q(theta) (ctm.vi:9:8) for unit d: Laplace (Eq. 14) maximizes f and sets

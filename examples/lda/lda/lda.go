@@ -379,11 +379,10 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	// kept is the state at the end of the last completed iteration whose
 	// numbers are all finite: what Fit returns, also when a cancellation
 	// cuts the next iteration short or the next one produces a NaN.
-	snapshot := func() *Result {
-		return &Result{Latent: q.latent(m), Params: m.paramsResult(), Unsettled: unsettled(done)}
-	}
-	kept := snapshot()
-	if p := runtime.NonFinite(kept); p != "" {
+	var kept state
+	q.copyTo(&kept)
+	keptParams, keptDone := m.paramsResult(), append([]bool(nil), done...)
+	if p := q.nonFinite(); p != "" {
 		return nil, fmt.Errorf("the starting state is not finite: %s", p)
 	}
 	for it := first; it <= opts.MaxIter; it++ {
@@ -430,8 +429,11 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			}
 		}
 		elbo := m.elbo(q, workers, perUnit)
-		next := snapshot()
-		bad := runtime.NonFinite(next)
+		params := m.paramsResult()
+		bad := q.nonFinite()
+		if bad == "" {
+			bad = runtime.NonFinite(params)
+		}
 		if math.IsNaN(elbo) || math.IsInf(elbo, 0) {
 			bad = fmt.Sprintf("the ELBO = %v", elbo)
 		}
@@ -442,7 +444,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			res.Status = fmt.Sprintf("not_finite: %s in iteration %d; the result is the state after iteration %d", bad, it, it-1)
 			break
 		}
-		kept = next
+		q.copyTo(&kept)
+		keptParams = params
+		copy(keptDone, done)
 		res.ELBO = append(res.ELBO, elbo)
 		res.Iterations = it
 		rel := runtime.RelChange(prevELBO, elbo)
@@ -471,7 +475,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		if c := opts.Checkpoint; c.On() && it%c.Every == 0 && it < opts.MaxIter {
 			cp := *res
 			cp.Status, cp.Seconds = runtime.CheckpointStatus, res.Seconds+time.Since(start).Seconds()
-			cp.Latent, cp.Params, cp.Unsettled = kept.Latent, kept.Params, kept.Unsettled
+			cp.Latent, cp.Params, cp.Unsettled = kept.latent(m), keptParams, unsettled(keptDone)
 			if err := runtime.WriteCheckpoint(c.Path, &cp); err != nil {
 				res.Status = "checkpoint failed: " + err.Error()
 				break
@@ -479,7 +483,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	res.Seconds += time.Since(start).Seconds()
-	res.Latent, res.Params, res.Unsettled = kept.Latent, kept.Params, kept.Unsettled
+	res.Latent, res.Params, res.Unsettled = kept.latent(m), keptParams, unsettled(keptDone)
 	return res, nil
 }
 
@@ -601,6 +605,37 @@ func (q *state) start(m *Model, r *Result) error {
 		copy(q.zProb, v)
 	}
 	return nil
+}
+
+// copyTo copies q into dst, reusing dst's arrays.
+func (q *state) copyTo(dst *state) {
+	dst.betaParam = append(dst.betaParam[:0], q.betaParam...)
+	dst.betaElog = append(dst.betaElog[:0], q.betaElog...)
+	dst.thetaParam = append(dst.thetaParam[:0], q.thetaParam...)
+	dst.thetaElog = append(dst.thetaElog[:0], q.thetaElog...)
+	dst.zProb = append(dst.zProb[:0], q.zProb...)
+	dst.rng = q.rng
+}
+
+// nonFinite names the first parameter of q that is NaN or infinite, or
+// returns "".
+func (q *state) nonFinite() string {
+	if i := runtime.FirstNonFinite(q.betaParam); i >= 0 {
+		return fmt.Sprintf("betaParam[%d] = %v", i+1, q.betaParam[i])
+	}
+	if i := runtime.FirstNonFinite(q.betaElog); i >= 0 {
+		return fmt.Sprintf("betaElog[%d] = %v", i+1, q.betaElog[i])
+	}
+	if i := runtime.FirstNonFinite(q.thetaParam); i >= 0 {
+		return fmt.Sprintf("thetaParam[%d] = %v", i+1, q.thetaParam[i])
+	}
+	if i := runtime.FirstNonFinite(q.thetaElog); i >= 0 {
+		return fmt.Sprintf("thetaElog[%d] = %v", i+1, q.thetaElog[i])
+	}
+	if i := runtime.FirstNonFinite(q.zProb); i >= 0 {
+		return fmt.Sprintf("zProb[%d] = %v", i+1, q.zProb[i])
+	}
+	return ""
 }
 
 // updateBeta sets q(beta) (lda.vi:13:8) to its optimum given the other factors, the
