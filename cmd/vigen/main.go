@@ -4,7 +4,7 @@
 // Usage:
 //
 //	vigen gen [-o DIR] [-pkg NAME] [-kernels] model.vi   write the Go package for model.vi
-//	vigen check [-derive] model.vi            check model.vi; -derive prints f, ∇f, ∇²f
+//	vigen check [-derive] model.vi            check model.vi and print a table of its nodes; -derive adds f, ∇f, ∇²f
 //
 // Errors in the model are printed as file:line:col: message, and vigen
 // exits with status 1. vigen never overwrites a file it did not generate: it
@@ -34,7 +34,7 @@ func main() {
 
 const usage = `usage:
   vigen gen [-o DIR] [-pkg NAME] [-kernels] model.vi   generate a Go package from model.vi
-  vigen check [-derive] model.vi            check model.vi (and print its derivation)
+  vigen check [-derive] model.vi            check model.vi: a table of its nodes and treatments (-derive: f, ∇f, ∇²f)
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -232,21 +232,15 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s: model %s is ok\n", m.File, m.Name)
-	for _, o := range d.Objectives {
-		fmt.Fprintf(stdout, "latent %s: real[%s], %s update\n", o.Latent.Name, o.Dim, o.Latent.Treatment)
-		if *showDerive {
+	fmt.Fprintf(stdout, "%s: model %s is ok\n\n", m.File, m.Name)
+	writeTable(stdout, d)
+	if *showDerive {
+		for _, o := range d.Objectives {
+			fmt.Fprintf(stdout, "\nlatent %s: real[%s], %s update\n", o.Latent.Name, o.Dim, o.Latent.Treatment)
 			fmt.Fprintf(stdout, "  f = %s\n", derive.String(o.F))
 			fmt.Fprintf(stdout, "  ∂f/∂%s[%s] = %s\n", o.Latent.Name, o.A.Name, derive.String(o.Grad))
 			fmt.Fprintf(stdout, "  ∂²f/∂%s[%s]∂%s[%s] = %s\n", o.Latent.Name, o.A.Name, o.Latent.Name, o.B.Name, derive.String(o.Hess))
 			fmt.Fprintf(stdout, "  ∂Tr{∇²f Σ}/∂%s[%s] = %s\n", o.Latent.Name, o.A.Name, derive.String(o.TraceGrad))
-		}
-		for _, e := range o.Expectations {
-			kind := "approximate"
-			if e.Exact {
-				kind = "exact"
-			}
-			fmt.Fprintf(stdout, "  E_q[%s]: %s (%s)\n", e.Term, kind, e.Rule)
 		}
 	}
 	return 0

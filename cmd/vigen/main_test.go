@@ -195,3 +195,47 @@ func TestGenRefusalWritesNothing(t *testing.T) {
 		t.Errorf("directory holds %d entries after a refusal, want only tiny.go", len(entries))
 	}
 }
+
+// `vigen check` prints a table of every example model's nodes and the
+// expectations its updates take; testdata/check holds the expected output
+// (rewrite with -update).
+func TestCheckTableGolden(t *testing.T) {
+	models, err := filepath.Glob(filepath.Join("..", "..", "examples", "*", "*.vi"))
+	if err != nil || len(models) < 5 {
+		t.Fatalf("found %d example models (%v)", len(models), err)
+	}
+	for _, vi := range models {
+		name := strings.TrimSuffix(filepath.Base(vi), ".vi")
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"check", vi}, &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			golden := filepath.Join("testdata", "check", name+".txt")
+			if *update {
+				os.MkdirAll(filepath.Dir(golden), 0o755)
+				if err := os.WriteFile(golden, stdout.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./cmd/vigen -run TestCheckTableGolden -update)", err)
+			}
+			if stdout.String() != string(want) {
+				t.Errorf("check output differs from %s:\n--- got\n%s--- want\n%s", golden, stdout.String(), want)
+			}
+			// Every declared name has a row, and every latent a treatment.
+			m, err := load(vi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range m.Vars {
+				if v.Role.String() == "latent" && !regexp.MustCompile(`(?m)^`+v.Name+` +latent .*(conjugate|Laplace|delta)`).MatchString(stdout.String()) {
+					t.Errorf("no treatment row for latent %s", v.Name)
+				}
+			}
+		})
+	}
+}
