@@ -34,12 +34,23 @@ func seedModels(f *testing.F) {
 // FuzzLoad runs the parser and checker on arbitrary source. Whatever the
 // input, Load must not panic, and must either return a model or an
 // ErrorList whose every entry has a position inside the file, a message,
-// and no trace of an internal failure. Loading is deterministic.
+// and no trace of an internal failure. Loading is deterministic, and a
+// parsable source formats to a fixed point of Format.
 //
 //	go test ./spec -run '^$' -fuzz '^FuzzLoad$' -fuzztime 5m
 func FuzzLoad(f *testing.F) {
 	seedModels(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
+		if _, perr := Parse("fuzz.vi", src); perr == nil {
+			// Formatting a parsable source succeeds and is a fixed point.
+			out, err := Format("fuzz.vi", src)
+			if err != nil {
+				t.Fatalf("Format failed on a parsable source: %v", err)
+			}
+			if again, err := Format("fuzz.vi", out); err != nil || string(again) != string(out) {
+				t.Fatalf("Format is not idempotent (%v):\n%q\n%q", err, out, again)
+			}
+		}
 		m, err := Load("fuzz.vi", src)
 		if err == nil {
 			if m == nil {

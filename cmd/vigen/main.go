@@ -5,6 +5,7 @@
 //
 //	vigen gen [-o DIR] [-pkg NAME] [-kernels] model.vi   write the Go package for model.vi
 //	vigen check [-derive] model.vi            check model.vi and print a table of its nodes; -derive adds f, ∇f, ∇²f
+//	vigen fmt [-w | -l] file.vi...            format .vi files canonically, comments kept
 //
 // Errors in the model are printed as file:line:col: message, and vigen
 // exits with status 1. vigen never overwrites a file it did not generate: it
@@ -35,6 +36,7 @@ func main() {
 const usage = `usage:
   vigen gen [-o DIR] [-pkg NAME] [-kernels] model.vi   generate a Go package from model.vi
   vigen check [-derive] model.vi            check model.vi: a table of its nodes and treatments (-derive: f, ∇f, ∇²f)
+  vigen fmt [-w | -l] file.vi...            format .vi files canonically (-w: in place; -l: list those that differ)
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -47,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdGen(args[1:], stdout, stderr)
 	case "check":
 		return cmdCheck(args[1:], stdout, stderr)
+	case "fmt":
+		return cmdFmt(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

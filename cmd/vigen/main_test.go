@@ -239,3 +239,41 @@ func TestCheckTableGolden(t *testing.T) {
 		})
 	}
 }
+
+// `vigen fmt` over every example: the examples are kept in canonical form,
+// so -l lists none and plain fmt prints each file unchanged; -w rewrites a
+// messy copy into that form and leaves a formatted file untouched.
+func TestFmtExamples(t *testing.T) {
+	models, _ := filepath.Glob(filepath.Join("..", "..", "examples", "*", "*.vi"))
+	if len(models) < 5 {
+		t.Fatalf("found %d example models", len(models))
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(append([]string{"fmt", "-l"}, models...), &stdout, &stderr); code != 0 || stdout.Len() > 0 {
+		t.Errorf("exit %d; files not in canonical form (run vigen fmt -w):\n%s%s", code, stdout.String(), stderr.String())
+	}
+	for _, vi := range models {
+		src, _ := os.ReadFile(vi)
+		stdout.Reset()
+		if code := run([]string{"fmt", vi}, &stdout, &stderr); code != 0 || stdout.String() != string(src) {
+			t.Errorf("%s: fmt printed something else (exit %d)", vi, code)
+		}
+	}
+	dir := t.TempDir()
+	messy := write(t, dir, "m.vi", "model m\nsize N\ndata y:real[N]   # obs\nfor n in 1:N{y[n]~Normal(0,(1))}\n")
+	if code := run([]string{"fmt", "-w", messy}, &stdout, &stderr); code != 0 {
+		t.Fatalf("fmt -w: exit %d: %s", code, stderr.String())
+	}
+	want := "model m\nsize N\ndata y : real[N]  # obs\nfor n in 1:N {\n  y[n] ~ Normal(0, 1)\n}\n"
+	if b, _ := os.ReadFile(messy); string(b) != want {
+		t.Errorf("fmt -w wrote\n%s\nwant\n%s", b, want)
+	}
+	bad := write(t, dir, "bad.vi", "model m\nsize N\ndata y : real[N\n")
+	stderr.Reset()
+	if code := run([]string{"fmt", "-w", bad}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "bad.vi:") {
+		t.Errorf("fmt of a syntax error: exit %d, stderr %q", code, stderr.String())
+	}
+	if b, _ := os.ReadFile(bad); string(b) != "model m\nsize N\ndata y : real[N\n" {
+		t.Error("fmt -w changed a file with a syntax error")
+	}
+}
