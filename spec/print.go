@@ -293,4 +293,3 @@ func printExprs(es []Expr) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
