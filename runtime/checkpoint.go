@@ -58,9 +58,15 @@ func WriteCheckpoint(path string, v any) error {
 }
 
 // WriteFileAtomic writes data to path through a temporary file in the same
-// directory, synced, and a rename over path.
+// directory (named .vigen-NAME-*.tmp), synced, and a rename over path, so an
+// interruption leaves the previous file whole. The file keeps the mode of
+// the one it replaces, or gets 0644.
 func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".vigen-"+filepath.Base(path)+"-*.tmp")
 	if err != nil {
 		return err
 	}
@@ -70,6 +76,10 @@ func WriteFileAtomic(path string, data []byte) error {
 		return err
 	}
 	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
 		return err
 	}

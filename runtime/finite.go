@@ -37,10 +37,9 @@ func nonFinite(v reflect.Value, path string) string {
 		}
 	case reflect.Slice, reflect.Array:
 		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Float64 {
-			for i, x := range v.Interface().([]float64) { // the common case, without reflection per element
-				if math.IsNaN(x) || math.IsInf(x, 0) {
-					return fmt.Sprintf("%s[%d] = %v", strings.TrimPrefix(path, "."), i+1, x)
-				}
+			x := v.Interface().([]float64) // the common case, without reflection per element
+			if i := FirstNonFinite(x); i >= 0 {
+				return fmt.Sprintf("%s[%d] = %v", strings.TrimPrefix(path, "."), i+1, x[i])
 			}
 			return ""
 		}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/vigen-go/vigen/codegen"
 	"github.com/vigen-go/vigen/derive"
+	"github.com/vigen-go/vigen/runtime"
 	"github.com/vigen-go/vigen/spec"
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -205,22 +206,7 @@ func writeGenerated(path string, src []byte) error {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, src) {
 		return nil
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".vigen-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(src); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return runtime.WriteFileAtomic(path, src)
 }
 
 func cmdCheck(args []string, stdout, stderr io.Writer) int {

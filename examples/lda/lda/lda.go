@@ -429,9 +429,13 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			}
 		}
 		elbo := m.elbo(q, workers, perUnit)
-		params := m.paramsResult()
+		// Params move only in M-steps; without them the kept copy stands.
+		params := keptParams
+		if em {
+			params = m.paramsResult()
+		}
 		bad := q.nonFinite()
-		if bad == "" {
+		if bad == "" && em {
 			bad = runtime.NonFinite(params)
 		}
 		if math.IsNaN(elbo) || math.IsInf(elbo, 0) {
