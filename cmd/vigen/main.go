@@ -3,6 +3,7 @@
 //
 // Usage:
 //
+//	vigen run model.vi -data data.json [-out result.json] [-plot DIR]   fit the model to data (built once, cached)
 //	vigen gen [-o DIR] [-pkg NAME] [-kernels] model.vi   write the Go package for model.vi
 //	vigen check [-derive] model.vi            check model.vi and print a table of its nodes; -derive adds f, ∇f, ∇²f
 //	vigen fmt [-w | -l] file.vi...            format .vi files canonically, comments kept
@@ -35,6 +36,8 @@ func main() {
 }
 
 const usage = `usage:
+  vigen run model.vi -data data.json [-out result.json] [-method laplace|delta] [-seed N] [-plot DIR]
+                                            fit model.vi to data.json: generate, build (cached) and run
   vigen gen [-o DIR] [-pkg NAME] [-kernels] model.vi   generate a Go package from model.vi
   vigen check [-derive] model.vi            check model.vi: a table of its nodes and treatments (-derive: f, ∇f, ∇²f)
   vigen fmt [-w | -l] file.vi...            format .vi files canonically (-w: in place; -l: list those that differ)
@@ -52,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdCheck(args[1:], stdout, stderr)
 	case "fmt":
 		return cmdFmt(args[1:], stdout, stderr)
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/vigen-go/vigen/codegen"
+	"github.com/vigen-go/vigen/examples/logreg/logreg"
+)
+
+// runCLI runs vigen with args and returns the exit status and outputs.
+func runCLI(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := run(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestRunEveryExample runs `vigen run` as the README shows on every example
+// model with its bundled data, from a directory outside the repository and
+// with an empty cache: it must build, print progress, and write a valid
+// result and plots; the second run must reuse the build.
+func TestRunEveryExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every example (-short)")
+	}
+	models, err := filepath.Glob("../../examples/*/*.vi")
+	if err != nil || len(models) == 0 {
+		t.Fatalf("no example models (%v)", err)
+	}
+	t.Setenv("VIGEN_CACHE", t.TempDir())
+	for _, model := range models {
+		model, _ := filepath.Abs(model)
+		name := strings.TrimSuffix(filepath.Base(model), ".vi")
+		data := filepath.Join(filepath.Dir(model), "data.json")
+		t.Run(name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			code, stdout, stderr := runCLI("run", model, "-data", data, "-out", "result.json", "-plot", "plots")
+			if code != 0 {
+				t.Fatalf("exit %d:\n%s", code, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout not empty with -out: %.200q", stdout)
+			}
+			for _, want := range []string{"vigen: building " + name, "iter   1  elbo ", name + ": "} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			b, err := os.ReadFile("result.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResultJSON(t, name, b)
+			for _, f := range []string{"elbo.svg", "latent-theta.svg"} {
+				svg, err := os.ReadFile(filepath.Join("plots", f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte(plotMark)) {
+					t.Errorf("%s is not an SVG vigen wrote: %.200q", f, svg)
+				}
+			}
+			bin := cachedBinaryIn(t, stderr)
+			before, err := os.Stat(bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			// Again, to stdout: the cached build runs, unchanged.
+			code, stdout, stderr = runCLI("run", model, "-data", data, "-q")
+			if code != 0 {
+				t.Fatalf("second run: exit %d:\n%s", code, stderr)
+			}
+			if !strings.Contains(stderr, "vigen: using the cached build of "+name) || strings.Contains(stderr, "building") {
+				t.Errorf("second run did not reuse the build:\n%s", stderr)
+			}
+			if strings.Contains(stderr, "iter ") {
+				t.Errorf("-q still printed progress:\n%s", stderr)
+			}
+			after, err := os.Stat(bin)
+			if err != nil || !after.ModTime().Equal(before.ModTime()) {
+				t.Errorf("cached binary changed (%v)", err)
+			}
+			checkResultJSON(t, name, []byte(stdout))
+		})
+	}
+}
+
+// checkResultJSON checks the schema every generated package's Result has.
+func checkResultJSON(t *testing.T, model string, b []byte) {
+	t.Helper()
+	var r struct {
+		Model      string                     `json:"model"`
+		Method     string                     `json:"method"`
+		Status     string                     `json:"status"`
+		Converged  *bool                      `json:"converged"`
+		Iterations int                        `json:"iterations"`
+		ELBO       []float64                  `json:"elbo"`
+		Latent     map[string]json.RawMessage `json:"latent"`
+		Params     map[string]json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("result is not JSON: %v\n%.300s", err, b)
+	}
+	if r.Model != model || r.Status == "" || r.Converged == nil || r.Iterations < 1 || len(r.ELBO) != r.Iterations || len(r.Latent) == 0 || r.Params == nil {
+		t.Errorf("result: model %q status %q converged %v iterations %d, %d ELBO values, %d latents, params %v",
+			r.Model, r.Status, r.Converged, r.Iterations, len(r.ELBO), len(r.Latent), r.Params != nil)
+	}
+	if !*r.Converged && r.Status != "max_iterations" {
+		t.Errorf("status %q", r.Status)
+	}
+}
+
+// cachedBinaryIn finds the build directory vigen named on stderr.
+func cachedBinaryIn(t *testing.T, stderr string) string {
+	t.Helper()
+	for _, l := range strings.Split(stderr, "\n") {
+		if rest, ok := strings.CutPrefix(l, "vigen: building "); ok {
+			name, dir, _ := strings.Cut(rest, " into ")
+			dir, _, _ = strings.Cut(dir, " (")
+			return filepath.Join(dir, name)
+		}
+	}
+	t.Fatalf("no build directory on stderr:\n%s", stderr)
+	return ""
+}
+
+// TestRunMatchesFit: vigen run passes -method and -seed through, and fits
+// exactly what the generated package's Fit does in-process.
+func TestRunMatchesFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a model (-short)")
+	}
+	t.Setenv("VIGEN_CACHE", t.TempDir())
+	data := "../../examples/logreg/data.json"
+	code, stdout, stderr := runCLI("run", "-method", "delta", "../../examples/logreg/logreg.vi", "-data", data, "-seed", "7", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	var got logreg.Result
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := logreg.LoadData(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := logreg.Fit(context.Background(), d, logreg.Options{Method: "delta", Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Method != "delta" || got.Status != want.Status || !reflect.DeepEqual(got.ELBO, want.ELBO) ||
+		!reflect.DeepEqual(got.Latent.Theta.Mean, want.Latent.Theta.Mean) || !reflect.DeepEqual(got.Latent.Theta.Cov, want.Latent.Theta.Cov) {
+		t.Errorf("vigen run: %s %s ELBO %v mean %v\nFit: %s %s ELBO %v mean %v",
+			got.Method, got.Status, got.ELBO, got.Latent.Theta.Mean, want.Method, want.Status, want.ELBO, want.Latent.Theta.Mean)
+	}
+}
+
+// TestRunErrors: problems are reported before anything is built or
+// written, and files vigen did not write are never replaced.
+func TestRunErrors(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("VIGEN_CACHE", cache)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.vi")
+	os.WriteFile(bad, []byte("model bad\nsize N\ndata y : real[N]\nfor n in 1:N {\n  y[n] ~ Normal(mu, 1)\n}\n"), 0o644)
+	notResult := filepath.Join(dir, "notes.json")
+	os.WriteFile(notResult, []byte(`{"my": "notes"}`), 0o644)
+	logregVI := "../../examples/logreg/logreg.vi"
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run"}, 2, "usage: vigen run"},
+		{[]string{"run", logregVI}, 2, "usage: vigen run"},
+		{[]string{"run", logregVI, logregVI, "-data", "x.json"}, 2, "one model file, not 2"},
+		{[]string{"run", bad, "-data", "x.json"}, 1, "bad.vi:5:"},
+		{[]string{"run", filepath.Join(dir, "missing.vi"), "-data", "x.json"}, 1, "missing.vi"},
+		{[]string{"run", logregVI, "-data", "x.json", "-out", notResult}, 1, "refusing to overwrite " + notResult},
+	} {
+		code, _, stderr := runCLI(c.args...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("vigen %s: exit %d, stderr %q; want exit %d and %q", strings.Join(c.args, " "), code, stderr, c.code, c.want)
+		}
+	}
+	if entries, _ := os.ReadDir(cache); len(entries) != 0 {
+		t.Errorf("a failed check built something in the cache: %v", entries)
+	}
+	if b, _ := os.ReadFile(notResult); string(b) != `{"my": "notes"}` {
+		t.Errorf("%s was changed: %s", notResult, b)
+	}
+
+	if testing.Short() {
+		return
+	}
+	// Data errors come from the model's command, naming the variable.
+	badData := filepath.Join(dir, "data.json")
+	os.WriteFile(badData, []byte(`{"x": [[1, 2], [3, 4]], "y": [0, 2]}`), 0o644)
+	code, stdout, stderr := runCLI("run", logregVI, "-data", badData)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, `"y"[2]`) {
+		t.Errorf("bad data: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// A plot file vigen did not write stays.
+	plots := filepath.Join(dir, "plots")
+	os.MkdirAll(plots, 0o755)
+	mine := filepath.Join(plots, "elbo.svg")
+	os.WriteFile(mine, []byte("<svg>my drawing</svg>"), 0o644)
+	code, _, stderr = runCLI("run", logregVI, "-data", "../../examples/logreg/data.json", "-q", "-plot", plots)
+	if code != 1 || !strings.Contains(stderr, "refusing to overwrite "+mine) {
+		t.Errorf("plot over a user's file: exit %d, stderr %q", code, stderr)
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "<svg>my drawing</svg>" {
+		t.Errorf("%s was changed", mine)
+	}
+}
+
+// TestBuildKey: the cache key changes with any generated file and is the
+// same for the same files.
+func TestBuildKey(t *testing.T) {
+	files := []codegen.File{{Name: "main.go", Src: []byte("package main")}, {Name: "model/m.go", Src: []byte("package model")}}
+	k := buildKey(files, "go1.26")
+	if k != buildKey(files, "go1.26") {
+		t.Error("same files, different keys")
+	}
+	other := []codegen.File{files[0], {Name: "model/m.go", Src: []byte("package model ")}}
+	if k == buildKey(other, "go1.26") || k == buildKey(files, "go1.27") {
+		t.Error("a change of a file or of the Go version keeps the key")
+	}
+	if len(k) != 16 {
+		t.Errorf("key %q", k)
+	}
+}
