@@ -13,6 +13,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/vigen-go/vigen/runtime"
@@ -181,46 +182,104 @@ type meanBars struct {
 	plotter.YErrors
 }
 
+// add appends the point (x, mean) with bars of 2 sd, skipping a mean that
+// is not finite and drawing no bar for an sd that is not.
+func (b *meanBars) add(x, mean, sd float64) {
+	if math.IsNaN(mean) || math.IsInf(mean, 0) {
+		return
+	}
+	e := 2 * sd
+	if math.IsNaN(e) || math.IsInf(e, 0) {
+		e = 0
+	}
+	b.XYs = append(b.XYs, plotter.XY{X: x, Y: mean})
+	b.YErrors = append(b.YErrors, struct{ Low, High float64 }{e, e})
+}
+
+// Caps on what one plot shows: a per-unit latent with at most
+// maxSeriesDim components is drawn as one series per component over the
+// first maxPlotUnits units; anything else element by element, the first
+// maxPlotPoints of them.
+const (
+	maxSeriesDim = 8
+	maxPlotUnits = 50
+)
+
+// posteriorPlot draws the marginal means ±2 sd of a latent's elements
+// (flattened row-major; units > 0 rows of a per-unit latent).
 func posteriorPlot(model, name string, mean, sd []float64, units int) (*plot.Plot, error) {
 	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: q(%s), mean ± 2 sd", model, name)
 	n := len(mean)
-	shown := min(n, maxPlotPoints)
-	p.Title.Text = fmt.Sprintf("%s: posterior of %s, mean ± 2 sd", model, name)
-	if units > 0 {
-		dim := n / units
-		p.X.Label.Text = fmt.Sprintf("element (unit-major: %d units × %d)", units, dim)
-	} else {
-		p.X.Label.Text = "element"
-	}
-	if shown < n {
-		p.Title.Text += fmt.Sprintf(" (first %d of %d elements)", shown, n)
-	}
-	var bars meanBars
-	for i := range shown {
-		if math.IsNaN(mean[i]) || math.IsInf(mean[i], 0) {
-			continue
+	var series []meanBars
+	var labels []string
+	switch dim := 0; {
+	case units > 0 && n%units == 0 && n/units <= maxSeriesDim:
+		dim = n / units
+		shown := min(units, maxPlotUnits)
+		p.X.Label.Text = fmt.Sprintf("unit (%s)", firstOf(shown, units))
+		for k := range dim {
+			var b meanBars
+			// Spread a unit's components around its index.
+			off := 0.0
+			if dim > 1 {
+				off = 0.6 * (float64(k)/float64(dim-1) - 0.5)
+			}
+			for u := range shown {
+				b.add(float64(u+1)+off, mean[u*dim+k], sd[u*dim+k])
+			}
+			series = append(series, b)
+			labels = append(labels, fmt.Sprintf("%s[·,%d]", name, k+1))
 		}
-		e := 2 * sd[i]
-		if math.IsNaN(e) || math.IsInf(e, 0) {
-			e = 0
+		// Room on the right for the last tick label and the legend.
+		p.X.Min, p.X.Max = 0.5, 1.18*float64(shown)+0.5
+	default:
+		shown := min(n, maxPlotPoints)
+		p.X.Label.Text = fmt.Sprintf("element, row-major (%s)", firstOf(shown, n))
+		var b meanBars
+		for i := range shown {
+			b.add(float64(i+1), mean[i], sd[i])
 		}
-		bars.XYs = append(bars.XYs, plotter.XY{X: float64(i + 1), Y: mean[i]})
-		bars.YErrors = append(bars.YErrors, struct{ Low, High float64 }{e, e})
+		series = append(series, b)
+		p.X.Min, p.X.Max = 0.5, 1.04*float64(shown)+0.5
 	}
-	if len(bars.XYs) == 0 {
-		return nil, errors.New("no finite posterior mean to plot")
-	}
-	pts, err := plotter.NewScatter(bars.XYs)
-	if err != nil {
-		return nil, err
-	}
-	eb, err := plotter.NewYErrorBars(bars)
-	if err != nil {
-		return nil, err
-	}
-	eb.Color = color.Gray{Y: 110}
 	zero := plotter.NewFunction(func(float64) float64 { return 0 })
 	zero.Color = color.Gray{Y: 190}
-	p.Add(plotter.NewGrid(), zero, eb, pts)
+	p.Add(plotter.NewGrid(), zero)
+	drawn := 0
+	for i, b := range series {
+		if len(b.XYs) == 0 {
+			continue
+		}
+		drawn++
+		pts, err := plotter.NewScatter(b.XYs)
+		if err != nil {
+			return nil, err
+		}
+		eb, err := plotter.NewYErrorBars(b)
+		if err != nil {
+			return nil, err
+		}
+		c := color.Color(color.Gray{Y: 110})
+		if len(series) > 1 {
+			c = plotutil.Color(i)
+			pts.Color = c
+			p.Legend.Add(labels[i], pts)
+		}
+		eb.Color = c
+		p.Add(eb, pts)
+	}
+	if drawn == 0 {
+		return nil, errors.New("no finite posterior mean to plot")
+	}
+	p.Legend.Top = true
 	return p, nil
+}
+
+// firstOf says how many of the total a plot shows.
+func firstOf(shown, total int) string {
+	if shown == total {
+		return fmt.Sprintf("all %d", total)
+	}
+	return fmt.Sprintf("first %d of %d", shown, total)
 }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLatentMoments reads each shape a latent takes in a Result.
+func TestLatentMoments(t *testing.T) {
+	for _, c := range []struct {
+		raw         string
+		mean, sd    []float64
+		units       int
+		errContains string
+	}{
+		{`{"family":"MvNormal","mean":[1,-2],"cov":[[4,1],[1,9]]}`, []float64{1, -2}, []float64{2, 3}, 0, ""},
+		{`[{"family":"MvNormal","mean":[1],"cov":[[0.25]]},{"family":"MvNormal","mean":[5],"cov":[[16]]}]`, []float64{1, 5}, []float64{0.5, 4}, 2, ""},
+		{`{"family":"Gamma","shape":[1],"params":{"shape":[4],"rate":[2]}}`, []float64{2}, []float64{1}, 0, ""},
+		{`{"family":"Dirichlet","shape":[2,2],"params":{"param":[1,3,2,2]}}`, []float64{0.25, 0.75, 0.5, 0.5},
+			[]float64{math.Sqrt(3.0 / 80), math.Sqrt(3.0 / 80), math.Sqrt(1.0 / 20), math.Sqrt(1.0 / 20)}, 2, ""},
+		{`{"family":"Wishart","shape":[1],"params":{"x":[1]}}`, nil, nil, 0, "no moments for a Wishart"},
+	} {
+		mean, sd, units, err := latentMoments(json.RawMessage(c.raw))
+		if c.errContains != "" {
+			if err == nil || !strings.Contains(err.Error(), c.errContains) {
+				t.Errorf("%s: error %v, want %q", c.raw, err, c.errContains)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.raw, err)
+		}
+		if units != c.units || len(mean) != len(c.mean) {
+			t.Fatalf("%s: %d units, means %v; want %d, %v", c.raw, units, mean, c.units, c.mean)
+		}
+		for i := range mean {
+			if math.Abs(mean[i]-c.mean[i]) > 1e-15 || math.Abs(sd[i]-c.sd[i]) > 1e-15 {
+				t.Errorf("%s: element %d: %v ± %v, want %v ± %v", c.raw, i, mean[i], sd[i], c.mean[i], c.sd[i])
+			}
+		}
+	}
+}
+
+// TestWritePlots: one SVG for the ELBO and one per latent, a legend per
+// component for a per-unit vector, a note of what was left out for a long
+// one, and the same bytes every time.
+func TestWritePlots(t *testing.T) {
+	long := make([]float64, 300)
+	for i := range long {
+		long[i] = 1
+	}
+	theta, _ := json.Marshal(map[string]any{"family": "Dirichlet", "shape": []int{3, 100}, "params": map[string]any{"param": long}})
+	result := []byte(`{"model":"m","status":"converged","elbo":[-10,-5,-4.5],"latent":{
+		"b":[{"family":"MvNormal","mean":[1,2],"cov":[[1,0],[0,1]]},{"family":"MvNormal","mean":[3,4],"cov":[[1,0],[0,1]]}],
+		"theta":` + string(theta) + `}}`)
+	dir := t.TempDir()
+	files, err := writePlots(dir, result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"elbo.svg", "latent-b.svg", "latent-theta.svg"}
+	if len(files) != len(want) {
+		t.Fatalf("wrote %v, want %v", files, want)
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for name, texts := range map[string][]string{
+		"elbo.svg":         {"m: ELBO per iteration (converged)", ">iteration<"},
+		"latent-b.svg":     {"q(b), mean ± 2 sd", "b[·,1]", "b[·,2]", "unit (all 2)"},
+		"latent-theta.svg": {"q(theta)", "first 200 of 300"},
+	} {
+		svg := read(name)
+		for _, s := range texts {
+			if !strings.Contains(svg, s) {
+				t.Errorf("%s lacks %q", name, s)
+			}
+		}
+	}
+	first := read("latent-b.svg")
+	if _, err := writePlots(dir, result); err != nil {
+		t.Fatal(err)
+	}
+	if read("latent-b.svg") != first {
+		t.Error("the same result gave different SVG bytes")
+	}
+	if _, err := writePlots(dir, []byte(`{"model":"m","elbo":[],"latent":{}}`)); err == nil {
+		t.Error("a result without an ELBO trace plotted")
+	}
+}
