@@ -16,6 +16,7 @@ import (
 	goruntime "runtime"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -332,7 +333,7 @@ func runModule() (mod, sum []byte, err error) {
 			return nil, nil, fmt.Errorf("vigen: %v", err)
 		}
 		mod = fmt.Appendf(nil, "module vigenrun\n\n%s\n\nrequire %s v0.0.0\n\nreplace %s => %s\n",
-			goLine(goMod), modulePath, modulePath, src)
+			goLine(goMod), modulePath, modulePath, strconv.Quote(src))
 		return mod, sum, nil
 	}
 	info, ok := debug.ReadBuildInfo()
