@@ -12,7 +12,7 @@ import (
 // default (K = 5, lda.vi's α and η), and it loads.
 func TestBundledData(t *testing.T) {
 	d, _ := Synthetic(1, SyntheticDocs)
-	d.K = 5
+	d.K, d.D, d.V = 5, len(d.W), SyntheticV
 	b := bundled.Check(t, "data.json", d)
 	if _, err := lda.LoadData(bytes.NewReader(b)); err != nil {
 		t.Fatal(err)
