@@ -103,17 +103,11 @@ func markSVG(svg []byte) []byte {
 	return append([]byte(plotMark+"\n"), svg...)
 }
 
+// checkPlotTarget refuses to replace a file without plotMark.
 func checkPlotTarget(path string) error {
-	old, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case !bytes.Contains(old[:min(len(old), 512)], []byte(plotMark)):
-		return fmt.Errorf("refusing to overwrite %s: vigen did not write it", path)
-	}
-	return nil
+	return refuseForeign(path, func(old []byte) bool {
+		return bytes.Contains(old[:min(len(old), 512)], []byte(plotMark))
+	}, "vigen did not write it")
 }
 
 func elboPlot(r resultForPlots) (*plot.Plot, error) {

@@ -192,21 +192,13 @@ func runFit(bin string, f runFlags, stderr io.Writer) ([]byte, int) {
 // checkResultTarget refuses to overwrite anything at path but a result
 // vigen wrote (a JSON object with "model" and "status").
 func checkResultTarget(path string) error {
-	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	}
-	var head struct {
-		Model  *string `json:"model"`
-		Status *string `json:"status"`
-	}
-	if json.Unmarshal(b, &head) != nil || head.Model == nil || head.Status == nil {
-		return fmt.Errorf("refusing to overwrite %s: it is not a result vigen wrote", path)
-	}
-	return nil
+	return refuseForeign(path, func(old []byte) bool {
+		var head struct {
+			Model  *string `json:"model"`
+			Status *string `json:"status"`
+		}
+		return json.Unmarshal(old, &head) == nil && head.Model != nil && head.Status != nil
+	}, "it is not a result vigen wrote")
 }
 
 // cachedBuild returns the path of the fitting command for m, building it

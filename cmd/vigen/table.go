@@ -63,11 +63,7 @@ func writeTable(w io.Writer, d *derive.Derivation) {
 	any := false
 	show := func(name string, es []derive.Approx) {
 		for _, e := range es {
-			how := e.Rule
-			if kind := map[bool]string{true: "exact", false: "Taylor"}[e.Exact]; !strings.HasPrefix(how, kind) {
-				how = kind + " (" + how + ")"
-			}
-			fmt.Fprintf(w, "  %s: E_q[%s]: %s\n", name, e.Term, how)
+			fmt.Fprintf(w, "  %s: E_q[%s]: %s\n", name, e.Term, approxHow(e))
 			any = true
 		}
 	}
@@ -80,6 +76,16 @@ func writeTable(w io.Writer, d *derive.Derivation) {
 	if !any {
 		fmt.Fprintln(w, "  none: no update reads another latent through a function")
 	}
+}
+
+// approxHow says how an expectation was taken: "exact: <rule>" or
+// "Taylor (Eq. 19) in [...]", the kind first.
+func approxHow(e derive.Approx) string {
+	how := e.Rule
+	if kind := map[bool]string{true: "exact", false: "Taylor"}[e.Exact]; !strings.HasPrefix(how, kind) {
+		how = kind + " (" + how + ")"
+	}
+	return how
 }
 
 // treatment describes how the generated code handles v.
