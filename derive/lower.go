@@ -101,6 +101,9 @@ type lowerError struct{ err error }
 // Lower returns the element sel of the model expression e. len(sel) must
 // equal e's rank; scalar operands broadcast.
 func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
+	if len(e.Typ().Dims) == 0 {
+		sel = nil // a scalar where an array is expected: the same at every element
+	}
 	if len(sel) != len(e.Typ().Dims) {
 		return nil, fmt.Errorf("%s: internal: %d indices for a rank-%d expression", e.Position(), len(sel), len(e.Typ().Dims))
 	}

@@ -242,3 +242,45 @@ func TestBuildKey(t *testing.T) {
 		t.Errorf("key %q", k)
 	}
 }
+
+// TestRunScalarMeanBroadcasts: a scalar where MvNormal expects a mean
+// vector means that value in every component, so MvNormal(0, S) fits
+// exactly what logreg.vi, with its zero prior-mean vector, does.
+func TestRunScalarMeanBroadcasts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds models (-short)")
+	}
+	t.Setenv("VIGEN_CACHE", t.TempDir())
+	model := filepath.Join(t.TempDir(), "zeromean.vi")
+	src := `model zeromean
+size N, P
+data x : real[N, P]
+data y : int[N] in 0..1
+const S : cov[P] = eye(P)
+latent theta : real[P] nonconjugate laplace
+
+theta ~ MvNormal(0, S)
+for n in 1:N {
+  y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
+}
+`
+	if err := os.WriteFile(model, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := "../../examples/logreg/data.json"
+	fit := func(model string) logreg.Result {
+		code, stdout, stderr := runCLI("run", model, "-data", data, "-q")
+		if code != 0 {
+			t.Fatalf("%s: exit %d:\n%s", model, code, stderr)
+		}
+		var r logreg.Result
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	got, want := fit(model), fit("../../examples/logreg/logreg.vi")
+	if !reflect.DeepEqual(got.ELBO, want.ELBO) || !reflect.DeepEqual(got.Latent.Theta, want.Latent.Theta) {
+		t.Errorf("MvNormal(0, S): ELBO %v, mean %v; logreg.vi: ELBO %v, mean %v", got.ELBO, got.Latent.Theta.Mean, want.ELBO, want.Latent.Theta.Mean)
+	}
+}
