@@ -49,7 +49,7 @@ func TestLaTeXExamples(t *testing.T) {
 		{Mul(Call1("exp", T("u")), Call1("exp", T("u")), T("c")), `c \cdot \exp(u)^{2}`},
 		{Sum([]Index{n}, Sub(Mul(T("y", IxE(n)), u), Call1("softplus", u))),
 			`-\sum_{n} \operatorname{softplus}\left(\sum_{i_{3}} \theta_{i_{3}} \cdot x_{n,i_{3}}\right) + \sum_{n, i_{3}} \theta_{i_{3}} \cdot x_{n,i_{3}} \cdot y_{n}`},
-		// a negated sum keeps its parentheses (String prints "N − b + exp(c)")
+		// a negated sum keeps its parentheses
 		{Add(SizeE("N"), Neg(Add(T("b"), Call1("exp", T("c"))))), `N - \left(b + \exp(c)\right)`},
 		{Neg(Sum([]Index{n}, Call1("logistic", T("x", IxE(n))))), `-\sum_{n} \sigma(x_{n})`},
 		{Sum([]Index{e}, Mul(T("w.count", IxE(e)), T("z.prob", IxE(e), IxE(k)))), `\sum_{n \in w_{d}} c^{w}_{n} \cdot \phi^{z}_{n,k}`},

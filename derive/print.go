@@ -68,15 +68,19 @@ func write(sb *strings.Builder, e Expr, ctx int) {
 		}
 		for k, t := range e.Terms {
 			c, _ := coefRest(t)
+			tctx := 1
 			if k > 0 {
 				if c < 0 {
 					sb.WriteString(" − ")
 					t = scaleAny(-1, t)
+					if _, ok := t.(*AddNode); ok {
+						tctx = 2 // a − (b + c), not a − b + c
+					}
 				} else {
 					sb.WriteString(" + ")
 				}
 			}
-			write(sb, t, 1)
+			write(sb, t, tctx)
 		}
 		if ctx > 1 {
 			sb.WriteByte(')')
