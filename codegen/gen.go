@@ -252,10 +252,13 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 		lo = "0" // counts: a Multinomial, Binomial or Poisson draw
 	}
 	field := "d." + vc.Field
-	missing := fmt.Sprintf("\tif %s == nil {\n\t\treturn nil, fmt.Errorf(\"data %%q is missing\", %q)\n\t}\n", field, v.Name)
+	// Data, and a const without a default, must be in the data file.
+	missing := ""
 	switch {
-	case v.Role != ir.RoleData:
-		missing = ""
+	case v.Role == ir.RoleData:
+		missing = fmt.Sprintf("\tif %s == nil {\n\t\treturn nil, fmt.Errorf(\"data %%q is missing\", %q)\n\t}\n", field, v.Name)
+	case requiredConst(v):
+		missing = fmt.Sprintf("\tif %s == nil {\n\t\treturn nil, fmt.Errorf(\"const %%q is missing: %%s declares it without a default, so the data must give it\", %q, %q)\n\t}\n", field, v.Name, v.Pos.String())
 	}
 	switch {
 	case t.Kind == ir.Real && t.Class == ir.Plain && len(dims) == 0:
@@ -264,8 +267,12 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 		if v.Role != ir.RoleData {
 			vc.DataType = "*float64"
 			vc.Decode = fmt.Sprintf("runtime.DecodeRealPtr(v, %q)", v.Name)
-			vc.LoadCode = fmt.Sprintf("\tif %s != nil {\n\t\tif err := runtime.CheckReal(%q, *%s); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tm.%s = *%s\n\t} else {\n%s\n\t}",
-				field, v.Name, field, vc.Go, field, g.defaultCode(v, ""))
+			if requiredConst(v) {
+				vc.LoadCode = missing + fmt.Sprintf("\tif err := runtime.CheckReal(%q, *%s); err != nil {\n\t\treturn nil, err\n\t}\n\tm.%s = *%s", v.Name, field, vc.Go, field)
+			} else {
+				vc.LoadCode = fmt.Sprintf("\tif %s != nil {\n\t\tif err := runtime.CheckReal(%q, *%s); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tm.%s = *%s\n\t} else {\n%s\n\t}",
+					field, v.Name, field, vc.Go, field, g.defaultCode(v, ""))
+			}
 		} else {
 			vc.LoadCode = fmt.Sprintf("\tif err := runtime.CheckReal(%q, %s); err != nil {\n\t\treturn nil, err\n\t}\n\tm.%s = %s", v.Name, field, vc.Go, field)
 		}
@@ -413,7 +420,7 @@ func (g *gen) bind(v *ir.Var, field string, dims []string) string {
 
 // withDefault wraps the loading code of a constant with its default.
 func (g *gen) withDefault(v *ir.Var, field, load, n string) string {
-	if v.Role == ir.RoleData {
+	if v.Role == ir.RoleData || requiredConst(v) {
 		return "\t{\n" + load + "\n\t}"
 	}
 	if v.Role == ir.RoleParam && v.Default == nil {
@@ -422,6 +429,10 @@ func (g *gen) withDefault(v *ir.Var, field, load, n string) string {
 	}
 	return fmt.Sprintf("\tif %s != nil {\n%s\n\t} else {\n%s\n\t}", field, load, g.defaultCode(v, n))
 }
+
+// requiredConst reports whether v is a const without a default, which the
+// data must give.
+func requiredConst(v *ir.Var) bool { return v.Role == ir.RoleConst && v.Default == nil }
 
 // defaultCode fills m.<v> with v's default expression, element by element.
 func (g *gen) defaultCode(v *ir.Var, n string) string {

@@ -88,7 +88,7 @@ func (u *unifier) arg(p ir.ParamSig, desc desc, t ir.Type, pos ir.Pos) bool {
 		if p.Class == ir.Simplex {
 			hint = "softmax(x) maps a real vector onto the simplex"
 		} else if p.Class == ir.Cov && t.Rank() >= 2 {
-			hint = "a covariance or precision argument must be declared cov[P] (or be eye(P) or a multiple of it)"
+			hint = "a covariance or precision argument must be a variable declared cov[P], e.g. `const Sigma0 : cov[P] = 0.01 * eye(P)`"
 		}
 		return fail(hint, "%s must be %s, but it is %s", desc, shapePhrase(p), t)
 	}

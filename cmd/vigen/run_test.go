@@ -284,3 +284,45 @@ for n in 1:N {
 		t.Errorf("MvNormal(0, S): ELBO %v, mean %v; logreg.vi: ELBO %v, mean %v", got.ELBO, got.Latent.Theta.Mean, want.ELBO, want.Latent.Theta.Mean)
 	}
 }
+
+// TestRunRequiresConstWithoutDefault: a const declared without a default
+// must come with the data; without it the fit stops with an error naming
+// the const and its declaration, instead of reading zeros.
+func TestRunRequiresConstWithoutDefault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a model (-short)")
+	}
+	t.Setenv("VIGEN_CACHE", t.TempDir())
+	dir := t.TempDir()
+	model := filepath.Join(dir, "nodefault.vi")
+	src := `model nodefault
+size N, P
+data x : real[N, P]
+data y : int[N] in 0..1
+const s : real
+const S : cov[P]
+latent theta : real[P] nonconjugate laplace
+
+theta ~ MvNormal(0, S)
+for n in 1:N {
+  y[n] ~ Bernoulli(logistic(s * dot(x[n], theta)))
+}
+`
+	os.WriteFile(model, []byte(src), 0o644)
+	for _, c := range []struct{ data, want string }{
+		{`{"x": [[1, 2]], "y": [1], "s": 1}`, `const "S" is missing: nodefault.vi:6:7 declares it without a default`},
+		{`{"x": [[1, 2]], "y": [1], "S": [[1, 0], [0, 1]]}`, `const "s" is missing: nodefault.vi:5:7 declares it without a default`},
+	} {
+		data := filepath.Join(dir, "data.json")
+		os.WriteFile(data, []byte(c.data), 0o644)
+		code, stdout, stderr := runCLI("run", model, "-data", data, "-q")
+		if code != 1 || stdout != "" || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1 and %q", c.data, code, stdout, stderr, c.want)
+		}
+	}
+	data := filepath.Join(dir, "data.json")
+	os.WriteFile(data, []byte(`{"x": [[1, 2]], "y": [1], "s": 1, "S": [[1, 0], [0, 1]]}`), 0o644)
+	if code, _, stderr := runCLI("run", model, "-data", data, "-q"); code != 0 {
+		t.Errorf("with both consts: exit %d:\n%s", code, stderr)
+	}
+}
