@@ -152,7 +152,7 @@ func (b *Builder) countsMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error)
 // plate and derives the M-step of that statement's params.
 func (b *Builder) gaussMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) {
 	noForm := func(pos ir.Pos, why string) error {
-		return fmt.Errorf("%s: param %s has no closed-form M-step: %s \n\thint: closed forms exist for simplex params read as probabilities and for the mean and covariance of an MvNormal over a plate; declare it `const` or make it a latent", pos, v.Name, why)
+		return fmt.Errorf("%s: param %s has no closed-form M-step: %s\n\thint: closed forms exist for simplex params read as probabilities and for the mean and covariance of an MvNormal over a plate, and a real vector param is maximized by Newton's method; declare this one `const` or make it a latent", pos, v.Name, why)
 	}
 	var stmt *ir.Factor
 	for _, f := range b.Model.Children(v.Name) {

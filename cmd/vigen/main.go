@@ -239,6 +239,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	// "ok" promises that vigen gen and vigen run accept the model.
+	if _, err := codegen.Generate(m, codegen.Options{}); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
 	fmt.Fprintf(stdout, "%s: model %s is ok\n\n", m.File, m.Name)
 	writeTable(stdout, d)
 	if *showDerive {
