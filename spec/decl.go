@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -310,6 +311,9 @@ func (c *checker) defaultValue(s *symbol) bool {
 	if !s.ok {
 		return true
 	}
+	if v.Type.Kind == ir.Int && !c.intDefault(v, x) {
+		return false
+	}
 	xt := x.Typ()
 	switch {
 	case xt.Rank() == 0 && v.Type.Class == ir.Plain:
@@ -325,6 +329,26 @@ func (c *checker) defaultValue(s *symbol) bool {
 		c.errorAt(x.Position(), "a default is a scalar (used for every element) or has the variable's shape",
 			"the default of %s is %s, but %s is %s", v.Name, xt, v.Name, v.Type)
 		return false
+	}
+	return true
+}
+
+// intDefault checks the default of an int variable: an integer literal,
+// inside the variable's range where its bounds are numbers.
+func (c *checker) intDefault(v *ir.Var, x ir.Expr) bool {
+	n, ok := x.(*ir.Num)
+	if !ok || n.Value != math.Trunc(n.Value) {
+		c.errorAt(x.Position(), "write the default of an int as a whole number, e.g. `= 1`",
+			"the default of %s (%s) must be a whole number", v.Name, v.Type)
+		return false
+	}
+	if r := v.Type.Range; r != nil {
+		lo, hi := r[0], r[1]
+		if (lo.Size == "" && n.Value < float64(lo.Value)) || (hi.Size == "" && n.Value > float64(hi.Value)) {
+			c.errorAt(x.Position(), "give a default inside the declared range, or widen the range",
+				"the default %v of %s is outside %s..%s", n.Value, v.Name, lo, hi)
+			return false
+		}
 	}
 	return true
 }
