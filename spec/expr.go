@@ -279,13 +279,13 @@ func (c *checker) checkIndex(r *ir.Ref, x ir.Expr, i int, dims []string, sc *sco
 	case t.Rank() > 0:
 		c.errorAt(x.Position(), "an index is one int value; loop over the elements with `for i in 1:"+dim+"`", "index %s must be %s, but it is %s", exprString(x), want, t)
 	case t.Kind != ir.Int:
-		hint := ""
+		hint := "arithmetic gives a real, so an index is a loop index or an int variable declared `in 1.." + dim + "`; for a shifted read, pass the shifted values as data"
 		if _, isNum := x.(*ir.Num); isNum {
 			hint = "literal indices are not supported; use a loop `for i in 1:" + dim + "`"
 		}
 		c.errorAt(x.Position(), hint, "non-integer index %s: an index into dimension %d of %s must be %s", exprString(x), i+1, v.Name, want)
 	case t.Range == nil:
-		hint := ""
+		hint := "an index must be a loop index or an int declared `in 1.." + dim + "`"
 		if ref, ok := x.(*ir.Ref); ok && ref.Var.Role != ir.RoleSize {
 			hint = "declare " + ref.Var.Name + " with `in 1.." + dim + "`"
 		}
