@@ -39,14 +39,9 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 		format = s
 		return nil
 	})
-	m, code := parseAndLoad(fs, args, stderr)
-	if m == nil {
+	d, code := parseAndDerive(fs, args, stderr)
+	if d == nil {
 		return code
-	}
-	d, err := deriveSafely(m)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
 	}
 	src, err := os.ReadFile(fs.Arg(0))
 	if err != nil {

@@ -230,15 +230,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	showDerive := fs.Bool("derive", false, "print f, its gradient and Hessian for each nonconjugate latent")
-	m, code := parseAndLoad(fs, args, stderr)
-	if m == nil {
+	d, code := parseAndDerive(fs, args, stderr)
+	if d == nil {
 		return code
 	}
-	d, err := deriveSafely(m)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
+	m := d.Model
 	// "ok" promises that vigen gen and vigen run accept the model.
 	if _, err := codegen.Generate(m, codegen.Options{}); err != nil {
 		fmt.Fprintln(stderr, err)
@@ -256,6 +252,21 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// parseAndDerive is parseAndLoad followed by the derivation, reporting
+// errors the same way.
+func parseAndDerive(fs *flag.FlagSet, args []string, stderr io.Writer) (*derive.Derivation, int) {
+	m, code := parseAndLoad(fs, args, stderr)
+	if m == nil {
+		return nil, code
+	}
+	d, err := deriveSafely(m)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, 1
+	}
+	return d, 0
 }
 
 // deriveSafely is derive.Derive, with a failure inside vigen reported as an
