@@ -38,6 +38,16 @@ func TestReadmeCommands(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("%s: %s\nexit %d:\n%s", doc, line, code, stderr)
 				}
+				// The README shows the plots of its main command.
+				if strings.Contains(line, "hierlogreg.vi") && strings.Contains(line, "-plot plots") {
+					for _, f := range []string{"elbo.svg", "latent-theta.svg"} {
+						got, _ := os.ReadFile(filepath.Join("plots", f))
+						want, _ := os.ReadFile(filepath.Join(root, "examples/hierlogreg/plots", f))
+						if len(got) == 0 || string(got) != string(want) {
+							t.Errorf("plots/%s differs from examples/hierlogreg/plots/%s, which the README shows; copy it there", f, f)
+						}
+					}
+				}
 			})
 		}
 	}
