@@ -26,7 +26,7 @@ func Check(f *File) (*ir.Model, error) {
 	if f.Name == nil {
 		c.errorf(f.Pos, "a model file starts with `model NAME`", "missing `model NAME`")
 	} else {
-		c.model.Name = f.Name.Name
+		c.model.Name, c.model.NamePos = f.Name.Name, c.pos(f.Name.Pos)
 	}
 	c.declare(f.Decls)
 	c.resolveTypes()

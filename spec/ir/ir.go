@@ -152,6 +152,7 @@ type Var struct {
 // Model is a checked model.
 type Model struct {
 	Name    string
+	NamePos Pos    // where the name is written after `model`
 	File    string // base name of the .vi file, e.g. "logreg.vi"
 	Vars    []*Var // in declaration order
 	Factors []*Factor
