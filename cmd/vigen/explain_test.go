@@ -98,14 +98,14 @@ func explainModelFiles(t *testing.T) []string {
 
 func explain(t *testing.T, format, vi string) string {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	if code := run([]string{"explain", "-format", format, vi}, &stdout, &stderr); code != 0 {
-		t.Fatalf("explain -format %s %s: exit %d: %s", format, vi, code, stderr.String())
+	code, stdout, stderr := runCLI("explain", "-format", format, vi)
+	if code != 0 {
+		t.Fatalf("explain -format %s %s: exit %d: %s", format, vi, code, stderr)
 	}
-	if stderr.Len() > 0 {
-		t.Errorf("explain %s wrote to stderr: %s", vi, stderr.String())
+	if stderr != "" {
+		t.Errorf("explain %s wrote to stderr: %s", vi, stderr)
 	}
-	return stdout.String()
+	return stdout
 }
 
 // `vigen explain` of every example model in both formats; testdata/explain
@@ -332,15 +332,14 @@ func TestExplainErrors(t *testing.T) {
 		{[]string{"explain", ok, ok}, 2, `usage:`},
 		{[]string{"explain", filepath.Join(dir, "missing.vi")}, 1, `missing\.vi`},
 	} {
-		var stdout, stderr bytes.Buffer
-		code := run(c.args, &stdout, &stderr)
+		code, stdout, stderr := runCLI(c.args...)
 		if code != c.code {
-			t.Errorf("%v: exit %d, want %d (stderr %q)", c.args[1:], code, c.code, stderr.String())
+			t.Errorf("%v: exit %d, want %d (stderr %q)", c.args[1:], code, c.code, stderr)
 		}
-		if !regexp.MustCompile(c.want).MatchString(stderr.String()) {
-			t.Errorf("%v: stderr %q does not match %q", c.args[1:], stderr.String(), c.want)
+		if !regexp.MustCompile(c.want).MatchString(stderr) {
+			t.Errorf("%v: stderr %q does not match %q", c.args[1:], stderr, c.want)
 		}
-		if code != 0 && stdout.Len() > 0 {
+		if code != 0 && stdout != "" {
 			t.Errorf("%v: failed but printed a report", c.args[1:])
 		}
 	}

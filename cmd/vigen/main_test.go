@@ -24,6 +24,13 @@ for n in 1:N {
 }
 `
 
+// runCLI runs vigen with args and returns the exit status and outputs.
+func runCLI(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := run(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
 func write(t *testing.T, dir, name, src string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)

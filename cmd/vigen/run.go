@@ -216,7 +216,8 @@ func cachedBuild(m *ir.Model, rebuild bool, stderr io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	files, err := buildFiles(m)
+	src := sourceDir()
+	files, err := buildFiles(m, src)
 	if err != nil {
 		return "", err
 	}
@@ -224,7 +225,7 @@ func cachedBuild(m *ir.Model, rebuild bool, stderr io.Writer) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("vigen: go env GOVERSION: %v", err)
 	}
-	key := buildKey(files, strings.TrimSpace(string(goVersion)))
+	key := buildKey(files, src, strings.TrimSpace(string(goVersion)))
 	dir := filepath.Join(root, "run", m.Name+"-"+key)
 	exe := m.Name
 	if goruntime.GOOS == "windows" {
@@ -288,8 +289,8 @@ func cacheRoot() (string, error) {
 // buildFiles is the module vigen run builds: the generated package in
 // model/, the command in main.go, and a go.mod that finds vigen's runtime
 // in the source vigen was built from (or, failing that, at vigen's
-// released version through the module proxy).
-func buildFiles(m *ir.Model) ([]codegen.File, error) {
+// released version through the module proxy); src is that source, or "".
+func buildFiles(m *ir.Model, src string) ([]codegen.File, error) {
 	pkg, err := codegen.Generate(m, codegen.Options{Package: "model"})
 	if err != nil {
 		return nil, err
@@ -302,7 +303,7 @@ func buildFiles(m *ir.Model) ([]codegen.File, error) {
 	for _, f := range pkg {
 		files = append(files, codegen.File{Name: "model/" + f.Name, Src: f.Src})
 	}
-	mod, sum, err := runModule()
+	mod, sum, err := runModule(src)
 	if err != nil {
 		return nil, err
 	}
@@ -313,9 +314,10 @@ func buildFiles(m *ir.Model) ([]codegen.File, error) {
 	return files, nil
 }
 
-// runModule returns the go.mod (and go.sum) of vigen run's build module.
-func runModule() (mod, sum []byte, err error) {
-	if src := sourceDir(); src != "" {
+// runModule returns the go.mod (and go.sum) of vigen run's build module,
+// which takes vigen from src if it is not "".
+func runModule(src string) (mod, sum []byte, err error) {
+	if src != "" {
 		goMod, err := os.ReadFile(filepath.Join(src, "go.mod"))
 		if err != nil {
 			return nil, nil, fmt.Errorf("vigen: %v", err)
@@ -364,9 +366,9 @@ func goLine(goMod []byte) string {
 
 // buildKey identifies a build: the files built (generated code, command,
 // go.mod with the runtime's location), the runtime's own source when vigen
-// builds against a directory (so editing it invalidates the cache), vigen's
-// version and the Go toolchain.
-func buildKey(files []codegen.File, goVersion string) string {
+// builds against a source directory src (so editing it invalidates the
+// cache), vigen's version and the Go toolchain.
+func buildKey(files []codegen.File, src, goVersion string) string {
 	h := sha256.New()
 	put := func(name string, b []byte) {
 		fmt.Fprintf(h, "%s %d\n", name, len(b))
@@ -384,7 +386,7 @@ func buildKey(files []codegen.File, goVersion string) string {
 	for _, f := range files {
 		put(f.Name, f.Src)
 	}
-	if src := sourceDir(); src != "" {
+	if src != "" {
 		names, _ := filepath.Glob(filepath.Join(src, "runtime", "*.go"))
 		sort.Strings(names)
 		for _, n := range names {

@@ -14,13 +14,6 @@ import (
 	"github.com/vigen-go/vigen/examples/logreg/logreg"
 )
 
-// runCLI runs vigen with args and returns the exit status and outputs.
-func runCLI(args ...string) (int, string, string) {
-	var stdout, stderr bytes.Buffer
-	code := run(args, &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
-}
-
 // TestRunEveryExample runs `vigen run` as the README shows on every example
 // model with its bundled data, from a directory outside the repository and
 // with an empty cache: it must build, print progress, and write a valid
@@ -29,12 +22,8 @@ func TestRunEveryExample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every example (-short)")
 	}
-	models, err := filepath.Glob("../../examples/*/*.vi")
-	if err != nil || len(models) == 0 {
-		t.Fatalf("no example models (%v)", err)
-	}
 	t.Setenv("VIGEN_CACHE", t.TempDir())
-	for _, model := range models {
+	for _, model := range exampleModels(t) {
 		model, _ := filepath.Abs(model)
 		name := strings.TrimSuffix(filepath.Base(model), ".vi")
 		data := filepath.Join(filepath.Dir(model), "data.json")
@@ -230,12 +219,12 @@ func TestRunErrors(t *testing.T) {
 // same for the same files.
 func TestBuildKey(t *testing.T) {
 	files := []codegen.File{{Name: "main.go", Src: []byte("package main")}, {Name: "model/m.go", Src: []byte("package model")}}
-	k := buildKey(files, "go1.26")
-	if k != buildKey(files, "go1.26") {
+	k := buildKey(files, "", "go1.26")
+	if k != buildKey(files, "", "go1.26") {
 		t.Error("same files, different keys")
 	}
 	other := []codegen.File{files[0], {Name: "model/m.go", Src: []byte("package model ")}}
-	if k == buildKey(other, "go1.26") || k == buildKey(files, "go1.27") {
+	if k == buildKey(other, "", "go1.26") || k == buildKey(files, "", "go1.27") {
 		t.Error("a change of a file or of the Go version keeps the key")
 	}
 	if len(k) != 16 {
