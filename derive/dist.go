@@ -25,7 +25,7 @@ type Dist struct {
 	ExpFam *ExpFam
 	// Expect gives E[stat] when the family is a variational factor with
 	// parameters args: the statistic named by the key, at element sel.
-	// Keys: "x", "x^2" (scalars), "xx" (outer product, sel = i, j),
+	// Keys: "x", "x^2", "var" (the variance; scalars), "xx" (outer product, sel = i, j),
 	// "log x", "log(1-x)", "1/x", "x log-moments" and so on, as listed.
 	Expect map[string]func(b *Builder, args []Val, sel []Expr) Expr
 	// Entropy of the family with parameters args, or nil when it has no
@@ -149,6 +149,7 @@ func init() {
 	d.Expect = sexpect(map[string]func(a []Expr) Expr{
 		"x":   func(a []Expr) Expr { return a[0] },
 		"x^2": func(a []Expr) Expr { return Add(Pow(a[0], N(2)), Pow(a[1], N(2))) },
+		"var": func(a []Expr) Expr { return Pow(a[1], N(2)) },
 	})
 	d.Entropy = sentropy(func(a []Expr) Expr { return Add(N(0.5*(1+log2Pi)), logE(a[1])) })
 	Dists[d.Name] = d
@@ -169,6 +170,8 @@ func init() {
 	d.Expect = sexpect(map[string]func(a []Expr) Expr{
 		"x":     func(a []Expr) Expr { return Div(a[0], a[1]) },
 		"log x": func(a []Expr) Expr { return Sub(psi(a[0]), logE(a[1])) },
+		"x^2":   func(a []Expr) Expr { return Mul(a[0], Add(a[0], N(1)), Pow(a[1], N(-2))) },
+		"var":   func(a []Expr) Expr { return Mul(a[0], Pow(a[1], N(-2))) },
 	})
 	// H = α − log β + log Γ(α) + (1−α)ψ(α)
 	d.Entropy = sentropy(func(a []Expr) Expr {
@@ -193,6 +196,9 @@ func init() {
 		"1/x":   func(a []Expr) Expr { return Div(a[0], a[1]) },
 		"log x": func(a []Expr) Expr { return Sub(logE(a[1]), psi(a[0])) },
 		"x":     func(a []Expr) Expr { return Div(a[1], Sub(a[0], N(1))) }, // α > 1
+		"var": func(a []Expr) Expr {
+			return Mul(Pow(a[1], N(2)), Pow(Sub(a[0], N(1)), N(-2)), Pow(Sub(a[0], N(2)), N(-1)))
+		}, // α > 2
 	})
 	// H = α + log β + log Γ(α) − (1+α)ψ(α)
 	d.Entropy = sentropy(func(a []Expr) Expr {
@@ -214,7 +220,11 @@ func init() {
 		LogBase: slogBase(func(Expr) Expr { return N(0) }),
 	}
 	d.Expect = sexpect(map[string]func(a []Expr) Expr{
-		"x":        func(a []Expr) Expr { return Div(a[0], Add(a[0], a[1])) },
+		"x": func(a []Expr) Expr { return Div(a[0], Add(a[0], a[1])) },
+		"var": func(a []Expr) Expr {
+			ab := Add(a[0], a[1])
+			return Mul(a[0], a[1], Pow(ab, N(-2)), Pow(Add(ab, N(1)), N(-1)))
+		},
 		"log x":    func(a []Expr) Expr { return Sub(psi(a[0]), psi(Add(a[0], a[1]))) },
 		"log(1-x)": func(a []Expr) Expr { return Sub(psi(a[1]), psi(Add(a[0], a[1]))) },
 	})

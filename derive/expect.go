@@ -3,6 +3,7 @@ package derive
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // This file is the expectation engine: E_q[e] for an expression e over
@@ -153,35 +154,19 @@ func (x *expecter) expect(e Expr) Expr {
 			}
 		}
 	}
-	switch e := e.(type) {
-	case *MulNode:
-		// Independence: group the factors by the latent they read; the
-		// expectation of the product is the product of the groups'.
-		groups := map[string][]Expr{}
-		var plain []Expr
-		var joint []Expr
-		for _, f := range e.Factors {
-			fv := x.latents(f)
-			switch len(fv) {
-			case 0:
-				plain = append(plain, f)
-			case 1:
-				groups[fv[0]] = append(groups[fv[0]], f)
-			default:
-				joint = append(joint, f)
-			}
-		}
-		if len(joint) > 0 {
-			return x.taylor(e)
-		}
-		keys := make([]string, 0, len(groups))
-		for v := range groups {
-			keys = append(keys, v)
-		}
-		sort.Strings(keys)
+	if m, ok := e.(*MulNode); ok {
+		// Independence: factors that read disjoint sets of latents are
+		// independent under q, so the expectation of the product is the
+		// product of the expectations of its connected groups.
+		plain, groups := x.independentGroups(m.Factors)
 		out := plain
-		for _, v := range keys {
-			r := x.single(Mul(groups[v]...), x.qs[v])
+		for _, g := range groups {
+			var r Expr
+			if vs := x.latents(g); len(vs) == 1 {
+				r = x.single(g, x.qs[vs[0]])
+			} else {
+				r = x.joint(g)
+			}
 			if r == nil {
 				return nil
 			}
@@ -190,9 +175,170 @@ func (x *expecter) expect(e Expr) Expr {
 		return Mul(out...)
 	}
 	if len(vs) > 1 {
-		return x.taylor(e)
+		return x.joint(e)
 	}
 	return x.single(e, x.qs[vs[0]])
+}
+
+// independentGroups splits the factors of a product into those that read
+// no latent and groups that read disjoint sets of latents (the connected
+// components of "reads a latent in common"), each group multiplied out, in
+// the order of their first latent.
+func (x *expecter) independentGroups(fs []Expr) (plain []Expr, groups []Expr) {
+	parent := map[string]string{}
+	var find func(v string) string
+	find = func(v string) string {
+		if parent[v] == v {
+			return v
+		}
+		r := find(parent[v])
+		parent[v] = r
+		return r
+	}
+	reads := make([][]string, len(fs))
+	for k, f := range fs {
+		reads[k] = x.latents(f)
+		for _, v := range reads[k] {
+			if _, ok := parent[v]; !ok {
+				parent[v] = v
+			}
+		}
+		for _, v := range reads[k][min(1, len(reads[k])):] {
+			a, b := find(reads[k][0]), find(v)
+			if a != b {
+				if b < a {
+					a, b = b, a
+				}
+				parent[b] = a
+			}
+		}
+	}
+	byRoot := map[string][]Expr{}
+	var roots []string
+	for k, f := range fs {
+		if len(reads[k]) == 0 {
+			plain = append(plain, f)
+			continue
+		}
+		r := find(reads[k][0])
+		if byRoot[r] == nil {
+			roots = append(roots, r)
+		}
+		byRoot[r] = append(byRoot[r], f)
+	}
+	sort.Strings(roots)
+	for _, r := range roots {
+		groups = append(groups, Mul(byRoot[r]...))
+	}
+	return plain, groups
+}
+
+// joint takes E[e] for a term that reads several latents jointly, as in
+// (μ − θ_i)²: independent factors let it integrate one latent at a time.
+// A term of degree ≤ 2 in a latent v has E_v[e] = e(E[v]) +
+// ½Σ ∂²e/∂v_i∂v_j Cov(v_i, v_j) exactly, whatever q(v)'s family, so a
+// polynomial of degree ≤ 2 in each latent (any mix of Gaussian, Normal,
+// Gamma, ... factors) has an exact expectation from the factors' means and
+// covariances. What is left after the latents that allow it are integrated
+// goes to the single-latent rules, or, still joint, to Eq. 19.
+func (x *expecter) joint(e Expr) Expr {
+	switch e.(type) {
+	case *AddNode, *SumNode:
+		return x.expect(e) // a group that is one sum: term by term
+	}
+	for _, v := range x.latents(e) {
+		if r := x.integrateQuadratic(e, x.qs[v]); r != nil {
+			return x.expect(r)
+		}
+	}
+	return x.taylor(e)
+}
+
+// integrateQuadratic is E over q(v) alone of e, exact when e is a
+// polynomial of degree ≤ 2 in v (with coefficients that may read other
+// latents); nil when it is not, or when q's table lacks the mean or the
+// variance it needs.
+func (x *expecter) integrateQuadratic(e Expr, q *QFactor) Expr {
+	v := q.Var
+	dims := q.Dims
+	if q.Family == "Dirichlet" {
+		dims = dims[:len(dims)-1]
+	}
+	at := func(p string) []Index {
+		out := make([]Index, len(q.Dims))
+		for k, d := range q.Dims {
+			out[k] = x.b.Fresh(p, d)
+		}
+		return out
+	}
+	i, j := at("q"), at("q")
+	d1 := Diff(e, v, i)
+	d2 := Diff(d1, v, j)
+	mean := x.meanOf(e, q)
+	if mean == nil {
+		return nil
+	}
+	if isZero(d2) {
+		x.record(e, "exact: linear in "+v+", E["+v+"] substituted", true)
+		return mean
+	}
+	if !isZero(Diff(d2, v, at("q"))) || len(dims) != len(q.Dims) {
+		return nil // degree > 2, or a Dirichlet's correlated components
+	}
+	cov := x.covOf(q, i, j)
+	if cov == nil {
+		return nil
+	}
+	h := x.meanOf(d2, q)
+	if h == nil {
+		return nil
+	}
+	x.record(e, "exact: degree 2 in "+v+", E["+v+"] and Cov["+v+"] of q = "+q.Family, true)
+	return Add(mean, Mul(N(0.5), Sum(append(append([]Index(nil), i...), j...), Mul(h, cov))))
+}
+
+// meanOf replaces every read of q's latent in e by its mean under q (exact
+// for e linear in it); nil when q's table has no mean.
+func (x *expecter) meanOf(e Expr, q *QFactor) Expr {
+	if q.Family == "MvNormal" {
+		return x.atMean(e, q)
+	}
+	ok := true
+	r := replaceTensor(e, q.Var, func(t *Tensor) Expr {
+		if q.Moments["x"].Tensor != "" {
+			return q.Moments["x"].At(t.Idx)
+		}
+		rule := Dists[q.Family].Expect["x"]
+		if rule == nil {
+			ok = false
+			return t
+		}
+		return momentOf(x.b, q, rule, t.Idx)
+	})
+	if !ok {
+		return nil
+	}
+	return r
+}
+
+// covOf is Cov_q(v[i], v[j]): the Gaussian's covariance tensor, or for an
+// elementwise family the variance of its table entry on the diagonal; nil
+// when the table has none.
+func (x *expecter) covOf(q *QFactor, i, j []Index) Expr {
+	if q.Family == "MvNormal" {
+		return q.Params[1].At([]Expr{IxE(i[0]), IxE(j[0])})
+	}
+	rule := Dists[q.Family].Expect["var"]
+	if rule == nil {
+		return nil
+	}
+	sel := make([]Expr, len(i))
+	deltas := make([]Expr, len(i))
+	for k := range i {
+		sel[k] = IxE(i[k])
+		deltas[k] = Dlt(i[k], j[k])
+	}
+	return Mul(append(deltas, momentOf(x.b, q, rule, sel))...)
 }
 
 // single takes the expectation of e, which reads only the latent of q.
@@ -243,20 +389,21 @@ func (x *expecter) single(e Expr, q *QFactor) Expr {
 		return e
 	}
 	var r Expr
-	switch q.Family {
-	case "MvNormal":
-		r = x.gaussian(rest, q)
-	case "Categorical":
-		r = x.categorical(rest, q)
-	case "Normal":
-		if r = x.normalPoly(rest, q); r == nil {
+	switch {
+	case isGaussian(q):
+		if r = x.gaussian(rest, q); r == nil {
 			r = x.byTable(rest, q)
 		}
+	case q.Family == "Categorical":
+		r = x.categorical(rest, q)
 	default:
-		r = x.byTable(rest, q)
+		if r = x.byTable(rest, q); r == nil {
+			// a polynomial of degree ≤ 2, from the mean and variance
+			r = x.integrateQuadratic(rest, q)
+		}
 	}
 	if r == nil {
-		if q.Family == "MvNormal" {
+		if isGaussian(q) {
 			t := x.taylor(rest)
 			if t == nil {
 				return nil
@@ -346,56 +493,112 @@ func matchStat(e Expr, v string) (string, []Expr) {
 	return "", nil
 }
 
-// gaussian takes exact expectations under q(θ) = N(μ, Σ) where rules exist:
+// isGaussian reports whether q is a Gaussian factor: a multivariate q(θ) =
+// N(μ, Σ) or a (elementwise) Normal.
+func isGaussian(q *QFactor) bool { return q.Family == "MvNormal" || q.Family == "Normal" }
+
+// indices returns fresh indices over q's dimensions (none for a scalar).
+func (x *expecter) indices(q *QFactor) []Index {
+	out := make([]Index, len(q.Dims))
+	for k, d := range q.Dims {
+		out[k] = x.b.Fresh("q", d)
+	}
+	return out
+}
+
+// gaussian takes exact expectations under a Gaussian q where rules exist:
 // polynomials of degree ≤ 2 (E[g] = g(μ) + ½Tr{∇²g Σ}, exact for them) and
-// exp of a linear form.
+// exp of a linear form, also written as a power or product of exps.
 func (x *expecter) gaussian(e Expr, q *QFactor) Expr {
-	v, dim := q.Var, q.Dims[0]
-	i, j := x.b.Fresh("q", dim), x.b.Fresh("q", dim)
-	grad := Diff(e, v, []Index{i})
-	hess := Diff(grad, v, []Index{j})
-	third := Diff(hess, v, []Index{x.b.Fresh("q", dim)})
+	v := q.Var
+	i, j := x.indices(q), x.indices(q)
+	grad := Diff(e, v, i)
+	hess := Diff(grad, v, j)
+	third := Diff(hess, v, x.indices(q))
 	if isZero(third) {
 		// Degree ≤ 2: the second-order expansion is exact.
-		x.record(e, "exact: Gaussian moments up to second order", true)
-		return Add(x.atMean(e, q), Mul(N(0.5), Sum([]Index{i, j}, Mul(x.atMean(hess, q), q.Params[1].At([]Expr{IxE(i), IxE(j)})))))
-	}
-	if c, ok := e.(*Call); ok && c.Prim.Name == "exp" {
-		l := c.Args[0]
-		ga := Diff(l, v, []Index{i})
-		if isZero(Diff(ga, v, []Index{j})) {
-			// E[exp(aᵀθ + c)] = exp(aᵀμ + c + ½aᵀΣa)
-			gb := Subst(ga, i, j)
-			varL := Sum([]Index{i, j}, Mul(ga, q.Params[1].At([]Expr{IxE(i), IxE(j)}), gb))
-			x.record(e, "exact: E[exp(linear)] of a Gaussian", true)
-			return Call1("exp", Add(x.atMean(l, q), Mul(N(0.5), varL)))
+		if q.Family == "Normal" {
+			x.record(e, "exact: Normal moments up to second order", true)
+		} else {
+			x.record(e, "exact: Gaussian moments up to second order", true)
 		}
+		return Add(x.meanOf(e, q), Mul(N(0.5), Sum(append(append([]Index(nil), i...), j...), Mul(x.meanOf(hess, q), x.covOf(q, i, j)))))
+	}
+	if l := expExponent(e); l != nil {
+		ga := Diff(l, v, i)
+		if isZero(Diff(ga, v, j)) {
+			// E[exp(aᵀθ + c)] = exp(aᵀμ + c + ½aᵀΣa)
+			gb := ga
+			for k := range i {
+				gb = Subst(gb, i[k], j[k])
+			}
+			varL := Sum(append(append([]Index(nil), i...), j...), Mul(ga, x.covOf(q, i, j), gb))
+			x.record(e, "exact: E[exp(linear)] of a Gaussian", true)
+			return Call1("exp", Add(x.meanOf(l, q), Mul(N(0.5), varL)))
+		}
+	}
+	return nil
+}
+
+// expExponent returns l when e is exp(l), or a power exp(l)^c or a product
+// of such factors written as one exp; nil otherwise.
+func expExponent(e Expr) Expr {
+	switch e := e.(type) {
+	case *Call:
+		switch e.Prim.Name {
+		case "exp":
+			return e.Args[0]
+		case "pow":
+			if c, ok := e.Args[1].(*Num); ok {
+				if l := expExponent(e.Args[0]); l != nil {
+					return Mul(c, l)
+				}
+			}
+		}
+	case *MulNode:
+		ls := make([]Expr, len(e.Factors))
+		for k, f := range e.Factors {
+			if ls[k] = expExponent(f); ls[k] == nil {
+				return nil
+			}
+		}
+		return Add(ls...)
 	}
 	return nil
 }
 
 // taylor is Eq. 19: E[g(θ)] ≈ g(μ) + ½Tr{∇²g(μ)Σ}, over every Gaussian
 // latent g reads (cross terms between distinct factors vanish, since they
-// are independent); other latents are replaced by their means.
+// are independent); other latents are replaced by their means, a
+// first-order approximation the label names.
 func (x *expecter) taylor(e Expr) Expr {
 	out := []Expr{x.atMeans(e)}
-	var names []string
+	var names, means []string
 	for _, v := range x.latents(e) {
 		q := x.qs[v]
-		if q.Family != "MvNormal" {
+		if !isGaussian(q) {
 			if q.Family == "Categorical" {
 				x.record(e, "no rule: a categorical latent inside a nonlinear function", false)
 				return nil
 			}
+			means = append(means, v)
 			continue
 		}
 		names = append(names, v)
-		dim := q.Dims[0]
-		i, j := x.b.Fresh("q", dim), x.b.Fresh("q", dim)
-		h := Diff(Diff(e, v, []Index{i}), v, []Index{j})
-		out = append(out, Mul(N(0.5), Sum([]Index{i, j}, Mul(x.atMeans(h), q.Params[1].At([]Expr{IxE(i), IxE(j)})))))
+		i, j := x.indices(q), x.indices(q)
+		h := Diff(Diff(e, v, i), v, j)
+		out = append(out, Mul(N(0.5), Sum(append(append([]Index(nil), i...), j...), Mul(x.atMeans(h), x.covOf(q, i, j)))))
 	}
-	x.record(e, fmt.Sprintf("Taylor (Eq. 19) in %v", names), false)
+	var rule string
+	switch {
+	case len(means) == 0:
+		rule = fmt.Sprintf("Taylor (Eq. 19) in %s", strings.Join(names, ", "))
+	case len(names) == 0:
+		rule = fmt.Sprintf("approximate: the means of %s substituted (first-order)", strings.Join(means, ", "))
+	default:
+		rule = fmt.Sprintf("Taylor (Eq. 19) in %s; the means of %s substituted (first-order)", strings.Join(names, ", "), strings.Join(means, ", "))
+	}
+	x.record(e, rule, false)
 	return Add(out...)
 }
 
@@ -407,9 +610,9 @@ func (x *expecter) atMean(e Expr, q *QFactor) Expr { return rename(e, q.Var, q.P
 func (x *expecter) atMeans(e Expr) Expr {
 	for _, v := range x.latents(e) {
 		q := x.qs[v]
-		switch q.Family {
-		case "MvNormal":
-			e = rename(e, v, q.Params[0].Tensor)
+		switch {
+		case isGaussian(q):
+			e = x.meanOf(e, q)
 		default:
 			e = replaceTensor(e, v, func(t *Tensor) Expr {
 				r := x.byTable(t, q)
@@ -486,20 +689,4 @@ func replaceTensor(e Expr, v string, fn func(*Tensor) Expr) Expr {
 		return fn(t)
 	}
 	return mapChildren(e, func(c Expr) Expr { return replaceTensor(c, v, fn) })
-}
-
-// normalPoly takes E[g(x)] exactly for a polynomial g of degree ≤ 2 in a
-// scalar Normal latent x ~ N(m, s²): g(m) + ½g”(m)s².
-func (x *expecter) normalPoly(e Expr, q *QFactor) Expr {
-	if len(q.Dims) > 0 {
-		return nil
-	}
-	d2 := Diff(Diff(e, q.Var, nil), q.Var, nil)
-	if !isZero(Diff(d2, q.Var, nil)) {
-		return nil
-	}
-	m, sd := q.Params[0].At(nil), q.Params[1].At(nil)
-	at := func(y Expr) Expr { return replaceTensor(y, q.Var, func(*Tensor) Expr { return m }) }
-	x.record(e, "exact: Normal moments up to second order", true)
-	return Add(at(e), Mul(N(0.5), at(d2), Pow(sd, N(2))))
 }

@@ -206,8 +206,8 @@ func TestExplainCoversLatentsAndParams(t *testing.T) {
 	for _, vi := range explainModelFiles(t) {
 		out := explain(t, "md", vi)
 		for _, want := range map[string][]string{
-			"taylor.vi":  {"Taylor (Eq. 19) in [theta]", "exact: E[log x] of Gamma", `a^{\tau} = `, `\mathbb{E}[\log \tau] = `},
-			"numeric.vi": {"### `w`: Newton's method", `\frac{\partial f}{\partial w_{`, "Taylor (Eq. 19) in [u]"},
+			"taylor.vi":  {"Taylor (Eq. 19) in theta", "exact: E[log x] of Gamma", `a^{\tau} = `, `\mathbb{E}[\log \tau] = `},
+			"numeric.vi": {"### `w`: Newton's method", `\frac{\partial f}{\partial w_{`, "Taylor (Eq. 19) in u"},
 			"conjugate.vi": {`q(s_{2}) = \operatorname{InvGamma}(a^{s_{2}}, b^{s_{2}})`, `t(s_{2}) = s_{2}^{-1}`,
 				`q(m) = \mathcal{N}(\mathbb{E}[m], s^{m})`, `t(m) = m^{2}`, "exact: Normal moments up to second order"},
 		}[filepath.Base(vi)] {

@@ -78,12 +78,17 @@ func writeTable(w io.Writer, d *derive.Derivation) {
 	}
 }
 
-// approxHow says how an expectation was taken: "exact: <rule>" or
-// "Taylor (Eq. 19) in [...]", the kind first.
+// approxHow says how an expectation was taken, the kind first: "exact:
+// <rule>", or for an approximation derive's own words ("Taylor (Eq. 19) in
+// θ", "approximate: the means of … substituted"), which name what the code
+// does.
 func approxHow(e derive.Approx) string {
 	how := e.Rule
-	if kind := map[bool]string{true: "exact", false: "Taylor"}[e.Exact]; !strings.HasPrefix(how, kind) {
-		how = kind + " (" + how + ")"
+	if e.Exact && !strings.HasPrefix(how, "exact") {
+		return "exact (" + how + ")"
+	}
+	if !e.Exact && !strings.HasPrefix(how, "Taylor") && !strings.HasPrefix(how, "approximate") {
+		return "approximate (" + how + ")"
 	}
 	return how
 }
