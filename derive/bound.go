@@ -102,11 +102,11 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 			}
 			q := qs[v.Name]
 			if q == nil {
-				return nil, fmt.Errorf("%s: this statement reads latent %s, \n\thint: declare the latent `conjugate` with a prior from the conjugate table, or `nonconjugate laplace` as a real vector", f.Pos, v.Name)
+				return nil, noFactorError(f.Pos, "this statement", v)
 			}
 			if q.Family == "MvNormal" && local[v.Name] {
 				if !inUnit {
-					return nil, fmt.Errorf("%s: this statement reads the per-unit latent %s \n\thint: read a per-unit latent inside the loop over its units, or as theta[g[n]] through grouping data g", f.Pos, v.Name)
+					return nil, fmt.Errorf("%s: this statement reads the per-unit latent %s outside the loop over its units\n\thint: read a per-unit latent inside the loop over its units, or as %s[g[n]] through grouping data g", f.Pos, v.Name, v.Name)
 				}
 				lp = unitView(lp, v.Name, *unit)
 			}

@@ -193,8 +193,8 @@ func (b *Builder) conjugateUpdate(v *ir.Var, qs map[string]*QFactor) (*Update, e
 	}
 	q := qs[v.Name]
 	if q == nil {
-		return nil, fmt.Errorf("%s: latent %s is declared conjugate, but its prior %s is not a family with closed-form updates (%s)\n\thint: declare it `nonconjugate laplace`, or give it one of those priors",
-			v.Pos, v.Name, prior.Dist, strings.Join(ConjugateFamilies(), ", "))
+		return nil, fmt.Errorf("%s: latent %s is declared conjugate, but its prior %s is not a family with closed-form updates (%s)\n\thint: give it one of those priors, or %s",
+			v.Pos, v.Name, prior.Dist, strings.Join(ConjugateFamilies(), ", "), nonconjugateAdvice(v.Name, len(v.Type.Dims) == 0))
 	}
 	u := &Update{Latent: v, Q: q, Unit: b.localUnit(v), Normalize: q.Family == "Categorical"}
 	at, err := b.qIndices(q, u.Unit)
@@ -336,8 +336,8 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 			}
 		})
 		if left != nil {
-			return nil, fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s)\n\thint: declare %s `nonconjugate laplace` (or `nonconjugate delta`), or give it a prior conjugate to this statement",
-				f.Pos, v, q.Family, readOf(lp, v), q.Family, strings.Join(statNames(stats, v), ", "), v)
+			return nil, fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s)\n\thint: give it a prior conjugate to this statement, or %s",
+				f.Pos, v, q.Family, readOf(lp, v), q.Family, strings.Join(statNames(stats, v), ", "), nonconjugateAdvice(v, len(q.Dims) == 0))
 		}
 	}
 	out := make([]Expr, len(tensors))
@@ -422,7 +422,7 @@ func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*
 		}
 		q := qs[fv.Name]
 		if q == nil {
-			return nil, fmt.Errorf("%s: the update of %s reads latent %s, \n\thint: declare the latent `conjugate` with a prior from the conjugate table, or `nonconjugate laplace` as a real vector", f.Pos, self, fv.Name)
+			return nil, noFactorError(f.Pos, "the update of "+self, fv)
 		}
 		if q.Family == "MvNormal" && len(fv.Type.Dims) == 2 {
 			if unit == nil || b.localUnit(fv) == nil || b.localUnit(fv).Name != unit.Name {
@@ -470,8 +470,18 @@ func notLinear(f *ir.Factor, q *QFactor, stats []string, lp Expr) error {
 	if read != nil {
 		what = String(read)
 	}
-	return fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement reads it through %s, which is not linear in the %s sufficient statistics (%s)\n\thint: declare %s `nonconjugate laplace` (or `nonconjugate delta`), or give it a prior conjugate to this statement",
-		f.Pos, q.Var, q.Family, what, q.Family, strings.Join(names, ", "), q.Var)
+	return fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement reads it through %s, which is not linear in the %s sufficient statistics (%s)\n\thint: give it a prior conjugate to this statement, or %s",
+		f.Pos, q.Var, q.Family, what, q.Family, strings.Join(names, ", "), nonconjugateAdvice(q.Var, len(q.Dims) == 0))
+}
+
+// nonconjugateAdvice is the hint to fit latent v with a Gaussian factor
+// instead. A scalar cannot be declared nonconjugate as it is (that is an
+// error of its own), so its advice says how to write it as a vector.
+func nonconjugateAdvice(v string, scalar bool) string {
+	if scalar {
+		return fmt.Sprintf("fit it with a Gaussian factor: a scalar nonconjugate latent is written as a vector of one, `latent %s : real[One] nonconjugate laplace` with `size One` (One = 1 in the data), and read as sum(%s)", v, v)
+	}
+	return fmt.Sprintf("declare %s `nonconjugate laplace` (or `nonconjugate delta`)", v)
 }
 
 // nonlinearRead returns the smallest subexpression of e that reads v other

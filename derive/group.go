@@ -37,6 +37,16 @@ func (b *Builder) grouping(f *ir.Factor, v string, unit Index) (*Grouping, error
 		return nil, nil
 	}
 	outside := func(pos ir.Pos) error {
+		for k, p := range f.Plates {
+			switch {
+			case p.Bag == nil && p.Index == unit.Name && k > 0:
+				return fmt.Errorf("%s: this statement reads %s inside `for %s in 1:%s`, but that loop is not its outermost one\n\thint: the loop over %s's units must come first: nest the other loops inside `for %s in 1:%s`",
+					pos, v, unit.Name, unit.Size, v, unit.Name, unit.Size)
+			case p.Bag == nil && p.Size == unit.Size && p.Index != unit.Name:
+				return fmt.Errorf("%s: this statement reads %s inside `for %s in 1:%s`, but the units of %s are drawn in `for %s in 1:%s`: the two loops must use the same index name\n\thint: rename the loop index %s to %s",
+					pos, v, p.Index, p.Size, v, unit.Name, unit.Size, p.Index, unit.Name)
+			}
+		}
 		return fmt.Errorf("%s: this statement reads %s outside the plate over %s\n\thint: a per-unit latent is read either inside `for %s in 1:%s` or as %s[g[n]] with g : int[N] in 1..%s data and n the statement's outer plate",
 			pos, v, unit.Name, unit.Name, unit.Size, v, unit.Size)
 	}

@@ -161,7 +161,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		return nil, fmt.Errorf("%s: latent %s has no prior\n\thint: give it a distribution with `~`", v.Pos, v.Name)
 	}
 	if v.Type.Kind != ir.Real || v.Type.Class != ir.Plain || len(v.Type.Dims) < 1 || len(v.Type.Dims) > 2 {
-		return nil, fmt.Errorf("%s: nonconjugate latent %s must be a real vector real[P], or one vector per unit real[D, P]\n\thint: split it into vectors, or declare it `conjugate` with a conjugate prior", v.Pos, v.Name)
+		return nil, fmt.Errorf("%s: nonconjugate latent %s must be a real vector real[P], or one vector per unit real[D, P]\n\thint: %s", v.Pos, v.Name, nonconjugateShapeHint(v))
 	}
 	o := &Objective{Latent: v, Dim: v.Type.Dims[len(v.Type.Dims)-1], CovName: CovTensor(v.Name)}
 	var groupOf map[*ir.Factor]*Grouping // the children read as θ[g[n]]
@@ -190,7 +190,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 			}
 		}
 	} else if prior != nil && (len(prior.Plates) > 0 || len(prior.Target.Index) > 0) {
-		return nil, fmt.Errorf("%s: latent %s is drawn inside a plate; \n\thint: declare it with the plate's size as its first dimension", prior.Pos, v.Name)
+		return nil, fmt.Errorf("%s: nonconjugate latent %s is drawn element by element inside a loop; a Gaussian vector latent is drawn by one statement outside any loop\n\thint: write its prior as one elementwise statement outside the loop, as in `%s ~ Normal(m, s)`, or declare it with one vector per unit, real[%s, P], drawn as %s[i] inside the loop", prior.Pos, v.Name, v.Name, plateSize(prior), v.Name)
 	}
 	if prior != nil {
 		o.Factors = []*ir.Factor{prior}
@@ -222,7 +222,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		}
 		for _, fv := range b.Model.VarsWithRole(ir.RoleLatent) {
 			if fv.Name != v.Name && qs[fv.Name] == nil && DependsOn(lp, fv.Name) {
-				return nil, fmt.Errorf("%s: %s reads latent %s, \n\thint: declare the latent `conjugate` with a prior from the conjugate table, or `nonconjugate laplace` as a real vector", f.Pos, v.Name, fv.Name)
+				return nil, noFactorError(f.Pos, "the objective of "+v.Name, fv)
 			}
 		}
 		if len(others) > 0 {
@@ -293,4 +293,33 @@ func expectFailure(pos ir.Pos, log []Approx, context string) error {
 		}
 	}
 	return fmt.Errorf("%s: cannot take the expectation of this statement under q%s\n\thint: declare a latent read nonlinearly `nonconjugate` or rewrite the statement", pos, context)
+}
+
+// plateSize is the size of the outermost loop around f, for hints.
+func plateSize(f *ir.Factor) string {
+	if len(f.Plates) > 0 && f.Plates[0].Size != "" {
+		return f.Plates[0].Size
+	}
+	return "D"
+}
+
+// nonconjugateShapeHint says how to write a latent of v's type that a
+// Gaussian factor can fit. For a scalar it does not send the user back to
+// `conjugate`, which is what led to this error when the prior is not
+// conjugate to every statement reading v.
+func nonconjugateShapeHint(v *ir.Var) string {
+	if len(v.Type.Dims) == 0 && v.Type.Kind == ir.Real && v.Type.Class == ir.Plain {
+		return fmt.Sprintf("a scalar nonconjugate latent is not supported yet: declare `size One` (give One = 1 in the data), `latent %s : real[One] nonconjugate laplace`, and read it as sum(%s)", v.Name, v.Name)
+	}
+	if v.Type.Kind != ir.Real || v.Type.Class != ir.Plain {
+		return fmt.Sprintf("a Gaussian factor fits real vectors only; declare %s `conjugate` with a prior from the conjugate table", v.Name)
+	}
+	return "split it into vectors of one plate each, real[P] or real[D, P]"
+}
+
+// noFactorError is the error for a statement that reads latent fv, which
+// has no variational factor because its own declaration cannot be fitted
+// (that declaration gets its own error).
+func noFactorError(pos ir.Pos, reader string, fv *ir.Var) error {
+	return fmt.Errorf("%s: %s reads latent %s, which has no variational factor: vigen cannot fit its declaration at %s (see the error reported there)\n\thint: fix the declaration of %s first; a latent is fitted when it is declared `conjugate` with a prior from the conjugate table, or `nonconjugate laplace` as a real vector", pos, reader, fv.Name, fv.Pos, fv.Name)
 }
