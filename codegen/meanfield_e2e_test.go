@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/mathext"
 )
 
 // Mean-field models whose updates read several factors at once: the
@@ -60,6 +61,16 @@ func TestEndToEndEightSchoolsMeanField(t *testing.T) {
 		}
 		b = b0 + ss/2
 	}
+	// The ELBO at that fixed point, term by term: E_q[log p] + H[q].
+	et, elog := a/b, mathext.Digamma(a)-math.Log(b)
+	elbo := -0.5*math.Log(2*math.Pi*s0*s0) - ((m-m0)*(m-m0)+v)/(2*s0*s0) +
+		a0*math.Log(b0) - lgamma(a0) + (a0-1)*elog - b0*et +
+		0.5*math.Log(2*math.Pi*math.E*v) + a - math.Log(b) + lgamma(a) + (1-a)*mathext.Digamma(a)
+	for j := range J {
+		elbo += -0.5*math.Log(2*math.Pi) + 0.5*elog - 0.5*et*((th[j]-m)*(th[j]-m)+w[j]+v)
+		elbo += -0.5*math.Log(2*math.Pi*sg[j]*sg[j]) - ((y[j]-th[j])*(y[j]-th[j])+w[j])/(2*sg[j]*sg[j])
+		elbo += 0.5 * math.Log(2*math.Pi*math.E*w[j])
+	}
 	data, _ := json.Marshal(map[string]any{"y": y, "sigma": sg})
 	res := buildAndRunWith(t, "schools", schoolsVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
 	for _, r := range res {
@@ -72,6 +83,7 @@ func TestEndToEndEightSchoolsMeanField(t *testing.T) {
 				t.Errorf("%s: %s = %.14g, hand-written CAVI %.14g", r.Method, what, got, want)
 			}
 		}
+		check("ELBO", r.ELBO[len(r.ELBO)-1], elbo)
 		q := r.Latent["prec"].Params
 		check("prec shape", q["shape"][0], a)
 		check("prec rate", q["rate"][0], b)
@@ -183,4 +195,9 @@ func TestEndToEndRegressionInterceptPrecisionMeanField(t *testing.T) {
 			}
 		}
 	}
+}
+
+func lgamma(x float64) float64 {
+	v, _ := math.Lgamma(x)
+	return v
 }
