@@ -146,10 +146,12 @@ func (r *report) notation(d *derive.Derivation) {
 		"Indices $a$ and $b$ are the components of the latent being updated; the other indices of a formula are summed over, " +
 		"or in a closed-form update name the element being updated. " +
 		"$\\mathbb{E}$ is the expectation under the variational factor of the latent it reads. " +
-		"Where an update reads another latent, it takes the expectation under $q$ of each term exactly if a rule applies, " +
-		"and otherwise by the second-order Taylor expansion of Eq. 19, " +
-		"$\\mathbb{E}[g(\\theta)] \\approx g(\\mu) + \\tfrac{1}{2}\\operatorname{Tr}\\{\\nabla^{2} g(\\mu)\\Sigma\\}$; " +
-		"each section lists these terms in the text notation of `vigen check -derive`.")
+		"Where an update reads another latent, it takes the expectation under $q$ of each term exactly if a rule applies " +
+		"(a polynomial of degree at most two in each factor it reads is always exact, from the factors' means and covariances), " +
+		"and otherwise by the second-order Taylor expansion of Eq. 19 in the Gaussian factors, " +
+		"$\\mathbb{E}[g(\\theta)] \\approx g(\\mu) + \\tfrac{1}{2}\\operatorname{Tr}\\{\\nabla^{2} g(\\mu)\\Sigma\\}$, " +
+		"with the means of any other factors substituted; " +
+		"each section lists these terms in the text notation of `vigen check -derive` and says which rule took each.")
 	var items []string
 	for _, g := range derive.LaTeXGlossary(reportExprs(d)...) {
 		items = append(items, g)
