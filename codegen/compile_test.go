@@ -65,8 +65,6 @@ for n in 1:N {
   updateTheta[n] ~ Normal(dot(_x[n], unit) + dot(mstep[n], Unit), 1)
 }
 `,
-	// 5(e): a param M-step through a scaled mean: an internal error.
-	"scaledmean": scaledMeanVI,
 	// 5(f): a grouped read of a matrix latent: `unknown size`.
 	"groupsum": groupSumVI,
 }
@@ -331,6 +329,44 @@ func TestEndToEndNamesDifferingInCase(t *testing.T) {
 		q := r.Latent[name].Params
 		if len(q["mean"]) != 1 || math.Abs(q["mean"][0]-s/(1+2*n)) > 1e-9 || math.Abs(q["sd"][0]-1/math.Sqrt(1+n)) > 1e-12 {
 			t.Errorf("q(%s) = %v, want mean %.12g sd %.12g", name, q, s/(1+2*n), 1/math.Sqrt(1+n))
+		}
+	}
+}
+
+// 5(f): b[group[n]] with b : real[J, One] summed over One. The grouped
+// sum Σ over a unit's points of a term without the point was read as a
+// size (`unknown size`). Each b[j] is fitted by Laplace exactly: the mode
+// of Σ_{n in j} (y[n]·b − e^b) − b²/2 and −1/f″ there, found here by
+// Newton's method; the groups have different numbers of points.
+func TestEndToEndGroupedSum(t *testing.T) {
+	group := []int{1, 1, 1, 2, 2, 3, 1, 3, 3, 3, 3}
+	y := []int{4, 2, 5, 0, 1, 7, 3, 6, 9, 5, 8}
+	data, _ := json.Marshal(map[string]any{"group": group, "y": y, "J": 3, "One": 1})
+	r := buildAndRunWith(t, "groupsum", groupSumVI, data, "")[0]
+	if !r.Converged {
+		t.Errorf("not converged: %s", r.Status)
+	}
+	g := r.Latent["b"]
+	for j := 1; j <= 3; j++ {
+		cnt, sy := 0.0, 0.0
+		for n := range group {
+			if group[n] == j {
+				cnt++
+				sy += float64(y[n])
+			}
+		}
+		b, h := 0.0, 0.0
+		for range 100 {
+			grad := sy - cnt*math.Exp(b) - b
+			h = -cnt*math.Exp(b) - 1
+			b -= grad / h
+		}
+		h = -cnt*math.Exp(b) - 1
+		if len(g.Units) != 3 {
+			t.Fatalf("q(b): %v, want 3 units", g)
+		}
+		if u := g.Units[j-1]; math.Abs(u.Mean[0]-b) > 1e-9 || math.Abs(u.Cov[0][0]+1/h) > 1e-9 {
+			t.Errorf("q(b[%d]) = N(%.12g, %.12g), want N(%.12g, %.12g)", j, u.Mean[0], u.Cov[0][0], b, -1/h)
 		}
 	}
 }
