@@ -65,6 +65,36 @@ for n in 1:N {
   updateTheta[n] ~ Normal(dot(_x[n], unit) + dot(mstep[n], Unit), 1)
 }
 `,
+	// Names the generated methods use for their locals and parameters
+	// (grad, hess, rng, q, f, sizes d, p, err, sz, off).
+	"locals": `model locals
+size d, p, err, sz, off, K
+data y : real[d]
+data x : real[d, p]
+const w : real[K] = 1
+latent grad : real[p] nonconjugate laplace
+latent hess : real[p] nonconjugate delta
+latent q : simplex[K] conjugate
+latent rng : real conjugate
+latent f : real[off, sz] nonconjugate laplace
+data u : real[off, sz]
+grad ~ Normal(0, 1)
+hess ~ Normal(0, 1)
+q ~ Dirichlet(w)
+rng ~ Gamma(1, 1)
+for o in 1:off {
+  f[o] ~ Normal(0, 1)
+  u[o] ~ Normal(f[o], 1)
+}
+for n in 1:d {
+  y[n] ~ Normal(dot(x[n], grad) + dot(x[n], hess), 1 / sqrt(rng))
+}
+`,
+	// No data at all (found by FuzzGenerate: raw and sz were unused).
+	"nodata": `model nodata
+latent x : real conjugate
+x ~ Normal(0, 1)
+`,
 	// 5(f): a grouped read of a matrix latent: `unknown size`.
 	"groupsum": groupSumVI,
 }
