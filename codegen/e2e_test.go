@@ -82,6 +82,17 @@ type gaussianJSON struct {
 	Mean   []float64            `json:"mean"`
 	Cov    [][]float64          `json:"cov"`
 	Params map[string][]float64 `json:"params"` // conjugate factors
+	Units  []gaussianJSON       `json:"-"`      // a per-unit latent: one Gaussian per unit
+}
+
+// UnmarshalJSON reads one factor, or a per-unit latent's list of them
+// into Units.
+func (g *gaussianJSON) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '[' {
+		return json.Unmarshal(b, &g.Units)
+	}
+	type plain gaussianJSON
+	return json.Unmarshal(b, (*plain)(g))
 }
 
 type resultJSON struct {

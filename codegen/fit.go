@@ -59,7 +59,7 @@ func (g *gen) fitCode() (string, *fitGen, error) {
 	latentNames := newNamer()
 	for _, q := range d.Q {
 		v := g.m.Lookup(q.Var)
-		qi := &qInfo{v: v, q: q, obj: objs[q.Var], upd: upds[q.Var], upper: exported(q.Var), field: latentNames.get(exported(q.Var))}
+		qi := &qInfo{v: v, q: q, obj: objs[q.Var], upd: upds[q.Var], upper: g.upper(q.Var), field: latentNames.get(g.upper(q.Var))}
 		switch {
 		case qi.obj != nil:
 			qi.local = qi.obj.Unit != nil

@@ -12,11 +12,12 @@ import (
 
 // FuzzGenerate runs the whole compiler (parser, checker, derive, code
 // generator) on arbitrary source. It must never panic; a model the checker
-// accepts either generates code or fails with errors that each carry a
-// fuzz.vi:LINE:COL position. The seeds are every model in the repository:
-// the examples, spec/testdata and derive's corpus.
+// accepts either generates code that type-checks (go/types, typecheck_test.go)
+// or fails with errors that each carry a fuzz.vi:LINE:COL position. The
+// seeds are every model in the repository (the examples, spec/testdata and
+// derive's corpus) and compileModels.
 //
-//	go test ./codegen -run '^$' -fuzz '^FuzzGenerate$' -fuzztime 5m
+//	go test ./codegen -run '^$' -fuzz '^FuzzGenerate$' -fuzztime 10m
 func FuzzGenerate(f *testing.F) {
 	n := 0
 	for _, pat := range []string{
@@ -37,6 +38,11 @@ func FuzzGenerate(f *testing.F) {
 	if n < 100 {
 		f.Fatalf("only %d seed models", n)
 	}
+	// and the models that once generated code that did not compile
+	for _, src := range compileModels {
+		f.Add([]byte(src))
+	}
+	f.Add([]byte(scaledMeanVI))
 	positioned := regexp.MustCompile(`^fuzz\.vi:\d+:\d+: \S`)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		m, err := spec.Load("fuzz.vi", src)
@@ -47,6 +53,9 @@ func FuzzGenerate(f *testing.F) {
 		if err == nil {
 			if len(files) == 0 {
 				t.Fatal("Generate returned neither files nor an error")
+			}
+			if err := typeCheckFiles(files); err != nil {
+				t.Fatal(err)
 			}
 			return
 		}

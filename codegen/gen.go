@@ -93,7 +93,24 @@ type gen struct {
 	tensors   map[string]tensorInfo
 	errs      []string
 	bags      []bagCtx
+	// stems are the model's names as Go stems (modelStems), and stepNames
+	// hands out the M-step methods' names.
+	stems     map[string]string
+	stepNames map[*derive.MStep]string
 }
+
+// upper is the stem of a model name: its Data, Params and Latent field, and
+// the base of its methods' names.
+func (g *gen) upper(name string) string {
+	if s, ok := g.stems[name]; ok {
+		return s
+	}
+	return exported(name)
+}
+
+// lower is the stem of a model name with its first letter lower-cased:
+// the base of its Model field's name.
+func (g *gen) lower(name string) string { return lowerFirst(g.upper(name)) }
 
 // Generate derives m and returns the Go package implementing it. A failure
 // inside vigen is returned as an error, never a panic.
@@ -122,21 +139,19 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 		sizeGo: map[string]string{}, tensors: map[string]tensorInfo{}}
 	ctx := &fileCtx{Source: m.File, Package: pkg, Model: m.Name, RuntimeVersion: runtime.Version, KernelsOnly: opts.KernelsOnly,
 		Imports: []string{importsMarker}}
-	// Reserve method names first so model names never shadow them.
-	for _, o := range d.Objectives {
-		g.fields.taken[exported(o.Latent.Name)+"F"] = true
-		g.fields.taken[exported(o.Latent.Name)+"Delta"] = true
-		g.fields.taken[exported(o.Latent.Name)+"Collapsed"] = true
-	}
-	for _, s := range d.MSteps {
-		if s.Kind == "numeric" {
-			g.fields.taken[exported(s.Params[0].Name)+"Objective"] = true
+	g.stems = modelStems(m)
+	g.stepNames = map[*derive.MStep]string{}
+	// Reserve the methods made from the model's names first, so that no
+	// Model field takes one (a data updateTheta next to a latent theta).
+	for _, v := range m.Vars {
+		for _, meth := range stemMethods(g.upper(v.Name)) {
+			g.fields.taken[meth] = true
 		}
 	}
 	for _, v := range m.Vars {
 		switch v.Role {
 		case ir.RoleSize:
-			s := sizeCtx{Name: v.Name, Field: g.dfields.get(exported(v.Name)), Go: g.fields.get(unexported(v.Name)), Pos: v.Pos}
+			s := sizeCtx{Name: v.Name, Field: g.dfields.get(g.upper(v.Name)), Go: g.fields.get(g.lower(v.Name)), Pos: v.Pos}
 			g.sizeGo[v.Name] = s.Go
 			ctx.Sizes = append(ctx.Sizes, s)
 			ctx.JSONKeys = append(ctx.JSONKeys, v.Name)
@@ -239,7 +254,7 @@ func numbered(b []byte) string {
 
 func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 	t := v.Type
-	vc := varCtx{Name: v.Name, Field: g.dfields.get(exported(v.Name)), Go: g.fields.get(unexported(v.Name)), Pos: v.Pos,
+	vc := varCtx{Name: v.Name, Field: g.dfields.get(g.upper(v.Name)), Go: g.fields.get(g.lower(v.Name)), Pos: v.Pos,
 		Optional: v.Role != ir.RoleData}
 	g.goName[v.Name] = vc.Go
 	g.dataField[v.Name] = vc.Field
@@ -490,7 +505,7 @@ func (g *gen) defaultCode(v *ir.Var, n string) string {
 }
 
 func (g *gen) auxCtx(a derive.Aux) auxCtx {
-	goName := g.fields.get(unexported(a.Arg) + exported(a.Op))
+	goName := g.fields.get(g.lower(a.Arg) + exported(a.Op))
 	g.goName[a.Name] = goName
 	n := "m." + g.sizeGo[a.Dim]
 	src := "m." + g.goName[a.Arg]

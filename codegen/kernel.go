@@ -165,9 +165,9 @@ func inputParams(qs []*derive.QFactor) []kernelParam {
 // kernel prints the function evaluating an objective: f, ∇f and ∇²f for
 // Laplace, or the Eq. 17 objective, its gradient and ∇²f for delta.
 func (g *gen) kernel(o *derive.Objective, delta bool) string {
-	name := exported(o.Latent.Name) + "F"
+	name := g.upper(o.Latent.Name) + "F"
 	if delta {
-		name = exported(o.Latent.Name) + "Delta"
+		name = g.upper(o.Latent.Name) + "Delta"
 	}
 	return g.objectiveKernel(o, delta, name, nil)
 }
@@ -180,7 +180,7 @@ func (g *gen) collapsedKernel(o *derive.Objective) string {
 	for _, p := range c.Parts {
 		co.Factors = append(co.Factors, p.Factor)
 	}
-	name := exported(o.Latent.Name) + "Collapsed"
+	name := g.upper(o.Latent.Name) + "Collapsed"
 	doc := []string{fmt.Sprintf("%s evaluates g(%s) = max over q(%s) of f(%s) for latent %s (%s),", name, o.Latent.Name, c.Z.Name, o.Latent.Name, o.Latent.Name, o.Latent.Pos),
 		fmt.Sprintf("writing ∇g into grad and ∇²g into hess: %s's statements contribute the", c.Z.Name),
 		"log-sum-exp of its natural parameters. A maximum of g is the fixed point of",

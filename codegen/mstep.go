@@ -125,12 +125,35 @@ func (f *fitGen) emitMSteps() {
 	}
 }
 
+// stepName names the M-step s: mstep<stepName> is its method. It joins the
+// stems of the params it sets, unique among the steps (two steps setting
+// {a, bC} and {aB, c} would both be ABC).
 func (f *fitGen) stepName(s *derive.MStep) string {
+	if n, ok := f.g.stepNames[s]; ok {
+		return n
+	}
 	var parts []string
 	for _, p := range s.Params {
-		parts = append(parts, exported(p.Name))
+		parts = append(parts, f.g.upper(p.Name))
 	}
-	return strings.Join(parts, "")
+	n := strings.Join(parts, "")
+	own := len(s.Params) == 1 // mstep<stem> is reserved for its param
+	for (!own && f.g.fields.taken["mstep"+n]) || f.stepTaken(n) {
+		n += "_"
+		own = false
+	}
+	f.g.stepNames[s] = n
+	return n
+}
+
+// stepTaken reports whether another M-step has the name n.
+func (f *fitGen) stepTaken(n string) bool {
+	for _, m := range f.g.stepNames {
+		if m == n {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *fitGen) emitCountsStep(s *derive.MStep) {
@@ -146,19 +169,19 @@ func (f *fitGen) emitCountsStep(s *derive.MStep) {
 	if inputs != "" {
 		inputs += ", "
 	}
-	f.p("\tprev := append([]float64(nil), m.%s...)\n\tclear(m.%s)\n\tm.%sCounts(%sm.%s)\n\truntime.SimplexRows(m.%s, %s, opts.Smoothing)\n", model, model, exported(v.Name), inputs, model, model, k)
+	f.p("\tprev := append([]float64(nil), m.%s...)\n\tclear(m.%s)\n\tm.%sCounts(%sm.%s)\n\truntime.SimplexRows(m.%s, %s, opts.Smoothing)\n", model, model, f.g.upper(v.Name), inputs, model, model, k)
 	f.p("\treturn runtime.L2Change(m.%s, prev), nil\n}\n", model)
 	params := inputParams(u.Inputs)
 	key := "out:" + v.Name
 	params = append(params, kernelParam{Want: v.Name, Tensor: key, Dims: v.Type.Dims, Out: true})
 	outs := []Output{{Target: key, Free: u.At, Expr: u.Params[0], Origin: fmt.Sprintf("%s: param %s", f.pos(v), v.Name)}}
-	doc := []string{fmt.Sprintf("%sCounts adds into its output the expected counts of %s's entries,", exported(v.Name), v.Name),
+	doc := []string{fmt.Sprintf("%sCounts adds into its output the expected counts of %s's entries,", f.g.upper(v.Name), v.Name),
 		"the coefficients of log " + v.Name + " in the expected complete log likelihood:", ""}
 	for _, fc := range u.Factors {
 		doc = append(doc, fmt.Sprintf("\t%s: %s", fc.Pos, fmtFactor(fc)))
 	}
 	doc = append(doc, "", "The caller zeroes the output.")
-	f.sb.WriteString(f.g.emitKernel(kernelSpec{Name: exported(v.Name) + "Counts", Doc: doc, Params: params, Outputs: outs}))
+	f.sb.WriteString(f.g.emitKernel(kernelSpec{Name: f.g.upper(v.Name) + "Counts", Doc: doc, Params: params, Outputs: outs}))
 }
 
 func (f *fitGen) emitGaussStep(s *derive.MStep) {
@@ -209,7 +232,7 @@ func (f *fitGen) emitNumericStep(s *derive.MStep) {
 	v, o := s.Params[0], s.Numeric
 	name := f.stepName(s)
 	model := f.g.goName[v.Name]
-	kernel := exported(v.Name) + "Objective"
+	kernel := f.g.upper(v.Name) + "Objective"
 	inputs := f.args(o.Inputs, "d")
 	if inputs != "" {
 		inputs = ", " + inputs

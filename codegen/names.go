@@ -5,21 +5,108 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/vigen-go/vigen/spec/ir"
 )
 
-// predeclared Go identifiers and names generated code uses itself; model
-// names that collide get a trailing underscore.
+// goReserved is the one table of identifiers the generator uses itself:
+// Go's predeclared names, the packages generated code imports, and every
+// name the generated package declares (types, functions, constants and
+// methods of Model, state and Params; templates/model.go.tmpl and the
+// emitters in this package). Every namer starts with these taken, so a
+// name from the model (a Model or Data field, a kernel's local) never
+// shadows or collides with one: it gets a trailing underscore instead.
+// Names built from a model name (updateTheta, ThetaF) are kept apart by
+// stems below. Keep this table in step with the generator.
 var goReserved = map[string]bool{
+	// predeclared
 	"bool": true, "byte": true, "cap": true, "close": true, "complex": true, "copy": true,
 	"error": true, "false": true, "float32": true, "float64": true, "int": true, "len": true,
 	"make": true, "max": true, "min": true, "new": true, "nil": true, "panic": true, "print": true,
-	"real": true, "string": true, "true": true, "uint": true, "append": true, "clear": true,
-	"iota": true, "any": true, "rune": true, "imag": true, "delete": true, "recover": true,
-	// imported packages
+	"println": true, "real": true, "string": true, "true": true, "uint": true, "append": true,
+	"clear": true, "iota": true, "any": true, "rune": true, "imag": true, "delete": true,
+	"recover": true, "comparable": true, "complex64": true, "complex128": true, "float": true,
+	"int8": true, "int16": true, "int32": true, "int64": true, "uint8": true, "uint16": true,
+	"uint32": true, "uint64": true, "uintptr": true,
+	// imported packages (stdImports and the runtime)
 	"math": true, "runtime": true, "fmt": true, "io": true, "time": true, "context": true,
-	"strings": true,
-	// methods of the generated Model
-	"Fit": true,
+	"strings": true, "rand": true,
+	// package-level declarations of the generated package
+	"Data": true, "LoadData": true, "Model": true, "NewModel": true, "Options": true,
+	"Result": true, "LoadResult": true, "Latent": true, "Params": true, "Fit": true,
+	"state": true, "scratch": true, "hasParams": true, "hasGlobals": true,
+	"singleGaussian": true, "unsettled": true,
+	// methods of Model
+	"MStep": true, "computeAux": true, "withOwnParams": true, "ownParams": true,
+	"startParams": true, "paramsResult": true, "newState": true, "updateUnit": true,
+	"updateGlobals": true, "numUnits": true, "elbo": true, "elboGlobal": true,
+	"elboUnit": true, "mstep": true,
+	// methods of state and Params
+	"start": true, "copyTo": true, "nonFinite": true, "methods": true, "laplaceOnly": true,
+	"latent": true, "Into": true,
+}
+
+// stemPrefixes and stemSuffixes make the names of the methods generated
+// for one latent or param from its stem S: updateS, SF, SNatural, ... No
+// suffix ends another, so distinct stems give distinct method names.
+var (
+	stemPrefixes = []string{"update", "moments", "collapse", "mstep"}
+	stemSuffixes = []string{"F", "Delta", "Collapsed", "Natural", "NaturalExp", "Moments", "Counts", "Objective"}
+)
+
+// stemMethods are the method names generated from stem.
+func stemMethods(stem string) []string {
+	var out []string
+	for _, p := range stemPrefixes {
+		out = append(out, p+stem)
+	}
+	for _, s := range stemSuffixes {
+		out = append(out, stem+s)
+	}
+	return out
+}
+
+// modelStems gives every name the model declares its stem: an exported Go
+// identifier, unique within the model, from which its Data, Params and
+// Latent fields (the stem), its Model field (the stem with the first letter
+// lower-cased) and its methods (stemMethods) are made. The stem is the name
+// with its first letter upper-cased (theta → Theta); a name starting with _
+// gets an X in front (_x → X_x); a stem already given to an earlier
+// declaration (theta, then Theta), or whose methods would be the
+// generator's own (unit: updateUnit), gets trailing underscores.
+func modelStems(m *ir.Model) map[string]string {
+	stems := map[string]string{}
+	used := map[string]bool{}
+	for _, v := range m.Vars {
+		s := exported(v.Name)
+		if s[0] == '_' {
+			s = "X" + s
+		}
+		for used[s] || reservedMethod(s) {
+			s += "_"
+		}
+		used[s] = true
+		stems[v.Name] = s
+	}
+	return stems
+}
+
+// reservedMethod reports whether a method made from stem is one of the
+// generator's own.
+func reservedMethod(stem string) bool {
+	for _, m := range stemMethods(stem) {
+		if goReserved[m] {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerFirst lower-cases the first letter of an identifier.
+func lowerFirst(s string) string {
+	r := []rune(s)
+	r[0] = unicode.ToLower(r[0])
+	return string(r)
 }
 
 var tempLike = regexp.MustCompile(`^t[0-9]+$`)

@@ -146,6 +146,13 @@ func (x *expecter) expect(e Expr) Expr {
 		// categories first (exact), then take the rest's expectation.
 		for _, v := range vs {
 			if q := x.qs[v]; q.Family == "Categorical" {
+				if x.bindsSelection(e, q) {
+					// c·Σ_n g(z[n]): by linearity, the categories are
+					// summed over inside the sum that binds n.
+					if r, ok := x.linear(e); ok {
+						return r
+					}
+				}
 				r := x.categorical(e, q)
 				if r == nil {
 					return nil
@@ -635,6 +642,11 @@ func (x *expecter) categorical(e Expr, q *QFactor) Expr {
 			sel = t.Idx
 		}
 	})
+	if x.bindsSelection(e, q) {
+		// φ[n, k] cannot move outside the sum over n that e holds.
+		x.record(e, "no rule: "+q.Var+" is read inside a sum under a nonlinear function", false)
+		return nil
+	}
 	k := x.b.Fresh("k", q.K)
 	same := true
 	body := replaceTensor(e, q.Var, func(t *Tensor) Expr {
@@ -655,6 +667,56 @@ func (x *expecter) categorical(e Expr, q *QFactor) Expr {
 	body = normalizeSlots(body)
 	x.record(e, "exact: sum over the categories of "+q.Var, true)
 	return Sum([]Index{k}, Mul(q.Params[0].At(append(append([]Expr(nil), sel...), IxE(k))), body))
+}
+
+// bindsSelection reports whether e reads the categorical latent of q at an
+// index e itself binds (a sum over n of a function of z[n]).
+func (x *expecter) bindsSelection(e Expr, q *QFactor) bool {
+	bound := false
+	Visit(e, func(y Expr) {
+		if t, ok := y.(*Tensor); ok && t.Name == q.Var {
+			for _, s := range t.Idx {
+				for _, i := range s.Free() {
+					if !hasFree(e, i) {
+						bound = true
+					}
+				}
+			}
+		}
+	})
+	return bound
+}
+
+// linear takes E[c·X] = c·E[X] for a product of latent-free factors c and
+// one sum X (the simplifier pulls constants out of a plate's sum, as in
+// −½·Σ_n (y[n] − μ[z[n]])²·τ), so that the sum is taken term by term and a
+// categorical read z[n] is summed over inside the sum that binds n.
+func (x *expecter) linear(e Expr) (Expr, bool) {
+	m, ok := e.(*MulNode)
+	if !ok {
+		return nil, false
+	}
+	var plain, rest []Expr
+	for _, f := range m.Factors {
+		if len(x.latents(f)) == 0 {
+			plain = append(plain, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	if len(rest) != 1 {
+		return nil, false
+	}
+	switch rest[0].(type) {
+	case *SumNode, *AddNode:
+	default:
+		return nil, false
+	}
+	r := x.expect(rest[0])
+	if r == nil {
+		return nil, true
+	}
+	return Mul(append(plain, r)...), true
 }
 
 // normalizeSlots turns index slots holding (k + 1) back into the index k

@@ -598,10 +598,13 @@ func Sum(idx []Index, body Expr) Expr {
 			return Sum(rem, nb)
 		}
 	}
-	// Indices the body does not use contribute a factor of their size.
+	// Indices the body does not use contribute a factor of their size;
+	// not a ragged index (a document's words, a unit's points), whose
+	// size depends on its parent index but would be read as a constant.
 	var used, unused []Index
 	for _, j := range idx {
-		if hasFree(rest, j) || parentIn(j, idx) {
+		_, _, ragged := j.Ragged()
+		if hasFree(rest, j) || parentIn(j, idx) || ragged {
 			used = append(used, j)
 		} else {
 			unused = append(unused, j)

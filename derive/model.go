@@ -217,6 +217,9 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		var others []*QFactor
 		for _, name := range sortedKeys(qs) {
 			if name != v.Name && DependsOn(lp, name) {
+				if l := b.Model.Lookup(name); o.Unit == nil && qs[name].Family == "MvNormal" && l != nil && len(l.Type.Dims) == 2 {
+					return nil, fmt.Errorf("%s: the update of %s reads the per-unit latent %s outside its unit; this is not supported yet\n\thint: read per-unit latents inside the loop over their units, or make %s a per-unit latent too", f.Pos, v.Name, name, v.Name)
+				}
 				others = append(others, qs[name])
 			}
 		}

@@ -73,6 +73,17 @@ func (b *Builder) numericMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error
 	if len(b.Model.Children(v.Name)) == 0 {
 		return nil, fmt.Errorf("%s: param %s is never read, so it has no M-step\n\thint: remove it, or use it in a statement", v.Pos, v.Name)
 	}
+	for _, f := range b.Model.Children(v.Name) {
+		for _, l := range b.Model.VarsWithRole(ir.RoleLatent) {
+			if q := qs[l.Name]; q != nil && q.Family == "MvNormal" && len(l.Type.Dims) == 2 && mentionsVar(f, l.Name) {
+				hint := "Newton's method on a param reads global latents only"
+				if f.Target != nil && f.Target.Var == l && (f.Dist == "MvNormal" || f.Dist == "MvNormalPrec") {
+					hint = fmt.Sprintf("make the %s's mean a param of its own (%s(mu, ...) with param mu has a closed-form M-step) and compute %s from it after the fit", f.Dist, f.Dist, v.Name)
+				}
+				return nil, fmt.Errorf("%s: param %s has no M-step here: Newton's method cannot read the per-unit latent %s in this statement yet\n\thint: %s", f.Pos, v.Name, l.Name, hint)
+			}
+		}
+	}
 	o, err := b.objective(v, qs)
 	if err != nil {
 		return nil, err

@@ -45,6 +45,18 @@ var methods = map[string]ir.Treatment{
 
 const treatmentHint = "write `conjugate`, `nonconjugate laplace` or `nonconjugate delta` after the type"
 
+// blankHint explains why `_` cannot be a name.
+const blankHint = "`_` is reserved (it is Go's blank identifier, which generated code cannot read); give it a descriptive name"
+
+// checkName rejects the one name the generated code cannot hold, `_`.
+// Every other name works: the code generator mangles names that collide
+// with its own (codegen/names.go).
+func (c *checker) checkName(id *Ident) {
+	if id.Name == "_" {
+		c.errorf(id.Pos, blankHint, "`_` cannot be a name")
+	}
+}
+
 // declare enters every declared name, reporting duplicates.
 func (c *checker) declare(decls []Decl) {
 	var sizes, others []*symbol
@@ -52,6 +64,7 @@ func (c *checker) declare(decls []Decl) {
 		if id == nil {
 			return false
 		}
+		c.checkName(id)
 		if old, dup := c.syms[id.Name]; dup {
 			c.errorf(id.Pos, "every name is declared once; rename one of the two", "%s redeclared (first declared as %s at %s)", id.Name, describe(old.v), c.where(old.v.Pos))
 			return false

@@ -24,6 +24,7 @@ func (c *checker) forStmt(s *ForStmt, sc *scope, plates []ir.Plate) {
 		return
 	}
 	name := s.Index.Name
+	c.checkName(s.Index)
 	inner := &scope{parent: sc, name: name, pos: s.Index.Pos}
 	if _, seen := c.loops[name]; !seen {
 		c.loops[name] = s.Index.Pos
