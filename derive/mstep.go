@@ -211,7 +211,7 @@ func (b *Builder) gaussMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) 
 			return nil, fmt.Errorf("%s: a prior on the covariance %s has no closed-form M-step\n\thint: put a Wishart prior on a precision (MvNormalPrec) instead", p.Pos, a.Name)
 		}
 		if p.Dist != want {
-			return nil, fmt.Errorf("%s: the prior of %s must be a %s for its closed-form M-step (App. C)\n\thint: use that prior, or remove it", p.Pos, a.Name, want)
+			return nil, fmt.Errorf("%s: the prior of %s must be %s for the closed-form M-step (App. C) of the MvNormal at %s\n\thint: write `%s ~ %s(...)` with const arguments, or remove the prior", p.Pos, a.Name, map[string]string{"MvNormal": "an MvNormal", "Wishart": "a Wishart"}[want], stmt.Pos, a.Name, want)
 		}
 		var pv []*ir.Var
 		for _, pa := range p.Args {
