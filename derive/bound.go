@@ -83,7 +83,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 					return nil, err
 				}
 				if grp != nil && g != nil && g.By != grp.By {
-					return nil, fmt.Errorf("%s: this statement reads per-unit latents through both %s and %s\n\thint: one grouping per statement is supported; split the statement in two, or index both through one grouping", f.Pos, grp.By.Name, g.By.Name)
+					return nil, fmt.Errorf("%s: internal error in vigen: the ELBO reads per-unit latents through both %s and %s (please report it with the model)", f.Pos, grp.By.Name, g.By.Name)
 				}
 				if g != nil {
 					grp = g
@@ -171,7 +171,7 @@ func addInputs(list, qs []*QFactor) []*QFactor {
 func (b *Builder) entropy(q *QFactor, unit *Index) (Expr, error) {
 	d := Dists[q.Family]
 	if d == nil || d.Entropy == nil {
-		return nil, fmt.Errorf("the entropy of q(%s) (%s) has no closed form in the table", q.Var, q.Family)
+		return nil, fmt.Errorf("%s: internal error in vigen: the entropy of q(%s) (%s) has no closed form in the table (please report it with the model)", b.Model.Lookup(q.Var).Pos, q.Var, q.Family)
 	}
 	at, err := b.qIndices(q, unit)
 	if err != nil {
@@ -206,7 +206,7 @@ func (b *Builder) entropy(q *QFactor, unit *Index) (Expr, error) {
 	}
 	h := d.Entropy(b, args)
 	if h == nil {
-		return nil, fmt.Errorf("the entropy of q(%s) (%s) has no closed form in the table", q.Var, q.Family)
+		return nil, fmt.Errorf("%s: internal error in vigen: the entropy of q(%s) (%s) has no closed form in the table (please report it with the model)", b.Model.Lookup(q.Var).Pos, q.Var, q.Family)
 	}
 	return Sum(summed, Mul(append(weights, h)...)), nil
 }

@@ -175,7 +175,7 @@ func (b *Builder) qIndices(q *QFactor, unit *Index) ([]Index, error) {
 			at = append(at, *unit)
 		case strings.HasPrefix(d, "@"):
 			if unit == nil || k != 0 {
-				return nil, fmt.Errorf("latent %s runs over the entries of bag %s; it must be local to the bag's documents", q.Var, d[1:])
+				return nil, fmt.Errorf("%s: latent %s has one value per entry of bag %s, so every statement that reads it must be inside the loop over documents that draws it\n\thint: read %s only inside that loop, `for d in 1:D { for n in %s[d] { ... } }`, with the index names of its `~` statement", b.Model.Lookup(q.Var).Pos, q.Var, d[1:], q.Var, d[1:])
 			}
 			at = append(at, Index{Name: b.Fresh("n", d).Name, Size: RaggedSize(d[1:], *unit), Plate: true})
 		default:
@@ -199,7 +199,7 @@ func (b *Builder) conjugateUpdate(v *ir.Var, qs map[string]*QFactor) (*Update, e
 	u := &Update{Latent: v, Q: q, Unit: b.localUnit(v), Normalize: q.Family == "Categorical"}
 	at, err := b.qIndices(q, u.Unit)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", v.Pos, err)
+		return nil, err
 	}
 	u.At = at
 	u.Factors = append([]*ir.Factor{prior}, b.Model.Children(v.Name)...)

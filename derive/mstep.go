@@ -137,12 +137,13 @@ func (b *Builder) countsMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error)
 	u := &Update{Latent: v, Q: q, Factors: factors}
 	at, err := b.qIndices(q, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", v.Pos, err)
+		return nil, err
 	}
 	u.At = at
 	expected, err := b.expectedNatural(u, qs, factors[0])
 	if err != nil {
-		return nil, fmt.Errorf("%w\n%s: (param %s has a closed-form M-step only when every statement reads it through the log of its entries, as Categorical(%s[k]) does)", err, v.Pos, v.Name, v.Name)
+		// err speaks of a conjugate latent's prior; say what holds for a param
+		return nil, fmt.Errorf("%s: simplex param %s has a closed-form M-step only when every statement reads it through the log of its entries, as Categorical(%s[k]) does\n\thint: read it as the probabilities of a Categorical or Multinomial, or declare it `const` and give it in the data", v.Pos, v.Name, v.Name)
 	}
 	u.Params = expected
 	return &MStep{Kind: "counts", Params: []*ir.Var{v}, Pos: v.Pos, Counts: u}, nil
