@@ -31,8 +31,12 @@ func (d *Derivation) unit() (*Index, error) {
 			return nil
 		}
 		if u != nil && u.Name != x.Name {
-			return fmt.Errorf("%s: %s is local to the plate over %s but %s (%s) to the plate over %s; latents local to different plates are not supported yet\n\thint: make one of them global, or split the model",
-				v.Pos, v.Name, x.Name, first.Name, first.Pos, u.Name)
+			hint := "make one of them global (one vector drawn outside any loop), or fit the two parts in separate models"
+			if u.Size == x.Size {
+				hint = fmt.Sprintf("rename the loop index %s to %s: latents local to the units of %s are drawn in loops with one index name", x.Name, u.Name, u.Size)
+			}
+			return fmt.Errorf("%s: %s is local to the units of `for %s in 1:%s` but %s (%s) to those of `for %s in 1:%s`, and latents local to different loops are not supported yet\n\thint: %s",
+				v.Pos, v.Name, x.Name, x.Size, first.Name, first.Pos, u.Name, u.Size, hint)
 		}
 		u, first = x, v
 		return nil
@@ -79,7 +83,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 					return nil, err
 				}
 				if grp != nil && g != nil && g.By != grp.By {
-					return nil, fmt.Errorf("%s: this statement reads per-unit latents through both %s and %s\n\thint: one grouping per statement is supported; split the statement in two, or index both through one grouping", f.Pos, grp.By.Name, g.By.Name)
+					return nil, fmt.Errorf("%s: internal error in vigen: the ELBO reads per-unit latents through both %s and %s (please report it with the model)", f.Pos, grp.By.Name, g.By.Name)
 				}
 				if g != nil {
 					grp = g
@@ -106,7 +110,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 			}
 			if q.Family == "MvNormal" && local[v.Name] {
 				if !inUnit {
-					return nil, fmt.Errorf("%s: this statement reads the per-unit latent %s outside the loop over its units\n\thint: read a per-unit latent inside the loop over its units, or as %s[g[n]] through grouping data g", f.Pos, v.Name, v.Name)
+					return nil, fmt.Errorf("%s: internal error in vigen: the ELBO reads the per-unit latent %s outside its units (please report it with the model)", f.Pos, v.Name)
 				}
 				lp = unitView(lp, v.Name, *unit)
 			}
@@ -167,7 +171,7 @@ func addInputs(list, qs []*QFactor) []*QFactor {
 func (b *Builder) entropy(q *QFactor, unit *Index) (Expr, error) {
 	d := Dists[q.Family]
 	if d == nil || d.Entropy == nil {
-		return nil, fmt.Errorf("the entropy of q(%s) (%s) has no closed form in the table", q.Var, q.Family)
+		return nil, fmt.Errorf("%s: internal error in vigen: the entropy of q(%s) (%s) has no closed form in the table (please report it with the model)", b.Model.Lookup(q.Var).Pos, q.Var, q.Family)
 	}
 	at, err := b.qIndices(q, unit)
 	if err != nil {
@@ -202,7 +206,7 @@ func (b *Builder) entropy(q *QFactor, unit *Index) (Expr, error) {
 	}
 	h := d.Entropy(b, args)
 	if h == nil {
-		return nil, fmt.Errorf("the entropy of q(%s) (%s) has no closed form in the table", q.Var, q.Family)
+		return nil, fmt.Errorf("%s: internal error in vigen: the entropy of q(%s) (%s) has no closed form in the table (please report it with the model)", b.Model.Lookup(q.Var).Pos, q.Var, q.Family)
 	}
 	return Sum(summed, Mul(append(weights, h)...)), nil
 }

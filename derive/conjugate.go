@@ -175,7 +175,7 @@ func (b *Builder) qIndices(q *QFactor, unit *Index) ([]Index, error) {
 			at = append(at, *unit)
 		case strings.HasPrefix(d, "@"):
 			if unit == nil || k != 0 {
-				return nil, fmt.Errorf("latent %s runs over the entries of bag %s; it must be local to the bag's documents", q.Var, d[1:])
+				return nil, fmt.Errorf("%s: latent %s has one value per entry of bag %s, so every statement that reads it must be inside the loop over documents that draws it\n\thint: read %s only inside that loop, `for d in 1:D { for n in %s[d] { ... } }`, with the index names of its `~` statement", b.Model.Lookup(q.Var).Pos, q.Var, d[1:], q.Var, d[1:])
 			}
 			at = append(at, Index{Name: b.Fresh("n", d).Name, Size: RaggedSize(d[1:], *unit), Plate: true})
 		default:
@@ -199,7 +199,7 @@ func (b *Builder) conjugateUpdate(v *ir.Var, qs map[string]*QFactor) (*Update, e
 	u := &Update{Latent: v, Q: q, Unit: b.localUnit(v), Normalize: q.Family == "Categorical"}
 	at, err := b.qIndices(q, u.Unit)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", v.Pos, err)
+		return nil, err
 	}
 	u.At = at
 	u.Factors = append([]*ir.Factor{prior}, b.Model.Children(v.Name)...)
@@ -243,6 +243,9 @@ func (b *Builder) expectedNatural(u *Update, qs map[string]*QFactor, pos *ir.Fac
 		b.unit, b.perEntry = nil, false
 		if err != nil {
 			return nil, err
+		}
+		if fv := b.perUnitOutside(lp, v.Name, u.Unit, qs); fv != nil {
+			return nil, perUnitReadError(f, readerOf(v), v, fv, b.Model.Prior(fv.Name))
 		}
 		parts, err := b.naturalParts(lp, q, stats, at, f)
 		if err != nil {
@@ -318,7 +321,7 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 					why = l.Rule + " (" + l.Term + ")"
 				}
 			}
-			return nil, fmt.Errorf("%s: %s is declared conjugate (Categorical), but this statement is not linear in its indicator: %s\n\thint: a Categorical latent z may only select, as in beta[z[n]] or x[z[n]]; declare a nonlinear use `nonconjugate`", f.Pos, v, why)
+			return nil, fmt.Errorf("%s: %s is declared conjugate (Categorical), but this statement is not linear in its indicator: %s\n\thint: read %s at one entry per statement, the entry the statement is drawn for, as in beta[%s[n]] or x[%s[n]] (an int latent cannot be declared nonconjugate)", f.Pos, v, why, v, v, v)
 		}
 		lp = e
 		tensors = []string{q.Params[0].Tensor}
@@ -412,6 +415,22 @@ func readOf(e Expr, v string) string {
 	return String(best)
 }
 
+// perUnitOutside returns a latent with one Gaussian factor per unit that e,
+// part of the update of self (local to unit, or global if unit is nil),
+// reads, if it is not local to the same unit: Expect cannot read it there.
+func (b *Builder) perUnitOutside(e Expr, self string, unit *Index, qs map[string]*QFactor) *ir.Var {
+	for _, fv := range b.Model.VarsWithRole(ir.RoleLatent) {
+		q := qs[fv.Name]
+		if fv.Name == self || q == nil || q.Family != "MvNormal" || len(fv.Type.Dims) != 2 || !DependsOn(e, fv.Name) {
+			continue
+		}
+		if u := b.localUnit(fv); unit == nil || u == nil || u.Name != unit.Name {
+			return fv
+		}
+	}
+	return nil
+}
+
 // expectOthers takes E_q[e] over every latent other than self that e reads,
 // reading per-unit Gaussian latents as the unit's vector.
 func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*QFactor, f *ir.Factor, u *Update) (Expr, error) {
@@ -425,9 +444,7 @@ func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*
 			return nil, noFactorError(f.Pos, "the update of "+self, fv)
 		}
 		if q.Family == "MvNormal" && len(fv.Type.Dims) == 2 {
-			if unit == nil || b.localUnit(fv) == nil || b.localUnit(fv).Name != unit.Name {
-				return nil, fmt.Errorf("%s: the update of %s reads the per-unit latent %s outside its unit; this is not supported yet\n\thint: read per-unit latents inside the loop over their units", f.Pos, self, fv.Name)
-			}
+			// expectedNatural has rejected reads outside the unit
 			e = unitView(e, fv.Name, *unit)
 		}
 		others = append(others, q)
@@ -450,7 +467,7 @@ func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*
 func (b *Builder) polynomialParts(lp Expr, q *QFactor, at []Index, f *ir.Factor) ([]Expr, error) {
 	v := q.Var
 	if len(at) > 0 {
-		return nil, fmt.Errorf("%s: %s: conjugate Normal latents must be scalars for now\n\thint: declare it `nonconjugate laplace`", f.Pos, v)
+		return nil, fmt.Errorf("%s: %s is declared conjugate with a Normal prior, but it is not a scalar, and conjugate Normal latents must be scalars for now\n\thint: declare it `nonconjugate laplace`: a Gaussian factor over the whole vector", f.Pos, v)
 	}
 	d1 := Diff(lp, v, nil)
 	d2 := Diff(d1, v, nil)

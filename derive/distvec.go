@@ -26,7 +26,11 @@ func tensorOf(v Val, what string) (string, error) {
 func mvNormalDist(name string, isPrec bool) *Dist {
 	// prec returns the precision Λ's element function and log|Σ|.
 	prec := func(b *Builder, cov Val) (func(i, j Expr) Expr, Expr, error) {
-		t, err := tensorOf(cov, "covariance of "+name)
+		what := "covariance of " + name
+		if isPrec {
+			what = "precision of " + name
+		}
+		t, err := tensorOf(cov, what)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -47,8 +47,8 @@ func (b *Builder) grouping(f *ir.Factor, v string, unit Index) (*Grouping, error
 					pos, v, p.Index, p.Size, v, unit.Name, unit.Size, p.Index, unit.Name)
 			}
 		}
-		return fmt.Errorf("%s: this statement reads %s outside the plate over %s\n\thint: a per-unit latent is read either inside `for %s in 1:%s` or as %s[g[n]] with g : int[N] in 1..%s data and n the statement's outer plate",
-			pos, v, unit.Name, unit.Name, unit.Size, v, unit.Size)
+		return fmt.Errorf("%s: this statement reads %s outside the loop over its units, `for %s in 1:%s`\n\thint: a per-unit latent is read either inside `for %s in 1:%s` or as %s[g[n]] with g : int[N] in 1..%s data and n the index of the statement's outermost loop",
+			pos, v, unit.Name, unit.Size, unit.Name, unit.Size, v, unit.Size)
 	}
 	if len(f.Plates) == 0 || f.Plates[0].Bag != nil {
 		return nil, outside(f.Pos)

@@ -108,7 +108,7 @@ func Derive(m *ir.Model) (*Derivation, error) {
 		d.Objectives = append(d.Objectives, obj)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, errors.Join(dedupe(errs)...)
 	}
 	for _, o := range d.Objectives {
 		o.Collapsed = b.collapse(o, d.Updates, qs)
@@ -170,7 +170,9 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		// unit's part of the log joint, with d free, and θ[d] is read as
 		// the unit's own vector.
 		if len(prior.Plates) == 0 || len(prior.Target.Index) != 1 {
-			return nil, fmt.Errorf("%s: %s[d] must be drawn inside its plate `for d in 1:%s`\n\thint: move its `~` statement into that loop", prior.Pos, v.Name, v.Type.Dims[0])
+			d := strings.ToLower(v.Type.Dims[0])
+			return nil, fmt.Errorf("%s: %s : real[%s, %s] is fitted with one Gaussian factor per unit of %s, so its prior must draw it one row at a time, as %s[%s] inside `for %s in 1:%s` and no other loop\n\thint: write its prior as `for %s in 1:%s { %s[%s] ~ %s(...) }`",
+				prior.Pos, v.Name, v.Type.Dims[0], v.Type.Dims[1], v.Type.Dims[0], v.Name, d, d, v.Type.Dims[0], d, v.Type.Dims[0], v.Name, d, prior.Dist)
 		}
 		ix, ok := prior.Target.Index[0].(*ir.Index)
 		if !ok {
@@ -217,8 +219,11 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		var others []*QFactor
 		for _, name := range sortedKeys(qs) {
 			if name != v.Name && DependsOn(lp, name) {
-				if l := b.Model.Lookup(name); o.Unit == nil && qs[name].Family == "MvNormal" && l != nil && len(l.Type.Dims) == 2 {
-					return nil, fmt.Errorf("%s: the update of %s reads the per-unit latent %s outside its unit; this is not supported yet\n\thint: read per-unit latents inside the loop over their units, or make %s a per-unit latent too", f.Pos, v.Name, name, v.Name)
+				if fv := b.Model.Lookup(name); fv != nil && qs[name].Family == "MvNormal" && len(fv.Type.Dims) == 2 {
+					// the expectation engine reads a Gaussian factor as
+					// one vector; one per unit is read so only by the
+					// unit's own objective (unitView)
+					return nil, perUnitReadError(f, readerOf(v), v, fv, b.Model.Prior(name))
 				}
 				others = append(others, qs[name])
 			}
@@ -250,6 +255,20 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 	}
 	o.F, o.Grad, o.Hess, o.Trace, o.TraceGrad = Add(fs...), Add(gs...), Add(hs...), Add(ts...), Add(tgs...)
 	return o, nil
+}
+
+// dedupe drops errors whose text an earlier one has (an error about a
+// statement read by two latents' objectives is found by both).
+func dedupe(errs []error) []error {
+	seen := map[string]bool{}
+	var out []error
+	for _, err := range errs {
+		if !seen[err.Error()] {
+			seen[err.Error()] = true
+			out = append(out, err)
+		}
+	}
+	return out
 }
 
 func sortedKeys(m map[string]*QFactor) []string {
@@ -295,7 +314,7 @@ func expectFailure(pos ir.Pos, log []Approx, context string) error {
 			return fmt.Errorf("%s: cannot take the expectation of %s%s: %s\n\thint: vigen takes expectations of polynomials, exp and the functions in its table; declare a latent read nonlinearly `nonconjugate` or rewrite the statement", pos, l.Term, context, l.Rule)
 		}
 	}
-	return fmt.Errorf("%s: cannot take the expectation of this statement under q%s\n\thint: declare a latent read nonlinearly `nonconjugate` or rewrite the statement", pos, context)
+	return fmt.Errorf("%s: cannot take the expectation of this statement under q%s: no rule covers how it reads its latents together (a Categorical latent, for one, must be read at a single entry, as z[n])\n\thint: rewrite the statement so that it reads each Categorical latent at one entry; a real latent read nonlinearly can be declared `nonconjugate laplace`", pos, context)
 }
 
 // plateSize is the size of the outermost loop around f, for hints.
@@ -318,6 +337,42 @@ func nonconjugateShapeHint(v *ir.Var) string {
 		return fmt.Sprintf("a Gaussian factor fits real vectors only; declare %s `conjugate` with a prior from the conjugate table", v.Name)
 	}
 	return "split it into vectors of one plate each, real[P] or real[D, P]"
+}
+
+// perUnitReadError is the error for statement f, read by reader (the
+// objective, update or M-step of v), that reads u, a latent with one
+// Gaussian factor per unit drawn by uPrior. The expectation engine reads a
+// Gaussian factor as one vector, and a per-unit one is read so (unitView)
+// only by u's own objective and the updates of conjugate latents local to
+// the same units.
+func perUnitReadError(f *ir.Factor, reader string, v, u *ir.Var, uPrior *ir.Factor) error {
+	separate := "fit one of them in a separate model and give its estimate to this one as `data`"
+	if v.Role == ir.RoleLatent && v.Treatment.Nonconjugate() && len(v.Type.Dims) == 2 {
+		a, b := v, u
+		if b.Pos.Line < a.Pos.Line || b.Pos.Line == a.Pos.Line && b.Pos.Col < a.Pos.Col {
+			a, b = b, a
+		}
+		// both objectives report it: the same text, reported once
+		return fmt.Errorf("%s: this statement reads %s and %s, two latents with one Gaussian factor per unit, and vigen cannot yet take the expectation of one under the other's factors\n\thint: let each statement read one per-unit nonconjugate latent: %s", f.Pos, a.Name, b.Name, separate)
+	}
+	hint := fmt.Sprintf("keep %s out of the statements that read %s, or %s", u.Name, v.Name, separate)
+	if f == uPrior {
+		d, p := uPrior.Plates[0].Index, u.Type.Dims[1]
+		hint = fmt.Sprintf("estimate %s's prior as params instead, `%s[%s] ~ MvNormal(mu0, Sigma0)` with `param mu0 : real[%s]` and `param Sigma0 : cov[%s]`: their M-step is in closed form (as in hierlogreg.vi)", u.Name, u.Name, d, p, p)
+	}
+	return fmt.Errorf("%s: %s reads %s, which has one Gaussian factor per unit: vigen takes expectations under such factors only in the updates of conjugate latents drawn in the same loop (as ctm.vi's z reads theta)\n\thint: %s", f.Pos, reader, u.Name, hint)
+}
+
+// readerOf names what derives v's new value: its objective, update or
+// M-step, for errors.
+func readerOf(v *ir.Var) string {
+	switch {
+	case v.Role == ir.RoleParam:
+		return "the M-step of param " + v.Name
+	case v.Treatment.Nonconjugate():
+		return "the objective of " + v.Name
+	}
+	return "the update of " + v.Name
 }
 
 // noFactorError is the error for a statement that reads latent fv, which

@@ -148,12 +148,13 @@ func (b *Builder) countsMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error)
 	u := &Update{Latent: v, Q: q, Factors: factors}
 	at, err := b.qIndices(q, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", v.Pos, err)
+		return nil, err
 	}
 	u.At = at
 	expected, err := b.expectedNatural(u, qs, factors[0])
 	if err != nil {
-		return nil, fmt.Errorf("%w\n%s: (param %s has a closed-form M-step only when every statement reads it through the log of its entries, as Categorical(%s[k]) does)", err, v.Pos, v.Name, v.Name)
+		// err speaks of a conjugate latent's prior; say what holds for a param
+		return nil, fmt.Errorf("%s: simplex param %s has a closed-form M-step only when every statement reads it through the log of its entries, as Categorical(%s[k]) does\n\thint: read it as the probabilities of a Categorical or Multinomial, or declare it `const` and give it in the data", v.Pos, v.Name, v.Name)
 	}
 	u.Params = expected
 	return &MStep{Kind: "counts", Params: []*ir.Var{v}, Pos: v.Pos, Counts: u}, nil
@@ -222,7 +223,7 @@ func (b *Builder) gaussMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) 
 			return nil, fmt.Errorf("%s: a prior on the covariance %s has no closed-form M-step\n\thint: put a Wishart prior on a precision (MvNormalPrec) instead", p.Pos, a.Name)
 		}
 		if p.Dist != want {
-			return nil, fmt.Errorf("%s: the prior of %s must be a %s for its closed-form M-step (App. C)\n\thint: use that prior, or remove it", p.Pos, a.Name, want)
+			return nil, fmt.Errorf("%s: the prior of %s must be %s for the closed-form M-step (App. C) of the MvNormal at %s\n\thint: write `%s ~ %s(...)` with const arguments, or remove the prior", p.Pos, a.Name, map[string]string{"MvNormal": "an MvNormal", "Wishart": "a Wishart"}[want], stmt.Pos, a.Name, want)
 		}
 		var pv []*ir.Var
 		for _, pa := range p.Args {
