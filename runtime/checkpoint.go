@@ -135,8 +135,8 @@ type Fingerprint struct {
 
 // HashValues returns a short hex digest of vals, each an int, a float64,
 // a []int or a []float64 (lengths are hashed too, so [1 2] [3] and [1]
-// [2 3] differ). It panics on another type: generated code passes only
-// these.
+// [2 3] differ). Another type is hashed by its printed form (generated
+// code passes only these).
 func HashValues(vals ...any) string {
 	h := sha256.New()
 	var buf [8]byte
@@ -165,7 +165,8 @@ func HashValues(vals ...any) string {
 				put(h, math.Float64bits(e))
 			}
 		default:
-			panic(fmt.Sprintf("runtime.HashValues: unsupported %T", v))
+			put(h, 5)
+			fmt.Fprintf(h, "%T %v;", v, v)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12])
