@@ -115,6 +115,19 @@ func buildAndRun(t *testing.T, name, src string, data []byte) []resultJSON {
 // starting with a comma.
 func buildAndRunWith(t *testing.T, name, src string, data []byte, opts string) []resultJSON {
 	t.Helper()
+	out := buildAndRunDriver(t, name, src, data, strings.ReplaceAll(driver, " OPTS", opts))
+	var res []resultJSON
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("driver output: %v\n%s", err, out)
+	}
+	return res
+}
+
+// buildAndRunDriver generates src into a throwaway package under testdata,
+// runs drv (a main package importing it as DIR/PKG) on data and returns its
+// stdout.
+func buildAndRunDriver(t *testing.T, name, src string, data []byte, drv string) []byte {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("skipping compile-and-run test in -short mode")
 	}
@@ -145,10 +158,9 @@ func buildAndRunWith(t *testing.T, name, src string, data []byte, opts string) [
 			t.Fatal(err)
 		}
 	}
-	drv := bytes.ReplaceAll([]byte(driver), []byte("DIR"), []byte(filepath.Base(dir)))
-	drv = bytes.ReplaceAll(drv, []byte("PKG"), []byte(name))
-	drv = bytes.ReplaceAll(drv, []byte(" OPTS"), []byte(opts))
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), drv, 0o644); err != nil {
+	d := strings.ReplaceAll(drv, "DIR", filepath.Base(dir))
+	d = strings.ReplaceAll(d, "PKG", name)
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(d), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("go", "run", "./"+filepath.ToSlash(dir))
@@ -160,11 +172,7 @@ func buildAndRunWith(t *testing.T, name, src string, data []byte, opts string) [
 	if err != nil {
 		t.Fatalf("go run: %v\n%s", err, stderr.String())
 	}
-	var res []resultJSON
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("driver output: %v\n%s", err, out)
-	}
-	return res
+	return out
 }
 
 func linregData(rng *rand.Rand, n, p int) ([][]float64, []float64, []byte) {

@@ -183,6 +183,7 @@ func (f *fitGen) emit() {
 	f.emitLoops()
 	f.emitELBO()
 	f.emitResult()
+	f.emitFingerprint()
 	f.emitParams()
 	f.emitMSteps()
 	for _, qi := range f.qs {
@@ -227,7 +228,7 @@ func (f *fitGen) emitTypes() {
 		}
 	}
 	f.p("\trng *rand.Rand\n}\n")
-	f.p("\n// scratch is one worker's space for the updates of one unit at a time,\n// and the trouble it met.\ntype scratch struct {\n\tgrad, curv, cov, prev []float64\n\ttrouble runtime.Trouble\n}\n")
+	f.p("\n// scratch is one worker's space for the updates of one unit at a time,\n// and the trouble it met.\ntype scratch struct {\n\tgrad, curv, cov, prev []float64\n\tdg, dh, fg, fh, sig, hc, dH, s3, xt []float64 // collapseDelta\n\ttrouble runtime.Trouble\n}\n")
 }
 
 func (f *fitGen) emitNewState() {
@@ -380,7 +381,41 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 		f.p("// collapsed objective g (%sCollapsed): the fixed point of the %s/%s\n// alternation, found by Newton's method instead of by many sweeps.\n", qi.upper, qi.v.Name, c.Z.Name)
 		f.p("func (m *Model) collapse%s(d int, mean []float64, s runtime.NewtonSettings) runtime.Status {\n", qi.upper)
 		f.p("\tobj := func(x, g, h []float64) float64 {\n\t\treturn m.%sCollapsed(d, x, g, h)\n\t}\n\treturn runtime.Maximize(obj, mean, s).Status\n}\n", qi.upper)
+		f.emitCollapseDelta(qi, n, inputs)
 	}
+}
+
+// emitCollapseDelta writes collapseDeltaX, the delta method's counterpart
+// of collapseX: the fixed point of the delta alternation of a unit's
+// Gaussian mean, its covariance and the categorical latent, found by
+// Newton's method on the collapsed objective plus the delta correction.
+func (f *fitGen) emitCollapseDelta(qi *qInfo, n, inputs string) {
+	c := qi.obj.Collapsed
+	f.p("\n// collapseDelta%s moves q(%s) for unit d to the fixed point of the delta\n", qi.upper, qi.v.Name)
+	f.p("// method's alternation of its mean, its covariance and q(%s): Σ = −∇²f(μ)⁻¹,\n", c.Z.Name)
+	f.p("// then the mean maximizing g(μ) + ½Tr{∇²f(μ)Σ} with Σ fixed (the collapsed\n")
+	f.p("// objective %sCollapsed plus the delta correction %sDelta − %sF, which\n", qi.upper, qi.upper, qi.upper)
+	f.p("// does not depend on q(%s): its probabilities sum to one per entry).\n", c.Z.Name)
+	f.p("// Its fixed points are the stationary points of Φ(μ) = g(μ) − ½ log|−∇²f(μ)|,\n")
+	f.p("// whose gradient is ∇g + ½Tr{∂∇²f Σ(μ)}; Φ is maximized by Newton's method,\n")
+	f.p("// its Hessian the objective's with Σ fixed plus ½Tr{Σ ∂_i∇²f Σ ∂_j∇²f}\n")
+	f.p("// (runtime.AddTraceGram; ∂∇²f by forward differences of %sF), instead\n", qi.upper)
+	f.p("// of by the alternation, which converges only linearly, on some units with\n// a ratio near one. The sweeps then confirm the point.\n")
+	f.p("func (m *Model) collapseDelta%s(q *state, w *scratch, d int, opts Options) {\n\tp := %s\n", qi.upper, n)
+	f.p("\tmean, cov := q.%s[d*p:(d+1)*p], q.%s[d*p*p:(d+1)*p*p]\n", qi.fields[0], qi.fields[1])
+	f.p("\tdg, dh := runtime.Grow(&w.dg, p), runtime.Grow(&w.dh, p*p)\n\tfg, fh := runtime.Grow(&w.fg, p), runtime.Grow(&w.fh, p*p)\n")
+	f.p("\tsig, hc := runtime.Grow(&w.sig, p*p), runtime.Grow(&w.hc, p*p)\n")
+	f.p("\tdH, s3, xt := runtime.Grow(&w.dH, p*p*p), runtime.Grow(&w.s3, p*p*p), runtime.Grow(&w.xt, p)\n")
+	f.p("\tphi := func(x, g, h []float64) float64 {\n\t\tm.%sF(d, x%s, fg, fh)\n", qi.upper, inputs)
+	f.p("\t\tfor i := range hc {\n\t\t\thc[i] = -fh[i]\n\t\t}\n\t\tlogdet, ok := runtime.LogDetSPD(hc, p)\n")
+	f.p("\t\tif !ok || !runtime.NegInvSPD(sig, fh, p) {\n\t\t\treturn math.NaN()\n\t\t}\n")
+	f.p("\t\tv := m.%sCollapsed(d, x, g, h) - logdet/2\n\t\tm.%sDelta(d, x, sig%s, dg, dh)\n", qi.upper, qi.upper, inputs)
+	f.p("\t\tfor i := range g {\n\t\t\tg[i] += dg[i] - fg[i]\n\t\t}\n\t\tfor i := range h {\n\t\t\th[i] += dh[i] - fh[i]\n\t\t}\n")
+	f.p("\t\tfor j := 0; j < p; j++ {\n\t\t\tcopy(xt, x)\n\t\t\tstep := 1e-6 * math.Max(math.Abs(x[j]), 1)\n\t\t\txt[j] += step\n")
+	f.p("\t\t\tdj := dH[j*p*p : (j+1)*p*p]\n\t\t\tm.%sF(d, xt%s, dg, dj)\n\t\t\tfor i := range dj {\n\t\t\t\tdj[i] = (dj[i] - fh[i]) / step\n\t\t\t}\n\t\t}\n", qi.upper, inputs)
+	f.p("\t\truntime.AddTraceGram(h, sig, dH, s3, p)\n\t\treturn v\n\t}\n")
+	f.p("\truntime.Maximize(phi, mean, opts.Newton)\n")
+	f.p("\tm.%sF(d, mean%s, fg, fh)\n\tif runtime.NegInvSPD(sig, fh, p) {\n\t\tcopy(cov, sig)\n\t\tq.%sStarted[d] = true\n\t}\n}\n", qi.upper, inputs, qi.fields[0])
 }
 
 // rows returns Go expressions for the part of q's parameter arrays an
@@ -488,17 +523,25 @@ func (f *fitGen) emitLoops() {
 			}
 			z := f.qOf(qi.obj.Collapsed.Z.Name)
 			n := f.dim(qi.obj.Dim)
-			f.p("\t// Start %s at the fixed point of its alternation with %s (the\n\t// maximum of the collapsed objective), and %s at its optimum there;\n", qi.v.Name, z.v.Name, z.v.Name)
-			f.p("\t// the sweeps below then confirm it (Laplace) or refine it (delta).\n")
-			f.p("\tif !opts.PlainSweeps {\n\t\tm.collapse%s(d, q.%s[d*%s:(d+1)*%s], opts.Newton)\n\t\tm.update%s(q, w, d)\n\t}\n", qi.upper, qi.fields[0], n, n, z.upper)
+			f.p("\t// Start %s at the fixed point of its alternation with %s (the\n\t// maximum of the collapsed objective; for the delta method, with the\n", qi.v.Name, z.v.Name)
+			f.p("\t// delta correction, alternated with Σ), and %s at its optimum there;\n\t// the sweeps below then confirm it.\n", z.v.Name)
+			f.p("\t// The delta method starts from where the unit was, once it has been\n\t// there (near its fixed point under the previous params).\n")
+			f.p("\tif !opts.PlainSweeps {\n\t\tdelta := q.%s == \"delta\"\n", qi.method)
+			f.p("\t\tif !delta || !q.%sStarted[d] {\n\t\t\tm.collapse%s(d, q.%s[d*%s:(d+1)*%s], opts.Newton)\n\t\t}\n", qi.fields[0], qi.upper, qi.fields[0], n, n)
+			f.p("\t\tif delta {\n\t\t\tm.collapseDelta%s(q, w, d, opts)\n\t\t}\n\t\tm.update%s(q, w, d)\n\t}\n", qi.upper, z.upper)
 		}
 		f.p("\tfor it := 1; it <= opts.LocalMaxIter; it++ {\n\t\tchange := 0.0\n")
 		for _, qi := range local {
 			f.sb.WriteString(f.updateCall(qi, "\t\t"))
 		}
-		if len(local) == 1 {
-			f.p("\t\t// A single local factor is at its optimum after one update.\n\t\t_ = change\n\t\treturn true\n\t}\n\treturn true\n}\n")
-		} else {
+		switch {
+		case len(local) == 1 && local[0].obj != nil:
+			f.p("\t\t// A single local Gaussian is at its optimum after one Laplace\n\t\t// update; the delta method's objective depends on Σ, which is set\n")
+			f.p("\t\t// after μ, so it sweeps to the fixed point of μ and Σ.\n")
+			f.p("\t\tif q.%s == \"laplace\" || change < opts.LocalTol {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n", local[0].method)
+		case len(local) == 1:
+			f.p("\t\t// A single conjugate factor is at its optimum after one update.\n\t\t_ = change\n\t\treturn true\n\t}\n\treturn true\n}\n")
+		default:
 			f.p("\t\tif change < opts.LocalTol {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n")
 		}
 	}
@@ -535,6 +578,37 @@ func (f *fitGen) emitLoops() {
 		}
 	}
 	f.p("\n}\n")
+}
+
+// emitFingerprint writes the Model's fingerprint method: a hash of each
+// size and each data or constant variable as loaded, and the options that
+// change the fixed point (params are hashed from the Result it goes with).
+func (f *fitGen) emitFingerprint() {
+	f.p("\n// fingerprint identifies what the fit's state depends on besides its\n")
+	f.p("// params: the data and constants as loaded, and the options that change\n// the fixed point. Resume refuses a checkpoint whose fingerprint differs.\n")
+	f.p("func (m *Model) fingerprint(q *state, opts Options) *runtime.Fingerprint {\n\treturn &runtime.Fingerprint{\n\t\tData: map[string]string{\n")
+	for _, v := range f.g.m.Vars {
+		var fields []string
+		switch v.Role {
+		case ir.RoleSize:
+			fields = []string{f.g.sizeGo[v.Name]}
+		case ir.RoleData, ir.RoleConst:
+			if off, ok := f.g.goName[v.Name+".off"]; ok && v.Type.Class == ir.Bag {
+				fields = []string{off, f.g.goName[v.Name+".term"], f.g.goName[v.Name+".count"]}
+			} else if gn, ok := f.g.goName[v.Name]; ok {
+				fields = []string{gn}
+			}
+		}
+		if len(fields) == 0 {
+			continue
+		}
+		for k := range fields {
+			fields[k] = "m." + fields[k]
+		}
+		f.p("\t\t\t%q: runtime.HashValues(%s),\n", v.Name, strings.Join(fields, ", "))
+	}
+	f.p("\t\t},\n\t\tOptions: map[string]string{\n\t\t\t\"method\": q.methods(),\n\t\t\t\"FixParams\": fmt.Sprint(opts.FixParams),\n")
+	f.p("\t\t\t\"Smoothing\": runtime.FormatOption(opts.Smoothing),\n\t\t\t\"Shrinkage\": runtime.FormatOption(opts.Shrinkage),\n\t\t},\n\t}\n}\n")
 }
 
 func (f *fitGen) emitELBO() {

@@ -2,11 +2,19 @@ package runtime
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"math"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 )
 
 // Checkpoint says where and how often a fit saves its state, so that a
@@ -112,3 +120,135 @@ func DecodeResult(b []byte, model string, v any) error {
 	}
 	return nil
 }
+
+// Fingerprint identifies what a fit's state depends on, so that resuming
+// it under anything else is refused instead of silently continuing a
+// different run: a hash of each data variable's loaded values (and each
+// size), the options that change the fixed point (the method of each
+// latent, FixParams, Smoothing, Shrinkage), and a hash of the params saved
+// with the state.
+type Fingerprint struct {
+	Data    map[string]string `json:"data"`
+	Options map[string]string `json:"options"`
+	Params  string            `json:"params"`
+}
+
+// HashValues returns a short hex digest of vals, each an int, a float64,
+// a []int or a []float64 (lengths are hashed too, so [1 2] [3] and [1]
+// [2 3] differ). Another type is hashed by its printed form (generated
+// code passes only these).
+func HashValues(vals ...any) string {
+	h := sha256.New()
+	var buf [8]byte
+	put := func(h hash.Hash, u uint64) {
+		binary.LittleEndian.PutUint64(buf[:], u)
+		h.Write(buf[:])
+	}
+	for _, v := range vals {
+		switch x := v.(type) {
+		case int:
+			put(h, 1)
+			put(h, uint64(x))
+		case float64:
+			put(h, 2)
+			put(h, math.Float64bits(x))
+		case []int:
+			put(h, 3)
+			put(h, uint64(len(x)))
+			for _, e := range x {
+				put(h, uint64(e))
+			}
+		case []float64:
+			put(h, 4)
+			put(h, uint64(len(x)))
+			for _, e := range x {
+				put(h, math.Float64bits(e))
+			}
+		default:
+			put(h, 5)
+			fmt.Fprintf(h, "%T %v;", v, v)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// HashJSON returns a short hex digest of the JSON encoding of v (which
+// for float64 values round-trips exactly, so a decoded copy of v hashes
+// the same).
+func HashJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "unencodable: " + err.Error()
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:12])
+}
+
+// CheckResume compares the fingerprint saved with a run (saved, nil if it
+// has none) with the one of the fit that would resume it (now), given the
+// hash of the params as read back (params). It returns an error saying
+// what differs, or nil.
+func CheckResume(saved, now *Fingerprint, params string) error {
+	if saved == nil {
+		return errors.New("resume: the result has no fingerprint of the data and options it was fitted with (written by an older vigen?); start from it with Options.Start instead")
+	}
+	var diffs []string
+	for _, k := range unionKeys(saved.Data, now.Data) {
+		a, okA := saved.Data[k]
+		b, okB := now.Data[k]
+		switch {
+		case !okA:
+			diffs = append(diffs, fmt.Sprintf("%s is in the data but not in the checkpoint's", k))
+		case !okB:
+			diffs = append(diffs, fmt.Sprintf("%s is in the checkpoint's data but not in this data", k))
+		case a != b:
+			diffs = append(diffs, fmt.Sprintf("the values of %s differ from those the checkpoint was fitted to", k))
+		}
+	}
+	for _, k := range unionKeys(saved.Options, now.Options) {
+		a, okA := saved.Options[k]
+		b, okB := now.Options[k]
+		if !okA {
+			a = "(unset)"
+		}
+		if !okB {
+			b = "(unset)"
+		}
+		if a != b {
+			diffs = append(diffs, fmt.Sprintf("%s is %s, the checkpoint was fitted with %s", k, b, a))
+		}
+	}
+	if saved.Params != params {
+		diffs = append(diffs, "its params are not the ones it was saved with (removed or edited)")
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("resume: refusing to continue a different run: %s", strings.Join(diffs, "; "))
+}
+
+func unionKeys(a, b map[string]string) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range []map[string]string{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// WithParams returns a copy of fp (sharing its maps) whose Params is the
+// hash of params, the Params of the result it is saved with.
+func (fp *Fingerprint) WithParams(params any) *Fingerprint {
+	c := *fp
+	c.Params = HashJSON(params)
+	return &c
+}
+
+// FormatOption is the form of a float option in a Fingerprint.
+func FormatOption(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

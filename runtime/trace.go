@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/floats"
 )
@@ -35,18 +36,31 @@ type Progress struct {
 	Units      int     // number of plate units (0 without a plate)
 	Settled    int     // units whose local factors settled this iteration
 	Seconds    float64 // wall time since the fit started
+	// Decreased marks an ELBO below the previous one (see Decreased).
+	Decreased bool
+	// Pending names the convergence criteria not yet met (Convergence's
+	// Unmet, short forms): "elbo", "global", "7 units", "trouble".
+	Pending []string
 }
 
 // String formats p for a log line:
 //
-//	iter   3  elbo -812.3456789  rel 1.2e-05  dmean 3.4e-04  units 1790/1797  0.12s
+//	iter   3  elbo -812.3456789  rel 1.2e-05  dmean 3.4e-04  units 1790/1797  0.12s  decreased  pending: elbo, 7 units
 //
-// (the units column only for models with a plate).
+// (the units column only for models with a plate, "decreased" only when
+// the ELBO went down, and the criteria pending only while there are any).
 func (p Progress) String() string {
 	units := ""
 	if p.Units > 0 {
 		units = fmt.Sprintf("  units %d/%d", p.Settled, p.Units)
 	}
-	return fmt.Sprintf("iter %3d  elbo %.7f  rel %.1e  dmean %.1e%s  %.2fs",
-		p.Iteration, p.ELBO, p.RelChange, p.MeanChange, units, p.Seconds)
+	tail := ""
+	if p.Decreased {
+		tail += "  decreased"
+	}
+	if len(p.Pending) > 0 {
+		tail += "  pending: " + strings.Join(p.Pending, ", ")
+	}
+	return fmt.Sprintf("iter %3d  elbo %.7f  rel %.1e  dmean %.1e%s  %.2fs%s",
+		p.Iteration, p.ELBO, p.RelChange, p.MeanChange, units, p.Seconds, tail)
 }

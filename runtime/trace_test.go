@@ -44,6 +44,10 @@ func TestProgressString(t *testing.T) {
 	if got, want := p.String(), "iter   3  elbo -812.3456789  rel 1.2e-05  dmean 3.4e-04  0.12s"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
+	p = Progress{Iteration: 4, ELBO: -548.428, RelChange: 1.2e-3, MeanChange: 3.4e-4, Units: 8, Settled: 6, Seconds: 0.5, Decreased: true, Pending: []string{"elbo", "2 units"}}
+	if got, want := p.String(), "iter   4  elbo -548.4280000  rel 1.2e-03  dmean 3.4e-04  units 6/8  0.50s  decreased  pending: elbo, 2 units"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
 	p = Progress{Iteration: 1234, ELBO: 5, RelChange: math.Inf(1), MeanChange: 0, Seconds: 61}
 	if got, want := p.String(), "iter 1234  elbo 5.0000000  rel +Inf  dmean 0.0e+00  61.00s"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)

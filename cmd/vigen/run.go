@@ -38,6 +38,7 @@ type runFlags struct {
 	maxIter, workers        int
 	tol                     float64
 	quiet, rebuild          bool
+	tols                    tolFlags
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
@@ -50,6 +51,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the random starting values")
 	fs.IntVar(&f.maxIter, "maxiter", 0, "maximum coordinate-ascent iterations (0: the generated package's default)")
 	fs.Float64Var(&f.tol, "tol", 0, "relative ELBO change that ends the run (0: the generated package's default)")
+	f.tols.register(fs)
 	fs.IntVar(&f.workers, "workers", 0, "goroutines updating units in parallel (0: all cores); results do not depend on it")
 	fs.StringVar(&f.plot, "plot", "", "write SVG plots of the ELBO trace and the posteriors into this directory")
 	fs.BoolVar(&f.quiet, "q", false, "no progress on stderr")
@@ -166,6 +168,7 @@ func runFit(bin string, f runFlags, stderr io.Writer) ([]byte, int) {
 	if f.tol != 0 {
 		args = append(args, "-tol", fmt.Sprint(f.tol))
 	}
+	args = append(args, f.tols.args()...)
 	if f.workers != 0 {
 		args = append(args, "-workers", fmt.Sprint(f.workers))
 	}

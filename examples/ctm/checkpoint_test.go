@@ -129,3 +129,77 @@ func TestCancelWithinIteration(t *testing.T) {
 	want.Status = "canceled"
 	sameRun(t, res, want)
 }
+
+// Resume refuses to continue a run under anything that changes its fixed
+// point, saying what differs: other data of the same shape, another
+// method, other smoothing, or a checkpoint whose params were removed or
+// edited (issue 15, item 11). The same checkpoint resumes with the data
+// and options it was written with.
+func TestResumeRefusesADifferentRun(t *testing.T) {
+	_, docs := smallCorpus(t, 40)
+	data := &ctm.Data{K: 3, W: docs, V: 15}
+	path := filepath.Join(t.TempDir(), "fit.checkpoint.json")
+	opts := ctm.Options{MaxIter: 4, Seed: 3, Tol: 1e-300, Checkpoint: runtime.Checkpoint{Path: path, Every: 2}}
+	if _, err := ctm.Fit(context.Background(), data, opts); err != nil {
+		t.Fatal(err)
+	}
+	load := func() *ctm.Result {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cp, err := ctm.LoadResult(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cp
+	}
+	resume := func(data *ctm.Data, opts ctm.Options, cp *ctm.Result) error {
+		opts.Checkpoint, opts.Resume, opts.MaxIter = runtime.Checkpoint{}, cp, 6
+		_, err := ctm.Fit(context.Background(), data, opts)
+		return err
+	}
+	if err := resume(data, opts, load()); err != nil {
+		t.Fatalf("resuming the same run: %v", err)
+	}
+
+	// Same shape, other counts: the first document's first count + 1.
+	other := *data
+	other.W = make([][][2]int, len(docs))
+	for d := range docs {
+		other.W[d] = append([][2]int(nil), docs[d]...)
+	}
+	other.W[0][0][1]++
+	delta := opts
+	delta.Method = "delta"
+	smooth := opts
+	smooth.Smoothing = 0.5
+	noParams := load()
+	noParams.Params = ctm.Params{}
+	edited := load()
+	edited.Params.Mu0[0] += 1e-9
+	for _, c := range []struct {
+		name string
+		data *ctm.Data
+		opts ctm.Options
+		cp   *ctm.Result
+		want string
+	}{
+		{"other data", &other, opts, load(), "the values of w differ"},
+		{"other method", data, delta, load(), "method is delta,conjugate, the checkpoint was fitted with laplace,conjugate"},
+		{"other smoothing", data, smooth, load(), "Smoothing is 0.5, the checkpoint was fitted with 0"},
+		{"params removed", data, opts, noParams, "params are not the ones it was saved with"},
+		{"params edited", data, opts, edited, "params are not the ones it was saved with"},
+	} {
+		err := resume(c.data, c.opts, c.cp)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
+		}
+	}
+	old := load()
+	old.Fingerprint = nil
+	if err := resume(data, opts, old); err == nil || !strings.Contains(err.Error(), "no fingerprint") {
+		t.Errorf("checkpoint without a fingerprint: error %v", err)
+	}
+}

@@ -252,18 +252,22 @@ type Options struct {
 	// Method overrides the treatment declared in ctm.vi for every
 	// nonconjugate latent: "laplace" or "delta". Empty keeps the declaration.
 	Method string
-	// MaxIter bounds the coordinate-ascent iterations (0 means 100).
-	MaxIter int
-	// Tol: converged when the relative change of the ELBO is below Tol (0
-	// means 1e-12) and MeanTol holds.
-	Tol float64
-	// MeanTol: converged when the relative L2 change of every global
-	// factor's parameters is below MeanTol (0 means 1e-9; §3.4's criterion).
-	MeanTol float64
-	// LocalMaxIter bounds the sweeps over one unit's local factors (Fig. 1's
-	// inner loop; 0 means 100), and LocalTol ends them when the largest
-	// relative change of the unit's parameters falls below it (0 means 1e-6, lda-c's
-	// default for its per-document loop).
+	// The convergence rule (runtime.Convergence says it in full): Fit has
+	// converged after an iteration in which every unit's local factors
+	// settled (their largest relative change in one sweep fell below
+	// LocalTol within LocalMaxIter sweeps), no numerical trouble was met,
+	// the relative change of the ELBO is below Tol, and the largest relative
+	// change of a global factor is below MeanTol (the last two are skipped
+	// where one iteration is a fixed point). It stops unconverged after
+	// MaxIter iterations, with a status naming the criteria not met. A zero
+	// field takes its default (runtime.DefaultMaxIter 1000, DefaultTol
+	// 1e-8, DefaultMeanTol 1e-9, DefaultLocalMaxIter 100, DefaultLocalTol
+	// 1e-6); a tolerance of math.Inf(1) switches its criterion off. With
+	// Laplace or delta updates the reported ELBO can decrease between
+	// iterations (they are not ascent steps on it); Progress marks it.
+	MaxIter      int
+	Tol          float64
+	MeanTol      float64
 	LocalMaxIter int
 	LocalTol     float64
 	// Seed seeds the random starting values of conjugate factors.
@@ -324,6 +328,9 @@ type Result struct {
 	// Unsettled lists the units (1-based) whose local updates did not
 	// settle within LocalMaxIter sweeps in the last iteration.
 	Unsettled []int `json:"unsettled,omitempty"`
+	// Fingerprint identifies the data, the options and the params of the
+	// run, so that Options.Resume refuses to continue it under others.
+	Fingerprint *runtime.Fingerprint `json:"fingerprint,omitempty"`
 }
 
 // LoadResult reads a Result written as JSON (a saved fit or a checkpoint),
@@ -362,21 +369,10 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 // no number in a Result is ever NaN or ±Inf.
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
-	if opts.MaxIter <= 0 {
-		opts.MaxIter = 100
-	}
-	if opts.Tol <= 0 {
-		opts.Tol = 1e-12
-	}
-	if opts.MeanTol <= 0 {
-		opts.MeanTol = 1e-9
-	}
-	if opts.LocalMaxIter <= 0 {
-		opts.LocalMaxIter = 100
-	}
-	if opts.LocalTol <= 0 {
-		opts.LocalTol = 1e-6
-	}
+	conv := runtime.Convergence{MaxIter: opts.MaxIter, Tol: opts.Tol, MeanTol: opts.MeanTol,
+		LocalMaxIter: opts.LocalMaxIter, LocalTol: opts.LocalTol}.WithDefaults()
+	opts.MaxIter, opts.Tol, opts.MeanTol = conv.MaxIter, conv.Tol, conv.MeanTol
+	opts.LocalMaxIter, opts.LocalTol = conv.LocalMaxIter, conv.LocalTol
 	if !opts.AllowEmpty {
 		if err := runtime.CheckNoEmptyDocs("w", m.wOff); err != nil {
 			return nil, err
@@ -402,6 +398,12 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Model: "ctm", Method: q.methods(), Status: "max_iterations"}
+	fp := m.fingerprint(q, opts)
+	if opts.Resume != nil {
+		if err := runtime.CheckResume(opts.Resume.Fingerprint, fp, runtime.HashJSON(&opts.Resume.Params)); err != nil {
+			return nil, err
+		}
+	}
 	em := hasParams && !opts.FixParams
 	workers := runtime.Workers(opts.Workers)
 	ws := make([]*scratch, workers)
@@ -476,9 +478,6 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 				settled++
 			}
 		}
-		if settled < units {
-			tr.Add(fmt.Sprintf("%d of %d units did not settle in %d sweeps", units-settled, units, opts.LocalMaxIter))
-		}
 		paramChange := 0.0
 		if em {
 			if paramChange, err = m.mstep(q, opts); err == nil {
@@ -502,6 +501,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			bad = fmt.Sprintf("the ELBO = %v", elbo)
 		}
 		if bad != "" {
+			if settled < units {
+				tr.Add(fmt.Sprintf("%d of %d units did not settle in %d sweeps", units-settled, units, opts.LocalMaxIter))
+			}
 			if len(tr) > 0 {
 				bad += " (" + tr.String() + ")"
 			}
@@ -514,32 +516,33 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		res.ELBO = append(res.ELBO, elbo)
 		res.Iterations = it
 		rel := runtime.RelChange(prevELBO, elbo)
+		// The convergence rule (runtime.Convergence). Without global factors
+		// one pass is a fixed point (each unit ran to its own), and so is one
+		// Laplace update of a single factor; not when an M-step has moved
+		// the params since.
+		pending, unmet := conv.Unmet(runtime.IterationCheck{RelChange: rel, GlobalChange: change, Units: units, Settled: settled,
+			Trouble: tr, FixedPoint: !em && (!hasGlobals || singleGaussian && q.laplaceOnly())})
 		if opts.Progress != nil {
 			opts.Progress(runtime.Progress{Iteration: it, ELBO: elbo, RelChange: rel, MeanChange: math.Max(change, paramChange),
-				Units: units, Settled: settled, Seconds: time.Since(start).Seconds()})
-		}
-		// The status describes the last iteration: its trouble, if any.
-		res.Status = "max_iterations"
-		if len(tr) > 0 {
-			res.Status = tr.String()
+				Units: units, Settled: settled, Seconds: time.Since(start).Seconds(),
+				Decreased: runtime.Decreased(prevELBO, elbo), Pending: pending})
 		}
 		if err != nil {
-			break // the params could not be estimated
+			res.Status = tr.String() // the params could not be estimated
+			break
 		}
-		// Without global factors one pass is a fixed point (each unit ran to
-		// convergence), and so is one Laplace update of a single factor;
-		// not when an M-step has moved the params since.
-		oneStep := !em && (!hasGlobals || singleGaussian && q.laplaceOnly())
-		if len(tr) == 0 && (oneStep || rel < opts.Tol && change < opts.MeanTol) {
+		if len(unmet) == 0 {
 			res.Converged = true
 			res.Status = "converged"
 			break
 		}
+		res.Status = runtime.MaxIterationsStatus(unmet)
 		prevELBO = elbo
 		if c := opts.Checkpoint; c.On() && it%c.Every == 0 && it < opts.MaxIter {
 			cp := *res
 			cp.Status, cp.Seconds = runtime.CheckpointStatus, res.Seconds+time.Since(start).Seconds()
 			cp.Latent, cp.Params, cp.Unsettled = kept.latent(m), keptParams, unsettled(keptDone)
+			cp.Fingerprint = fp.WithParams(&cp.Params)
 			if err := runtime.WriteCheckpoint(c.Path, &cp); err != nil {
 				res.Status = "checkpoint failed: " + err.Error()
 				break
@@ -548,6 +551,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	}
 	res.Seconds += time.Since(start).Seconds()
 	res.Latent, res.Params, res.Unsettled = kept.latent(m), keptParams, unsettled(keptDone)
+	res.Fingerprint = fp.WithParams(&res.Params)
 	return res, nil
 }
 
@@ -619,8 +623,9 @@ type state struct {
 // scratch is one worker's space for the updates of one unit at a time,
 // and the trouble it met.
 type scratch struct {
-	grad, curv, cov, prev []float64
-	trouble               runtime.Trouble
+	grad, curv, cov, prev               []float64
+	dg, dh, fg, fh, sig, hc, dH, s3, xt []float64 // collapseDelta
+	trouble                             runtime.Trouble
 }
 
 // newState allocates q and sets its starting point: opts.Start if given,
@@ -757,6 +762,62 @@ func (m *Model) collapseTheta(d int, mean []float64, s runtime.NewtonSettings) r
 	return runtime.Maximize(obj, mean, s).Status
 }
 
+// collapseDeltaTheta moves q(theta) for unit d to the fixed point of the delta
+// method's alternation of its mean, its covariance and q(z): Σ = −∇²f(μ)⁻¹,
+// then the mean maximizing g(μ) + ½Tr{∇²f(μ)Σ} with Σ fixed (the collapsed
+// objective ThetaCollapsed plus the delta correction ThetaDelta − ThetaF, which
+// does not depend on q(z): its probabilities sum to one per entry).
+// Its fixed points are the stationary points of Φ(μ) = g(μ) − ½ log|−∇²f(μ)|,
+// whose gradient is ∇g + ½Tr{∂∇²f Σ(μ)}; Φ is maximized by Newton's method,
+// its Hessian the objective's with Σ fixed plus ½Tr{Σ ∂_i∇²f Σ ∂_j∇²f}
+// (runtime.AddTraceGram; ∂∇²f by forward differences of ThetaF), instead
+// of by the alternation, which converges only linearly, on some units with
+// a ratio near one. The sweeps then confirm the point.
+func (m *Model) collapseDeltaTheta(q *state, w *scratch, d int, opts Options) {
+	p := m.k
+	mean, cov := q.thetaMean[d*p:(d+1)*p], q.thetaCov[d*p*p:(d+1)*p*p]
+	dg, dh := runtime.Grow(&w.dg, p), runtime.Grow(&w.dh, p*p)
+	fg, fh := runtime.Grow(&w.fg, p), runtime.Grow(&w.fh, p*p)
+	sig, hc := runtime.Grow(&w.sig, p*p), runtime.Grow(&w.hc, p*p)
+	dH, s3, xt := runtime.Grow(&w.dH, p*p*p), runtime.Grow(&w.s3, p*p*p), runtime.Grow(&w.xt, p)
+	phi := func(x, g, h []float64) float64 {
+		m.ThetaF(d, x, q.zProb, fg, fh)
+		for i := range hc {
+			hc[i] = -fh[i]
+		}
+		logdet, ok := runtime.LogDetSPD(hc, p)
+		if !ok || !runtime.NegInvSPD(sig, fh, p) {
+			return math.NaN()
+		}
+		v := m.ThetaCollapsed(d, x, g, h) - logdet/2
+		m.ThetaDelta(d, x, sig, q.zProb, dg, dh)
+		for i := range g {
+			g[i] += dg[i] - fg[i]
+		}
+		for i := range h {
+			h[i] += dh[i] - fh[i]
+		}
+		for j := 0; j < p; j++ {
+			copy(xt, x)
+			step := 1e-6 * math.Max(math.Abs(x[j]), 1)
+			xt[j] += step
+			dj := dH[j*p*p : (j+1)*p*p]
+			m.ThetaF(d, xt, q.zProb, dg, dj)
+			for i := range dj {
+				dj[i] = (dj[i] - fh[i]) / step
+			}
+		}
+		runtime.AddTraceGram(h, sig, dH, s3, p)
+		return v
+	}
+	runtime.Maximize(phi, mean, opts.Newton)
+	m.ThetaF(d, mean, q.zProb, fg, fh)
+	if runtime.NegInvSPD(sig, fh, p) {
+		copy(cov, sig)
+		q.thetaMeanStarted[d] = true
+	}
+}
+
 // updateZ sets q(z) (ctm.vi:10:8) to its optimum given the other factors, the
 // closed form of Eq. 18, for unit d, and returns the relative change of its parameters.
 func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
@@ -781,10 +842,19 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 // sweeps.
 func (m *Model) updateUnit(q *state, w *scratch, d int, opts Options) bool {
 	// Start theta at the fixed point of its alternation with z (the
-	// maximum of the collapsed objective), and z at its optimum there;
-	// the sweeps below then confirm it (Laplace) or refine it (delta).
+	// maximum of the collapsed objective; for the delta method, with the
+	// delta correction, alternated with Σ), and z at its optimum there;
+	// the sweeps below then confirm it.
+	// The delta method starts from where the unit was, once it has been
+	// there (near its fixed point under the previous params).
 	if !opts.PlainSweeps {
-		m.collapseTheta(d, q.thetaMean[d*m.k:(d+1)*m.k], opts.Newton)
+		delta := q.thetaMethod == "delta"
+		if !delta || !q.thetaMeanStarted[d] {
+			m.collapseTheta(d, q.thetaMean[d*m.k:(d+1)*m.k], opts.Newton)
+		}
+		if delta {
+			m.collapseDeltaTheta(q, w, d, opts)
+		}
 		m.updateZ(q, w, d)
 	}
 	for it := 1; it <= opts.LocalMaxIter; it++ {
@@ -864,6 +934,26 @@ func (q *state) latent(m *Model) Latent {
 	}
 	l.Z = runtime.NewFactor("Categorical", []int{len(m.wTerm), m.k}, "prob", q.zProb)
 	return l
+}
+
+// fingerprint identifies what the fit's state depends on besides its
+// params: the data and constants as loaded, and the options that change
+// the fixed point. Resume refuses a checkpoint whose fingerprint differs.
+func (m *Model) fingerprint(q *state, opts Options) *runtime.Fingerprint {
+	return &runtime.Fingerprint{
+		Data: map[string]string{
+			"D": runtime.HashValues(m.d),
+			"K": runtime.HashValues(m.k),
+			"V": runtime.HashValues(m.v),
+			"w": runtime.HashValues(m.wOff, m.wTerm, m.wCount),
+		},
+		Options: map[string]string{
+			"method":    q.methods(),
+			"FixParams": fmt.Sprint(opts.FixParams),
+			"Smoothing": runtime.FormatOption(opts.Smoothing),
+			"Shrinkage": runtime.FormatOption(opts.Shrinkage),
+		},
+	}
 }
 
 // Params holds the point estimates of the params (variational EM), shaped

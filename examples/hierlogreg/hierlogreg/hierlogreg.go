@@ -401,18 +401,22 @@ type Options struct {
 	// Method overrides the treatment declared in hierlogreg.vi for every
 	// nonconjugate latent: "laplace" or "delta". Empty keeps the declaration.
 	Method string
-	// MaxIter bounds the coordinate-ascent iterations (0 means 100).
-	MaxIter int
-	// Tol: converged when the relative change of the ELBO is below Tol (0
-	// means 1e-12) and MeanTol holds.
-	Tol float64
-	// MeanTol: converged when the relative L2 change of every global
-	// factor's parameters is below MeanTol (0 means 1e-9; §3.4's criterion).
-	MeanTol float64
-	// LocalMaxIter bounds the sweeps over one unit's local factors (Fig. 1's
-	// inner loop; 0 means 100), and LocalTol ends them when the largest
-	// relative change of the unit's parameters falls below it (0 means 1e-6, lda-c's
-	// default for its per-document loop).
+	// The convergence rule (runtime.Convergence says it in full): Fit has
+	// converged after an iteration in which every unit's local factors
+	// settled (their largest relative change in one sweep fell below
+	// LocalTol within LocalMaxIter sweeps), no numerical trouble was met,
+	// the relative change of the ELBO is below Tol, and the largest relative
+	// change of a global factor is below MeanTol (the last two are skipped
+	// where one iteration is a fixed point). It stops unconverged after
+	// MaxIter iterations, with a status naming the criteria not met. A zero
+	// field takes its default (runtime.DefaultMaxIter 1000, DefaultTol
+	// 1e-8, DefaultMeanTol 1e-9, DefaultLocalMaxIter 100, DefaultLocalTol
+	// 1e-6); a tolerance of math.Inf(1) switches its criterion off. With
+	// Laplace or delta updates the reported ELBO can decrease between
+	// iterations (they are not ascent steps on it); Progress marks it.
+	MaxIter      int
+	Tol          float64
+	MeanTol      float64
 	LocalMaxIter int
 	LocalTol     float64
 	// Seed seeds the random starting values of conjugate factors.
@@ -473,6 +477,9 @@ type Result struct {
 	// Unsettled lists the units (1-based) whose local updates did not
 	// settle within LocalMaxIter sweeps in the last iteration.
 	Unsettled []int `json:"unsettled,omitempty"`
+	// Fingerprint identifies the data, the options and the params of the
+	// run, so that Options.Resume refuses to continue it under others.
+	Fingerprint *runtime.Fingerprint `json:"fingerprint,omitempty"`
 }
 
 // LoadResult reads a Result written as JSON (a saved fit or a checkpoint),
@@ -511,21 +518,10 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 // no number in a Result is ever NaN or ±Inf.
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
-	if opts.MaxIter <= 0 {
-		opts.MaxIter = 100
-	}
-	if opts.Tol <= 0 {
-		opts.Tol = 1e-12
-	}
-	if opts.MeanTol <= 0 {
-		opts.MeanTol = 1e-9
-	}
-	if opts.LocalMaxIter <= 0 {
-		opts.LocalMaxIter = 100
-	}
-	if opts.LocalTol <= 0 {
-		opts.LocalTol = 1e-6
-	}
+	conv := runtime.Convergence{MaxIter: opts.MaxIter, Tol: opts.Tol, MeanTol: opts.MeanTol,
+		LocalMaxIter: opts.LocalMaxIter, LocalTol: opts.LocalTol}.WithDefaults()
+	opts.MaxIter, opts.Tol, opts.MeanTol = conv.MaxIter, conv.Tol, conv.MeanTol
+	opts.LocalMaxIter, opts.LocalTol = conv.LocalMaxIter, conv.LocalTol
 	if opts.Resume != nil {
 		if opts.Resume.Model != "hierlogreg" {
 			return nil, fmt.Errorf("resume: the result is of model %q, not hierlogreg", opts.Resume.Model)
@@ -546,6 +542,12 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Model: "hierlogreg", Method: q.methods(), Status: "max_iterations"}
+	fp := m.fingerprint(q, opts)
+	if opts.Resume != nil {
+		if err := runtime.CheckResume(opts.Resume.Fingerprint, fp, runtime.HashJSON(&opts.Resume.Params)); err != nil {
+			return nil, err
+		}
+	}
 	em := hasParams && !opts.FixParams
 	workers := runtime.Workers(opts.Workers)
 	ws := make([]*scratch, workers)
@@ -620,9 +622,6 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 				settled++
 			}
 		}
-		if settled < units {
-			tr.Add(fmt.Sprintf("%d of %d units did not settle in %d sweeps", units-settled, units, opts.LocalMaxIter))
-		}
 		paramChange := 0.0
 		if em {
 			if paramChange, err = m.mstep(q, opts); err == nil {
@@ -646,6 +645,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			bad = fmt.Sprintf("the ELBO = %v", elbo)
 		}
 		if bad != "" {
+			if settled < units {
+				tr.Add(fmt.Sprintf("%d of %d units did not settle in %d sweeps", units-settled, units, opts.LocalMaxIter))
+			}
 			if len(tr) > 0 {
 				bad += " (" + tr.String() + ")"
 			}
@@ -658,32 +660,33 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		res.ELBO = append(res.ELBO, elbo)
 		res.Iterations = it
 		rel := runtime.RelChange(prevELBO, elbo)
+		// The convergence rule (runtime.Convergence). Without global factors
+		// one pass is a fixed point (each unit ran to its own), and so is one
+		// Laplace update of a single factor; not when an M-step has moved
+		// the params since.
+		pending, unmet := conv.Unmet(runtime.IterationCheck{RelChange: rel, GlobalChange: change, Units: units, Settled: settled,
+			Trouble: tr, FixedPoint: !em && (!hasGlobals || singleGaussian && q.laplaceOnly())})
 		if opts.Progress != nil {
 			opts.Progress(runtime.Progress{Iteration: it, ELBO: elbo, RelChange: rel, MeanChange: math.Max(change, paramChange),
-				Units: units, Settled: settled, Seconds: time.Since(start).Seconds()})
-		}
-		// The status describes the last iteration: its trouble, if any.
-		res.Status = "max_iterations"
-		if len(tr) > 0 {
-			res.Status = tr.String()
+				Units: units, Settled: settled, Seconds: time.Since(start).Seconds(),
+				Decreased: runtime.Decreased(prevELBO, elbo), Pending: pending})
 		}
 		if err != nil {
-			break // the params could not be estimated
+			res.Status = tr.String() // the params could not be estimated
+			break
 		}
-		// Without global factors one pass is a fixed point (each unit ran to
-		// convergence), and so is one Laplace update of a single factor;
-		// not when an M-step has moved the params since.
-		oneStep := !em && (!hasGlobals || singleGaussian && q.laplaceOnly())
-		if len(tr) == 0 && (oneStep || rel < opts.Tol && change < opts.MeanTol) {
+		if len(unmet) == 0 {
 			res.Converged = true
 			res.Status = "converged"
 			break
 		}
+		res.Status = runtime.MaxIterationsStatus(unmet)
 		prevELBO = elbo
 		if c := opts.Checkpoint; c.On() && it%c.Every == 0 && it < opts.MaxIter {
 			cp := *res
 			cp.Status, cp.Seconds = runtime.CheckpointStatus, res.Seconds+time.Since(start).Seconds()
 			cp.Latent, cp.Params, cp.Unsettled = kept.latent(m), keptParams, unsettled(keptDone)
+			cp.Fingerprint = fp.WithParams(&cp.Params)
 			if err := runtime.WriteCheckpoint(c.Path, &cp); err != nil {
 				res.Status = "checkpoint failed: " + err.Error()
 				break
@@ -692,6 +695,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	}
 	res.Seconds += time.Since(start).Seconds()
 	res.Latent, res.Params, res.Unsettled = kept.latent(m), keptParams, unsettled(keptDone)
+	res.Fingerprint = fp.WithParams(&res.Params)
 	return res, nil
 }
 
@@ -760,8 +764,9 @@ type state struct {
 // scratch is one worker's space for the updates of one unit at a time,
 // and the trouble it met.
 type scratch struct {
-	grad, curv, cov, prev []float64
-	trouble               runtime.Trouble
+	grad, curv, cov, prev               []float64
+	dg, dh, fg, fh, sig, hc, dH, s3, xt []float64 // collapseDelta
+	trouble                             runtime.Trouble
 }
 
 // newState allocates q and sets its starting point: opts.Start if given,
@@ -893,11 +898,14 @@ func (m *Model) updateUnit(q *state, w *scratch, d int, opts Options) bool {
 			change = math.Max(change, runtime.L2Change(q.thetaMean[d*m.p:(d+1)*m.p], prev))
 			w.prev = prev
 		}
-		// A single local factor is at its optimum after one update.
-		_ = change
-		return true
+		// A single local Gaussian is at its optimum after one Laplace
+		// update; the delta method's objective depends on Σ, which is set
+		// after μ, so it sweeps to the fixed point of μ and Σ.
+		if q.thetaMethod == "laplace" || change < opts.LocalTol {
+			return true
+		}
 	}
-	return true
+	return false
 }
 
 // updateGlobals updates the global factors in turn and returns their
@@ -955,6 +963,32 @@ func (q *state) latent(m *Model) Latent {
 		l.Theta[d] = runtime.NewGaussian("MvNormal", q.thetaMean[d*m.p:(d+1)*m.p], q.thetaCov[d*m.p*m.p:(d+1)*m.p*m.p])
 	}
 	return l
+}
+
+// fingerprint identifies what the fit's state depends on besides its
+// params: the data and constants as loaded, and the options that change
+// the fixed point. Resume refuses a checkpoint whose fingerprint differs.
+func (m *Model) fingerprint(q *state, opts Options) *runtime.Fingerprint {
+	return &runtime.Fingerprint{
+		Data: map[string]string{
+			"M":     runtime.HashValues(m.m),
+			"N":     runtime.HashValues(m.n),
+			"P":     runtime.HashValues(m.p),
+			"x":     runtime.HashValues(m.x),
+			"y":     runtime.HashValues(m.y),
+			"group": runtime.HashValues(m.group),
+			"nu":    runtime.HashValues(m.nu),
+			"Phi0":  runtime.HashValues(m.phi0),
+			"Phi1":  runtime.HashValues(m.phi1),
+			"zero":  runtime.HashValues(m.zero),
+		},
+		Options: map[string]string{
+			"method":    q.methods(),
+			"FixParams": fmt.Sprint(opts.FixParams),
+			"Smoothing": runtime.FormatOption(opts.Smoothing),
+			"Shrinkage": runtime.FormatOption(opts.Shrinkage),
+		},
+	}
 }
 
 // Params holds the point estimates of the params (variational EM), shaped

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+)
+
+// tolFlags are vigen run's convergence tolerances besides -maxiter and
+// -tol, passed on to the fitting command (the rule they set is the
+// README's "Convergence" section and runtime.Convergence).
+type tolFlags struct {
+	meanTol, localTol float64
+	localMaxIter      int
+}
+
+func (t *tolFlags) register(fs *flag.FlagSet) {
+	fs.Float64Var(&t.meanTol, "meantol", 0, "relative change of a global factor below which the run may end (0: the generated package's default; inf: no such criterion)")
+	fs.Float64Var(&t.localTol, "localtol", 0, "relative change that settles a unit's local factors (0: the generated package's default)")
+	fs.IntVar(&t.localMaxIter, "localmaxiter", 0, "sweeps of a unit's local factors per iteration (0: the generated package's default)")
+}
+
+// args are the fitting command's flags for the tolerances that are set.
+func (t *tolFlags) args() []string {
+	var a []string
+	if t.meanTol != 0 {
+		a = append(a, "-meantol", fmt.Sprint(t.meanTol))
+	}
+	if t.localTol != 0 {
+		a = append(a, "-localtol", fmt.Sprint(t.localTol))
+	}
+	if t.localMaxIter != 0 {
+		a = append(a, "-localmaxiter", fmt.Sprint(t.localMaxIter))
+	}
+	return a
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// vigen run passes every tolerance through, and -tol alone can shorten a
+// run once -meantol is switched off (before, a hidden mean-change
+// tolerance had to hold too, and -meantol did not exist).
+func TestRunTolerancesReachTheFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a model (-short)")
+	}
+	t.Setenv("VIGEN_CACHE", t.TempDir())
+	model, data := "../../examples/lda/lda.vi", "../../examples/lda/data.json"
+	type result struct {
+		Converged  bool   `json:"converged"`
+		Status     string `json:"status"`
+		Iterations int    `json:"iterations"`
+	}
+	fit := func(args ...string) result {
+		t.Helper()
+		code, stdout, stderr := runCLI(append([]string{"run", model, "-data", data, "-q"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d:\n%s", args, code, stderr)
+		}
+		var r result
+		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	full := fit()
+	short := fit("-tol", "1e-3", "-meantol", "inf")
+	if !full.Converged || !short.Converged || short.Iterations >= full.Iterations {
+		t.Errorf("defaults: %s after %d iterations; -tol 1e-3 -meantol inf: %s after %d, want converged sooner",
+			full.Status, full.Iterations, short.Status, short.Iterations)
+	}
+	capped := fit("-localmaxiter", "1", "-localtol", "1e-300", "-maxiter", "3")
+	if capped.Converged || capped.Iterations != 3 || !strings.Contains(capped.Status, "units unsettled after LocalMaxIter 1 sweeps") {
+		t.Errorf("-localmaxiter 1 -localtol 1e-300 -maxiter 3: %s after %d iterations, want 3 unconverged", capped.Status, capped.Iterations)
+	}
+}
