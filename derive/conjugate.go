@@ -312,6 +312,11 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 		// Any function of a categorical is linear in its indicator:
 		// g(z) = Σ_k [z = k] g(k). E over z alone turns every read into a
 		// sum over categories weighted by the tensor z.prob.
+		if r := acrossEntries(lp, v); r != nil {
+			// e.g. sum(z) in the statement of z[n]: the update of one entry
+			// would need the others' distribution, not only its own.
+			return nil, fmt.Errorf("%s: %s is declared conjugate (Categorical), but this statement reads it as %s, across several of its entries, not only at the entry it is drawn for\n\thint: read %s at one entry per statement, the entry the statement is drawn for, as in beta[%s[n]] or x[%s[n]] (an int latent cannot be declared nonconjugate)", f.Pos, v, String(r), v, v, v)
+		}
 		x := &expecter{b: b, qs: map[string]*QFactor{v: q}}
 		e := x.expect(lp)
 		if e == nil {
@@ -556,4 +561,25 @@ func nonlinearRead(e Expr, v string, stats []string) Expr {
 		}
 	}
 	return nil
+}
+
+// acrossEntries returns a read of the tensor v in e whose subscript uses an
+// index that is not one of the statement's plates (a sum over v's entries,
+// as sum(z) lowers to), or nil.
+func acrossEntries(e Expr, v string) Expr {
+	var found Expr
+	Visit(e, func(y Expr) {
+		t, ok := y.(*Tensor)
+		if !ok || t.Name != v || found != nil {
+			return
+		}
+		for _, s := range t.Idx {
+			Visit(s, func(z Expr) {
+				if ix, ok := z.(*Ix); ok && !ix.I.Plate {
+					found = t
+				}
+			})
+		}
+	})
+	return found
 }
