@@ -13,8 +13,9 @@ type Sizes struct {
 }
 
 type sizeBinding struct {
-	n    int
-	what string
+	n     int
+	what  string
+	given bool // by the size's own entry in the data, not inferred
 }
 
 // NewSizes returns an empty Sizes.
@@ -44,6 +45,19 @@ func (s *Sizes) Bind(name string, n int, what string) error {
 		return nil
 	}
 	s.bound[name] = sizeBinding{n: n, what: what}
+	return nil
+}
+
+// BindGiven records that size name was given explicitly as n (a key of
+// the data, even if 0), and returns an error if n < 0. Sizes given
+// explicitly are bound first, so a later Bind that disagrees names both.
+func (s *Sizes) BindGiven(name string, n int) error {
+	if err := s.Bind(name, n, strconv.Quote(name)); err != nil {
+		return err
+	}
+	b := s.bound[name]
+	b.given = true
+	s.bound[name] = b
 	return nil
 }
 
