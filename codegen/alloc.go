@@ -76,10 +76,27 @@ func (g *gen) allocCheck(f *fitGen) string {
 			as = append(as, alloc{"the units' bookkeeping", []string{f.unit.Size}, 3})
 		}
 	}
-	if len(as) == 0 {
-		return ""
-	}
 	var sb strings.Builder
+	// A simplex has no points of length 0, and a categorical latent in
+	// 1..K no outcomes for K = 0 (the updates would divide by zero or not
+	// end), so those sizes must be at least 1.
+	atLeast := map[string]bool{}
+	for _, v := range g.m.Vars {
+		t := v.Type
+		switch {
+		case t.Class == ir.Simplex && len(t.Dims) > 0 && !atLeast[t.Dims[len(t.Dims)-1]]:
+			d := t.Dims[len(t.Dims)-1]
+			atLeast[d] = true
+			fmt.Fprintf(&sb, "\tif err := sz.AtLeast(%q, 1, %q); err != nil {\n\t\treturn nil, err\n\t}\n", d, fmt.Sprintf("it is the length of the simplex %s (%s)", v.Name, v.Pos))
+		case v.Role == ir.RoleLatent && t.Kind == ir.Int && t.Range != nil && t.Range[1].Size != "" && t.Range[0].Size == "" && !atLeast[t.Range[1].Size]:
+			atLeast[t.Range[1].Size] = true
+			fmt.Fprintf(&sb, "\tif err := sz.AtLeast(%q, %d, %q); err != nil {\n\t\treturn nil, err\n\t}\n", t.Range[1].Size, t.Range[0].Value,
+				fmt.Sprintf("it bounds the values %s of the latent %s (%s)", fmtRange(t), v.Name, v.Pos))
+		}
+	}
+	if len(as) == 0 {
+		return strings.TrimRight(sb.String(), "\n")
+	}
 	bags := map[string]bool{}
 	for _, a := range as {
 		for _, d := range a.dims {
@@ -99,4 +116,15 @@ func (g *gen) allocCheck(f *fitGen) string {
 	}
 	sb.WriteString("\t}); err != nil {\n\t\treturn nil, err\n\t}")
 	return sb.String()
+}
+
+// fmtRange writes an int type's range as in the model: 1..K.
+func fmtRange(t ir.Type) string {
+	b := func(x ir.Bound) string {
+		if x.Size != "" {
+			return x.Size
+		}
+		return fmt.Sprint(x.Value)
+	}
+	return b(t.Range[0]) + ".." + b(t.Range[1])
 }

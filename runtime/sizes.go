@@ -78,3 +78,14 @@ func describeSize(what string, n int) string {
 	}
 	return what + " is " + v
 }
+
+// AtLeast returns an error if size name is below min; why says what the
+// size is the length of, as in
+//
+//	size "K" = 0: it is the length of the simplex beta (lda.vi:13:8), which must be at least 1
+func (s *Sizes) AtLeast(name string, min int, why string) error {
+	if n := s.bound[name].n; n < min {
+		return fmt.Errorf("size %q = %d: %s, which must be at least %d", name, n, why, min)
+	}
+	return nil
+}

@@ -195,6 +195,12 @@ func NewModel(d *Data) (*Model, error) {
 	} else {
 		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"V\"", "V")
 	}
+	if err := sz.AtLeast("V", 1, "it is the length of the simplex beta (ctm.vi:6:7)"); err != nil {
+		return nil, err
+	}
+	if err := sz.AtLeast("K", 1, "it bounds the values 1..K of the latent z (ctm.vi:10:8)"); err != nil {
+		return nil, err
+	}
 	sz.SetEntries("w", runtime.BagEntries(d.W))
 	if err := sz.CheckAllocs([]runtime.Alloc{
 		{What: "data \"w\"", Dims: []string{"@w"}, Copies: 2},

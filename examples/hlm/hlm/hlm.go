@@ -161,6 +161,9 @@ func NewModel(d *Data) (*Model, error) {
 	} else {
 		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"V\"", "V")
 	}
+	if err := sz.AtLeast("V", 1, "it is the length of the simplex z (hlm.vi:10:8)"); err != nil {
+		return nil, err
+	}
 	if err := sz.CheckAllocs([]runtime.Alloc{
 		{What: "data \"x\"", Dims: []string{"D", "V"}, Copies: 1},
 		{What: "const \"zero\"", Dims: []string{"V"}, Copies: 1},

@@ -159,6 +159,12 @@ func NewModel(d *Data) (*Model, error) {
 	} else {
 		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"V\"", "V")
 	}
+	if err := sz.AtLeast("V", 1, "it is the length of the simplex beta (lda.vi:13:8)"); err != nil {
+		return nil, err
+	}
+	if err := sz.AtLeast("K", 1, "it is the length of the simplex theta (lda.vi:14:8)"); err != nil {
+		return nil, err
+	}
 	sz.SetEntries("w", runtime.BagEntries(d.W))
 	if err := sz.CheckAllocs([]runtime.Alloc{
 		{What: "data \"w\"", Dims: []string{"@w"}, Copies: 2},
