@@ -43,13 +43,20 @@ func TestHostileData(t *testing.T) {
 // a size, a variable or the document, or data that one iteration of Fit
 // accepts, allocating a bounded amount (datatest.Fuzz).
 func FuzzLoadData(f *testing.F) {
-	b, err := os.ReadFile("data.json")
-	if err != nil {
-		f.Fatal(err)
+	if !datatest.Fuzzing() {
+		b, err := os.ReadFile("data.json")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		for _, c := range hostile {
+			f.Add(datatest.Edit(f, "data.json", c.set))
+		}
 	}
-	f.Add(b)
+	small := datatest.Small(f, "data.json", 3)
+	f.Add(small)
 	for _, c := range hostile {
-		f.Add(datatest.Edit(f, "data.json", c.set))
+		f.Add(datatest.EditBytes(f, small, c.set))
 	}
 	for _, s := range []string{
 		`{"K": 2, "V": 3, "w": [[[1, 2]], [[3, 1]]]}`,

@@ -6,6 +6,7 @@ package datatest
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"regexp"
 	"runtime"
@@ -24,11 +25,18 @@ func Edit(t testing.TB, path string, set map[string]any) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return EditBytes(t, b, set)
+}
+
+// EditBytes is Edit on the JSON object b.
+func EditBytes(t testing.TB, b []byte, set map[string]any) []byte {
+	t.Helper()
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
 	for k, v := range set {
+		var err error
 		if v == nil {
 			delete(m, k)
 			continue
@@ -105,4 +113,32 @@ func Fuzz(t *testing.T, b []byte, load func([]byte) (fit func() error, err error
 	if got, bound := after.TotalAlloc-before.TotalAlloc, uint64(64*FitLimit+64*len(b)); got > bound {
 		t.Fatalf("LoadData and one iteration of Fit allocated %d bytes, more than %d", got, bound)
 	}
+}
+
+// Fuzzing reports whether the test binary runs with -test.fuzz. Fuzz targets
+// then leave out large seeds such as a whole data.json: the engine
+// minimizes every input that finds new coverage, and minimizing a 40 kB
+// document takes minutes.
+func Fuzzing() bool {
+	f := flag.Lookup("test.fuzz")
+	return f != nil && f.Value.String() != ""
+}
+
+// Small returns the data in the file path with only the first n documents
+// of the bag w (and no "D"), as a small seed for fuzzing.
+func Small(t testing.TB, path string, n int) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	var w []json.RawMessage
+	if err := json.Unmarshal(m["w"], &w); err != nil {
+		t.Fatal(err)
+	}
+	return Edit(t, path, map[string]any{"w": w[:min(n, len(w))], "D": nil})
 }
