@@ -76,6 +76,23 @@ func (g *gen) allocCheck(f *fitGen) string {
 			as = append(as, alloc{"the units' bookkeeping", []string{f.unit.Size}, 3})
 		}
 	}
+	// Only bags have "@" dimensions the check can measure; drop any other.
+	kept := as[:0]
+	for _, a := range as {
+		ok := true
+		for _, d := range a.dims {
+			if name, isEntries := strings.CutPrefix(d, "@"); isEntries {
+				v := g.m.Lookup(name)
+				ok = ok && v != nil && v.Type.Class == ir.Bag && g.dataField[name] != ""
+			} else {
+				ok = ok && g.sizeGo[d] != ""
+			}
+		}
+		if ok {
+			kept = append(kept, a)
+		}
+	}
+	as = kept
 	var sb strings.Builder
 	// A simplex has no points of length 0, and a categorical latent in
 	// 1..K no outcomes for K = 0 (the updates would divide by zero or not

@@ -205,7 +205,7 @@ func (g *gen) domainCheck(sb *strings.Builder, seen map[string]bool, f *ir.Facto
 			continue
 		}
 		size := g.letterSize(f, b.letter)
-		if size == "" {
+		if size == "" || g.sizeGo[size] == "" {
 			return
 		}
 		*b.expr = "float64(m." + g.sizeGo[size] + ")"
