@@ -73,6 +73,10 @@ type fileCtx struct {
 	JSONKeys                           []string
 	Aux                                []auxCtx
 	Kernels, FitCode                   string
+	// AllocCheck refuses sizes that would make the fit allocate too much
+	// (alloc.go); DomainChecks checks values against the domains of the
+	// distributions they are arguments of (domain.go).
+	AllocCheck, DomainChecks string
 	// Bags are the bag data, whose documents Fit checks are not empty.
 	Bags []bagCtx
 }
@@ -201,12 +205,18 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 		}
 	}
 	ctx.Kernels = kernels.String()
+	var fit *fitGen
 	if !opts.KernelsOnly {
-		code, _, err := g.fitCode()
+		code, f, err := g.fitCode()
 		if err != nil {
 			return nil, err
 		}
-		ctx.FitCode = code
+		ctx.FitCode, fit = code, f
+	}
+	ctx.AllocCheck = g.allocCheck(fit)
+	ctx.DomainChecks = g.domainChecks()
+	if len(g.errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(g.errs, "\n"))
 	}
 
 	tmpl, err := template.ParseFS(templates.FS, "model.go.tmpl")

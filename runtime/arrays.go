@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -173,27 +174,69 @@ func DecodeIntCube(raw []byte, name string) ([][][]int, error) {
 	return out, nil
 }
 
-// DecodeBag decodes documents given as arrays of [term, count] pairs.
+// DecodeBag decodes documents given as arrays of [term, count] pairs. Terms
+// and counts must be integers (written as 3 or 3.0) that a float64 holds
+// exactly (magnitude at most 2⁵³); anything else, null included, is an error
+// naming the document and the entry.
 func DecodeBag(raw []byte, name string) ([][][2]int, error) {
-	var docs []json.RawMessage
-	if err := json.Unmarshal(raw, &docs); err != nil {
-		return nil, fmt.Errorf("data %q: expected an array of documents, each an array of [term, count] pairs", name)
+	docs, msg := splitArray(bytes.TrimSpace(raw), "an array of documents, each an array of [term, count] pairs")
+	if msg != "" {
+		return nil, fmt.Errorf("data %q: %s", name, msg)
 	}
 	out := make([][][2]int, len(docs))
 	for d, doc := range docs {
-		var pairs [][]float64
-		if err := json.Unmarshal(doc, &pairs); err != nil {
-			return nil, fmt.Errorf("data %q[%d]: expected an array of [term, count] pairs", name, d+1)
+		var fast [][]float64
+		if !bytes.Contains(doc, []byte("null")) && json.Unmarshal(doc, &fast) == nil && fast != nil {
+			out[d] = make([][2]int, len(fast))
+			ok := true
+			for k, p := range fast {
+				if len(p) != 2 {
+					ok = false
+					break
+				}
+				for j := range p {
+					var msg string
+					if out[d][k][j], msg = toInt(p[j], math.MinInt, math.MaxInt); msg != "" {
+						ok = false
+					}
+				}
+			}
+			if ok {
+				continue
+			}
+		}
+		// Take the document apart to say what is wrong with it.
+		pairs, msg := splitArray(bytes.TrimSpace(doc), "an array of [term, count] pairs")
+		if msg != "" {
+			return nil, fmt.Errorf("data %q[%d]: %s", name, d+1, msg)
 		}
 		out[d] = make([][2]int, len(pairs))
 		for k, p := range pairs {
-			if len(p) != 2 || p[0] != math.Trunc(p[0]) || p[1] != math.Trunc(p[1]) {
-				return nil, fmt.Errorf("data %q[%d]: entry %d is not an integer [term, count] pair", name, d+1, k+1)
+			elems, msg := splitArray(bytes.TrimSpace(p), "a [term, count] pair")
+			if msg == "" && len(elems) != 2 {
+				msg = fmt.Sprintf("expected a [term, count] pair, got an array of %d", len(elems))
 			}
-			out[d][k] = [2]int{int(p[0]), int(p[1])}
+			if msg != "" {
+				return nil, fmt.Errorf("data %q[%d]: entry %d: %s", name, d+1, k+1, msg)
+			}
+			for j, what := range [2]string{"term", "count"} {
+				out[d][k][j], msg = rawToInt(bytes.TrimSpace(elems[j]))
+				if msg != "" {
+					return nil, fmt.Errorf("data %q[%d]: entry %d: %s: %s", name, d+1, k+1, what, msg)
+				}
+			}
 		}
 	}
 	return out, nil
+}
+
+// BagEntries returns the number of [term, count] entries of all documents.
+func BagEntries(docs [][][2]int) int {
+	n := 0
+	for _, doc := range docs {
+		n += len(doc)
+	}
+	return n
 }
 
 // FlattenBag checks a bag of d documents whose terms lie in lo..hi and whose

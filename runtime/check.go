@@ -162,3 +162,43 @@ func DecodeRealPtr(raw []byte, name string) (*float64, error) {
 	}
 	return &v, nil
 }
+
+// Domain is an interval that the values of a distribution's argument (or
+// its target) must lie in, as the distribution table states it.
+type Domain struct {
+	Lo, Hi         float64 // math.Inf(-1), math.Inf(1) for no bound
+	LoOpen, HiOpen bool    // whether the bound itself is excluded
+	Text           string  // the requirement, "> 0" or "in (0, 1)", for messages
+}
+
+// Contains reports whether x lies in d (never for NaN).
+func (d Domain) Contains(x float64) bool {
+	above := x > d.Lo || !d.LoOpen && x == d.Lo
+	below := x < d.Hi || !d.HiOpen && x == d.Hi
+	return above && below
+}
+
+// CheckDomain checks that every entry of v, a flat row-major array of the
+// given shape (nil for a scalar), lies in dom. v is the data, const or param
+// name (role says which) and what says where it is used, as in
+//
+//	const "alpha" = -1: it is the alpha of Dirichlet at lda.vi:20:5, which must be > 0
+func CheckDomain[T number](role, name string, v []T, shape []int, dom Domain, what string) error {
+	for i, x := range v {
+		if dom.Contains(float64(x)) {
+			continue
+		}
+		at := ""
+		if len(shape) > 0 {
+			idx := make([]int, len(shape))
+			for k, r := len(shape)-1, i; k >= 0; k-- {
+				if shape[k] > 0 {
+					idx[k], r = r%shape[k], r/shape[k]
+				}
+			}
+			at = indexString(idx)
+		}
+		return fmt.Errorf("%s %q%s = %v: %s, which must be %s", role, name, at, x, what, dom.Text)
+	}
+	return nil
+}

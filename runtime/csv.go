@@ -20,9 +20,9 @@ import (
 func ReadCSV(r io.Reader) (header []string, rows [][]float64, err error) {
 	br := bufio.NewReader(r)
 	for lineNo := 1; ; lineNo++ {
-		line, rerr := br.ReadString('\n')
+		line, rerr := readLine(br)
 		if rerr != nil && rerr != io.EOF {
-			return nil, nil, fmt.Errorf("line %d: reading: %w", lineNo, rerr)
+			return nil, nil, fmt.Errorf("line %d: %w", lineNo, rerr)
 		}
 		if rerr == io.EOF && line == "" {
 			break
@@ -94,4 +94,29 @@ func parseRow(fields, header []string, lineNo int) ([]float64, error) {
 		row[j] = v
 	}
 	return row, nil
+}
+
+// MaxLineBytes is the longest line ReadCSV and ReadLDAC accept (64 MiB, a
+// document of millions of distinct terms), so that a stream without line
+// ends, such as /dev/zero, is an error instead of filling memory.
+const MaxLineBytes = 64 << 20
+
+// readLine reads through the next '\n' (included) like ReadString, refusing
+// lines longer than MaxLineBytes. Errors other than io.EOF complete
+// "line N: ...".
+func readLine(br *bufio.Reader) (string, error) {
+	var buf []byte
+	for {
+		part, err := br.ReadSlice('\n')
+		buf = append(buf, part...)
+		if len(buf) > MaxLineBytes {
+			return "", fmt.Errorf("longer than %d MiB; is this a text file?", MaxLineBytes>>20)
+		}
+		if err != bufio.ErrBufferFull {
+			if err != nil && err != io.EOF {
+				err = fmt.Errorf("reading: %w", err)
+			}
+			return string(buf), err
+		}
+	}
 }

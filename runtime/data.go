@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // This file decodes the JSON data documents read by generated LoadData
@@ -242,6 +243,20 @@ func toInt(v float64, lo, hi int) (int, string) {
 		return n, ""
 	}
 	return 0, fmt.Sprintf("%d is outside %s", n, intRange(lo, hi))
+}
+
+// rawToInt parses raw as a JSON number holding an integer that a float64
+// represents exactly, or returns a message quoting raw as written.
+func rawToInt(raw []byte) (int, string) {
+	v, msg := parseNumber(raw)
+	if msg != "" {
+		return 0, msg
+	}
+	n, msg := toInt(v, math.MinInt, math.MaxInt)
+	if msg != "" {
+		msg = snippet(raw) + strings.TrimPrefix(msg, strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return n, msg
 }
 
 // intRange writes lo..hi, leaving out an unbounded end.

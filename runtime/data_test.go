@@ -259,6 +259,7 @@ func decodeAll(b []byte) {
 	_, _ = DecodeIntVector(r, "v", math.MinInt, math.MaxInt)
 	_, _, _, _ = DecodeRealMatrix(r, "m")
 	_, _, _, _ = DecodeIntMatrix(r, "m", 0, 1)
+	_, _ = DecodeBag(r, "w")
 	_, _ = SplitObject(strings.NewReader(string(b)), []string{"N", "x"})
 	_, _, _ = ReadCSV(strings.NewReader(string(b)))
 }

@@ -48,9 +48,9 @@ func ReadLDAC(r io.Reader, name string) ([][][2]int, error) {
 	seen := make(map[int]int) // 0-based term id -> 1-based entry number
 	blank := 0                // first blank line since the last document
 	for lineNo := 1; ; lineNo++ {
-		line, rerr := br.ReadString('\n')
+		line, rerr := readLine(br)
 		if rerr != nil && rerr != io.EOF {
-			return nil, fmt.Errorf("%s: reading: %w", at(lineNo), rerr)
+			return nil, fmt.Errorf("%s: %w", at(lineNo), rerr)
 		}
 		if rerr == io.EOF && line == "" {
 			break
@@ -115,6 +115,9 @@ func parseLDACLine(fields []string, seen map[int]int) ([][2]int, error) {
 			return nil, fmt.Errorf("entry %d %q: count %v", k+1, e, err)
 		case count < 1:
 			return nil, fmt.Errorf("entry %d %q: count %d, want a positive count", k+1, e, count)
+		case count > maxExactInt:
+			// Counts are used as float64s, which hold integers exactly only up to 2⁵³.
+			return nil, fmt.Errorf("entry %d %q: count %d is too large (at most %d)", k+1, e, count, maxExactInt)
 		}
 		if first, dup := seen[id]; dup {
 			return nil, fmt.Errorf("entry %d %q: term %d appears twice (first as entry %d)", k+1, e, id, first)

@@ -67,6 +67,7 @@ func TestReadLDACErrors(t *testing.T) {
 		"1 2147483647:1\n":           `ap.dat:1: entry 1 "2147483647:1": term id 2147483647 is too large (at most 2147483646)`,
 		"1 99999999999999999999:1\n": `ap.dat:1: entry 1 "99999999999999999999:1": term id is too large`,
 		"1 1:99999999999999999999\n": `ap.dat:1: entry 1 "1:99999999999999999999": count is too large`,
+		"1 1:9223372036854775807\n":  `ap.dat:1: entry 1 "1:9223372036854775807": count 9223372036854775807 is too large (at most 9007199254740992)`,
 		"x 1:1\n":                    `ap.dat:1: number of terms "x" is not an integer`,
 		"1:1\n":                      `ap.dat:1: number of terms "1:1" is not an integer`,
 		"-1\n":                       `ap.dat:1: number of terms -1 is negative`,

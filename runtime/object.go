@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -14,13 +15,46 @@ import (
 // undecoded. A key not in known is an error listing the known names, as is a
 // duplicate key, a value that is not an object, or anything after it. Errors
 // give the line and column in the input.
+//
+// It reads at most DataLimit bytes, and stops at once if the first byte that
+// is not white space cannot begin an object, so an endless stream such as
+// /dev/zero is an error, not a hang.
 func SplitObject(r io.Reader, known []string) (map[string]json.RawMessage, error) {
-	b, err := io.ReadAll(r)
+	limit, source := DataLimit()
+	br := bufio.NewReader(io.LimitReader(r, limit+1))
+	var b []byte
+	for {
+		c, err := br.ReadByte()
+		if err == io.EOF {
+			return nil, fmt.Errorf("data: empty input, expected a JSON object")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("data: reading: %w", err)
+		}
+		if int64(len(b)) >= limit {
+			return nil, tooLarge(limit, source)
+		}
+		if c == '{' {
+			if err := br.UnreadByte(); err != nil {
+				return nil, err
+			}
+			break
+		}
+		if !isSpace(c) {
+			if kind := kindOf([]byte{c}); kind != "invalid JSON" {
+				return nil, fmt.Errorf("data: expected a JSON object, got %s", kind)
+			}
+			return nil, fmt.Errorf("data: invalid JSON at %s: invalid character %s looking for beginning of value", position(b, int64(len(b))), quoteChar(c))
+		}
+		b = append(b, c)
+	}
+	rest, err := io.ReadAll(br)
 	if err != nil {
 		return nil, fmt.Errorf("data: reading: %w", err)
 	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, fmt.Errorf("data: empty input, expected a JSON object")
+	b = append(b, rest...)
+	if int64(len(b)) > limit {
+		return nil, tooLarge(limit, source)
 	}
 	// Validate first: encoding/json's whole-input scan gives exact error
 	// offsets, which the streaming Decoder does not.
@@ -63,6 +97,27 @@ func SplitObject(r io.Reader, known []string) (map[string]json.RawMessage, error
 		out[key] = raw
 	}
 	return out, nil
+}
+
+func tooLarge(limit int64, source string) error {
+	if source == "runtime.MaxDataBytes" {
+		return fmt.Errorf("data: the input is larger than %d bytes (%s); is it a JSON file?", limit, source)
+	}
+	return fmt.Errorf("data: the input is larger than %s (%s, or runtime.MaxDataBytes); is it a JSON file?", FormatBytes(float64(limit)), source)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// quoteChar quotes a byte as encoding/json's syntax errors do.
+func quoteChar(c byte) string {
+	if c == '\'' {
+		return `'\''`
+	}
+	if c == '"' {
+		return `'"'`
+	}
+	s := strconv.Quote(string(rune(c)))
+	return "'" + s[1:len(s)-1] + "'"
 }
 
 // syntaxError describes why b is not valid JSON, with the line and column of

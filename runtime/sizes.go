@@ -13,8 +13,9 @@ type Sizes struct {
 }
 
 type sizeBinding struct {
-	n    int
-	what string
+	n     int
+	what  string
+	given bool // by the size's own entry in the data, not inferred
 }
 
 // NewSizes returns an empty Sizes.
@@ -47,6 +48,19 @@ func (s *Sizes) Bind(name string, n int, what string) error {
 	return nil
 }
 
+// BindGiven records that size name was given explicitly as n (a key of
+// the data, even if 0), and returns an error if n < 0. Sizes given
+// explicitly are bound first, so a later Bind that disagrees names both.
+func (s *Sizes) BindGiven(name string, n int) error {
+	if err := s.Bind(name, n, strconv.Quote(name)); err != nil {
+		return err
+	}
+	b := s.bound[name]
+	b.given = true
+	s.bound[name] = b
+	return nil
+}
+
 // Get returns the value bound to size name, and whether it has been bound.
 func (s *Sizes) Get(name string) (int, bool) {
 	b, ok := s.bound[name]
@@ -63,4 +77,15 @@ func describeSize(what string, n int) string {
 		return what[:i] + " has " + v + what[i:]
 	}
 	return what + " is " + v
+}
+
+// AtLeast returns an error if size name is below min; why says what the
+// size is the length of, as in
+//
+//	size "K" = 0: it is the length of the simplex beta (lda.vi:13:8), which must be at least 1
+func (s *Sizes) AtLeast(name string, min int, why string) error {
+	if n := s.bound[name].n; n < min {
+		return fmt.Errorf("size %q = %d: %s, which must be at least %d", name, n, why, min)
+	}
+	return nil
 }

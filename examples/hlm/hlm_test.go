@@ -435,7 +435,7 @@ func TestBadData(t *testing.T) {
 		{"real count", `{"x": [[1, 2, 3], [4, 2.5, 1]]}`, `"x"`},
 		{"wrong V", `{"V": 4, "x": [[1, 2, 3]]}`, `x`},
 		{"missing x", `{"D": 2, "V": 3}`, `"x"`},
-		{"empty rows", `{"x": [[], []]}`, `"x"[1]`},
+		{"empty rows", `{"x": [[], []]}`, `size "V" = 0: it is the length of the simplex z`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

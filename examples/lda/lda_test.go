@@ -424,7 +424,7 @@ func TestBadData(t *testing.T) {
 		{"not pairs", `{"K": 2, "V": 3, "w": [[[1, 2, 3]]]}`, `"w"[1]: entry 1`},
 		{"not a bag", `{"K": 2, "V": 3, "w": [1, 2]}`, `"w"`},
 		{"count 0", `{"K": 2, "V": 3, "w": [[[1, 0]]]}`, `"w"[1]: entry 1 has count 0`},
-		{"non-integer count", `{"K": 2, "V": 3, "w": [[[1, 2]], [[2, 1.5]]]}`, `"w"[2]: entry 1 is not an integer [term, count] pair`},
+		{"non-integer count", `{"K": 2, "V": 3, "w": [[[1, 2]], [[2, 1.5]]]}`, `"w"[2]: entry 1: count: 1.5 is not an integer`},
 		{"negative count", `{"K": 2, "V": 3, "w": [[[1, -2]]]}`, `"w"[1]: entry 1 has count -2`},
 		{"missing w", `{"D": 2, "K": 2, "V": 3}`, `data "w" is missing`},
 	} {

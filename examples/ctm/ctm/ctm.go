@@ -32,8 +32,9 @@ const (
 )
 
 // Data is the model's input, named as in ctm.vi: sizes, observed data
-// and constants. Sizes left at 0 are inferred from the data; constants left
-// nil take their declared defaults. Matrices are slices of rows.
+// and constants. Sizes left at 0 are inferred from the data (a size that
+// LoadData read, even as 0, is checked against it); constants left nil take
+// their declared defaults. Matrices are slices of rows.
 type Data struct {
 	// D is the size D (ctm.vi:4:6).
 	D int `json:"D"`
@@ -49,31 +50,41 @@ type Data struct {
 	Mu0 []float64 `json:"mu0,omitempty"`
 	// Sigma0 is the parameter Sigma0 : cov[K] (ctm.vi:8:7).
 	Sigma0 [][]float64 `json:"Sigma0,omitempty"`
+	// given lists the sizes LoadData read, so that a size given as 0 is
+	// not taken for one left out.
+	given map[string]bool
 }
 
 // LoadData reads Data from JSON: an object whose keys are the names in
 // ctm.vi. Vectors are arrays, matrices arrays of rows. Errors name the
-// variable and, for bad entries, the 1-based index as in the model.
+// variable and, for bad entries, the 1-based index as in the model. It reads
+// at most runtime.DataLimit bytes, and checks the data as NewModel does
+// (sizes against what the fit would allocate, values against the domains of
+// the distributions they are arguments of).
 func LoadData(r io.Reader) (*Data, error) {
 	raw, err := runtime.SplitObject(r, []string{"D", "K", "V", "w", "beta", "mu0", "Sigma0"})
 	if err != nil {
 		return nil, err
 	}
 	d := new(Data)
+	d.given = map[string]bool{}
 	if v, ok := raw["D"]; ok {
 		if d.D, err = runtime.DecodeSize(v, "D"); err != nil {
 			return nil, err
 		}
+		d.given["D"] = true
 	}
 	if v, ok := raw["K"]; ok {
 		if d.K, err = runtime.DecodeSize(v, "K"); err != nil {
 			return nil, err
 		}
+		d.given["K"] = true
 	}
 	if v, ok := raw["V"]; ok {
 		if d.V, err = runtime.DecodeSize(v, "V"); err != nil {
 			return nil, err
 		}
+		d.given["V"] = true
 	}
 	if v, ok := raw["w"]; ok {
 		if d.W, err = runtime.DecodeBag(v, "w"); err != nil {
@@ -124,18 +135,18 @@ func NewModel(d *Data) (*Model, error) {
 	}
 	m := new(Model)
 	sz := runtime.NewSizes()
-	if d.D != 0 {
-		if err := sz.Bind("D", d.D, `"D"`); err != nil {
+	if d.D != 0 || d.given["D"] {
+		if err := sz.BindGiven("D", d.D); err != nil {
 			return nil, err
 		}
 	}
-	if d.K != 0 {
-		if err := sz.Bind("K", d.K, `"K"`); err != nil {
+	if d.K != 0 || d.given["K"] {
+		if err := sz.BindGiven("K", d.K); err != nil {
 			return nil, err
 		}
 	}
-	if d.V != 0 {
-		if err := sz.Bind("V", d.V, `"V"`); err != nil {
+	if d.V != 0 || d.given["V"] {
+		if err := sz.BindGiven("V", d.V); err != nil {
 			return nil, err
 		}
 	}
@@ -183,6 +194,27 @@ func NewModel(d *Data) (*Model, error) {
 		m.v = n
 	} else {
 		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"V\"", "V")
+	}
+	if err := sz.AtLeast("V", 1, "it is the length of the simplex beta (ctm.vi:6:7)"); err != nil {
+		return nil, err
+	}
+	if err := sz.AtLeast("K", 1, "it bounds the values 1..K of the latent z (ctm.vi:10:8)"); err != nil {
+		return nil, err
+	}
+	sz.SetEntries("w", runtime.BagEntries(d.W))
+	if err := sz.CheckAllocs([]runtime.Alloc{
+		{What: "data \"w\"", Dims: []string{"@w"}, Copies: 2},
+		{What: "data \"w\" (offsets)", Dims: []string{"D"}, Copies: 1},
+		{What: "param \"beta\"", Dims: []string{"K", "V"}, Copies: 3},
+		{What: "param \"mu0\"", Dims: []string{"K"}, Copies: 3},
+		{What: "param \"Sigma0\"", Dims: []string{"K", "K"}, Copies: 3},
+		{What: "the inverse of Sigma0", Dims: []string{"K", "K"}, Copies: 1},
+		{What: "q(theta)", Dims: []string{"D", "K"}, Copies: 3},
+		{What: "q(theta)", Dims: []string{"D", "K", "K"}, Copies: 3},
+		{What: "q(z)", Dims: []string{"@w", "K"}, Copies: 3},
+		{What: "the units' bookkeeping", Dims: []string{"D"}, Copies: 3},
+	}); err != nil {
+		return nil, err
 	}
 	if d.W == nil {
 		return nil, fmt.Errorf("data %q is missing", "w")

@@ -31,8 +31,9 @@ const (
 )
 
 // Data is the model's input, named as in hierlogreg.vi: sizes, observed data
-// and constants. Sizes left at 0 are inferred from the data; constants left
-// nil take their declared defaults. Matrices are slices of rows.
+// and constants. Sizes left at 0 are inferred from the data (a size that
+// LoadData read, even as 0, is checked against it); constants left nil take
+// their declared defaults. Matrices are slices of rows.
 type Data struct {
 	// M is the size M (hierlogreg.vi:6:6).
 	M int `json:"M"`
@@ -58,31 +59,41 @@ type Data struct {
 	Mu0 []float64 `json:"mu0,omitempty"`
 	// Lambda0 is the parameter Lambda0 : cov[P] (hierlogreg.vi:15:7).
 	Lambda0 [][]float64 `json:"Lambda0,omitempty"`
+	// given lists the sizes LoadData read, so that a size given as 0 is
+	// not taken for one left out.
+	given map[string]bool
 }
 
 // LoadData reads Data from JSON: an object whose keys are the names in
 // hierlogreg.vi. Vectors are arrays, matrices arrays of rows. Errors name the
-// variable and, for bad entries, the 1-based index as in the model.
+// variable and, for bad entries, the 1-based index as in the model. It reads
+// at most runtime.DataLimit bytes, and checks the data as NewModel does
+// (sizes against what the fit would allocate, values against the domains of
+// the distributions they are arguments of).
 func LoadData(r io.Reader) (*Data, error) {
 	raw, err := runtime.SplitObject(r, []string{"M", "N", "P", "x", "y", "group", "nu", "Phi0", "Phi1", "zero", "mu0", "Lambda0"})
 	if err != nil {
 		return nil, err
 	}
 	d := new(Data)
+	d.given = map[string]bool{}
 	if v, ok := raw["M"]; ok {
 		if d.M, err = runtime.DecodeSize(v, "M"); err != nil {
 			return nil, err
 		}
+		d.given["M"] = true
 	}
 	if v, ok := raw["N"]; ok {
 		if d.N, err = runtime.DecodeSize(v, "N"); err != nil {
 			return nil, err
 		}
+		d.given["N"] = true
 	}
 	if v, ok := raw["P"]; ok {
 		if d.P, err = runtime.DecodeSize(v, "P"); err != nil {
 			return nil, err
 		}
+		d.given["P"] = true
 	}
 	if v, ok := raw["x"]; ok {
 		if d.X, err = runtime.DecodeRealRows(v, "x"); err != nil {
@@ -166,18 +177,18 @@ func NewModel(d *Data) (*Model, error) {
 	}
 	m := new(Model)
 	sz := runtime.NewSizes()
-	if d.M != 0 {
-		if err := sz.Bind("M", d.M, `"M"`); err != nil {
+	if d.M != 0 || d.given["M"] {
+		if err := sz.BindGiven("M", d.M); err != nil {
 			return nil, err
 		}
 	}
-	if d.N != 0 {
-		if err := sz.Bind("N", d.N, `"N"`); err != nil {
+	if d.N != 0 || d.given["N"] {
+		if err := sz.BindGiven("N", d.N); err != nil {
 			return nil, err
 		}
 	}
-	if d.P != 0 {
-		if err := sz.Bind("P", d.P, `"P"`); err != nil {
+	if d.P != 0 || d.given["P"] {
+		if err := sz.BindGiven("P", d.P); err != nil {
 			return nil, err
 		}
 	}
@@ -255,6 +266,24 @@ func NewModel(d *Data) (*Model, error) {
 		m.p = n
 	} else {
 		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"P\"", "P")
+	}
+	if err := sz.CheckAllocs([]runtime.Alloc{
+		{What: "data \"x\"", Dims: []string{"N", "P"}, Copies: 1},
+		{What: "data \"y\"", Dims: []string{"N"}, Copies: 1},
+		{What: "data \"group\"", Dims: []string{"N"}, Copies: 1},
+		{What: "const \"Phi0\"", Dims: []string{"P", "P"}, Copies: 1},
+		{What: "const \"Phi1\"", Dims: []string{"P", "P"}, Copies: 1},
+		{What: "const \"zero\"", Dims: []string{"P"}, Copies: 1},
+		{What: "param \"mu0\"", Dims: []string{"P"}, Copies: 3},
+		{What: "param \"Lambda0\"", Dims: []string{"P", "P"}, Copies: 3},
+		{What: "the inverse of Phi0", Dims: []string{"P", "P"}, Copies: 1},
+		{What: "the inverse of Phi1", Dims: []string{"P", "P"}, Copies: 1},
+		{What: "the points of each M", Dims: []string{"M"}, Copies: 1},
+		{What: "q(theta)", Dims: []string{"M", "P"}, Copies: 3},
+		{What: "q(theta)", Dims: []string{"M", "P", "P"}, Copies: 3},
+		{What: "the units' bookkeeping", Dims: []string{"M"}, Copies: 3},
+	}); err != nil {
+		return nil, err
 	}
 	if d.X == nil {
 		return nil, fmt.Errorf("data %q is missing", "x")
@@ -357,6 +386,9 @@ func NewModel(d *Data) (*Model, error) {
 		if err := runtime.CheckSPD("Lambda0", flat, m.p); err != nil {
 			return nil, err
 		}
+	}
+	if err := runtime.CheckDomain("const", "nu", []float64{m.nu}, nil, runtime.Domain{Lo: float64(m.p) - 1, Hi: math.Inf(1), LoOpen: true, HiOpen: true, Text: fmt.Sprintf("> P − 1 = %v", float64(m.p)-1)}, "it is the dof of Wishart at hierlogreg.vi:18:19"); err != nil {
+		return nil, err
 	}
 	if err := m.computeAux(); err != nil {
 		return nil, err

@@ -32,8 +32,9 @@ const (
 )
 
 // Data is the model's input, named as in hlm.vi: sizes, observed data
-// and constants. Sizes left at 0 are inferred from the data; constants left
-// nil take their declared defaults. Matrices are slices of rows.
+// and constants. Sizes left at 0 are inferred from the data (a size that
+// LoadData read, even as 0, is checked against it); constants left nil take
+// their declared defaults. Matrices are slices of rows.
 type Data struct {
 	// D is the size D (hlm.vi:5:6).
 	D int `json:"D"`
@@ -45,26 +46,35 @@ type Data struct {
 	Zero []float64 `json:"zero,omitempty"`
 	// I is the constant I : cov[V] = eye(V) (hlm.vi:8:7).
 	I [][]float64 `json:"I,omitempty"`
+	// given lists the sizes LoadData read, so that a size given as 0 is
+	// not taken for one left out.
+	given map[string]bool
 }
 
 // LoadData reads Data from JSON: an object whose keys are the names in
 // hlm.vi. Vectors are arrays, matrices arrays of rows. Errors name the
-// variable and, for bad entries, the 1-based index as in the model.
+// variable and, for bad entries, the 1-based index as in the model. It reads
+// at most runtime.DataLimit bytes, and checks the data as NewModel does
+// (sizes against what the fit would allocate, values against the domains of
+// the distributions they are arguments of).
 func LoadData(r io.Reader) (*Data, error) {
 	raw, err := runtime.SplitObject(r, []string{"D", "V", "x", "zero", "I"})
 	if err != nil {
 		return nil, err
 	}
 	d := new(Data)
+	d.given = map[string]bool{}
 	if v, ok := raw["D"]; ok {
 		if d.D, err = runtime.DecodeSize(v, "D"); err != nil {
 			return nil, err
 		}
+		d.given["D"] = true
 	}
 	if v, ok := raw["V"]; ok {
 		if d.V, err = runtime.DecodeSize(v, "V"); err != nil {
 			return nil, err
 		}
+		d.given["V"] = true
 	}
 	if v, ok := raw["x"]; ok {
 		if d.X, err = runtime.DecodeIntRows(v, "x"); err != nil {
@@ -106,13 +116,13 @@ func NewModel(d *Data) (*Model, error) {
 	}
 	m := new(Model)
 	sz := runtime.NewSizes()
-	if d.D != 0 {
-		if err := sz.Bind("D", d.D, `"D"`); err != nil {
+	if d.D != 0 || d.given["D"] {
+		if err := sz.BindGiven("D", d.D); err != nil {
 			return nil, err
 		}
 	}
-	if d.V != 0 {
-		if err := sz.Bind("V", d.V, `"V"`); err != nil {
+	if d.V != 0 || d.given["V"] {
+		if err := sz.BindGiven("V", d.V); err != nil {
 			return nil, err
 		}
 	}
@@ -150,6 +160,22 @@ func NewModel(d *Data) (*Model, error) {
 		m.v = n
 	} else {
 		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"V\"", "V")
+	}
+	if err := sz.AtLeast("V", 1, "it is the length of the simplex z (hlm.vi:10:8)"); err != nil {
+		return nil, err
+	}
+	if err := sz.CheckAllocs([]runtime.Alloc{
+		{What: "data \"x\"", Dims: []string{"D", "V"}, Copies: 1},
+		{What: "const \"zero\"", Dims: []string{"V"}, Copies: 1},
+		{What: "const \"I\"", Dims: []string{"V", "V"}, Copies: 1},
+		{What: "the inverse of I", Dims: []string{"V", "V"}, Copies: 1},
+		{What: "q(theta)", Dims: []string{"V"}, Copies: 3},
+		{What: "q(theta)", Dims: []string{"V", "V"}, Copies: 3},
+		{What: "q(z)", Dims: []string{"D", "V"}, Copies: 3},
+		{What: "q(z) moments", Dims: []string{"D", "V"}, Copies: 3},
+		{What: "the units' bookkeeping", Dims: []string{"D"}, Copies: 3},
+	}); err != nil {
+		return nil, err
 	}
 	if d.X == nil {
 		return nil, fmt.Errorf("data %q is missing", "x")

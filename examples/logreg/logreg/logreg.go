@@ -31,8 +31,9 @@ const (
 )
 
 // Data is the model's input, named as in logreg.vi: sizes, observed data
-// and constants. Sizes left at 0 are inferred from the data; constants left
-// nil take their declared defaults. Matrices are slices of rows.
+// and constants. Sizes left at 0 are inferred from the data (a size that
+// LoadData read, even as 0, is checked against it); constants left nil take
+// their declared defaults. Matrices are slices of rows.
 type Data struct {
 	// N is the size N (logreg.vi:7:6).
 	N int `json:"N"`
@@ -46,26 +47,35 @@ type Data struct {
 	Mu0 []float64 `json:"mu0,omitempty"`
 	// Sigma0 is the constant Sigma0 : cov[P] = eye(P) (logreg.vi:11:7).
 	Sigma0 [][]float64 `json:"Sigma0,omitempty"`
+	// given lists the sizes LoadData read, so that a size given as 0 is
+	// not taken for one left out.
+	given map[string]bool
 }
 
 // LoadData reads Data from JSON: an object whose keys are the names in
 // logreg.vi. Vectors are arrays, matrices arrays of rows. Errors name the
-// variable and, for bad entries, the 1-based index as in the model.
+// variable and, for bad entries, the 1-based index as in the model. It reads
+// at most runtime.DataLimit bytes, and checks the data as NewModel does
+// (sizes against what the fit would allocate, values against the domains of
+// the distributions they are arguments of).
 func LoadData(r io.Reader) (*Data, error) {
 	raw, err := runtime.SplitObject(r, []string{"N", "P", "x", "y", "mu0", "Sigma0"})
 	if err != nil {
 		return nil, err
 	}
 	d := new(Data)
+	d.given = map[string]bool{}
 	if v, ok := raw["N"]; ok {
 		if d.N, err = runtime.DecodeSize(v, "N"); err != nil {
 			return nil, err
 		}
+		d.given["N"] = true
 	}
 	if v, ok := raw["P"]; ok {
 		if d.P, err = runtime.DecodeSize(v, "P"); err != nil {
 			return nil, err
 		}
+		d.given["P"] = true
 	}
 	if v, ok := raw["x"]; ok {
 		if d.X, err = runtime.DecodeRealRows(v, "x"); err != nil {
@@ -113,13 +123,13 @@ func NewModel(d *Data) (*Model, error) {
 	}
 	m := new(Model)
 	sz := runtime.NewSizes()
-	if d.N != 0 {
-		if err := sz.Bind("N", d.N, `"N"`); err != nil {
+	if d.N != 0 || d.given["N"] {
+		if err := sz.BindGiven("N", d.N); err != nil {
 			return nil, err
 		}
 	}
-	if d.P != 0 {
-		if err := sz.Bind("P", d.P, `"P"`); err != nil {
+	if d.P != 0 || d.given["P"] {
+		if err := sz.BindGiven("P", d.P); err != nil {
 			return nil, err
 		}
 	}
@@ -162,6 +172,17 @@ func NewModel(d *Data) (*Model, error) {
 		m.p = n
 	} else {
 		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"P\"", "P")
+	}
+	if err := sz.CheckAllocs([]runtime.Alloc{
+		{What: "data \"x\"", Dims: []string{"N", "P"}, Copies: 1},
+		{What: "data \"y\"", Dims: []string{"N"}, Copies: 1},
+		{What: "const \"mu0\"", Dims: []string{"P"}, Copies: 1},
+		{What: "const \"Sigma0\"", Dims: []string{"P", "P"}, Copies: 1},
+		{What: "the inverse of Sigma0", Dims: []string{"P", "P"}, Copies: 1},
+		{What: "q(theta)", Dims: []string{"P"}, Copies: 3},
+		{What: "q(theta)", Dims: []string{"P", "P"}, Copies: 3},
+	}); err != nil {
+		return nil, err
 	}
 	if d.X == nil {
 		return nil, fmt.Errorf("data %q is missing", "x")

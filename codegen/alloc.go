@@ -1,0 +1,147 @@
+package codegen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vigen-go/vigen/derive"
+	"github.com/vigen-go/vigen/spec/ir"
+)
+
+// alloc is an array (or Copies arrays) whose length is the product of Dims
+// (size names, or "@w" for the entries of bag w) that the generated code
+// allocates once the sizes are known.
+type alloc struct {
+	what   string
+	dims   []string
+	copies int
+}
+
+// allocCheck returns the Go code, for NewModel right after the sizes are
+// resolved, that refuses sizes for which the fit would allocate more than
+// runtime.MemoryLimit (runtime.Sizes.CheckAllocs), naming the size. It
+// lists the arrays of the Model (data, consts and params with their
+// defaults, inverses, groupings) and, unless f is nil (kernels only),
+// those of Fit: every array newState allocates, times three for the copy
+// Fit keeps of the last finite iteration and the Result, and the per-unit
+// bookkeeping. Each array's length is a product of sizes, so this bounds
+// every makeslice in the generated code up to the small per-worker scratch
+// (one unit's vectors and matrices).
+func (g *gen) allocCheck(f *fitGen) string {
+	var as []alloc
+	for _, v := range g.m.Vars {
+		if v.Role != ir.RoleData && v.Role != ir.RoleConst && v.Role != ir.RoleParam {
+			continue
+		}
+		role := map[ir.Role]string{ir.RoleData: "data", ir.RoleConst: "const", ir.RoleParam: "param"}[v.Role]
+		what := fmt.Sprintf("%s %q", role, v.Name)
+		dims := v.Type.Dims
+		switch {
+		case v.Type.Class == ir.Bag:
+			as = append(as, alloc{what, []string{"@" + v.Name}, 2}, alloc{what + " (offsets)", dims[:1], 1})
+			continue
+		case derive.BagDim(g.m, v) == 1 && len(dims) == 2:
+			dims = []string{"@" + dims[1]}
+		}
+		if len(dims) == 0 {
+			continue
+		}
+		copies := 1
+		if v.Role == ir.RoleParam {
+			copies = 3 // the Model's, the M-step's and the Result's
+		}
+		as = append(as, alloc{what, dims, copies})
+	}
+	for _, a := range g.d.Aux {
+		if a.Op == "inv" {
+			as = append(as, alloc{"the inverse of " + a.Arg, []string{a.Dim, a.Dim}, 1})
+		}
+	}
+	for _, o := range g.d.Objectives {
+		if len(o.Groups) > 0 {
+			as = append(as, alloc{"the points of each " + o.Unit.Size, []string{o.Unit.Size}, 1})
+		}
+	}
+	if f != nil {
+		for _, qi := range f.qs {
+			what := fmt.Sprintf("q(%s)", qi.v.Name)
+			for k := range qi.fields {
+				as = append(as, alloc{what, f.paramDims(qi, k), 3})
+			}
+			for range qi.mfields {
+				as = append(as, alloc{what + " moments", f.paramDims(qi, 0), 3})
+			}
+		}
+		if f.unit != nil {
+			as = append(as, alloc{"the units' bookkeeping", []string{f.unit.Size}, 3})
+		}
+	}
+	// Only bags have "@" dimensions the check can measure; drop any other.
+	kept := as[:0]
+	for _, a := range as {
+		ok := true
+		for _, d := range a.dims {
+			if name, isEntries := strings.CutPrefix(d, "@"); isEntries {
+				v := g.m.Lookup(name)
+				ok = ok && v != nil && v.Type.Class == ir.Bag && g.dataField[name] != ""
+			} else {
+				ok = ok && g.sizeGo[d] != ""
+			}
+		}
+		if ok {
+			kept = append(kept, a)
+		}
+	}
+	as = kept
+	var sb strings.Builder
+	// A simplex has no points of length 0, and a categorical latent in
+	// 1..K no outcomes for K = 0 (the updates would divide by zero or not
+	// end), so those sizes must be at least 1.
+	atLeast := map[string]bool{}
+	for _, v := range g.m.Vars {
+		t := v.Type
+		switch {
+		case t.Class == ir.Simplex && len(t.Dims) > 0 && !atLeast[t.Dims[len(t.Dims)-1]]:
+			d := t.Dims[len(t.Dims)-1]
+			atLeast[d] = true
+			fmt.Fprintf(&sb, "\tif err := sz.AtLeast(%q, 1, %q); err != nil {\n\t\treturn nil, err\n\t}\n", d, fmt.Sprintf("it is the length of the simplex %s (%s)", v.Name, v.Pos))
+		case v.Role == ir.RoleLatent && t.Kind == ir.Int && t.Range != nil && t.Range[1].Size != "" && t.Range[0].Size == "" && !atLeast[t.Range[1].Size]:
+			atLeast[t.Range[1].Size] = true
+			fmt.Fprintf(&sb, "\tif err := sz.AtLeast(%q, %d, %q); err != nil {\n\t\treturn nil, err\n\t}\n", t.Range[1].Size, t.Range[0].Value,
+				fmt.Sprintf("it bounds the values %s of the latent %s (%s)", fmtRange(t), v.Name, v.Pos))
+		}
+	}
+	if len(as) == 0 {
+		return strings.TrimRight(sb.String(), "\n")
+	}
+	bags := map[string]bool{}
+	for _, a := range as {
+		for _, d := range a.dims {
+			if name, ok := strings.CutPrefix(d, "@"); ok && !bags[name] {
+				bags[name] = true
+				fmt.Fprintf(&sb, "\tsz.SetEntries(%q, runtime.BagEntries(d.%s))\n", name, g.dataField[name])
+			}
+		}
+	}
+	sb.WriteString("\tif err := sz.CheckAllocs([]runtime.Alloc{\n")
+	for _, a := range as {
+		q := make([]string, len(a.dims))
+		for k, d := range a.dims {
+			q[k] = fmt.Sprintf("%q", d)
+		}
+		fmt.Fprintf(&sb, "\t\t{What: %q, Dims: []string{%s}, Copies: %d},\n", a.what, strings.Join(q, ", "), a.copies)
+	}
+	sb.WriteString("\t}); err != nil {\n\t\treturn nil, err\n\t}")
+	return sb.String()
+}
+
+// fmtRange writes an int type's range as in the model: 1..K.
+func fmtRange(t ir.Type) string {
+	b := func(x ir.Bound) string {
+		if x.Size != "" {
+			return x.Size
+		}
+		return fmt.Sprint(x.Value)
+	}
+	return b(t.Range[0]) + ".." + b(t.Range[1])
+}

@@ -1,0 +1,172 @@
+package codegen
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vigen-go/vigen/derive"
+	"github.com/vigen-go/vigen/spec"
+)
+
+// TestDomainsParse: every clause of the constraints and supports in derive's
+// distribution table is either an interval the generated code checks or a
+// structural one the declared types enforce, so a clause added to the table
+// cannot be skipped silently.
+func TestDomainsParse(t *testing.T) {
+	for _, name := range derive.DistNames() {
+		d := derive.Dists[name]
+		for _, s := range []string{d.Constraints, d.Support} {
+			if _, err := parseDomains(s); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	}
+	for in, want := range map[string]string{
+		"sd > 0":           "sd > 0",
+		"n ≥ 0, 0 < p < 1": "n ≥ 0; p in (0, 1)",
+		"dof > K − 1, scale symmetric positive definite": "dof > K − 1",
+		"k ∈ {0, …, n}":    "",
+		"0 ≤ x < 1":        "x in [0, 1)",
+		"x ≤ 2, y < K + 1": "x ≤ 2; y < K + 1",
+	} {
+		got, err := parseDomains(in)
+		if err != nil {
+			t.Errorf("%q: %v", in, err)
+			continue
+		}
+		var parts []string
+		for _, n := range []string{"sd", "n", "p", "dof", "x", "y"} {
+			if d, ok := got[n]; ok {
+				parts = append(parts, n+" "+d.requirement())
+			}
+		}
+		if s := strings.Join(parts, "; "); s != want {
+			t.Errorf("%q: %q, want %q", in, s, want)
+		}
+	}
+	if _, err := parseDomains("sd is positive"); err == nil {
+		t.Error(`"sd is positive" parsed`)
+	}
+	if d := (domainSpec{lo: math.Inf(-1), hi: math.Inf(1)}); d.requirement() != "a real number" {
+		t.Error(d.requirement())
+	}
+}
+
+const domainsVI = `model doms
+size N, K, One
+data y : real[N]
+data s : real[N]
+data g : real[N]
+data b : real[N]
+data n : int[N]
+data k : int[N]
+const a : real = 2
+const alpha : real[K] = 1
+const r : real
+latent mu : real[One] nonconjugate laplace
+latent p : simplex[K] conjugate
+mu ~ Normal(0, 1)
+p ~ Dirichlet(alpha)
+for i in 1:N {
+  y[i] ~ Normal(sum(mu), s[i])
+  g[i] ~ Gamma(a, r)
+  b[i] ~ Beta(a, a)
+  k[i] ~ Binomial(n[i], logistic(sum(mu)))
+}
+`
+
+const domainsDriver = `package main
+
+import (
+	"fmt"
+	"os"
+
+	model "github.com/vigen-go/vigen/codegen/testdata/DIR/doms"
+)
+
+func main() {
+	_, err := model.LoadData(os.Stdin)
+	fmt.Print(err)
+}
+`
+
+// TestEndToEndDomains: data and consts given as constrained arguments, and
+// data drawn from a distribution with a constrained support, are checked
+// when the data are loaded; out of their domains they used to fit to
+// not_finite.
+func TestEndToEndDomains(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping compile-and-run test in -short mode")
+	}
+	m, err := spec.Load("doms.vi", []byte(domainsVI))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Generate(m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll("testdata", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("testdata", "tmp-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.MkdirAll(filepath.Join(dir, "doms"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, "doms", f.Name), f.Src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(strings.ReplaceAll(domainsDriver, "DIR", filepath.Base(dir))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "doms")
+	if out, err := exec.Command("go", "build", "-o", bin, "./"+filepath.ToSlash(dir)).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	good := map[string]string{"K": "2", "One": "1", "y": "[0.5, 1]", "s": "[1, 2]", "g": "[1, 3]", "b": "[0.5, 0.25]", "n": "[3, 0]", "k": "[1, 0]", "r": "1.5"}
+	for _, c := range []struct{ key, value, want string }{
+		{"", "", "<nil>"},
+		{"s", "[1, 0]", `data "s"[2] = 0: it is the sd of Normal at doms.vi:17:26, which must be > 0`},
+		{"g", "[-1, 3]", `data "g"[1] = -1: it is drawn from Gamma at doms.vi:18:3, which must be > 0`},
+		{"b", "[0.5, 1]", `data "b"[2] = 1: it is drawn from Beta at doms.vi:19:3, which must be in (0, 1)`},
+		{"a", "0", `const "a" = 0: it is the shape of Gamma at doms.vi:18:16, which must be > 0`},
+		{"alpha", "[1, -2]", `const "alpha"[2] = -2: it is the alpha of Dirichlet at doms.vi:15:15, which must be > 0`},
+		{"r", "-3", `const "r" = -3: it is the rate of Gamma at doms.vi:18:19, which must be > 0`},
+		{"n", "[3, -1]", `data "n"[2] = -1: it is the n of Binomial at doms.vi:20:19, which must be ≥ 0`},
+	} {
+		var sb strings.Builder
+		sb.WriteString("{")
+		sep := ""
+		for _, key := range []string{"K", "One", "y", "s", "g", "b", "n", "k", "a", "alpha", "r"} {
+			v, ok := good[key]
+			if key == c.key {
+				v, ok = c.value, true
+			}
+			if ok {
+				sb.WriteString(sep + `"` + key + `": ` + v)
+				sep = ", "
+			}
+		}
+		sb.WriteString("}")
+		cmd := exec.Command(bin)
+		cmd.Stdin = strings.NewReader(sb.String())
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", c.key, err)
+		}
+		if got := string(bytes.TrimSpace(out)); got != c.want {
+			t.Errorf("%s = %s: %s,\n want %s", c.key, c.value, got, c.want)
+		}
+	}
+}
