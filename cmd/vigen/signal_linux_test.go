@@ -70,8 +70,15 @@ func hangGuard(t *testing.T) context.Context {
 func TestRunOutToStdoutPipe(t *testing.T) {
 	bin := builtVigen(t)
 	t.Setenv("VIGEN_CACHE", t.TempDir())
+	// As root, a regression that renamed over the path would replace the
+	// system's /dev/stdout; /proc/self/fd/1 is the same file, and cannot be
+	// replaced.
+	stdoutPath := "/dev/stdout"
+	if os.Geteuid() == 0 {
+		stdoutPath = "/proc/self/fd/1"
+	}
 	cmd := exec.CommandContext(hangGuard(t), bin, "run", "../../examples/logreg/logreg.vi",
-		"-data", "../../examples/logreg/data.json", "-q", "-out", "/dev/stdout")
+		"-data", "../../examples/logreg/data.json", "-q", "-out", stdoutPath)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr // pipes, copied by exec
 	if err := cmd.Run(); err != nil {
@@ -244,5 +251,77 @@ func TestRunInterruptedBuild(t *testing.T) {
 				t.Errorf("temporary build directories left in the cache: %v", left)
 			}
 		})
+	}
+}
+
+// finishes runs f and reports whether it returned before the hang guard
+// ended; if not, unblock is called to let it go on.
+func finishes(t *testing.T, f func(), unblock func()) bool {
+	done := make(chan struct{})
+	go func() {
+		f()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-hangGuard(t).Done():
+		unblock()
+		<-done
+		return false
+	}
+}
+
+// A named pipe as an output is written directly, never read to decide who
+// owns it: vigen run writes the result into it, vigen gen refuses it.
+// Reading it, vigen once blocked for ever.
+func TestOutputToFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "tiny.go")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	vi := write(t, dir, "tiny.vi", good)
+	var code int
+	var stderr string
+	// Opening the pipe for writing (nonblocking) lets a blocked reader go on.
+	unblock := func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	}
+	if !finishes(t, func() { code, _, stderr = runCLI("gen", "-o", dir, vi) }, unblock) {
+		t.Fatal("vigen gen blocked on a named pipe in its way")
+	}
+	if want := "refusing to overwrite " + fifo + ": it is not a regular file"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("gen over a named pipe: exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
+	}
+
+	if testing.Short() {
+		return
+	}
+	t.Setenv("VIGEN_CACHE", t.TempDir())
+	got := make(chan []byte)
+	go func() {
+		f, err := os.Open(fifo) // blocks until a writer opens it
+		if err != nil {
+			got <- nil
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got <- b
+	}()
+	if !finishes(t, func() {
+		code, _, stderr = runCLI("run", "../../examples/logreg/logreg.vi", "-data", "../../examples/logreg/data.json", "-q", "-out", fifo)
+	}, unblock) {
+		t.Fatal("vigen run blocked on -out, a named pipe")
+	}
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	checkResultJSON(t, "logreg", <-got)
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the named pipe was replaced (%v)", err)
 	}
 }
