@@ -128,7 +128,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		files, err := writePlots(f.plot, result)
 		if err != nil {
 			fmt.Fprintln(stderr, "vigen: plots:", err)
-			return exitError
+			// The result is written; a fit that did not converge keeps
+			// its status.
+			return max(code, exitError)
 		}
 		if !f.quiet {
 			fmt.Fprintf(stderr, "vigen: wrote %s\n", strings.Join(files, ", "))
@@ -173,7 +175,7 @@ const runExitStatus = `exit status: 0 the fit converged; 1 an error, no result; 
 // Exit statuses of vigen run (and of the command it builds).
 const (
 	exitConverged = 0 // the fit converged; the result is written
-	exitError     = 1 // no result: an error in the model, the data, a file, the build, or an interrupt before the fit
+	exitError     = 1 // an error in the model, the data, a file, the build, or an interrupt before the fit: no result; or the plots of a converged fit failed
 	exitUsage     = 2 // bad command line
 	// exitNotConverged: the fit stopped at -maxiter (status
 	// "max_iterations"); the result, of the last iteration, is written.

@@ -87,7 +87,9 @@ func checkRunExit(t *testing.T, code int, stderr string) {
 	switch {
 	case code == 0:
 	case code == exitNotConverged && strings.Contains(stderr, ": warning: did not converge: stopped at the iteration limit"):
-		t.Logf("did not converge within the default -maxiter:\n%s", lastLines(stderr, 1))
+		_, warning, _ := strings.Cut(stderr, ": warning: ")
+		warning, _, _ = strings.Cut(warning, "\n")
+		t.Logf("did not converge within the default -maxiter: %s", warning)
 	default:
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
