@@ -68,33 +68,39 @@ func WriteCheckpoint(path string, v any) error {
 // WriteFileAtomic writes data to path through a temporary file in the same
 // directory (named .vigen-NAME-*.tmp), synced, and a rename over path, so an
 // interruption leaves the previous file whole. The file keeps the mode of
-// the one it replaces, or gets 0644.
+// the one it replaces, or gets 0644. A path that exists and is not a
+// regular file (a device such as /dev/null, a pipe, /dev/stdout, a symbolic
+// link) is written directly instead, never renamed over; a directory is an
+// error. Errors name path, not the temporary file.
 func WriteFileAtomic(path string, data []byte) error {
 	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
+	if fi, err := os.Lstat(path); err == nil {
+		if !fi.Mode().IsRegular() {
+			return writeInPlace(path, data)
+		}
 		mode = fi.Mode().Perm()
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".vigen-"+filepath.Base(path)+"-*.tmp")
 	if err != nil {
-		return err
+		return namePath(err, path)
 	}
 	defer os.Remove(tmp.Name()) // a no-op after the rename
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return err
+		return namePath(err, path)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return err
+		return namePath(err, path)
 	}
 	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
-		return err
+		return namePath(err, path)
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return namePath(err, path)
 	}
-	return os.Rename(tmp.Name(), path)
+	return namePath(os.Rename(tmp.Name(), path), path)
 }
 
 // DecodeResult decodes the JSON of a generated package's Result into v,

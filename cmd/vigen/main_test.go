@@ -166,7 +166,7 @@ func TestGenRemovesOnlyItsOwnStaleFiles(t *testing.T) {
 	for name, src := range keep {
 		write(t, out, name, src)
 	}
-	write(t, out, ".vigen-123.tmp", "partial")
+	write(t, out, ".vigen-second.go-123.tmp", "partial")
 	if code := run([]string{"gen", "-o", out, "-pkg", "second", vi}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -176,13 +176,95 @@ func TestGenRemovesOnlyItsOwnStaleFiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "second.go")); err != nil {
 		t.Errorf("second.go was not written: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(out, ".vigen-123.tmp")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(out, ".vigen-second.go-123.tmp")); !os.IsNotExist(err) {
 		t.Error("the leftover temporary file was not removed")
 	}
 	for name, src := range keep {
 		if b, err := os.ReadFile(filepath.Join(out, name)); err != nil || string(b) != src {
 			t.Errorf("%s was changed or removed (%v)", name, err)
 		}
+	}
+}
+
+// Ownership of a generated file is decided by the file itself, never by
+// the relative path of the .vi it came from: two models whose files are
+// both model.vi (in dirA and dirB) generated into one directory keep each
+// its package, and a renamed or edited copy of a generated file stays. A
+// file is removed only if it is byte for byte what gen writes for this
+// model under its name, with or without -kernels. vigen once removed the
+// first model's package and the edited copy, both of whose headers named
+// the source model.vi.
+func TestGenKeepsOtherModelsFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, m := range []string{"a", "b"} {
+		os.MkdirAll(filepath.Join(dir, "dir"+strings.ToUpper(m)), 0o755)
+		write(t, filepath.Join(dir, "dir"+strings.ToUpper(m)), "model.vi", strings.Replace(good, "model tiny", "model "+m, 1))
+	}
+	gen := func(sub string, args ...string) string {
+		t.Helper()
+		t.Chdir(filepath.Join(dir, sub))
+		code, _, stderr := runCLI(append(append([]string{"gen", "-o", "../out"}, args...), "model.vi")...)
+		if code != 0 {
+			t.Fatalf("gen in %s: exit %d\n%s", sub, code, stderr)
+		}
+		return stderr
+	}
+	out := filepath.Join(dir, "out")
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(out, name))
+		return string(b)
+	}
+	gen("dirA")
+	first := read("a.go")
+	if !strings.HasPrefix(first, codegen.Header+"\n// source: model.vi\n") {
+		t.Fatalf("a.go starts %.80q", first)
+	}
+	// A renamed copy, edited, and one not edited: neither is a.go.
+	edited := strings.Replace(first, "package a", "package a // mine", 1)
+	write(t, out, "mine.go", edited)
+	write(t, out, "copy.go", first)
+	stderr := gen("dirB")
+	if read("a.go") != first {
+		t.Error("the package of model a, generated from dirA/model.vi, was removed by generating dirB/model.vi")
+	}
+	if read("b.go") == "" {
+		t.Error("b.go was not written")
+	}
+	if read("mine.go") != edited || read("copy.go") != first {
+		t.Error("a renamed copy of a generated file was removed")
+	}
+	if !strings.Contains(stderr, "left "+filepath.Join("..", "out", "a.go")+" alone") {
+		t.Errorf("no note about a.go, which makes the directory hold two packages:\n%s", stderr)
+	}
+
+	// Same model, a new package name: the old file goes, generated with or
+	// without -kernels; edited, it stays.
+	for _, c := range []struct {
+		args []string
+		edit bool
+	}{{nil, false}, {[]string{"-kernels"}, false}, {nil, true}} {
+		os.RemoveAll(out)
+		gen("dirA", append([]string{"-pkg", "first"}, c.args...)...)
+		if c.edit {
+			write(t, out, "first.go", strings.Replace(read("first.go"), "package first", "package first // mine", 1))
+		}
+		gen("dirA", append([]string{"-pkg", "second"}, c.args...)...)
+		if _, err := os.Stat(filepath.Join(out, "first.go")); os.IsNotExist(err) == c.edit {
+			t.Errorf("gen %v, then -pkg second, first.go edited %v: removed %v", c.args, c.edit, os.IsNotExist(err))
+		}
+	}
+}
+
+// gen refuses to write over a file that is not regular, and never reads
+// it to decide (a FIFO would block the read for ever).
+func TestGenRefusesNonRegularTarget(t *testing.T) {
+	dir := t.TempDir()
+	vi := write(t, dir, "tiny.vi", good)
+	out := filepath.Join(dir, "pkg")
+	os.MkdirAll(filepath.Join(out, "tiny.go"), 0o755)
+	code, _, stderr := runCLI("gen", "-o", out, vi)
+	if want := "refusing to overwrite " + filepath.Join(out, "tiny.go") + ": it is not a regular file"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/vigen-go/vigen/runtime"
+	"github.com/vigen-go/vigen/spec/ir"
 )
 
 // plotMark is the comment vigen puts in every plot it writes; it replaces
@@ -103,11 +104,24 @@ func markSVG(svg []byte) []byte {
 	return append([]byte(plotMark+"\n"), svg...)
 }
 
+// plotHeadLimit is how much of an existing plot vigen reads for plotMark,
+// which comes right after the XML declaration.
+const plotHeadLimit = 512
+
 // checkPlotTarget refuses to replace a file without plotMark.
 func checkPlotTarget(path string) error {
-	return refuseForeign(path, func(old []byte) bool {
-		return bytes.Contains(old[:min(len(old), 512)], []byte(plotMark))
+	return refuseForeign(path, plotHeadLimit, func(head []byte) bool {
+		return bytes.Contains(head, []byte(plotMark))
 	}, "vigen did not write it")
+}
+
+// plotFiles are the names of the files writePlots writes for m.
+func plotFiles(m *ir.Model) []string {
+	names := []string{"elbo.svg"}
+	for _, v := range m.VarsWithRole(ir.RoleLatent) {
+		names = append(names, "latent-"+v.Name+".svg")
+	}
+	return names
 }
 
 func elboPlot(r resultForPlots) (*plot.Plot, error) {

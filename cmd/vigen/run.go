@@ -2,9 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/vigen-go/vigen/codegen"
@@ -63,6 +65,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if path == "" || f.data == "" {
 		fmt.Fprint(stderr, "usage: vigen run model.vi -data data.json [-out result.json] [-method laplace|delta] [-seed N] [-plot DIR]\n")
 		fs.PrintDefaults()
+		fmt.Fprint(stderr, runExitStatus)
 		return 2
 	}
 	src, err := os.ReadFile(path)
@@ -82,19 +85,36 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	// Every output is checked before the build and the fit.
 	if f.out != "" {
 		if err := checkResultTarget(f.out); err != nil {
-			fmt.Fprintln(stderr, "vigen:", err)
-			return 1
+			fmt.Fprintln(stderr, "vigen: -out:", err)
+			return exitError
 		}
 	}
-	bin, err := cachedBuild(m, f.rebuild, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+	if f.plot != "" {
+		if err := checkPlotTargets(f.plot, plotFiles(m)); err != nil {
+			fmt.Fprintln(stderr, "vigen: -plot:", err)
+			return exitError
+		}
 	}
-	result, code := runFit(bin, f, stderr)
-	if code != 0 {
+	if _, err := os.Stat(f.data); err != nil {
+		fmt.Fprintln(stderr, "vigen: -data:", err)
+		return exitError
+	}
+	sig := catchInterrupts()
+	defer sig.stop()
+	bin, err := cachedBuild(sig.ctx, m, f.rebuild, f.quiet, stderr)
+	if err != nil {
+		if s := sig.caught(); s != nil {
+			fmt.Fprintf(stderr, "vigen: stopped by %v during the build; nothing was left in the cache\n", s)
+			return exitError
+		}
+		fmt.Fprintln(stderr, err)
+		return exitError
+	}
+	result, code := runFit(sig, bin, f, stderr)
+	if result == nil {
 		return code
 	}
 	if f.out != "" {
@@ -104,19 +124,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "vigen:", err)
-		return 1
+		return exitError
 	}
 	if f.plot != "" {
 		files, err := writePlots(f.plot, result)
 		if err != nil {
 			fmt.Fprintln(stderr, "vigen: plots:", err)
-			return 1
+			// The result is written; a fit that did not converge keeps
+			// its status.
+			return max(code, exitError)
 		}
 		if !f.quiet {
 			fmt.Fprintf(stderr, "vigen: wrote %s\n", strings.Join(files, ", "))
 		}
 	}
-	return 0
+	return code
 }
 
 // parseInterspersed parses flags that come before or after the one
@@ -145,15 +167,111 @@ func parseInterspersed(fs *flag.FlagSet, args []string) (string, bool) {
 	return "", false
 }
 
+// runExitStatus is the part of vigen run's usage on exit statuses.
+const runExitStatus = `exit status: 0 the fit converged; 1 an error, no result; 2 bad command line;
+  3 the fit stopped at -maxiter without converging (status "max_iterations");
+  4 it stopped for another reason (status "canceled" after SIGINT or SIGTERM, "not_finite: …",
+  or trouble in the last iteration). With 3 and 4 the result is written and stderr says why.
+`
+
+// Exit statuses of vigen run (and of the command it builds).
+const (
+	exitConverged = 0 // the fit converged; the result is written
+	exitError     = 1 // an error in the model, the data, a file, the build, or an interrupt before the fit: no result; or the plots of a converged fit failed
+	exitUsage     = 2 // bad command line
+	// exitNotConverged: the fit stopped at -maxiter (status
+	// "max_iterations"); the result, of the last iteration, is written.
+	exitNotConverged = 3
+	// exitFailed: the fit stopped for another reason (status "canceled",
+	// "not_finite: …", or trouble in the last iteration); the result, of
+	// the last completed iteration, is written.
+	exitFailed = 4
+)
+
+// interrupts catches SIGINT and SIGTERM for the whole of vigen run: during
+// the build it cancels ctx (the build stops and its directory is removed);
+// during the fit it forwards the signal to the fitting command, which
+// stops within an iteration and writes its result. Ctrl-C in a terminal
+// reaches both vigen and the command; the command then gets it twice,
+// which is the same as once.
+type interrupts struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	ch     chan os.Signal
+	mu     sync.Mutex
+	got    os.Signal
+	child  *os.Process
+}
+
+func catchInterrupts() *interrupts {
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &interrupts{ctx: ctx, cancel: cancel, ch: make(chan os.Signal, 4)}
+	signal.Notify(in.ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		for s := range in.ch {
+			in.mu.Lock()
+			if in.got == nil {
+				in.got = s
+			}
+			in.cancel()
+			if in.child != nil {
+				// Where signals cannot be sent (Windows), the console
+				// delivers Ctrl-C to the command itself.
+				in.child.Signal(s)
+			}
+			in.mu.Unlock()
+		}
+	}()
+	return in
+}
+
+// caught is the first signal caught, or nil.
+func (in *interrupts) caught() os.Signal {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.got
+}
+
+// start starts cmd unless a signal came first; signals from then on are
+// forwarded to it until wait.
+func (in *interrupts) start(cmd *exec.Cmd) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.got != nil {
+		return fmt.Errorf("stopped by %v before the fit", in.got)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	in.child = cmd.Process
+	return nil
+}
+
+// wait waits for the command start started; no signal is sent to it after.
+func (in *interrupts) wait(cmd *exec.Cmd) error {
+	err := cmd.Wait()
+	in.mu.Lock()
+	in.child = nil
+	in.mu.Unlock()
+	return err
+}
+
+func (in *interrupts) stop() {
+	signal.Stop(in.ch)
+	close(in.ch)
+	in.cancel()
+}
+
 // runFit runs the model's command on the data and returns the result JSON
-// it writes on stdout; progress and errors go straight to stderr. While it
-// runs, vigen ignores interrupts: the command itself stops at Ctrl-C and
-// still writes the result of the last completed iteration.
-func runFit(bin string, f runFlags, stderr io.Writer) ([]byte, int) {
+// it writes on stdout, and vigen's exit status: the command's, which says
+// how the fit ended (exitConverged, exitNotConverged, exitFailed; the
+// command says on stderr why a fit did not converge). Progress and errors
+// go straight to stderr. The result is nil if there is none.
+func runFit(sig *interrupts, bin string, f runFlags, stderr io.Writer) ([]byte, int) {
 	data, err := filepath.Abs(f.data)
 	if err != nil {
 		fmt.Fprintln(stderr, "vigen:", err)
-		return nil, 1
+		return nil, exitError
 	}
 	args := []string{"-data", data}
 	if f.method != "" {
@@ -178,30 +296,30 @@ func runFit(bin string, f runFlags, stderr io.Writer) ([]byte, int) {
 	var out bytes.Buffer
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, &out, stderr
-	interrupts := make(chan os.Signal, 1)
-	signal.Notify(interrupts, os.Interrupt)
-	defer signal.Stop(interrupts)
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return nil, 1 // the command said why on stderr
-		}
+	if err := sig.start(cmd); err != nil {
 		fmt.Fprintln(stderr, "vigen:", err)
-		return nil, 1
+		return nil, exitError
 	}
-	return out.Bytes(), 0
-}
-
-// checkResultTarget refuses to overwrite anything at path but a result
-// vigen wrote (a JSON object with "model" and "status").
-func checkResultTarget(path string) error {
-	return refuseForeign(path, func(old []byte) bool {
-		var head struct {
-			Model  *string `json:"model"`
-			Status *string `json:"status"`
+	code := 0
+	if err := sig.wait(cmd); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			fmt.Fprintln(stderr, "vigen:", err)
+			return nil, exitError
 		}
-		return json.Unmarshal(old, &head) == nil && head.Model != nil && head.Status != nil
-	}, "it is not a result vigen wrote")
+		code = exit.ExitCode()
+		if code != exitNotConverged && code != exitFailed {
+			if code < 0 { // killed by a signal before it could write a result
+				fmt.Fprintf(stderr, "vigen: the fit ended without a result (%v)\n", err)
+			}
+			return nil, exitError // otherwise the command said why on stderr
+		}
+	}
+	if out.Len() == 0 {
+		fmt.Fprintln(stderr, "vigen: the fit wrote no result")
+		return nil, exitError
+	}
+	return out.Bytes(), code
 }
 
 // cachedBuild returns the path of the fitting command for m, building it
@@ -209,8 +327,11 @@ func checkResultTarget(path string) error {
 // the same vigen, runtime and Go toolchain. The cache is $VIGEN_CACHE, or
 // vigen/ in the user's cache directory; each build is made in a temporary
 // directory and renamed into place, so an interrupted or concurrent build
-// never leaves a half-written one behind.
-func cachedBuild(m *ir.Model, rebuild bool, stderr io.Writer) (string, error) {
+// never leaves a half-written one behind: a build stopped by a signal
+// (ctx canceled) removes its directory, and one left by a vigen that was
+// killed outright is swept by a later build once it is staleBuildAge old.
+// quiet drops the lines saying which build is used.
+func cachedBuild(ctx context.Context, m *ir.Model, rebuild, quiet bool, stderr io.Writer) (string, error) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		return "", errors.New("vigen run builds the model's code with the Go toolchain, and there is no go command on PATH; install Go from https://go.dev/dl/")
@@ -224,7 +345,7 @@ func cachedBuild(m *ir.Model, rebuild bool, stderr io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	goVersion, err := exec.Command(goTool, "env", "GOVERSION").Output()
+	goVersion, err := exec.CommandContext(ctx, goTool, "env", "GOVERSION").Output()
 	if err != nil {
 		return "", fmt.Errorf("vigen: go env GOVERSION: %v", err)
 	}
@@ -236,14 +357,19 @@ func cachedBuild(m *ir.Model, rebuild bool, stderr io.Writer) (string, error) {
 	}
 	bin := filepath.Join(dir, exe)
 	if _, err := os.Stat(bin); err == nil && !rebuild {
-		fmt.Fprintf(stderr, "vigen: using the cached build of %s (%s)\n", m.Name, dir)
+		if !quiet {
+			fmt.Fprintf(stderr, "vigen: using the cached build of %s (%s)\n", m.Name, dir)
+		}
 		return bin, nil
 	}
-	fmt.Fprintf(stderr, "vigen: building %s into %s (once per model and vigen version)\n", m.Name, dir)
+	if !quiet {
+		fmt.Fprintf(stderr, "vigen: building %s into %s (once per model and vigen version)\n", m.Name, dir)
+	}
 	start := time.Now()
 	if err := os.MkdirAll(filepath.Join(root, "run"), 0o755); err != nil {
 		return "", fmt.Errorf("vigen: %v", err)
 	}
+	sweepStaleBuilds(filepath.Join(root, "run"), time.Now().Add(-staleBuildAge))
 	tmp, err := os.MkdirTemp(filepath.Join(root, "run"), ".build-"+m.Name+"-*")
 	if err != nil {
 		return "", fmt.Errorf("vigen: %v", err)
@@ -258,10 +384,17 @@ func cachedBuild(m *ir.Model, rebuild bool, stderr io.Writer) (string, error) {
 			return "", fmt.Errorf("vigen: %v", err)
 		}
 	}
-	build := exec.Command(goTool, "build", "-o", exe, ".")
+	build := exec.CommandContext(ctx, goTool, "build", "-o", exe, ".")
 	build.Dir = tmp
 	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	// Stopped, go build stops the compiler and linker it runs; a build
+	// that does not stop within WaitDelay is killed.
+	build.Cancel = func() error { return build.Process.Signal(os.Interrupt) }
+	build.WaitDelay = 10 * time.Second
 	if out, err := build.CombinedOutput(); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
 		return "", fmt.Errorf("vigen: building the generated code of %s failed; this is a bug in vigen, please report it with the model:\n%s", m.Name, out)
 	}
 	if rebuild {
@@ -273,8 +406,29 @@ func cachedBuild(m *ir.Model, rebuild bool, stderr io.Writer) (string, error) {
 			return "", fmt.Errorf("vigen: %v", err)
 		}
 	}
-	fmt.Fprintf(stderr, "vigen: built in %.1fs\n", time.Since(start).Seconds())
+	if !quiet {
+		fmt.Fprintf(stderr, "vigen: built in %.1fs\n", time.Since(start).Seconds())
+	}
 	return bin, nil
+}
+
+// staleBuildAge is the age from which a .build-* directory in the cache is
+// taken to be left by a vigen that was killed (SIGKILL, a crash, a power
+// cut) rather than a build in progress, and is removed.
+const staleBuildAge = time.Hour
+
+// sweepStaleBuilds removes the .build-* directories in dir last modified
+// before cutoff. Errors are ignored: the sweep only saves space.
+func sweepStaleBuilds(dir string, cutoff time.Time) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), ".build-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // cacheRoot is $VIGEN_CACHE, or vigen/ in the user's cache directory.
