@@ -76,10 +76,11 @@ func (g *gen) allocCheck(f *fitGen) string {
 			as = append(as, alloc{"the units' bookkeeping", []string{f.unit.Size}, 3})
 		}
 	}
-	// Only bags have "@" dimensions the check can measure; drop any other.
+	// Only bags have "@" dimensions the check can measure; drop any other,
+	// and scalars.
 	kept := as[:0]
 	for _, a := range as {
-		ok := true
+		ok := len(a.dims) > 0 // a scalar's few numbers need no check
 		for _, d := range a.dims {
 			if name, isEntries := strings.CutPrefix(d, "@"); isEntries {
 				v := g.m.Lookup(name)

@@ -158,6 +158,13 @@ func (g *gen) domainChecks() string {
 		}
 		for k, p := range fam.Params {
 			if d, ok := cons[p.Name]; ok && k < len(f.Args) {
+				if v, ok := g.literal(f.Args[k]); ok {
+					if !d.holds(v) {
+						g.errs = append(g.errs, fmt.Sprintf("%s: the %s of %s is %s, which must be %s\n\thint: give it a value in that domain (spec/README.md lists the constraints of every distribution)",
+							f.Args[k].Position(), p.Name, f.Dist, strconv.FormatFloat(v, 'g', -1, 64), d.requirement()))
+					}
+					continue
+				}
 				g.domainCheck(&sb, seen, f, f.Args[k], d, fmt.Sprintf("it is the %s of %s at %s", p.Name, f.Dist, f.Args[k].Position()))
 			}
 		}
@@ -261,4 +268,46 @@ func (g *gen) letterSize(f *ir.Factor, letter string) string {
 		}
 	}
 	return ""
+}
+
+// literal returns the value of a scalar argument written with numbers
+// only (2, -1, 1 / sqrt(4)), folded as derive folds it.
+func (g *gen) literal(e ir.Expr) (float64, bool) {
+	if len(e.Typ().Dims) > 0 {
+		return 0, false
+	}
+	pure := true
+	ir.Walk(e, func(x ir.Expr) {
+		switch x.(type) {
+		case *ir.Ref, *ir.Index:
+			pure = false
+		}
+	})
+	if !pure {
+		return 0, false
+	}
+	x, err := derive.NewBuilder(g.m).Lower(e, nil)
+	if err != nil {
+		return 0, false // derive reports it (division by zero, a domain error)
+	}
+	n, ok := x.(*derive.Num)
+	if !ok {
+		return 0, false
+	}
+	return n.V, true
+}
+
+// holds reports whether v lies in d; bounds given by a size letter are
+// not known before the data and count as met.
+func (d domainSpec) holds(v float64) bool {
+	if math.IsNaN(v) {
+		return false
+	}
+	if d.loLetter == "" && (v < d.lo || d.loOpen && v == d.lo) {
+		return false
+	}
+	if d.hiLetter == "" && (v > d.hi || d.hiOpen && v == d.hi) {
+		return false
+	}
+	return true
 }

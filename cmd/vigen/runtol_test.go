@@ -20,11 +20,11 @@ func TestRunTolerancesReachTheFit(t *testing.T) {
 		Status     string `json:"status"`
 		Iterations int    `json:"iterations"`
 	}
-	fit := func(args ...string) result {
+	fit := func(want int, args ...string) result {
 		t.Helper()
 		code, stdout, stderr := runCLI(append([]string{"run", model, "-data", data, "-q"}, args...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d:\n%s", args, code, stderr)
+		if code != want {
+			t.Fatalf("%v: exit %d, want %d:\n%s", args, code, want, stderr)
 		}
 		var r result
 		if err := json.Unmarshal([]byte(stdout), &r); err != nil {
@@ -32,13 +32,13 @@ func TestRunTolerancesReachTheFit(t *testing.T) {
 		}
 		return r
 	}
-	full := fit()
-	short := fit("-tol", "1e-3", "-meantol", "inf")
+	full := fit(exitConverged)
+	short := fit(exitConverged, "-tol", "1e-3", "-meantol", "inf")
 	if !full.Converged || !short.Converged || short.Iterations >= full.Iterations {
 		t.Errorf("defaults: %s after %d iterations; -tol 1e-3 -meantol inf: %s after %d, want converged sooner",
 			full.Status, full.Iterations, short.Status, short.Iterations)
 	}
-	capped := fit("-localmaxiter", "1", "-localtol", "1e-300", "-maxiter", "3")
+	capped := fit(exitNotConverged, "-localmaxiter", "1", "-localtol", "1e-300", "-maxiter", "3")
 	if capped.Converged || capped.Iterations != 3 || !strings.Contains(capped.Status, "units unsettled after LocalMaxIter 1 sweeps") {
 		t.Errorf("-localmaxiter 1 -localtol 1e-300 -maxiter 3: %s after %d iterations, want 3 unconverged", capped.Status, capped.Iterations)
 	}
