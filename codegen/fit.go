@@ -356,11 +356,11 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 	}
 	f.p("\tgrad, hess := runtime.Grow(&w.grad, p), runtime.Grow(&w.curv, p*p)\n")
 	f.p("\tdelta := q.%s == \"delta\"\n", qi.method)
-	started := "false"
+	cond := "delta"
 	if qi.local {
-		started = fmt.Sprintf("q.%sStarted[d]", qi.fields[0])
+		cond = fmt.Sprintf("delta && !q.%sStarted[d]", qi.fields[0])
 	}
-	f.p("\tif delta && !%s {\n\t\t// The delta method needs a Σ to start from: −∇²f⁻¹ at the current\n\t\t// mean, or the identity if that is not positive definite.\n", started)
+	f.p("\tif %s {\n\t\t// The delta method needs a Σ to start from: −∇²f⁻¹ at the current\n\t\t// mean, or the identity if that is not positive definite.\n", cond)
 	f.p("\t\tm.%sF(%s%s%s, grad, hess)\n\t\tif !runtime.NegInvSPD(cov, hess, p) {\n\t\t\truntime.Identity(cov, p)\n\t\t}\n", qi.upper, unitArg, "mean", inputs)
 	if qi.local {
 		f.p("\t\tq.%sStarted[d] = true\n", qi.fields[0])
@@ -445,10 +445,14 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 		f.p(", for unit d")
 	}
 	f.p(", and returns the relative change of its parameters.\nfunc (m *Model) update%s(q *state, w *scratch%s) float64 {\n\tlo, hi := %s, %s\n", qi.upper, param, lo, hi)
-	f.p("\tprev := runtime.Grow(&w.prev, (hi-lo)*%d)\n", len(qi.fields))
+	f.p("\tprev := runtime.Grow(&w.prev, %s)\n", rowsTimes(len(qi.fields)))
 	var outs []string
 	for k, fl := range qi.fields {
-		f.p("\tcopy(prev[%d*(hi-lo):], q.%s[lo:hi])\n\tclear(q.%s[lo:hi])\n", k, fl, fl)
+		dst := "prev"
+		if k > 0 {
+			dst = "prev[" + rowsTimes(k) + ":]"
+		}
+		f.p("\tcopy(%s, q.%s[lo:hi])\n\tclear(q.%s[lo:hi])\n", dst, fl, fl)
 		if rowSlice {
 			outs = append(outs, fmt.Sprintf("q.%s[lo:hi]", fl))
 		} else {
@@ -480,7 +484,7 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 	}
 	f.p("\tchange := 0.0\n")
 	for k, fl := range qi.fields {
-		f.p("\tchange = math.Max(change, runtime.L2Change(q.%s[lo:hi], prev[%d*(hi-lo):%d*(hi-lo)]))\n", fl, k, k+1)
+		f.p("\tchange = math.Max(change, runtime.L2Change(q.%s[lo:hi], prev[%s:%s]))\n", fl, rowsTimes(k), rowsTimes(k+1))
 	}
 	f.p("\treturn change\n}\n")
 }
@@ -571,13 +575,16 @@ func (f *fitGen) emitLoops() {
 		}
 	}
 	f.p("\treturn strings.Join(ms, \",\")\n}\n")
-	f.p("\n// laplaceOnly reports whether every nonconjugate factor uses Laplace.\nfunc (q *state) laplaceOnly() bool {\n\treturn true")
+	var laplace []string
 	for _, qi := range f.qs {
 		if qi.obj != nil {
-			f.p(" && q.%s == \"laplace\"", qi.method)
+			laplace = append(laplace, fmt.Sprintf("q.%s == \"laplace\"", qi.method))
 		}
 	}
-	f.p("\n}\n")
+	if len(laplace) == 0 {
+		laplace = []string{"true"}
+	}
+	f.p("\n// laplaceOnly reports whether every nonconjugate factor uses Laplace.\nfunc (q *state) laplaceOnly() bool {\n\treturn %s\n}\n", strings.Join(laplace, " && "))
 }
 
 // emitFingerprint writes the Model's fingerprint method: a hash of each
@@ -779,4 +786,16 @@ func (f *fitGen) emitMoments(qi *qInfo) {
 	doc := []string{fmt.Sprintf("%sMoments adds E_q[t(%s)] (%s) into its outputs: the expected", qi.upper, qi.v.Name, strings.Join(qi.q.MomentStats, "; ")),
 		"sufficient statistics other updates read. The caller zeroes the outputs."}
 	f.sb.WriteString(f.g.emitKernel(kernelSpec{Name: qi.upper + "Moments", Doc: doc, Unit: u.Unit, Params: params, Outputs: outputs}))
+}
+
+// rowsTimes is k·(hi − lo) as Go source, the offset of the k-th saved
+// block of a unit's rows: "", "hi-lo", "2*(hi-lo)", ...
+func rowsTimes(k int) string {
+	switch k {
+	case 0:
+		return ""
+	case 1:
+		return "hi-lo"
+	}
+	return fmt.Sprintf("%d*(hi-lo)", k)
 }

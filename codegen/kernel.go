@@ -53,12 +53,15 @@ func (g *gen) emitKernel(k kernelSpec) string {
 		}
 		goOf[prm.Tensor] = name
 	}
-	outs := make([]Output, len(k.Outputs))
-	for n, o := range k.Outputs {
+	var outs []Output
+	for _, o := range k.Outputs {
+		if n, ok := o.Expr.(*derive.Num); ok && n.V == 0 && o.Target == "f" {
+			continue // nothing to add to the scalar result
+		}
 		if o.Target != "f" {
 			o.Target = goOf[o.Target]
 		}
-		outs[n] = o
+		outs = append(outs, o)
 	}
 	stmts := Schedule(outs)
 	localOf := map[string]string{}
@@ -139,12 +142,15 @@ func (g *gen) emitKernel(k kernelSpec) string {
 			fmt.Fprintf(&sb, "\tclear(%s)\n", goOf[prm.Tensor])
 		}
 	}
-	if k.Scalar {
+	switch {
+	case k.Scalar && len(outs) == 0:
+		sb.WriteString("\treturn 0\n")
+	case k.Scalar:
 		sb.WriteString("\tvar f float64\n")
-	}
-	sb.WriteString(body.String())
-	if k.Scalar {
+		sb.WriteString(body.String())
 		sb.WriteString("\treturn f\n")
+	default:
+		sb.WriteString(body.String())
 	}
 	sb.WriteString("}\n")
 	return sb.String()

@@ -854,8 +854,8 @@ func (m *Model) collapseDeltaTheta(q *state, w *scratch, d int, opts Options) {
 // closed form of Eq. 18, for unit d, and returns the relative change of its parameters.
 func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 	lo, hi := m.wOff[d]*m.k, m.wOff[d+1]*m.k
-	prev := runtime.Grow(&w.prev, (hi-lo)*1)
-	copy(prev[0*(hi-lo):], q.zProb[lo:hi])
+	prev := runtime.Grow(&w.prev, hi-lo)
+	copy(prev, q.zProb[lo:hi])
 	clear(q.zProb[lo:hi])
 	m.ZNaturalExp(d, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], q.zProb)
 	if !runtime.NormalizeRows(q.zProb[lo:hi], m.k) {
@@ -864,7 +864,7 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 		runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
 	}
 	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.zProb[lo:hi], prev[0*(hi-lo):1*(hi-lo)]))
+	change = math.Max(change, runtime.L2Change(q.zProb[lo:hi], prev[:hi-lo]))
 	return change
 }
 
@@ -937,7 +937,7 @@ func (q *state) methods() string {
 
 // laplaceOnly reports whether every nonconjugate factor uses Laplace.
 func (q *state) laplaceOnly() bool {
-	return true && q.thetaMethod == "laplace"
+	return q.thetaMethod == "laplace"
 }
 
 // elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's
@@ -1190,9 +1190,7 @@ func (m *Model) ZNaturalExp(d int, thetaMean, thetaCov, prob []float64) {
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
 // the global statements and the entropies of the global non-Gaussian factors.
 func (m *Model) elboGlobal() float64 {
-	var f float64
-	f += 0.0
-	return f
+	return 0
 }
 
 // elboUnit is unit d's part of the ELBO: E_q[log p] of the statements inside

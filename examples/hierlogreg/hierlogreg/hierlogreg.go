@@ -967,7 +967,7 @@ func (q *state) methods() string {
 
 // laplaceOnly reports whether every nonconjugate factor uses Laplace.
 func (q *state) laplaceOnly() bool {
-	return true && q.thetaMethod == "laplace"
+	return q.thetaMethod == "laplace"
 }
 
 // elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's

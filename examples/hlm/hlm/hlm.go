@@ -697,7 +697,7 @@ func (m *Model) updateTheta(q *state, w *scratch, s runtime.NewtonSettings) runt
 	mean, cov := q.thetaMean, q.thetaCov
 	grad, hess := runtime.Grow(&w.grad, p), runtime.Grow(&w.curv, p*p)
 	delta := q.thetaMethod == "delta"
-	if delta && !false {
+	if delta {
 		// The delta method needs a Σ to start from: −∇²f⁻¹ at the current
 		// mean, or the identity if that is not positive definite.
 		m.ThetaF(mean, q.zParam, q.zElog, grad, hess)
@@ -740,13 +740,13 @@ func (m *Model) updateTheta(q *state, w *scratch, s runtime.NewtonSettings) runt
 // closed form of Eq. 18, for unit d, and returns the relative change of its parameters.
 func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 	lo, hi := d*m.v, (d+1)*m.v
-	prev := runtime.Grow(&w.prev, (hi-lo)*1)
-	copy(prev[0*(hi-lo):], q.zParam[lo:hi])
+	prev := runtime.Grow(&w.prev, hi-lo)
+	copy(prev, q.zParam[lo:hi])
 	clear(q.zParam[lo:hi])
 	m.ZNatural(d, q.thetaMean, q.thetaCov, q.zParam[lo:hi])
 	m.momentsZ(q, d)
 	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.zParam[lo:hi], prev[0*(hi-lo):1*(hi-lo)]))
+	change = math.Max(change, runtime.L2Change(q.zParam[lo:hi], prev[:hi-lo]))
 	return change
 }
 
@@ -803,7 +803,7 @@ func (q *state) methods() string {
 
 // laplaceOnly reports whether every nonconjugate factor uses Laplace.
 func (q *state) laplaceOnly() bool {
-	return true && q.thetaMethod == "laplace"
+	return q.thetaMethod == "laplace"
 }
 
 // elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's

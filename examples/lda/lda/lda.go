@@ -687,13 +687,13 @@ func (q *state) nonFinite() string {
 // closed form of Eq. 18, and returns the relative change of its parameters.
 func (m *Model) updateBeta(q *state, w *scratch) float64 {
 	lo, hi := 0, len(q.betaParam)
-	prev := runtime.Grow(&w.prev, (hi-lo)*1)
-	copy(prev[0*(hi-lo):], q.betaParam[lo:hi])
+	prev := runtime.Grow(&w.prev, hi-lo)
+	copy(prev, q.betaParam[lo:hi])
 	clear(q.betaParam[lo:hi])
 	m.BetaNatural(q.zProb, q.betaParam)
 	m.momentsBeta(q)
 	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.betaParam[lo:hi], prev[0*(hi-lo):1*(hi-lo)]))
+	change = math.Max(change, runtime.L2Change(q.betaParam[lo:hi], prev[:hi-lo]))
 	return change
 }
 
@@ -701,13 +701,13 @@ func (m *Model) updateBeta(q *state, w *scratch) float64 {
 // closed form of Eq. 18, for unit d, and returns the relative change of its parameters.
 func (m *Model) updateTheta(q *state, w *scratch, d int) float64 {
 	lo, hi := d*m.k, (d+1)*m.k
-	prev := runtime.Grow(&w.prev, (hi-lo)*1)
-	copy(prev[0*(hi-lo):], q.thetaParam[lo:hi])
+	prev := runtime.Grow(&w.prev, hi-lo)
+	copy(prev, q.thetaParam[lo:hi])
 	clear(q.thetaParam[lo:hi])
 	m.ThetaNatural(d, q.zProb, q.thetaParam[lo:hi])
 	m.momentsTheta(q, d)
 	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.thetaParam[lo:hi], prev[0*(hi-lo):1*(hi-lo)]))
+	change = math.Max(change, runtime.L2Change(q.thetaParam[lo:hi], prev[:hi-lo]))
 	return change
 }
 
@@ -715,8 +715,8 @@ func (m *Model) updateTheta(q *state, w *scratch, d int) float64 {
 // closed form of Eq. 18, for unit d, and returns the relative change of its parameters.
 func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 	lo, hi := m.wOff[d]*m.k, m.wOff[d+1]*m.k
-	prev := runtime.Grow(&w.prev, (hi-lo)*1)
-	copy(prev[0*(hi-lo):], q.zProb[lo:hi])
+	prev := runtime.Grow(&w.prev, hi-lo)
+	copy(prev, q.zProb[lo:hi])
 	clear(q.zProb[lo:hi])
 	m.ZNaturalExp(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.zProb)
 	if !runtime.NormalizeRows(q.zProb[lo:hi], m.k) {
@@ -725,7 +725,7 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 		runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
 	}
 	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.zProb[lo:hi], prev[0*(hi-lo):1*(hi-lo)]))
+	change = math.Max(change, runtime.L2Change(q.zProb[lo:hi], prev[:hi-lo]))
 	return change
 }
 

@@ -691,7 +691,7 @@ func (m *Model) updateTheta(q *state, w *scratch, s runtime.NewtonSettings) runt
 	mean, cov := q.thetaMean, q.thetaCov
 	grad, hess := runtime.Grow(&w.grad, p), runtime.Grow(&w.curv, p*p)
 	delta := q.thetaMethod == "delta"
-	if delta && !false {
+	if delta {
 		// The delta method needs a Σ to start from: −∇²f⁻¹ at the current
 		// mean, or the identity if that is not positive definite.
 		m.ThetaF(mean, grad, hess)
@@ -767,7 +767,7 @@ func (q *state) methods() string {
 
 // laplaceOnly reports whether every nonconjugate factor uses Laplace.
 func (q *state) laplaceOnly() bool {
-	return true && q.thetaMethod == "laplace"
+	return q.thetaMethod == "laplace"
 }
 
 // elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's
