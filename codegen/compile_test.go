@@ -36,6 +36,22 @@ for n in 1:N {
 }
 `,
 	"mixprec": mixPrecVI,
+	// A collapsed unit whose delta correction depends on q(z): no
+	// collapseDelta is emitted, and what is must still compile.
+	"unitmix": `model unitmix
+size D, N, K
+data y : real[D, N]
+const p : simplex[K]
+latent theta : real[D, K] nonconjugate laplace
+latent z : int[D, N] in 1..K conjugate
+for d in 1:D {
+  theta[d] ~ Normal(0, 3)
+  for n in 1:N {
+    z[d, n] ~ Categorical(p)
+    y[d, n] ~ Normal(theta[d, z[d, n]], 1)
+  }
+}
+`,
 	// 5(c): theta and Theta made the same methods (updateTheta).
 	"cases": casesVI,
 	// 5(d): param into made the field Params.Into next to the method Into.

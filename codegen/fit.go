@@ -381,7 +381,9 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 		f.p("// collapsed objective g (%sCollapsed): the fixed point of the %s/%s\n// alternation, found by Newton's method instead of by many sweeps.\n", qi.upper, qi.v.Name, c.Z.Name)
 		f.p("func (m *Model) collapse%s(d int, mean []float64, s runtime.NewtonSettings) runtime.Status {\n", qi.upper)
 		f.p("\tobj := func(x, g, h []float64) float64 {\n\t\treturn m.%sCollapsed(d, x, g, h)\n\t}\n\treturn runtime.Maximize(obj, mean, s).Status\n}\n", qi.upper)
-		f.emitCollapseDelta(qi, n, inputs)
+		if c.DeltaCollapses {
+			f.emitCollapseDelta(qi, n, inputs)
+		}
 	}
 }
 
@@ -532,7 +534,10 @@ func (f *fitGen) emitLoops() {
 			f.p("\t// The delta method starts from where the unit was, once it has been\n\t// there (near its fixed point under the previous params).\n")
 			f.p("\tif !opts.PlainSweeps {\n\t\tdelta := q.%s == \"delta\"\n", qi.method)
 			f.p("\t\tif !delta || !q.%sStarted[d] {\n\t\t\tm.collapse%s(d, q.%s[d*%s:(d+1)*%s], opts.Newton)\n\t\t}\n", qi.fields[0], qi.upper, qi.fields[0], n, n)
-			f.p("\t\tif delta {\n\t\t\tm.collapseDelta%s(q, w, d, opts)\n\t\t}\n\t\tm.update%s(q, w, d)\n\t}\n", qi.upper, z.upper)
+			if qi.obj.Collapsed.DeltaCollapses {
+				f.p("\t\tif delta {\n\t\t\tm.collapseDelta%s(q, w, d, opts)\n\t\t}\n", qi.upper)
+			}
+			f.p("\t\tm.update%s(q, w, d)\n\t}\n", z.upper)
 		}
 		f.p("\tfor it := 1; it <= opts.LocalMaxIter; it++ {\n\t\tchange := 0.0\n")
 		for _, qi := range local {

@@ -29,6 +29,12 @@ type Collapsed struct {
 	Z             *ir.Var
 	F, Grad, Hess Expr
 	Parts         []*Part
+	// DeltaCollapses says the delta correction ½Tr{∇²f Σ} does not depend
+	// on q(Z): ∇²_θ η_nk is the same for every category k (as in the CTM,
+	// where η is linear in θ but for the −log Σ exp θ term constant in k),
+	// so the delta method's fixed point is a stationary point of the
+	// collapsed objective plus that correction.
+	DeltaCollapses bool
 }
 
 // collapse returns the collapsed objective of o, or nil when the model does
@@ -108,6 +114,8 @@ func (b *Builder) collapse(o *Objective, updates []*Update, qs map[string]*QFact
 		}
 	}
 	natural := unitView(u.Natural[0], theta, *o.Unit)
+	ha, hb := b.Fresh("a", o.Dim), b.Fresh("b", o.Dim)
+	c.DeltaCollapses = !hasFree(Diff(Diff(natural, theta, []Index{ha}), theta, []Index{hb}), k)
 	// exp η as a product of the terms' exponentials, so exp(log β) = β
 	// and exp(θ_k) is computed once per k, not per entry.
 	var factors []Expr

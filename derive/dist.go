@@ -196,9 +196,7 @@ func init() {
 		"1/x":   func(a []Expr) Expr { return Div(a[0], a[1]) },
 		"log x": func(a []Expr) Expr { return Sub(logE(a[1]), psi(a[0])) },
 		"x":     func(a []Expr) Expr { return Div(a[1], Sub(a[0], N(1))) }, // α > 1
-		"var": func(a []Expr) Expr {
-			return Mul(Pow(a[1], N(2)), Pow(Sub(a[0], N(1)), N(-2)), Pow(Sub(a[0], N(2)), N(-1)))
-		}, // α > 2
+		// no "var": it needs α > 2, which nothing guarantees of q's shape
 	})
 	// H = α + log β + log Γ(α) − (1+α)ψ(α)
 	d.Entropy = sentropy(func(a []Expr) Expr {

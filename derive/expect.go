@@ -278,6 +278,9 @@ func (x *expecter) integrateQuadratic(e Expr, q *QFactor) Expr {
 		}
 		return out
 	}
+	if !readsWhole(e, v, len(q.Dims)) {
+		return nil // Diff needs every read to select one element
+	}
 	i, j := at("q"), at("q")
 	d1 := Diff(e, v, i)
 	d2 := Diff(d1, v, j)
@@ -518,6 +521,9 @@ func (x *expecter) indices(q *QFactor) []Index {
 // exp of a linear form, also written as a power or product of exps.
 func (x *expecter) gaussian(e Expr, q *QFactor) Expr {
 	v := q.Var
+	if !readsWhole(e, v, len(q.Dims)) {
+		return nil
+	}
 	i, j := x.indices(q), x.indices(q)
 	grad := Diff(e, v, i)
 	hess := Diff(grad, v, j)
@@ -751,4 +757,16 @@ func replaceTensor(e Expr, v string, fn func(*Tensor) Expr) Expr {
 		return fn(t)
 	}
 	return mapChildren(e, func(c Expr) Expr { return replaceTensor(c, v, fn) })
+}
+
+// readsWhole reports whether every read of the tensor v in e has rank
+// indices, so that derivatives by one of its elements are defined.
+func readsWhole(e Expr, v string, rank int) bool {
+	ok := true
+	Visit(e, func(y Expr) {
+		if t, isT := y.(*Tensor); isT && t.Name == v && len(t.Idx) != rank {
+			ok = false
+		}
+	})
+	return ok
 }

@@ -192,6 +192,10 @@ func (b *Builder) gaussMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) 
 		args[k] = r.Var
 	}
 	g.Mean, g.Cov = args[0], args[1]
+	if g.Mean == v && len(v.Type.Dims) != 1 {
+		// a scalar mean broadcasts, but its M-step would be another one
+		return nil, noForm(stmt.Args[0].Position(), fmt.Sprintf("the mean of the MvNormal is %s, of type %s, not a vector", v.Name, v.Type))
+	}
 	// The target: x[d] over `for d in 1:D`, alone in its plate.
 	t := stmt.Target
 	if len(stmt.Plates) != 1 || len(t.Index) != 1 {
