@@ -52,7 +52,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.method, "method", "", "laplace or delta for every nonconjugate latent (default: as declared)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the random starting values")
 	fs.IntVar(&f.maxIter, "maxiter", 0, "maximum coordinate-ascent iterations (0: the generated package's default)")
-	fs.Float64Var(&f.tol, "tol", 0, "relative ELBO change that ends the run (0: the generated package's default)")
+	fs.Float64Var(&f.tol, "tol", 0, "relative ELBO change below which the run may end (0: the generated package's default; inf: no such criterion)")
 	f.tols.register(fs)
 	fs.IntVar(&f.workers, "workers", 0, "goroutines updating units in parallel (0: all cores); results do not depend on it")
 	fs.StringVar(&f.plot, "plot", "", "write SVG plots of the ELBO trace and the posteriors into this directory")
@@ -60,6 +60,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.rebuild, "rebuild", false, "rebuild the model's command even if a cached build exists")
 	path, ok := parseInterspersed(fs, args)
 	if !ok {
+		return 2
+	}
+	if bad := f.tols.negative(f.maxIter, f.tol, f.workers); bad != "" {
+		fmt.Fprintf(stderr, "vigen run: -%s must not be negative (0 means the default)\n", bad)
 		return 2
 	}
 	if path == "" || f.data == "" {

@@ -33,3 +33,20 @@ func (t *tolFlags) args() []string {
 	}
 	return a
 }
+
+// negative names the first of the numeric flags that is negative (or NaN),
+// which would otherwise be replaced by its default without a word.
+func (t *tolFlags) negative(maxIter int, tol float64, workers int) string {
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{
+		{"maxiter", maxIter < 0}, {"tol", !(tol >= 0)}, {"meantol", !(t.meanTol >= 0)},
+		{"localtol", !(t.localTol >= 0)}, {"localmaxiter", t.localMaxIter < 0}, {"workers", workers < 0},
+	} {
+		if c.bad {
+			return c.name
+		}
+	}
+	return ""
+}

@@ -43,3 +43,13 @@ func TestRunTolerancesReachTheFit(t *testing.T) {
 		t.Errorf("-localmaxiter 1 -localtol 1e-300 -maxiter 3: %s after %d iterations, want 3 unconverged", capped.Status, capped.Iterations)
 	}
 }
+
+// A negative tolerance or count is a usage error, not silently the default.
+func TestRunRefusesNegativeTolerances(t *testing.T) {
+	for _, flag := range []string{"-maxiter", "-tol", "-meantol", "-localtol", "-localmaxiter", "-workers"} {
+		code, _, stderr := runCLI("run", "../../examples/lda/lda.vi", "-data", "../../examples/lda/data.json", flag, "-5")
+		if code != 2 || !strings.Contains(stderr, flag+" must not be negative") {
+			t.Errorf("%s -5: exit %d, stderr %q; want 2 and the flag named", flag, code, stderr)
+		}
+	}
+}

@@ -96,36 +96,66 @@ func TestCheckpointNeverOverwritesForeignFiles(t *testing.T) {
 // A cancellation is honoured within the iteration it arrives in: the E-step
 // stops handing out documents, and Fit returns, marked "canceled", the
 // state at the end of the last completed iteration, which is exactly what
-// an uncanceled run of that many iterations returns.
+// an uncanceled run of that many iterations returns. Both paths are
+// driven deterministically (a timer racing the E-step made this test
+// depend on the machine's load): a cancellation seen at the top of
+// iteration 3, and one seen only by the E-step of iteration 3.
 func TestCancelWithinIteration(t *testing.T) {
 	_, docs := smallCorpus(t, 400)
 	data := &ctm.Data{K: 3, W: docs, V: 15}
 	opts := ctm.Options{MaxIter: 50, Seed: 3, Tol: 1e-300, Workers: 2}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	opts.Progress = func(p runtime.Progress) {
-		if p.Iteration == 2 {
-			// Cancel before iteration 3 runs (synchronously: a timer
-			// racing the E-step made this test depend on the machine's
-			// load). Iteration 3 must be abandoned, not completed.
-			cancel()
-		}
-	}
-	res, err := ctm.Fit(ctx, data, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Status != "canceled" || res.Iterations != 2 {
-		t.Fatalf("status %q after %d iterations, want canceled with 2 complete", res.Status, res.Iterations)
-	}
 	ref := opts
-	ref.Progress, ref.MaxIter = nil, res.Iterations
+	ref.MaxIter = 2
 	want, err := ctm.Fit(context.Background(), data, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want.Status = "canceled"
-	sameRun(t, res, want)
+	for _, inEStep := range []bool{false, true} {
+		ctx := &eStepCancel{Context: context.Background(), cancel: make(chan struct{})}
+		o := opts
+		o.Progress = func(p runtime.Progress) {
+			if p.Iteration == 2 {
+				ctx.fire(inEStep)
+			}
+		}
+		res, err := ctm.Fit(ctx, data, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != "canceled" || res.Iterations != 2 {
+			t.Fatalf("in the E-step %v: status %q after %d iterations, want canceled with 2 complete", inEStep, res.Status, res.Iterations)
+		}
+		sameRun(t, res, want)
+	}
+}
+
+// eStepCancel is a context canceled on fire: fully (Err and Done), or, to
+// reach the E-step's own check, through Done alone, which only the E-step
+// reads.
+type eStepCancel struct {
+	context.Context
+	cancel         chan struct{}
+	done, canceled bool
+}
+
+func (c *eStepCancel) fire(doneOnly bool) {
+	close(c.cancel)
+	c.done, c.canceled = true, !doneOnly
+}
+
+func (c *eStepCancel) Done() <-chan struct{} {
+	if c.done {
+		return c.cancel
+	}
+	return nil
+}
+
+func (c *eStepCancel) Err() error {
+	if c.canceled {
+		return context.Canceled
+	}
+	return nil
 }
 
 // Resume refuses to continue a run under anything that changes its fixed

@@ -1,0 +1,17 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestMain removes what the tests build outside t.TempDir(): the vigen
+// binary that builtVigen shares between tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if vigenBin != "" {
+		os.RemoveAll(filepath.Dir(vigenBin))
+	}
+	os.Exit(code)
+}
