@@ -1,0 +1,162 @@
+// Package regress records the full Result of every example's Fit on its
+// bundled data, for each method, as a SHA-256 of its JSON (with the
+// wall-clock Seconds zeroed), so that a refactoring of the fit driver can
+// show that it changes no number. go test -update rewrites the hashes.
+package regress
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/vigen-go/vigen/examples/ctm/ctm"
+	"github.com/vigen-go/vigen/examples/hierlogreg/hierlogreg"
+	"github.com/vigen-go/vigen/examples/hlm/hlm"
+	"github.com/vigen-go/vigen/examples/lda/lda"
+	"github.com/vigen-go/vigen/examples/logreg/logreg"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/results.sha256")
+
+const hashFile = "testdata/results.sha256"
+
+// fitter fits one example on its bundled data with the given method and
+// returns the Result with its Seconds zeroed.
+type fitter func(ctx context.Context, path, method string) (any, error)
+
+// fitOf adapts a generated package's LoadData and Fit.
+func fitOf[D, O, R any](load func(*os.File) (D, error), fit func(context.Context, D, O) (*R, error),
+	opts func(method string) O, zero func(*R)) fitter {
+	return func(ctx context.Context, path, method string) (any, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		d, err := load(f)
+		if err != nil {
+			return nil, err
+		}
+		r, err := fit(ctx, d, opts(method))
+		if err != nil {
+			return nil, err
+		}
+		zero(r)
+		return r, nil
+	}
+}
+
+// The examples. Every fit runs with default Options but for Method; none
+// needs an iteration cap (each converges on its bundled data in well under
+// a second).
+var examples = map[string]fitter{
+	"ctm": fitOf(func(f *os.File) (*ctm.Data, error) { return ctm.LoadData(f) }, ctm.Fit,
+		func(m string) ctm.Options { return ctm.Options{Method: m} }, func(r *ctm.Result) { r.Seconds = 0 }),
+	"hierlogreg": fitOf(func(f *os.File) (*hierlogreg.Data, error) { return hierlogreg.LoadData(f) }, hierlogreg.Fit,
+		func(m string) hierlogreg.Options { return hierlogreg.Options{Method: m} }, func(r *hierlogreg.Result) { r.Seconds = 0 }),
+	"hlm": fitOf(func(f *os.File) (*hlm.Data, error) { return hlm.LoadData(f) }, hlm.Fit,
+		func(m string) hlm.Options { return hlm.Options{Method: m} }, func(r *hlm.Result) { r.Seconds = 0 }),
+	"lda": fitOf(func(f *os.File) (*lda.Data, error) { return lda.LoadData(f) }, lda.Fit,
+		func(m string) lda.Options { return lda.Options{Method: m} }, func(r *lda.Result) { r.Seconds = 0 }),
+	"logreg": fitOf(func(f *os.File) (*logreg.Data, error) { return logreg.LoadData(f) }, logreg.Fit,
+		func(m string) logreg.Options { return logreg.Options{Method: m} }, func(r *logreg.Result) { r.Seconds = 0 }),
+}
+
+// TestResultsUnchanged compares the hash of each example's Result with the
+// one recorded in testdata/results.sha256.
+func TestResultsUnchanged(t *testing.T) {
+	want, err := readHashes()
+	if err != nil && !*update {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	got := map[string]string{}
+	var names []string
+	for name := range examples {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for _, method := range []string{"laplace", "delta"} {
+			key := name + "/" + method
+			r, err := examples[name](context.Background(), "../../"+name+"/data.json", method)
+			if err != nil {
+				t.Errorf("%s: %v", key, err)
+				continue
+			}
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var head struct {
+				Status     string `json:"status"`
+				Iterations int    `json:"iterations"`
+			}
+			json.Unmarshal(b, &head)
+			t.Logf("%s: %s after %d iterations", key, head.Status, head.Iterations)
+			sum := sha256.Sum256(b)
+			got[key] = hex.EncodeToString(sum[:])
+			if !*update && got[key] != want[key] {
+				t.Errorf("%s: the Result changed: sha256 %s, recorded %s", key, got[key], want[key])
+			}
+		}
+	}
+	if *update {
+		if err := writeHashes(got); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for key := range want {
+		if _, ok := got[key]; !ok {
+			t.Errorf("%s: recorded but no longer fitted", key)
+		}
+	}
+}
+
+func readHashes() (map[string]string, error) {
+	f, err := os.Open(hashFile)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		hash, key, ok := strings.Cut(line, "  ")
+		if !ok {
+			return nil, fmt.Errorf("%s: bad line %q", hashFile, line)
+		}
+		m[key] = hash
+	}
+	return m, sc.Err()
+}
+
+func writeHashes(m map[string]string) error {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("# sha256 of each example's Result JSON (Seconds zeroed), default Options\n")
+	b.WriteString("# but Method; written by go test ./examples/internal/regress -update\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s  %s\n", m[k], k)
+	}
+	if err := os.MkdirAll("testdata", 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(hashFile, []byte(b.String()), 0o644)
+}
