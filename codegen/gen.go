@@ -8,9 +8,9 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"go/scanner"
 	"go/token"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -241,12 +241,33 @@ const importsMarker = "//vigen:imports"
 var stdImports = [][2]string{{"context", "context"}, {"fmt", "fmt"}, {"io", "io"}, {"math", "math"},
 	{"rand", "math/rand/v2"}, {"strings", "strings"}, {"time", "time"}}
 
-// withImports replaces the import marker by the imports the code uses.
+// withImports replaces the import marker by the imports the code uses: a
+// package is used where its name, as an identifier (not in a comment or a
+// string), is followed by a selector.
 func withImports(src []byte) []byte {
 	body := string(src)
+	used := map[string]bool{}
+	fset := token.NewFileSet()
+	var sc scanner.Scanner
+	sc.Init(fset.AddFile("", fset.Base(), len(src)), src, nil, 0)
+	prev, last := "", token.ILLEGAL // an identifier not itself selected, and the last token
+	for {
+		_, tok, lit := sc.Scan()
+		if tok == token.EOF {
+			break
+		}
+		if tok == token.PERIOD && prev != "" {
+			used[prev] = true
+		}
+		prev = ""
+		if tok == token.IDENT && last != token.PERIOD {
+			prev = lit
+		}
+		last = tok
+	}
 	var lines []string
 	for _, p := range stdImports {
-		if regexp.MustCompile(`(^|[^\w.])` + p[0] + `\.`).MatchString(body) {
+		if used[p[0]] {
 			lines = append(lines, strconv.Quote(p[1]))
 		}
 	}

@@ -35,7 +35,7 @@ var goReserved = map[string]bool{
 	"Data": true, "LoadData": true, "Model": true, "NewModel": true, "Options": true,
 	"Result": true, "LoadResult": true, "Latent": true, "Params": true, "Fit": true,
 	"state": true, "scratch": true, "hasParams": true, "hasGlobals": true,
-	"singleGaussian": true, "unsettled": true,
+	"singleGaussian": true, "unsettled": true, "caModel": true,
 	// methods of Model
 	"MStep": true, "computeAux": true, "withOwnParams": true, "ownParams": true,
 	"startParams": true, "paramsResult": true, "newState": true, "updateUnit": true,

@@ -429,173 +429,70 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Model: "ctm", Method: q.methods(), Status: "max_iterations"}
-	fp := m.fingerprint(q, opts)
-	if opts.Resume != nil {
-		if err := runtime.CheckResume(opts.Resume.Fingerprint, fp, runtime.HashJSON(&opts.Resume.Params)); err != nil {
+	a := &caModel{m: m, opts: opts, fp: m.fingerprint(q, opts)}
+	s := runtime.CASettings{Convergence: conv, Workers: opts.Workers, Progress: opts.Progress,
+		Checkpoint: opts.Checkpoint, Start: start}
+	if r := opts.Resume; r != nil {
+		if err := runtime.CheckResume(r.Fingerprint, a.fp, runtime.HashJSON(&r.Params)); err != nil {
 			return nil, err
 		}
+		s.Resume = &runtime.Run{Iterations: r.Iterations, ELBO: r.ELBO, Seconds: r.Seconds, Unsettled: r.Unsettled}
 	}
-	em := hasParams && !opts.FixParams
-	workers := runtime.Workers(opts.Workers)
-	ws := make([]*scratch, workers)
-	for w := range ws {
-		ws[w] = &scratch{trouble: runtime.Trouble{}}
-	}
-	units := m.numUnits()
-	done := make([]bool, units) // units that settled
-	perUnit := make([]float64, units)
-	prevELBO := math.Inf(-1)
-	first := 1
-	if r := opts.Resume; r != nil {
-		if len(r.ELBO) != r.Iterations {
-			return nil, fmt.Errorf("resume: %d ELBO values for %d iterations", len(r.ELBO), r.Iterations)
-		}
-		first = r.Iterations + 1
-		res.Iterations = r.Iterations
-		res.ELBO = append(res.ELBO, r.ELBO...)
-		if len(r.ELBO) > 0 {
-			prevELBO = r.ELBO[len(r.ELBO)-1]
-		}
-		res.Seconds = r.Seconds
-		if r.Iterations > 0 {
-			for d := range done {
-				done[d] = true
-			}
-		}
-		for _, d := range r.Unsettled {
-			if d < 1 || d > units {
-				return nil, fmt.Errorf("resume: unsettled unit %d is outside 1..%d", d, units)
-			}
-			done[d-1] = false
-		}
-	}
-	// kept is the state at the end of the last completed iteration whose
-	// numbers are all finite: what Fit returns, also when a cancellation
-	// cuts the next iteration short or the next one produces a NaN.
-	var kept state
-	q.copyTo(&kept)
-	keptParams, keptDone := m.paramsResult(), append([]bool(nil), done...)
-	if p := q.nonFinite(); p != "" {
-		return nil, fmt.Errorf("the starting state is not finite: %s", p)
-	}
-	for it := first; it <= opts.MaxIter; it++ {
-		if err := ctx.Err(); err != nil {
-			res.Status = "canceled"
-			break
-		}
-		for _, w := range ws {
-			clear(w.trouble)
-		}
-		complete := runtime.ParallelForUntil(ctx.Done(), units, workers, func(w, d int) {
-			if !hasGlobals && !em && done[d] {
-				return // nothing a settled unit reads has changed since
-			}
-			done[d] = m.updateUnit(q, ws[w], d, opts)
-		})
-		if !complete {
-			res.Status = "canceled"
-			break
-		}
-		change := m.updateGlobals(q, ws[0], opts)
-		tr := runtime.Trouble{}
-		for _, w := range ws {
-			for k, n := range w.trouble {
-				tr[k] += n
-			}
-		}
-		settled := 0
-		for _, ok := range done {
-			if ok {
-				settled++
-			}
-		}
-		paramChange := 0.0
-		if em {
-			if paramChange, err = m.mstep(q, opts); err == nil {
-				err = m.computeAux()
-			}
-			if err != nil {
-				tr.Add(err.Error())
-			}
-		}
-		elbo := m.elbo(q, workers, perUnit)
-		// Params move only in M-steps; without them the kept copy stands.
-		params := keptParams
-		if em {
-			params = m.paramsResult()
-		}
-		bad := q.nonFinite()
-		if bad == "" && em {
-			bad = runtime.NonFinite(params)
-		}
-		if math.IsNaN(elbo) || math.IsInf(elbo, 0) {
-			bad = fmt.Sprintf("the ELBO = %v", elbo)
-		}
-		if bad != "" {
-			if settled < units {
-				tr.Add(fmt.Sprintf("%d of %d units did not settle in %d sweeps", units-settled, units, opts.LocalMaxIter))
-			}
-			if len(tr) > 0 {
-				bad += " (" + tr.String() + ")"
-			}
-			res.Status = fmt.Sprintf("not_finite: %s in iteration %d; the result is the state after iteration %d", bad, it, it-1)
-			break
-		}
-		q.copyTo(&kept)
-		keptParams = params
-		copy(keptDone, done)
-		res.ELBO = append(res.ELBO, elbo)
-		res.Iterations = it
-		rel := runtime.RelChange(prevELBO, elbo)
-		// The convergence rule (runtime.Convergence). Without global factors
-		// one pass is a fixed point (each unit ran to its own), and so is one
-		// Laplace update of a single factor; not when an M-step has moved
-		// the params since.
-		pending, unmet := conv.Unmet(runtime.IterationCheck{RelChange: rel, GlobalChange: change, Units: units, Settled: settled,
-			Trouble: tr, FixedPoint: !em && (!hasGlobals || singleGaussian && q.laplaceOnly())})
-		if opts.Progress != nil {
-			opts.Progress(runtime.Progress{Iteration: it, ELBO: elbo, RelChange: rel, MeanChange: math.Max(change, paramChange),
-				Units: units, Settled: settled, Seconds: time.Since(start).Seconds(),
-				Decreased: runtime.Decreased(prevELBO, elbo), Pending: pending})
-		}
-		if err != nil {
-			res.Status = tr.String() // the params could not be estimated
-			break
-		}
-		if len(unmet) == 0 {
-			res.Converged = true
-			res.Status = "converged"
-			break
-		}
-		res.Status = runtime.MaxIterationsStatus(unmet)
-		prevELBO = elbo
-		if c := opts.Checkpoint; c.On() && it%c.Every == 0 && it < opts.MaxIter {
-			cp := *res
-			cp.Status, cp.Seconds = runtime.CheckpointStatus, res.Seconds+time.Since(start).Seconds()
-			cp.Latent, cp.Params, cp.Unsettled = kept.latent(m), keptParams, unsettled(keptDone)
-			cp.Fingerprint = fp.WithParams(&cp.Params)
-			if err := runtime.WriteCheckpoint(c.Path, &cp); err != nil {
-				res.Status = "checkpoint failed: " + err.Error()
-				break
-			}
-		}
-	}
-	res.Seconds += time.Since(start).Seconds()
-	res.Latent, res.Params, res.Unsettled = kept.latent(m), keptParams, unsettled(keptDone)
-	res.Fingerprint = fp.WithParams(&res.Params)
-	return res, nil
+	return runtime.FitCA(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, s)
 }
 
-// unsettled lists the units (1-based) not marked done.
-func unsettled(done []bool) []int {
-	var out []int
-	for d, ok := range done {
-		if !ok {
-			out = append(out, d+1)
-		}
+// caModel adapts Model to runtime.CAModel for one Fit with opts.
+type caModel struct {
+	m    *Model
+	opts Options
+	fp   *runtime.Fingerprint
+}
+
+func (a *caModel) Shape(q *state) runtime.CAShape {
+	return runtime.CAShape{Units: a.m.numUnits(), Globals: hasGlobals, EM: hasParams && !a.opts.FixParams,
+		OnePass: !hasGlobals || singleGaussian && q.laplaceOnly()}
+}
+
+func (a *caModel) NewWorker(tr runtime.Trouble) *scratch { return &scratch{trouble: tr} }
+
+func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
+	return a.m.updateUnit(q, w, d, a.opts)
+}
+
+func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {
+	return a.m.updateGlobals(q, w, a.opts)
+}
+
+func (a *caModel) MStep(q *state) (float64, error) {
+	change, err := a.m.mstep(q, a.opts)
+	if err == nil {
+		err = a.m.computeAux()
 	}
-	return out
+	return change, err
+}
+
+func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
+	return a.m.elbo(q, workers, perUnit)
+}
+
+func (a *caModel) Copy(dst, src *state) *state {
+	if dst == nil {
+		dst = new(state)
+	}
+	src.copyTo(dst)
+	return dst
+}
+
+func (a *caModel) NonFinite(q *state) string { return q.nonFinite() }
+
+func (a *caModel) Params() Params { return a.m.paramsResult() }
+
+func (a *caModel) Result(run runtime.Run, q *state, p Params) *Result {
+	r := &Result{Model: "ctm", Method: q.methods(), Converged: run.Converged, Status: run.Status,
+		Iterations: run.Iterations, ELBO: run.ELBO, Seconds: run.Seconds, Latent: q.latent(a.m), Params: p,
+		Unsettled: run.Unsettled}
+	r.Fingerprint = a.fp.WithParams(&r.Params)
+	return r
 }
 
 // withOwnParams returns a copy of m whose params Fit and MStep may

@@ -1,0 +1,277 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// CAModel is what a generated package supplies to FitCA, the coordinate
+// ascent of Wang & Blei's Fig. 1: the model-specific updates over its
+// variational state S, with W one worker's scratch space, P the params as
+// a result reports them and R the result. The package implements it with
+// an unexported adapter holding the Model and the Options of one fit.
+type CAModel[S, W, P, R any] interface {
+	// Shape describes the coordinate ascent of the model in state q.
+	Shape(q S) CAShape
+	// NewWorker returns the scratch space of one worker, whose updates
+	// record the numerical trouble they meet in tr.
+	NewWorker(tr Trouble) W
+	// UpdateUnit is Fig. 1's inner loop for unit d (0-based): it updates
+	// the unit's local factors until they settle and reports whether they
+	// did. Units are updated concurrently, each by one worker.
+	UpdateUnit(q S, w W, d int) bool
+	// UpdateGlobals updates the global factors and returns their largest
+	// relative change.
+	UpdateGlobals(q S, w W) float64
+	// MStep sets the params to the maximum of the expected complete log
+	// likelihood under q and returns their largest relative change.
+	MStep(q S) (float64, error)
+	// ELBO is the evidence lower bound of q, computed on workers goroutines
+	// with perUnit (one entry per unit) as scratch space.
+	ELBO(q S, workers int, perUnit []float64) float64
+	// Copy copies src into dst, reusing dst's arrays, and returns dst; a
+	// zero dst is allocated.
+	Copy(dst, src S) S
+	// NonFinite names the first number of q that is NaN or infinite, or
+	// returns "".
+	NonFinite(q S) string
+	// Params returns the current params (a copy that later M-steps do not
+	// change).
+	Params() P
+	// Result assembles the result of a run, or of a checkpoint, from the
+	// state and params at the end of its last completed iteration.
+	Result(run Run, q S, p P) R
+}
+
+// CAShape describes a model's coordinate ascent.
+type CAShape struct {
+	// Units is the number of units (0 without a unit plate).
+	Units int
+	// Globals says the model has global factors.
+	Globals bool
+	// EM says the params are estimated, by an M-step after each iteration.
+	EM bool
+	// OnePass says one iteration reaches the fixed point while the params
+	// stay put: no global factors (each unit ran to its own fixed point),
+	// or a single global Gaussian updated by Laplace.
+	OnePass bool
+}
+
+// Run is the model-independent record of a fit, the fields of a result
+// besides its model, method, latents, params and fingerprint.
+type Run struct {
+	Converged  bool
+	Status     string
+	Iterations int
+	ELBO       []float64
+	Seconds    float64
+	// Unsettled lists the units (1-based) whose local updates did not
+	// settle in the last iteration.
+	Unsettled []int
+}
+
+// CASettings are the model-independent options of FitCA.
+type CASettings struct {
+	// Convergence is the rule that ends the fit; zero fields take their
+	// defaults.
+	Convergence
+	// Workers is the number of goroutines updating units (0: GOMAXPROCS).
+	// The result does not depend on it.
+	Workers int
+	// Progress, if set, is called after every iteration.
+	Progress func(Progress)
+	// Checkpoint says where and how often to save the run, as the JSON of
+	// the model's Result with status CheckpointStatus.
+	Checkpoint Checkpoint
+	// Resume, if set, is the record of a checkpointed run to continue (the
+	// state and params it saved are the state FitCA is given and the
+	// model's params).
+	Resume *Run
+	// Start is when the fit started, for Seconds (zero: when FitCA is
+	// called).
+	Start time.Time
+}
+
+// FitCA runs coordinate ascent (Fig. 1) from state q, as variational EM
+// when the model's shape says so: each iteration updates every unit's
+// local factors until they settle (the E-step, on s.Workers goroutines),
+// then the global factors, then the params (the M-step), and computes the
+// ELBO. It stops when the convergence rule (Convergence) is met, after
+// MaxIter iterations, or when ctx is done. A cancellation is seen between
+// units, so within one iteration; the result then has status "canceled"
+// and holds the state and params at the end of the last completed
+// iteration (the one whose ELBO ends the trace). Likewise an iteration
+// that produces a NaN or an infinity is discarded and reported in the
+// status ("not_finite: ..."): no number in a result is ever NaN or ±Inf.
+// q is updated in place; the result is assembled from a copy.
+func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CASettings) (R, error) {
+	var zero R
+	start := s.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
+	conv := s.Convergence.WithDefaults()
+	shape := m.Shape(q)
+	run := Run{Status: "max_iterations"}
+	workers := Workers(s.Workers)
+	troubles := make([]Trouble, workers)
+	ws := make([]W, workers)
+	for w := range ws {
+		troubles[w] = Trouble{}
+		ws[w] = m.NewWorker(troubles[w])
+	}
+	units := shape.Units
+	done := make([]bool, units) // units that settled
+	perUnit := make([]float64, units)
+	prevELBO := math.Inf(-1)
+	first := 1
+	if r := s.Resume; r != nil {
+		if len(r.ELBO) != r.Iterations {
+			return zero, fmt.Errorf("resume: %d ELBO values for %d iterations", len(r.ELBO), r.Iterations)
+		}
+		first = r.Iterations + 1
+		run.Iterations = r.Iterations
+		run.ELBO = append(run.ELBO, r.ELBO...)
+		if len(r.ELBO) > 0 {
+			prevELBO = r.ELBO[len(r.ELBO)-1]
+		}
+		run.Seconds = r.Seconds
+		if r.Iterations > 0 {
+			for d := range done {
+				done[d] = true
+			}
+		}
+		for _, d := range r.Unsettled {
+			if d < 1 || d > units {
+				return zero, fmt.Errorf("resume: unsettled unit %d is outside 1..%d", d, units)
+			}
+			done[d-1] = false
+		}
+	}
+	// kept is the state at the end of the last completed iteration whose
+	// numbers are all finite: what FitCA returns, also when a cancellation
+	// cuts the next iteration short or the next one produces a NaN.
+	var kept S
+	kept = m.Copy(kept, q)
+	keptParams, keptDone := m.Params(), append([]bool(nil), done...)
+	if p := m.NonFinite(q); p != "" {
+		return zero, fmt.Errorf("the starting state is not finite: %s", p)
+	}
+	em := shape.EM
+	var err error
+	for it := first; it <= conv.MaxIter; it++ {
+		if err := ctx.Err(); err != nil {
+			run.Status = "canceled"
+			break
+		}
+		for _, tr := range troubles {
+			clear(tr)
+		}
+		complete := ParallelForUntil(ctx.Done(), units, workers, func(w, d int) {
+			if !shape.Globals && !em && done[d] {
+				return // nothing a settled unit reads has changed since
+			}
+			done[d] = m.UpdateUnit(q, ws[w], d)
+		})
+		if !complete {
+			run.Status = "canceled"
+			break
+		}
+		change := 0.0
+		if shape.Globals {
+			change = m.UpdateGlobals(q, ws[0])
+		}
+		tr := Trouble{}
+		for _, t := range troubles {
+			for k, n := range t {
+				tr[k] += n
+			}
+		}
+		settled := 0
+		for _, ok := range done {
+			if ok {
+				settled++
+			}
+		}
+		paramChange := 0.0
+		if em {
+			if paramChange, err = m.MStep(q); err != nil {
+				tr.Add(err.Error())
+			}
+		}
+		elbo := m.ELBO(q, workers, perUnit)
+		// Params move only in M-steps; without them the kept copy stands.
+		params := keptParams
+		if em {
+			params = m.Params()
+		}
+		bad := m.NonFinite(q)
+		if bad == "" && em {
+			bad = NonFinite(params)
+		}
+		if math.IsNaN(elbo) || math.IsInf(elbo, 0) {
+			bad = fmt.Sprintf("the ELBO = %v", elbo)
+		}
+		if bad != "" {
+			if settled < units {
+				tr.Add(fmt.Sprintf("%d of %d units did not settle in %d sweeps", units-settled, units, conv.LocalMaxIter))
+			}
+			if len(tr) > 0 {
+				bad += " (" + tr.String() + ")"
+			}
+			run.Status = fmt.Sprintf("not_finite: %s in iteration %d; the result is the state after iteration %d", bad, it, it-1)
+			break
+		}
+		kept = m.Copy(kept, q)
+		keptParams = params
+		copy(keptDone, done)
+		run.ELBO = append(run.ELBO, elbo)
+		run.Iterations = it
+		rel := RelChange(prevELBO, elbo)
+		// An M-step that moved the params since makes another iteration
+		// necessary even where one is a fixed point.
+		pending, unmet := conv.Unmet(IterationCheck{RelChange: rel, GlobalChange: change, Units: units, Settled: settled,
+			Trouble: tr, FixedPoint: !em && shape.OnePass})
+		if s.Progress != nil {
+			s.Progress(Progress{Iteration: it, ELBO: elbo, RelChange: rel, MeanChange: math.Max(change, paramChange),
+				Units: units, Settled: settled, Seconds: time.Since(start).Seconds(),
+				Decreased: Decreased(prevELBO, elbo), Pending: pending})
+		}
+		if err != nil {
+			run.Status = tr.String() // the params could not be estimated
+			break
+		}
+		if len(unmet) == 0 {
+			run.Converged = true
+			run.Status = "converged"
+			break
+		}
+		run.Status = MaxIterationsStatus(unmet)
+		prevELBO = elbo
+		if c := s.Checkpoint; c.On() && it%c.Every == 0 && it < conv.MaxIter {
+			cp := run
+			cp.Status, cp.Seconds = CheckpointStatus, run.Seconds+time.Since(start).Seconds()
+			cp.Unsettled = unsettledUnits(keptDone)
+			if err := WriteCheckpoint(c.Path, m.Result(cp, kept, keptParams)); err != nil {
+				run.Status = "checkpoint failed: " + err.Error()
+				break
+			}
+		}
+	}
+	run.Seconds += time.Since(start).Seconds()
+	run.Unsettled = unsettledUnits(keptDone)
+	return m.Result(run, kept, keptParams), nil
+}
+
+// unsettledUnits lists the units (1-based) not marked done.
+func unsettledUnits(done []bool) []int {
+	var out []int
+	for d, ok := range done {
+		if !ok {
+			out = append(out, d+1)
+		}
+	}
+	return out
+}
