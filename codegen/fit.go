@@ -520,9 +520,9 @@ func (f *fitGen) emitLoops() {
 		}
 	}
 	if f.unit != nil {
-		f.p("\n// updateUnit is Fig. 1's inner loop for unit d: it updates the unit's\n// local factors in turn until their largest relative change is below\n")
+		f.p("\n// UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's\n// local factors in turn until their largest relative change is below\n")
 		f.p("// opts.LocalTol, and reports whether they settled within opts.LocalMaxIter\n// sweeps.\n")
-		f.p("func (m *Model) updateUnit(q *state, w *scratch, d int, opts Options) bool {\n")
+		f.p("func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {\n\tm, opts := a.m, a.opts\n")
 		for _, qi := range local {
 			if qi.obj == nil || qi.obj.Collapsed == nil {
 				continue
@@ -554,22 +554,45 @@ func (f *fitGen) emitLoops() {
 			f.p("\t\tif change < opts.LocalTol {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n")
 		}
 	}
-	f.p("\n// updateGlobals updates the global factors in turn and returns their\n// largest relative change.\n")
-	f.p("func (m *Model) updateGlobals(q *state, w *scratch, opts Options) float64 {\n\tchange := 0.0\n")
+	f.p("\n// UpdateGlobals updates the global factors in turn and returns their\n// largest relative change.\n")
+	f.p("func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {\n")
+	if len(global) > 0 {
+		f.p("\tm := a.m\n")
+	}
+	for _, qi := range global {
+		if qi.obj != nil {
+			f.p("\topts := a.opts\n")
+			break
+		}
+	}
+	f.p("\tchange := 0.0\n")
 	for _, qi := range global {
 		f.sb.WriteString(f.updateCall(qi, "\t"))
 	}
 	f.p("\treturn change\n}\n")
-	f.p("\n// hasGlobals, hasParams and singleGaussian describe the model's\n// coordinate ascent.\nconst (\n")
-	f.p("\thasGlobals = %v\n", len(global) > 0)
-	f.p("\thasParams = %v\n", len(f.d.MSteps) > 0)
-	// One global Gaussian factor and nothing else: one Laplace update is a
-	// fixed point (the delta method alternates μ and Σ, so it iterates).
-	f.p("\tsingleGaussian = %v\n)\n", f.unit == nil && len(global) == 1 && global[0].obj != nil)
+	// The shape of the coordinate ascent. One pass is a fixed point without
+	// global factors (each unit ran to its own), and with one global
+	// Gaussian factor and nothing else updated by Laplace (the delta method
+	// alternates μ and Σ, so it iterates).
+	var shape []string
 	if f.unit != nil {
-		f.p("\n// numUnits is the number of units (the size %s).\nfunc (m *Model) numUnits() int { return %s }\n", f.unit.Size, f.dim(f.unit.Size))
-	} else {
-		f.p("\nfunc (m *Model) numUnits() int { return 0 }\n\nfunc (m *Model) updateUnit(*state, *scratch, int, Options) bool { return true }\n")
+		shape = append(shape, "Units: "+strings.Replace(f.dim(f.unit.Size), "m.", "a.m.", 1))
+	}
+	if len(global) > 0 {
+		shape = append(shape, "Globals: true")
+	}
+	if len(f.d.MSteps) > 0 {
+		shape = append(shape, "EM: !a.opts.FixParams")
+	}
+	switch {
+	case len(global) == 0:
+		shape = append(shape, "OnePass: true")
+	case f.unit == nil && len(global) == 1 && global[0].obj != nil:
+		shape = append(shape, fmt.Sprintf("OnePass: q.%s == \"laplace\"", global[0].method))
+	}
+	f.p("\n// Shape describes the model's coordinate ascent.\nfunc (a *caModel) Shape(q *state) runtime.CAShape {\n\treturn runtime.CAShape{%s}\n}\n", strings.Join(shape, ", "))
+	if f.unit == nil {
+		f.p("\n// UpdateUnit is never called: the model has no units.\nfunc (a *caModel) UpdateUnit(*state, *scratch, int) bool { return true }\n")
 	}
 	f.p("\n// methods lists the update of each latent, for Result.Method.\nfunc (q *state) methods() string {\n\tvar ms []string\n")
 	for _, qi := range f.qs {
@@ -580,16 +603,6 @@ func (f *fitGen) emitLoops() {
 		}
 	}
 	f.p("\treturn strings.Join(ms, \",\")\n}\n")
-	var laplace []string
-	for _, qi := range f.qs {
-		if qi.obj != nil {
-			laplace = append(laplace, fmt.Sprintf("q.%s == \"laplace\"", qi.method))
-		}
-	}
-	if len(laplace) == 0 {
-		laplace = []string{"true"}
-	}
-	f.p("\n// laplaceOnly reports whether every nonconjugate factor uses Laplace.\nfunc (q *state) laplaceOnly() bool {\n\treturn %s\n}\n", strings.Join(laplace, " && "))
 }
 
 // emitFingerprint writes the Model's fingerprint method: a hash of each

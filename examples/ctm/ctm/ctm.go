@@ -325,7 +325,7 @@ type Options struct {
 	// PlainSweeps turns off the collapsed Newton start of a unit's
 	// Gaussian/categorical alternation, so each unit runs the plain sweeps
 	// of Fig. 1 from where it is (the models where it applies say so in
-	// updateUnit).
+	// UpdateUnit).
 	PlainSweeps bool
 	// AllowEmpty lets documents of bag data be empty (their local
 	// posteriors stay at their priors). By default Fit rejects an empty
@@ -441,27 +441,15 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	return runtime.FitCA(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, s)
 }
 
-// caModel adapts Model to runtime.CAModel for one Fit with opts.
+// caModel adapts Model to runtime.CAModel for one Fit with opts. Its
+// Shape, UpdateUnit and UpdateGlobals are with the model's updates below.
 type caModel struct {
 	m    *Model
 	opts Options
 	fp   *runtime.Fingerprint
 }
 
-func (a *caModel) Shape(q *state) runtime.CAShape {
-	return runtime.CAShape{Units: a.m.numUnits(), Globals: hasGlobals, EM: hasParams && !a.opts.FixParams,
-		OnePass: !hasGlobals || singleGaussian && q.laplaceOnly()}
-}
-
 func (a *caModel) NewWorker(tr runtime.Trouble) *scratch { return &scratch{trouble: tr} }
-
-func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
-	return a.m.updateUnit(q, w, d, a.opts)
-}
-
-func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {
-	return a.m.updateGlobals(q, w, a.opts)
-}
 
 func (a *caModel) MStep(q *state) (float64, error) {
 	change, err := a.m.mstep(q, a.opts)
@@ -765,11 +753,12 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 	return change
 }
 
-// updateUnit is Fig. 1's inner loop for unit d: it updates the unit's
+// UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's
 // local factors in turn until their largest relative change is below
 // opts.LocalTol, and reports whether they settled within opts.LocalMaxIter
 // sweeps.
-func (m *Model) updateUnit(q *state, w *scratch, d int, opts Options) bool {
+func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
+	m, opts := a.m, a.opts
 	// Start theta at the fixed point of its alternation with z (the
 	// maximum of the collapsed objective; for the delta method, with the
 	// delta correction, alternated with Σ), and z at its optimum there;
@@ -806,23 +795,17 @@ func (m *Model) updateUnit(q *state, w *scratch, d int, opts Options) bool {
 	return false
 }
 
-// updateGlobals updates the global factors in turn and returns their
+// UpdateGlobals updates the global factors in turn and returns their
 // largest relative change.
-func (m *Model) updateGlobals(q *state, w *scratch, opts Options) float64 {
+func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {
 	change := 0.0
 	return change
 }
 
-// hasGlobals, hasParams and singleGaussian describe the model's
-// coordinate ascent.
-const (
-	hasGlobals     = false
-	hasParams      = true
-	singleGaussian = false
-)
-
-// numUnits is the number of units (the size D).
-func (m *Model) numUnits() int { return m.d }
+// Shape describes the model's coordinate ascent.
+func (a *caModel) Shape(q *state) runtime.CAShape {
+	return runtime.CAShape{Units: a.m.d, EM: !a.opts.FixParams, OnePass: true}
+}
 
 // methods lists the update of each latent, for Result.Method.
 func (q *state) methods() string {
@@ -830,11 +813,6 @@ func (q *state) methods() string {
 	ms = append(ms, q.thetaMethod)
 	ms = append(ms, "conjugate")
 	return strings.Join(ms, ",")
-}
-
-// laplaceOnly reports whether every nonconjugate factor uses Laplace.
-func (q *state) laplaceOnly() bool {
-	return q.thetaMethod == "laplace"
 }
 
 // elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's

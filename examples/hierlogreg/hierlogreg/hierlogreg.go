@@ -474,7 +474,7 @@ type Options struct {
 	// PlainSweeps turns off the collapsed Newton start of a unit's
 	// Gaussian/categorical alternation, so each unit runs the plain sweeps
 	// of Fig. 1 from where it is (the models where it applies say so in
-	// updateUnit).
+	// UpdateUnit).
 	PlainSweeps bool
 	// AllowEmpty lets documents of bag data be empty (their local
 	// posteriors stay at their priors). By default Fit rejects an empty
@@ -585,27 +585,15 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	return runtime.FitCA(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, s)
 }
 
-// caModel adapts Model to runtime.CAModel for one Fit with opts.
+// caModel adapts Model to runtime.CAModel for one Fit with opts. Its
+// Shape, UpdateUnit and UpdateGlobals are with the model's updates below.
 type caModel struct {
 	m    *Model
 	opts Options
 	fp   *runtime.Fingerprint
 }
 
-func (a *caModel) Shape(q *state) runtime.CAShape {
-	return runtime.CAShape{Units: a.m.numUnits(), Globals: hasGlobals, EM: hasParams && !a.opts.FixParams,
-		OnePass: !hasGlobals || singleGaussian && q.laplaceOnly()}
-}
-
 func (a *caModel) NewWorker(tr runtime.Trouble) *scratch { return &scratch{trouble: tr} }
-
-func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
-	return a.m.updateUnit(q, w, d, a.opts)
-}
-
-func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {
-	return a.m.updateGlobals(q, w, a.opts)
-}
 
 func (a *caModel) MStep(q *state) (float64, error) {
 	change, err := a.m.mstep(q, a.opts)
@@ -811,11 +799,12 @@ func (m *Model) updateTheta(q *state, w *scratch, d int, s runtime.NewtonSetting
 	return r.Status
 }
 
-// updateUnit is Fig. 1's inner loop for unit d: it updates the unit's
+// UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's
 // local factors in turn until their largest relative change is below
 // opts.LocalTol, and reports whether they settled within opts.LocalMaxIter
 // sweeps.
-func (m *Model) updateUnit(q *state, w *scratch, d int, opts Options) bool {
+func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
+	m, opts := a.m, a.opts
 	for it := 1; it <= opts.LocalMaxIter; it++ {
 		change := 0.0
 		// theta: Laplace or delta
@@ -837,34 +826,23 @@ func (m *Model) updateUnit(q *state, w *scratch, d int, opts Options) bool {
 	return false
 }
 
-// updateGlobals updates the global factors in turn and returns their
+// UpdateGlobals updates the global factors in turn and returns their
 // largest relative change.
-func (m *Model) updateGlobals(q *state, w *scratch, opts Options) float64 {
+func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {
 	change := 0.0
 	return change
 }
 
-// hasGlobals, hasParams and singleGaussian describe the model's
-// coordinate ascent.
-const (
-	hasGlobals     = false
-	hasParams      = true
-	singleGaussian = false
-)
-
-// numUnits is the number of units (the size M).
-func (m *Model) numUnits() int { return m.m }
+// Shape describes the model's coordinate ascent.
+func (a *caModel) Shape(q *state) runtime.CAShape {
+	return runtime.CAShape{Units: a.m.m, EM: !a.opts.FixParams, OnePass: true}
+}
 
 // methods lists the update of each latent, for Result.Method.
 func (q *state) methods() string {
 	var ms []string
 	ms = append(ms, q.thetaMethod)
 	return strings.Join(ms, ",")
-}
-
-// laplaceOnly reports whether every nonconjugate factor uses Laplace.
-func (q *state) laplaceOnly() bool {
-	return q.thetaMethod == "laplace"
 }
 
 // elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's

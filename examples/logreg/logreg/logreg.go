@@ -301,7 +301,7 @@ type Options struct {
 	// PlainSweeps turns off the collapsed Newton start of a unit's
 	// Gaussian/categorical alternation, so each unit runs the plain sweeps
 	// of Fig. 1 from where it is (the models where it applies say so in
-	// updateUnit).
+	// UpdateUnit).
 	PlainSweeps bool
 	// AllowEmpty lets documents of bag data be empty (their local
 	// posteriors stay at their priors). By default Fit rejects an empty
@@ -412,27 +412,15 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	return runtime.FitCA(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, s)
 }
 
-// caModel adapts Model to runtime.CAModel for one Fit with opts.
+// caModel adapts Model to runtime.CAModel for one Fit with opts. Its
+// Shape, UpdateUnit and UpdateGlobals are with the model's updates below.
 type caModel struct {
 	m    *Model
 	opts Options
 	fp   *runtime.Fingerprint
 }
 
-func (a *caModel) Shape(q *state) runtime.CAShape {
-	return runtime.CAShape{Units: a.m.numUnits(), Globals: hasGlobals, EM: hasParams && !a.opts.FixParams,
-		OnePass: !hasGlobals || singleGaussian && q.laplaceOnly()}
-}
-
 func (a *caModel) NewWorker(tr runtime.Trouble) *scratch { return &scratch{trouble: tr} }
-
-func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
-	return a.m.updateUnit(q, w, d, a.opts)
-}
-
-func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {
-	return a.m.updateGlobals(q, w, a.opts)
-}
 
 func (a *caModel) MStep(q *state) (float64, error) {
 	change, err := a.m.mstep(q, a.opts)
@@ -627,9 +615,11 @@ func (m *Model) updateTheta(q *state, w *scratch, s runtime.NewtonSettings) runt
 	return r.Status
 }
 
-// updateGlobals updates the global factors in turn and returns their
+// UpdateGlobals updates the global factors in turn and returns their
 // largest relative change.
-func (m *Model) updateGlobals(q *state, w *scratch, opts Options) float64 {
+func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {
+	m := a.m
+	opts := a.opts
 	change := 0.0
 	// theta: Laplace or delta
 	{
@@ -643,28 +633,19 @@ func (m *Model) updateGlobals(q *state, w *scratch, opts Options) float64 {
 	return change
 }
 
-// hasGlobals, hasParams and singleGaussian describe the model's
-// coordinate ascent.
-const (
-	hasGlobals     = true
-	hasParams      = false
-	singleGaussian = true
-)
+// Shape describes the model's coordinate ascent.
+func (a *caModel) Shape(q *state) runtime.CAShape {
+	return runtime.CAShape{Globals: true, OnePass: q.thetaMethod == "laplace"}
+}
 
-func (m *Model) numUnits() int { return 0 }
-
-func (m *Model) updateUnit(*state, *scratch, int, Options) bool { return true }
+// UpdateUnit is never called: the model has no units.
+func (a *caModel) UpdateUnit(*state, *scratch, int) bool { return true }
 
 // methods lists the update of each latent, for Result.Method.
 func (q *state) methods() string {
 	var ms []string
 	ms = append(ms, q.thetaMethod)
 	return strings.Join(ms, ",")
-}
-
-// laplaceOnly reports whether every nonconjugate factor uses Laplace.
-func (q *state) laplaceOnly() bool {
-	return q.thetaMethod == "laplace"
 }
 
 // elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's
