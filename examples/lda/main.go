@@ -4,10 +4,15 @@
 //	go run ./examples/lda                                  # bundled synthetic corpus with known topics
 //	go run ./examples/lda -ldac ap.dat -vocab vocab.txt -K 10
 //	go run ./examples/lda -json > result.json              # the fitted posterior as JSON
+//	go run ./examples/lda -train ap-train.dat -K 10 -heldout-obs ap-test-obs.dat -heldout ap-test-heldout.dat
 //
 // It prints the most probable terms of every fitted topic (under E[β_k]);
 // on the synthetic corpus it also matches the fitted topics to the true ones
-// and prints their total-variation distances.
+// and prints their total-variation distances. With -heldout-obs and
+// -heldout (the observed and held-out halves of test documents, as
+// examples/ctm takes them) it also prints the held-out per-word log
+// likelihood by document completion (see Heldout), terms unseen in training
+// left out.
 //
 // Coordinate ascent for LDA finds local optima. From the generated package's
 // own random start (-init random) it typically merges two of the synthetic
@@ -49,6 +54,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("lda", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	ldac := fs.String("ldac", "", "corpus in LDA-C format (default: the synthetic corpus)")
+	train := fs.String("train", "", "the same as -ldac: the training corpus (LDA-C)")
+	heldoutObs := fs.String("heldout-obs", "", "observed halves of test documents (LDA-C), for the held-out evaluation")
+	heldout := fs.String("heldout", "", "held-out halves of the same test documents (LDA-C)")
+	workers := fs.Int("workers", 0, "goroutines for the per-document updates (default GOMAXPROCS)")
 	vocabFile := fs.String("vocab", "", "vocabulary of -ldac, one term per line (line i is term id i)")
 	k := fs.Int("K", 5, "number of topics")
 	alpha := fs.Float64("alpha", 0.1, "topic-proportion concentration α")
@@ -65,6 +74,34 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if *train != "" {
+		if *ldac != "" {
+			return errors.New("-train and -ldac are the same flag; give one")
+		}
+		*ldac = *train
+	}
+	if (*heldoutObs == "") != (*heldout == "") {
+		return errors.New("-heldout-obs and -heldout go together: the observed and the held-out halves of the test documents")
+	}
+	if *heldout != "" && *ldac == "" {
+		return errors.New("-heldout needs the training corpus (-train)")
+	}
+	var obs, held [][][2]int
+	if *heldout != "" {
+		var err error
+		if obs, err = runtime.ReadLDACFile(*heldoutObs); err != nil {
+			return err
+		}
+		if held, err = runtime.ReadLDACFile(*heldout); err != nil {
+			return err
+		}
+		if len(obs) != len(held) {
+			return fmt.Errorf("%s has %d documents and %s has %d; the halves must be line-aligned", *heldoutObs, len(obs), *heldout, len(held))
+		}
+		if len(obs) == 0 {
+			return fmt.Errorf("%s: no documents", *heldoutObs)
+		}
+	}
 
 	var (
 		data  *lda.Data
@@ -76,13 +113,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		v := runtime.MaxTerm(docs)
+		v := max(runtime.MaxTerm(docs), runtime.MaxTerm(obs), runtime.MaxTerm(held))
 		if *vocabFile != "" {
 			if vocab, err = readVocab(*vocabFile); err != nil {
 				return err
 			}
 			if v > len(vocab) {
-				return fmt.Errorf("%s: term id %d is beyond the %d terms of %s", *ldac, v-1, len(vocab), *vocabFile)
+				return fmt.Errorf("term id %d is beyond the %d terms of %s", v-1, len(vocab), *vocabFile)
 			}
 			v = len(vocab)
 		}
@@ -104,7 +141,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	})
 
-	opts := lda.Options{MaxIter: *maxIter, Tol: *tol, MeanTol: meanTol, Seed: *seed}
+	opts := lda.Options{MaxIter: *maxIter, Tol: *tol, MeanTol: meanTol, Seed: *seed, Workers: *workers}
 	model, err := lda.NewModel(data) // checks the data
 	if err != nil {
 		return err
@@ -125,12 +162,26 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var score *runtime.HeldoutScore
+	if held != nil {
+		s, unsettled, err := Heldout(context.Background(), res, data.Alpha, data.Eta, data.W, obs, held, *workers)
+		if err != nil {
+			return fmt.Errorf("held-out evaluation: %v", err)
+		}
+		if unsettled > 0 && !*quiet {
+			fmt.Fprintf(stderr, "lda: warning: the inference of θ did not settle for %d of %d test documents\n", unsettled, len(obs))
+		}
+		score = &s
+	}
 	if *asJSON {
-		return json.NewEncoder(stdout).Encode(res)
+		return json.NewEncoder(stdout).Encode(output{Result: res, Heldout: score})
 	}
 
 	fmt.Fprintf(stdout, "lda: %d documents, %d terms, %d topics: %s after %d iterations (%.2f s), ELBO %.4f\n",
 		len(data.W), data.V, data.K, res.Status, res.Iterations, res.Seconds, res.ELBO[len(res.ELBO)-1])
+	if score != nil {
+		fmt.Fprintln(stdout, score)
+	}
 	topics := TopicMeans(res)
 	var match []int
 	if truth != nil {
@@ -152,6 +203,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout)
 	}
 	return nil
+}
+
+// output is the JSON that -json prints: the result and, with held-out
+// halves, their score.
+type output struct {
+	*lda.Result
+	Heldout *runtime.HeldoutScore `json:"heldout,omitempty"`
 }
 
 // meanTol is Options.MeanTol: the relative L2 change of λ (the topics'
