@@ -228,7 +228,14 @@ func (f *fitGen) emitTypes() {
 		}
 	}
 	f.p("\trng *rand.Rand\n}\n")
-	f.p("\n// scratch is one worker's space for the updates of one unit at a time,\n// and the trouble it met.\ntype scratch struct {\n\tgrad, curv, cov, prev []float64\n\tdg, dh, fg, fh, sig, hc, dH, s3, xt []float64 // collapseDelta\n\ttrouble runtime.Trouble\n}\n")
+	f.p("\n// scratch is one worker's space for the updates of one unit at a time,\n// and the trouble it met.\ntype scratch struct {\n")
+	for _, qi := range f.qs {
+		if qi.obj != nil {
+			f.p("\truntime.GaussianWork\n")
+			break
+		}
+	}
+	f.p("\tprev []float64\n\ttrouble runtime.Trouble\n}\n")
 }
 
 func (f *fitGen) emitNewState() {
@@ -337,87 +344,37 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 	o := qi.obj
 	n := f.dim(o.Dim)
 	param, unitArg := f.unitParam(qi)
-	mean, cov := "q."+qi.fields[0], "q."+qi.fields[1]
 	inputs := f.args(o.Inputs, "d")
 	if inputs != "" {
 		inputs = ", " + inputs
 	}
-	f.p("\n// update%s updates q(%s) (%s)", qi.upper, qi.v.Name, f.pos(qi.v))
+	f.p("\n// gaussian%s is q(%s) (%s)", qi.upper, qi.v.Name, f.pos(qi.v))
 	if qi.local {
-		f.p(" for unit d")
+		f.p(" of unit d")
 	}
-	f.p(": Laplace (Eq. 14) maximizes f and sets\n// Σ = −∇²f(θ̂)⁻¹; the delta method (Eq. 17) maximizes f(μ) + ½Tr{∇²f(μ)Σ}\n")
-	f.p("// over μ with Σ fixed, then sets Σ = −∇²f(μ)⁻¹.\n")
-	f.p("func (m *Model) update%s(q *state, w *scratch%s, s runtime.NewtonSettings) runtime.Status {\n\tp := %s\n", qi.upper, param, n)
+	f.p(",\n// with the kernels of its Laplace and delta updates.\n")
+	f.p("func (m *Model) gaussian%s(q *state%s) runtime.GaussianFactor {\n", qi.upper, param)
+	mean, cov := "q."+qi.fields[0], "q."+qi.fields[1]
+	started := "nil"
 	if qi.local {
-		f.p("\tmean, cov := %s[d*p:(d+1)*p], %s[d*p*p:(d+1)*p*p]\n", mean, cov)
+		f.p("\tp := %s\n", n)
+		mean, cov = mean+"[d*p:(d+1)*p]", cov+"[d*p*p:(d+1)*p*p]"
+		started = fmt.Sprintf("&q.%sStarted[d]", qi.fields[0])
+	}
+	f.p("\treturn runtime.GaussianFactor{\n\t\tMean: %s, Cov: %s,\n\t\tDelta: q.%s == \"delta\", Started: %s,\n", mean, cov, qi.method, started)
+	if unitArg == "" && inputs == "" {
+		f.p("\t\tF: m.%sF, DeltaF: m.%sDelta,\n", qi.upper, qi.upper)
 	} else {
-		f.p("\tmean, cov := %s, %s\n", mean, cov)
+		f.p("\t\tF:      func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },\n", qi.upper, unitArg, inputs)
+		f.p("\t\tDeltaF: func(x, cov, g, h []float64) float64 { return m.%sDelta(%sx, cov%s, g, h) },\n", qi.upper, unitArg, inputs)
 	}
-	f.p("\tgrad, hess := runtime.Grow(&w.grad, p), runtime.Grow(&w.curv, p*p)\n")
-	f.p("\tdelta := q.%s == \"delta\"\n", qi.method)
-	cond := "delta"
-	if qi.local {
-		cond = fmt.Sprintf("delta && !q.%sStarted[d]", qi.fields[0])
-	}
-	f.p("\tif %s {\n\t\t// The delta method needs a Σ to start from: −∇²f⁻¹ at the current\n\t\t// mean, or the identity if that is not positive definite.\n", cond)
-	f.p("\t\tm.%sF(%s%s%s, grad, hess)\n\t\tif !runtime.NegInvSPD(cov, hess, p) {\n\t\t\truntime.Identity(cov, p)\n\t\t}\n", qi.upper, unitArg, "mean", inputs)
-	if qi.local {
-		f.p("\t\tq.%sStarted[d] = true\n", qi.fields[0])
-	}
-	f.p("\t}\n\tobj := func(x, g, h []float64) float64 {\n\t\tvar v float64\n\t\tif delta {\n\t\t\tv = m.%sDelta(%sx, cov%s, g, h)\n\t\t} else {\n\t\t\tv = m.%sF(%sx%s, g, h)\n\t\t}\n\t\tcopy(hess, h)\n\t\treturn v\n\t}\n",
-		qi.upper, unitArg, inputs, qi.upper, unitArg, inputs)
-	f.p("\tr := runtime.Maximize(obj, mean, s)\n")
-	f.p("\tif delta {\n\t\t// hess holds the Hessian of the delta objective; Σ needs ∇²f itself.\n\t\tm.%sF(%smean%s, grad, hess)\n\t}\n", qi.upper, unitArg, inputs)
-	f.p("\t// Maximize's last evaluation is at the returned mean, so ∇²f there is\n\t// in hess. Where it is not negative definite the covariance is\n")
-	f.p("\t// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status\n\t// says so.\n")
-	f.p("\tnext := runtime.Grow(&w.cov, p*p)\n\tlam, ok := runtime.NegInvSPDDamped(next, hess, p)\n\tif !ok {\n\t\treturn runtime.StatusNotFinite\n\t}\n\tcopy(cov, next)\n")
-	if qi.local {
-		f.p("\tq.%sStarted[d] = true\n", qi.fields[0])
-	}
-	f.p("\tif lam > 0 {\n\t\treturn runtime.StatusIndefinite\n\t}\n\treturn r.Status\n}\n")
 	if c := o.Collapsed; c != nil && qi.local {
-		f.p("\n// collapse%s moves the mean of q(%s) for unit d to the maximum of the\n", qi.upper, qi.v.Name)
-		f.p("// collapsed objective g (%sCollapsed): the fixed point of the %s/%s\n// alternation, found by Newton's method instead of by many sweeps.\n", qi.upper, qi.v.Name, c.Z.Name)
-		f.p("func (m *Model) collapse%s(d int, mean []float64, s runtime.NewtonSettings) runtime.Status {\n", qi.upper)
-		f.p("\tobj := func(x, g, h []float64) float64 {\n\t\treturn m.%sCollapsed(d, x, g, h)\n\t}\n\treturn runtime.Maximize(obj, mean, s).Status\n}\n", qi.upper)
+		f.p("\t\tCollapsed: func(x, g, h []float64) float64 { return m.%sCollapsed(d, x, g, h) },\n", qi.upper)
 		if c.DeltaCollapses {
-			f.emitCollapseDelta(qi, n, inputs)
+			f.p("\t\tCollapsesDelta: true,\n")
 		}
 	}
-}
-
-// emitCollapseDelta writes collapseDeltaX, the delta method's counterpart
-// of collapseX: the fixed point of the delta alternation of a unit's
-// Gaussian mean, its covariance and the categorical latent, found by
-// Newton's method on the collapsed objective plus the delta correction.
-func (f *fitGen) emitCollapseDelta(qi *qInfo, n, inputs string) {
-	c := qi.obj.Collapsed
-	f.p("\n// collapseDelta%s moves q(%s) for unit d to the fixed point of the delta\n", qi.upper, qi.v.Name)
-	f.p("// method's alternation of its mean, its covariance and q(%s): Σ = −∇²f(μ)⁻¹,\n", c.Z.Name)
-	f.p("// then the mean maximizing g(μ) + ½Tr{∇²f(μ)Σ} with Σ fixed (the collapsed\n")
-	f.p("// objective %sCollapsed plus the delta correction %sDelta − %sF, which\n", qi.upper, qi.upper, qi.upper)
-	f.p("// does not depend on q(%s): its probabilities sum to one per entry).\n", c.Z.Name)
-	f.p("// Its fixed points are the stationary points of Φ(μ) = g(μ) − ½ log|−∇²f(μ)|,\n")
-	f.p("// whose gradient is ∇g + ½Tr{∂∇²f Σ(μ)}; Φ is maximized by Newton's method,\n")
-	f.p("// its Hessian the objective's with Σ fixed plus ½Tr{Σ ∂_i∇²f Σ ∂_j∇²f}\n")
-	f.p("// (runtime.AddTraceGram; ∂∇²f by forward differences of %sF), instead\n", qi.upper)
-	f.p("// of by the alternation, which converges only linearly, on some units with\n// a ratio near one. The sweeps then confirm the point.\n")
-	f.p("func (m *Model) collapseDelta%s(q *state, w *scratch, d int, opts Options) {\n\tp := %s\n", qi.upper, n)
-	f.p("\tmean, cov := q.%s[d*p:(d+1)*p], q.%s[d*p*p:(d+1)*p*p]\n", qi.fields[0], qi.fields[1])
-	f.p("\tdg, dh := runtime.Grow(&w.dg, p), runtime.Grow(&w.dh, p*p)\n\tfg, fh := runtime.Grow(&w.fg, p), runtime.Grow(&w.fh, p*p)\n")
-	f.p("\tsig, hc := runtime.Grow(&w.sig, p*p), runtime.Grow(&w.hc, p*p)\n")
-	f.p("\tdH, s3, xt := runtime.Grow(&w.dH, p*p*p), runtime.Grow(&w.s3, p*p*p), runtime.Grow(&w.xt, p)\n")
-	f.p("\tphi := func(x, g, h []float64) float64 {\n\t\tm.%sF(d, x%s, fg, fh)\n", qi.upper, inputs)
-	f.p("\t\tfor i := range hc {\n\t\t\thc[i] = -fh[i]\n\t\t}\n\t\tlogdet, ok := runtime.LogDetSPD(hc, p)\n")
-	f.p("\t\tif !ok || !runtime.NegInvSPD(sig, fh, p) {\n\t\t\treturn math.NaN()\n\t\t}\n")
-	f.p("\t\tv := m.%sCollapsed(d, x, g, h) - logdet/2\n\t\tm.%sDelta(d, x, sig%s, dg, dh)\n", qi.upper, qi.upper, inputs)
-	f.p("\t\tfor i := range g {\n\t\t\tg[i] += dg[i] - fg[i]\n\t\t}\n\t\tfor i := range h {\n\t\t\th[i] += dh[i] - fh[i]\n\t\t}\n")
-	f.p("\t\tfor j := 0; j < p; j++ {\n\t\t\tcopy(xt, x)\n\t\t\tstep := 1e-6 * math.Max(math.Abs(x[j]), 1)\n\t\t\txt[j] += step\n")
-	f.p("\t\t\tdj := dH[j*p*p : (j+1)*p*p]\n\t\t\tm.%sF(d, xt%s, dg, dj)\n\t\t\tfor i := range dj {\n\t\t\t\tdj[i] = (dj[i] - fh[i]) / step\n\t\t\t}\n\t\t}\n", qi.upper, inputs)
-	f.p("\t\truntime.AddTraceGram(h, sig, dH, s3, p)\n\t\treturn v\n\t}\n")
-	f.p("\truntime.Maximize(phi, mean, opts.Newton)\n")
-	f.p("\tm.%sF(d, mean%s, fg, fh)\n\tif runtime.NegInvSPD(sig, fh, p) {\n\t\tcopy(cov, sig)\n\t\tq.%sStarted[d] = true\n\t}\n}\n", qi.upper, inputs, qi.fields[0])
+	f.p("\t}\n}\n")
 }
 
 // rows returns Go expressions for the part of q's parameter arrays an
@@ -501,13 +458,8 @@ func (f *fitGen) updateCall(qi *qInfo, indent string) string {
 	if qi.upd != nil {
 		return fmt.Sprintf("%s// %s: closed form (Eq. 18)\n%schange = math.Max(change, m.update%s(q, w%s))\n", indent, qi.v.Name, indent, qi.upper, unitArg)
 	}
-	n := f.dim(qi.obj.Dim)
-	sel := "q." + qi.fields[0]
-	if qi.local {
-		sel = fmt.Sprintf("q.%s[d*%s:(d+1)*%s]", qi.fields[0], n, n)
-	}
-	return fmt.Sprintf("%s// %s: Laplace or delta\n%s{\n%s\tprev := append(w.prev[:0], %s...)\n%s\tif st := m.update%s(q, w%s, opts.Newton); st != runtime.StatusConverged {\n%s\t\tw.trouble.Add(%q + string(st))\n%s\t}\n%s\tchange = math.Max(change, runtime.L2Change(%s, prev))\n%s\tw.prev = prev\n%s}\n",
-		indent, qi.v.Name, indent, indent, sel, indent, qi.upper, unitArg, indent, qi.v.Name+": ", indent, indent, sel, indent, indent)
+	return fmt.Sprintf("%s// %s: Laplace or delta\n%schange = math.Max(change, w.Step(w.trouble, %q, m.gaussian%s(q%s), opts.Newton))\n",
+		indent, qi.v.Name, indent, qi.v.Name, qi.upper, unitArg)
 }
 
 func (f *fitGen) emitLoops() {
@@ -528,15 +480,8 @@ func (f *fitGen) emitLoops() {
 				continue
 			}
 			z := f.qOf(qi.obj.Collapsed.Z.Name)
-			n := f.dim(qi.obj.Dim)
-			f.p("\t// Start %s at the fixed point of its alternation with %s (the\n\t// maximum of the collapsed objective; for the delta method, with the\n", qi.v.Name, z.v.Name)
-			f.p("\t// delta correction, alternated with Σ), and %s at its optimum there;\n\t// the sweeps below then confirm it.\n", z.v.Name)
-			f.p("\t// The delta method starts from where the unit was, once it has been\n\t// there (near its fixed point under the previous params).\n")
-			f.p("\tif !opts.PlainSweeps {\n\t\tdelta := q.%s == \"delta\"\n", qi.method)
-			f.p("\t\tif !delta || !q.%sStarted[d] {\n\t\t\tm.collapse%s(d, q.%s[d*%s:(d+1)*%s], opts.Newton)\n\t\t}\n", qi.fields[0], qi.upper, qi.fields[0], n, n)
-			if qi.obj.Collapsed.DeltaCollapses {
-				f.p("\t\tif delta {\n\t\t\tm.collapseDelta%s(q, w, d, opts)\n\t\t}\n", qi.upper)
-			}
+			f.p("\t// Start %s at the fixed point of its alternation with %s\n\t// (runtime.GaussianWork.Collapse) and %s at its optimum there; the\n\t// sweeps below then confirm it.\n", qi.v.Name, z.v.Name, z.v.Name)
+			f.p("\tif !opts.PlainSweeps {\n\t\tw.Collapse(m.gaussian%s(q, d), opts.Newton)\n", qi.upper)
 			f.p("\t\tm.update%s(q, w, d)\n\t}\n", z.upper)
 		}
 		f.p("\tfor it := 1; it <= opts.LocalMaxIter; it++ {\n\t\tchange := 0.0\n")

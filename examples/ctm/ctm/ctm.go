@@ -540,9 +540,9 @@ type state struct {
 // scratch is one worker's space for the updates of one unit at a time,
 // and the trouble it met.
 type scratch struct {
-	grad, curv, cov, prev               []float64
-	dg, dh, fg, fh, sig, hc, dH, s3, xt []float64 // collapseDelta
-	trouble                             runtime.Trouble
+	runtime.GaussianWork
+	prev    []float64
+	trouble runtime.Trouble
 }
 
 // newState allocates q and sets its starting point: opts.Start if given,
@@ -620,118 +620,17 @@ func (q *state) nonFinite() string {
 	return ""
 }
 
-// updateTheta updates q(theta) (ctm.vi:9:8) for unit d: Laplace (Eq. 14) maximizes f and sets
-// Σ = −∇²f(θ̂)⁻¹; the delta method (Eq. 17) maximizes f(μ) + ½Tr{∇²f(μ)Σ}
-// over μ with Σ fixed, then sets Σ = −∇²f(μ)⁻¹.
-func (m *Model) updateTheta(q *state, w *scratch, d int, s runtime.NewtonSettings) runtime.Status {
+// gaussianTheta is q(theta) (ctm.vi:9:8) of unit d,
+// with the kernels of its Laplace and delta updates.
+func (m *Model) gaussianTheta(q *state, d int) runtime.GaussianFactor {
 	p := m.k
-	mean, cov := q.thetaMean[d*p:(d+1)*p], q.thetaCov[d*p*p:(d+1)*p*p]
-	grad, hess := runtime.Grow(&w.grad, p), runtime.Grow(&w.curv, p*p)
-	delta := q.thetaMethod == "delta"
-	if delta && !q.thetaMeanStarted[d] {
-		// The delta method needs a Σ to start from: −∇²f⁻¹ at the current
-		// mean, or the identity if that is not positive definite.
-		m.ThetaF(d, mean, q.zProb, grad, hess)
-		if !runtime.NegInvSPD(cov, hess, p) {
-			runtime.Identity(cov, p)
-		}
-		q.thetaMeanStarted[d] = true
-	}
-	obj := func(x, g, h []float64) float64 {
-		var v float64
-		if delta {
-			v = m.ThetaDelta(d, x, cov, q.zProb, g, h)
-		} else {
-			v = m.ThetaF(d, x, q.zProb, g, h)
-		}
-		copy(hess, h)
-		return v
-	}
-	r := runtime.Maximize(obj, mean, s)
-	if delta {
-		// hess holds the Hessian of the delta objective; Σ needs ∇²f itself.
-		m.ThetaF(d, mean, q.zProb, grad, hess)
-	}
-	// Maximize's last evaluation is at the returned mean, so ∇²f there is
-	// in hess. Where it is not negative definite the covariance is
-	// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status
-	// says so.
-	next := runtime.Grow(&w.cov, p*p)
-	lam, ok := runtime.NegInvSPDDamped(next, hess, p)
-	if !ok {
-		return runtime.StatusNotFinite
-	}
-	copy(cov, next)
-	q.thetaMeanStarted[d] = true
-	if lam > 0 {
-		return runtime.StatusIndefinite
-	}
-	return r.Status
-}
-
-// collapseTheta moves the mean of q(theta) for unit d to the maximum of the
-// collapsed objective g (ThetaCollapsed): the fixed point of the theta/z
-// alternation, found by Newton's method instead of by many sweeps.
-func (m *Model) collapseTheta(d int, mean []float64, s runtime.NewtonSettings) runtime.Status {
-	obj := func(x, g, h []float64) float64 {
-		return m.ThetaCollapsed(d, x, g, h)
-	}
-	return runtime.Maximize(obj, mean, s).Status
-}
-
-// collapseDeltaTheta moves q(theta) for unit d to the fixed point of the delta
-// method's alternation of its mean, its covariance and q(z): Σ = −∇²f(μ)⁻¹,
-// then the mean maximizing g(μ) + ½Tr{∇²f(μ)Σ} with Σ fixed (the collapsed
-// objective ThetaCollapsed plus the delta correction ThetaDelta − ThetaF, which
-// does not depend on q(z): its probabilities sum to one per entry).
-// Its fixed points are the stationary points of Φ(μ) = g(μ) − ½ log|−∇²f(μ)|,
-// whose gradient is ∇g + ½Tr{∂∇²f Σ(μ)}; Φ is maximized by Newton's method,
-// its Hessian the objective's with Σ fixed plus ½Tr{Σ ∂_i∇²f Σ ∂_j∇²f}
-// (runtime.AddTraceGram; ∂∇²f by forward differences of ThetaF), instead
-// of by the alternation, which converges only linearly, on some units with
-// a ratio near one. The sweeps then confirm the point.
-func (m *Model) collapseDeltaTheta(q *state, w *scratch, d int, opts Options) {
-	p := m.k
-	mean, cov := q.thetaMean[d*p:(d+1)*p], q.thetaCov[d*p*p:(d+1)*p*p]
-	dg, dh := runtime.Grow(&w.dg, p), runtime.Grow(&w.dh, p*p)
-	fg, fh := runtime.Grow(&w.fg, p), runtime.Grow(&w.fh, p*p)
-	sig, hc := runtime.Grow(&w.sig, p*p), runtime.Grow(&w.hc, p*p)
-	dH, s3, xt := runtime.Grow(&w.dH, p*p*p), runtime.Grow(&w.s3, p*p*p), runtime.Grow(&w.xt, p)
-	phi := func(x, g, h []float64) float64 {
-		m.ThetaF(d, x, q.zProb, fg, fh)
-		for i := range hc {
-			hc[i] = -fh[i]
-		}
-		logdet, ok := runtime.LogDetSPD(hc, p)
-		if !ok || !runtime.NegInvSPD(sig, fh, p) {
-			return math.NaN()
-		}
-		v := m.ThetaCollapsed(d, x, g, h) - logdet/2
-		m.ThetaDelta(d, x, sig, q.zProb, dg, dh)
-		for i := range g {
-			g[i] += dg[i] - fg[i]
-		}
-		for i := range h {
-			h[i] += dh[i] - fh[i]
-		}
-		for j := 0; j < p; j++ {
-			copy(xt, x)
-			step := 1e-6 * math.Max(math.Abs(x[j]), 1)
-			xt[j] += step
-			dj := dH[j*p*p : (j+1)*p*p]
-			m.ThetaF(d, xt, q.zProb, dg, dj)
-			for i := range dj {
-				dj[i] = (dj[i] - fh[i]) / step
-			}
-		}
-		runtime.AddTraceGram(h, sig, dH, s3, p)
-		return v
-	}
-	runtime.Maximize(phi, mean, opts.Newton)
-	m.ThetaF(d, mean, q.zProb, fg, fh)
-	if runtime.NegInvSPD(sig, fh, p) {
-		copy(cov, sig)
-		q.thetaMeanStarted[d] = true
+	return runtime.GaussianFactor{
+		Mean: q.thetaMean[d*p : (d+1)*p], Cov: q.thetaCov[d*p*p : (d+1)*p*p],
+		Delta: q.thetaMethod == "delta", Started: &q.thetaMeanStarted[d],
+		F:              func(x, g, h []float64) float64 { return m.ThetaF(d, x, q.zProb, g, h) },
+		DeltaF:         func(x, cov, g, h []float64) float64 { return m.ThetaDelta(d, x, cov, q.zProb, g, h) },
+		Collapsed:      func(x, g, h []float64) float64 { return m.ThetaCollapsed(d, x, g, h) },
+		CollapsesDelta: true,
 	}
 }
 
@@ -759,33 +658,17 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 // sweeps.
 func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
 	m, opts := a.m, a.opts
-	// Start theta at the fixed point of its alternation with z (the
-	// maximum of the collapsed objective; for the delta method, with the
-	// delta correction, alternated with Σ), and z at its optimum there;
-	// the sweeps below then confirm it.
-	// The delta method starts from where the unit was, once it has been
-	// there (near its fixed point under the previous params).
+	// Start theta at the fixed point of its alternation with z
+	// (runtime.GaussianWork.Collapse) and z at its optimum there; the
+	// sweeps below then confirm it.
 	if !opts.PlainSweeps {
-		delta := q.thetaMethod == "delta"
-		if !delta || !q.thetaMeanStarted[d] {
-			m.collapseTheta(d, q.thetaMean[d*m.k:(d+1)*m.k], opts.Newton)
-		}
-		if delta {
-			m.collapseDeltaTheta(q, w, d, opts)
-		}
+		w.Collapse(m.gaussianTheta(q, d), opts.Newton)
 		m.updateZ(q, w, d)
 	}
 	for it := 1; it <= opts.LocalMaxIter; it++ {
 		change := 0.0
 		// theta: Laplace or delta
-		{
-			prev := append(w.prev[:0], q.thetaMean[d*m.k:(d+1)*m.k]...)
-			if st := m.updateTheta(q, w, d, opts.Newton); st != runtime.StatusConverged {
-				w.trouble.Add("theta: " + string(st))
-			}
-			change = math.Max(change, runtime.L2Change(q.thetaMean[d*m.k:(d+1)*m.k], prev))
-			w.prev = prev
-		}
+		change = math.Max(change, w.Step(w.trouble, "theta", m.gaussianTheta(q, d), opts.Newton))
 		// z: closed form (Eq. 18)
 		change = math.Max(change, m.updateZ(q, w, d))
 		if change < opts.LocalTol {

@@ -681,9 +681,9 @@ type state struct {
 // scratch is one worker's space for the updates of one unit at a time,
 // and the trouble it met.
 type scratch struct {
-	grad, curv, cov, prev               []float64
-	dg, dh, fg, fh, sig, hc, dH, s3, xt []float64 // collapseDelta
-	trouble                             runtime.Trouble
+	runtime.GaussianWork
+	prev    []float64
+	trouble runtime.Trouble
 }
 
 // newState allocates q and sets its starting point: opts.Start if given,
@@ -750,53 +750,16 @@ func (q *state) nonFinite() string {
 	return ""
 }
 
-// updateTheta updates q(theta) (hierlogreg.vi:16:8) for unit d: Laplace (Eq. 14) maximizes f and sets
-// Σ = −∇²f(θ̂)⁻¹; the delta method (Eq. 17) maximizes f(μ) + ½Tr{∇²f(μ)Σ}
-// over μ with Σ fixed, then sets Σ = −∇²f(μ)⁻¹.
-func (m *Model) updateTheta(q *state, w *scratch, d int, s runtime.NewtonSettings) runtime.Status {
+// gaussianTheta is q(theta) (hierlogreg.vi:16:8) of unit d,
+// with the kernels of its Laplace and delta updates.
+func (m *Model) gaussianTheta(q *state, d int) runtime.GaussianFactor {
 	p := m.p
-	mean, cov := q.thetaMean[d*p:(d+1)*p], q.thetaCov[d*p*p:(d+1)*p*p]
-	grad, hess := runtime.Grow(&w.grad, p), runtime.Grow(&w.curv, p*p)
-	delta := q.thetaMethod == "delta"
-	if delta && !q.thetaMeanStarted[d] {
-		// The delta method needs a Σ to start from: −∇²f⁻¹ at the current
-		// mean, or the identity if that is not positive definite.
-		m.ThetaF(d, mean, grad, hess)
-		if !runtime.NegInvSPD(cov, hess, p) {
-			runtime.Identity(cov, p)
-		}
-		q.thetaMeanStarted[d] = true
+	return runtime.GaussianFactor{
+		Mean: q.thetaMean[d*p : (d+1)*p], Cov: q.thetaCov[d*p*p : (d+1)*p*p],
+		Delta: q.thetaMethod == "delta", Started: &q.thetaMeanStarted[d],
+		F:      func(x, g, h []float64) float64 { return m.ThetaF(d, x, g, h) },
+		DeltaF: func(x, cov, g, h []float64) float64 { return m.ThetaDelta(d, x, cov, g, h) },
 	}
-	obj := func(x, g, h []float64) float64 {
-		var v float64
-		if delta {
-			v = m.ThetaDelta(d, x, cov, g, h)
-		} else {
-			v = m.ThetaF(d, x, g, h)
-		}
-		copy(hess, h)
-		return v
-	}
-	r := runtime.Maximize(obj, mean, s)
-	if delta {
-		// hess holds the Hessian of the delta objective; Σ needs ∇²f itself.
-		m.ThetaF(d, mean, grad, hess)
-	}
-	// Maximize's last evaluation is at the returned mean, so ∇²f there is
-	// in hess. Where it is not negative definite the covariance is
-	// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status
-	// says so.
-	next := runtime.Grow(&w.cov, p*p)
-	lam, ok := runtime.NegInvSPDDamped(next, hess, p)
-	if !ok {
-		return runtime.StatusNotFinite
-	}
-	copy(cov, next)
-	q.thetaMeanStarted[d] = true
-	if lam > 0 {
-		return runtime.StatusIndefinite
-	}
-	return r.Status
 }
 
 // UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's
@@ -808,14 +771,7 @@ func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
 	for it := 1; it <= opts.LocalMaxIter; it++ {
 		change := 0.0
 		// theta: Laplace or delta
-		{
-			prev := append(w.prev[:0], q.thetaMean[d*m.p:(d+1)*m.p]...)
-			if st := m.updateTheta(q, w, d, opts.Newton); st != runtime.StatusConverged {
-				w.trouble.Add("theta: " + string(st))
-			}
-			change = math.Max(change, runtime.L2Change(q.thetaMean[d*m.p:(d+1)*m.p], prev))
-			w.prev = prev
-		}
+		change = math.Max(change, w.Step(w.trouble, "theta", m.gaussianTheta(q, d), opts.Newton))
 		// A single local Gaussian is at its optimum after one Laplace
 		// update; the delta method's objective depends on Σ, which is set
 		// after μ, so it sweeps to the fixed point of μ and Σ.

@@ -487,9 +487,8 @@ type state struct {
 // scratch is one worker's space for the updates of one unit at a time,
 // and the trouble it met.
 type scratch struct {
-	grad, curv, cov, prev               []float64
-	dg, dh, fg, fh, sig, hc, dH, s3, xt []float64 // collapseDelta
-	trouble                             runtime.Trouble
+	prev    []float64
+	trouble runtime.Trouble
 }
 
 // newState allocates q and sets its starting point: opts.Start if given,

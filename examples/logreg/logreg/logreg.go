@@ -507,9 +507,9 @@ type state struct {
 // scratch is one worker's space for the updates of one unit at a time,
 // and the trouble it met.
 type scratch struct {
-	grad, curv, cov, prev               []float64
-	dg, dh, fg, fh, sig, hc, dH, s3, xt []float64 // collapseDelta
-	trouble                             runtime.Trouble
+	runtime.GaussianWork
+	prev    []float64
+	trouble runtime.Trouble
 }
 
 // newState allocates q and sets its starting point: opts.Start if given,
@@ -568,51 +568,14 @@ func (q *state) nonFinite() string {
 	return ""
 }
 
-// updateTheta updates q(theta) (logreg.vi:12:8): Laplace (Eq. 14) maximizes f and sets
-// Σ = −∇²f(θ̂)⁻¹; the delta method (Eq. 17) maximizes f(μ) + ½Tr{∇²f(μ)Σ}
-// over μ with Σ fixed, then sets Σ = −∇²f(μ)⁻¹.
-func (m *Model) updateTheta(q *state, w *scratch, s runtime.NewtonSettings) runtime.Status {
-	p := m.p
-	mean, cov := q.thetaMean, q.thetaCov
-	grad, hess := runtime.Grow(&w.grad, p), runtime.Grow(&w.curv, p*p)
-	delta := q.thetaMethod == "delta"
-	if delta {
-		// The delta method needs a Σ to start from: −∇²f⁻¹ at the current
-		// mean, or the identity if that is not positive definite.
-		m.ThetaF(mean, grad, hess)
-		if !runtime.NegInvSPD(cov, hess, p) {
-			runtime.Identity(cov, p)
-		}
+// gaussianTheta is q(theta) (logreg.vi:12:8),
+// with the kernels of its Laplace and delta updates.
+func (m *Model) gaussianTheta(q *state) runtime.GaussianFactor {
+	return runtime.GaussianFactor{
+		Mean: q.thetaMean, Cov: q.thetaCov,
+		Delta: q.thetaMethod == "delta", Started: nil,
+		F: m.ThetaF, DeltaF: m.ThetaDelta,
 	}
-	obj := func(x, g, h []float64) float64 {
-		var v float64
-		if delta {
-			v = m.ThetaDelta(x, cov, g, h)
-		} else {
-			v = m.ThetaF(x, g, h)
-		}
-		copy(hess, h)
-		return v
-	}
-	r := runtime.Maximize(obj, mean, s)
-	if delta {
-		// hess holds the Hessian of the delta objective; Σ needs ∇²f itself.
-		m.ThetaF(mean, grad, hess)
-	}
-	// Maximize's last evaluation is at the returned mean, so ∇²f there is
-	// in hess. Where it is not negative definite the covariance is
-	// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status
-	// says so.
-	next := runtime.Grow(&w.cov, p*p)
-	lam, ok := runtime.NegInvSPDDamped(next, hess, p)
-	if !ok {
-		return runtime.StatusNotFinite
-	}
-	copy(cov, next)
-	if lam > 0 {
-		return runtime.StatusIndefinite
-	}
-	return r.Status
 }
 
 // UpdateGlobals updates the global factors in turn and returns their
@@ -622,14 +585,7 @@ func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {
 	opts := a.opts
 	change := 0.0
 	// theta: Laplace or delta
-	{
-		prev := append(w.prev[:0], q.thetaMean...)
-		if st := m.updateTheta(q, w, opts.Newton); st != runtime.StatusConverged {
-			w.trouble.Add("theta: " + string(st))
-		}
-		change = math.Max(change, runtime.L2Change(q.thetaMean, prev))
-		w.prev = prev
-	}
+	change = math.Max(change, w.Step(w.trouble, "theta", m.gaussianTheta(q), opts.Newton))
 	return change
 }
 
