@@ -238,104 +238,18 @@ func (m *Model) computeAux() error {
 	return nil
 }
 
-// Options control Fit. The zero value is a sensible default.
-type Options struct {
-	// Method overrides the treatment declared in hlm.vi for every
-	// nonconjugate latent: "laplace" or "delta". Empty keeps the declaration.
-	Method string
-	// The convergence rule (runtime.Convergence says it in full): Fit has
-	// converged after an iteration in which every unit's local factors
-	// settled (their largest relative change in one sweep fell below
-	// LocalTol within LocalMaxIter sweeps), no numerical trouble was met,
-	// the relative change of the ELBO is below Tol, and the largest relative
-	// change of a global factor is below MeanTol (the last two are skipped
-	// where one iteration is a fixed point). It stops unconverged after
-	// MaxIter iterations, with a status naming the criteria not met. A zero
-	// field takes its default (runtime.DefaultMaxIter 1000, DefaultTol
-	// 1e-8, DefaultMeanTol 1e-9, DefaultLocalMaxIter 100, DefaultLocalTol
-	// 1e-6); a tolerance of math.Inf(1) switches its criterion off. With
-	// Laplace or delta updates the reported ELBO can decrease between
-	// iterations (they are not ascent steps on it); Progress marks it.
-	MaxIter      int
-	Tol          float64
-	MeanTol      float64
-	LocalMaxIter int
-	LocalTol     float64
-	// Seed seeds the random starting values of conjugate factors.
-	Seed uint64
-	// Start, if set, is a previous result to start from instead.
-	Start *Result
-	// Newton tunes the inner optimizer of the Laplace and delta updates.
-	Newton runtime.NewtonSettings
-	// Progress, if set, is called after every iteration.
-	Progress func(runtime.Progress)
-	// Workers is the number of goroutines updating units in parallel (0
-	// means GOMAXPROCS). Results are identical for every value.
-	Workers int
-	// FixParams holds the params at their values in the data (or Start)
-	// instead of estimating them: inference only, no M-steps.
-	FixParams bool
-	// Smoothing is added to the expected counts of simplex params in
-	// their M-steps (0: maximum likelihood).
-	Smoothing float64
-	// Shrinkage in [0, 1] pulls covariance params estimated by M-steps
-	// toward a scaled identity (0: none).
-	Shrinkage float64
-	// PlainSweeps turns off the collapsed Newton start of a unit's
-	// Gaussian/categorical alternation, so each unit runs the plain sweeps
-	// of Fig. 1 from where it is (the models where it applies say so in
-	// UpdateUnit).
-	PlainSweeps bool
-	// AllowEmpty lets documents of bag data be empty (their local
-	// posteriors stay at their priors). By default Fit rejects an empty
-	// document, naming it, since one usually means a mistake in preparing
-	// the data. Models without bag data ignore it.
-	AllowEmpty bool
-	// Checkpoint, with Path and Every set, saves the run every Every
-	// iterations to Path, as the JSON of a Result with status "checkpoint",
-	// through a temporary file and a rename. Fit refuses a Path that holds
-	// anything but a checkpoint of this model.
-	Checkpoint runtime.Checkpoint
-	// Resume continues the run saved in a checkpoint (read it with
-	// LoadResult): the iteration count, ELBO trace, state and params carry
-	// on from it, and with the same data and options the run ends exactly
-	// as it would have without the interruption. MaxIter counts the
-	// iterations before the checkpoint too.
-	Resume *Result
-}
+// Options control Fit; runtime.Settings documents them. The zero value is
+// a sensible default.
+type Options = runtime.Settings[Latent, Params]
 
-// Result is the fitted variational posterior and a record of the run. Its
-// JSON form is shared by every package vigen generates.
-type Result struct {
-	Model      string    `json:"model"`
-	Method     string    `json:"method"`
-	Converged  bool      `json:"converged"`
-	Status     string    `json:"status"`
-	Iterations int       `json:"iterations"`
-	ELBO       []float64 `json:"elbo"`
-	Seconds    float64   `json:"seconds"`
-	Latent     Latent    `json:"latent"`
-	Params     Params    `json:"params"`
-	// Unsettled lists the units (1-based) whose local updates did not
-	// settle within LocalMaxIter sweeps in the last iteration.
-	Unsettled []int `json:"unsettled,omitempty"`
-	// Fingerprint identifies the data, the options and the params of the
-	// run, so that Options.Resume refuses to continue it under others.
-	Fingerprint *runtime.Fingerprint `json:"fingerprint,omitempty"`
-}
+// Result is the fitted variational posterior and a record of the run
+// (runtime.Result).
+type Result = runtime.Result[Latent, Params]
 
 // LoadResult reads a Result written as JSON (a saved fit or a checkpoint),
 // checking that it belongs to this model.
 func LoadResult(r io.Reader) (*Result, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	res := new(Result)
-	if err := runtime.DecodeResult(b, "hlm", res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return runtime.LoadResult[Latent, Params](r, "hlm")
 }
 
 // Fit validates data and fits the model; see Model.Fit.
@@ -360,20 +274,8 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 // no number in a Result is ever NaN or ±Inf.
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
-	conv := runtime.Convergence{MaxIter: opts.MaxIter, Tol: opts.Tol, MeanTol: opts.MeanTol,
-		LocalMaxIter: opts.LocalMaxIter, LocalTol: opts.LocalTol}.WithDefaults()
-	opts.MaxIter, opts.Tol, opts.MeanTol = conv.MaxIter, conv.Tol, conv.MeanTol
-	opts.LocalMaxIter, opts.LocalTol = conv.LocalMaxIter, conv.LocalTol
-	if opts.Resume != nil {
-		if opts.Resume.Model != "hlm" {
-			return nil, fmt.Errorf("resume: the result is of model %q, not hlm", opts.Resume.Model)
-		}
-		opts.Start = opts.Resume
-	}
-	if opts.Checkpoint.On() {
-		if err := runtime.CheckCheckpointPath(opts.Checkpoint.Path, "hlm"); err != nil {
-			return nil, err
-		}
+	if err := opts.Prepare("hlm"); err != nil {
+		return nil, err
 	}
 	m, err := m.withOwnParams(opts)
 	if err != nil {
@@ -384,13 +286,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	a := &caModel{m: m, opts: opts, fp: m.fingerprint(q, opts)}
-	s := runtime.CASettings{Convergence: conv, Workers: opts.Workers, Progress: opts.Progress,
-		Checkpoint: opts.Checkpoint, Start: start}
-	if r := opts.Resume; r != nil {
-		if err := runtime.CheckResume(r.Fingerprint, a.fp, runtime.HashJSON(&r.Params)); err != nil {
-			return nil, err
-		}
-		s.Resume = &runtime.Run{Iterations: r.Iterations, ELBO: r.ELBO, Seconds: r.Seconds, Unsettled: r.Unsettled}
+	s, err := opts.CA(start, a.fp)
+	if err != nil {
+		return nil, err
 	}
 	return runtime.FitCA(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, s)
 }
@@ -430,11 +328,7 @@ func (a *caModel) NonFinite(q *state) string { return q.nonFinite() }
 func (a *caModel) Params() Params { return a.m.paramsResult() }
 
 func (a *caModel) Result(run runtime.Run, q *state, p Params) *Result {
-	r := &Result{Model: "hlm", Method: q.methods(), Converged: run.Converged, Status: run.Status,
-		Iterations: run.Iterations, ELBO: run.ELBO, Seconds: run.Seconds, Latent: q.latent(a.m), Params: p,
-		Unsettled: run.Unsettled}
-	r.Fingerprint = a.fp.WithParams(&r.Params)
-	return r
+	return runtime.NewResult("hlm", q.methods(), run, q.latent(a.m), p, a.fp)
 }
 
 // withOwnParams returns a copy of m whose params Fit and MStep may
