@@ -294,10 +294,6 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if err := opts.Prepare("logreg"); err != nil {
 		return nil, err
 	}
-	m, err := m.withOwnParams(opts)
-	if err != nil {
-		return nil, err
-	}
 	q, err := m.newState(opts)
 	if err != nil {
 		return nil, err
@@ -320,13 +316,7 @@ type caModel struct {
 
 func (a *caModel) NewWorker(tr runtime.Trouble) *scratch { return &scratch{trouble: tr} }
 
-func (a *caModel) MStep(q *state) (float64, error) {
-	change, err := a.m.mstep(q, a.opts)
-	if err == nil {
-		err = a.m.computeAux()
-	}
-	return change, err
-}
+func (a *caModel) MStep(*state) (float64, error) { return 0, nil }
 
 func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
 	return a.m.elbo(q, workers, perUnit)
@@ -342,46 +332,18 @@ func (a *caModel) Copy(dst, src *state) *state {
 
 func (a *caModel) NonFinite(q *state) string { return q.nonFinite() }
 
-func (a *caModel) Params() Params { return a.m.paramsResult() }
+func (a *caModel) Params() Params { return Params{} }
 
 func (a *caModel) Result(run runtime.Run, q *state, p Params) *Result {
 	return runtime.NewResult("logreg", q.methods(), run, q.latent(a.m), p, a.fp)
 }
 
-// withOwnParams returns a copy of m whose params Fit and MStep may
-// overwrite: from opts.Start if given, else m's, else started from
-// opts.Seed; with their aux values computed.
-func (m *Model) withOwnParams(opts Options) (*Model, error) {
-	m = m.ownParams(runtime.NewRand(opts.Seed))
-	if opts.Start != nil {
-		if err := m.startParams(&opts.Start.Params); err != nil {
-			return nil, err
-		}
-	}
-	if err := m.computeAux(); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// MStep returns the M-step of variational EM for the q of r: the params
-// that maximize the expected complete log likelihood under it (MAP under
-// declared priors), starting from r's params. opts supplies Smoothing and
-// Shrinkage.
+// MStep returns the params of the M-step of variational EM for the q of r:
+// none, since the model has no params.
 func (m *Model) MStep(r *Result, opts Options) (Params, error) {
 	opts.Start = r
-	m, err := m.withOwnParams(opts)
-	if err != nil {
-		return Params{}, err
-	}
-	q, err := m.newState(opts)
-	if err != nil {
-		return Params{}, err
-	}
-	if _, err := m.mstep(q, opts); err != nil {
-		return Params{}, err
-	}
-	return m.paramsResult(), nil
+	_, err := m.newState(opts)
+	return Params{}, err
 }
 
 // Latent holds the fitted q of each latent variable.
@@ -537,43 +499,11 @@ func (m *Model) fingerprint(q *state, opts Options) *runtime.Fingerprint {
 	}
 }
 
-// Params holds the point estimates of the params (variational EM), shaped
-// as in Data: Into copies them into a Data, so that a later Fit can start
-// from them or, with Options.FixParams, infer with them held fixed.
-type Params struct {
-}
+// Params is empty: the model has no params.
+type Params struct{}
 
-// Into sets the params of d to p.
-func (p *Params) Into(d *Data) {
-}
-
-// paramsResult copies the params of m into the result's form.
-func (m *Model) paramsResult() Params {
-	var p Params
-	return p
-}
-
-// ownParams returns a copy of m with its own param arrays, which Fit
-// overwrites in its M-steps; params missing from the data start at
-// random simplex rows (from rng), identity covariances and zero vectors.
-func (m *Model) ownParams(rng *rand.Rand) *Model {
-	c := *m
-	return &c
-}
-
-// startParams copies the params of a previous result into m, checking
-// their shapes.
-func (m *Model) startParams(p *Params) error {
-	return nil
-}
-
-// mstep is variational EM's M-step: it sets every param to the maximum of
-// the expected complete log likelihood under q (MAP under declared
-// priors) and returns the largest relative change of a param.
-func (m *Model) mstep(q *state, opts Options) (float64, error) {
-	change := 0.0
-	return change, nil
-}
+// Into leaves d as it is: the model has no params.
+func (p *Params) Into(d *Data) {}
 
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
 // the global statements and the entropies of the global non-Gaussian factors.
