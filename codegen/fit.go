@@ -311,7 +311,7 @@ func (f *fitGen) emitCopyState() {
 	for _, qi := range f.qs {
 		floats = append(append(floats, qi.fields...), qi.mfields...)
 	}
-	f.p("\n// copyTo copies q into dst, reusing dst's arrays.\nfunc (q *state) copyTo(dst *state) {\n")
+	f.p("\n// Copy copies src into dst, reusing dst's arrays, and returns dst; a nil\n// dst is allocated.\nfunc (a *caModel) Copy(dst, src *state) *state {\n\tif dst == nil {\n\t\tdst = new(state)\n\t}\n\tq := src\n")
 	for _, fl := range floats {
 		f.p("\tdst.%s = append(dst.%s[:0], q.%s...)\n", fl, fl, fl)
 	}
@@ -323,8 +323,8 @@ func (f *fitGen) emitCopyState() {
 			}
 		}
 	}
-	f.p("\tdst.rng = q.rng\n}\n")
-	f.p("\n// nonFinite names the first parameter of q that is NaN or infinite, or\n// returns \"\".\nfunc (q *state) nonFinite() string {\n")
+	f.p("\tdst.rng = q.rng\n\treturn dst\n}\n")
+	f.p("\n// NonFinite names the first parameter of q that is NaN or infinite, or\n// returns \"\".\nfunc (a *caModel) NonFinite(q *state) string {\n")
 	for _, fl := range floats {
 		f.p("\tif i := runtime.FirstNonFinite(q.%s); i >= 0 {\n\t\treturn fmt.Sprintf(\"%s[%%d] = %%v\", i+1, q.%s[i])\n\t}\n", fl, fl, fl)
 	}
@@ -499,22 +499,11 @@ func (f *fitGen) emitLoops() {
 			f.p("\t\tif change < opts.LocalTol {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n")
 		}
 	}
-	f.p("\n// UpdateGlobals updates the global factors in turn and returns their\n// largest relative change.\n")
-	f.p("func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {\n")
-	if len(global) > 0 {
-		f.p("\tm := a.m\n")
+	if len(global) == 0 {
+		f.p("\n// UpdateGlobals is never called: the model has no global factors.\nfunc (a *caModel) UpdateGlobals(*state, *scratch) float64 { return 0 }\n")
+	} else {
+		f.emitUpdateGlobals(global)
 	}
-	for _, qi := range global {
-		if qi.obj != nil {
-			f.p("\topts := a.opts\n")
-			break
-		}
-	}
-	f.p("\tchange := 0.0\n")
-	for _, qi := range global {
-		f.sb.WriteString(f.updateCall(qi, "\t"))
-	}
-	f.p("\treturn change\n}\n")
 	// The shape of the coordinate ascent. One pass is a fixed point without
 	// global factors (each unit ran to its own), and with one global
 	// Gaussian factor and nothing else updated by Laplace (the delta method
@@ -539,24 +528,42 @@ func (f *fitGen) emitLoops() {
 	if f.unit == nil {
 		f.p("\n// UpdateUnit is never called: the model has no units.\nfunc (a *caModel) UpdateUnit(*state, *scratch, int) bool { return true }\n")
 	}
-	f.p("\n// methods lists the update of each latent, for Result.Method.\nfunc (q *state) methods() string {\n\tvar ms []string\n")
+	var ms []string
 	for _, qi := range f.qs {
 		if qi.obj != nil {
-			f.p("\tms = append(ms, q.%s)\n", qi.method)
+			ms = append(ms, "q."+qi.method)
 		} else {
-			f.p("\tms = append(ms, \"conjugate\")\n")
+			ms = append(ms, `"conjugate"`)
 		}
 	}
-	f.p("\treturn strings.Join(ms, \",\")\n}\n")
+	f.p("\n// methods lists the update of each latent, for Result.Method.\nfunc (q *state) methods() string {\n\treturn strings.Join([]string{%s}, \",\")\n}\n", strings.Join(ms, ", "))
+}
+
+// emitUpdateGlobals writes UpdateGlobals, which updates the global factors.
+func (f *fitGen) emitUpdateGlobals(global []*qInfo) {
+	f.p("\n// UpdateGlobals updates the global factors in turn and returns their\n// largest relative change.\n")
+	f.p("func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {\n")
+	f.p("\tm := a.m\n")
+	for _, qi := range global {
+		if qi.obj != nil {
+			f.p("\topts := a.opts\n")
+			break
+		}
+	}
+	f.p("\tchange := 0.0\n")
+	for _, qi := range global {
+		f.sb.WriteString(f.updateCall(qi, "\t"))
+	}
+	f.p("\treturn change\n}\n")
 }
 
 // emitFingerprint writes the Model's fingerprint method: a hash of each
-// size and each data or constant variable as loaded, and the options that
-// change the fixed point (params are hashed from the Result it goes with).
+// size and each data or constant variable as loaded (the options and the
+// params are added by runtime.Settings.Fingerprint and the Result).
 func (f *fitGen) emitFingerprint() {
-	f.p("\n// fingerprint identifies what the fit's state depends on besides its\n")
-	f.p("// params: the data and constants as loaded, and the options that change\n// the fixed point. Resume refuses a checkpoint whose fingerprint differs.\n")
-	f.p("func (m *Model) fingerprint(q *state, opts Options) *runtime.Fingerprint {\n\treturn &runtime.Fingerprint{\n\t\tData: map[string]string{\n")
+	f.p("\n// fingerprint hashes the sizes, data and constants as loaded, the data\n")
+	f.p("// part of the fit's fingerprint (runtime.Settings.Fingerprint).\n")
+	f.p("func (m *Model) fingerprint() map[string]string {\n\treturn map[string]string{\n")
 	for _, v := range f.g.m.Vars {
 		var fields []string
 		switch v.Role {
@@ -575,18 +582,17 @@ func (f *fitGen) emitFingerprint() {
 		for k := range fields {
 			fields[k] = "m." + fields[k]
 		}
-		f.p("\t\t\t%q: runtime.HashValues(%s),\n", v.Name, strings.Join(fields, ", "))
+		f.p("\t\t%q: runtime.HashValues(%s),\n", v.Name, strings.Join(fields, ", "))
 	}
-	f.p("\t\t},\n\t\tOptions: map[string]string{\n\t\t\t\"method\": q.methods(),\n\t\t\t\"FixParams\": fmt.Sprint(opts.FixParams),\n")
-	f.p("\t\t\t\"Smoothing\": runtime.FormatOption(opts.Smoothing),\n\t\t\t\"Shrinkage\": runtime.FormatOption(opts.Shrinkage),\n\t\t},\n\t}\n}\n")
+	f.p("\t}\n}\n")
 }
 
 func (f *fitGen) emitELBO() {
 	b := f.d.Bound
-	f.p("\n// elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's\n")
+	f.p("\n// ELBO is the evidence lower bound E_q[log p] + H[q], with Eq. 19's\n")
 	f.p("// expansion where no exact rule applies (Eq. 21 for the Gaussian factors).\n")
 	f.p("// Units are evaluated on `workers` goroutines into perUnit and summed in\n// unit order, so the value does not depend on the schedule.\n")
-	f.p("func (m *Model) elbo(q *state, workers int, perUnit []float64) float64 {\n\ttotal := m.elboGlobal(%s)\n", f.args(b.GlobalInputs, ""))
+	f.p("func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {\n\tm := a.m\n\ttotal := m.elboGlobal(%s)\n", f.args(b.GlobalInputs, ""))
 	for _, qi := range f.qs {
 		if qi.q.Family == "MvNormal" && !qi.local {
 			f.p("\ttotal += runtime.GaussianEntropy(q.%s, %s)\n", qi.fields[1], f.dim(qi.q.Dims[0]))

@@ -150,6 +150,20 @@ func (s *Settings[L, P]) CA(start time.Time, fp *Fingerprint) (CASettings, error
 	return c, nil
 }
 
+// Fingerprint is the fingerprint of a fit under s whose data hash as data
+// (one hash per size and data or constant variable) and whose latents are
+// updated by method (Result.Method): with the options that change the
+// fixed point, FixParams, Smoothing and Shrinkage. Resume refuses a
+// checkpoint whose fingerprint differs.
+func (s *Settings[L, P]) Fingerprint(data map[string]string, method string) *Fingerprint {
+	return &Fingerprint{Data: data, Options: map[string]string{
+		"method":    method,
+		"FixParams": fmt.Sprint(s.FixParams),
+		"Smoothing": FormatOption(s.Smoothing),
+		"Shrinkage": FormatOption(s.Shrinkage),
+	}}
+}
+
 // NewResult assembles the result of a run of model: its record, the
 // method of each latent, the latents and params, and the fingerprint fp
 // completed with the params.

@@ -451,17 +451,9 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 	return m.Fit(ctx, opts)
 }
 
-// Fit runs coordinate ascent (Fig. 1), as variational EM when the model
-// has params: each iteration updates every unit's local factors until
-// they settle (the E-step, on opts.Workers goroutines), then the global
-// factors, then the params (the M-step), and computes the ELBO. It stops
-// when the ELBO and the global factors settle, the iteration limit is
-// reached, or ctx is done. A cancellation is seen between units, so within
-// one iteration; Fit then returns, with status "canceled", the state and
-// params as they were at the end of the last completed iteration (the one
-// whose ELBO ends the trace). Likewise an iteration that produces a NaN or
-// an infinity is discarded and reported in the status ("not_finite: ..."):
-// no number in a Result is ever NaN or ±Inf.
+// Fit runs coordinate ascent (Wang & Blei's Fig. 1; runtime.FitCA says
+// when it stops and what a canceled or non-finite run returns), as
+// variational EM when the model has params.
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
 	if err := opts.Prepare("hierlogreg"); err != nil {
@@ -475,7 +467,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &caModel{m: m, opts: opts, fp: m.fingerprint(q, opts)}
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(m.fingerprint(), q.methods())}
 	s, err := opts.CA(start, a.fp)
 	if err != nil {
 		return nil, err
@@ -484,7 +476,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 }
 
 // caModel adapts Model to runtime.CAModel for one Fit with opts. Its
-// Shape, UpdateUnit and UpdateGlobals are with the model's updates below.
+// methods besides the ones here are with the model's updates below.
 type caModel struct {
 	m    *Model
 	opts Options
@@ -500,20 +492,6 @@ func (a *caModel) MStep(q *state) (float64, error) {
 	}
 	return change, err
 }
-
-func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
-	return a.m.elbo(q, workers, perUnit)
-}
-
-func (a *caModel) Copy(dst, src *state) *state {
-	if dst == nil {
-		dst = new(state)
-	}
-	src.copyTo(dst)
-	return dst
-}
-
-func (a *caModel) NonFinite(q *state) string { return q.nonFinite() }
 
 func (a *caModel) Params() Params { return a.m.paramsResult() }
 
@@ -623,18 +601,24 @@ func (q *state) start(m *Model, r *Result) error {
 	return nil
 }
 
-// copyTo copies q into dst, reusing dst's arrays.
-func (q *state) copyTo(dst *state) {
+// Copy copies src into dst, reusing dst's arrays, and returns dst; a nil
+// dst is allocated.
+func (a *caModel) Copy(dst, src *state) *state {
+	if dst == nil {
+		dst = new(state)
+	}
+	q := src
 	dst.thetaMean = append(dst.thetaMean[:0], q.thetaMean...)
 	dst.thetaCov = append(dst.thetaCov[:0], q.thetaCov...)
 	dst.thetaMethod = q.thetaMethod
 	dst.thetaMeanStarted = append(dst.thetaMeanStarted[:0], q.thetaMeanStarted...)
 	dst.rng = q.rng
+	return dst
 }
 
-// nonFinite names the first parameter of q that is NaN or infinite, or
+// NonFinite names the first parameter of q that is NaN or infinite, or
 // returns "".
-func (q *state) nonFinite() string {
+func (a *caModel) NonFinite(q *state) string {
 	if i := runtime.FirstNonFinite(q.thetaMean); i >= 0 {
 		return fmt.Sprintf("thetaMean[%d] = %v", i+1, q.thetaMean[i])
 	}
@@ -676,12 +660,8 @@ func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
 	return false
 }
 
-// UpdateGlobals updates the global factors in turn and returns their
-// largest relative change.
-func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {
-	change := 0.0
-	return change
-}
+// UpdateGlobals is never called: the model has no global factors.
+func (a *caModel) UpdateGlobals(*state, *scratch) float64 { return 0 }
 
 // Shape describes the model's coordinate ascent.
 func (a *caModel) Shape(q *state) runtime.CAShape {
@@ -690,16 +670,15 @@ func (a *caModel) Shape(q *state) runtime.CAShape {
 
 // methods lists the update of each latent, for Result.Method.
 func (q *state) methods() string {
-	var ms []string
-	ms = append(ms, q.thetaMethod)
-	return strings.Join(ms, ",")
+	return strings.Join([]string{q.thetaMethod}, ",")
 }
 
-// elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's
+// ELBO is the evidence lower bound E_q[log p] + H[q], with Eq. 19's
 // expansion where no exact rule applies (Eq. 21 for the Gaussian factors).
 // Units are evaluated on `workers` goroutines into perUnit and summed in
 // unit order, so the value does not depend on the schedule.
-func (m *Model) elbo(q *state, workers int, perUnit []float64) float64 {
+func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
+	m := a.m
 	total := m.elboGlobal()
 	runtime.ParallelFor(m.m, workers, func(_, d int) {
 		v := m.elboUnit(d, q.thetaMean[d*m.p:(d+1)*m.p], q.thetaCov[d*m.p*m.p:(d+1)*m.p*m.p])
@@ -722,29 +701,20 @@ func (q *state) latent(m *Model) Latent {
 	return l
 }
 
-// fingerprint identifies what the fit's state depends on besides its
-// params: the data and constants as loaded, and the options that change
-// the fixed point. Resume refuses a checkpoint whose fingerprint differs.
-func (m *Model) fingerprint(q *state, opts Options) *runtime.Fingerprint {
-	return &runtime.Fingerprint{
-		Data: map[string]string{
-			"M":     runtime.HashValues(m.m),
-			"N":     runtime.HashValues(m.n),
-			"P":     runtime.HashValues(m.p),
-			"x":     runtime.HashValues(m.x),
-			"y":     runtime.HashValues(m.y),
-			"group": runtime.HashValues(m.group),
-			"nu":    runtime.HashValues(m.nu),
-			"Phi0":  runtime.HashValues(m.phi0),
-			"Phi1":  runtime.HashValues(m.phi1),
-			"zero":  runtime.HashValues(m.zero),
-		},
-		Options: map[string]string{
-			"method":    q.methods(),
-			"FixParams": fmt.Sprint(opts.FixParams),
-			"Smoothing": runtime.FormatOption(opts.Smoothing),
-			"Shrinkage": runtime.FormatOption(opts.Shrinkage),
-		},
+// fingerprint hashes the sizes, data and constants as loaded, the data
+// part of the fit's fingerprint (runtime.Settings.Fingerprint).
+func (m *Model) fingerprint() map[string]string {
+	return map[string]string{
+		"M":     runtime.HashValues(m.m),
+		"N":     runtime.HashValues(m.n),
+		"P":     runtime.HashValues(m.p),
+		"x":     runtime.HashValues(m.x),
+		"y":     runtime.HashValues(m.y),
+		"group": runtime.HashValues(m.group),
+		"nu":    runtime.HashValues(m.nu),
+		"Phi0":  runtime.HashValues(m.phi0),
+		"Phi1":  runtime.HashValues(m.phi1),
+		"zero":  runtime.HashValues(m.zero),
 	}
 }
 
