@@ -37,11 +37,10 @@ var goReserved = map[string]bool{
 	"state": true, "scratch": true, "caModel": true,
 	// methods of Model
 	"MStep": true, "computeAux": true, "withOwnParams": true, "ownParams": true,
-	"startParams": true, "paramsResult": true, "newState": true, "elbo": true,
+	"startParams": true, "paramsResult": true, "newState": true,
 	"elboGlobal": true, "elboUnit": true, "mstep": true, "fingerprint": true,
 	// methods of state and Params
-	"start": true, "copyTo": true, "nonFinite": true, "methods": true,
-	"latent": true, "Into": true,
+	"start": true, "methods": true, "latent": true, "Into": true,
 }
 
 // stemPrefixes and stemSuffixes make the names of the methods generated
