@@ -37,7 +37,7 @@ for n in 1:N {
 `,
 	"mixprec": mixPrecVI,
 	// A collapsed unit whose delta correction depends on q(z): no
-	// collapseDelta is emitted, and what is must still compile.
+	// CollapsesDelta is set, and what is emitted must still compile.
 	"unitmix": `model unitmix
 size D, N, K
 data y : real[D, N]
@@ -58,12 +58,14 @@ for d in 1:D {
 	"into": intoVI,
 	// Every kind of name the generator uses itself: its methods (elbo,
 	// mstep, numUnits, updateUnit through a latent unit), methods made
-	// from another name (updateTheta), names differing in case, and a
-	// name starting with _.
+	// from another name (updateTheta, gaussianUnit), names differing in
+	// case, and a name starting with _.
 	"names": `model names
 size N, numUnits, K, k
 data elbo : real[N]
 data updateTheta : real[N]
+data fingerprint : real[N]
+data gaussianUnit : real[N]
 data _x : real[N, K]
 data mstep : real[N, k]
 const Into : real = 1
@@ -79,6 +81,8 @@ Unit ~ Normal(0, 1)
 for n in 1:N {
   elbo[n] ~ Normal(theta + Theta + sum(into), 1)
   updateTheta[n] ~ Normal(dot(_x[n], unit) + dot(mstep[n], Unit), 1)
+  fingerprint[n] ~ Normal(theta, 1)
+  gaussianUnit[n] ~ Normal(Theta, 1)
 }
 `,
 	// Names the generated methods use for their locals and parameters

@@ -228,7 +228,14 @@ func (f *fitGen) emitTypes() {
 		}
 	}
 	f.p("\trng *rand.Rand\n}\n")
-	f.p("\n// scratch is one worker's space for the updates of one unit at a time,\n// and the trouble it met.\ntype scratch struct {\n\tgrad, curv, cov, prev []float64\n\tdg, dh, fg, fh, sig, hc, dH, s3, xt []float64 // collapseDelta\n\ttrouble runtime.Trouble\n}\n")
+	f.p("\n// scratch is one worker's space for the updates of one unit at a time,\n// and the trouble it met.\ntype scratch struct {\n")
+	for _, qi := range f.qs {
+		if qi.obj != nil {
+			f.p("\truntime.GaussianWork\n")
+			break
+		}
+	}
+	f.p("\tprev []float64\n\ttrouble runtime.Trouble\n}\n")
 }
 
 func (f *fitGen) emitNewState() {
@@ -304,7 +311,7 @@ func (f *fitGen) emitCopyState() {
 	for _, qi := range f.qs {
 		floats = append(append(floats, qi.fields...), qi.mfields...)
 	}
-	f.p("\n// copyTo copies q into dst, reusing dst's arrays.\nfunc (q *state) copyTo(dst *state) {\n")
+	f.p("\n// Copy copies src into dst, reusing dst's arrays, and returns dst; a nil\n// dst is allocated.\nfunc (a *caModel) Copy(dst, src *state) *state {\n\tif dst == nil {\n\t\tdst = new(state)\n\t}\n\tq := src\n")
 	for _, fl := range floats {
 		f.p("\tdst.%s = append(dst.%s[:0], q.%s...)\n", fl, fl, fl)
 	}
@@ -316,8 +323,8 @@ func (f *fitGen) emitCopyState() {
 			}
 		}
 	}
-	f.p("\tdst.rng = q.rng\n}\n")
-	f.p("\n// nonFinite names the first parameter of q that is NaN or infinite, or\n// returns \"\".\nfunc (q *state) nonFinite() string {\n")
+	f.p("\tdst.rng = q.rng\n\treturn dst\n}\n")
+	f.p("\n// NonFinite names the first parameter of q that is NaN or infinite, or\n// returns \"\".\nfunc (a *caModel) NonFinite(q *state) string {\n")
 	for _, fl := range floats {
 		f.p("\tif i := runtime.FirstNonFinite(q.%s); i >= 0 {\n\t\treturn fmt.Sprintf(\"%s[%%d] = %%v\", i+1, q.%s[i])\n\t}\n", fl, fl, fl)
 	}
@@ -337,87 +344,37 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 	o := qi.obj
 	n := f.dim(o.Dim)
 	param, unitArg := f.unitParam(qi)
-	mean, cov := "q."+qi.fields[0], "q."+qi.fields[1]
 	inputs := f.args(o.Inputs, "d")
 	if inputs != "" {
 		inputs = ", " + inputs
 	}
-	f.p("\n// update%s updates q(%s) (%s)", qi.upper, qi.v.Name, f.pos(qi.v))
+	f.p("\n// gaussian%s is q(%s) (%s)", qi.upper, qi.v.Name, f.pos(qi.v))
 	if qi.local {
-		f.p(" for unit d")
+		f.p(" of unit d")
 	}
-	f.p(": Laplace (Eq. 14) maximizes f and sets\n// Σ = −∇²f(θ̂)⁻¹; the delta method (Eq. 17) maximizes f(μ) + ½Tr{∇²f(μ)Σ}\n")
-	f.p("// over μ with Σ fixed, then sets Σ = −∇²f(μ)⁻¹.\n")
-	f.p("func (m *Model) update%s(q *state, w *scratch%s, s runtime.NewtonSettings) runtime.Status {\n\tp := %s\n", qi.upper, param, n)
+	f.p(",\n// with the kernels of its Laplace and delta updates.\n")
+	f.p("func (m *Model) gaussian%s(q *state%s) runtime.GaussianFactor {\n", qi.upper, param)
+	mean, cov := "q."+qi.fields[0], "q."+qi.fields[1]
+	started := "nil"
 	if qi.local {
-		f.p("\tmean, cov := %s[d*p:(d+1)*p], %s[d*p*p:(d+1)*p*p]\n", mean, cov)
+		f.p("\tp := %s\n", n)
+		mean, cov = mean+"[d*p:(d+1)*p]", cov+"[d*p*p:(d+1)*p*p]"
+		started = fmt.Sprintf("&q.%sStarted[d]", qi.fields[0])
+	}
+	f.p("\treturn runtime.GaussianFactor{\n\t\tMean: %s, Cov: %s,\n\t\tDelta: q.%s == \"delta\", Started: %s,\n", mean, cov, qi.method, started)
+	if unitArg == "" && inputs == "" {
+		f.p("\t\tF: m.%sF, DeltaF: m.%sDelta,\n", qi.upper, qi.upper)
 	} else {
-		f.p("\tmean, cov := %s, %s\n", mean, cov)
+		f.p("\t\tF:      func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },\n", qi.upper, unitArg, inputs)
+		f.p("\t\tDeltaF: func(x, cov, g, h []float64) float64 { return m.%sDelta(%sx, cov%s, g, h) },\n", qi.upper, unitArg, inputs)
 	}
-	f.p("\tgrad, hess := runtime.Grow(&w.grad, p), runtime.Grow(&w.curv, p*p)\n")
-	f.p("\tdelta := q.%s == \"delta\"\n", qi.method)
-	cond := "delta"
-	if qi.local {
-		cond = fmt.Sprintf("delta && !q.%sStarted[d]", qi.fields[0])
-	}
-	f.p("\tif %s {\n\t\t// The delta method needs a Σ to start from: −∇²f⁻¹ at the current\n\t\t// mean, or the identity if that is not positive definite.\n", cond)
-	f.p("\t\tm.%sF(%s%s%s, grad, hess)\n\t\tif !runtime.NegInvSPD(cov, hess, p) {\n\t\t\truntime.Identity(cov, p)\n\t\t}\n", qi.upper, unitArg, "mean", inputs)
-	if qi.local {
-		f.p("\t\tq.%sStarted[d] = true\n", qi.fields[0])
-	}
-	f.p("\t}\n\tobj := func(x, g, h []float64) float64 {\n\t\tvar v float64\n\t\tif delta {\n\t\t\tv = m.%sDelta(%sx, cov%s, g, h)\n\t\t} else {\n\t\t\tv = m.%sF(%sx%s, g, h)\n\t\t}\n\t\tcopy(hess, h)\n\t\treturn v\n\t}\n",
-		qi.upper, unitArg, inputs, qi.upper, unitArg, inputs)
-	f.p("\tr := runtime.Maximize(obj, mean, s)\n")
-	f.p("\tif delta {\n\t\t// hess holds the Hessian of the delta objective; Σ needs ∇²f itself.\n\t\tm.%sF(%smean%s, grad, hess)\n\t}\n", qi.upper, unitArg, inputs)
-	f.p("\t// Maximize's last evaluation is at the returned mean, so ∇²f there is\n\t// in hess. Where it is not negative definite the covariance is\n")
-	f.p("\t// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status\n\t// says so.\n")
-	f.p("\tnext := runtime.Grow(&w.cov, p*p)\n\tlam, ok := runtime.NegInvSPDDamped(next, hess, p)\n\tif !ok {\n\t\treturn runtime.StatusNotFinite\n\t}\n\tcopy(cov, next)\n")
-	if qi.local {
-		f.p("\tq.%sStarted[d] = true\n", qi.fields[0])
-	}
-	f.p("\tif lam > 0 {\n\t\treturn runtime.StatusIndefinite\n\t}\n\treturn r.Status\n}\n")
 	if c := o.Collapsed; c != nil && qi.local {
-		f.p("\n// collapse%s moves the mean of q(%s) for unit d to the maximum of the\n", qi.upper, qi.v.Name)
-		f.p("// collapsed objective g (%sCollapsed): the fixed point of the %s/%s\n// alternation, found by Newton's method instead of by many sweeps.\n", qi.upper, qi.v.Name, c.Z.Name)
-		f.p("func (m *Model) collapse%s(d int, mean []float64, s runtime.NewtonSettings) runtime.Status {\n", qi.upper)
-		f.p("\tobj := func(x, g, h []float64) float64 {\n\t\treturn m.%sCollapsed(d, x, g, h)\n\t}\n\treturn runtime.Maximize(obj, mean, s).Status\n}\n", qi.upper)
+		f.p("\t\tCollapsed: func(x, g, h []float64) float64 { return m.%sCollapsed(d, x, g, h) },\n", qi.upper)
 		if c.DeltaCollapses {
-			f.emitCollapseDelta(qi, n, inputs)
+			f.p("\t\tCollapsesDelta: true,\n")
 		}
 	}
-}
-
-// emitCollapseDelta writes collapseDeltaX, the delta method's counterpart
-// of collapseX: the fixed point of the delta alternation of a unit's
-// Gaussian mean, its covariance and the categorical latent, found by
-// Newton's method on the collapsed objective plus the delta correction.
-func (f *fitGen) emitCollapseDelta(qi *qInfo, n, inputs string) {
-	c := qi.obj.Collapsed
-	f.p("\n// collapseDelta%s moves q(%s) for unit d to the fixed point of the delta\n", qi.upper, qi.v.Name)
-	f.p("// method's alternation of its mean, its covariance and q(%s): Σ = −∇²f(μ)⁻¹,\n", c.Z.Name)
-	f.p("// then the mean maximizing g(μ) + ½Tr{∇²f(μ)Σ} with Σ fixed (the collapsed\n")
-	f.p("// objective %sCollapsed plus the delta correction %sDelta − %sF, which\n", qi.upper, qi.upper, qi.upper)
-	f.p("// does not depend on q(%s): its probabilities sum to one per entry).\n", c.Z.Name)
-	f.p("// Its fixed points are the stationary points of Φ(μ) = g(μ) − ½ log|−∇²f(μ)|,\n")
-	f.p("// whose gradient is ∇g + ½Tr{∂∇²f Σ(μ)}; Φ is maximized by Newton's method,\n")
-	f.p("// its Hessian the objective's with Σ fixed plus ½Tr{Σ ∂_i∇²f Σ ∂_j∇²f}\n")
-	f.p("// (runtime.AddTraceGram; ∂∇²f by forward differences of %sF), instead\n", qi.upper)
-	f.p("// of by the alternation, which converges only linearly, on some units with\n// a ratio near one. The sweeps then confirm the point.\n")
-	f.p("func (m *Model) collapseDelta%s(q *state, w *scratch, d int, opts Options) {\n\tp := %s\n", qi.upper, n)
-	f.p("\tmean, cov := q.%s[d*p:(d+1)*p], q.%s[d*p*p:(d+1)*p*p]\n", qi.fields[0], qi.fields[1])
-	f.p("\tdg, dh := runtime.Grow(&w.dg, p), runtime.Grow(&w.dh, p*p)\n\tfg, fh := runtime.Grow(&w.fg, p), runtime.Grow(&w.fh, p*p)\n")
-	f.p("\tsig, hc := runtime.Grow(&w.sig, p*p), runtime.Grow(&w.hc, p*p)\n")
-	f.p("\tdH, s3, xt := runtime.Grow(&w.dH, p*p*p), runtime.Grow(&w.s3, p*p*p), runtime.Grow(&w.xt, p)\n")
-	f.p("\tphi := func(x, g, h []float64) float64 {\n\t\tm.%sF(d, x%s, fg, fh)\n", qi.upper, inputs)
-	f.p("\t\tfor i := range hc {\n\t\t\thc[i] = -fh[i]\n\t\t}\n\t\tlogdet, ok := runtime.LogDetSPD(hc, p)\n")
-	f.p("\t\tif !ok || !runtime.NegInvSPD(sig, fh, p) {\n\t\t\treturn math.NaN()\n\t\t}\n")
-	f.p("\t\tv := m.%sCollapsed(d, x, g, h) - logdet/2\n\t\tm.%sDelta(d, x, sig%s, dg, dh)\n", qi.upper, qi.upper, inputs)
-	f.p("\t\tfor i := range g {\n\t\t\tg[i] += dg[i] - fg[i]\n\t\t}\n\t\tfor i := range h {\n\t\t\th[i] += dh[i] - fh[i]\n\t\t}\n")
-	f.p("\t\tfor j := 0; j < p; j++ {\n\t\t\tcopy(xt, x)\n\t\t\tstep := 1e-6 * math.Max(math.Abs(x[j]), 1)\n\t\t\txt[j] += step\n")
-	f.p("\t\t\tdj := dH[j*p*p : (j+1)*p*p]\n\t\t\tm.%sF(d, xt%s, dg, dj)\n\t\t\tfor i := range dj {\n\t\t\t\tdj[i] = (dj[i] - fh[i]) / step\n\t\t\t}\n\t\t}\n", qi.upper, inputs)
-	f.p("\t\truntime.AddTraceGram(h, sig, dH, s3, p)\n\t\treturn v\n\t}\n")
-	f.p("\truntime.Maximize(phi, mean, opts.Newton)\n")
-	f.p("\tm.%sF(d, mean%s, fg, fh)\n\tif runtime.NegInvSPD(sig, fh, p) {\n\t\tcopy(cov, sig)\n\t\tq.%sStarted[d] = true\n\t}\n}\n", qi.upper, inputs, qi.fields[0])
+	f.p("\t}\n}\n")
 }
 
 // rows returns Go expressions for the part of q's parameter arrays an
@@ -501,13 +458,8 @@ func (f *fitGen) updateCall(qi *qInfo, indent string) string {
 	if qi.upd != nil {
 		return fmt.Sprintf("%s// %s: closed form (Eq. 18)\n%schange = math.Max(change, m.update%s(q, w%s))\n", indent, qi.v.Name, indent, qi.upper, unitArg)
 	}
-	n := f.dim(qi.obj.Dim)
-	sel := "q." + qi.fields[0]
-	if qi.local {
-		sel = fmt.Sprintf("q.%s[d*%s:(d+1)*%s]", qi.fields[0], n, n)
-	}
-	return fmt.Sprintf("%s// %s: Laplace or delta\n%s{\n%s\tprev := append(w.prev[:0], %s...)\n%s\tif st := m.update%s(q, w%s, opts.Newton); st != runtime.StatusConverged {\n%s\t\tw.trouble.Add(%q + string(st))\n%s\t}\n%s\tchange = math.Max(change, runtime.L2Change(%s, prev))\n%s\tw.prev = prev\n%s}\n",
-		indent, qi.v.Name, indent, indent, sel, indent, qi.upper, unitArg, indent, qi.v.Name+": ", indent, indent, sel, indent, indent)
+	return fmt.Sprintf("%s// %s: Laplace or delta\n%schange = math.Max(change, w.Step(w.trouble, %q, m.gaussian%s(q%s), opts.Newton))\n",
+		indent, qi.v.Name, indent, qi.v.Name, qi.upper, unitArg)
 }
 
 func (f *fitGen) emitLoops() {
@@ -528,15 +480,8 @@ func (f *fitGen) emitLoops() {
 				continue
 			}
 			z := f.qOf(qi.obj.Collapsed.Z.Name)
-			n := f.dim(qi.obj.Dim)
-			f.p("\t// Start %s at the fixed point of its alternation with %s (the\n\t// maximum of the collapsed objective; for the delta method, with the\n", qi.v.Name, z.v.Name)
-			f.p("\t// delta correction, alternated with Σ), and %s at its optimum there;\n\t// the sweeps below then confirm it.\n", z.v.Name)
-			f.p("\t// The delta method starts from where the unit was, once it has been\n\t// there (near its fixed point under the previous params).\n")
-			f.p("\tif !opts.PlainSweeps {\n\t\tdelta := q.%s == \"delta\"\n", qi.method)
-			f.p("\t\tif !delta || !q.%sStarted[d] {\n\t\t\tm.collapse%s(d, q.%s[d*%s:(d+1)*%s], opts.Newton)\n\t\t}\n", qi.fields[0], qi.upper, qi.fields[0], n, n)
-			if qi.obj.Collapsed.DeltaCollapses {
-				f.p("\t\tif delta {\n\t\t\tm.collapseDelta%s(q, w, d, opts)\n\t\t}\n", qi.upper)
-			}
+			f.p("\t// Start %s at the fixed point of its alternation with %s\n\t// (runtime.GaussianWork.Collapse) and %s at its optimum there; the\n\t// sweeps below then confirm it.\n", qi.v.Name, z.v.Name, z.v.Name)
+			f.p("\tif !opts.PlainSweeps {\n\t\tw.Collapse(m.gaussian%s(q, d), opts.Newton)\n", qi.upper)
 			f.p("\t\tm.update%s(q, w, d)\n\t}\n", z.upper)
 		}
 		f.p("\tfor it := 1; it <= opts.LocalMaxIter; it++ {\n\t\tchange := 0.0\n")
@@ -554,22 +499,11 @@ func (f *fitGen) emitLoops() {
 			f.p("\t\tif change < opts.LocalTol {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n")
 		}
 	}
-	f.p("\n// UpdateGlobals updates the global factors in turn and returns their\n// largest relative change.\n")
-	f.p("func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {\n")
-	if len(global) > 0 {
-		f.p("\tm := a.m\n")
+	if len(global) == 0 {
+		f.p("\n// UpdateGlobals is never called: the model has no global factors.\nfunc (a *caModel) UpdateGlobals(*state, *scratch) float64 { return 0 }\n")
+	} else {
+		f.emitUpdateGlobals(global)
 	}
-	for _, qi := range global {
-		if qi.obj != nil {
-			f.p("\topts := a.opts\n")
-			break
-		}
-	}
-	f.p("\tchange := 0.0\n")
-	for _, qi := range global {
-		f.sb.WriteString(f.updateCall(qi, "\t"))
-	}
-	f.p("\treturn change\n}\n")
 	// The shape of the coordinate ascent. One pass is a fixed point without
 	// global factors (each unit ran to its own), and with one global
 	// Gaussian factor and nothing else updated by Laplace (the delta method
@@ -594,24 +528,42 @@ func (f *fitGen) emitLoops() {
 	if f.unit == nil {
 		f.p("\n// UpdateUnit is never called: the model has no units.\nfunc (a *caModel) UpdateUnit(*state, *scratch, int) bool { return true }\n")
 	}
-	f.p("\n// methods lists the update of each latent, for Result.Method.\nfunc (q *state) methods() string {\n\tvar ms []string\n")
+	var ms []string
 	for _, qi := range f.qs {
 		if qi.obj != nil {
-			f.p("\tms = append(ms, q.%s)\n", qi.method)
+			ms = append(ms, "q."+qi.method)
 		} else {
-			f.p("\tms = append(ms, \"conjugate\")\n")
+			ms = append(ms, `"conjugate"`)
 		}
 	}
-	f.p("\treturn strings.Join(ms, \",\")\n}\n")
+	f.p("\n// methods lists the update of each latent, for Result.Method.\nfunc (q *state) methods() string {\n\treturn strings.Join([]string{%s}, \",\")\n}\n", strings.Join(ms, ", "))
+}
+
+// emitUpdateGlobals writes UpdateGlobals, which updates the global factors.
+func (f *fitGen) emitUpdateGlobals(global []*qInfo) {
+	f.p("\n// UpdateGlobals updates the global factors in turn and returns their\n// largest relative change.\n")
+	f.p("func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {\n")
+	f.p("\tm := a.m\n")
+	for _, qi := range global {
+		if qi.obj != nil {
+			f.p("\topts := a.opts\n")
+			break
+		}
+	}
+	f.p("\tchange := 0.0\n")
+	for _, qi := range global {
+		f.sb.WriteString(f.updateCall(qi, "\t"))
+	}
+	f.p("\treturn change\n}\n")
 }
 
 // emitFingerprint writes the Model's fingerprint method: a hash of each
-// size and each data or constant variable as loaded, and the options that
-// change the fixed point (params are hashed from the Result it goes with).
+// size and each data or constant variable as loaded (the options and the
+// params are added by runtime.Settings.Fingerprint and the Result).
 func (f *fitGen) emitFingerprint() {
-	f.p("\n// fingerprint identifies what the fit's state depends on besides its\n")
-	f.p("// params: the data and constants as loaded, and the options that change\n// the fixed point. Resume refuses a checkpoint whose fingerprint differs.\n")
-	f.p("func (m *Model) fingerprint(q *state, opts Options) *runtime.Fingerprint {\n\treturn &runtime.Fingerprint{\n\t\tData: map[string]string{\n")
+	f.p("\n// fingerprint hashes the sizes, data and constants as loaded, the data\n")
+	f.p("// part of the fit's fingerprint (runtime.Settings.Fingerprint).\n")
+	f.p("func (m *Model) fingerprint() map[string]string {\n\treturn map[string]string{\n")
 	for _, v := range f.g.m.Vars {
 		var fields []string
 		switch v.Role {
@@ -630,18 +582,17 @@ func (f *fitGen) emitFingerprint() {
 		for k := range fields {
 			fields[k] = "m." + fields[k]
 		}
-		f.p("\t\t\t%q: runtime.HashValues(%s),\n", v.Name, strings.Join(fields, ", "))
+		f.p("\t\t%q: runtime.HashValues(%s),\n", v.Name, strings.Join(fields, ", "))
 	}
-	f.p("\t\t},\n\t\tOptions: map[string]string{\n\t\t\t\"method\": q.methods(),\n\t\t\t\"FixParams\": fmt.Sprint(opts.FixParams),\n")
-	f.p("\t\t\t\"Smoothing\": runtime.FormatOption(opts.Smoothing),\n\t\t\t\"Shrinkage\": runtime.FormatOption(opts.Shrinkage),\n\t\t},\n\t}\n}\n")
+	f.p("\t}\n}\n")
 }
 
 func (f *fitGen) emitELBO() {
 	b := f.d.Bound
-	f.p("\n// elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's\n")
+	f.p("\n// ELBO is the evidence lower bound E_q[log p] + H[q], with Eq. 19's\n")
 	f.p("// expansion where no exact rule applies (Eq. 21 for the Gaussian factors).\n")
 	f.p("// Units are evaluated on `workers` goroutines into perUnit and summed in\n// unit order, so the value does not depend on the schedule.\n")
-	f.p("func (m *Model) elbo(q *state, workers int, perUnit []float64) float64 {\n\ttotal := m.elboGlobal(%s)\n", f.args(b.GlobalInputs, ""))
+	f.p("func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {\n\tm := a.m\n\ttotal := m.elboGlobal(%s)\n", f.args(b.GlobalInputs, ""))
 	for _, qi := range f.qs {
 		if qi.q.Family == "MvNormal" && !qi.local {
 			f.p("\ttotal += runtime.GaussianEntropy(q.%s, %s)\n", qi.fields[1], f.dim(qi.q.Dims[0]))

@@ -79,6 +79,9 @@ type fileCtx struct {
 	AllocCheck, DomainChecks string
 	// Bags are the bag data, whose documents Fit checks are not empty.
 	Bags []bagCtx
+	// HasParams says the model has params (estimated by M-steps); without
+	// them Fit keeps only the stubs of the exported API.
+	HasParams bool
 }
 
 // bagCtx names a bag data variable and the Model field of its offsets.
@@ -171,6 +174,7 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 	}
 	g.groupings(ctx)
 	ctx.Bags = g.bags
+	ctx.HasParams = len(m.VarsWithRole(ir.RoleParam)) > 0
 	methods := map[string]bool{}
 	for _, o := range d.Objectives {
 		v := o.Latent

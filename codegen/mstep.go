@@ -38,6 +38,11 @@ func paramType(p paramInfo) string {
 
 func (f *fitGen) emitParams() {
 	ps := f.params()
+	if len(ps) == 0 {
+		f.p("\n// Params is empty: the model has no params.\ntype Params struct{}\n")
+		f.p("\n// Into leaves d as it is: the model has no params.\nfunc (p *Params) Into(d *Data) {}\n")
+		return
+	}
 	f.p("\n// Params holds the point estimates of the params (variational EM), shaped\n")
 	f.p("// as in Data: Into copies them into a Data, so that a later Fit can start\n// from them or, with Options.FixParams, infer with them held fixed.\ntype Params struct {\n")
 	for _, p := range ps {
@@ -106,6 +111,9 @@ func (f *fitGen) emitParams() {
 
 // emitMSteps prints mstep, which runs every M-step, and one method per step.
 func (f *fitGen) emitMSteps() {
+	if len(f.params()) == 0 {
+		return
+	}
 	f.p("\n// mstep is variational EM's M-step: it sets every param to the maximum of\n")
 	f.p("// the expected complete log likelihood under q (MAP under declared\n// priors) and returns the largest relative change of a param.\n")
 	f.p("func (m *Model) mstep(q *state, opts Options) (float64, error) {\n\tchange := 0.0\n")

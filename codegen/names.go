@@ -34,23 +34,20 @@ var goReserved = map[string]bool{
 	// package-level declarations of the generated package
 	"Data": true, "LoadData": true, "Model": true, "NewModel": true, "Options": true,
 	"Result": true, "LoadResult": true, "Latent": true, "Params": true, "Fit": true,
-	"state": true, "scratch": true, "hasParams": true, "hasGlobals": true,
-	"singleGaussian": true, "unsettled": true, "caModel": true,
+	"state": true, "scratch": true, "caModel": true,
 	// methods of Model
 	"MStep": true, "computeAux": true, "withOwnParams": true, "ownParams": true,
-	"startParams": true, "paramsResult": true, "newState": true, "updateUnit": true,
-	"updateGlobals": true, "numUnits": true, "elbo": true, "elboGlobal": true,
-	"elboUnit": true, "mstep": true,
+	"startParams": true, "paramsResult": true, "newState": true,
+	"elboGlobal": true, "elboUnit": true, "mstep": true, "fingerprint": true,
 	// methods of state and Params
-	"start": true, "copyTo": true, "nonFinite": true, "methods": true, "laplaceOnly": true,
-	"latent": true, "Into": true,
+	"start": true, "methods": true, "latent": true, "Into": true,
 }
 
 // stemPrefixes and stemSuffixes make the names of the methods generated
 // for one latent or param from its stem S: updateS, SF, SNatural, ... No
 // suffix ends another, so distinct stems give distinct method names.
 var (
-	stemPrefixes = []string{"update", "moments", "collapse", "mstep"}
+	stemPrefixes = []string{"update", "moments", "gaussian", "mstep"}
 	stemSuffixes = []string{"F", "Delta", "Collapsed", "Natural", "NaturalExp", "Moments", "Counts", "Objective"}
 )
 

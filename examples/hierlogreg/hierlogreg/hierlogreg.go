@@ -428,104 +428,18 @@ func (m *Model) computeAux() error {
 	return nil
 }
 
-// Options control Fit. The zero value is a sensible default.
-type Options struct {
-	// Method overrides the treatment declared in hierlogreg.vi for every
-	// nonconjugate latent: "laplace" or "delta". Empty keeps the declaration.
-	Method string
-	// The convergence rule (runtime.Convergence says it in full): Fit has
-	// converged after an iteration in which every unit's local factors
-	// settled (their largest relative change in one sweep fell below
-	// LocalTol within LocalMaxIter sweeps), no numerical trouble was met,
-	// the relative change of the ELBO is below Tol, and the largest relative
-	// change of a global factor is below MeanTol (the last two are skipped
-	// where one iteration is a fixed point). It stops unconverged after
-	// MaxIter iterations, with a status naming the criteria not met. A zero
-	// field takes its default (runtime.DefaultMaxIter 1000, DefaultTol
-	// 1e-8, DefaultMeanTol 1e-9, DefaultLocalMaxIter 100, DefaultLocalTol
-	// 1e-6); a tolerance of math.Inf(1) switches its criterion off. With
-	// Laplace or delta updates the reported ELBO can decrease between
-	// iterations (they are not ascent steps on it); Progress marks it.
-	MaxIter      int
-	Tol          float64
-	MeanTol      float64
-	LocalMaxIter int
-	LocalTol     float64
-	// Seed seeds the random starting values of conjugate factors.
-	Seed uint64
-	// Start, if set, is a previous result to start from instead.
-	Start *Result
-	// Newton tunes the inner optimizer of the Laplace and delta updates.
-	Newton runtime.NewtonSettings
-	// Progress, if set, is called after every iteration.
-	Progress func(runtime.Progress)
-	// Workers is the number of goroutines updating units in parallel (0
-	// means GOMAXPROCS). Results are identical for every value.
-	Workers int
-	// FixParams holds the params at their values in the data (or Start)
-	// instead of estimating them: inference only, no M-steps.
-	FixParams bool
-	// Smoothing is added to the expected counts of simplex params in
-	// their M-steps (0: maximum likelihood).
-	Smoothing float64
-	// Shrinkage in [0, 1] pulls covariance params estimated by M-steps
-	// toward a scaled identity (0: none).
-	Shrinkage float64
-	// PlainSweeps turns off the collapsed Newton start of a unit's
-	// Gaussian/categorical alternation, so each unit runs the plain sweeps
-	// of Fig. 1 from where it is (the models where it applies say so in
-	// UpdateUnit).
-	PlainSweeps bool
-	// AllowEmpty lets documents of bag data be empty (their local
-	// posteriors stay at their priors). By default Fit rejects an empty
-	// document, naming it, since one usually means a mistake in preparing
-	// the data. Models without bag data ignore it.
-	AllowEmpty bool
-	// Checkpoint, with Path and Every set, saves the run every Every
-	// iterations to Path, as the JSON of a Result with status "checkpoint",
-	// through a temporary file and a rename. Fit refuses a Path that holds
-	// anything but a checkpoint of this model.
-	Checkpoint runtime.Checkpoint
-	// Resume continues the run saved in a checkpoint (read it with
-	// LoadResult): the iteration count, ELBO trace, state and params carry
-	// on from it, and with the same data and options the run ends exactly
-	// as it would have without the interruption. MaxIter counts the
-	// iterations before the checkpoint too.
-	Resume *Result
-}
+// Options control Fit; runtime.Settings documents them. The zero value is
+// a sensible default.
+type Options = runtime.Settings[Latent, Params]
 
-// Result is the fitted variational posterior and a record of the run. Its
-// JSON form is shared by every package vigen generates.
-type Result struct {
-	Model      string    `json:"model"`
-	Method     string    `json:"method"`
-	Converged  bool      `json:"converged"`
-	Status     string    `json:"status"`
-	Iterations int       `json:"iterations"`
-	ELBO       []float64 `json:"elbo"`
-	Seconds    float64   `json:"seconds"`
-	Latent     Latent    `json:"latent"`
-	Params     Params    `json:"params"`
-	// Unsettled lists the units (1-based) whose local updates did not
-	// settle within LocalMaxIter sweeps in the last iteration.
-	Unsettled []int `json:"unsettled,omitempty"`
-	// Fingerprint identifies the data, the options and the params of the
-	// run, so that Options.Resume refuses to continue it under others.
-	Fingerprint *runtime.Fingerprint `json:"fingerprint,omitempty"`
-}
+// Result is the fitted variational posterior and a record of the run
+// (runtime.Result).
+type Result = runtime.Result[Latent, Params]
 
 // LoadResult reads a Result written as JSON (a saved fit or a checkpoint),
 // checking that it belongs to this model.
 func LoadResult(r io.Reader) (*Result, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	res := new(Result)
-	if err := runtime.DecodeResult(b, "hierlogreg", res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return runtime.LoadResult[Latent, Params](r, "hierlogreg")
 }
 
 // Fit validates data and fits the model; see Model.Fit.
@@ -537,33 +451,13 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 	return m.Fit(ctx, opts)
 }
 
-// Fit runs coordinate ascent (Fig. 1), as variational EM when the model
-// has params: each iteration updates every unit's local factors until
-// they settle (the E-step, on opts.Workers goroutines), then the global
-// factors, then the params (the M-step), and computes the ELBO. It stops
-// when the ELBO and the global factors settle, the iteration limit is
-// reached, or ctx is done. A cancellation is seen between units, so within
-// one iteration; Fit then returns, with status "canceled", the state and
-// params as they were at the end of the last completed iteration (the one
-// whose ELBO ends the trace). Likewise an iteration that produces a NaN or
-// an infinity is discarded and reported in the status ("not_finite: ..."):
-// no number in a Result is ever NaN or ±Inf.
+// Fit runs coordinate ascent (Wang & Blei's Fig. 1; runtime.FitCA says
+// when it stops and what a canceled or non-finite run returns), as
+// variational EM when the model has params.
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
-	conv := runtime.Convergence{MaxIter: opts.MaxIter, Tol: opts.Tol, MeanTol: opts.MeanTol,
-		LocalMaxIter: opts.LocalMaxIter, LocalTol: opts.LocalTol}.WithDefaults()
-	opts.MaxIter, opts.Tol, opts.MeanTol = conv.MaxIter, conv.Tol, conv.MeanTol
-	opts.LocalMaxIter, opts.LocalTol = conv.LocalMaxIter, conv.LocalTol
-	if opts.Resume != nil {
-		if opts.Resume.Model != "hierlogreg" {
-			return nil, fmt.Errorf("resume: the result is of model %q, not hierlogreg", opts.Resume.Model)
-		}
-		opts.Start = opts.Resume
-	}
-	if opts.Checkpoint.On() {
-		if err := runtime.CheckCheckpointPath(opts.Checkpoint.Path, "hierlogreg"); err != nil {
-			return nil, err
-		}
+	if err := opts.Prepare("hierlogreg"); err != nil {
+		return nil, err
 	}
 	m, err := m.withOwnParams(opts)
 	if err != nil {
@@ -573,20 +467,16 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &caModel{m: m, opts: opts, fp: m.fingerprint(q, opts)}
-	s := runtime.CASettings{Convergence: conv, Workers: opts.Workers, Progress: opts.Progress,
-		Checkpoint: opts.Checkpoint, Start: start}
-	if r := opts.Resume; r != nil {
-		if err := runtime.CheckResume(r.Fingerprint, a.fp, runtime.HashJSON(&r.Params)); err != nil {
-			return nil, err
-		}
-		s.Resume = &runtime.Run{Iterations: r.Iterations, ELBO: r.ELBO, Seconds: r.Seconds, Unsettled: r.Unsettled}
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(m.fingerprint(), q.methods())}
+	s, err := opts.CA(start, a.fp)
+	if err != nil {
+		return nil, err
 	}
 	return runtime.FitCA(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, s)
 }
 
 // caModel adapts Model to runtime.CAModel for one Fit with opts. Its
-// Shape, UpdateUnit and UpdateGlobals are with the model's updates below.
+// methods besides the ones here are with the model's updates below.
 type caModel struct {
 	m    *Model
 	opts Options
@@ -603,28 +493,10 @@ func (a *caModel) MStep(q *state) (float64, error) {
 	return change, err
 }
 
-func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
-	return a.m.elbo(q, workers, perUnit)
-}
-
-func (a *caModel) Copy(dst, src *state) *state {
-	if dst == nil {
-		dst = new(state)
-	}
-	src.copyTo(dst)
-	return dst
-}
-
-func (a *caModel) NonFinite(q *state) string { return q.nonFinite() }
-
 func (a *caModel) Params() Params { return a.m.paramsResult() }
 
 func (a *caModel) Result(run runtime.Run, q *state, p Params) *Result {
-	r := &Result{Model: "hierlogreg", Method: q.methods(), Converged: run.Converged, Status: run.Status,
-		Iterations: run.Iterations, ELBO: run.ELBO, Seconds: run.Seconds, Latent: q.latent(a.m), Params: p,
-		Unsettled: run.Unsettled}
-	r.Fingerprint = a.fp.WithParams(&r.Params)
-	return r
+	return runtime.NewResult("hierlogreg", q.methods(), run, q.latent(a.m), p, a.fp)
 }
 
 // withOwnParams returns a copy of m whose params Fit and MStep may
@@ -681,9 +553,9 @@ type state struct {
 // scratch is one worker's space for the updates of one unit at a time,
 // and the trouble it met.
 type scratch struct {
-	grad, curv, cov, prev               []float64
-	dg, dh, fg, fh, sig, hc, dH, s3, xt []float64 // collapseDelta
-	trouble                             runtime.Trouble
+	runtime.GaussianWork
+	prev    []float64
+	trouble runtime.Trouble
 }
 
 // newState allocates q and sets its starting point: opts.Start if given,
@@ -729,18 +601,24 @@ func (q *state) start(m *Model, r *Result) error {
 	return nil
 }
 
-// copyTo copies q into dst, reusing dst's arrays.
-func (q *state) copyTo(dst *state) {
+// Copy copies src into dst, reusing dst's arrays, and returns dst; a nil
+// dst is allocated.
+func (a *caModel) Copy(dst, src *state) *state {
+	if dst == nil {
+		dst = new(state)
+	}
+	q := src
 	dst.thetaMean = append(dst.thetaMean[:0], q.thetaMean...)
 	dst.thetaCov = append(dst.thetaCov[:0], q.thetaCov...)
 	dst.thetaMethod = q.thetaMethod
 	dst.thetaMeanStarted = append(dst.thetaMeanStarted[:0], q.thetaMeanStarted...)
 	dst.rng = q.rng
+	return dst
 }
 
-// nonFinite names the first parameter of q that is NaN or infinite, or
+// NonFinite names the first parameter of q that is NaN or infinite, or
 // returns "".
-func (q *state) nonFinite() string {
+func (a *caModel) NonFinite(q *state) string {
 	if i := runtime.FirstNonFinite(q.thetaMean); i >= 0 {
 		return fmt.Sprintf("thetaMean[%d] = %v", i+1, q.thetaMean[i])
 	}
@@ -750,53 +628,16 @@ func (q *state) nonFinite() string {
 	return ""
 }
 
-// updateTheta updates q(theta) (hierlogreg.vi:16:8) for unit d: Laplace (Eq. 14) maximizes f and sets
-// Σ = −∇²f(θ̂)⁻¹; the delta method (Eq. 17) maximizes f(μ) + ½Tr{∇²f(μ)Σ}
-// over μ with Σ fixed, then sets Σ = −∇²f(μ)⁻¹.
-func (m *Model) updateTheta(q *state, w *scratch, d int, s runtime.NewtonSettings) runtime.Status {
+// gaussianTheta is q(theta) (hierlogreg.vi:16:8) of unit d,
+// with the kernels of its Laplace and delta updates.
+func (m *Model) gaussianTheta(q *state, d int) runtime.GaussianFactor {
 	p := m.p
-	mean, cov := q.thetaMean[d*p:(d+1)*p], q.thetaCov[d*p*p:(d+1)*p*p]
-	grad, hess := runtime.Grow(&w.grad, p), runtime.Grow(&w.curv, p*p)
-	delta := q.thetaMethod == "delta"
-	if delta && !q.thetaMeanStarted[d] {
-		// The delta method needs a Σ to start from: −∇²f⁻¹ at the current
-		// mean, or the identity if that is not positive definite.
-		m.ThetaF(d, mean, grad, hess)
-		if !runtime.NegInvSPD(cov, hess, p) {
-			runtime.Identity(cov, p)
-		}
-		q.thetaMeanStarted[d] = true
+	return runtime.GaussianFactor{
+		Mean: q.thetaMean[d*p : (d+1)*p], Cov: q.thetaCov[d*p*p : (d+1)*p*p],
+		Delta: q.thetaMethod == "delta", Started: &q.thetaMeanStarted[d],
+		F:      func(x, g, h []float64) float64 { return m.ThetaF(d, x, g, h) },
+		DeltaF: func(x, cov, g, h []float64) float64 { return m.ThetaDelta(d, x, cov, g, h) },
 	}
-	obj := func(x, g, h []float64) float64 {
-		var v float64
-		if delta {
-			v = m.ThetaDelta(d, x, cov, g, h)
-		} else {
-			v = m.ThetaF(d, x, g, h)
-		}
-		copy(hess, h)
-		return v
-	}
-	r := runtime.Maximize(obj, mean, s)
-	if delta {
-		// hess holds the Hessian of the delta objective; Σ needs ∇²f itself.
-		m.ThetaF(d, mean, grad, hess)
-	}
-	// Maximize's last evaluation is at the returned mean, so ∇²f there is
-	// in hess. Where it is not negative definite the covariance is
-	// regularized, (−∇²f + λI)⁻¹, so q stays a distribution, and the status
-	// says so.
-	next := runtime.Grow(&w.cov, p*p)
-	lam, ok := runtime.NegInvSPDDamped(next, hess, p)
-	if !ok {
-		return runtime.StatusNotFinite
-	}
-	copy(cov, next)
-	q.thetaMeanStarted[d] = true
-	if lam > 0 {
-		return runtime.StatusIndefinite
-	}
-	return r.Status
 }
 
 // UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's
@@ -808,14 +649,7 @@ func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
 	for it := 1; it <= opts.LocalMaxIter; it++ {
 		change := 0.0
 		// theta: Laplace or delta
-		{
-			prev := append(w.prev[:0], q.thetaMean[d*m.p:(d+1)*m.p]...)
-			if st := m.updateTheta(q, w, d, opts.Newton); st != runtime.StatusConverged {
-				w.trouble.Add("theta: " + string(st))
-			}
-			change = math.Max(change, runtime.L2Change(q.thetaMean[d*m.p:(d+1)*m.p], prev))
-			w.prev = prev
-		}
+		change = math.Max(change, w.Step(w.trouble, "theta", m.gaussianTheta(q, d), opts.Newton))
 		// A single local Gaussian is at its optimum after one Laplace
 		// update; the delta method's objective depends on Σ, which is set
 		// after μ, so it sweeps to the fixed point of μ and Σ.
@@ -826,12 +660,8 @@ func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
 	return false
 }
 
-// UpdateGlobals updates the global factors in turn and returns their
-// largest relative change.
-func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {
-	change := 0.0
-	return change
-}
+// UpdateGlobals is never called: the model has no global factors.
+func (a *caModel) UpdateGlobals(*state, *scratch) float64 { return 0 }
 
 // Shape describes the model's coordinate ascent.
 func (a *caModel) Shape(q *state) runtime.CAShape {
@@ -840,16 +670,15 @@ func (a *caModel) Shape(q *state) runtime.CAShape {
 
 // methods lists the update of each latent, for Result.Method.
 func (q *state) methods() string {
-	var ms []string
-	ms = append(ms, q.thetaMethod)
-	return strings.Join(ms, ",")
+	return strings.Join([]string{q.thetaMethod}, ",")
 }
 
-// elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's
+// ELBO is the evidence lower bound E_q[log p] + H[q], with Eq. 19's
 // expansion where no exact rule applies (Eq. 21 for the Gaussian factors).
 // Units are evaluated on `workers` goroutines into perUnit and summed in
 // unit order, so the value does not depend on the schedule.
-func (m *Model) elbo(q *state, workers int, perUnit []float64) float64 {
+func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
+	m := a.m
 	total := m.elboGlobal()
 	runtime.ParallelFor(m.m, workers, func(_, d int) {
 		v := m.elboUnit(d, q.thetaMean[d*m.p:(d+1)*m.p], q.thetaCov[d*m.p*m.p:(d+1)*m.p*m.p])
@@ -872,29 +701,20 @@ func (q *state) latent(m *Model) Latent {
 	return l
 }
 
-// fingerprint identifies what the fit's state depends on besides its
-// params: the data and constants as loaded, and the options that change
-// the fixed point. Resume refuses a checkpoint whose fingerprint differs.
-func (m *Model) fingerprint(q *state, opts Options) *runtime.Fingerprint {
-	return &runtime.Fingerprint{
-		Data: map[string]string{
-			"M":     runtime.HashValues(m.m),
-			"N":     runtime.HashValues(m.n),
-			"P":     runtime.HashValues(m.p),
-			"x":     runtime.HashValues(m.x),
-			"y":     runtime.HashValues(m.y),
-			"group": runtime.HashValues(m.group),
-			"nu":    runtime.HashValues(m.nu),
-			"Phi0":  runtime.HashValues(m.phi0),
-			"Phi1":  runtime.HashValues(m.phi1),
-			"zero":  runtime.HashValues(m.zero),
-		},
-		Options: map[string]string{
-			"method":    q.methods(),
-			"FixParams": fmt.Sprint(opts.FixParams),
-			"Smoothing": runtime.FormatOption(opts.Smoothing),
-			"Shrinkage": runtime.FormatOption(opts.Shrinkage),
-		},
+// fingerprint hashes the sizes, data and constants as loaded, the data
+// part of the fit's fingerprint (runtime.Settings.Fingerprint).
+func (m *Model) fingerprint() map[string]string {
+	return map[string]string{
+		"M":     runtime.HashValues(m.m),
+		"N":     runtime.HashValues(m.n),
+		"P":     runtime.HashValues(m.p),
+		"x":     runtime.HashValues(m.x),
+		"y":     runtime.HashValues(m.y),
+		"group": runtime.HashValues(m.group),
+		"nu":    runtime.HashValues(m.nu),
+		"Phi0":  runtime.HashValues(m.phi0),
+		"Phi1":  runtime.HashValues(m.phi1),
+		"zero":  runtime.HashValues(m.zero),
 	}
 }
 

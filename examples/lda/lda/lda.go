@@ -223,104 +223,18 @@ func (m *Model) computeAux() error {
 	return nil
 }
 
-// Options control Fit. The zero value is a sensible default.
-type Options struct {
-	// Method overrides the treatment declared in lda.vi for every
-	// nonconjugate latent: "laplace" or "delta". Empty keeps the declaration.
-	Method string
-	// The convergence rule (runtime.Convergence says it in full): Fit has
-	// converged after an iteration in which every unit's local factors
-	// settled (their largest relative change in one sweep fell below
-	// LocalTol within LocalMaxIter sweeps), no numerical trouble was met,
-	// the relative change of the ELBO is below Tol, and the largest relative
-	// change of a global factor is below MeanTol (the last two are skipped
-	// where one iteration is a fixed point). It stops unconverged after
-	// MaxIter iterations, with a status naming the criteria not met. A zero
-	// field takes its default (runtime.DefaultMaxIter 1000, DefaultTol
-	// 1e-8, DefaultMeanTol 1e-9, DefaultLocalMaxIter 100, DefaultLocalTol
-	// 1e-6); a tolerance of math.Inf(1) switches its criterion off. With
-	// Laplace or delta updates the reported ELBO can decrease between
-	// iterations (they are not ascent steps on it); Progress marks it.
-	MaxIter      int
-	Tol          float64
-	MeanTol      float64
-	LocalMaxIter int
-	LocalTol     float64
-	// Seed seeds the random starting values of conjugate factors.
-	Seed uint64
-	// Start, if set, is a previous result to start from instead.
-	Start *Result
-	// Newton tunes the inner optimizer of the Laplace and delta updates.
-	Newton runtime.NewtonSettings
-	// Progress, if set, is called after every iteration.
-	Progress func(runtime.Progress)
-	// Workers is the number of goroutines updating units in parallel (0
-	// means GOMAXPROCS). Results are identical for every value.
-	Workers int
-	// FixParams holds the params at their values in the data (or Start)
-	// instead of estimating them: inference only, no M-steps.
-	FixParams bool
-	// Smoothing is added to the expected counts of simplex params in
-	// their M-steps (0: maximum likelihood).
-	Smoothing float64
-	// Shrinkage in [0, 1] pulls covariance params estimated by M-steps
-	// toward a scaled identity (0: none).
-	Shrinkage float64
-	// PlainSweeps turns off the collapsed Newton start of a unit's
-	// Gaussian/categorical alternation, so each unit runs the plain sweeps
-	// of Fig. 1 from where it is (the models where it applies say so in
-	// UpdateUnit).
-	PlainSweeps bool
-	// AllowEmpty lets documents of bag data be empty (their local
-	// posteriors stay at their priors). By default Fit rejects an empty
-	// document, naming it, since one usually means a mistake in preparing
-	// the data. Models without bag data ignore it.
-	AllowEmpty bool
-	// Checkpoint, with Path and Every set, saves the run every Every
-	// iterations to Path, as the JSON of a Result with status "checkpoint",
-	// through a temporary file and a rename. Fit refuses a Path that holds
-	// anything but a checkpoint of this model.
-	Checkpoint runtime.Checkpoint
-	// Resume continues the run saved in a checkpoint (read it with
-	// LoadResult): the iteration count, ELBO trace, state and params carry
-	// on from it, and with the same data and options the run ends exactly
-	// as it would have without the interruption. MaxIter counts the
-	// iterations before the checkpoint too.
-	Resume *Result
-}
+// Options control Fit; runtime.Settings documents them. The zero value is
+// a sensible default.
+type Options = runtime.Settings[Latent, Params]
 
-// Result is the fitted variational posterior and a record of the run. Its
-// JSON form is shared by every package vigen generates.
-type Result struct {
-	Model      string    `json:"model"`
-	Method     string    `json:"method"`
-	Converged  bool      `json:"converged"`
-	Status     string    `json:"status"`
-	Iterations int       `json:"iterations"`
-	ELBO       []float64 `json:"elbo"`
-	Seconds    float64   `json:"seconds"`
-	Latent     Latent    `json:"latent"`
-	Params     Params    `json:"params"`
-	// Unsettled lists the units (1-based) whose local updates did not
-	// settle within LocalMaxIter sweeps in the last iteration.
-	Unsettled []int `json:"unsettled,omitempty"`
-	// Fingerprint identifies the data, the options and the params of the
-	// run, so that Options.Resume refuses to continue it under others.
-	Fingerprint *runtime.Fingerprint `json:"fingerprint,omitempty"`
-}
+// Result is the fitted variational posterior and a record of the run
+// (runtime.Result).
+type Result = runtime.Result[Latent, Params]
 
 // LoadResult reads a Result written as JSON (a saved fit or a checkpoint),
 // checking that it belongs to this model.
 func LoadResult(r io.Reader) (*Result, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	res := new(Result)
-	if err := runtime.DecodeResult(b, "lda", res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return runtime.LoadResult[Latent, Params](r, "lda")
 }
 
 // Fit validates data and fits the model; see Model.Fit.
@@ -332,61 +246,33 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 	return m.Fit(ctx, opts)
 }
 
-// Fit runs coordinate ascent (Fig. 1), as variational EM when the model
-// has params: each iteration updates every unit's local factors until
-// they settle (the E-step, on opts.Workers goroutines), then the global
-// factors, then the params (the M-step), and computes the ELBO. It stops
-// when the ELBO and the global factors settle, the iteration limit is
-// reached, or ctx is done. A cancellation is seen between units, so within
-// one iteration; Fit then returns, with status "canceled", the state and
-// params as they were at the end of the last completed iteration (the one
-// whose ELBO ends the trace). Likewise an iteration that produces a NaN or
-// an infinity is discarded and reported in the status ("not_finite: ..."):
-// no number in a Result is ever NaN or ±Inf.
+// Fit runs coordinate ascent (Wang & Blei's Fig. 1; runtime.FitCA says
+// when it stops and what a canceled or non-finite run returns), as
+// variational EM when the model has params.
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
-	conv := runtime.Convergence{MaxIter: opts.MaxIter, Tol: opts.Tol, MeanTol: opts.MeanTol,
-		LocalMaxIter: opts.LocalMaxIter, LocalTol: opts.LocalTol}.WithDefaults()
-	opts.MaxIter, opts.Tol, opts.MeanTol = conv.MaxIter, conv.Tol, conv.MeanTol
-	opts.LocalMaxIter, opts.LocalTol = conv.LocalMaxIter, conv.LocalTol
 	if !opts.AllowEmpty {
 		if err := runtime.CheckNoEmptyDocs("w", m.wOff); err != nil {
 			return nil, err
 		}
 	}
-	if opts.Resume != nil {
-		if opts.Resume.Model != "lda" {
-			return nil, fmt.Errorf("resume: the result is of model %q, not lda", opts.Resume.Model)
-		}
-		opts.Start = opts.Resume
-	}
-	if opts.Checkpoint.On() {
-		if err := runtime.CheckCheckpointPath(opts.Checkpoint.Path, "lda"); err != nil {
-			return nil, err
-		}
-	}
-	m, err := m.withOwnParams(opts)
-	if err != nil {
+	if err := opts.Prepare("lda"); err != nil {
 		return nil, err
 	}
 	q, err := m.newState(opts)
 	if err != nil {
 		return nil, err
 	}
-	a := &caModel{m: m, opts: opts, fp: m.fingerprint(q, opts)}
-	s := runtime.CASettings{Convergence: conv, Workers: opts.Workers, Progress: opts.Progress,
-		Checkpoint: opts.Checkpoint, Start: start}
-	if r := opts.Resume; r != nil {
-		if err := runtime.CheckResume(r.Fingerprint, a.fp, runtime.HashJSON(&r.Params)); err != nil {
-			return nil, err
-		}
-		s.Resume = &runtime.Run{Iterations: r.Iterations, ELBO: r.ELBO, Seconds: r.Seconds, Unsettled: r.Unsettled}
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(m.fingerprint(), q.methods())}
+	s, err := opts.CA(start, a.fp)
+	if err != nil {
+		return nil, err
 	}
 	return runtime.FitCA(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, s)
 }
 
 // caModel adapts Model to runtime.CAModel for one Fit with opts. Its
-// Shape, UpdateUnit and UpdateGlobals are with the model's updates below.
+// methods besides the ones here are with the model's updates below.
 type caModel struct {
 	m    *Model
 	opts Options
@@ -395,72 +281,20 @@ type caModel struct {
 
 func (a *caModel) NewWorker(tr runtime.Trouble) *scratch { return &scratch{trouble: tr} }
 
-func (a *caModel) MStep(q *state) (float64, error) {
-	change, err := a.m.mstep(q, a.opts)
-	if err == nil {
-		err = a.m.computeAux()
-	}
-	return change, err
-}
+func (a *caModel) MStep(*state) (float64, error) { return 0, nil }
 
-func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
-	return a.m.elbo(q, workers, perUnit)
-}
-
-func (a *caModel) Copy(dst, src *state) *state {
-	if dst == nil {
-		dst = new(state)
-	}
-	src.copyTo(dst)
-	return dst
-}
-
-func (a *caModel) NonFinite(q *state) string { return q.nonFinite() }
-
-func (a *caModel) Params() Params { return a.m.paramsResult() }
+func (a *caModel) Params() Params { return Params{} }
 
 func (a *caModel) Result(run runtime.Run, q *state, p Params) *Result {
-	r := &Result{Model: "lda", Method: q.methods(), Converged: run.Converged, Status: run.Status,
-		Iterations: run.Iterations, ELBO: run.ELBO, Seconds: run.Seconds, Latent: q.latent(a.m), Params: p,
-		Unsettled: run.Unsettled}
-	r.Fingerprint = a.fp.WithParams(&r.Params)
-	return r
+	return runtime.NewResult("lda", q.methods(), run, q.latent(a.m), p, a.fp)
 }
 
-// withOwnParams returns a copy of m whose params Fit and MStep may
-// overwrite: from opts.Start if given, else m's, else started from
-// opts.Seed; with their aux values computed.
-func (m *Model) withOwnParams(opts Options) (*Model, error) {
-	m = m.ownParams(runtime.NewRand(opts.Seed))
-	if opts.Start != nil {
-		if err := m.startParams(&opts.Start.Params); err != nil {
-			return nil, err
-		}
-	}
-	if err := m.computeAux(); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// MStep returns the M-step of variational EM for the q of r: the params
-// that maximize the expected complete log likelihood under it (MAP under
-// declared priors), starting from r's params. opts supplies Smoothing and
-// Shrinkage.
+// MStep returns the params of the M-step of variational EM for the q of r:
+// none, since the model has no params.
 func (m *Model) MStep(r *Result, opts Options) (Params, error) {
 	opts.Start = r
-	m, err := m.withOwnParams(opts)
-	if err != nil {
-		return Params{}, err
-	}
-	q, err := m.newState(opts)
-	if err != nil {
-		return Params{}, err
-	}
-	if _, err := m.mstep(q, opts); err != nil {
-		return Params{}, err
-	}
-	return m.paramsResult(), nil
+	_, err := m.newState(opts)
+	return Params{}, err
 }
 
 // Latent holds the fitted q of each latent variable.
@@ -487,9 +321,8 @@ type state struct {
 // scratch is one worker's space for the updates of one unit at a time,
 // and the trouble it met.
 type scratch struct {
-	grad, curv, cov, prev               []float64
-	dg, dh, fg, fh, sig, hc, dH, s3, xt []float64 // collapseDelta
-	trouble                             runtime.Trouble
+	prev    []float64
+	trouble runtime.Trouble
 }
 
 // newState allocates q and sets its starting point: opts.Start if given,
@@ -537,19 +370,25 @@ func (q *state) start(m *Model, r *Result) error {
 	return nil
 }
 
-// copyTo copies q into dst, reusing dst's arrays.
-func (q *state) copyTo(dst *state) {
+// Copy copies src into dst, reusing dst's arrays, and returns dst; a nil
+// dst is allocated.
+func (a *caModel) Copy(dst, src *state) *state {
+	if dst == nil {
+		dst = new(state)
+	}
+	q := src
 	dst.betaParam = append(dst.betaParam[:0], q.betaParam...)
 	dst.betaElog = append(dst.betaElog[:0], q.betaElog...)
 	dst.thetaParam = append(dst.thetaParam[:0], q.thetaParam...)
 	dst.thetaElog = append(dst.thetaElog[:0], q.thetaElog...)
 	dst.zProb = append(dst.zProb[:0], q.zProb...)
 	dst.rng = q.rng
+	return dst
 }
 
-// nonFinite names the first parameter of q that is NaN or infinite, or
+// NonFinite names the first parameter of q that is NaN or infinite, or
 // returns "".
-func (q *state) nonFinite() string {
+func (a *caModel) NonFinite(q *state) string {
 	if i := runtime.FirstNonFinite(q.betaParam); i >= 0 {
 		return fmt.Sprintf("betaParam[%d] = %v", i+1, q.betaParam[i])
 	}
@@ -650,18 +489,15 @@ func (a *caModel) Shape(q *state) runtime.CAShape {
 
 // methods lists the update of each latent, for Result.Method.
 func (q *state) methods() string {
-	var ms []string
-	ms = append(ms, "conjugate")
-	ms = append(ms, "conjugate")
-	ms = append(ms, "conjugate")
-	return strings.Join(ms, ",")
+	return strings.Join([]string{"conjugate", "conjugate", "conjugate"}, ",")
 }
 
-// elbo is the evidence lower bound E_q[log p] + H[q], with Eq. 19's
+// ELBO is the evidence lower bound E_q[log p] + H[q], with Eq. 19's
 // expansion where no exact rule applies (Eq. 21 for the Gaussian factors).
 // Units are evaluated on `workers` goroutines into perUnit and summed in
 // unit order, so the value does not depend on the schedule.
-func (m *Model) elbo(q *state, workers int, perUnit []float64) float64 {
+func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
+	m := a.m
 	total := m.elboGlobal(q.betaParam, q.betaElog)
 	runtime.ParallelFor(m.d, workers, func(_, d int) {
 		v := m.elboUnit(d, q.thetaParam, q.thetaElog, q.zProb, q.betaParam, q.betaElog)
@@ -682,65 +518,24 @@ func (q *state) latent(m *Model) Latent {
 	return l
 }
 
-// fingerprint identifies what the fit's state depends on besides its
-// params: the data and constants as loaded, and the options that change
-// the fixed point. Resume refuses a checkpoint whose fingerprint differs.
-func (m *Model) fingerprint(q *state, opts Options) *runtime.Fingerprint {
-	return &runtime.Fingerprint{
-		Data: map[string]string{
-			"D":     runtime.HashValues(m.d),
-			"K":     runtime.HashValues(m.k),
-			"V":     runtime.HashValues(m.v),
-			"w":     runtime.HashValues(m.wOff, m.wTerm, m.wCount),
-			"alpha": runtime.HashValues(m.alpha),
-			"eta":   runtime.HashValues(m.eta),
-		},
-		Options: map[string]string{
-			"method":    q.methods(),
-			"FixParams": fmt.Sprint(opts.FixParams),
-			"Smoothing": runtime.FormatOption(opts.Smoothing),
-			"Shrinkage": runtime.FormatOption(opts.Shrinkage),
-		},
+// fingerprint hashes the sizes, data and constants as loaded, the data
+// part of the fit's fingerprint (runtime.Settings.Fingerprint).
+func (m *Model) fingerprint() map[string]string {
+	return map[string]string{
+		"D":     runtime.HashValues(m.d),
+		"K":     runtime.HashValues(m.k),
+		"V":     runtime.HashValues(m.v),
+		"w":     runtime.HashValues(m.wOff, m.wTerm, m.wCount),
+		"alpha": runtime.HashValues(m.alpha),
+		"eta":   runtime.HashValues(m.eta),
 	}
 }
 
-// Params holds the point estimates of the params (variational EM), shaped
-// as in Data: Into copies them into a Data, so that a later Fit can start
-// from them or, with Options.FixParams, infer with them held fixed.
-type Params struct {
-}
+// Params is empty: the model has no params.
+type Params struct{}
 
-// Into sets the params of d to p.
-func (p *Params) Into(d *Data) {
-}
-
-// paramsResult copies the params of m into the result's form.
-func (m *Model) paramsResult() Params {
-	var p Params
-	return p
-}
-
-// ownParams returns a copy of m with its own param arrays, which Fit
-// overwrites in its M-steps; params missing from the data start at
-// random simplex rows (from rng), identity covariances and zero vectors.
-func (m *Model) ownParams(rng *rand.Rand) *Model {
-	c := *m
-	return &c
-}
-
-// startParams copies the params of a previous result into m, checking
-// their shapes.
-func (m *Model) startParams(p *Params) error {
-	return nil
-}
-
-// mstep is variational EM's M-step: it sets every param to the maximum of
-// the expected complete log likelihood under q (MAP under declared
-// priors) and returns the largest relative change of a param.
-func (m *Model) mstep(q *state, opts Options) (float64, error) {
-	change := 0.0
-	return change, nil
-}
+// Into leaves d as it is: the model has no params.
+func (p *Params) Into(d *Data) {}
 
 // BetaNatural adds into its output the parameters of the optimal q(beta)
 // given the other factors: Eq. 18, E_q[η] summed over the Markov blanket:

@@ -1,0 +1,91 @@
+package runtime
+
+import (
+	"math"
+	"testing"
+)
+
+// quadraticFactor is f(x) = −½(x−a)ᵀA(x−a) with A = [[2, 1], [1, 3]]: its
+// Laplace and delta approximations are both N(a, A⁻¹).
+func quadraticFactor(a []float64) GaussianFactor {
+	A := []float64{2, 1, 1, 3}
+	f := func(x, g, h []float64) float64 {
+		d := []float64{x[0] - a[0], x[1] - a[1]}
+		v := 0.0
+		for i := 0; i < 2; i++ {
+			g[i] = 0
+			for j := 0; j < 2; j++ {
+				g[i] -= A[i*2+j] * d[j]
+				h[i*2+j] = -A[i*2+j]
+				v -= 0.5 * d[i] * A[i*2+j] * d[j]
+			}
+		}
+		return v
+	}
+	return GaussianFactor{Mean: []float64{5, -5}, Cov: []float64{1, 0, 0, 1}, F: f,
+		DeltaF: func(x, cov, g, h []float64) float64 {
+			v := f(x, g, h)
+			for i := range cov {
+				v -= 0.5 * A[i] * cov[i] // ½Tr{∇²f Σ}, both symmetric
+			}
+			return v
+		}}
+}
+
+func TestGaussianUpdateQuadratic(t *testing.T) {
+	a := []float64{1, -2}
+	// A⁻¹ = [[3, −1], [−1, 2]]/5
+	wantCov := []float64{0.6, -0.2, -0.2, 0.4}
+	for _, delta := range []bool{false, true} {
+		for _, local := range []bool{false, true} {
+			var w GaussianWork
+			q := quadraticFactor(a)
+			q.Delta = delta
+			started := false
+			if local {
+				q.Started = &started
+			}
+			tr := Trouble{}
+			change := w.Step(tr, "x", q, NewtonSettings{})
+			if len(tr) != 0 {
+				t.Errorf("delta=%v local=%v: trouble %v", delta, local, tr)
+			}
+			if change == 0 {
+				t.Errorf("delta=%v local=%v: Step reported no change", delta, local)
+			}
+			for i := range a {
+				if math.Abs(q.Mean[i]-a[i]) > 1e-9 {
+					t.Errorf("delta=%v local=%v: mean %v, want %v", delta, local, q.Mean, a)
+				}
+			}
+			for i := range wantCov {
+				if math.Abs(q.Cov[i]-wantCov[i]) > 1e-12 {
+					t.Errorf("delta=%v local=%v: cov %v, want %v", delta, local, q.Cov, wantCov)
+				}
+			}
+			if local && !started {
+				t.Errorf("delta=%v: Started not set", delta)
+			}
+		}
+	}
+}
+
+// TestGaussianUpdateIndefinite: where ∇²f at the maximum is not negative
+// definite (f = −x⁴ at 0), the covariance is regularized and Step records
+// the trouble under the factor's name.
+func TestGaussianUpdateIndefinite(t *testing.T) {
+	q := GaussianFactor{Mean: []float64{0}, Cov: []float64{1},
+		F: func(x, g, h []float64) float64 {
+			g[0], h[0] = -4*x[0]*x[0]*x[0], -12*x[0]*x[0]
+			return -x[0] * x[0] * x[0] * x[0]
+		}}
+	var w GaussianWork
+	tr := Trouble{}
+	w.Step(tr, "theta", q, NewtonSettings{})
+	if tr["theta: "+string(StatusIndefinite)] != 1 {
+		t.Errorf("trouble %v, want theta: %s", tr, StatusIndefinite)
+	}
+	if !(q.Cov[0] > 0) || math.IsInf(q.Cov[0], 0) {
+		t.Errorf("cov %v, want a positive finite variance", q.Cov)
+	}
+}

@@ -1,0 +1,176 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// Settings are the options of a generated package's Fit (its Options is
+// Settings[Latent, Params]). The zero value is a sensible default.
+type Settings[L, P any] struct {
+	// Method overrides the treatment declared in the model for every
+	// nonconjugate latent: "laplace" or "delta". Empty keeps the declaration.
+	Method string
+	// The convergence rule (Convergence says it in full): Fit has
+	// converged after an iteration in which every unit's local factors
+	// settled (their largest relative change in one sweep fell below
+	// LocalTol within LocalMaxIter sweeps), no numerical trouble was met,
+	// the relative change of the ELBO is below Tol, and the largest relative
+	// change of a global factor is below MeanTol (the last two are skipped
+	// where one iteration is a fixed point). It stops unconverged after
+	// MaxIter iterations, with a status naming the criteria not met. A zero
+	// field takes its default (DefaultMaxIter 1000, DefaultTol 1e-8,
+	// DefaultMeanTol 1e-9, DefaultLocalMaxIter 100, DefaultLocalTol 1e-6);
+	// a tolerance of math.Inf(1) switches its criterion off. With Laplace
+	// or delta updates the reported ELBO can decrease between iterations
+	// (they are not ascent steps on it); Progress marks it.
+	MaxIter      int
+	Tol          float64
+	MeanTol      float64
+	LocalMaxIter int
+	LocalTol     float64
+	// Seed seeds the random starting values of conjugate factors.
+	Seed uint64
+	// Start, if set, is a previous result to start from instead.
+	Start *Result[L, P]
+	// Newton tunes the inner optimizer of the Laplace and delta updates.
+	Newton NewtonSettings
+	// Progress, if set, is called after every iteration.
+	Progress func(Progress)
+	// Workers is the number of goroutines updating units in parallel (0
+	// means GOMAXPROCS). Results are identical for every value.
+	Workers int
+	// FixParams holds the params at their values in the data (or Start)
+	// instead of estimating them: inference only, no M-steps.
+	FixParams bool
+	// Smoothing is added to the expected counts of simplex params in
+	// their M-steps (0: maximum likelihood).
+	Smoothing float64
+	// Shrinkage in [0, 1] pulls covariance params estimated by M-steps
+	// toward a scaled identity (0: none).
+	Shrinkage float64
+	// PlainSweeps turns off the collapsed Newton start of a unit's
+	// Gaussian/categorical alternation, so each unit runs the plain sweeps
+	// of Fig. 1 from where it is (the models where it applies say so in
+	// UpdateUnit).
+	PlainSweeps bool
+	// AllowEmpty lets documents of bag data be empty (their local
+	// posteriors stay at their priors). By default Fit rejects an empty
+	// document, naming it, since one usually means a mistake in preparing
+	// the data. Models without bag data ignore it.
+	AllowEmpty bool
+	// Checkpoint, with Path and Every set, saves the run every Every
+	// iterations to Path, as the JSON of a Result with status "checkpoint",
+	// through a temporary file and a rename. Fit refuses a Path that holds
+	// anything but a checkpoint of this model.
+	Checkpoint Checkpoint
+	// Resume continues the run saved in a checkpoint (read it with
+	// LoadResult): the iteration count, ELBO trace, state and params carry
+	// on from it, and with the same data and options the run ends exactly
+	// as it would have without the interruption. MaxIter counts the
+	// iterations before the checkpoint too.
+	Resume *Result[L, P]
+}
+
+// Result is the fitted variational posterior and a record of the run, the
+// Result of every generated package (Result[Latent, Params]): its JSON
+// form is shared by all of them.
+type Result[L, P any] struct {
+	Model      string    `json:"model"`
+	Method     string    `json:"method"`
+	Converged  bool      `json:"converged"`
+	Status     string    `json:"status"`
+	Iterations int       `json:"iterations"`
+	ELBO       []float64 `json:"elbo"`
+	Seconds    float64   `json:"seconds"`
+	Latent     L         `json:"latent"`
+	Params     P         `json:"params"`
+	// Unsettled lists the units (1-based) whose local updates did not
+	// settle within LocalMaxIter sweeps in the last iteration.
+	Unsettled []int `json:"unsettled,omitempty"`
+	// Fingerprint identifies the data, the options and the params of the
+	// run, so that Settings.Resume refuses to continue it under others.
+	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
+}
+
+// LoadResult reads a Result written as JSON (a saved fit or a
+// checkpoint), checking that it belongs to model.
+func LoadResult[L, P any](r io.Reader, model string) (*Result[L, P], error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	res := new(Result[L, P])
+	if err := DecodeResult(b, model, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Prepare checks s for a fit of model and completes it: zero convergence
+// fields take their defaults, and a run to Resume becomes the Start (after
+// checking that it is of model). A Checkpoint path that holds anything but
+// a checkpoint of model is refused.
+func (s *Settings[L, P]) Prepare(model string) error {
+	conv := s.convergence().WithDefaults()
+	s.MaxIter, s.Tol, s.MeanTol = conv.MaxIter, conv.Tol, conv.MeanTol
+	s.LocalMaxIter, s.LocalTol = conv.LocalMaxIter, conv.LocalTol
+	if s.Resume != nil {
+		if s.Resume.Model != model {
+			return fmt.Errorf("resume: the result is of model %q, not %s", s.Resume.Model, model)
+		}
+		s.Start = s.Resume
+	}
+	if s.Checkpoint.On() {
+		if err := CheckCheckpointPath(s.Checkpoint.Path, model); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Settings[L, P]) convergence() Convergence {
+	return Convergence{MaxIter: s.MaxIter, Tol: s.Tol, MeanTol: s.MeanTol,
+		LocalMaxIter: s.LocalMaxIter, LocalTol: s.LocalTol}
+}
+
+// CA returns the settings of FitCA for a fit started at start whose
+// fingerprint is fp; a run to Resume must have been saved with the same
+// fingerprint (CheckResume).
+func (s *Settings[L, P]) CA(start time.Time, fp *Fingerprint) (CASettings, error) {
+	c := CASettings{Convergence: s.convergence().WithDefaults(), Workers: s.Workers, Progress: s.Progress,
+		Checkpoint: s.Checkpoint, Start: start}
+	if r := s.Resume; r != nil {
+		if err := CheckResume(r.Fingerprint, fp, HashJSON(&r.Params)); err != nil {
+			return CASettings{}, err
+		}
+		c.Resume = &Run{Iterations: r.Iterations, ELBO: r.ELBO, Seconds: r.Seconds, Unsettled: r.Unsettled}
+	}
+	return c, nil
+}
+
+// Fingerprint is the fingerprint of a fit under s whose data hash as data
+// (one hash per size and data or constant variable) and whose latents are
+// updated by method (Result.Method): with the options that change the
+// fixed point, FixParams, Smoothing and Shrinkage. Resume refuses a
+// checkpoint whose fingerprint differs.
+func (s *Settings[L, P]) Fingerprint(data map[string]string, method string) *Fingerprint {
+	return &Fingerprint{Data: data, Options: map[string]string{
+		"method":    method,
+		"FixParams": fmt.Sprint(s.FixParams),
+		"Smoothing": FormatOption(s.Smoothing),
+		"Shrinkage": FormatOption(s.Shrinkage),
+	}}
+}
+
+// NewResult assembles the result of a run of model: its record, the
+// method of each latent, the latents and params, and the fingerprint fp
+// completed with the params.
+func NewResult[L, P any](model, method string, run Run, latent L, params P, fp *Fingerprint) *Result[L, P] {
+	r := &Result[L, P]{Model: model, Method: method, Converged: run.Converged, Status: run.Status,
+		Iterations: run.Iterations, ELBO: run.ELBO, Seconds: run.Seconds, Latent: latent, Params: params,
+		Unsettled: run.Unsettled}
+	r.Fingerprint = fp.WithParams(&r.Params)
+	return r
+}
