@@ -304,8 +304,8 @@ func (f *fitGen) emitNewState() {
 	f.p("\treturn nil\n}\n")
 }
 
-// emitCopyState writes the state's copyTo, which Fit uses to keep the state
-// of the last completed iteration, and nonFinite, which checks it.
+// emitCopyState writes caModel's Copy, which runtime.FitCA uses to keep the
+// state of the last completed iteration, and NonFinite, which checks it.
 func (f *fitGen) emitCopyState() {
 	var floats []string
 	for _, qi := range f.qs {

@@ -70,7 +70,8 @@ func stemMethods(stem string) []string {
 // with its first letter upper-cased (theta → Theta); a name starting with _
 // gets an X in front (_x → X_x); a stem already given to an earlier
 // declaration (theta, then Theta), or whose methods would be the
-// generator's own (unit: updateUnit), gets trailing underscores.
+// generator's own (a latent whose stem would make a generated method name
+// such as gaussianX twice), gets trailing underscores.
 func modelStems(m *ir.Model) map[string]string {
 	stems := map[string]string{}
 	used := map[string]bool{}

@@ -115,7 +115,9 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 	conv := s.Convergence.WithDefaults()
 	shape := m.Shape(q)
 	run := Run{Status: "max_iterations"}
-	workers := Workers(s.Workers)
+	// more workers than units would only hold scratch (and a huge
+	// -workers would run out of memory); results do not depend on it
+	workers := min(Workers(s.Workers), max(shape.Units, 1))
 	troubles := make([]Trouble, workers)
 	ws := make([]W, workers)
 	for w := range ws {

@@ -175,7 +175,8 @@ func TestFitCAMaxIterNamesCriteria(t *testing.T) {
 // workers.
 func TestFitCADeterministic(t *testing.T) {
 	var want *fakeResult
-	for _, w := range []int{1, 2, 3, 8} {
+	// 1 << 40 workers: capped at the number of units, not allocated
+	for _, w := range []int{1, 2, 3, 8, 1 << 40} {
 		m, q := newFake(57)
 		got := fitFake(t, context.Background(), m, q, CASettings{Workers: w})
 		if want == nil {

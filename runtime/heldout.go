@@ -17,8 +17,9 @@ import (
 // halves: the training data say nothing about them, and how a model smooths
 // them (or, for maximum-likelihood topics, that it gives them probability 0)
 // would otherwise dominate the score. What the model-specific part supplies
-// is E[θ_d] per test document and E[β_k] per topic; the functions below do
-// the rest.
+// is E[θ_d] per test document, inferred from the observed half after
+// KeepSeen has dropped its unseen terms, and E[β_k] per topic;
+// HeldoutPerWord leaves the unseen terms out of the held-out half itself.
 
 // SeenTerms returns seen with seen[t-1] true for every term t (1-based) that
 // occurs in docs, for terms 1..v. Terms beyond v are an error.

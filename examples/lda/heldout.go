@@ -98,9 +98,8 @@ func Heldout(ctx context.Context, res *lda.Result, alpha, eta *float64, train, o
 		return s, 0, fmt.Errorf("the result has no fitted topics")
 	}
 	k, v := beta.Shape[0], beta.Shape[1]
-	if t := max(runtime.MaxTerm(obs), runtime.MaxTerm(held)); t > v {
-		return s, 0, fmt.Errorf("the test documents have term ids up to %d, beyond the V = %d terms of the topics", t-1, v)
-	}
+	// test terms beyond the topics' V never occur in training: SeenTerms
+	// covers 1..V, and KeepSeen and HeldoutPerWord leave the others out
 	seen, err := runtime.SeenTerms(train, v)
 	if err != nil {
 		return s, 0, fmt.Errorf("training documents: %v", err)

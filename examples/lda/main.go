@@ -113,7 +113,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		v := max(runtime.MaxTerm(docs), runtime.MaxTerm(obs), runtime.MaxTerm(held))
+		// V comes from the training documents (or the vocabulary): test
+		// terms beyond it are unseen in training and left out of the
+		// score, and must not add columns to the fitted topics.
+		v := runtime.MaxTerm(docs)
 		if *vocabFile != "" {
 			if vocab, err = readVocab(*vocabFile); err != nil {
 				return err
