@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -43,29 +42,16 @@ func TestHostileData(t *testing.T) {
 // a size, a variable or the document, or data that one iteration of Fit
 // accepts, allocating a bounded amount (datatest.Fuzz).
 func FuzzLoadData(f *testing.F) {
-	if !datatest.Fuzzing() {
-		b, err := os.ReadFile("data.json")
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-		for _, c := range hostile {
-			f.Add(datatest.Edit(f, "data.json", c.set))
-		}
+	edits := make([]map[string]any, len(hostile))
+	for k, c := range hostile {
+		edits[k] = c.set
 	}
-	small := datatest.Small(f, "data.json", 3)
-	f.Add(small)
-	for _, c := range hostile {
-		f.Add(datatest.EditBytes(f, small, c.set))
-	}
-	for _, s := range []string{
+	datatest.Seed(f, "data.json", edits,
 		`{"K": 2, "V": 3, "w": [[[1, 2]], [[3, 1]]]}`,
 		`{"K": 1, "V": 1, "w": [[[1, 1]]], "mu0": [0], "Sigma0": [[1]], "beta": [[1]]}`,
 		`{"K": 2, "V": 2, "w": [[[1, 1]]], "mu0": [1e308, -1e308], "Sigma0": [[1e-300, 0], [0, 1e300]]}`,
 		`{"K": 2, "V": 2, "w": [[[1, 1]]], "beta": [[0.5, 0.5], [1, 0]]}`,
-	} {
-		f.Add([]byte(s))
-	}
+	)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		datatest.Fuzz(t, b, func(b []byte) (func() error, error) {
 			d, err := ctm.LoadData(bytes.NewReader(b))

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
@@ -70,30 +69,17 @@ func TestEndlessData(t *testing.T) {
 // a size, a variable or the document, or data that one iteration of Fit
 // accepts, allocating a bounded amount (datatest.Fuzz).
 func FuzzLoadData(f *testing.F) {
-	if !datatest.Fuzzing() {
-		b, err := os.ReadFile("data.json")
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-		for _, c := range hostile {
-			f.Add(datatest.Edit(f, "data.json", c.set))
-		}
+	edits := make([]map[string]any, len(hostile))
+	for k, c := range hostile {
+		edits[k] = c.set
 	}
-	small := datatest.Small(f, "data.json", 3)
-	f.Add(small)
-	for _, c := range hostile {
-		f.Add(datatest.EditBytes(f, small, c.set))
-	}
-	for _, s := range []string{
+	datatest.Seed(f, "data.json", edits,
 		`{"K": 2, "V": 3, "w": [[[1, 2]], [[3, 1]]]}`,
 		`{"K": 2, "V": 3, "D": 0, "w": []}`,
 		`{"K": 100000, "V": 100000, "w": [[[1, 1]]]}`,
 		`{"K": 2, "w": [[[1, 2]]], "alpha": 1e308, "eta": 1e-308}`,
 		`{"K": 2, "V": 2, "w": [[[1, 2], [1, 3]]]}`,
-	} {
-		f.Add([]byte(s))
-	}
+	)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		datatest.Fuzz(t, b, func(b []byte) (func() error, error) {
 			d, err := lda.LoadData(bytes.NewReader(b))

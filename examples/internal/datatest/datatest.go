@@ -115,6 +115,31 @@ func Fuzz(t *testing.T, b []byte, load func([]byte) (fit func() error, err error
 	}
 }
 
+// Seed adds the fuzz seeds of an example's FuzzLoadData: its bundled data
+// file (unless fuzzing, see Fuzzing) and a 3-document cut of it, each also
+// with every edit applied, then the literal inputs.
+func Seed(f *testing.F, path string, edits []map[string]any, inputs ...string) {
+	f.Helper()
+	if !Fuzzing() {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		for _, e := range edits {
+			f.Add(EditBytes(f, b, e))
+		}
+	}
+	small := Small(f, path, 3)
+	f.Add(small)
+	for _, e := range edits {
+		f.Add(EditBytes(f, small, e))
+	}
+	for _, s := range inputs {
+		f.Add([]byte(s))
+	}
+}
+
 // Fuzzing reports whether the test binary runs with -test.fuzz. Fuzz targets
 // then leave out large seeds such as a whole data.json: the engine
 // minimizes every input that finds new coverage, and minimizing a 40 kB
