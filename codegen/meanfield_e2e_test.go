@@ -77,12 +77,7 @@ func TestEndToEndEightSchoolsMeanField(t *testing.T) {
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", r.Method, r.Status)
 		}
-		check := func(what string, got, want float64) {
-			t.Helper()
-			if math.Abs(got-want) > 1e-10*math.Max(1, math.Abs(want)) {
-				t.Errorf("%s: %s = %.14g, hand-written CAVI %.14g", r.Method, what, got, want)
-			}
-		}
+		check := againstCAVI(t, r.Method)
 		check("ELBO", r.ELBO[len(r.ELBO)-1], elbo)
 		q := r.Latent["prec"].Params
 		check("prec shape", q["shape"][0], a)
@@ -175,12 +170,7 @@ func TestEndToEndRegressionInterceptPrecisionMeanField(t *testing.T) {
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", r.Method, r.Status)
 		}
-		check := func(what string, got, want float64) {
-			t.Helper()
-			if math.Abs(got-want) > 1e-10*math.Max(1, math.Abs(want)) {
-				t.Errorf("%s: %s = %.14g, hand-written CAVI %.14g", r.Method, what, got, want)
-			}
-		}
+		check := againstCAVI(t, r.Method)
 		q := r.Latent["tau"].Params
 		check("tau shape", q["shape"][0], sh)
 		check("tau rate", q["rate"][0], rt)
@@ -200,4 +190,15 @@ func TestEndToEndRegressionInterceptPrecisionMeanField(t *testing.T) {
 func lgamma(x float64) float64 {
 	v, _ := math.Lgamma(x)
 	return v
+}
+
+// againstCAVI checks a fitted value against the hand-written CAVI's, to
+// 1e-10 relative.
+func againstCAVI(t *testing.T, method string) func(what string, got, want float64) {
+	return func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-10*math.Max(1, math.Abs(want)) {
+			t.Errorf("%s: %s = %.14g, hand-written CAVI %.14g", method, what, got, want)
+		}
+	}
 }
