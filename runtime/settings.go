@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -65,6 +67,16 @@ type Settings[L, P any] struct {
 	// through a temporary file and a rename. Fit refuses a Path that holds
 	// anything but a checkpoint of this model.
 	Checkpoint Checkpoint
+	// Algorithm chooses the inference algorithm: "" or "ca" for batch
+	// coordinate ascent (Fig. 1, variational EM with params), "svi" for
+	// stochastic variational inference with online EM for params
+	// (FitSVI), tuned by SVI. SVI runs SVI.Passes passes over the units
+	// and ignores MaxIter, Tol and MeanTol; LocalMaxIter and LocalTol
+	// still bound each unit's local fit.
+	Algorithm string
+	// SVI are the settings of Algorithm "svi"; zero fields take their
+	// defaults. The minibatches are drawn from Seed.
+	SVI SVISettings
 	// Resume continues the run saved in a checkpoint (read it with
 	// LoadResult): the iteration count, ELBO trace, state and params carry
 	// on from it, and with the same data and options the run ends exactly
@@ -116,6 +128,18 @@ func (s *Settings[L, P]) Prepare(model string) error {
 	conv := s.convergence().WithDefaults()
 	s.MaxIter, s.Tol, s.MeanTol = conv.MaxIter, conv.Tol, conv.MeanTol
 	s.LocalMaxIter, s.LocalTol = conv.LocalMaxIter, conv.LocalTol
+	switch s.Algorithm {
+	case "", "ca":
+	case "svi":
+		if err := s.SVI.Check(); err != nil {
+			return err
+		}
+		if s.Resume != nil || s.Checkpoint.On() {
+			return errors.New("stochastic variational inference (Algorithm \"svi\") cannot checkpoint or resume a run yet")
+		}
+	default:
+		return fmt.Errorf("unknown algorithm %q: give \"ca\" (coordinate ascent) or \"svi\" (stochastic variational inference)", s.Algorithm)
+	}
 	if s.Resume != nil {
 		if s.Resume.Model != model {
 			return fmt.Errorf("resume: the result is of model %q, not %s", s.Resume.Model, model)
@@ -148,6 +172,29 @@ func (s *Settings[L, P]) CA(start time.Time, fp *Fingerprint) (CASettings, error
 		c.Resume = &Run{Iterations: r.Iterations, ELBO: r.ELBO, Seconds: r.Seconds, Unsettled: r.Unsettled}
 	}
 	return c, nil
+}
+
+// Fit runs the algorithm s.Algorithm chooses (s prepared by Prepare) on
+// model m from state q: FitCA, or FitSVI if m supports it. start is when
+// the fit started and fp its fingerprint.
+func Fit[L, P, S, W, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s *Settings[L, P], start time.Time, fp *Fingerprint) (R, error) {
+	var zero R
+	c, err := s.CA(start, fp)
+	if err != nil {
+		return zero, err
+	}
+	if s.Algorithm != "svi" {
+		return FitCA(ctx, m, q, c)
+	}
+	sm, ok := m.(SVIModel[S, W, P, R])
+	if !ok {
+		why := "the model has no conjugate global latents or params to step"
+		if n, ok := m.(interface{ NoSVI() string }); ok {
+			why = n.NoSVI()
+		}
+		return zero, fmt.Errorf("stochastic variational inference does not apply: %s", why)
+	}
+	return FitSVI(ctx, sm, q, c, s.SVI, s.Seed)
 }
 
 // Fingerprint is the fingerprint of a fit under s whose data hash as data

@@ -1,0 +1,330 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Stochastic variational inference (Hoffman, Blei, Wang & Paisley 2013;
+// Chen's notes, §SVI). Each step samples a minibatch B of units, fits their
+// local factors with the global factors held fixed (the same UpdateUnit as
+// coordinate ascent), and moves each conjugate global factor along its
+// natural gradient: with λ̂ = prior + (D/|B|)·Σ_{b∈B} E[t(x_b, z_b)], the
+// natural parameter the global would have if every unit looked like the
+// minibatch,
+//
+//	λ ← (1 − ρ_t)·λ + ρ_t·λ̂,   ρ_t = (τ0 + t)^(−κ),  t = 0, 1, 2, …
+//
+// which for κ ∈ (0.5, 1] satisfies Robbins–Monro (t counts from 0 as in
+// Hoffman et al.'s code; τ0 = 1, κ = 1 gives ρ_t = 1/(t+1), under which λ
+// is the running average of the λ̂). Params (variational EM's
+// point estimates) get the stochastic analogue, online EM (Cappé & Moulines
+// 2009): their expected sufficient statistics are averaged the same way,
+// s ← (1 − ρ_t)·s + ρ_t·(D/|B|)·Σ_b s_b, and the M-step is taken from s.
+
+// SVIModel is what a generated package supplies to FitSVI besides the
+// coordinate-ascent kernels: the natural parameters of its conjugate global
+// factors, split into the part from statements outside the unit plate (the
+// prior) and each unit's part (its expected sufficient statistics), and,
+// for params, each unit's expected sufficient statistics of their M-steps.
+type SVIModel[S, W, P, R any] interface {
+	CAModel[S, W, P, R]
+	// Stochastic describes the global factors and params SVI steps.
+	Stochastic() SVIShape
+	// Natural writes the natural parameters of global factor g (in the
+	// order of SVIShape.Natural) under q into eta.
+	Natural(q S, g int, eta []float64)
+	// SetNatural sets global factor g of q to natural parameters eta and
+	// refreshes the expectations other updates read.
+	SetNatural(q S, g int, eta []float64)
+	// PriorNatural adds into eta the part of global factor g's optimal
+	// natural parameters (Eq. 18) from the statements outside the unit
+	// plate, under the current q of the other factors.
+	PriorNatural(q S, g int, eta []float64)
+	// UnitNatural adds into eta unit d's part: E_q[η] of the unit's
+	// statements in g's Markov blanket, its expected sufficient statistics.
+	UnitNatural(q S, w W, g, d int, eta []float64)
+	// UnitParamStats adds into stats unit d's expected sufficient
+	// statistics of the params' M-steps (SVIShape.ParamStats numbers).
+	UnitParamStats(q S, w W, d int, stats []float64)
+	// ParamStep sets the params to the M-step's maximum for the expected
+	// sufficient statistics stats of all units, and returns their largest
+	// relative change.
+	ParamStep(q S, stats []float64) (float64, error)
+}
+
+// SVIShape describes what a model's stochastic steps update.
+type SVIShape struct {
+	// Natural is the length of the natural parameter of each conjugate
+	// global factor, in update order.
+	Natural []int
+	// Names names them, for errors.
+	Names []string
+	// ParamStats is the number of expected sufficient statistics of the
+	// params' M-steps (0: no params, or FixParams).
+	ParamStats int
+}
+
+// SVISettings are the options of stochastic variational inference. A
+// zero field takes its default.
+type SVISettings struct {
+	// BatchSize is the number of units in a minibatch (default 256; at
+	// most the number of units).
+	BatchSize int `json:"batch_size,omitempty"`
+	// Tau0 > 0 and Kappa ∈ (0.5, 1] set the step sizes ρ_t = (τ0 + t)^−κ,
+	// t = 0, 1, …: τ0 down-weights the early steps, κ is the rate at which
+	// old information is forgotten (defaults 1024 and 0.7, from Hoffman et
+	// al. 2010's study on LDA).
+	Tau0  float64 `json:"tau0,omitempty"`
+	Kappa float64 `json:"kappa,omitempty"`
+	// Passes is the number of passes over the units (default 10). Each
+	// pass visits every unit once, in an order drawn from the seed.
+	Passes int `json:"passes,omitempty"`
+}
+
+// SVI defaults.
+const (
+	DefaultBatchSize = 256
+	DefaultTau0      = 1024
+	DefaultKappa     = 0.7
+	DefaultPasses    = 10
+)
+
+// WithDefaults fills the zero fields of s with their defaults.
+func (s SVISettings) WithDefaults() SVISettings {
+	if s.BatchSize == 0 {
+		s.BatchSize = DefaultBatchSize
+	}
+	if s.Tau0 == 0 {
+		s.Tau0 = DefaultTau0
+	}
+	if s.Kappa == 0 {
+		s.Kappa = DefaultKappa
+	}
+	if s.Passes == 0 {
+		s.Passes = DefaultPasses
+	}
+	return s
+}
+
+// Check reports a setting outside its range.
+func (s SVISettings) Check() error {
+	switch {
+	case s.BatchSize < 0:
+		return fmt.Errorf("SVI batch size %d is negative", s.BatchSize)
+	case s.Passes < 0:
+		return fmt.Errorf("SVI passes %d is negative", s.Passes)
+	case !(s.Tau0 >= 0) || math.IsInf(s.Tau0, 0):
+		return fmt.Errorf("SVI τ0 = %v must be a finite number > 0 (0: the default)", s.Tau0)
+	case s.Kappa != 0 && !(s.Kappa > 0.5 && s.Kappa <= 1):
+		return fmt.Errorf("SVI κ = %v is outside (0.5, 1], where the step sizes converge (Robbins–Monro)", s.Kappa)
+	}
+	return nil
+}
+
+// Rho is the step size ρ_t = (τ0 + t)^−κ of step t (0-based).
+func (s SVISettings) Rho(t int) float64 {
+	return math.Pow(s.Tau0+float64(t), -s.Kappa)
+}
+
+// PassesStatus is the status of an SVI run that completed its passes: it
+// has not been checked for convergence (its ELBO is noisy by design).
+const PassesStatus = "passes_completed"
+
+// FitSVI runs stochastic variational inference from state q for s.SVI's
+// passes. Each pass draws an order of the units from seed, cuts it into
+// minibatches of BatchSize (the last may be smaller), and takes one
+// stochastic step per minibatch: the minibatch's units are fitted on
+// s.Workers goroutines; their natural parameter parts are summed in
+// minibatch order, so the result does not depend on the workers. After
+// each pass the ELBO of the current q is computed (a true lower bound: the
+// local factors of each unit are those of its last visit), the state is
+// checked for NaN and infinities and Progress is called. The result's
+// Iterations counts passes, its ELBO has one value per pass, and its status
+// is PassesStatus ("canceled", or "not_finite: …" with the state after the
+// last good pass). Checkpoints and Resume are not supported yet.
+func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s CASettings, svi SVISettings, seed uint64) (R, error) {
+	var zero R
+	start := s.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
+	if err := svi.Check(); err != nil {
+		return zero, err
+	}
+	if s.Resume != nil || s.Checkpoint.On() {
+		return zero, errors.New("stochastic variational inference cannot checkpoint or resume a run yet")
+	}
+	svi = svi.WithDefaults()
+	shape, st := m.Shape(q), m.Stochastic()
+	units := shape.Units
+	if units == 0 {
+		return zero, errors.New("stochastic variational inference needs a unit plate (a loop `for d in 1:D` holding local latents)")
+	}
+	if len(st.Natural) == 0 && st.ParamStats == 0 {
+		return zero, errors.New("stochastic variational inference needs conjugate global latents or params to step; this fit has neither")
+	}
+	if p := m.NonFinite(q); p != "" {
+		return zero, fmt.Errorf("the starting state is not finite: %s", p)
+	}
+	batch := min(svi.BatchSize, units)
+	workers := min(Workers(s.Workers), batch)
+	troubles := make([]Trouble, workers)
+	ws := make([]W, workers)
+	for w := range ws {
+		troubles[w] = Trouble{}
+		ws[w] = m.NewWorker(troubles[w])
+	}
+	rng := NewRand(seed ^ 0x5f3759df)
+	order := make([]int, units)
+	for i := range order {
+		order[i] = i
+	}
+	// λ, λ̂ and the minibatch sums per global factor; the params' running
+	// statistics.
+	lam := make([][]float64, len(st.Natural))
+	hat := make([][]float64, len(st.Natural))
+	for g, n := range st.Natural {
+		lam[g], hat[g] = make([]float64, n), make([]float64, n)
+	}
+	var stats, statsHat []float64
+	if st.ParamStats > 0 {
+		stats, statsHat = make([]float64, st.ParamStats), make([]float64, st.ParamStats)
+	}
+	done := make([]bool, units)
+	perUnit := make([]float64, units)
+	var kept S
+	kept = m.Copy(kept, q)
+	keptParams := m.Params()
+	run := Run{Status: PassesStatus}
+	prevELBO := math.Inf(-1)
+	t := 0
+	var err error
+passes:
+	for pass := 1; pass <= svi.Passes; pass++ {
+		rng.Shuffle(units, func(i, j int) { order[i], order[j] = order[j], order[i] })
+		change := 0.0
+		for _, tr := range troubles {
+			clear(tr)
+		}
+		for lo := 0; lo < units; lo += batch {
+			if ctx.Err() != nil {
+				run.Status = "canceled"
+				break passes
+			}
+			b := order[lo:min(lo+batch, units)]
+			if !ParallelForUntil(ctx.Done(), len(b), workers, func(w, i int) {
+				done[b[i]] = m.UpdateUnit(q, ws[w], b[i])
+			}) {
+				run.Status = "canceled"
+				break passes
+			}
+			rho, scale := svi.Rho(t), float64(units)/float64(len(b))
+			t++
+			for g := range lam {
+				h := hat[g]
+				clear(h)
+				for _, d := range b {
+					m.UnitNatural(q, ws[0], g, d, h)
+				}
+				for i := range h {
+					h[i] *= scale
+				}
+				m.PriorNatural(q, g, h)
+				m.Natural(q, g, lam[g])
+				c := NaturalStep(lam[g], h, rho)
+				change = math.Max(change, c)
+				m.SetNatural(q, g, lam[g])
+			}
+			if stats != nil {
+				clear(statsHat)
+				for _, d := range b {
+					m.UnitParamStats(q, ws[0], d, statsHat)
+				}
+				// the running statistics start from the first minibatch's
+				r := rho
+				if t == 1 {
+					r = 1 // t has been counted
+				}
+				for i := range stats {
+					stats[i] = (1-r)*stats[i] + r*scale*statsHat[i]
+				}
+				c, perr := m.ParamStep(q, stats)
+				if perr != nil {
+					err = perr
+					troubles[0].Add(perr.Error())
+				}
+				change = math.Max(change, c)
+			}
+		}
+		tr := Trouble{}
+		for _, x := range troubles {
+			for k, n := range x {
+				tr[k] += n
+			}
+		}
+		elbo := m.ELBO(q, Workers(s.Workers), perUnit)
+		params := m.Params()
+		bad := m.NonFinite(q)
+		if bad == "" {
+			bad = NonFinite(params)
+		}
+		if bad == "" && (math.IsNaN(elbo) || math.IsInf(elbo, 0)) {
+			bad = fmt.Sprintf("the ELBO = %v", elbo)
+		}
+		if bad != "" {
+			if len(tr) > 0 {
+				bad += " (" + tr.String() + ")"
+			}
+			run.Status = fmt.Sprintf("not_finite: %s in pass %d; the result is the state after pass %d", bad, pass, pass-1)
+			break
+		}
+		kept = m.Copy(kept, q)
+		keptParams = params
+		run.ELBO = append(run.ELBO, elbo)
+		run.Iterations = pass
+		settled := 0
+		for _, ok := range done {
+			if ok {
+				settled++
+			}
+		}
+		rel := RelChange(prevELBO, elbo)
+		if s.Progress != nil {
+			s.Progress(Progress{Iteration: pass, ELBO: elbo, RelChange: rel, MeanChange: change,
+				Units: units, Settled: settled, Seconds: time.Since(start).Seconds(),
+				Decreased: Decreased(prevELBO, elbo)})
+		}
+		prevELBO = elbo
+		if err != nil {
+			run.Status = tr.String() // the params could not be estimated
+			break
+		}
+	}
+	run.Seconds = time.Since(start).Seconds()
+	var unsettled []int
+	for d, ok := range done {
+		if !ok {
+			unsettled = append(unsettled, d+1)
+		}
+	}
+	run.Unsettled = unsettled
+	return m.Result(run, kept, keptParams), nil
+}
+
+// NaturalStep moves lam to (1 − rho)·lam + rho·hat, the natural-gradient
+// step of SVI, and returns the relative change of lam as L2Change
+// measures it.
+func NaturalStep(lam, hat []float64, rho float64) float64 {
+	var diff, norm float64
+	for i, x := range lam {
+		y := (1-rho)*x + rho*hat[i]
+		diff += (y - x) * (y - x)
+		norm += x * x
+		lam[i] = y
+	}
+	return math.Sqrt(diff) / math.Max(math.Sqrt(norm), 1)
+}
