@@ -26,14 +26,19 @@ import (
 // s ← (1 − ρ_t)·s + ρ_t·(D/|B|)·Σ_b s_b, and the M-step is taken from s.
 
 // SVIModel is what a generated package supplies to FitSVI besides the
-// coordinate-ascent kernels: the natural parameters of its conjugate global
-// factors, split into the part from statements outside the unit plate (the
-// prior) and each unit's part (its expected sufficient statistics), and,
-// for params, each unit's expected sufficient statistics of their M-steps.
+// coordinate-ascent kernels: Stochastic says what the steps update, and
+// the model implements SVIGlobals if it has conjugate global factors and
+// SVIParams if it has params.
 type SVIModel[S, W, P, R any] interface {
 	CAModel[S, W, P, R]
 	// Stochastic describes the global factors and params SVI steps.
 	Stochastic() SVIShape
+}
+
+// SVIGlobals are the natural parameters of a model's conjugate global
+// factors, split into the part from statements outside the unit plate (the
+// prior) and each unit's part (its expected sufficient statistics).
+type SVIGlobals[S, W any] interface {
 	// Natural writes the natural parameters of global factor g (in the
 	// order of SVIShape.Natural) under q into eta.
 	Natural(q S, g int, eta []float64)
@@ -47,6 +52,11 @@ type SVIModel[S, W, P, R any] interface {
 	// UnitNatural adds into eta unit d's part: E_q[η] of the unit's
 	// statements in g's Markov blanket, its expected sufficient statistics.
 	UnitNatural(q S, w W, g, d int, eta []float64)
+}
+
+// SVIParams are the M-steps of a model's params as functions of expected
+// sufficient statistics, summed over units, for online EM.
+type SVIParams[S, W any] interface {
 	// UnitParamStats adds into stats unit d's expected sufficient
 	// statistics of the params' M-steps (SVIShape.ParamStats numbers).
 	UnitParamStats(q S, w W, d int, stats []float64)
@@ -167,6 +177,14 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 	if len(st.Natural) == 0 && st.ParamStats == 0 {
 		return zero, errors.New("stochastic variational inference needs conjugate global latents or params to step; this fit has neither")
 	}
+	gm, _ := m.(SVIGlobals[S, W])
+	if len(st.Natural) > 0 && gm == nil {
+		return zero, errors.New("the model has global factors to step but no natural parameters for them (SVIGlobals)")
+	}
+	pm, _ := m.(SVIParams[S, W])
+	if st.ParamStats > 0 && pm == nil {
+		return zero, errors.New("the model has params to step but no statistics for them (SVIParams)")
+	}
 	if p := m.NonFinite(q); p != "" {
 		return zero, fmt.Errorf("the starting state is not finite: %s", p)
 	}
@@ -228,21 +246,21 @@ passes:
 				h := hat[g]
 				clear(h)
 				for _, d := range b {
-					m.UnitNatural(q, ws[0], g, d, h)
+					gm.UnitNatural(q, ws[0], g, d, h)
 				}
 				for i := range h {
 					h[i] *= scale
 				}
-				m.PriorNatural(q, g, h)
-				m.Natural(q, g, lam[g])
+				gm.PriorNatural(q, g, h)
+				gm.Natural(q, g, lam[g])
 				c := NaturalStep(lam[g], h, rho)
 				change = math.Max(change, c)
-				m.SetNatural(q, g, lam[g])
+				gm.SetNatural(q, g, lam[g])
 			}
 			if stats != nil {
 				clear(statsHat)
 				for _, d := range b {
-					m.UnitParamStats(q, ws[0], d, statsHat)
+					pm.UnitParamStats(q, ws[0], d, statsHat)
 				}
 				// the running statistics start from the first minibatch's
 				r := rho
@@ -252,7 +270,7 @@ passes:
 				for i := range stats {
 					stats[i] = (1-r)*stats[i] + r*scale*statsHat[i]
 				}
-				c, perr := m.ParamStep(q, stats)
+				c, perr := pm.ParamStep(q, stats)
 				if perr != nil {
 					err = perr
 					troubles[0].Add(perr.Error())
