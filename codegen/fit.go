@@ -186,6 +186,7 @@ func (f *fitGen) emit() {
 	f.emitFingerprint()
 	f.emitParams()
 	f.emitMSteps()
+	f.emitSVI()
 	for _, qi := range f.qs {
 		if qi.upd != nil {
 			f.sb.WriteString(f.updateKernel(qi))

@@ -302,9 +302,11 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 	return m.Fit(ctx, opts)
 }
 
-// Fit runs coordinate ascent (Wang & Blei's Fig. 1; runtime.FitCA says
-// when it stops and what a canceled or non-finite run returns), as
-// variational EM when the model has params.
+// Fit runs the algorithm opts.Algorithm chooses: coordinate ascent (Wang &
+// Blei's Fig. 1; runtime.FitCA says when it stops and what a canceled or
+// non-finite run returns), as variational EM when the model has params,
+// or stochastic variational inference (runtime.FitSVI) where the model
+// supports it.
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
 	if !opts.AllowEmpty {
@@ -324,11 +326,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(m.fingerprint(), q.methods())}
-	s, err := opts.CA(start, a.fp)
-	if err != nil {
-		return nil, err
-	}
-	return runtime.FitCA(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, s)
+	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 
 // caModel adapts Model to runtime.CAModel for one Fit with opts. Its
@@ -762,6 +760,12 @@ func (m *Model) mstepMu0Sigma0(q *state, opts Options) (float64, error) {
 		return 0, fmt.Errorf("M-step of mu0, Sigma0 (ctm.vi:13:3): %w", err)
 	}
 	return math.Max(runtime.L2Change(m.mu0, prev[:p]), runtime.L2Change(m.sigma0, prev[p:])), nil
+}
+
+// NoSVI says why stochastic variational inference does not apply to the
+// model.
+func (a *caModel) NoSVI() string {
+	return "online EM of the params is not implemented yet"
 }
 
 // ZNatural adds into its output the log-probabilities (up to a constant per row) of the optimal q(z)

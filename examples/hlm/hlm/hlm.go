@@ -261,9 +261,11 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 	return m.Fit(ctx, opts)
 }
 
-// Fit runs coordinate ascent (Wang & Blei's Fig. 1; runtime.FitCA says
-// when it stops and what a canceled or non-finite run returns), as
-// variational EM when the model has params.
+// Fit runs the algorithm opts.Algorithm chooses: coordinate ascent (Wang &
+// Blei's Fig. 1; runtime.FitCA says when it stops and what a canceled or
+// non-finite run returns), as variational EM when the model has params,
+// or stochastic variational inference (runtime.FitSVI) where the model
+// supports it.
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
 	if err := opts.Prepare("hlm"); err != nil {
@@ -274,11 +276,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(m.fingerprint(), q.methods())}
-	s, err := opts.CA(start, a.fp)
-	if err != nil {
-		return nil, err
-	}
-	return runtime.FitCA(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, s)
+	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 
 // caModel adapts Model to runtime.CAModel for one Fit with opts. Its

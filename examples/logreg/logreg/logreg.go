@@ -278,9 +278,11 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 	return m.Fit(ctx, opts)
 }
 
-// Fit runs coordinate ascent (Wang & Blei's Fig. 1; runtime.FitCA says
-// when it stops and what a canceled or non-finite run returns), as
-// variational EM when the model has params.
+// Fit runs the algorithm opts.Algorithm chooses: coordinate ascent (Wang &
+// Blei's Fig. 1; runtime.FitCA says when it stops and what a canceled or
+// non-finite run returns), as variational EM when the model has params,
+// or stochastic variational inference (runtime.FitSVI) where the model
+// supports it.
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
 	if err := opts.Prepare("logreg"); err != nil {
@@ -291,11 +293,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(m.fingerprint(), q.methods())}
-	s, err := opts.CA(start, a.fp)
-	if err != nil {
-		return nil, err
-	}
-	return runtime.FitCA(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, s)
+	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 
 // caModel adapts Model to runtime.CAModel for one Fit with opts. Its
@@ -478,6 +476,12 @@ type Params struct{}
 
 // Into leaves d as it is: the model has no params.
 func (p *Params) Into(d *Data) {}
+
+// NoSVI says why stochastic variational inference does not apply to the
+// model.
+func (a *caModel) NoSVI() string {
+	return "it has no unit plate (a loop `for d in 1:D` holding local latents) to draw minibatches from"
+}
 
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
 // the global statements and the entropies of the global non-Gaussian factors.
