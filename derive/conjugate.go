@@ -48,6 +48,11 @@ type Update struct {
 	// and Expectations how each expectation was taken.
 	Inputs       []*QFactor
 	Expectations []Approx
+	// SVI is a global update split for stochastic variational inference
+	// (svi.go), or nil with NoSVI saying why it cannot be (nil and "" for
+	// local updates and models without a unit plate).
+	SVI   *SVIPart
+	NoSVI string
 }
 
 // conjugateFamilies maps a conjugate family to the new variational

@@ -116,6 +116,7 @@ func Derive(m *ir.Model) (*Derivation, error) {
 	// The bound is needed by Fit only; kernels-only generation does
 	// without it, so an error here is kept for the code generator.
 	d.Bound, d.BoundErr = b.bound(d, qs)
+	b.sviParts(d, qs)
 	d.MSteps, d.MStepErr = b.mSteps(qs)
 	d.Aux = b.Aux
 	return d, nil

@@ -43,7 +43,7 @@ func (f *sviFake) UpdateUnit(q *sviState, w *fakeWorker, d int) bool {
 	return true
 }
 func (f *sviFake) UpdateGlobals(q *sviState, w *fakeWorker) float64 { panic("not SVI") }
-func (f *sviFake) MStep(q *sviState) (float64, error)                { panic("not SVI") }
+func (f *sviFake) MStep(q *sviState) (float64, error)               { panic("not SVI") }
 func (f *sviFake) ELBO(q *sviState, workers int, perUnit []float64) float64 {
 	mu := f.mu(q)
 	total := 0.0

@@ -519,6 +519,12 @@ type Params struct{}
 // Into leaves d as it is: the model has no params.
 func (p *Params) Into(d *Data) {}
 
+// NoSVI says why stochastic variational inference does not apply to the
+// model.
+func (a *caModel) NoSVI() string {
+	return "the global theta (hlm.vi:9:8) is nonconjugate, and SVI steps only conjugate globals"
+}
+
 // ZNatural adds into its output the parameters of the optimal q(z)
 // given the other factors: Eq. 18, E_q[η] summed over the Markov blanket:
 //

@@ -535,6 +535,93 @@ type Params struct{}
 // Into leaves d as it is: the model has no params.
 func (p *Params) Into(d *Data) {}
 
+// Stochastic describes what stochastic variational inference steps: the
+// natural parameters of the conjugate global factors (runtime.SVIGlobals).
+func (a *caModel) Stochastic() runtime.SVIShape {
+	m := a.m
+	return runtime.SVIShape{Natural: []int{m.k * m.v}, Names: []string{"beta"}}
+}
+
+// Natural writes the natural parameters of global factor g into eta.
+func (a *caModel) Natural(q *state, g int, eta []float64) {
+	switch g {
+	case 0: // beta (lda.vi:13:8)
+		runtime.ToNatural("Dirichlet", eta, q.betaParam)
+	}
+}
+
+// SetNatural sets global factor g to the natural parameters eta and
+// refreshes its expectations.
+func (a *caModel) SetNatural(q *state, g int, eta []float64) {
+	switch g {
+	case 0: // beta (lda.vi:13:8)
+		runtime.FromNatural("Dirichlet", eta, q.betaParam)
+		a.m.momentsBeta(q)
+	}
+}
+
+// PriorNatural adds into eta global factor g's natural parameters from
+// the statements outside the unit plate (Eq. 18).
+func (a *caModel) PriorNatural(q *state, g int, eta []float64) {
+	m := a.m
+	switch g {
+	case 0: // beta (lda.vi:13:8)
+		m.BetaNaturalPrior(eta)
+	}
+}
+
+// UnitNatural adds into eta unit d's part of global factor g's natural
+// parameters: its expected sufficient statistics (Eq. 18).
+func (a *caModel) UnitNatural(q *state, w *scratch, g, d int, eta []float64) {
+	m := a.m
+	switch g {
+	case 0: // beta (lda.vi:13:8)
+		m.BetaNaturalUnit(d, q.zProb, eta)
+	}
+}
+
+// BetaNaturalPrior adds into its outputs the natural parameters of q(beta) (of log x)
+// that the statements outside the unit plate give (Eq. 18, E_q[η]):
+//
+//	lda.vi:18:3: for k in 1:K: beta[k] ~ Dirichlet(eta)
+//
+// The caller zeroes the outputs.
+func (m *Model) BetaNaturalPrior(eta []float64) {
+	K := m.k
+	V := m.v
+	eta_ := m.eta
+	t1 := eta_ - 1.0
+	// lda.vi:13:8: latent beta, E[η] of log x
+	for i := 0; i < K; i++ {
+		eta_i := eta[i*V:][:V:V]
+		for i2 := 0; i2 < V; i2++ {
+			eta_i[i2] += t1
+		}
+	}
+}
+
+// BetaNaturalUnit adds into its outputs unit d's part of the natural parameters of q(beta):
+// its expected sufficient statistics (Eq. 18, E_q[η] of its statements):
+//
+//	lda.vi:24:5: for d in 1:D: for n in w[d]: w[d, n] ~ Categorical(beta[z[d, n]])
+//
+// The caller zeroes the outputs.
+func (m *Model) BetaNaturalUnit(d int, zProb, eta []float64) {
+	K := m.k
+	V := m.v
+	wCount := m.wCount
+	wOff := m.wOff
+	wTerm := m.wTerm
+	// lda.vi:13:8: latent beta, E[η] of log x
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		t1 := wCount[n]
+		zProb_n := zProb[n*K:][:K:K]
+		for i := 0; i < K; i++ {
+			eta[i*V+wTerm[n]-1] += t1 * zProb_n[i]
+		}
+	}
+}
+
 // BetaNatural adds into its output the parameters of the optimal q(beta)
 // given the other factors: Eq. 18, E_q[η] summed over the Markov blanket:
 //

@@ -480,7 +480,7 @@ func (p *Params) Into(d *Data) {}
 // NoSVI says why stochastic variational inference does not apply to the
 // model.
 func (a *caModel) NoSVI() string {
-	return "it has no unit plate (a loop `for d in 1:D` holding local latents) to draw minibatches from"
+	return "it has no unit plate (a loop `for d in 1:D` holding local latents) to draw minibatches from; the global theta (logreg.vi:12:8) is nonconjugate, and SVI steps only conjugate globals"
 }
 
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
