@@ -37,6 +37,22 @@ type fitGen struct {
 	unit   *derive.Index
 	sb     strings.Builder
 	fnames *namer
+	// hoist lists the exponentials of global moments that categorical
+	// updates read, kept in the state (see findHoisted).
+	hoist   []*hoisted
+	hoistOf map[string]*hoisted // by moment tensor
+}
+
+// hoisted is exp(E_q[t]) of a global factor's moment tensor that a
+// categorical update reads as a whole term of its log-probabilities (LDA's
+// exp(E[log β_kw])): it is computed once whenever the factor changes, not
+// once per entry and sweep.
+type hoisted struct {
+	qi     *qInfo
+	tensor string // the moment tensor
+	name   string // the tensor name of its exponential in kernels
+	field  string // the state field
+	dims   []string
 }
 
 func (g *gen) fitCode() (string, *fitGen, error) {
@@ -86,8 +102,49 @@ func (g *gen) fitCode() (string, *fitGen, error) {
 		}
 		f.qs = append(f.qs, qi)
 	}
+	f.findHoisted()
 	f.emit()
 	return f.sb.String(), f, nil
+}
+
+// findHoisted sets f.hoist: the global moment tensors that are whole terms
+// of a categorical update's log-probabilities.
+func (f *fitGen) findHoisted() {
+	f.hoistOf = map[string]*hoisted{}
+	for _, qi := range f.qs {
+		if qi.upd == nil || !qi.upd.Normalize {
+			continue
+		}
+		for _, t := range terms(qi.upd.Params[0]) {
+			tt, ok := t.(*derive.Tensor)
+			if !ok || f.hoistOf[tt.Name] != nil {
+				continue
+			}
+			owner := f.byT[tt.Name]
+			if owner == nil || owner == qi || owner.local {
+				continue
+			}
+			for k, st := range owner.q.MomentStats {
+				if owner.q.Moments[st].Tensor == tt.Name {
+					h := &hoisted{qi: owner, tensor: tt.Name, name: "exp(" + tt.Name + ")",
+						field: f.fnames.get(owner.mfields[k] + "Exp"), dims: owner.q.Moments[st].Dims}
+					f.hoist = append(f.hoist, h)
+					f.hoistOf[tt.Name] = h
+				}
+			}
+		}
+	}
+}
+
+// hoistedOf lists the hoisted exponentials of qi's moments.
+func (f *fitGen) hoistedOf(qi *qInfo) []*hoisted {
+	var out []*hoisted
+	for _, h := range f.hoist {
+		if h.qi == qi {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // checkUpdate rejects updates whose parameter tensors the printer cannot
@@ -221,6 +278,9 @@ func (f *fitGen) emitTypes() {
 		if len(qi.mfields) > 0 {
 			f.p("\t%s []float64 // E_q[t(%s)]: %s\n", strings.Join(qi.mfields, ", "), qi.v.Name, strings.Join(qi.q.MomentStats, "; "))
 		}
+		for _, h := range f.hoistedOf(qi) {
+			f.p("\t%s []float64 // exp(%s), read by categorical updates\n", h.field, f.momentField(h))
+		}
 		if qi.obj != nil {
 			f.p("\t%s string\n", qi.method)
 			if qi.local {
@@ -250,6 +310,9 @@ func (f *fitGen) emitNewState() {
 		}
 		for _, fl := range qi.mfields {
 			f.p("\tq.%s = make([]float64, %s)\n", fl, f.length(f.paramDims(qi, 0)))
+		}
+		for _, h := range f.hoistedOf(qi) {
+			f.p("\tq.%s = make([]float64, %s)\n", h.field, f.length(f.paramDims(qi, 0)))
 		}
 		switch qi.q.Family {
 		case "MvNormal":
@@ -313,7 +376,11 @@ func (f *fitGen) emitCopyState() {
 		floats = append(append(floats, qi.fields...), qi.mfields...)
 	}
 	f.p("\n// Copy copies src into dst, reusing dst's arrays, and returns dst; a nil\n// dst is allocated.\nfunc (a *caModel) Copy(dst, src *state) *state {\n\tif dst == nil {\n\t\tdst = new(state)\n\t}\n\tq := src\n")
-	for _, fl := range floats {
+	copied := floats
+	for _, h := range f.hoist {
+		copied = append(copied, h.field)
+	}
+	for _, fl := range copied {
 		f.p("\tdst.%s = append(dst.%s[:0], q.%s...)\n", fl, fl, fl)
 	}
 	for _, qi := range f.qs {
@@ -428,7 +495,13 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 		// entry where a term is the log of data (exp(log β) = β) or does
 		// not depend on the entry. If a row under- or overflows, the
 		// log-domain kernel and a max-shifted softmax redo the unit.
-		f.p("\tm.%sNaturalExp(%s%s%s)\n", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
+		expInputs := inputs
+		for _, t := range terms(u.Params[0]) {
+			if tt, ok := t.(*derive.Tensor); ok && f.hoistOf[tt.Name] != nil {
+				expInputs += "q." + f.hoistOf[tt.Name].field + ", "
+			}
+		}
+		f.p("\tm.%sNaturalExp(%s%s%s)\n", qi.upper, unitArg, expInputs, strings.Join(outs, ", "))
 		f.p("\tif !runtime.NormalizeRows(q.%s[lo:hi], %s) {\n\t\tclear(q.%s[lo:hi])\n", qi.fields[0], f.dim(qi.q.K), qi.fields[0])
 		f.p("\t\tm.%sNatural(%s%s%s)\n", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
 		f.p("\t\truntime.SoftmaxRows(q.%s[lo:hi], %s)\n\t}\n", qi.fields[0], f.dim(qi.q.K))
@@ -684,14 +757,22 @@ func (f *fitGen) updateKernel(qi *qInfo) string {
 	code := f.g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: unit, Params: params, Outputs: outs})
 	if u.Normalize {
 		var factors []derive.Expr
+		expParams := params[:len(params)-len(outs):len(params)-len(outs)]
 		for _, t := range terms(u.Params[0]) {
+			if tt, ok := t.(*derive.Tensor); ok && f.hoistOf[tt.Name] != nil {
+				h := f.hoistOf[tt.Name]
+				factors = append(factors, derive.T(h.name, tt.Idx...))
+				expParams = append(expParams, kernelParam{Want: h.field, Tensor: h.name, Dims: h.dims})
+				continue
+			}
 			factors = append(factors, derive.Call1("exp", t))
 		}
+		expParams = append(expParams, params[len(params)-len(outs):]...)
 		expOut := outs[0]
 		expOut.Expr = derive.Mul(factors...)
 		doc := []string{fmt.Sprintf("%sNaturalExp adds into its output exp(η), the unnormalized probabilities", qi.upper),
 			fmt.Sprintf("of the optimal q(%s), as the product of its terms' exponentials (see %s).", qi.v.Name, name)}
-		code += f.g.emitKernel(kernelSpec{Name: qi.upper + "NaturalExp", Doc: doc, Unit: unit, Params: params, Outputs: []Output{expOut}})
+		code += f.g.emitKernel(kernelSpec{Name: qi.upper + "NaturalExp", Doc: doc, Unit: unit, Params: expParams, Outputs: []Output{expOut}})
 	}
 	return code
 }
@@ -736,7 +817,11 @@ func (f *fitGen) emitMoments(qi *qInfo) {
 		}
 		f.p("\tclear(q.%s[lo:hi])\n", fl)
 	}
-	f.p("\tm.%sMoments(%s%s, %s)\n}\n", qi.upper, unitArg, strings.Join(ins, ", "), strings.Join(outs, ", "))
+	f.p("\tm.%sMoments(%s%s, %s)\n", qi.upper, unitArg, strings.Join(ins, ", "), strings.Join(outs, ", "))
+	for _, h := range f.hoistedOf(qi) {
+		f.p("\truntime.ExpTo(q.%s, q.%s)\n", h.field, f.momentField(h))
+	}
+	f.p("}\n")
 	free := f.updateFree(u)
 	var params []kernelParam
 	for _, p := range qi.q.Params {
@@ -756,6 +841,16 @@ func (f *fitGen) emitMoments(qi *qInfo) {
 	doc := []string{fmt.Sprintf("%sMoments adds E_q[t(%s)] (%s) into its outputs: the expected", qi.upper, qi.v.Name, strings.Join(qi.q.MomentStats, "; ")),
 		"sufficient statistics other updates read. The caller zeroes the outputs."}
 	f.sb.WriteString(f.g.emitKernel(kernelSpec{Name: qi.upper + "Moments", Doc: doc, Unit: u.Unit, Params: params, Outputs: outputs}))
+}
+
+// momentField is the state field of a hoisted exponential's moment.
+func (f *fitGen) momentField(h *hoisted) string {
+	for k, st := range h.qi.q.MomentStats {
+		if h.qi.q.Moments[st].Tensor == h.tensor {
+			return h.qi.mfields[k]
+		}
+	}
+	panic("vigen: hoisted moment " + h.tensor + " not found")
 }
 
 // rowsTimes is k·(hi − lo) as Go source, the offset of the k-th saved

@@ -102,3 +102,10 @@ func (f *Factor) Moments() (mean, sd []float64, err error) {
 	fn.moments(f.Params, k, mean, sd)
 	return mean, sd, nil
 }
+
+// ExpTo sets dst[i] = exp(src[i]).
+func ExpTo(dst, src []float64) {
+	for i, x := range src {
+		dst[i] = math.Exp(x)
+	}
+}

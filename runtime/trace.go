@@ -23,7 +23,19 @@ func RelChange(prev, cur float64) float64 {
 // computed with scaling, so they do not overflow. It panics if the lengths
 // differ.
 func L2Change(a, b []float64) float64 {
-	return floats.Distance(a, b, 2) / math.Max(floats.Norm(b, 2), 1)
+	// one fused pass; the scaled (overflow-safe) sums of gonum only where
+	// the plain ones overflow
+	var d2, n2 float64
+	b = b[:len(a)]
+	for i, x := range a {
+		e := x - b[i]
+		d2 += e * e
+		n2 += b[i] * b[i]
+	}
+	if math.IsInf(d2, 0) || math.IsInf(n2, 0) {
+		return floats.Distance(a, b, 2) / math.Max(floats.Norm(b, 2), 1)
+	}
+	return math.Sqrt(d2) / math.Max(math.Sqrt(n2), 1)
 }
 
 // Progress is one coordinate-ascent iteration as reported to an

@@ -31,6 +31,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 
@@ -65,6 +66,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	maxIter := fs.Int("maxiter", 100, "maximum coordinate-ascent iterations")
 	tol := fs.Float64("tol", 1e-6, "stop when the relative change of the ELBO is below tol")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic corpus and of -init random")
+	algorithm := fs.String("algorithm", "ca", "ca (batch coordinate ascent, variational EM) or svi (stochastic variational inference)")
+	batch := fs.Int("batch", 0, "SVI: documents per minibatch (0: runtime.DefaultBatchSize)")
+	tau0 := fs.Float64("tau0", 0, "SVI: τ0 of the step sizes ρ_t = (τ0 + t)^-κ (0: the default)")
+	kappa := fs.Float64("kappa", 0, "SVI: κ of the step sizes, in (0.5, 1] (0: the default)")
+	passes := fs.Int("passes", 0, "SVI: passes over the documents (0: the default)")
+	localTol := fs.Float64("localtol", 0, "relative change that settles a document's θ and z (0: the package default)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the fit here")
 	start := fs.String("init", "docs", "starting topics: docs (seeded with distinct documents) or random (the generated package's start)")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
 	quiet := fs.Bool("q", false, "no progress on stderr")
@@ -144,7 +152,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	})
 
-	opts := lda.Options{MaxIter: *maxIter, Tol: *tol, MeanTol: meanTol, Seed: *seed, Workers: *workers}
+	opts := lda.Options{MaxIter: *maxIter, Tol: *tol, MeanTol: meanTol, Seed: *seed, Workers: *workers,
+		Algorithm: *algorithm, SVI: runtime.SVISettings{BatchSize: *batch, Tau0: *tau0, Kappa: *kappa, Passes: *passes}}
 	model, err := lda.NewModel(data) // checks the data
 	if err != nil {
 		return err
@@ -160,6 +169,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if !*quiet {
 		opts.Progress = func(p runtime.Progress) { fmt.Fprintln(stderr, p) }
+	}
+	opts.LocalTol = *localTol
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	res, err := model.Fit(context.Background(), opts)
 	if err != nil {
@@ -180,8 +201,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return json.NewEncoder(stdout).Encode(output{Result: res, Heldout: score})
 	}
 
-	fmt.Fprintf(stdout, "lda: %d documents, %d terms, %d topics: %s after %d iterations (%.2f s), ELBO %.4f\n",
-		len(data.W), data.V, data.K, res.Status, res.Iterations, res.Seconds, res.ELBO[len(res.ELBO)-1])
+	steps := "iterations"
+	if *algorithm == "svi" {
+		steps = "passes"
+	}
+	fmt.Fprintf(stdout, "lda: %d documents, %d terms, %d topics: %s after %d %s (%.2f s), ELBO %.4f\n",
+		len(data.W), data.V, data.K, res.Status, res.Iterations, steps, res.Seconds, res.ELBO[len(res.ELBO)-1])
 	if score != nil {
 		fmt.Fprintln(stdout, score)
 	}

@@ -308,12 +308,13 @@ type Latent struct {
 // state is the variational distribution q being fitted, with scratch
 // space for the updates.
 type state struct {
-	betaParam  []float64 // q(beta) (Dirichlet)
-	betaElog   []float64 // E_q[t(beta)]: log x
-	thetaParam []float64 // q(theta) (Dirichlet)
-	thetaElog  []float64 // E_q[t(theta)]: log x
-	zProb      []float64 // q(z) (Categorical)
-	rng        *rand.Rand
+	betaParam   []float64 // q(beta) (Dirichlet)
+	betaElog    []float64 // E_q[t(beta)]: log x
+	betaElogExp []float64 // exp(betaElog), read by categorical updates
+	thetaParam  []float64 // q(theta) (Dirichlet)
+	thetaElog   []float64 // E_q[t(theta)]: log x
+	zProb       []float64 // q(z) (Categorical)
+	rng         *rand.Rand
 }
 
 // scratch is one worker's space for the updates of one unit at a time,
@@ -330,6 +331,7 @@ func (m *Model) newState(opts Options) (*state, error) {
 	q := &state{rng: runtime.NewRand(opts.Seed)}
 	q.betaParam = make([]float64, m.k*m.v)
 	q.betaElog = make([]float64, m.k*m.v)
+	q.betaElogExp = make([]float64, m.k*m.v)
 	runtime.InitPositive(q.rng, q.betaParam)
 	q.thetaParam = make([]float64, m.d*m.k)
 	q.thetaElog = make([]float64, m.d*m.k)
@@ -380,6 +382,7 @@ func (a *caModel) Copy(dst, src *state) *state {
 	dst.thetaParam = append(dst.thetaParam[:0], q.thetaParam...)
 	dst.thetaElog = append(dst.thetaElog[:0], q.thetaElog...)
 	dst.zProb = append(dst.zProb[:0], q.zProb...)
+	dst.betaElogExp = append(dst.betaElogExp[:0], q.betaElogExp...)
 	dst.rng = q.rng
 	return dst
 }
@@ -440,7 +443,7 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 	prev := runtime.Grow(&w.prev, hi-lo)
 	copy(prev, q.zProb[lo:hi])
 	clear(q.zProb[lo:hi])
-	m.ZNaturalExp(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.zProb)
+	m.ZNaturalExp(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.betaElogExp, q.zProb)
 	if !runtime.NormalizeRows(q.zProb[lo:hi], m.k) {
 		clear(q.zProb[lo:hi])
 		m.ZNatural(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.zProb)
@@ -660,6 +663,7 @@ func (m *Model) momentsBeta(q *state) {
 	lo, hi := 0, len(q.betaParam)
 	clear(q.betaElog[lo:hi])
 	m.BetaMoments(q.betaParam, q.betaElog)
+	runtime.ExpTo(q.betaElogExp, q.betaElog)
 }
 
 // BetaMoments adds E_q[t(beta)] (log x) into its outputs: the expected
@@ -759,22 +763,21 @@ func (m *Model) ZNatural(d int, betaParam, betaElog, thetaParam, thetaElog, prob
 
 // ZNaturalExp adds into its output exp(η), the unnormalized probabilities
 // of the optimal q(z), as the product of its terms' exponentials (see ZNatural).
-func (m *Model) ZNaturalExp(d int, betaParam, betaElog, thetaParam, thetaElog, prob []float64) {
+func (m *Model) ZNaturalExp(d int, betaParam, betaElog, thetaParam, thetaElog, betaElogExp, prob []float64) {
 	K := m.k
 	V := m.v
 	wOff := m.wOff
 	wTerm := m.wTerm
-	t2 := make([]float64, K)
+	t1 := make([]float64, K)
 	thetaElog_d := thetaElog[d*K:][:K:K]
 	for i12 := 0; i12 < K; i12++ {
-		t2[i12] = math.Exp(thetaElog_d[i12])
+		t1[i12] = math.Exp(thetaElog_d[i12])
 	}
 	// lda.vi:15:8: latent z
 	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
 		prob_n2 := prob[n2*K:][:K:K]
 		for i12 := 0; i12 < K; i12++ {
-			t1 := math.Exp(betaElog[i12*V+wTerm[n2]-1])
-			prob_n2[i12] += t1 * t2[i12]
+			prob_n2[i12] += t1[i12] * betaElogExp[i12*V+wTerm[n2]-1]
 		}
 	}
 }
