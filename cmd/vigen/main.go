@@ -50,7 +50,7 @@ const usage = `usage:
   vigen explain [-format md|tex] model.vi   a derivation report in Markdown with LaTeX math (default) or a LaTeX document
   vigen fmt [-w | -l] file.vi...            format .vi files canonically (-w: in place; -l: list those that differ)
 
-exit status: 0 success (vigen run: the fit converged); 1 an error (model, data, file,
+exit status: 0 success (vigen run: the fit converged, or -algorithm svi ran its passes); 1 an error (model, data, file,
 build; no result, or the plots failed); 2 bad command line. vigen run also exits 3 if the
 fit stopped at -maxiter without converging, 4 if it stopped for another reason (canceled
 by SIGINT or SIGTERM, not_finite, trouble); with 3 and 4 the result is written and stderr

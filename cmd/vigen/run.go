@@ -41,6 +41,7 @@ type runFlags struct {
 	tol                     float64
 	quiet, rebuild          bool
 	tols                    tolFlags
+	svi                     sviFlags
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
@@ -54,6 +55,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.maxIter, "maxiter", 0, "maximum coordinate-ascent iterations (0: the generated package's default)")
 	fs.Float64Var(&f.tol, "tol", 0, "relative ELBO change below which the run may end (0: the generated package's default; inf: no such criterion)")
 	f.tols.register(fs)
+	f.svi.register(fs)
 	fs.IntVar(&f.workers, "workers", 0, "goroutines updating units in parallel (0: all cores); results do not depend on it")
 	fs.StringVar(&f.plot, "plot", "", "write SVG plots of the ELBO trace and the posteriors into this directory")
 	fs.BoolVar(&f.quiet, "q", false, "no progress on stderr")
@@ -64,6 +66,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if bad := f.tols.negative(f.maxIter, f.tol, f.workers); bad != "" {
 		fmt.Fprintf(stderr, "vigen run: -%s must not be negative (0 means the default)\n", bad)
+		return 2
+	}
+	if bad := f.svi.check(); bad != "" {
+		fmt.Fprintf(stderr, "vigen run: %s\n", bad)
 		return 2
 	}
 	if path == "" || f.data == "" {
@@ -172,7 +178,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) (string, bool) {
 }
 
 // runExitStatus is the part of vigen run's usage on exit statuses.
-const runExitStatus = `exit status: 0 the fit converged; 1 an error, no result; 2 bad command line;
+const runExitStatus = `exit status: 0 the fit converged (or -algorithm svi ran its passes); 1 an error, no result; 2 bad command line;
   3 the fit stopped at -maxiter without converging (status "max_iterations");
   4 it stopped for another reason (status "canceled" after SIGINT or SIGTERM, "not_finite: …",
   or trouble in the last iteration). With 3 and 4 the result is written and stderr says why.
@@ -291,6 +297,7 @@ func runFit(sig *interrupts, bin string, f runFlags, stderr io.Writer) ([]byte, 
 		args = append(args, "-tol", fmt.Sprint(f.tol))
 	}
 	args = append(args, f.tols.args()...)
+	args = append(args, f.svi.args()...)
 	if f.workers != 0 {
 		args = append(args, "-workers", fmt.Sprint(f.workers))
 	}

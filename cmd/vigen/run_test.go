@@ -199,6 +199,9 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", bad, "-data", "x.json"}, 1, "bad.vi:5:"},
 		{[]string{"run", filepath.Join(dir, "missing.vi"), "-data", "x.json"}, 1, "missing.vi"},
 		{[]string{"run", logregVI, "-data", "x.json", "-out", notResult}, 1, "refusing to overwrite " + notResult},
+		{[]string{"run", logregVI, "-data", "x.json", "-algorithm", "sgd"}, 2, `-algorithm "sgd": want ca or svi`},
+		{[]string{"run", logregVI, "-data", "x.json", "-passes", "3"}, 2, "tune -algorithm svi"},
+		{[]string{"run", logregVI, "-data", "x.json", "-algorithm", "svi", "-kappa", "-1"}, 2, "must not be negative"},
 	} {
 		code, _, stderr := runCLI(c.args...)
 		if code != c.code || !strings.Contains(stderr, c.want) {
@@ -221,6 +224,11 @@ func TestRunErrors(t *testing.T) {
 	code, stdout, stderr := runCLI("run", logregVI, "-data", badData)
 	if code != 1 || stdout != "" || !strings.Contains(stderr, `"y"[2]`) {
 		t.Errorf("bad data: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// SVI on a model it does not apply to says why.
+	code, _, stderr = runCLI("run", logregVI, "-data", "../../examples/logreg/data.json", "-q", "-algorithm", "svi")
+	if code != 1 || !strings.Contains(stderr, "stochastic variational inference does not apply: it has no unit plate") {
+		t.Errorf("svi on logreg: exit %d, stderr %q", code, stderr)
 	}
 	// A plot file vigen did not write stays.
 	plots := filepath.Join(dir, "plots")
@@ -444,6 +452,7 @@ func TestRunExitStatus(t *testing.T) {
 			"hierlogreg: warning: did not converge: stopped at the iteration limit after 2 iterations"},
 		{"not_finite", []string{logreg, "-data", huge}, 4, "not_finite",
 			"logreg: did not converge: not_finite: "},
+		{"svi", []string{"../../examples/lda/lda.vi", "-data", "../../examples/lda/data.json", "-algorithm", "svi", "-passes", "2", "-batch", "2"}, 0, "passes_completed", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, quiet := range []bool{false, true} {
