@@ -72,7 +72,8 @@ type Settings[L, P any] struct {
 	// stochastic variational inference with online EM for params
 	// (FitSVI), tuned by SVI. SVI runs SVI.Passes passes over the units
 	// and ignores MaxIter, Tol and MeanTol; LocalMaxIter and LocalTol
-	// still bound each unit's local fit.
+	// still bound each unit's local fit, LocalTol with its own default
+	// under SVI (DefaultSVILocalTol).
 	Algorithm string
 	// SVI are the settings of Algorithm "svi"; zero fields take their
 	// defaults. The minibatches are drawn from Seed.
@@ -125,6 +126,9 @@ func LoadResult[L, P any](r io.Reader, model string) (*Result[L, P], error) {
 // checking that it is of model). A Checkpoint path that holds anything but
 // a checkpoint of model is refused.
 func (s *Settings[L, P]) Prepare(model string) error {
+	if s.Algorithm == "svi" && s.LocalTol == 0 {
+		s.LocalTol = DefaultSVILocalTol
+	}
 	conv := s.convergence().WithDefaults()
 	s.MaxIter, s.Tol, s.MeanTol = conv.MaxIter, conv.Tol, conv.MeanTol
 	s.LocalMaxIter, s.LocalTol = conv.LocalMaxIter, conv.LocalTol

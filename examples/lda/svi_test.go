@@ -26,7 +26,7 @@ func TestSVIFullBatchStepIsOneIteration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svi, err := lda.Fit(context.Background(), data, lda.Options{Start: start, Algorithm: "svi",
+	svi, err := lda.Fit(context.Background(), data, lda.Options{Start: start, Algorithm: "svi", LocalTol: runtime.DefaultLocalTol,
 		SVI: runtime.SVISettings{BatchSize: len(data.W), Tau0: 1, Kappa: 1, Passes: 1}})
 	if err != nil {
 		t.Fatal(err)
