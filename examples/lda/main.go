@@ -33,6 +33,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -73,6 +74,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	passes := fs.Int("passes", 0, "SVI: passes over the documents (0: the default)")
 	localTol := fs.Float64("localtol", 0, "relative change that settles a document's θ and z (0: the package default)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the fit here")
+	evalAt := fs.String("eval-at", "", "with -heldout: also score after these numbers of iterations (ca) or passes (svi), e.g. 1,3,10, printing CPU seconds and documents per CPU second")
 	start := fs.String("init", "docs", "starting topics: docs (seeded with distinct documents) or random (the generated package's start)")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
 	quiet := fs.Bool("q", false, "no progress on stderr")
@@ -181,6 +183,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *evalAt != "" {
+		if held == nil {
+			return errors.New("-eval-at needs -heldout-obs and -heldout")
+		}
+		return evalTable(stdout, model, data, opts, *evalAt, obs, held, *workers)
 	}
 	res, err := model.Fit(context.Background(), opts)
 	if err != nil {
@@ -504,4 +512,57 @@ func readVocab(path string) ([]string, error) {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return vocab, nil
+}
+
+// evalTable fits and scores the held-out halves after each number of
+// iterations (coordinate ascent: one run continued from its own result,
+// which is where it would have been) or passes (SVI: a run of that many
+// passes from the start, since its step sizes and minibatches depend on
+// the pass), printing a line per count with the fit's CPU seconds.
+func evalTable(w io.Writer, model *lda.Model, data *lda.Data, opts lda.Options, at string, obs, held [][][2]int, workers int) error {
+	var counts []int
+	for _, f := range strings.Split(at, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || len(counts) > 0 && n <= counts[len(counts)-1] {
+			return fmt.Errorf("-eval-at %q: want increasing positive counts, as 1,3,10", at)
+		}
+		counts = append(counts, n)
+	}
+	svi := opts.Algorithm == "svi"
+	opts.Tol, opts.MeanTol = math.SmallestNonzeroFloat64, math.SmallestNonzeroFloat64 // run the counts through
+	var prev *lda.Result
+	cpu, done := 0.0, 0
+	for _, n := range counts {
+		o := opts
+		if svi {
+			o.SVI.Passes = n
+			cpu = 0
+		} else {
+			o.MaxIter = n - done
+			if prev != nil {
+				o.Start = prev
+			}
+		}
+		t0 := cpuSeconds()
+		res, err := model.Fit(context.Background(), o)
+		if err != nil {
+			return err
+		}
+		cpu += cpuSeconds() - t0
+		if res.Iterations != o.MaxIter && !svi || svi && res.Iterations != n {
+			return fmt.Errorf("the fit stopped early: %s", res.Status)
+		}
+		done, prev = n, res
+		s, _, err := Heldout(context.Background(), res, data.Alpha, data.Eta, data.W, obs, held, workers)
+		if err != nil {
+			return err
+		}
+		unit := "iterations"
+		if svi {
+			unit = "passes"
+		}
+		fmt.Fprintf(w, "%s after %3d %s: held-out %.4f  ELBO %.6g  CPU %.2f s  %.0f documents per CPU second\n",
+			opts.Algorithm, n, unit, s.PerWord, res.ELBO[len(res.ELBO)-1], cpu, float64(len(data.W)*n)/cpu)
+	}
+	return nil
 }
