@@ -101,7 +101,9 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 		p.pop()
 		sb.WriteString("}\n")
 	case *VecLet:
-		fmt.Fprintf(sb, "%s := make([]float64, %s)\n", tempName(s.Name), p.size(s.Size))
+		// on the stack up to runtime.StackVec entries: kernels run per
+		// unit and sweep, and a heap vector per call feeds the collector
+		fmt.Fprintf(sb, "var %sBuf [runtime.StackVec]float64\n%s := runtime.Vec(%sBuf[:], %s)\n", tempName(s.Name), tempName(s.Name), tempName(s.Name), p.size(s.Size))
 		if s.Loop == nil {
 			p.stmts(sb, s.Stmts)
 			return

@@ -113,3 +113,114 @@ func TestEndToEndSVIGammaPoisson(t *testing.T) {
 		t.Errorf("minibatch SVI gave q(b) = Gamma(%v, %v) with 1 worker and Gamma(%v, %v) with 3", b1["shape"][0], b1["rate"][0], b3["shape"][0], b3["rate"][0])
 	}
 }
+
+// A correlated topic model whose topics are a conjugate Dirichlet latent:
+// SVI's global step with nonconjugate (Laplace or delta) locals.
+const ctmTopicsVI = `model ctmb
+size D, K, V
+data w : bag[D] of 1..V
+data mu0 : real[K]
+data Sigma0 : cov[K]
+const eta : real = 0.01
+latent beta : simplex[K, V] conjugate
+latent theta : real[D, K] nonconjugate laplace
+latent z : int[D, w] in 1..K conjugate
+for k in 1:K {
+  beta[k] ~ Dirichlet(eta)
+}
+for d in 1:D {
+  theta[d] ~ MvNormal(mu0, Sigma0)
+  for n in w[d] {
+    z[d, n] ~ Categorical(softmax(theta[d]))
+    w[d, n] ~ Categorical(beta[z[d, n]])
+  }
+}
+`
+
+const ctmTopicsDriver = `package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+
+	model "github.com/vigen-go/vigen/codegen/testdata/DIR/PKG"
+	"github.com/vigen-go/vigen/runtime"
+)
+
+func main() {
+	d, err := model.LoadData(os.Stdin)
+	if err != nil {
+		panic(err)
+	}
+	var out []*model.Result
+	for _, method := range []string{"laplace", "delta"} {
+		for _, o := range []model.Options{
+			{MaxIter: 1},
+			{Algorithm: "svi", LocalTol: runtime.DefaultLocalTol, SVI: runtime.SVISettings{BatchSize: d.D, Tau0: 1, Kappa: 1, Passes: 1}},
+			{Algorithm: "svi", SVI: runtime.SVISettings{BatchSize: 2, Passes: 3}, Workers: 1},
+			{Algorithm: "svi", SVI: runtime.SVISettings{BatchSize: 2, Passes: 3}, Workers: 4},
+		} {
+			o.Method, o.Seed = method, 5
+			r, err := model.Fit(context.Background(), d, o)
+			if err != nil {
+				panic(err)
+			}
+			r.Seconds = 0
+			out = append(out, r)
+		}
+	}
+	json.NewEncoder(os.Stdout).Encode(out)
+}
+`
+
+// With the corpus as its one minibatch and ρ_0 = 1, SVI's step is one
+// coordinate-ascent iteration: the same local fits (Laplace or delta for θ,
+// closed form for z) against the same start, and λ̂ = η + Σ_d unit d's
+// counts (NaturalPrior, NaturalUnit) equal to BetaNatural's λ.
+func TestEndToEndSVITopicsWithGaussianLocals(t *testing.T) {
+	docs := [][][2]int{{{1, 3}, {2, 1}, {5, 2}}, {{3, 4}, {4, 1}}, {{1, 1}, {3, 2}, {4, 2}}, {{2, 5}, {5, 1}}, {{1, 2}, {4, 3}}, {{3, 1}, {5, 4}}}
+	data, _ := json.Marshal(map[string]any{"D": len(docs), "K": 2, "V": 5, "w": docs,
+		"mu0": []float64{0, 0}, "Sigma0": [][]float64{{1, 0.3}, {0.3, 1}}})
+	out := buildAndRunDriver(t, "ctmb", ctmTopicsVI, data, ctmTopicsDriver)
+	var res []struct {
+		Status string    `json:"status"`
+		ELBO   []float64 `json:"elbo"`
+		Latent struct {
+			Beta struct {
+				Params map[string][]float64 `json:"params"`
+			} `json:"beta"`
+			Theta []struct {
+				Mean []float64 `json:"mean"`
+			} `json:"theta"`
+		} `json:"latent"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for m, method := range []string{"laplace", "delta"} {
+		ca, svi, w1, w4 := res[4*m], res[4*m+1], res[4*m+2], res[4*m+3]
+		a, b := ca.Latent.Beta.Params["param"], svi.Latent.Beta.Params["param"]
+		for i := range a {
+			if math.Abs(a[i]-b[i]) > 1e-12*math.Max(1, a[i]) {
+				t.Errorf("%s: λ[%d] = %v after the full-batch SVI step, %v after one CA iteration", method, i, b[i], a[i])
+			}
+		}
+		for d := range ca.Latent.Theta {
+			for k, x := range ca.Latent.Theta[d].Mean {
+				if y := svi.Latent.Theta[d].Mean[k]; math.Abs(x-y) > 1e-12*math.Max(1, math.Abs(x)) {
+					t.Errorf("%s: E[θ_%d,%d] = %v under SVI, %v under CA", method, d, k, y, x)
+				}
+			}
+		}
+		if math.Abs(ca.ELBO[0]-svi.ELBO[0]) > 1e-10*math.Abs(ca.ELBO[0]) {
+			t.Errorf("%s: ELBO %v after the SVI step, %v after one iteration", method, svi.ELBO[0], ca.ELBO[0])
+		}
+		if fmt.Sprint(w1.Latent.Beta.Params) != fmt.Sprint(w4.Latent.Beta.Params) || fmt.Sprint(w1.ELBO) != fmt.Sprint(w4.ELBO) {
+			t.Errorf("%s: minibatch SVI differs between 1 and 4 workers", method)
+		}
+		if w1.Status != "passes_completed" || len(w1.ELBO) != 3 {
+			t.Errorf("%s: status %q with %d ELBO values", method, w1.Status, len(w1.ELBO))
+		}
+	}
+}

@@ -359,3 +359,16 @@ func GroupRows(group []int, m int) (off, rows []int) {
 	}
 	return off, rows
 }
+
+// StackVec is the length of the stack arrays generated kernels keep their
+// vector temporaries in (see Vec).
+const StackVec = 64
+
+// Vec returns a zeroed vector of n entries: buf[:n], a fresh stack array
+// of the caller's, when it is long enough, else a new array.
+func Vec(buf []float64, n int) []float64 {
+	if n <= len(buf) {
+		return buf[:n]
+	}
+	return make([]float64, n)
+}

@@ -799,7 +799,8 @@ func (m *Model) ZNaturalExp(d int, thetaMean, thetaCov, prob []float64) {
 	beta := m.beta
 	wOff := m.wOff
 	wTerm := m.wTerm
-	t1 := make([]float64, K)
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], K)
 	for i5 := 0; i5 < K; i5++ {
 		t1[i5] = math.Exp(thetaMean[i5])
 	}
@@ -831,7 +832,8 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 	wOff := m.wOff
 	wTerm := m.wTerm
 	var f float64
-	t1 := make([]float64, K)
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], K)
 	for n3 := wOff[d]; n3 < wOff[d+1]; n3++ {
 		t3 := wCount[n3]
 		zProb_n3 := zProb[n3*K:][:K:K]
@@ -853,7 +855,8 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 	t8 := math.Log(t7)
 	t12 := 1 / (t7 * t7)
 	t13 := 1 / t7
-	t9 := make([]float64, K)
+	var t9Buf [runtime.StackVec]float64
+	t9 := runtime.Vec(t9Buf[:], K)
 	for q10 := 0; q10 < K; q10++ {
 		t10 := math.Exp(t5 + thetaMean[q10])
 		thetaCov_q10 := thetaCov[q10*K:][:K:K]
@@ -867,7 +870,8 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 		t14 += t9[q11]
 	}
 	t15 := -(0.5*t14 + t4 + t8)
-	t16 := make([]float64, K)
+	var t16Buf [runtime.StackVec]float64
+	t16 := runtime.Vec(t16Buf[:], K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
 		t17 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
@@ -875,7 +879,8 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 			t16[k6] += t17 * zProb_n[k6]
 		}
 	}
-	t18 := make([]float64, K)
+	var t18Buf [runtime.StackVec]float64
+	t18 := runtime.Vec(t18Buf[:], K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
 		t20 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
@@ -884,7 +889,8 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 			t18[k7] += t19 * t20 * zProb_n[k7]
 		}
 	}
-	t21 := make([]float64, K)
+	var t21Buf [runtime.StackVec]float64
+	t21 := runtime.Vec(t21Buf[:], K)
 	for q4 := 0; q4 < K; q4++ {
 		Sigma0Inv_q4 := Sigma0Inv[q4*K:][:K:K]
 		thetaCov_q4 := thetaCov[q4*K:][:K:K]
@@ -892,7 +898,8 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 			t21[q5] += Sigma0Inv_q4[q5] * thetaCov_q4[q5]
 		}
 	}
-	t22 := make([]float64, K)
+	var t22Buf [runtime.StackVec]float64
+	t22 := runtime.Vec(t22Buf[:], K)
 	for i10 := 0; i10 < K; i10++ {
 		t23 := thetaMean[i10] - mu0[i10]
 		Sigma0Inv_i10 := Sigma0Inv[i10*K:][:K:K]
@@ -942,7 +949,8 @@ func (m *Model) ThetaF(d int, theta, zProb, grad, hess []float64) float64 {
 		t2 = math.Max(t2, theta[i4])
 	}
 	t3 := -t2
-	t1 := make([]float64, K)
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], K)
 	for b := 0; b < K; b++ {
 		t1[b] = math.Exp(t3 + theta[b])
 	}
@@ -958,7 +966,8 @@ func (m *Model) ThetaF(d int, theta, zProb, grad, hess []float64) float64 {
 	t7 := t5 * t6
 	t9 := 1 / t4
 	t10 := -(t6 * t9)
-	t11 := make([]float64, K)
+	var t11Buf [runtime.StackVec]float64
+	t11 := runtime.Vec(t11Buf[:], K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
 		t12 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
@@ -968,7 +977,8 @@ func (m *Model) ThetaF(d int, theta, zProb, grad, hess []float64) float64 {
 	}
 	t13 := math.Log(t4)
 	t14 := -(t13 + t2)
-	t15 := make([]float64, K)
+	var t15Buf [runtime.StackVec]float64
+	t15 := runtime.Vec(t15Buf[:], K)
 	for i2 := 0; i2 < K; i2++ {
 		t16 := theta[i2] - mu0[i2]
 		Sigma0Inv_i2 := Sigma0Inv[i2*K:][:K:K]
@@ -1028,7 +1038,8 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 		t2 = math.Max(t2, theta[i4])
 	}
 	t3 := -t2
-	t1 := make([]float64, K)
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], K)
 	for b := 0; b < K; b++ {
 		t1[b] = math.Exp(t3 + theta[b])
 	}
@@ -1055,7 +1066,8 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	t22 := -(t15 * t21 * t6)
 	t27 := 0.5 * t21 * t5 * t6
 	t29 := math.Pow(t4, -4.0)
-	t30 := make([]float64, K)
+	var t30Buf [runtime.StackVec]float64
+	t30 := runtime.Vec(t30Buf[:], K)
 	for a2 := 0; a2 < K; a2++ {
 		t31 := math.Exp(t3 + theta[a2])
 		cov_a2 := cov[a2*K:][:K:K]
@@ -1069,7 +1081,8 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	}
 	t33 := 3.0 * t29 * t32 * t6
 	t35 := -(t15 * t32 * t6)
-	t36 := make([]float64, K)
+	var t36Buf [runtime.StackVec]float64
+	t36 := runtime.Vec(t36Buf[:], K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
 		t37 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
@@ -1080,7 +1093,8 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	t38 := math.Log(t4)
 	t39 := -(t2 + t38)
 	t40 := (-0.5) * t12 * t21
-	t41 := make([]float64, K)
+	var t41Buf [runtime.StackVec]float64
+	t41 := runtime.Vec(t41Buf[:], K)
 	for i2 := 0; i2 < K; i2++ {
 		t42 := theta[i2] - mu0[i2]
 		Sigma0Inv_i2 := Sigma0Inv[i2*K:][:K:K]
@@ -1088,7 +1102,8 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 			t41[a] += t42 * Sigma0Inv_i2[a]
 		}
 	}
-	t43 := make([]float64, K)
+	var t43Buf [runtime.StackVec]float64
+	t43 := runtime.Vec(t43Buf[:], K)
 	for a2 := 0; a2 < K; a2++ {
 		Sigma0Inv_a2 := Sigma0Inv[a2*K:][:K:K]
 		cov_a2 := cov[a2*K:][:K:K]
@@ -1197,7 +1212,8 @@ func (m *Model) ThetaCollapsed(d int, theta, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := make([]float64, K)
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], K)
 	for b := 0; b < K; b++ {
 		t1[b] = math.Exp(theta[b])
 	}
@@ -1206,7 +1222,8 @@ func (m *Model) ThetaCollapsed(d int, theta, grad, hess []float64) float64 {
 		t9 = math.Max(t9, theta[i9])
 	}
 	t10 := -t9
-	t8 := make([]float64, K)
+	var t8Buf [runtime.StackVec]float64
+	t8 := runtime.Vec(t8Buf[:], K)
 	for b := 0; b < K; b++ {
 		t8[b] = math.Exp(t10 + theta[b])
 	}
@@ -1224,7 +1241,8 @@ func (m *Model) ThetaCollapsed(d int, theta, grad, hess []float64) float64 {
 	t17 := -(t13 * t16)
 	t18 := math.Log(t11)
 	t19 := -(t18 + t9)
-	t21 := make([]float64, K)
+	var t21Buf [runtime.StackVec]float64
+	t21 := runtime.Vec(t21Buf[:], K)
 	for i2 := 0; i2 < K; i2++ {
 		t22 := theta[i2] - mu0[i2]
 		Sigma0Inv_i2 := Sigma0Inv[i2*K:][:K:K]

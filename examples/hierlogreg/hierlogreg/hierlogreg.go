@@ -834,7 +834,8 @@ func (m *Model) elboGlobal() float64 {
 	nu := m.nu
 	zero := m.zero
 	var f float64
-	t1 := make([]float64, P)
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], P)
 	for i7 := 0; i7 < P; i7++ {
 		t2 := mu0[i7] - zero[i7]
 		Phi1Inv_i7 := Phi1Inv[i7*P:][:P:P]
@@ -842,7 +843,8 @@ func (m *Model) elboGlobal() float64 {
 			t1[i8] += t2 * Phi1Inv_i7[i8]
 		}
 	}
-	t3 := make([]float64, P)
+	var t3Buf [runtime.StackVec]float64
+	t3 := runtime.Vec(t3Buf[:], P)
 	for i4 := 0; i4 < P; i4++ {
 		Lambda0_i4 := Lambda0[i4*P:][:P:P]
 		Phi0Inv_i4 := Phi0Inv[i4*P:][:P:P]
@@ -877,7 +879,8 @@ func (m *Model) elboUnit(m_ int, thetaMean, thetaCov []float64) float64 {
 	x := m.x
 	y := m.y
 	var f float64
-	t1 := make([]float64, P)
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], P)
 	for q7 := 0; q7 < P; q7++ {
 		for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
 			var t2 float64
@@ -892,14 +895,16 @@ func (m *Model) elboUnit(m_ int, thetaMean, thetaCov []float64) float64 {
 			}
 		}
 	}
-	t7 := make([]float64, P)
+	var t7Buf [runtime.StackVec]float64
+	t7 := runtime.Vec(t7Buf[:], P)
 	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
 		t8 := float64(y[groupRows[n]-1])
 		for i11 := 0; i11 < P; i11++ {
 			t7[i11] += t8 * x[(groupRows[n]-1)*P+i11]
 		}
 	}
-	t9 := make([]float64, P)
+	var t9Buf [runtime.StackVec]float64
+	t9 := runtime.Vec(t9Buf[:], P)
 	for q := 0; q < P; q++ {
 		Lambda0_q := Lambda0[q*P:][:P:P]
 		thetaCov_q := thetaCov[q*P:][:P:P]
@@ -907,7 +912,8 @@ func (m *Model) elboUnit(m_ int, thetaMean, thetaCov []float64) float64 {
 			t9[q2] += Lambda0_q[q2] * thetaCov_q[q2]
 		}
 	}
-	t10 := make([]float64, P)
+	var t10Buf [runtime.StackVec]float64
+	t10 := runtime.Vec(t10Buf[:], P)
 	for i10 := 0; i10 < P; i10++ {
 		t11 := thetaMean[i10] - mu0[i10]
 		Lambda0_i10 := Lambda0[i10*P:][:P:P]
@@ -959,14 +965,16 @@ func (m *Model) ThetaF(m_ int, theta, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	t6 := make([]float64, P)
+	var t6Buf [runtime.StackVec]float64
+	t6 := runtime.Vec(t6Buf[:], P)
 	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
 		t7 := float64(y[groupRows[n]-1])
 		for a := 0; a < P; a++ {
 			t6[a] += t7 * x[(groupRows[n]-1)*P+a]
 		}
 	}
-	t9 := make([]float64, P)
+	var t9Buf [runtime.StackVec]float64
+	t9 := runtime.Vec(t9Buf[:], P)
 	for i2 := 0; i2 < P; i2++ {
 		t10 := theta[i2] - mu0[i2]
 		Lambda0_i2 := Lambda0[i2*P:][:P:P]
@@ -1039,14 +1047,16 @@ func (m *Model) ThetaDelta(m_ int, theta, cov, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	t16 := make([]float64, P)
+	var t16Buf [runtime.StackVec]float64
+	t16 := runtime.Vec(t16Buf[:], P)
 	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
 		t17 := float64(y[groupRows[n]-1])
 		for a := 0; a < P; a++ {
 			t16[a] += t17 * x[(groupRows[n]-1)*P+a]
 		}
 	}
-	t18 := make([]float64, P)
+	var t18Buf [runtime.StackVec]float64
+	t18 := runtime.Vec(t18Buf[:], P)
 	for a2 := 0; a2 < P; a2++ {
 		for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
 			var t19 float64
@@ -1061,7 +1071,8 @@ func (m *Model) ThetaDelta(m_ int, theta, cov, grad, hess []float64) float64 {
 			}
 		}
 	}
-	t23 := make([]float64, P)
+	var t23Buf [runtime.StackVec]float64
+	t23 := runtime.Vec(t23Buf[:], P)
 	for i2 := 0; i2 < P; i2++ {
 		t24 := theta[i2] - mu0[i2]
 		Lambda0_i2 := Lambda0[i2*P:][:P:P]
@@ -1069,7 +1080,8 @@ func (m *Model) ThetaDelta(m_ int, theta, cov, grad, hess []float64) float64 {
 			t23[a] += t24 * Lambda0_i2[a]
 		}
 	}
-	t25 := make([]float64, P)
+	var t25Buf [runtime.StackVec]float64
+	t25 := runtime.Vec(t25Buf[:], P)
 	for a2 := 0; a2 < P; a2++ {
 		Lambda0_a2 := Lambda0[a2*P:][:P:P]
 		cov_a2 := cov[a2*P:][:P:P]

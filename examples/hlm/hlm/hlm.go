@@ -575,7 +575,8 @@ func (m *Model) elboGlobal(thetaMean, thetaCov []float64) float64 {
 	ILogdet := m.iLogdet
 	zero := m.zero
 	var f float64
-	t1 := make([]float64, V)
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], V)
 	for q4 := 0; q4 < V; q4++ {
 		IInv_q4 := IInv[q4*V:][:V:V]
 		thetaCov_q4 := thetaCov[q4*V:][:V:V]
@@ -583,7 +584,8 @@ func (m *Model) elboGlobal(thetaMean, thetaCov []float64) float64 {
 			t1[q5] += IInv_q4[q5] * thetaCov_q4[q5]
 		}
 	}
-	t2 := make([]float64, V)
+	var t2Buf [runtime.StackVec]float64
+	t2 := runtime.Vec(t2Buf[:], V)
 	for i14 := 0; i14 < V; i14++ {
 		t3 := thetaMean[i14] - zero[i14]
 		IInv_i14 := IInv[i14*V:][:V:V]
@@ -628,7 +630,8 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zParam, zElog []float64) fl
 	t8 := runtime.Lgamma(t1)
 	t13 := runtime.Digamma(t6)
 	t16 := runtime.Trigamma(t6)
-	t12 := make([]float64, V)
+	var t12Buf [runtime.StackVec]float64
+	t12 := runtime.Vec(t12Buf[:], V)
 	for q10 := 0; q10 < V; q10++ {
 		t14 := math.Exp(thetaMean[q10])
 		thetaCov_q10 := thetaCov[q10*V:][:V:V]
@@ -703,13 +706,15 @@ func (m *Model) ThetaF(theta, zParam, zElog, grad, hess []float64) float64 {
 	}
 	t6 := runtime.Digamma(t5)
 	t7 := float64(D) * t6
-	t9 := make([]float64, V)
+	var t9Buf [runtime.StackVec]float64
+	t9 := runtime.Vec(t9Buf[:], V)
 	for b := 0; b < V; b++ {
 		t9[b] = math.Exp(theta[b])
 	}
 	t10 := runtime.Trigamma(t5)
 	t11 := float64(D) * t10
-	t13 := make([]float64, V)
+	var t13Buf [runtime.StackVec]float64
+	t13 := runtime.Vec(t13Buf[:], V)
 	for d := 0; d < D; d++ {
 		zElog_d := zElog[d*V:][:V:V]
 		for a := 0; a < V; a++ {
@@ -717,7 +722,8 @@ func (m *Model) ThetaF(theta, zParam, zElog, grad, hess []float64) float64 {
 		}
 	}
 	t14 := runtime.Lgamma(t5)
-	t17 := make([]float64, V)
+	var t17Buf [runtime.StackVec]float64
+	t17 := runtime.Vec(t17Buf[:], V)
 	for i2 := 0; i2 < V; i2++ {
 		t18 := theta[i2] - zero[i2]
 		IInv_i2 := IInv[i2*V:][:V:V]
@@ -792,14 +798,16 @@ func (m *Model) ThetaDelta(theta, cov, zParam, zElog, grad, hess []float64) floa
 	t9 := runtime.Digamma(t8)
 	t10 := 0.5 * float64(D) * t9
 	t11 := float64(D) * t9
-	t12 := make([]float64, V)
+	var t12Buf [runtime.StackVec]float64
+	t12 := runtime.Vec(t12Buf[:], V)
 	for b := 0; b < V; b++ {
 		t12[b] = math.Exp(theta[b])
 	}
 	t13 := runtime.Trigamma(t8)
 	t14 := 0.5 * float64(D) * t13
 	t16 := float64(D) * t13
-	t19 := make([]float64, V)
+	var t19Buf [runtime.StackVec]float64
+	t19 := runtime.Vec(t19Buf[:], V)
 	for d := 0; d < D; d++ {
 		zElog_d := zElog[d*V:][:V:V]
 		for a := 0; a < V; a++ {
@@ -807,7 +815,8 @@ func (m *Model) ThetaDelta(theta, cov, zParam, zElog, grad, hess []float64) floa
 		}
 	}
 	t20 := runtime.Zeta4(t8)
-	t21 := make([]float64, V)
+	var t21Buf [runtime.StackVec]float64
+	t21 := runtime.Vec(t21Buf[:], V)
 	for a2 := 0; a2 < V; a2++ {
 		t22 := math.Exp(theta[a2])
 		cov_a2 := cov[a2*V:][:V:V]
@@ -831,7 +840,8 @@ func (m *Model) ThetaDelta(theta, cov, zParam, zElog, grad, hess []float64) floa
 	t38 := 0.5 * float64(D) * t13 * t32
 	t39 := runtime.Lgamma(t8)
 	t43 := (-0.5) * float64(D)
-	t46 := make([]float64, V)
+	var t46Buf [runtime.StackVec]float64
+	t46 := runtime.Vec(t46Buf[:], V)
 	for i2 := 0; i2 < V; i2++ {
 		t47 := theta[i2] - zero[i2]
 		IInv_i2 := IInv[i2*V:][:V:V]
@@ -839,7 +849,8 @@ func (m *Model) ThetaDelta(theta, cov, zParam, zElog, grad, hess []float64) floa
 			t46[a] += t47 * IInv_i2[a]
 		}
 	}
-	t48 := make([]float64, V)
+	var t48Buf [runtime.StackVec]float64
+	t48 := runtime.Vec(t48Buf[:], V)
 	for a2 := 0; a2 < V; a2++ {
 		IInv_a2 := IInv[a2*V:][:V:V]
 		cov_a2 := cov[a2*V:][:V:V]

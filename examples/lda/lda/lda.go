@@ -671,7 +671,8 @@ func (m *Model) momentsBeta(q *state) {
 func (m *Model) BetaMoments(betaParam, elog []float64) {
 	K := m.k
 	V := m.v
-	t2 := make([]float64, K)
+	var t2Buf [runtime.StackVec]float64
+	t2 := runtime.Vec(t2Buf[:], K)
 	for i6 := 0; i6 < V; i6++ {
 		for i := 0; i < K; i++ {
 			t2[i] += betaParam[i*V+i6]
@@ -701,7 +702,8 @@ func (m *Model) ThetaNatural(d int, zProb, param []float64) {
 	alpha := m.alpha
 	wCount := m.wCount
 	wOff := m.wOff
-	t1 := make([]float64, K)
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
 		t2 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
@@ -768,7 +770,8 @@ func (m *Model) ZNaturalExp(d int, betaParam, betaElog, thetaParam, thetaElog, b
 	V := m.v
 	wOff := m.wOff
 	wTerm := m.wTerm
-	t1 := make([]float64, K)
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], K)
 	thetaElog_d := thetaElog[d*K:][:K:K]
 	for i12 := 0; i12 < K; i12++ {
 		t1[i12] = math.Exp(thetaElog_d[i12])
@@ -791,7 +794,8 @@ func (m *Model) elboGlobal(betaParam, betaElog []float64) float64 {
 	var f float64
 	t1 := runtime.Lgamma(eta)
 	t2 := runtime.Lgamma(float64(V) * eta)
-	t3 := make([]float64, V)
+	var t3Buf [runtime.StackVec]float64
+	t3 := runtime.Vec(t3Buf[:], V)
 	for i19 := 0; i19 < K; i19++ {
 		betaParam_i19 := betaParam[i19*V:][:V:V]
 		for i23 := 0; i23 < V; i23++ {
@@ -800,7 +804,8 @@ func (m *Model) elboGlobal(betaParam, betaElog []float64) float64 {
 		}
 	}
 	t6 := eta - 1.0
-	t7 := make([]float64, V)
+	var t7Buf [runtime.StackVec]float64
+	t7 := runtime.Vec(t7Buf[:], V)
 	for i19 := 0; i19 < K; i19++ {
 		var t8 float64
 		betaParam_i19 := betaParam[i19*V:][:V:V]
@@ -812,7 +817,8 @@ func (m *Model) elboGlobal(betaParam, betaElog []float64) float64 {
 			t7[i21] += t9 * betaParam_i19[i21]
 		}
 	}
-	t10 := make([]float64, V)
+	var t10Buf [runtime.StackVec]float64
+	t10 := runtime.Vec(t10Buf[:], V)
 	for i19 := 0; i19 < K; i19++ {
 		betaParam_i19 := betaParam[i19*V:][:V:V]
 		for i22 := 0; i22 < V; i22++ {
@@ -820,7 +826,8 @@ func (m *Model) elboGlobal(betaParam, betaElog []float64) float64 {
 			t10[i22] += t11
 		}
 	}
-	t12 := make([]float64, K)
+	var t12Buf [runtime.StackVec]float64
+	t12 := runtime.Vec(t12Buf[:], K)
 	for i21 := 0; i21 < V; i21++ {
 		for i19 := 0; i19 < K; i19++ {
 			t12[i19] += betaParam[i19*V+i21]
@@ -872,7 +879,8 @@ func (m *Model) elboUnit(d int, thetaParam, thetaElog, zProb, betaParam, betaElo
 	t3 := runtime.Lgamma(alpha)
 	t4 := runtime.Lgamma(float64(K) * alpha)
 	t5 := runtime.Lgamma(t1)
-	t6 := make([]float64, K)
+	var t6Buf [runtime.StackVec]float64
+	t6 := runtime.Vec(t6Buf[:], K)
 	for n3 := wOff[d]; n3 < wOff[d+1]; n3++ {
 		t8 := wCount[n3]
 		zProb_n3 := zProb[n3*K:][:K:K]
@@ -881,7 +889,8 @@ func (m *Model) elboUnit(d int, thetaParam, thetaElog, zProb, betaParam, betaElo
 			t6[i29] += t7 * t8
 		}
 	}
-	t9 := make([]float64, K)
+	var t9Buf [runtime.StackVec]float64
+	t9 := runtime.Vec(t9Buf[:], K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
 		t10 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
@@ -889,7 +898,8 @@ func (m *Model) elboUnit(d int, thetaParam, thetaElog, zProb, betaParam, betaElo
 			t9[k7] += t10 * betaElog[k7*V+wTerm[n]-1] * zProb_n[k7]
 		}
 	}
-	t11 := make([]float64, K)
+	var t11Buf [runtime.StackVec]float64
+	t11 := runtime.Vec(t11Buf[:], K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
 		t12 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]

@@ -494,7 +494,8 @@ func (m *Model) elboGlobal(thetaMean, thetaCov []float64) float64 {
 	x := m.x
 	y := m.y
 	var f float64
-	t6 := make([]float64, P)
+	var t6Buf [runtime.StackVec]float64
+	t6 := runtime.Vec(t6Buf[:], P)
 	for q := 0; q < P; q++ {
 		Sigma0Inv_q := Sigma0Inv[q*P:][:P:P]
 		thetaCov_q := thetaCov[q*P:][:P:P]
@@ -502,7 +503,8 @@ func (m *Model) elboGlobal(thetaMean, thetaCov []float64) float64 {
 			t6[q2] += Sigma0Inv_q[q2] * thetaCov_q[q2]
 		}
 	}
-	t7 := make([]float64, P)
+	var t7Buf [runtime.StackVec]float64
+	t7 := runtime.Vec(t7Buf[:], P)
 	for i4 := 0; i4 < P; i4++ {
 		t8 := thetaMean[i4] - mu0[i4]
 		Sigma0Inv_i4 := Sigma0Inv[i4*P:][:P:P]
@@ -555,7 +557,8 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	t6 := make([]float64, P)
+	var t6Buf [runtime.StackVec]float64
+	t6 := runtime.Vec(t6Buf[:], P)
 	for n := 0; n < N; n++ {
 		t7 := float64(y[n])
 		x_n := x[n*P:][:P:P]
@@ -563,7 +566,8 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 			t6[a] += t7 * x_n[a]
 		}
 	}
-	t9 := make([]float64, P)
+	var t9Buf [runtime.StackVec]float64
+	t9 := runtime.Vec(t9Buf[:], P)
 	for i2 := 0; i2 < P; i2++ {
 		t10 := theta[i2] - mu0[i2]
 		Sigma0Inv_i2 := Sigma0Inv[i2*P:][:P:P]
@@ -629,7 +633,8 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	t16 := make([]float64, P)
+	var t16Buf [runtime.StackVec]float64
+	t16 := runtime.Vec(t16Buf[:], P)
 	for n := 0; n < N; n++ {
 		t17 := float64(y[n])
 		x_n := x[n*P:][:P:P]
@@ -637,7 +642,8 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 			t16[a] += t17 * x_n[a]
 		}
 	}
-	t19 := make([]float64, P)
+	var t19Buf [runtime.StackVec]float64
+	t19 := runtime.Vec(t19Buf[:], P)
 	for i2 := 0; i2 < P; i2++ {
 		t20 := theta[i2] - mu0[i2]
 		Sigma0Inv_i2 := Sigma0Inv[i2*P:][:P:P]
@@ -645,7 +651,8 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 			t19[a] += t20 * Sigma0Inv_i2[a]
 		}
 	}
-	t21 := make([]float64, P)
+	var t21Buf [runtime.StackVec]float64
+	t21 := runtime.Vec(t21Buf[:], P)
 	for a2 := 0; a2 < P; a2++ {
 		Sigma0Inv_a2 := Sigma0Inv[a2*P:][:P:P]
 		cov_a2 := cov[a2*P:][:P:P]
