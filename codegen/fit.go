@@ -757,7 +757,7 @@ func (f *fitGen) updateKernel(qi *qInfo) string {
 	code := f.g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: unit, Params: params, Outputs: outs})
 	if u.Normalize {
 		var factors []derive.Expr
-		expParams := params[:len(params)-len(outs):len(params)-len(outs)]
+		expParams := params[: len(params)-len(outs) : len(params)-len(outs)]
 		for _, t := range terms(u.Params[0]) {
 			if tt, ok := t.(*derive.Tensor); ok && f.hoistOf[tt.Name] != nil {
 				h := f.hoistOf[tt.Name]
