@@ -117,6 +117,7 @@ func Derive(m *ir.Model) (*Derivation, error) {
 	// without it, so an error here is kept for the code generator.
 	d.Bound, d.BoundErr = b.bound(d, qs)
 	d.MSteps, d.MStepErr = b.mSteps(qs)
+	b.onlineMSteps(d, qs)
 	d.Aux = b.Aux
 	return d, nil
 }
