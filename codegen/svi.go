@@ -28,5 +28,14 @@ func (f *fitGen) emitSVI() {
 		f.p("\n// NoSVI says why stochastic variational inference does not apply to the\n// model.\nfunc (a *caModel) NoSVI() string {\n\treturn %q\n}\n", why)
 		return
 	}
+	// TEMPORARY (branch i16-oem, to be replaced by the lead's svi.go): a
+	// minimal Stochastic for models whose only stepped globals are params.
+	globals := false
+	for _, qi := range f.qs {
+		globals = globals || !qi.local
+	}
+	if stats, _ := f.sviParams(); stats != "" && !globals {
+		f.p("\n// Stochastic describes what SVI steps: the params' online EM.\nfunc (a *caModel) Stochastic() runtime.SVIShape {\n\tm := a.m\n\ts := runtime.SVIShape{}\n\tif !a.opts.FixParams {\n\t\ts.ParamStats = %s\n\t}\n\treturn s\n}\n", stats)
+	}
 	f.emitSVIParams()
 }
