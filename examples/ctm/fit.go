@@ -104,7 +104,7 @@ func runFit(c fitConfig, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !res.Converged && !c.quiet {
+	if !res.Converged && res.Status != runtime.PassesStatus && !c.quiet {
 		fmt.Fprintf(stderr, "ctm: the fit stopped before converging: %s after %d iterations\n", res.Status, res.Iterations)
 	}
 	fitted := &apParams{K: c.K, V: V, Beta: res.Params.Beta, Mu0: res.Params.Mu0, Sigma0: res.Params.Sigma0}
@@ -132,12 +132,12 @@ func runFit(c fitConfig, stdout, stderr io.Writer) error {
 	for _, s := range perIter {
 		total += s
 	}
-	unit := "iteration"
+	unit, units := "iteration", "iterations"
 	if c.algorithm == "svi" {
-		unit = "pass"
+		unit, units = "pass", "passes"
 	}
-	fmt.Fprintf(stdout, "ctm: %s %s on %s, K = %d: %s after %d %ss, ELBO %.4f\n",
-		res.Method, what, c.train, c.K, res.Status, res.Iterations, unit, res.ELBO[len(res.ELBO)-1])
+	fmt.Fprintf(stdout, "ctm: %s %s on %s, K = %d: %s after %d %s, ELBO %.4f\n",
+		res.Method, what, c.train, c.K, res.Status, res.Iterations, units, res.ELBO[len(res.ELBO)-1])
 	fmt.Fprintf(stdout, "time %.2f s, %.3f s per %s (%.3f s over the first five)\n", res.Seconds, total/float64(len(perIter)), unit, meanFirst(perIter, 5))
 	if c.save != "" {
 		fmt.Fprintf(stdout, "fitted model written to %s\n", c.save)
