@@ -352,3 +352,41 @@ for d in 1:D {
 		t.Errorf("a model without online EM got UnitParamStats")
 	}
 }
+
+// A simplex param with one row per unit (pLSI's document mixtures) is not
+// shared by the units: online EM does not estimate it, and NoSVI says so.
+func TestOnlineEMPerUnitParamReason(t *testing.T) {
+	const src = `model plsi
+size D, K, V
+data w : bag[D] of 1..V
+param pi : simplex[D, K]
+param beta : simplex[K, V]
+latent z : int[D, w] in 1..K conjugate
+for d in 1:D {
+  for n in w[d] {
+    z[d, n] ~ Categorical(pi[d])
+    w[d, n] ~ Categorical(beta[z[d, n]])
+  }
+}
+`
+	m, err := spec.Load("plsi.vi", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Generate(m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code string
+	for _, f := range files {
+		code += string(f.Src)
+	}
+	want := "plsi.vi:4:7: param pi has one row per unit of `for d in 1:D`"
+	if !strings.Contains(code, want) {
+		i := strings.Index(code, "NoSVI() string")
+		t.Errorf("NoSVI does not say %q:\n%s", want, code[max(i, 0):min(len(code), max(i, 0)+400)])
+	}
+	if strings.Contains(code, "UnitParamStats") {
+		t.Errorf("a model without online EM got UnitParamStats")
+	}
+}

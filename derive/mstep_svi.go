@@ -70,6 +70,14 @@ func (b *Builder) onlineCounts(s *MStep, unit Index, local map[string]bool, qs m
 			rest = append(rest, f)
 		}
 	}
+	for _, f := range rest {
+		for _, l := range b.Model.VarsWithRole(ir.RoleLatent) {
+			if name := l.Name; local[name] && mentionsVar(f, name) {
+				return nil, fmt.Errorf("%s: param %s is read here, outside the unit plate `for %s in 1:%s`, with the local latent %s, so its expected counts are not a sum over units\n\thint: draw the statement inside the loop over %s, or fit by coordinate ascent (the default algorithm)",
+					f.Pos, v.Name, unit.Name, unit.Size, name, unit.Name)
+			}
+		}
+	}
 	part := func(factors []*ir.Factor, u *Index) (*Update, error) {
 		if len(factors) == 0 {
 			return nil, nil
@@ -89,16 +97,6 @@ func (b *Builder) onlineCounts(s *MStep, unit Index, local map[string]bool, qs m
 	}
 	if o.Rest, err = part(rest, nil); err != nil {
 		return nil, err
-	}
-	if o.Rest != nil {
-		for _, f := range rest {
-			for _, l := range b.Model.VarsWithRole(ir.RoleLatent) {
-				if name := l.Name; local[name] && mentionsVar(f, name) {
-					return nil, fmt.Errorf("%s: param %s is read here, outside the unit plate `for %s in 1:%s`, with the local latent %s, so its expected counts are not a sum over units\n\thint: draw the statement inside the loop over %s, or fit by coordinate ascent (the default algorithm)",
-						f.Pos, v.Name, unit.Name, unit.Size, name, unit.Name)
-				}
-			}
-		}
 	}
 	return o, nil
 }
