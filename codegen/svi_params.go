@@ -40,8 +40,8 @@ func (f *fitGen) sviParams() (statsLen, reason string) {
 		switch s.Kind {
 		case "counts":
 			switch {
-			case s.OnlineErr != nil:
-				why = append(why, firstLine(s.OnlineErr.Error()))
+			case s.OnlineWhy != "":
+				why = append(why, s.OnlineWhy)
 			case s.Online == nil:
 				why = append(why, fmt.Sprintf("%s: internal error in vigen: the counts M-step of param %s has no online form (please report it with the model)", f.pos(s.Params[0]), s.Params[0].Name))
 			case s.Online.Unit != nil:
@@ -64,15 +64,6 @@ func (f *fitGen) sviParams() (statsLen, reason string) {
 		return "", fmt.Sprintf("no param's M-step reads the local latents or data of the units of `for %s in 1:%s`, so online EM has nothing to average; fit by coordinate ascent", f.unit.Name, f.unit.Size)
 	}
 	return strings.Join(parts, " + "), ""
-}
-
-// firstLine is s up to its first newline (a positioned error without its
-// hint).
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // gaussPerUnit reports whether the statement of a gaussian M-step is drawn

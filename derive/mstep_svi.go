@@ -3,6 +3,7 @@ package derive
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -28,7 +29,7 @@ type OnlineCounts struct {
 	Unit, Rest *Update
 }
 
-// onlineMSteps sets Online (or OnlineErr) of the counts M-steps of d, for
+// onlineMSteps sets Online (or OnlineWhy) of the counts M-steps of d, for
 // a model with a unit plate.
 func (b *Builder) onlineMSteps(d *Derivation, qs map[string]*QFactor) {
 	unit, err := d.unit()
@@ -44,7 +45,7 @@ func (b *Builder) onlineMSteps(d *Derivation, qs map[string]*QFactor) {
 	}
 	for _, s := range d.MSteps {
 		if s.Kind == "counts" {
-			s.Online, s.OnlineErr = b.onlineCounts(s, *unit, local, qs)
+			s.Online, s.OnlineWhy = b.onlineCounts(s, *unit, local, qs)
 		}
 	}
 }
@@ -56,10 +57,11 @@ func InUnitPlate(f *ir.Factor, unit Index) bool {
 }
 
 // onlineCounts splits the counts M-step s at the unit plate.
-func (b *Builder) onlineCounts(s *MStep, unit Index, local map[string]bool, qs map[string]*QFactor) (*OnlineCounts, error) {
+// It returns why not, positioned, if it cannot be.
+func (b *Builder) onlineCounts(s *MStep, unit Index, local map[string]bool, qs map[string]*QFactor) (*OnlineCounts, string) {
 	v, full := s.Params[0], s.Counts
 	if slices.Contains(v.Type.Dims, unit.Size) {
-		return nil, fmt.Errorf("%s: param %s has one row per unit of `for %s in 1:%s`, and online EM estimates params shared by all units\n\thint: fit it by coordinate ascent (the default algorithm), or make it a latent",
+		return nil, fmt.Sprintf("%s: param %s has one row per unit of `for %s in 1:%s`, and online EM estimates params shared by all units; fit it by coordinate ascent, or make it a latent",
 			v.Pos, v.Name, unit.Name, unit.Size)
 	}
 	var in, rest []*ir.Factor
@@ -73,7 +75,7 @@ func (b *Builder) onlineCounts(s *MStep, unit Index, local map[string]bool, qs m
 	for _, f := range rest {
 		for _, l := range b.Model.VarsWithRole(ir.RoleLatent) {
 			if name := l.Name; local[name] && mentionsVar(f, name) {
-				return nil, fmt.Errorf("%s: param %s is read here, outside the unit plate `for %s in 1:%s`, with the local latent %s, so its expected counts are not a sum over units\n\thint: draw the statement inside the loop over %s, or fit by coordinate ascent (the default algorithm)",
+				return nil, fmt.Sprintf("%s: param %s is read here, outside the unit plate `for %s in 1:%s`, with the local latent %s, so its expected counts are not a sum over units; draw the statement inside the loop over %s, or fit by coordinate ascent",
 					f.Pos, v.Name, unit.Name, unit.Size, name, unit.Name)
 			}
 		}
@@ -92,11 +94,13 @@ func (b *Builder) onlineCounts(s *MStep, unit Index, local map[string]bool, qs m
 	}
 	o := &OnlineCounts{}
 	var err error
-	if o.Unit, err = part(in, &unit); err != nil {
-		return nil, err
+	if o.Unit, err = part(in, &unit); err == nil {
+		o.Rest, err = part(rest, nil)
 	}
-	if o.Rest, err = part(rest, nil); err != nil {
-		return nil, err
+	if err != nil {
+		// the parts of a derivation that succeeded as a whole
+		why, _, _ := strings.Cut(err.Error(), "\n")
+		return nil, why
 	}
-	return o, nil
+	return o, ""
 }
