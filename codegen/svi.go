@@ -71,23 +71,21 @@ func (f *fitGen) emitSVI() {
 		sizes = append(sizes, n)
 		names = append(names, fmt.Sprintf("%q", qi.v.Name))
 	}
-	f.p("\n// Stochastic describes what stochastic variational inference steps:")
+	var what []string
 	if len(globals) > 0 {
-		f.p(" the\n// natural parameters of the conjugate global factors (runtime.SVIGlobals)")
+		what = append(what, "the natural\n// parameters of the conjugate global factors (runtime.SVIGlobals)")
 	}
 	if statsLen != "" {
-		f.p(" and\n// the expected sufficient statistics of the params' M-steps, unless\n// they are fixed")
+		what = append(what, "the expected\n// sufficient statistics of the params' M-steps, unless they are fixed\n// (runtime.SVIParams)")
 	}
-	f.p(".\nfunc (a *caModel) Stochastic() runtime.SVIShape {\n")
-	decl := ""
-	if strings.Contains(strings.Join(sizes, ""), "m.") {
-		decl = "\tm := a.m\n"
+	f.p("\n// Stochastic describes what stochastic variational inference steps: %s.\nfunc (a *caModel) Stochastic() runtime.SVIShape {\n", strings.Join(what, ", and "))
+	if strings.Contains(strings.Join(sizes, "")+statsLen, "m.") {
+		f.p("\tm := a.m\n")
 	}
-	if len(globals) > 0 && statsLen == "" {
-		f.p(decl+"\treturn runtime.SVIShape{Natural: []int{%s}, Names: []string{%s}}\n}\n", strings.Join(sizes, ", "), strings.Join(names, ", "))
-	}
-	if statsLen != "" {
-		f.p("\tm, s := a.m, runtime.SVIShape{}\n")
+	if statsLen == "" {
+		f.p("\treturn runtime.SVIShape{Natural: []int{%s}, Names: []string{%s}}\n}\n", strings.Join(sizes, ", "), strings.Join(names, ", "))
+	} else {
+		f.p("\ts := runtime.SVIShape{}\n")
 		if len(globals) > 0 {
 			f.p("\ts.Natural, s.Names = []int{%s}, []string{%s}\n", strings.Join(sizes, ", "), strings.Join(names, ", "))
 		}

@@ -179,10 +179,18 @@ func main() {
 // closed form for z) against the same start, and λ̂ = η + Σ_d unit d's
 // counts (NaturalPrior, NaturalUnit) equal to BetaNatural's λ.
 func TestEndToEndSVITopicsWithGaussianLocals(t *testing.T) {
+	t.Run("fixed prior", func(t *testing.T) { sviTopics(t, ctmTopicsVI) })
+	// with the logistic-normal prior's mean and covariance as params, each
+	// step is also an online-EM step: SVIGlobals and SVIParams together
+	withParams := strings.NewReplacer("data mu0 : real[K]", "param mu0 : real[K]", "data Sigma0 : cov[K]", "param Sigma0 : cov[K]").Replace(ctmTopicsVI)
+	t.Run("params", func(t *testing.T) { sviTopics(t, withParams) })
+}
+
+func sviTopics(t *testing.T, src string) {
 	docs := [][][2]int{{{1, 3}, {2, 1}, {5, 2}}, {{3, 4}, {4, 1}}, {{1, 1}, {3, 2}, {4, 2}}, {{2, 5}, {5, 1}}, {{1, 2}, {4, 3}}, {{3, 1}, {5, 4}}}
 	data, _ := json.Marshal(map[string]any{"D": len(docs), "K": 2, "V": 5, "w": docs,
 		"mu0": []float64{0, 0}, "Sigma0": [][]float64{{1, 0.3}, {0.3, 1}}})
-	out := buildAndRunDriver(t, "ctmb", ctmTopicsVI, data, ctmTopicsDriver)
+	out := buildAndRunDriver(t, "ctmb", src, data, ctmTopicsDriver)
 	var res []struct {
 		Status string    `json:"status"`
 		ELBO   []float64 `json:"elbo"`

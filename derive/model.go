@@ -118,6 +118,7 @@ func Derive(m *ir.Model) (*Derivation, error) {
 	d.Bound, d.BoundErr = b.bound(d, qs)
 	b.sviParts(d, qs)
 	d.MSteps, d.MStepErr = b.mSteps(qs)
+	b.onlineMSteps(d, qs)
 	d.Aux = b.Aux
 	return d, nil
 }

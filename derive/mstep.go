@@ -38,6 +38,11 @@ type MStep struct {
 	// f of Eq. 12 a global nonconjugate latent has, maximized by Newton's
 	// method instead of approximated around its maximum.
 	Numeric *Objective
+	// Online (kind "counts", in a model with a unit plate) splits Counts
+	// for online EM, the params' side of stochastic variational inference
+	// (mstep_svi.go); OnlineWhy says why it could not be (positioned).
+	Online    *OnlineCounts
+	OnlineWhy string
 }
 
 // GaussStep describes a Gaussian M-step: the statement `Target[Unit] ~

@@ -73,6 +73,26 @@ func (s *GaussStats) Add(m, cov []float64) {
 	}
 }
 
+// GaussStatsLen is the length of the flat form of GaussStats for vectors
+// of length p, in which online EM keeps them among other statistics: N,
+// then Sum (p), then Outer (p×p, row-major).
+func GaussStatsLen(p int) int { return 1 + p + p*p }
+
+// FlatGaussStats returns the statistics stored flat in flat (at least
+// GaussStatsLen(p) numbers). Sum and Outer alias flat; N is copied.
+func FlatGaussStats(flat []float64, p int) *GaussStats {
+	return &GaussStats{P: p, N: flat[0], Sum: flat[1 : 1+p : 1+p], Outer: flat[1+p : 1+p+p*p : 1+p+p*p]}
+}
+
+// AddGaussFlat adds one unit with mean m and covariance cov (nil for a point)
+// to the statistics stored flat in flat, with the arithmetic of Add, so
+// that adding the units in the same order gives the same numbers.
+func AddGaussFlat(flat []float64, p int, m, cov []float64) {
+	s := FlatGaussStats(flat, p)
+	s.Add(m, cov)
+	flat[0] = s.N
+}
+
 // GaussMStep maximizes Σ_d E_q[log N(x_d; μ, Σ)] + log p(μ) + log p(Σ⁻¹)
 // over the estimated ones of μ and Σ (or the precision Λ = Σ⁻¹), given the
 // statistics of the x_d:

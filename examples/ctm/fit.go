@@ -35,6 +35,8 @@ type fitConfig struct {
 	checkpoint, resume  string
 	every               int
 	asJSON, quiet       bool
+	algorithm           string // "" or "ca": variational EM; "svi": online EM
+	svi                 runtime.SVISettings
 }
 
 // fitOutput is the JSON the fit mode prints with -json: the generated
@@ -65,7 +67,11 @@ func runFit(c fitConfig, stdout, stderr io.Writer) error {
 	V = max(V, runtime.MaxTerm(obs), runtime.MaxTerm(held))
 	data := &ctm.Data{K: c.K, V: V, W: docs, Beta: seedTopics(docs, c.K, V, c.seed)}
 	opts := ctm.Options{Method: c.method, MaxIter: c.maxIter, Tol: c.tol, Seed: c.seed, Smoothing: c.smooth, Shrinkage: c.shrink, Workers: c.workers,
-		Checkpoint: runtime.Checkpoint{Path: c.checkpoint, Every: c.every}}
+		Checkpoint: runtime.Checkpoint{Path: c.checkpoint, Every: c.every}, Algorithm: c.algorithm, SVI: c.svi}
+	what := "variational EM"
+	if c.algorithm == "svi" {
+		what = "online EM (SVI)"
+	}
 	if c.resume != "" {
 		f, err := os.Open(c.resume)
 		if err != nil {
@@ -87,7 +93,7 @@ func runFit(c fitConfig, stdout, stderr io.Writer) error {
 		}
 	}
 	if !c.quiet {
-		fmt.Fprintf(stderr, "ctm: variational EM on %s: %d documents, V = %d, K = %d\n", c.train, len(docs), V, c.K)
+		fmt.Fprintf(stderr, "ctm: %s on %s: %d documents, V = %d, K = %d\n", what, c.train, len(docs), V, c.K)
 	}
 	// Ctrl-C stops the fit within an iteration; what it has is then saved
 	// and reported as usual, with status "canceled".
@@ -98,7 +104,7 @@ func runFit(c fitConfig, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !res.Converged && !c.quiet {
+	if !res.Converged && res.Status != runtime.PassesStatus && !c.quiet {
 		fmt.Fprintf(stderr, "ctm: the fit stopped before converging: %s after %d iterations\n", res.Status, res.Iterations)
 	}
 	fitted := &apParams{K: c.K, V: V, Beta: res.Params.Beta, Mu0: res.Params.Mu0, Sigma0: res.Params.Sigma0}
@@ -126,9 +132,13 @@ func runFit(c fitConfig, stdout, stderr io.Writer) error {
 	for _, s := range perIter {
 		total += s
 	}
-	fmt.Fprintf(stdout, "ctm: %s variational EM on %s, K = %d: %s after %d iterations, ELBO %.4f\n",
-		res.Method, c.train, c.K, res.Status, res.Iterations, res.ELBO[len(res.ELBO)-1])
-	fmt.Fprintf(stdout, "time %.2f s, %.3f s per EM iteration (%.3f s over the first five)\n", res.Seconds, total/float64(len(perIter)), meanFirst(perIter, 5))
+	unit, units := "iteration", "iterations"
+	if c.algorithm == "svi" {
+		unit, units = "pass", "passes"
+	}
+	fmt.Fprintf(stdout, "ctm: %s %s on %s, K = %d: %s after %d %s, ELBO %.4f\n",
+		res.Method, what, c.train, c.K, res.Status, res.Iterations, units, res.ELBO[len(res.ELBO)-1])
+	fmt.Fprintf(stdout, "time %.2f s, %.3f s per %s (%.3f s over the first five)\n", res.Seconds, total/float64(len(perIter)), unit, meanFirst(perIter, 5))
 	if c.save != "" {
 		fmt.Fprintf(stdout, "fitted model written to %s\n", c.save)
 	}

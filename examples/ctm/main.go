@@ -8,6 +8,7 @@
 //
 //	go run ./examples/ctm -train ap-train.dat -K 10 [-method laplace|delta] [-maxiter N] [-seed N] \
 //	    [-heldout-obs ap-test-obs.dat -heldout ap-test-heldout.dat] [-save model.json.gz] [-json]
+//	go run ./examples/ctm -train ap-train.dat -K 10 -algorithm svi [-batch 256 -passes 10 -tau0 1024 -kappa 0.7] ...
 //	go run ./examples/ctm -params model.json.gz -heldout-obs ap-test-obs.dat -heldout ap-test-heldout.dat
 //
 // Inference mode (the default) runs per-document inference given β, μ0, Σ0:
@@ -88,6 +89,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&fc.every, "every", 5, "fit mode: iterations between checkpoints")
 	fs.StringVar(&fc.resume, "resume", "", "fit mode: continue the EM run saved in this checkpoint (same data and flags)")
 	fs.StringVar(&fc.save, "save", "", "fit mode: write the fitted β, μ0, Σ0 here (gzip JSON; -params reads it)")
+	fs.StringVar(&fc.algorithm, "algorithm", "", "fit mode: ca (variational EM, the default) or svi (online EM: the M-steps on running averages of minibatches' statistics)")
+	fs.IntVar(&fc.svi.BatchSize, "batch", 0, "fit mode, -algorithm svi: documents per minibatch (default 256)")
+	fs.IntVar(&fc.svi.Passes, "passes", 0, "fit mode, -algorithm svi: passes over the documents (default 10)")
+	fs.Float64Var(&fc.svi.Tau0, "tau0", 0, "fit mode, -algorithm svi: step sizes (τ0 + t)^-κ, τ0 (default 1024)")
+	fs.Float64Var(&fc.svi.Kappa, "kappa", 0, "fit mode, -algorithm svi: step sizes (τ0 + t)^-κ, κ in (0.5, 1] (default 0.7)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile here")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -762,10 +762,83 @@ func (m *Model) mstepMu0Sigma0(q *state, opts Options) (float64, error) {
 	return math.Max(runtime.L2Change(m.mu0, prev[:p]), runtime.L2Change(m.sigma0, prev[p:])), nil
 }
 
-// NoSVI says why stochastic variational inference does not apply to the
-// model.
-func (a *caModel) NoSVI() string {
-	return "online EM of the params is not implemented yet"
+// Stochastic describes what stochastic variational inference steps: the expected
+// sufficient statistics of the params' M-steps, unless they are fixed
+// (runtime.SVIParams).
+func (a *caModel) Stochastic() runtime.SVIShape {
+	m := a.m
+	s := runtime.SVIShape{}
+	if !a.opts.FixParams {
+		s.ParamStats = m.k*m.v + 1 + m.k + m.k*m.k
+	}
+	return s
+}
+
+// UnitParamStats adds into stats unit d's expected sufficient statistics
+// of the params' M-steps (runtime.SVIParams), one M-step after another:
+// the expected counts of beta (K×V);
+// for mu0 and Sigma0, the count, sum and sum of outer products of theta (runtime.GaussStats, flat).
+func (a *caModel) UnitParamStats(q *state, w *scratch, d int, stats []float64) {
+	m := a.m
+	off := 0
+	m.BetaCountsUnit(d, q.zProb, stats[off:off+m.k*m.v])
+	off += m.k * m.v
+	runtime.AddGaussFlat(stats[off:], m.k, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k])
+}
+
+// ParamStep sets the params to their M-steps (as mstep does) for the
+// expected sufficient statistics stats of all units (laid out as in
+// UnitParamStats), then recomputes the values derived from them, and
+// returns the largest relative change of a param.
+func (a *caModel) ParamStep(q *state, stats []float64) (float64, error) {
+	m, opts := a.m, a.opts
+	change := 0.0
+	off := 0
+	// beta (ctm.vi:6:7): as mstepBeta
+	{
+		prev := append([]float64(nil), m.beta...)
+		copy(m.beta, stats[off:off+m.k*m.v])
+		off += m.k * m.v
+		runtime.SimplexRows(m.beta, m.v, opts.Smoothing)
+		change = math.Max(change, runtime.L2Change(m.beta, prev))
+	}
+	// mu0 and Sigma0 (ctm.vi:13:3): as mstepMu0Sigma0
+	{
+		p := m.k
+		st := runtime.FlatGaussStats(stats[off:], p)
+		step := runtime.GaussMStep{EstimateMean: true, EstimateCov: true, Precision: false, Shrinkage: opts.Shrinkage}
+		prev := append(append([]float64(nil), m.mu0...), m.sigma0...)
+		if err := step.Solve(st, m.mu0, m.sigma0); err != nil {
+			return change, fmt.Errorf("M-step of mu0, Sigma0 (ctm.vi:13:3): %w", err)
+		}
+		change = math.Max(change, math.Max(runtime.L2Change(m.mu0, prev[:p]), runtime.L2Change(m.sigma0, prev[p:])))
+	}
+	if err := m.computeAux(); err != nil {
+		return change, err
+	}
+	return change, nil
+}
+
+// BetaCountsUnit adds into its output unit d's expected counts of beta's entries
+// (BetaCounts's terms from the statements inside the unit plate):
+//
+//	ctm.vi:16:5: for d in 1:D: for n in w[d]: w[d, n] ~ Categorical(beta[z[d, n]])
+//
+// It adds to what the output holds: online EM sums the units of a minibatch.
+func (m *Model) BetaCountsUnit(d int, zProb, beta []float64) {
+	K := m.k
+	V := m.v
+	wCount := m.wCount
+	wOff := m.wOff
+	wTerm := m.wTerm
+	// ctm.vi:6:7: param beta
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		t1 := wCount[n]
+		zProb_n := zProb[n*K:][:K:K]
+		for i16 := 0; i16 < K; i16++ {
+			beta[i16*V+wTerm[n]-1] += t1 * zProb_n[i16]
+		}
+	}
 }
 
 // ZNatural adds into its output the log-probabilities (up to a constant per row) of the optimal q(z)

@@ -814,10 +814,50 @@ func (m *Model) mstepMu0Lambda0(q *state, opts Options) (float64, error) {
 	return math.Max(runtime.L2Change(m.mu0, prev[:p]), runtime.L2Change(m.lambda0, prev[p:])), nil
 }
 
-// NoSVI says why stochastic variational inference does not apply to the
-// model.
-func (a *caModel) NoSVI() string {
-	return "online EM of the params is not implemented yet"
+// Stochastic describes what stochastic variational inference steps: the expected
+// sufficient statistics of the params' M-steps, unless they are fixed
+// (runtime.SVIParams).
+func (a *caModel) Stochastic() runtime.SVIShape {
+	m := a.m
+	s := runtime.SVIShape{}
+	if !a.opts.FixParams {
+		s.ParamStats = 1 + m.p + m.p*m.p
+	}
+	return s
+}
+
+// UnitParamStats adds into stats unit d's expected sufficient statistics
+// of the params' M-steps (runtime.SVIParams), one M-step after another:
+// for mu0 and Lambda0, the count, sum and sum of outer products of theta (runtime.GaussStats, flat).
+func (a *caModel) UnitParamStats(q *state, w *scratch, d int, stats []float64) {
+	m := a.m
+	runtime.AddGaussFlat(stats[0:], m.p, q.thetaMean[d*m.p:(d+1)*m.p], q.thetaCov[d*m.p*m.p:(d+1)*m.p*m.p])
+}
+
+// ParamStep sets the params to their M-steps (as mstep does) for the
+// expected sufficient statistics stats of all units (laid out as in
+// UnitParamStats), then recomputes the values derived from them, and
+// returns the largest relative change of a param.
+func (a *caModel) ParamStep(q *state, stats []float64) (float64, error) {
+	m, opts := a.m, a.opts
+	change := 0.0
+	// mu0 and Lambda0 (hierlogreg.vi:21:3): as mstepMu0Lambda0
+	{
+		p := m.p
+		st := runtime.FlatGaussStats(stats[0:], p)
+		step := runtime.GaussMStep{EstimateMean: true, EstimateCov: true, Precision: true, Shrinkage: opts.Shrinkage}
+		step.MeanPriorMean, step.MeanPriorCov = m.zero, m.phi1
+		step.WishartDOF, step.WishartScale = m.nu, m.phi0
+		prev := append(append([]float64(nil), m.mu0...), m.lambda0...)
+		if err := step.Solve(st, m.mu0, m.lambda0); err != nil {
+			return change, fmt.Errorf("M-step of mu0, Lambda0 (hierlogreg.vi:21:3): %w", err)
+		}
+		change = math.Max(change, math.Max(runtime.L2Change(m.mu0, prev[:p]), runtime.L2Change(m.lambda0, prev[p:])))
+	}
+	if err := m.computeAux(); err != nil {
+		return change, err
+	}
+	return change, nil
 }
 
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of

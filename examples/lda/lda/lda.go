@@ -538,8 +538,8 @@ type Params struct{}
 // Into leaves d as it is: the model has no params.
 func (p *Params) Into(d *Data) {}
 
-// Stochastic describes what stochastic variational inference steps: the
-// natural parameters of the conjugate global factors (runtime.SVIGlobals).
+// Stochastic describes what stochastic variational inference steps: the natural
+// parameters of the conjugate global factors (runtime.SVIGlobals).
 func (a *caModel) Stochastic() runtime.SVIShape {
 	m := a.m
 	return runtime.SVIShape{Natural: []int{m.k * m.v}, Names: []string{"beta"}}
