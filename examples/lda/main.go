@@ -74,6 +74,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	passes := fs.Int("passes", 0, "SVI: passes over the documents (0: the default)")
 	localTol := fs.Float64("localtol", 0, "relative change that settles a document's θ and z (0: the package default)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the fit here")
+	allowEmpty := fs.Bool("allow-empty", false, "fit empty documents (their posteriors stay at the prior) instead of refusing them")
 	evalAt := fs.String("eval-at", "", "with -heldout: also score after these numbers of iterations (ca) or passes (svi), e.g. 1,3,10, printing CPU seconds and documents per CPU second")
 	start := fs.String("init", "docs", "starting topics: docs (seeded with distinct documents) or random (the generated package's start)")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
@@ -172,7 +173,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if !*quiet {
 		opts.Progress = func(p runtime.Progress) { fmt.Fprintln(stderr, p) }
 	}
-	opts.LocalTol = *localTol
+	opts.LocalTol, opts.AllowEmpty = *localTol, *allowEmpty
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
