@@ -128,6 +128,13 @@ func buildAndRunWith(t *testing.T, name, src string, data []byte, opts string) [
 // stdout.
 func buildAndRunDriver(t *testing.T, name, src string, data []byte, drv string) []byte {
 	t.Helper()
+	return buildAndRunFiles(t, name, src, data, drv, nil)
+}
+
+// buildAndRunFiles is buildAndRunDriver with extra files (name → source,
+// PKG replaced by the package name) written into the generated package.
+func buildAndRunFiles(t *testing.T, name, src string, data []byte, drv string, extra map[string]string) []byte {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("skipping compile-and-run test in -short mode")
 	}
@@ -139,8 +146,6 @@ func buildAndRunDriver(t *testing.T, name, src string, data []byte, drv string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The package must live inside the module to import the runtime; testdata
-	// keeps it out of ./... patterns.
 	if err := os.MkdirAll("testdata", 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -158,13 +163,16 @@ func buildAndRunDriver(t *testing.T, name, src string, data []byte, drv string) 
 			t.Fatal(err)
 		}
 	}
-	d := strings.ReplaceAll(drv, "DIR", filepath.Base(dir))
-	d = strings.ReplaceAll(d, "PKG", name)
+	for fn, s := range extra {
+		if err := os.WriteFile(filepath.Join(pkgDir, fn), []byte(strings.ReplaceAll(s, "PKG", name)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := strings.ReplaceAll(strings.ReplaceAll(drv, "DIR", filepath.Base(dir)), "PKG", name)
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(d), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("go", "run", "./"+filepath.ToSlash(dir))
-	cmd.Dir = "."
 	cmd.Stdin = bytes.NewReader(data)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

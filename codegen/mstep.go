@@ -210,7 +210,19 @@ func (f *fitGen) emitGaussStep(s *derive.MStep) {
 		qi := f.qOf(g.Target.Name)
 		f.p("\t\tst.Add(q.%s[d*p:(d+1)*p], q.%s[d*p*p:(d+1)*p*p])\n", qi.fields[0], qi.fields[1])
 	}
-	f.p("\t}\n")
+	f.p("\t}\n\treturn m.solve%s(st, opts)\n}\n", name)
+	f.emitGaussSolve(s, names)
+}
+
+// emitGaussSolve prints solve<Name>, the maximization of a gaussian M-step
+// for given statistics, which the batch M-step and online EM's ParamStep
+// share.
+func (f *fitGen) emitGaussSolve(s *derive.MStep, names []string) {
+	g := s.Gauss
+	name := f.stepName(s)
+	f.p("\n// solve%s sets %s to the maximum for the statistics st (GaussMStep, with\n", name, strings.Join(names, " and "))
+	f.p("// opts.Shrinkage and the declared priors) and returns their largest relative\n// change.\n")
+	f.p("func (m *Model) solve%s(st *runtime.GaussStats, opts Options) (float64, error) {\n\tp := %s\n", name, f.dim(g.Dim))
 	mean, cov := "m."+f.g.goName[g.Mean.Name], "m."+f.g.goName[g.Cov.Name]
 	f.p("\tstep := runtime.GaussMStep{EstimateMean: %v, EstimateCov: %v, Precision: %v, Shrinkage: opts.Shrinkage}\n", g.Mean.Role == ir.RoleParam, g.Cov.Role == ir.RoleParam, g.Precision)
 	if g.MeanPrior != nil {

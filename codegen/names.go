@@ -47,7 +47,7 @@ var goReserved = map[string]bool{
 // for one latent or param from its stem S: updateS, SF, SNatural, ... No
 // suffix ends another, so distinct stems give distinct method names.
 var (
-	stemPrefixes = []string{"update", "moments", "gaussian", "mstep"}
+	stemPrefixes = []string{"update", "moments", "gaussian", "mstep", "solve"}
 	stemSuffixes = []string{"F", "Delta", "Collapsed", "Natural", "NaturalExp", "Moments", "Counts", "Objective"}
 )
 

@@ -239,17 +239,7 @@ func (f *fitGen) emitGaussParamStep(s *derive.MStep, pos *statsPos) {
 		// a data target in a plate of its own: fixed statistics
 		f.p("\t\tst := runtime.NewGaussStats(p)\n\t\tfor d := 0; d < %s; d++ {\n\t\t\tst.Add(m.%s[d*p:(d+1)*p], nil)\n\t\t}\n", f.dim(g.Unit.Size), f.g.goName[g.Target.Name])
 	}
-	mean, cov := "m."+f.g.goName[g.Mean.Name], "m."+f.g.goName[g.Cov.Name]
-	f.p("\t\tstep := runtime.GaussMStep{EstimateMean: %v, EstimateCov: %v, Precision: %v, Shrinkage: opts.Shrinkage}\n", g.Mean.Role == ir.RoleParam, g.Cov.Role == ir.RoleParam, g.Precision)
-	if g.MeanPrior != nil {
-		f.p("\t\tstep.MeanPriorMean, step.MeanPriorCov = m.%s, m.%s\n", f.g.goName[g.MeanPrior[0].Name], f.g.goName[g.MeanPrior[1].Name])
-	}
-	if g.CovPrior != nil {
-		f.p("\t\tstep.WishartDOF, step.WishartScale = m.%s, m.%s\n", f.g.goName[g.CovPrior[0].Name], f.g.goName[g.CovPrior[1].Name])
-	}
-	f.p("\t\tprev := append(append([]float64(nil), %s...), %s...)\n", mean, cov)
-	f.p("\t\tif err := step.Solve(st, %s, %s); err != nil {\n\t\t\treturn change, fmt.Errorf(\"M-step of %s (%s:%d:%d): %%w\", err)\n\t\t}\n", mean, cov, strings.Join(paramList(s.Params), ", "), g.Stmt.Pos.File, g.Stmt.Pos.Line, g.Stmt.Pos.Col)
-	f.p("\t\tchange = math.Max(change, math.Max(runtime.L2Change(%s, prev[:p]), runtime.L2Change(%s, prev[p:])))\n\t}\n", mean, cov)
+	f.p("\t\tc, err := m.solve%s(st, opts)\n\t\tif err != nil {\n\t\t\treturn change, err\n\t\t}\n\t\tchange = math.Max(change, c)\n\t}\n", f.stepName(s))
 }
 
 // statsPos tracks where ParamStep reads the next step's statistics: at

@@ -1,13 +1,10 @@
 package codegen
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,58 +104,6 @@ func main() {
 	json.NewEncoder(os.Stdout).Encode(r)
 }
 `
-
-// buildAndRunFiles is buildAndRunDriver with extra files (name → source,
-// PKG replaced by the package name) written into the generated package.
-func buildAndRunFiles(t *testing.T, name, src string, data []byte, drv string, extra map[string]string) []byte {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("skipping compile-and-run test in -short mode")
-	}
-	m, err := spec.Load(name+".vi", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := Generate(m, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll("testdata", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("testdata", "tmp-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	pkgDir := filepath.Join(dir, name)
-	if err := os.MkdirAll(pkgDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(pkgDir, f.Name), f.Src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for fn, s := range extra {
-		if err := os.WriteFile(filepath.Join(pkgDir, fn), []byte(strings.ReplaceAll(s, "PKG", name)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d := strings.ReplaceAll(strings.ReplaceAll(drv, "DIR", filepath.Base(dir)), "PKG", name)
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(d), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "run", "./"+filepath.ToSlash(dir))
-	cmd.Stdin = bytes.NewReader(data)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go run: %v\n%s", err, stderr.String())
-	}
-	return out
-}
 
 // flatNumbers lists the numbers of a decoded JSON value in a fixed order
 // (object keys sorted by encoding/json's map decoding into a sorted walk).

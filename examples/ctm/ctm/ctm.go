@@ -754,6 +754,14 @@ func (m *Model) mstepMu0Sigma0(q *state, opts Options) (float64, error) {
 	for d := 0; d < m.d; d++ {
 		st.Add(q.thetaMean[d*p:(d+1)*p], q.thetaCov[d*p*p:(d+1)*p*p])
 	}
+	return m.solveMu0Sigma0(st, opts)
+}
+
+// solveMu0Sigma0 sets mu0 and Sigma0 to the maximum for the statistics st (GaussMStep, with
+// opts.Shrinkage and the declared priors) and returns their largest relative
+// change.
+func (m *Model) solveMu0Sigma0(st *runtime.GaussStats, opts Options) (float64, error) {
+	p := m.k
 	step := runtime.GaussMStep{EstimateMean: true, EstimateCov: true, Precision: false, Shrinkage: opts.Shrinkage}
 	prev := append(append([]float64(nil), m.mu0...), m.sigma0...)
 	if err := step.Solve(st, m.mu0, m.sigma0); err != nil {
@@ -806,12 +814,11 @@ func (a *caModel) ParamStep(q *state, stats []float64) (float64, error) {
 	{
 		p := m.k
 		st := runtime.FlatGaussStats(stats[off:], p)
-		step := runtime.GaussMStep{EstimateMean: true, EstimateCov: true, Precision: false, Shrinkage: opts.Shrinkage}
-		prev := append(append([]float64(nil), m.mu0...), m.sigma0...)
-		if err := step.Solve(st, m.mu0, m.sigma0); err != nil {
-			return change, fmt.Errorf("M-step of mu0, Sigma0 (ctm.vi:13:3): %w", err)
+		c, err := m.solveMu0Sigma0(st, opts)
+		if err != nil {
+			return change, err
 		}
-		change = math.Max(change, math.Max(runtime.L2Change(m.mu0, prev[:p]), runtime.L2Change(m.sigma0, prev[p:])))
+		change = math.Max(change, c)
 	}
 	if err := m.computeAux(); err != nil {
 		return change, err

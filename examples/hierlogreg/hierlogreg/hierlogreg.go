@@ -804,6 +804,14 @@ func (m *Model) mstepMu0Lambda0(q *state, opts Options) (float64, error) {
 	for d := 0; d < m.m; d++ {
 		st.Add(q.thetaMean[d*p:(d+1)*p], q.thetaCov[d*p*p:(d+1)*p*p])
 	}
+	return m.solveMu0Lambda0(st, opts)
+}
+
+// solveMu0Lambda0 sets mu0 and Lambda0 to the maximum for the statistics st (GaussMStep, with
+// opts.Shrinkage and the declared priors) and returns their largest relative
+// change.
+func (m *Model) solveMu0Lambda0(st *runtime.GaussStats, opts Options) (float64, error) {
+	p := m.p
 	step := runtime.GaussMStep{EstimateMean: true, EstimateCov: true, Precision: true, Shrinkage: opts.Shrinkage}
 	step.MeanPriorMean, step.MeanPriorCov = m.zero, m.phi1
 	step.WishartDOF, step.WishartScale = m.nu, m.phi0
@@ -845,14 +853,11 @@ func (a *caModel) ParamStep(q *state, stats []float64) (float64, error) {
 	{
 		p := m.p
 		st := runtime.FlatGaussStats(stats[0:], p)
-		step := runtime.GaussMStep{EstimateMean: true, EstimateCov: true, Precision: true, Shrinkage: opts.Shrinkage}
-		step.MeanPriorMean, step.MeanPriorCov = m.zero, m.phi1
-		step.WishartDOF, step.WishartScale = m.nu, m.phi0
-		prev := append(append([]float64(nil), m.mu0...), m.lambda0...)
-		if err := step.Solve(st, m.mu0, m.lambda0); err != nil {
-			return change, fmt.Errorf("M-step of mu0, Lambda0 (hierlogreg.vi:21:3): %w", err)
+		c, err := m.solveMu0Lambda0(st, opts)
+		if err != nil {
+			return change, err
 		}
-		change = math.Max(change, math.Max(runtime.L2Change(m.mu0, prev[:p]), runtime.L2Change(m.lambda0, prev[p:])))
+		change = math.Max(change, c)
 	}
 	if err := m.computeAux(); err != nil {
 		return change, err
