@@ -182,7 +182,7 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 		return zero, errors.New("stochastic variational inference needs a unit plate (a loop `for d in 1:D` holding local latents)")
 	}
 	if len(st.Natural) == 0 && st.ParamStats == 0 {
-		return zero, errors.New("stochastic variational inference needs conjugate global latents or params to step; this fit has neither")
+		return zero, errors.New("stochastic variational inference needs conjugate global latents or params to step; this fit has neither (params held fixed by FixParams do not count)")
 	}
 	gm, _ := m.(SVIGlobals[S, W])
 	if len(st.Natural) > 0 && gm == nil {
