@@ -123,4 +123,3 @@ func flatCov(c [][]float64) []float64 {
 	}
 	return out
 }
-
