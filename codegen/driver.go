@@ -6,6 +6,7 @@ import (
 	"go/format"
 	"text/template"
 
+	"github.com/vigen-go/vigen/derive"
 	"github.com/vigen-go/vigen/spec/ir"
 	"github.com/vigen-go/vigen/templates"
 )
@@ -15,7 +16,18 @@ type driverCtx struct {
 	Source, Model string
 	// Import is the import path of the package Generate wrote for the model.
 	Import string
+	// Bags are the model's bag data variables, which -ldac may read from
+	// LDA-C files.
+	Bags []driverBag
+	// Heldout says the package has Model.Heldout (-heldout-obs, -heldout);
+	// NoHeldout says why not.
+	Heldout   bool
+	NoHeldout string
 }
+
+// driverBag is a bag data variable and the size naming its term ids' upper
+// bound ("" when the bound is a number).
+type driverBag struct{ Name, Size string }
 
 // Driver returns the main.go of a command that fits m with the package
 // Generate emitted for it, imported from importPath: it reads a JSON data
@@ -26,8 +38,25 @@ func Driver(m *ir.Model, importPath string) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
+	ctx := driverCtx{Source: m.File, Model: m.Name, Import: importPath}
+	for _, v := range m.VarsWithRole(ir.RoleData) {
+		if v.Type.Class == ir.Bag {
+			b := driverBag{Name: v.Name}
+			if v.Type.Range != nil {
+				b.Size = v.Type.Range[1].Size
+			}
+			ctx.Bags = append(ctx.Bags, b)
+		}
+	}
+	if d, err := derive.Derive(m); err != nil {
+		ctx.NoHeldout = err.Error()
+	} else if d.Predictive != nil {
+		ctx.Heldout = true
+	} else {
+		ctx.NoHeldout = d.NoPredictive.Error()
+	}
 	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, driverCtx{Source: m.File, Model: m.Name, Import: importPath}); err != nil {
+	if err := tmpl.Execute(&buf, ctx); err != nil {
 		return File{}, err
 	}
 	src, err := format.Source(buf.Bytes())

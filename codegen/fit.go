@@ -244,6 +244,7 @@ func (f *fitGen) emit() {
 	f.emitParams()
 	f.emitMSteps()
 	f.emitSVI()
+	f.emitHeldout()
 	for _, qi := range f.qs {
 		if qi.upd != nil {
 			f.sb.WriteString(f.updateKernel(qi))

@@ -70,6 +70,11 @@ type Derivation struct {
 	MSteps   []*MStep
 	MStepErr error
 	Aux      []Aux
+	// Predictive is the per-token predictive of a bag data variable, for
+	// held-out evaluation (predictive.go); NoPredictive says why the model
+	// has none.
+	Predictive   *Predictive
+	NoPredictive error
 }
 
 // CovTensor is the name under which an objective's Trace reads Σ.
@@ -119,6 +124,7 @@ func Derive(m *ir.Model) (*Derivation, error) {
 	b.sviParts(d, qs)
 	d.MSteps, d.MStepErr = b.mSteps(qs)
 	b.onlineMSteps(d, qs)
+	d.Predictive, d.NoPredictive = b.predictive(qs)
 	d.Aux = b.Aux
 	return d, nil
 }

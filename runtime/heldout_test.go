@@ -87,3 +87,44 @@ func TestHeldoutPerWordErrors(t *testing.T) {
 		}
 	}
 }
+
+// HeldoutMixture is HeldoutPerWord on flat arrays, and refuses negative
+// weights (an approximate expectation gone wrong) instead of scoring them.
+func TestHeldoutMixture(t *testing.T) {
+	mix := []float64{0.25, 0.75, 1, 0}
+	topics := []float64{0.5, 0.5, 0, 0.1, 0.2, 0.7}
+	held := [][][2]int{{{1, 2}, {3, 1}}, {{2, 1}, {3, 4}}}
+	seen := []bool{true, true, false}
+	got, err := HeldoutMixture(mix, topics, 2, held, seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := HeldoutPerWord([][]float64{{0.25, 0.75}, {1, 0}}, [][]float64{{0.5, 0.5, 0}, {0.1, 0.2, 0.7}}, held, seen)
+	if err != nil || got != want || got.Unseen != 5 {
+		t.Errorf("HeldoutMixture %+v, HeldoutPerWord %+v (%v)", got, want, err)
+	}
+	mix[1] = -0.01
+	if _, err := HeldoutMixture(mix, topics, 2, held, seen); err == nil || !strings.Contains(err.Error(), "test document 1: mixture weight 2 is -0.01") {
+		t.Errorf("negative weight: error %v", err)
+	}
+}
+
+// WithBags adds LDA-C bags to the JSON data, and the size of their term
+// ids when the JSON does not give it; a bag given twice is an error.
+func TestWithBags(t *testing.T) {
+	bags := map[string][][][2]int{"w": {{{3, 2}, {7, 1}}, {}}}
+	out, added, err := WithBags([]byte(`{"K": 2}`), bags, map[string]string{"w": "V"})
+	if err != nil || added["V"] != 7 || string(out) != `{"K":2,"V":7,"w":[[[3,2],[7,1]],[]]}` {
+		t.Errorf("%s, %v, %v", out, added, err)
+	}
+	out, added, err = WithBags([]byte(`{"K": 2, "V": 9}`), bags, map[string]string{"w": "V"})
+	if err != nil || len(added) != 0 || !strings.Contains(string(out), `"V":9`) {
+		t.Errorf("%s, %v, %v", out, added, err)
+	}
+	if _, _, err := WithBags([]byte(`{"w": []}`), bags, nil); err == nil || !strings.Contains(err.Error(), `data "w" is given both`) {
+		t.Errorf("bag twice: %v", err)
+	}
+	if _, _, err := WithBags([]byte(`[1]`), bags, nil); err == nil || !strings.Contains(err.Error(), "must be a JSON object") {
+		t.Errorf("not an object: %v", err)
+	}
+}

@@ -30,6 +30,13 @@ func (m compilerMessage) positioned() bool { return strings.HasPrefix(m.format, 
 // derive/ and codegen/: every fmt.Errorf or errors.New whose first argument
 // is a string literal. (Neither package wraps fmt.Errorf in a helper that
 // takes the format as a parameter; the test fails if one appears.)
+// notCompilerErrors are files of derive and codegen whose messages are not
+// errors of the model: derive/predictive.go says why a valid model has no
+// held-out evaluation, which vigen run prints when -heldout is given to
+// such a model (derive's TestNoPredictive, TestRunHeldout), while vigen
+// check accepts the model.
+var notCompilerErrors = map[string]bool{"predictive.go": true}
+
 func compilerMessages(t *testing.T) []compilerMessage {
 	t.Helper()
 	var out []compilerMessage
@@ -37,7 +44,7 @@ func compilerMessages(t *testing.T) []compilerMessage {
 		files, _ := filepath.Glob(filepath.Join("..", "..", dir, "*.go"))
 		fset := token.NewFileSet()
 		for _, path := range files {
-			if strings.HasSuffix(path, "_test.go") {
+			if strings.HasSuffix(path, "_test.go") || notCompilerErrors[filepath.Base(path)] {
 				continue
 			}
 			f, err := parser.ParseFile(fset, path, nil, 0)

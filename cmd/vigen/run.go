@@ -42,6 +42,7 @@ type runFlags struct {
 	quiet, rebuild          bool
 	tols                    tolFlags
 	svi                     sviFlags
+	heldout                 heldoutFlags
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
@@ -56,6 +57,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&f.tol, "tol", 0, "relative ELBO change below which the run may end (0: the generated package's default; inf: no such criterion)")
 	f.tols.register(fs)
 	f.svi.register(fs)
+	f.heldout.register(fs)
 	fs.IntVar(&f.workers, "workers", 0, "goroutines updating units in parallel (0: all cores); results do not depend on it")
 	fs.StringVar(&f.plot, "plot", "", "write SVG plots of the ELBO trace and the posteriors into this directory")
 	fs.BoolVar(&f.quiet, "q", false, "no progress on stderr")
@@ -298,6 +300,12 @@ func runFit(sig *interrupts, bin string, f runFlags, stderr io.Writer) ([]byte, 
 	}
 	args = append(args, f.tols.args()...)
 	args = append(args, f.svi.args()...)
+	ho, err := f.heldout.args()
+	if err != nil {
+		fmt.Fprintln(stderr, "vigen:", err)
+		return nil, exitError
+	}
+	args = append(args, ho...)
 	if f.workers != 0 {
 		args = append(args, "-workers", fmt.Sprint(f.workers))
 	}

@@ -848,6 +848,135 @@ func (m *Model) BetaCountsUnit(d int, zProb, beta []float64) {
 	}
 }
 
+// Heldout scores r, a fit of m, by document completion: obs and held are
+// the observed and the held-out halves of test documents (line-aligned
+// bags of 1-based term ids). The test documents' local factors are fitted
+// to their observed halves with r's global factors and params held fixed
+// (one coordinate-ascent iteration started from them, with opts' Method,
+// Seed, Workers and local settings; LocalMaxIter 0 means
+// runtime.HeldoutLocalMaxIter), and each held-out token is scored by its
+// predictive probability (ctm.vi:5:6):
+//
+//	p(w[d, n] = v) = Σ_k E_q[softmax(theta[d])_k] · E_q[beta[z[d, n]]_v |
+//	z[d, n] = k], where E_q[softmax(theta[d])_k]: approximate: Taylor (Eq.
+//	19) in theta; E_q[beta[z[d, n]]_v | z = k]: reads no latent (constants
+//	and param estimates)
+//
+// Terms that never occur in m's w are left out of both halves
+// (runtime.HeldoutSplit, runtime.HeldoutMixture).
+func (m *Model) Heldout(ctx context.Context, r *Result, obs, held [][][2]int, opts Options) (runtime.HeldoutScore, error) {
+	var s runtime.HeldoutScore
+	if r == nil {
+		return s, fmt.Errorf("held-out evaluation: no fit")
+	}
+	seen, kept, err := runtime.HeldoutSplit(m.wTerm, m.wCount, m.v, obs, held)
+	if err != nil {
+		return s, err
+	}
+	t := *m
+	t.d = len(kept)
+	if t.wOff, t.wTerm, t.wCount, err = runtime.FlattenBag("w", kept, t.d, 1, t.v); err != nil {
+		return s, err
+	}
+	if opts.LocalMaxIter == 0 {
+		opts.LocalMaxIter = runtime.HeldoutLocalMaxIter
+	}
+	opts.Start, opts.Resume, opts.Checkpoint, opts.Progress = nil, nil, runtime.Checkpoint{}, nil
+	q, err := t.newState(opts)
+	if err != nil {
+		return s, err
+	}
+	// the test documents' local factors start as Fit starts them, the
+	// globals at r's
+	l := q.latent(&t)
+	opts.Start = &Result{Latent: l, Params: r.Params}
+	opts.MaxIter, opts.FixParams, opts.AllowEmpty, opts.Algorithm = 1, true, true, "ca"
+	res, err := t.Fit(ctx, opts)
+	if err != nil {
+		return s, err
+	}
+	if res.Iterations != 1 {
+		return s, fmt.Errorf("held-out evaluation: the fit of the test documents stopped: %s", res.Status)
+	}
+	// the iteration's global update moved the globals; the score reads r's
+	l = res.Latent
+	start := Options{Method: opts.Method, Start: &Result{Latent: l, Params: r.Params}}
+	u, err := t.withOwnParams(start)
+	if err != nil {
+		return s, err
+	}
+	if q, err = u.newState(start); err != nil {
+		return s, err
+	}
+	mix := make([]float64, u.d*u.k)
+	for d := 0; d < u.d; d++ {
+		u.HeldoutMix(d, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], mix[d*u.k:(d+1)*u.k])
+	}
+	topics := make([]float64, u.k*u.v)
+	u.HeldoutTopics(topics)
+	s, err = runtime.HeldoutMixture(mix, topics, u.k, held, seen)
+	s.Unsettled, s.Predictive = len(res.Unsettled), "p(w[d, n] = v) = Σ_k E_q[softmax(theta[d])_k] · E_q[beta[z[d, n]]_v | z[d, n] = k], where E_q[softmax(theta[d])_k]: approximate: Taylor (Eq. 19) in theta; E_q[beta[z[d, n]]_v | z = k]: reads no latent (constants and param estimates)"
+	return s, err
+}
+
+// HeldoutMix adds into mix E_q[softmax(theta[d])_k], k = 1..K, for document d, the
+// mixture weights of the predictive of w (Heldout). The caller zeroes mix.
+func (m *Model) HeldoutMix(d int, thetaMean, thetaCov, mix []float64) {
+	K := m.k
+	t1 := math.Inf(-1)
+	for i19 := 0; i19 < K; i19++ {
+		t1 = math.Max(t1, thetaMean[i19])
+	}
+	t2 := -t1
+	var t4 float64
+	for i18 := 0; i18 < K; i18++ {
+		t3 := math.Exp(t2 + thetaMean[i18])
+		t4 += t3
+	}
+	t5 := math.Log(t4)
+	t6 := -(t1 + t5)
+	t10 := 1 / t4
+	t15 := 1 / (t4 * t4)
+	var t8Buf [runtime.StackVec]float64
+	t8 := runtime.Vec(t8Buf[:], K)
+	for q18 := 0; q18 < K; q18++ {
+		t9 := math.Exp(t2 + thetaMean[q18])
+		t11 := -(t10 * t9)
+		thetaCov_q18 := thetaCov[q18*K:][:K:K]
+		for q19 := 0; q19 < K; q19++ {
+			t12 := math.Exp(t2 + thetaMean[q19])
+			t13 := -(t10 * t12)
+			t16 := t12*t15*t9 - t10*t9*runtime.Kronecker(q18, q19)
+			t17 := thetaCov_q18[q19]
+			for k10 := 0; k10 < K; k10++ {
+				t14 := math.Exp(t6 + thetaMean[k10])
+				t8[k10] += t17 * (t14*t16 + t14*(t11+runtime.Kronecker(k10, q18))*(t13+runtime.Kronecker(k10, q19)))
+			}
+		}
+	}
+	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
+	for k10 := 0; k10 < K; k10++ {
+		t7 := math.Exp(t6 + thetaMean[k10])
+		mix[k10] += t7 + 0.5*t8[k10]
+	}
+}
+
+// HeldoutTopics adds into topics row k the terms' E_q[beta[z[d, n]]_v | z = k], the
+// topics of the predictive of w (Heldout). The caller zeroes topics.
+func (m *Model) HeldoutTopics(topics []float64) {
+	K := m.k
+	V := m.v
+	beta := m.beta
+	// ctm.vi:16:5: for d in 1:D: for n in w[d]: w[d, n] ~ Categorical(beta[z[d, n]])
+	for k10 := 0; k10 < K; k10++ {
+		beta_k10 := beta[k10*V:][:V:V]
+		topics_k10 := topics[k10*V:][:V:V]
+		for v := 0; v < V; v++ {
+			topics_k10[v] += beta_k10[v]
+		}
+	}
+}
+
 // ZNatural adds into its output the log-probabilities (up to a constant per row) of the optimal q(z)
 // given the other factors: Eq. 18, E_q[η] summed over the Markov blanket:
 //

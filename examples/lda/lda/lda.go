@@ -625,6 +625,114 @@ func (m *Model) BetaNaturalUnit(d int, zProb, eta []float64) {
 	}
 }
 
+// Heldout scores r, a fit of m, by document completion: obs and held are
+// the observed and the held-out halves of test documents (line-aligned
+// bags of 1-based term ids). The test documents' local factors are fitted
+// to their observed halves with r's global factors and params held fixed
+// (one coordinate-ascent iteration started from them, with opts' Method,
+// Seed, Workers and local settings; LocalMaxIter 0 means
+// runtime.HeldoutLocalMaxIter), and each held-out token is scored by its
+// predictive probability (lda.vi:10:6):
+//
+//	p(w[d, n] = v) = Σ_k E_q[theta[d]_k] · E_q[beta[z[d, n]]_v | z[d, n] =
+//	k], where E_q[theta[d]_k]: exact: E[x] of Dirichlet; E_q[beta[z[d, n]]_v
+//	| z = k]: exact: E[x] of Dirichlet
+//
+// Terms that never occur in m's w are left out of both halves
+// (runtime.HeldoutSplit, runtime.HeldoutMixture).
+func (m *Model) Heldout(ctx context.Context, r *Result, obs, held [][][2]int, opts Options) (runtime.HeldoutScore, error) {
+	var s runtime.HeldoutScore
+	if r == nil {
+		return s, fmt.Errorf("held-out evaluation: no fit")
+	}
+	seen, kept, err := runtime.HeldoutSplit(m.wTerm, m.wCount, m.v, obs, held)
+	if err != nil {
+		return s, err
+	}
+	t := *m
+	t.d = len(kept)
+	if t.wOff, t.wTerm, t.wCount, err = runtime.FlattenBag("w", kept, t.d, 1, t.v); err != nil {
+		return s, err
+	}
+	if opts.LocalMaxIter == 0 {
+		opts.LocalMaxIter = runtime.HeldoutLocalMaxIter
+	}
+	opts.Start, opts.Resume, opts.Checkpoint, opts.Progress = nil, nil, runtime.Checkpoint{}, nil
+	q, err := t.newState(opts)
+	if err != nil {
+		return s, err
+	}
+	// the test documents' local factors start as Fit starts them, the
+	// globals at r's
+	l := q.latent(&t)
+	l.Beta = r.Latent.Beta
+	opts.Start = &Result{Latent: l, Params: r.Params}
+	opts.MaxIter, opts.FixParams, opts.AllowEmpty, opts.Algorithm = 1, true, true, "ca"
+	res, err := t.Fit(ctx, opts)
+	if err != nil {
+		return s, err
+	}
+	if res.Iterations != 1 {
+		return s, fmt.Errorf("held-out evaluation: the fit of the test documents stopped: %s", res.Status)
+	}
+	// the iteration's global update moved the globals; the score reads r's
+	l = res.Latent
+	l.Beta = r.Latent.Beta
+	start := Options{Method: opts.Method, Start: &Result{Latent: l, Params: r.Params}}
+	u := &t
+	if q, err = u.newState(start); err != nil {
+		return s, err
+	}
+	mix := make([]float64, u.d*u.k)
+	for d := 0; d < u.d; d++ {
+		u.HeldoutMix(d, q.thetaParam, q.thetaElog, mix[d*u.k:(d+1)*u.k])
+	}
+	topics := make([]float64, u.k*u.v)
+	u.HeldoutTopics(q.betaParam, q.betaElog, topics)
+	s, err = runtime.HeldoutMixture(mix, topics, u.k, held, seen)
+	s.Unsettled, s.Predictive = len(res.Unsettled), "p(w[d, n] = v) = Σ_k E_q[theta[d]_k] · E_q[beta[z[d, n]]_v | z[d, n] = k], where E_q[theta[d]_k]: exact: E[x] of Dirichlet; E_q[beta[z[d, n]]_v | z = k]: exact: E[x] of Dirichlet"
+	return s, err
+}
+
+// HeldoutMix adds into mix E_q[theta[d]_k], k = 1..K, for document d, the
+// mixture weights of the predictive of w (Heldout). The caller zeroes mix.
+func (m *Model) HeldoutMix(d int, thetaParam, thetaElog, mix []float64) {
+	K := m.k
+	var t1 float64
+	thetaParam_d := thetaParam[d*K:][:K:K]
+	for i33 := 0; i33 < K; i33++ {
+		t1 += thetaParam_d[i33]
+	}
+	t2 := 1 / t1
+	// lda.vi:23:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(theta[d])
+	for k9 := 0; k9 < K; k9++ {
+		mix[k9] += t2 * thetaParam_d[k9]
+	}
+}
+
+// HeldoutTopics adds into topics row k the terms' E_q[beta[z[d, n]]_v | z = k], the
+// topics of the predictive of w (Heldout). The caller zeroes topics.
+func (m *Model) HeldoutTopics(betaParam, betaElog, topics []float64) {
+	K := m.k
+	V := m.v
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], K)
+	for i34 := 0; i34 < V; i34++ {
+		for k9 := 0; k9 < K; k9++ {
+			t1[k9] += betaParam[k9*V+i34]
+		}
+	}
+	// lda.vi:24:5: for d in 1:D: for n in w[d]: w[d, n] ~ Categorical(beta[z[d, n]])
+	for k9 := 0; k9 < K; k9++ {
+		t2 := 1 / t1[k9]
+		betaParam_k9 := betaParam[k9*V:][:V:V]
+		topics_k9 := topics[k9*V:][:V:V]
+		for v := 0; v < V; v++ {
+			topics_k9[v] += t2 * betaParam_k9[v]
+		}
+	}
+}
+
 // BetaNatural adds into its output the parameters of the optimal q(beta)
 // given the other factors: Eq. 18, E_q[η] summed over the Markov blanket:
 //

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// heldoutFlags are vigen run's flags reading bag data from LDA-C files
+// (-ldac bag=FILE) and scoring the fit on held-out documents (-heldout-obs,
+// -heldout, -heldout-out), passed through to the model's command, which
+// refuses them for models without bags or without Model.Heldout.
+type heldoutFlags struct {
+	ldac           ldacList
+	obs, held, out string
+}
+
+// ldacList collects -ldac bag=FILE flags, in order.
+type ldacList []string
+
+func (l *ldacList) String() string { return strings.Join(*l, " ") }
+
+func (l *ldacList) Set(v string) error {
+	if name, path, ok := strings.Cut(v, "="); !ok || name == "" || path == "" {
+		return fmt.Errorf("want bag=FILE, e.g. w=train.dat")
+	}
+	*l = append(*l, v)
+	return nil
+}
+
+func (h *heldoutFlags) register(fs *flag.FlagSet) {
+	fs.Var(&h.ldac, "ldac", "bag=FILE: read the bag data variable bag from an LDA-C file (0-based term ids) instead of -data; repeatable")
+	fs.StringVar(&h.obs, "heldout-obs", "", "observed halves of test documents (LDA-C), for held-out evaluation by document completion (bag-of-words models)")
+	fs.StringVar(&h.held, "heldout", "", "held-out halves of the same test documents (LDA-C, line-aligned with -heldout-obs)")
+	fs.StringVar(&h.out, "heldout-out", "", "write the held-out score as JSON here (the score also goes to stderr)")
+}
+
+// args are the model command's flags, with absolute paths.
+func (h *heldoutFlags) args() ([]string, error) {
+	var a []string
+	abs := func(flag, p string) error {
+		if p == "" {
+			return nil
+		}
+		q, err := filepath.Abs(p)
+		if err != nil {
+			return fmt.Errorf("-%s: %v", flag, err)
+		}
+		a = append(a, "-"+flag, q)
+		return nil
+	}
+	for _, l := range h.ldac {
+		name, path, _ := strings.Cut(l, "=")
+		q, err := filepath.Abs(path)
+		if err != nil {
+			return nil, fmt.Errorf("-ldac: %v", err)
+		}
+		a = append(a, "-ldac", name+"="+q)
+	}
+	for _, f := range [][2]string{{"heldout-obs", h.obs}, {"heldout", h.held}, {"heldout-out", h.out}} {
+		if err := abs(f[0], f[1]); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
