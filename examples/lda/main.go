@@ -197,12 +197,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	var score *runtime.HeldoutScore
 	if held != nil {
-		s, unsettled, err := Heldout(context.Background(), res, data.Alpha, data.Eta, data.W, obs, held, *workers)
+		s, err := model.Heldout(context.Background(), res, obs, held, lda.Options{Workers: *workers})
 		if err != nil {
 			return fmt.Errorf("held-out evaluation: %v", err)
 		}
-		if unsettled > 0 && !*quiet {
-			fmt.Fprintf(stderr, "lda: warning: the inference of θ did not settle for %d of %d test documents\n", unsettled, len(obs))
+		if s.Unsettled > 0 && !*quiet {
+			fmt.Fprintf(stderr, "lda: warning: the inference of θ did not settle for %d of %d test documents\n", s.Unsettled, len(obs))
 		}
 		score = &s
 	}
@@ -554,7 +554,7 @@ func evalTable(w io.Writer, model *lda.Model, data *lda.Data, opts lda.Options, 
 			return fmt.Errorf("the fit stopped early: %s", res.Status)
 		}
 		done, prev = n, res
-		s, _, err := Heldout(context.Background(), res, data.Alpha, data.Eta, data.W, obs, held, workers)
+		s, err := model.Heldout(context.Background(), res, obs, held, lda.Options{Workers: workers})
 		if err != nil {
 			return err
 		}

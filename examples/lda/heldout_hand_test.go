@@ -8,7 +8,9 @@ import (
 	"github.com/vigen-go/vigen/runtime"
 )
 
-// Held-out evaluation by document completion (runtime.HeldoutPerWord; the
+// The held-out evaluation written by hand, the oracle the generated
+// lda.Model.Heldout (which the command uses) is tested against
+// (predictive_test.go). Document completion (runtime.HeldoutPerWord; the
 // protocol of examples/ctm and ../shared/data/README.md): q(θ_d) is fitted
 // to the observed half of each test document with the topics held fixed at
 // the trained q(β), and the held-out half is scored with
