@@ -136,11 +136,11 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 		pkg = strings.ToLower(sanitize(m.Name))
 	}
 	if !token.IsIdentifier(pkg) || pkg == "main" || pkg == "_" {
-		pos := m.NamePos.String()
+		pos := m.NamePos
 		if opts.Package != "" {
-			pos = m.File // -pkg NAME, not the model's name
+			pos = ir.Pos{File: m.File} // -pkg NAME, not the model's name
 		}
-		return nil, fmt.Errorf("%s: %q cannot be the name of a Go package\n\thint: rename the model, or choose a package name with -pkg", pos, pkg)
+		return nil, ir.Errorf(pos, "%q cannot be the name of a Go package", pkg).Hintf("rename the model, or choose a package name with -pkg")
 	}
 	g := &gen{m: m, d: d, fields: newNamer(), dfields: newNamer(), goName: map[string]string{}, dataField: map[string]string{},
 		sizeGo: map[string]string{}, tensors: map[string]tensorInfo{}}

@@ -35,8 +35,7 @@ func (d *Derivation) unit() (*Index, error) {
 			if u.Size == x.Size {
 				hint = fmt.Sprintf("rename the loop index %s to %s: latents local to the units of %s are drawn in loops with one index name", x.Name, u.Name, u.Size)
 			}
-			return fmt.Errorf("%s: %s is local to the units of `for %s in 1:%s` but %s (%s) to those of `for %s in 1:%s`, and latents local to different loops are not supported yet\n\thint: %s",
-				v.Pos, v.Name, x.Name, x.Size, first.Name, first.Pos, u.Name, u.Size, hint)
+			return ir.Errorf(v.Pos, "%s is local to the units of `for %s in 1:%s` but %s (%s) to those of `for %s in 1:%s`, and latents local to different loops are not supported yet", v.Name, x.Name, x.Size, first.Name, first.Pos, u.Name, u.Size).Hintf("%s", hint)
 		}
 		u, first = x, v
 		return nil

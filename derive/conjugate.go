@@ -180,7 +180,7 @@ func (b *Builder) qIndices(q *QFactor, unit *Index) ([]Index, error) {
 			at = append(at, *unit)
 		case strings.HasPrefix(d, "@"):
 			if unit == nil || k != 0 {
-				return nil, fmt.Errorf("%s: latent %s has one value per entry of bag %s, so every statement that reads it must be inside the loop over documents that draws it\n\thint: read %s only inside that loop, `for d in 1:D { for n in %s[d] { ... } }`, with the index names of its `~` statement", b.Model.Lookup(q.Var).Pos, q.Var, d[1:], q.Var, d[1:])
+				return nil, ir.Errorf(b.Model.Lookup(q.Var).Pos, "latent %s has one value per entry of bag %s, so every statement that reads it must be inside the loop over documents that draws it", q.Var, d[1:]).Hintf("read %s only inside that loop, `for d in 1:D { for n in %s[d] { ... } }`, with the index names of its `~` statement", q.Var, d[1:])
 			}
 			at = append(at, Index{Name: b.Fresh("n", d).Name, Size: RaggedSize(d[1:], *unit), Plate: true})
 		default:
@@ -194,12 +194,11 @@ func (b *Builder) qIndices(q *QFactor, unit *Index) ([]Index, error) {
 func (b *Builder) conjugateUpdate(v *ir.Var, qs map[string]*QFactor) (*Update, error) {
 	prior := b.Model.Prior(v.Name)
 	if prior == nil {
-		return nil, fmt.Errorf("%s: latent %s has no prior\n\thint: give it a distribution with `~`", v.Pos, v.Name)
+		return nil, ir.Errorf(v.Pos, "latent %s has no prior", v.Name).Hintf("give it a distribution with `~`")
 	}
 	q := qs[v.Name]
 	if q == nil {
-		return nil, fmt.Errorf("%s: latent %s is declared conjugate, but its prior %s is not a family with closed-form updates (%s)\n\thint: give it one of those priors, or %s",
-			v.Pos, v.Name, prior.Dist, strings.Join(ConjugateFamilies(), ", "), nonconjugateAdvice(v.Name, len(v.Type.Dims) == 0))
+		return nil, ir.Errorf(v.Pos, "latent %s is declared conjugate, but its prior %s is not a family with closed-form updates (%s)", v.Name, prior.Dist, strings.Join(ConjugateFamilies(), ", ")).Hintf("give it one of those priors, or %s", nonconjugateAdvice(v.Name, len(v.Type.Dims) == 0))
 	}
 	u := &Update{Latent: v, Q: q, Unit: b.localUnit(v), Normalize: q.Family == "Categorical"}
 	at, err := b.qIndices(q, u.Unit)
@@ -320,7 +319,7 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 		if r := acrossEntries(lp, v); r != nil {
 			// e.g. sum(z) in the statement of z[n]: the update of one entry
 			// would need the others' distribution, not only its own.
-			return nil, fmt.Errorf("%s: %s is declared conjugate (Categorical), but this statement reads it as %s, across several of its entries, not only at the entry it is drawn for\n\thint: read %s at one entry per statement, the entry the statement is drawn for, as in beta[%s[n]] or x[%s[n]] (an int latent cannot be declared nonconjugate)", f.Pos, v, String(r), v, v, v)
+			return nil, ir.Errorf(f.Pos, "%s is declared conjugate (Categorical), but this statement reads it as %s, across several of its entries, not only at the entry it is drawn for", v, String(r)).Hintf("read %s at one entry per statement, the entry the statement is drawn for, as in beta[%s[n]] or x[%s[n]] (an int latent cannot be declared nonconjugate)", v, v, v)
 		}
 		x := &expecter{b: b, qs: map[string]*QFactor{v: q}}
 		e := x.expect(lp)
@@ -331,7 +330,7 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 					why = l.Rule + " (" + l.Term + ")"
 				}
 			}
-			return nil, fmt.Errorf("%s: %s is declared conjugate (Categorical), but this statement is not linear in its indicator: %s\n\thint: read %s at one entry per statement, the entry the statement is drawn for, as in beta[%s[n]] or x[%s[n]] (an int latent cannot be declared nonconjugate)", f.Pos, v, why, v, v, v)
+			return nil, ir.Errorf(f.Pos, "%s is declared conjugate (Categorical), but this statement is not linear in its indicator: %s", v, why).Hintf("read %s at one entry per statement, the entry the statement is drawn for, as in beta[%s[n]] or x[%s[n]] (an int latent cannot be declared nonconjugate)", v, v, v)
 		}
 		lp = e
 		tensors = []string{q.Params[0].Tensor}
@@ -349,8 +348,7 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 			}
 		})
 		if left != nil {
-			return nil, fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s)\n\thint: give it a prior conjugate to this statement, or %s",
-				f.Pos, v, q.Family, readOf(lp, v), q.Family, strings.Join(statNames(stats, v), ", "), nonconjugateAdvice(v, len(q.Dims) == 0))
+			return nil, ir.Errorf(f.Pos, "%s is declared conjugate with a %s prior, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s)", v, q.Family, readOf(lp, v), q.Family, strings.Join(statNames(stats, v), ", ")).Hintf("give it a prior conjugate to this statement, or %s", nonconjugateAdvice(v, len(q.Dims) == 0))
 		}
 	}
 	out := make([]Expr, len(tensors))
@@ -477,7 +475,7 @@ func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*
 func (b *Builder) polynomialParts(lp Expr, q *QFactor, at []Index, f *ir.Factor) ([]Expr, error) {
 	v := q.Var
 	if len(at) > 0 {
-		return nil, fmt.Errorf("%s: %s is declared conjugate with a Normal prior, but it is not a scalar, and conjugate Normal latents must be scalars for now\n\thint: declare it `nonconjugate laplace`: a Gaussian factor over the whole vector", f.Pos, v)
+		return nil, ir.Errorf(f.Pos, "%s is declared conjugate with a Normal prior, but it is not a scalar, and conjugate Normal latents must be scalars for now", v).Hintf("declare it `nonconjugate laplace`: a Gaussian factor over the whole vector")
 	}
 	d1 := Diff(lp, v, nil)
 	d2 := Diff(d1, v, nil)
@@ -497,8 +495,7 @@ func notLinear(f *ir.Factor, q *QFactor, stats []string, lp Expr) error {
 	if read != nil {
 		what = String(read)
 	}
-	return fmt.Errorf("%s: %s is declared conjugate with a %s prior, but this statement reads it through %s, which is not linear in the %s sufficient statistics (%s)\n\thint: give it a prior conjugate to this statement, or %s",
-		f.Pos, q.Var, q.Family, what, q.Family, strings.Join(names, ", "), nonconjugateAdvice(q.Var, len(q.Dims) == 0))
+	return ir.Errorf(f.Pos, "%s is declared conjugate with a %s prior, but this statement reads it through %s, which is not linear in the %s sufficient statistics (%s)", q.Var, q.Family, what, q.Family, strings.Join(names, ", ")).Hintf("give it a prior conjugate to this statement, or %s", nonconjugateAdvice(q.Var, len(q.Dims) == 0))
 }
 
 // nonconjugateAdvice is the hint to fit latent v with a Gaussian factor

@@ -1,8 +1,9 @@
 package derive
 
 import (
-	"fmt"
 	"math"
+
+	"github.com/vigen-go/vigen/spec/ir"
 )
 
 // The families over vectors and matrices. Their values and parameters are
@@ -16,11 +17,11 @@ func tensorOf(v Val, what string) (string, error) {
 	if v.Tensor != "" {
 		return v.Tensor, nil
 	}
-	pos := "?"
+	var pos ir.Pos
 	if v.Src != nil {
-		pos = v.Src.Position().String()
+		pos = v.Src.Position()
 	}
-	return "", fmt.Errorf("%s: the %s must be a declared matrix variable (not an expression) for now\n\thint: declare a `cov` const or param and pass its name", pos, what)
+	return "", ir.Errorf(pos, "the %s must be a declared matrix variable (not an expression) for now", what).Hintf("declare a `cov` const or param and pass its name")
 }
 
 func mvNormalDist(name string, isPrec bool) *Dist {

@@ -1,8 +1,6 @@
 package derive
 
 import (
-	"fmt"
-
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
@@ -11,7 +9,7 @@ import (
 func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 	d, ok := Dists[f.Dist]
 	if !ok {
-		return nil, fmt.Errorf("%s: the %s distribution is not supported by the code generator yet\n\thint: spec/README.md lists what each distribution supports", f.Pos, f.Dist)
+		return nil, ir.Errorf(f.Pos, "the %s distribution is not supported by the code generator yet", f.Dist).Hintf("spec/README.md lists what each distribution supports")
 	}
 	fam := ir.Families[f.Dist]
 	defer func() {
@@ -31,7 +29,7 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 			// each contributes count times (tokens of one term are alike).
 			parent, ok := p.Bag.Index[0].(*ir.Index)
 			if !ok || len(p.Bag.Index) != 1 {
-				return nil, fmt.Errorf("%s: a bag plate must be `for %s in %s[d]` with d a loop index\n\thint: loop over documents first: `for d in 1:D { for n in w[d] { ... } }`", p.Pos, p.Index, p.Bag.Var.Name)
+				return nil, ir.Errorf(p.Pos, "a bag plate must be `for %s in %s[d]` with d a loop index", p.Index, p.Bag.Var.Name).Hintf("loop over documents first: `for d in 1:D { for n in w[d] { ... } }`")
 			}
 			n := Index{Name: p.Index, Size: RaggedSize(p.Bag.Var.Name, b.indexFor(parent)), Plate: true}
 			b.plates[p.Index] = n

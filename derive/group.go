@@ -1,8 +1,6 @@
 package derive
 
 import (
-	"fmt"
-
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
@@ -40,15 +38,12 @@ func (b *Builder) grouping(f *ir.Factor, v string, unit Index) (*Grouping, error
 		for k, p := range f.Plates {
 			switch {
 			case p.Bag == nil && p.Index == unit.Name && k > 0:
-				return fmt.Errorf("%s: this statement reads %s inside `for %s in 1:%s`, but that loop is not its outermost one\n\thint: the loop over %s's units must come first: nest the other loops inside `for %s in 1:%s`",
-					pos, v, unit.Name, unit.Size, v, unit.Name, unit.Size)
+				return ir.Errorf(pos, "this statement reads %s inside `for %s in 1:%s`, but that loop is not its outermost one", v, unit.Name, unit.Size).Hintf("the loop over %s's units must come first: nest the other loops inside `for %s in 1:%s`", v, unit.Name, unit.Size)
 			case p.Bag == nil && p.Size == unit.Size && p.Index != unit.Name:
-				return fmt.Errorf("%s: this statement reads %s inside `for %s in 1:%s`, but the units of %s are drawn in `for %s in 1:%s`: the two loops must use the same index name\n\thint: rename the loop index %s to %s",
-					pos, v, p.Index, p.Size, v, unit.Name, unit.Size, p.Index, unit.Name)
+				return ir.Errorf(pos, "this statement reads %s inside `for %s in 1:%s`, but the units of %s are drawn in `for %s in 1:%s`: the two loops must use the same index name", v, p.Index, p.Size, v, unit.Name, unit.Size).Hintf("rename the loop index %s to %s", p.Index, unit.Name)
 			}
 		}
-		return fmt.Errorf("%s: this statement reads %s outside the loop over its units, `for %s in 1:%s`\n\thint: a per-unit latent is read either inside `for %s in 1:%s` or as %s[g[n]] with g : int[N] in 1..%s data and n the index of the statement's outermost loop",
-			pos, v, unit.Name, unit.Size, unit.Name, unit.Size, v, unit.Size)
+		return ir.Errorf(pos, "this statement reads %s outside the loop over its units, `for %s in 1:%s`", v, unit.Name, unit.Size).Hintf("a per-unit latent is read either inside `for %s in 1:%s` or as %s[g[n]] with g : int[N] in 1..%s data and n the index of the statement's outermost loop", unit.Name, unit.Size, v, unit.Size)
 	}
 	if len(f.Plates) == 0 || f.Plates[0].Bag != nil {
 		return nil, outside(f.Pos)
@@ -68,7 +63,7 @@ func (b *Builder) grouping(f *ir.Factor, v string, unit Index) (*Grouping, error
 				return
 			}
 			if g != nil && g.By != by {
-				err = fmt.Errorf("%s: this statement reads %s through both %s and %s\n\thint: one grouping per statement is supported; split the statement in two, or index both through one grouping", r.Pos, v, g.By.Name, by.Name)
+				err = ir.Errorf(r.Pos, "this statement reads %s through both %s and %s", v, g.By.Name, by.Name).Hintf("one grouping per statement is supported; split the statement in two, or index both through one grouping")
 				return
 			}
 			g = &Grouping{Plate: n.Index, By: by}

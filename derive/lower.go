@@ -111,7 +111,7 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 	case *ir.Num:
 		return N(e.Value), nil
 	case *ir.Index:
-		return nil, fmt.Errorf("%s: using the index %s as a number is not supported yet\n\thint: pass the number as data, e.g. `data t : real[N]` read as t[n]", e.Pos, e.Name)
+		return nil, ir.Errorf(e.Pos, "using the index %s as a number is not supported yet", e.Name).Hintf("pass the number as data, e.g. `data t : real[N]` read as t[n]")
 	case *ir.Ref:
 		v := e.Var
 		if v.Role == ir.RoleSize {
@@ -121,11 +121,11 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 			// w[d, n] inside `for n in w[d]`: the term id of entry n, read by
 			// its flat position in the bag.
 			if len(e.Index) != 2 || len(sel) != 0 {
-				return nil, fmt.Errorf("%s: a bag is read as %s[d, n] inside `for n in %s[d]`\n\thint: loop over the document's tokens and read one term id at a time", e.Pos, v.Name, v.Name)
+				return nil, ir.Errorf(e.Pos, "a bag is read as %s[d, n] inside `for n in %s[d]`", v.Name, v.Name).Hintf("loop over the document's tokens and read one term id at a time")
 			}
 			n, ok := e.Index[1].(*ir.Index)
 			if !ok {
-				return nil, fmt.Errorf("%s: a bag is read as %s[d, n] inside `for n in %s[d]`\n\thint: loop over the document's tokens and read one term id at a time", e.Pos, v.Name, v.Name)
+				return nil, ir.Errorf(e.Pos, "a bag is read as %s[d, n] inside `for n in %s[d]`", v.Name, v.Name).Hintf("loop over the document's tokens and read one term id at a time")
 			}
 			return TInt(v.Name+".term", IxE(b.indexFor(n))), nil
 		}
@@ -181,7 +181,7 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 			return Mul(x, y), nil
 		case '/':
 			if n, ok := y.(*Num); ok && n.V == 0 {
-				return nil, fmt.Errorf("%s: division by zero\n\thint: divide by a non-zero constant or a positive variable", e.Pos)
+				return nil, ir.Errorf(e.Pos, "division by zero").Hintf("divide by a non-zero constant or a positive variable")
 			}
 			return Div(x, y), nil
 		case '^':
@@ -191,7 +191,7 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 	case *ir.Call:
 		fn, ok := funcs[e.Func]
 		if !ok {
-			return nil, fmt.Errorf("%s: %s is not supported by derive yet\n\thint: spec/README.md lists what each function supports", e.Pos, e.Func)
+			return nil, ir.Errorf(e.Pos, "%s is not supported by derive yet", e.Func).Hintf("spec/README.md lists what each function supports")
 		}
 		return fn(b, e, sel)
 	}
@@ -245,7 +245,7 @@ func init() {
 			}
 			if n, ok := x.(*Num); ok {
 				if v := p.Eval([]float64{n.V}); math.IsNaN(v) || math.IsInf(v, 0) {
-					return nil, fmt.Errorf("%s: %s(%s) is outside the domain of %s (%s)\n\thint: check the sign of the constant", e.Pos, p.Name, fmtNum(n.V), p.Name, p.Domain)
+					return nil, ir.Errorf(e.Pos, "%s(%s) is outside the domain of %s (%s)", p.Name, fmtNum(n.V), p.Name, p.Domain).Hintf("check the sign of the constant")
 				}
 			}
 			return CallE(p, x), nil
@@ -308,7 +308,7 @@ func init() {
 		a, ok1 := sel[0].(*Ix)
 		c, ok2 := sel[1].(*Ix)
 		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("%s: eye() indexed indirectly\n\thint: index eye(P) by loop indices only", e.Pos)
+			return nil, ir.Errorf(e.Pos, "eye() indexed indirectly").Hintf("index eye(P) by loop indices only")
 		}
 		return Dlt(a.I, c.I), nil
 	}

@@ -166,10 +166,10 @@ func (b *Builder) qFactor(v *ir.Var) *QFactor {
 func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, error) {
 	prior := b.Model.Prior(v.Name)
 	if prior == nil && v.Role != ir.RoleParam {
-		return nil, fmt.Errorf("%s: latent %s has no prior\n\thint: give it a distribution with `~`", v.Pos, v.Name)
+		return nil, ir.Errorf(v.Pos, "latent %s has no prior", v.Name).Hintf("give it a distribution with `~`")
 	}
 	if v.Type.Kind != ir.Real || v.Type.Class != ir.Plain || len(v.Type.Dims) < 1 || len(v.Type.Dims) > 2 {
-		return nil, fmt.Errorf("%s: nonconjugate latent %s must be a real vector real[P], or one vector per unit real[D, P]\n\thint: %s", v.Pos, v.Name, nonconjugateShapeHint(v))
+		return nil, ir.Errorf(v.Pos, "nonconjugate latent %s must be a real vector real[P], or one vector per unit real[D, P]", v.Name).Hintf("%s", nonconjugateShapeHint(v))
 	}
 	o := &Objective{Latent: v, Dim: v.Type.Dims[len(v.Type.Dims)-1], CovName: CovTensor(v.Name)}
 	var groupOf map[*ir.Factor]*Grouping // the children read as θ[g[n]]
@@ -179,12 +179,11 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		// the unit's own vector.
 		if len(prior.Plates) == 0 || len(prior.Target.Index) != 1 {
 			d := strings.ToLower(v.Type.Dims[0])
-			return nil, fmt.Errorf("%s: %s : real[%s, %s] is fitted with one Gaussian factor per unit of %s, so its prior must draw it one row at a time, as %s[%s] inside `for %s in 1:%s` and no other loop\n\thint: write its prior as `for %s in 1:%s { %s[%s] ~ %s(...) }`",
-				prior.Pos, v.Name, v.Type.Dims[0], v.Type.Dims[1], v.Type.Dims[0], v.Name, d, d, v.Type.Dims[0], d, v.Type.Dims[0], v.Name, d, prior.Dist)
+			return nil, ir.Errorf(prior.Pos, "%s : real[%s, %s] is fitted with one Gaussian factor per unit of %s, so its prior must draw it one row at a time, as %s[%s] inside `for %s in 1:%s` and no other loop", v.Name, v.Type.Dims[0], v.Type.Dims[1], v.Type.Dims[0], v.Name, d, d, v.Type.Dims[0]).Hintf("write its prior as `for %s in 1:%s { %s[%s] ~ %s(...) }`", d, v.Type.Dims[0], v.Name, d, prior.Dist)
 		}
 		ix, ok := prior.Target.Index[0].(*ir.Index)
 		if !ok {
-			return nil, fmt.Errorf("%s: %s must be indexed by its plate's index\n\thint: write it as x[d] inside `for d in 1:D`", prior.Pos, v.Name)
+			return nil, ir.Errorf(prior.Pos, "%s must be indexed by its plate's index", v.Name).Hintf("write it as x[d] inside `for d in 1:D`")
 		}
 		u := Index{Name: ix.Name, Size: v.Type.Dims[0], Plate: true}
 		o.Unit = &u
@@ -200,7 +199,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 			}
 		}
 	} else if prior != nil && (len(prior.Plates) > 0 || len(prior.Target.Index) > 0) {
-		return nil, fmt.Errorf("%s: nonconjugate latent %s is drawn element by element inside a loop; a Gaussian vector latent is drawn by one statement outside any loop\n\thint: write its prior as one elementwise statement outside the loop, as in `%s ~ Normal(m, s)`, or declare it with one vector per unit, real[%s, P], drawn as %s[i] inside the loop", prior.Pos, v.Name, v.Name, plateSize(prior), v.Name)
+		return nil, ir.Errorf(prior.Pos, "nonconjugate latent %s is drawn element by element inside a loop; a Gaussian vector latent is drawn by one statement outside any loop", v.Name).Hintf("write its prior as one elementwise statement outside the loop, as in `%s ~ Normal(m, s)`, or declare it with one vector per unit, real[%s, P], drawn as %s[i] inside the loop", v.Name, plateSize(prior), v.Name)
 	}
 	if prior != nil {
 		o.Factors = []*ir.Factor{prior}
@@ -319,10 +318,10 @@ func expectFailure(pos ir.Pos, log []Approx, context string) error {
 	}
 	for _, l := range log {
 		if !l.Exact && !strings.HasPrefix(l.Rule, "Taylor") {
-			return fmt.Errorf("%s: cannot take the expectation of %s%s: %s\n\thint: vigen takes expectations of polynomials, exp and the functions in its table; declare a latent read nonlinearly `nonconjugate` or rewrite the statement", pos, l.Term, context, l.Rule)
+			return ir.Errorf(pos, "cannot take the expectation of %s%s: %s", l.Term, context, l.Rule).Hintf("vigen takes expectations of polynomials, exp and the functions in its table; declare a latent read nonlinearly `nonconjugate` or rewrite the statement")
 		}
 	}
-	return fmt.Errorf("%s: cannot take the expectation of this statement under q%s: no rule covers how it reads its latents together (a Categorical latent, for one, must be read at a single entry, as z[n])\n\thint: rewrite the statement so that it reads each Categorical latent at one entry; a real latent read nonlinearly can be declared `nonconjugate laplace`", pos, context)
+	return ir.Errorf(pos, "cannot take the expectation of this statement under q%s: no rule covers how it reads its latents together (a Categorical latent, for one, must be read at a single entry, as z[n])", context).Hintf("rewrite the statement so that it reads each Categorical latent at one entry; a real latent read nonlinearly can be declared `nonconjugate laplace`")
 }
 
 // plateSize is the size of the outermost loop around f, for hints.
@@ -361,14 +360,14 @@ func perUnitReadError(f *ir.Factor, reader string, v, u *ir.Var, uPrior *ir.Fact
 			a, b = b, a
 		}
 		// both objectives report it: the same text, reported once
-		return fmt.Errorf("%s: this statement reads %s and %s, two latents with one Gaussian factor per unit, and vigen cannot yet take the expectation of one under the other's factors\n\thint: let each statement read one per-unit nonconjugate latent: %s", f.Pos, a.Name, b.Name, separate)
+		return ir.Errorf(f.Pos, "this statement reads %s and %s, two latents with one Gaussian factor per unit, and vigen cannot yet take the expectation of one under the other's factors", a.Name, b.Name).Hintf("let each statement read one per-unit nonconjugate latent: %s", separate)
 	}
 	hint := fmt.Sprintf("keep %s out of the statements that read %s, or %s", u.Name, v.Name, separate)
 	if f == uPrior {
 		d, p := uPrior.Plates[0].Index, u.Type.Dims[1]
 		hint = fmt.Sprintf("estimate %s's prior as params instead, `%s[%s] ~ MvNormal(mu0, Sigma0)` with `param mu0 : real[%s]` and `param Sigma0 : cov[%s]`: their M-step is in closed form (as in hierlogreg.vi)", u.Name, u.Name, d, p, p)
 	}
-	return fmt.Errorf("%s: %s reads %s, which has one Gaussian factor per unit: vigen takes expectations under such factors only in the updates of conjugate latents drawn in the same loop (as ctm.vi's z reads theta)\n\thint: %s", f.Pos, reader, u.Name, hint)
+	return ir.Errorf(f.Pos, "%s reads %s, which has one Gaussian factor per unit: vigen takes expectations under such factors only in the updates of conjugate latents drawn in the same loop (as ctm.vi's z reads theta)", reader, u.Name).Hintf("%s", hint)
 }
 
 // readerOf names what derives v's new value: its objective, update or
@@ -387,5 +386,5 @@ func readerOf(v *ir.Var) string {
 // has no variational factor because its own declaration cannot be fitted
 // (that declaration gets its own error).
 func noFactorError(pos ir.Pos, reader string, fv *ir.Var) error {
-	return fmt.Errorf("%s: %s reads latent %s, which has no variational factor: vigen cannot fit its declaration at %s (see the error reported there)\n\thint: fix the declaration of %s first; a latent is fitted when it is declared `conjugate` with a prior from the conjugate table, or `nonconjugate laplace` as a real vector", pos, reader, fv.Name, fv.Pos, fv.Name)
+	return ir.Errorf(pos, "%s reads latent %s, which has no variational factor: vigen cannot fit its declaration at %s (see the error reported there)", reader, fv.Name, fv.Pos).Hintf("fix the declaration of %s first; a latent is fitted when it is declared `conjugate` with a prior from the conjugate table, or `nonconjugate laplace` as a real vector", fv.Name)
 }

@@ -76,7 +76,7 @@ func numericEligible(v *ir.Var) bool {
 // v has a prior, plus the expectation under q of every statement reading v.
 func (b *Builder) numericMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) {
 	if len(b.Model.Children(v.Name)) == 0 {
-		return nil, fmt.Errorf("%s: param %s is never read, so it has no M-step\n\thint: remove it, or use it in a statement", v.Pos, v.Name)
+		return nil, ir.Errorf(v.Pos, "param %s is never read, so it has no M-step", v.Name).Hintf("remove it, or use it in a statement")
 	}
 	for _, f := range b.Model.Children(v.Name) {
 		for _, l := range b.Model.VarsWithRole(ir.RoleLatent) {
@@ -85,7 +85,7 @@ func (b *Builder) numericMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error
 				if f.Target != nil && f.Target.Var == l && (f.Dist == "MvNormal" || f.Dist == "MvNormalPrec") {
 					hint = fmt.Sprintf("make the %s's mean a param of its own (%s(mu, ...) with param mu has a closed-form M-step) and compute %s from it after the fit", f.Dist, f.Dist, v.Name)
 				}
-				return nil, fmt.Errorf("%s: param %s has no M-step here: Newton's method cannot read the per-unit latent %s in this statement yet\n\thint: %s", f.Pos, v.Name, l.Name, hint)
+				return nil, ir.Errorf(f.Pos, "param %s has no M-step here: Newton's method cannot read the per-unit latent %s in this statement yet", v.Name, l.Name).Hintf("%s", hint)
 			}
 		}
 	}
@@ -141,11 +141,11 @@ func (b *Builder) mSteps(qs map[string]*QFactor) ([]*MStep, error) {
 func (b *Builder) countsMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) {
 	factors := b.Model.Children(v.Name)
 	if len(factors) == 0 {
-		return nil, fmt.Errorf("%s: param %s is never read, so it has no M-step\n\thint: remove it, or use it in a statement", v.Pos, v.Name)
+		return nil, ir.Errorf(v.Pos, "param %s is never read, so it has no M-step", v.Name).Hintf("remove it, or use it in a statement")
 	}
 	if p := b.Model.Prior(v.Name); p != nil {
 		if p.Dist != "Dirichlet" {
-			return nil, fmt.Errorf("%s: the prior of simplex param %s must be a Dirichlet for its closed-form M-step\n\thint: remove the prior, or make it a Dirichlet", p.Pos, v.Name)
+			return nil, ir.Errorf(p.Pos, "the prior of simplex param %s must be a Dirichlet for its closed-form M-step", v.Name).Hintf("remove the prior, or make it a Dirichlet")
 		}
 		factors = append([]*ir.Factor{p}, factors...)
 	}
@@ -159,7 +159,7 @@ func (b *Builder) countsMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error)
 	expected, err := b.expectedNatural(u, qs, factors[0])
 	if err != nil {
 		// err speaks of a conjugate latent's prior; say what holds for a param
-		return nil, fmt.Errorf("%s: simplex param %s has a closed-form M-step only when every statement reads it through the log of its entries, as Categorical(%s[k]) does\n\thint: read it as the probabilities of a Categorical or Multinomial, or declare it `const` and give it in the data", v.Pos, v.Name, v.Name)
+		return nil, ir.Errorf(v.Pos, "simplex param %s has a closed-form M-step only when every statement reads it through the log of its entries, as Categorical(%s[k]) does", v.Name, v.Name).Hintf("read it as the probabilities of a Categorical or Multinomial, or declare it `const` and give it in the data")
 	}
 	u.Params = expected
 	return &MStep{Kind: "counts", Params: []*ir.Var{v}, Pos: v.Pos, Counts: u}, nil
@@ -169,7 +169,7 @@ func (b *Builder) countsMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error)
 // plate and derives the M-step of that statement's params.
 func (b *Builder) gaussMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) {
 	noForm := func(pos ir.Pos, why string) error {
-		return fmt.Errorf("%s: param %s has no closed-form M-step: %s\n\thint: closed forms exist for simplex params read as probabilities and for the mean and covariance of an MvNormal over a plate, and a real vector param is maximized by Newton's method; declare this one `const` or make it a latent", pos, v.Name, why)
+		return ir.Errorf(pos, "param %s has no closed-form M-step: %s", v.Name, why).Hintf("closed forms exist for simplex params read as probabilities and for the mean and covariance of an MvNormal over a plate, and a real vector param is maximized by Newton's method; declare this one `const` or make it a latent")
 	}
 	var stmt *ir.Factor
 	for _, f := range b.Model.Children(v.Name) {
@@ -179,7 +179,7 @@ func (b *Builder) gaussMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) 
 		stmt = f
 	}
 	if stmt == nil {
-		return nil, fmt.Errorf("%s: param %s is never read, so it has no M-step\n\thint: remove it, or use it in a statement", v.Pos, v.Name)
+		return nil, ir.Errorf(v.Pos, "param %s is never read, so it has no M-step", v.Name).Hintf("remove it, or use it in a statement")
 	}
 	if stmt.Dist != "MvNormal" && stmt.Dist != "MvNormalPrec" {
 		return nil, noForm(stmt.Pos, "it is read by a "+stmt.Dist+", not an MvNormal")
@@ -229,16 +229,16 @@ func (b *Builder) gaussMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) 
 		}
 		want := [2]string{"MvNormal", "Wishart"}[k]
 		if k == 1 && !g.Precision {
-			return nil, fmt.Errorf("%s: a prior on the covariance %s has no closed-form M-step\n\thint: put a Wishart prior on a precision (MvNormalPrec) instead", p.Pos, a.Name)
+			return nil, ir.Errorf(p.Pos, "a prior on the covariance %s has no closed-form M-step", a.Name).Hintf("put a Wishart prior on a precision (MvNormalPrec) instead")
 		}
 		if p.Dist != want {
-			return nil, fmt.Errorf("%s: the prior of %s must be %s for the closed-form M-step (App. C) of the MvNormal at %s\n\thint: write `%s ~ %s(...)` with const arguments, or remove the prior", p.Pos, a.Name, map[string]string{"MvNormal": "an MvNormal", "Wishart": "a Wishart"}[want], stmt.Pos, a.Name, want)
+			return nil, ir.Errorf(p.Pos, "the prior of %s must be %s for the closed-form M-step (App. C) of the MvNormal at %s", a.Name, map[string]string{"MvNormal": "an MvNormal", "Wishart": "a Wishart"}[want], stmt.Pos).Hintf("write `%s ~ %s(...)` with const arguments, or remove the prior", a.Name, want)
 		}
 		var pv []*ir.Var
 		for _, pa := range p.Args {
 			r, ok := pa.(*ir.Ref)
 			if !ok || len(r.Index) > 0 || r.Var.Role != ir.RoleConst {
-				return nil, fmt.Errorf("%s: the arguments of %s's prior must be consts named without indices\n\thint: declare them `const` and pass their names", pa.Position(), a.Name)
+				return nil, ir.Errorf(pa.Position(), "the arguments of %s's prior must be consts named without indices", a.Name).Hintf("declare them `const` and pass their names")
 			}
 			pv = append(pv, r.Var)
 		}

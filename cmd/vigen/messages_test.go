@@ -55,6 +55,7 @@ func compilerMessages(t *testing.T) []compilerMessage {
 				pos := fset.Position(p)
 				return filepath.Join(dir, filepath.Base(pos.Filename)) + ":" + strconv.Itoa(pos.Line)
 			}
+			handled := map[ast.Node]bool{}
 			ast.Inspect(f, func(n ast.Node) bool {
 				switch n := n.(type) {
 				case *ast.FuncDecl:
@@ -71,6 +72,10 @@ func compilerMessages(t *testing.T) []compilerMessage {
 				case *ast.CallExpr:
 					sel, ok := n.Fun.(*ast.SelectorExpr)
 					if !ok || len(n.Args) == 0 {
+						return true
+					}
+					if format, ok := irErrorf(t, n, handled); ok {
+						out = append(out, compilerMessage{at: at(n.Pos()), format: format})
 						return true
 					}
 					pkg, ok := sel.X.(*ast.Ident)
@@ -94,6 +99,42 @@ func compilerMessages(t *testing.T) []compilerMessage {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].at < out[j].at })
 	return out
+}
+
+// irErrorf reads a positioned diagnostic, ir.Errorf(pos, FORMAT, …) or
+// ir.Errorf(pos, FORMAT, …).Hintf(HINT, …), as the format it prints:
+// "%s: FORMAT" and "\n\thint: HINT". An ir.Errorf inside a Hintf is
+// marked handled so that it is read once.
+func irErrorf(t *testing.T, n *ast.CallExpr, handled map[ast.Node]bool) (string, bool) {
+	lit := func(e ast.Expr) string {
+		l, ok := e.(*ast.BasicLit)
+		if !ok || l.Kind != token.STRING {
+			t.Errorf("a diagnostic with a format that is not a literal: %T", e)
+			return ""
+		}
+		s, err := strconv.Unquote(l.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	isErrorf := func(c *ast.CallExpr) bool {
+		sel, ok := c.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		pkg, ok := sel.X.(*ast.Ident)
+		return ok && pkg.Name == "ir" && sel.Sel.Name == "Errorf" && len(c.Args) >= 2
+	}
+	sel := n.Fun.(*ast.SelectorExpr)
+	if inner, ok := sel.X.(*ast.CallExpr); ok && sel.Sel.Name == "Hintf" && isErrorf(inner) && len(n.Args) > 0 {
+		handled[inner] = true
+		return "%s: " + lit(inner.Args[1]) + "\n\thint: " + lit(n.Args[0]), true
+	}
+	if isErrorf(n) && !handled[n] {
+		return "%s: " + lit(n.Args[1]), true
+	}
+	return "", false
 }
 
 // formatPattern turns a format into a regexp over one printed message:

@@ -15,7 +15,12 @@ type Pos struct {
 	Line, Col int
 }
 
-func (p Pos) String() string { return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col) }
+func (p Pos) String() string {
+	if p.Line == 0 {
+		return p.File // the file as a whole
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
 
 // Role says what a declared name is.
 type Role int
