@@ -85,7 +85,7 @@ func (g *gen) fitCode() (string, *fitGen, error) {
 				return "", nil, err
 			}
 		default:
-			return "", nil, fmt.Errorf("%s: no update for latent %s", v.Pos, v.Name)
+			return "", nil, ir.Errorf(v.Pos, "no update for latent %s", v.Name)
 		}
 		for _, p := range q.Params {
 			fl := f.fnames.get(localName(p.Tensor))
@@ -152,7 +152,7 @@ func (f *fitGen) hoistedOf(qi *qInfo) []*hoisted {
 func (f *fitGen) checkUpdate(qi *qInfo) error {
 	free := f.updateFree(qi.upd)
 	if len(free) > 2 {
-		return fmt.Errorf("%s: latent %s has %d dimensions besides its unit; conjugate latents of rank above 2 are not supported by the code generator yet", qi.v.Pos, qi.v.Name, len(free))
+		return ir.Errorf(qi.v.Pos, "latent %s has %d dimensions besides its unit; conjugate latents of rank above 2 are not supported by the code generator yet", qi.v.Name, len(free))
 	}
 	return nil
 }

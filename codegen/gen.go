@@ -124,7 +124,7 @@ func (g *gen) lower(name string) string { return lowerFirst(g.upper(name)) }
 func Generate(m *ir.Model, opts Options) (files []File, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			files, err = nil, fmt.Errorf("%s: internal error in vigen while generating code (please report it with the model): %v", m.File, r)
+			files, err = nil, ir.Errorf(ir.Pos{File: m.File}, "internal error in vigen while generating code (please report it with the model): %v", r)
 		}
 	}()
 	d, err := derive.Derive(m)
@@ -332,7 +332,7 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 		}
 	case t.Class == ir.Bag:
 		if v.Role != ir.RoleData {
-			return vc, fmt.Errorf("%s: only data can be a bag", v.Pos)
+			return vc, ir.Errorf(v.Pos, "only data can be a bag")
 		}
 		vc.DataType, vc.FlatType = "[][][2]int", "[]int"
 		vc.Doc += " (documents as [term, count] pairs)"
@@ -367,7 +367,7 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 		dims = []string{"@" + bag.Name}
 	case len(dims) >= 1 && len(dims) <= 3:
 		if v.Role != ir.RoleData && t.Kind == ir.Int {
-			return vc, fmt.Errorf("%s: integer constants are not supported by the code generator yet", v.Pos)
+			return vc, ir.Errorf(v.Pos, "integer constants are not supported by the code generator yet")
 		}
 		elem, kind := "float64", "Real"
 		if t.Kind == ir.Int {
@@ -403,7 +403,7 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 		}
 		vc.LoadCode = missing + g.withDefault(v, field, check, total)
 	default:
-		return vc, fmt.Errorf("%s: %s of type %s is not supported by the code generator yet", v.Pos, v.Name, t)
+		return vc, ir.Errorf(v.Pos, "%s of type %s is not supported by the code generator yet", v.Name, t)
 	}
 	g.tensors[v.Name] = tensorInfo{Go: "@" + v.Name, Dims: dims, Int: t.Kind == ir.Int}
 	return vc, nil

@@ -82,7 +82,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 					return nil, err
 				}
 				if grp != nil && g != nil && g.By != grp.By {
-					return nil, fmt.Errorf("%s: internal error in vigen: the ELBO reads per-unit latents through both %s and %s (please report it with the model)", f.Pos, grp.By.Name, g.By.Name)
+					return nil, ir.Errorf(f.Pos, "internal error in vigen: the ELBO reads per-unit latents through both %s and %s (please report it with the model)", grp.By.Name, g.By.Name)
 				}
 				if g != nil {
 					grp = g
@@ -109,7 +109,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 			}
 			if q.Family == "MvNormal" && local[v.Name] {
 				if !inUnit {
-					return nil, fmt.Errorf("%s: internal error in vigen: the ELBO reads the per-unit latent %s outside its units (please report it with the model)", f.Pos, v.Name)
+					return nil, ir.Errorf(f.Pos, "internal error in vigen: the ELBO reads the per-unit latent %s outside its units (please report it with the model)", v.Name)
 				}
 				lp = unitView(lp, v.Name, *unit)
 			}
@@ -170,7 +170,7 @@ func addInputs(list, qs []*QFactor) []*QFactor {
 func (b *Builder) entropy(q *QFactor, unit *Index) (Expr, error) {
 	d := Dists[q.Family]
 	if d == nil || d.Entropy == nil {
-		return nil, fmt.Errorf("%s: internal error in vigen: the entropy of q(%s) (%s) has no closed form in the table (please report it with the model)", b.Model.Lookup(q.Var).Pos, q.Var, q.Family)
+		return nil, ir.Errorf(b.Model.Lookup(q.Var).Pos, "internal error in vigen: the entropy of q(%s) (%s) has no closed form in the table (please report it with the model)", q.Var, q.Family)
 	}
 	at, err := b.qIndices(q, unit)
 	if err != nil {
@@ -205,7 +205,7 @@ func (b *Builder) entropy(q *QFactor, unit *Index) (Expr, error) {
 	}
 	h := d.Entropy(b, args)
 	if h == nil {
-		return nil, fmt.Errorf("%s: internal error in vigen: the entropy of q(%s) (%s) has no closed form in the table (please report it with the model)", b.Model.Lookup(q.Var).Pos, q.Var, q.Family)
+		return nil, ir.Errorf(b.Model.Lookup(q.Var).Pos, "internal error in vigen: the entropy of q(%s) (%s) has no closed form in the table (please report it with the model)", q.Var, q.Family)
 	}
 	return Sum(summed, Mul(append(weights, h)...)), nil
 }

@@ -105,7 +105,7 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		sel = nil // a scalar where an array is expected: the same at every element
 	}
 	if len(sel) != len(e.Typ().Dims) {
-		return nil, fmt.Errorf("%s: internal error in vigen: %d indices for a rank-%d expression (please report it with the model)", e.Position(), len(sel), len(e.Typ().Dims))
+		return nil, ir.Errorf(e.Position(), "internal error in vigen: %d indices for a rank-%d expression (please report it with the model)", len(sel), len(e.Typ().Dims))
 	}
 	switch e := e.(type) {
 	case *ir.Num:
@@ -187,7 +187,7 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		case '^':
 			return Pow(x, y), nil
 		}
-		return nil, fmt.Errorf("%s: internal error in vigen: unknown operator %c (please report it with the model)", e.Pos, e.Op)
+		return nil, ir.Errorf(e.Pos, "internal error in vigen: unknown operator %c (please report it with the model)", e.Op)
 	case *ir.Call:
 		fn, ok := funcs[e.Func]
 		if !ok {
@@ -195,7 +195,7 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		}
 		return fn(b, e, sel)
 	}
-	return nil, fmt.Errorf("%s: internal error in vigen: cannot lower %T (please report it with the model)", e.Position(), e)
+	return nil, ir.Errorf(e.Position(), "internal error in vigen: cannot lower %T (please report it with the model)", e)
 }
 
 // bagDim returns the position of v's dimension that names a bag (one entry

@@ -101,7 +101,7 @@ func (b *Builder) predictive(qs map[string]*QFactor) (p *Predictive, err error) 
 	}
 	const shape = "\thint: held-out evaluation needs a bag data variable w drawn as `w[d, n] ~ Categorical(P)` inside `for d in 1:D { for n in w[d] { ... } }`, with P reading a Categorical latent z drawn in the same loops as `z[d, n] ~ Categorical(Q)`, as in LDA"
 	if len(bags) == 0 {
-		return nil, fmt.Errorf("%s: model %s has no bag data variable (`data w : bag[D] of 1..V`), so it has no held-out evaluation by document completion\n%s", m.NamePos, m.Name, shape)
+		return nil, ir.Errorf(m.NamePos, "model %s has no bag data variable (`data w : bag[D] of 1..V`), so it has no held-out evaluation by document completion\n%s", m.Name, shape)
 	}
 	var errs []error
 	for _, w := range bags {
@@ -119,11 +119,11 @@ func (b *Builder) bagPredictive(w *ir.Var, qs map[string]*QFactor) (*Predictive,
 	m := b.Model
 	f := m.Prior(w.Name)
 	if f == nil {
-		return nil, fmt.Errorf("%s: the bag %s is not drawn by any statement, so it has no held-out evaluation", w.Pos, w.Name)
+		return nil, ir.Errorf(w.Pos, "the bag %s is not drawn by any statement, so it has no held-out evaluation", w.Name)
 	}
 	d, n, ok := bagLoops(f, w)
 	if !ok || f.Dist != "Categorical" {
-		return nil, fmt.Errorf("%s: the bag %s is not drawn as `%s[d, n] ~ Categorical(P)` directly inside `for d in 1:D { for n in %s[d] { ... } }`, so it has no held-out evaluation", f.Pos, w.Name, w.Name, w.Name)
+		return nil, ir.Errorf(f.Pos, "the bag %s is not drawn as `%s[d, n] ~ Categorical(P)` directly inside `for d in 1:D { for n in %s[d] { ... } }`, so it has no held-out evaluation", w.Name, w.Name, w.Name)
 	}
 	// the Categorical latents P reads
 	var z *ir.Var
@@ -134,23 +134,23 @@ func (b *Builder) bagPredictive(w *ir.Var, qs map[string]*QFactor) (*Predictive,
 			return
 		}
 		if z != nil && z != r.Var {
-			zerr = fmt.Errorf("%s: the distribution of %s reads two Categorical latents, %s and %s, so it has no held-out evaluation", f.Pos, w.Name, z.Name, r.Var.Name)
+			zerr = ir.Errorf(f.Pos, "the distribution of %s reads two Categorical latents, %s and %s, so it has no held-out evaluation", w.Name, z.Name, r.Var.Name)
 		}
 		z = r.Var
 		if len(r.Index) != 2 || !isIndex(r.Index[0], d.Index) || !isIndex(r.Index[1], n.Index) {
-			zerr = fmt.Errorf("%s: %s reads %s other than as %s[%s, %s], so it has no held-out evaluation", r.Pos, w.Name, z.Name, z.Name, d.Index, n.Index)
+			zerr = ir.Errorf(r.Pos, "%s reads %s other than as %s[%s, %s], so it has no held-out evaluation", w.Name, z.Name, z.Name, d.Index, n.Index)
 		}
 	})
 	if zerr != nil {
 		return nil, zerr
 	}
 	if z == nil {
-		return nil, fmt.Errorf("%s: the distribution of %s reads no Categorical latent (a topic assignment z[%s, %s]), so it has no held-out evaluation", f.Pos, w.Name, d.Index, n.Index)
+		return nil, ir.Errorf(f.Pos, "the distribution of %s reads no Categorical latent (a topic assignment z[%s, %s]), so it has no held-out evaluation", w.Name, d.Index, n.Index)
 	}
 	zf := m.Prior(z.Name)
 	zd, zn, ok := bagLoops(zf, w)
 	if !ok || zf.Dist != "Categorical" || zd.Index != d.Index || zd.Size != d.Size || zn.Index != n.Index {
-		return nil, fmt.Errorf("%s: %s is not drawn as `%s[%s, %s] ~ Categorical(Q)` in the same loops as %s (%s), so it has no held-out evaluation", zf.Pos, z.Name, z.Name, d.Index, n.Index, w.Name, f.Pos)
+		return nil, ir.Errorf(zf.Pos, "%s is not drawn as `%s[%s, %s] ~ Categorical(Q)` in the same loops as %s (%s), so it has no held-out evaluation", z.Name, z.Name, d.Index, n.Index, w.Name, f.Pos)
 	}
 	for _, v := range m.Vars {
 		if v == w || v.Role == ir.RoleSize || v.Role == ir.RoleLatent && b.localUnit(v) != nil {
@@ -158,7 +158,7 @@ func (b *Builder) bagPredictive(w *ir.Var, qs map[string]*QFactor) (*Predictive,
 		}
 		for _, dim := range v.Type.Dims {
 			if dim == d.Size || dim == w.Name {
-				return nil, fmt.Errorf("%s: %s %s has a dimension %s, one entry per document or token of the training data, so the test documents have none and the model has no held-out evaluation", v.Pos, v.Role, v.Name, dim)
+				return nil, ir.Errorf(v.Pos, "%s %s has a dimension %s, one entry per document or token of the training data, so the test documents have none and the model has no held-out evaluation", v.Role, v.Name, dim)
 			}
 		}
 	}
@@ -185,10 +185,10 @@ func (b *Builder) bagPredictive(w *ir.Var, qs map[string]*QFactor) (*Predictive,
 		if hasFree(mix, entry) {
 			st = zf
 		}
-		return nil, fmt.Errorf("%s: the distribution reads the entry index %s beyond %s[%s, %s] (per-token data or latents), so the predictive of a new token of a document is not defined", st.Pos, n.Index, z.Name, d.Index, n.Index)
+		return nil, ir.Errorf(st.Pos, "the distribution reads the entry index %s beyond %s[%s, %s] (per-token data or latents), so the predictive of a new token of a document is not defined", n.Index, z.Name, d.Index, n.Index)
 	}
 	if hasFree(topic, unit) {
-		return nil, fmt.Errorf("%s: the distribution of %s given %s reads the document %s beyond %s[%s, %s], and held-out evaluation supports only topics shared by all documents", f.Pos, w.Name, z.Name, d.Index, z.Name, d.Index, n.Index)
+		return nil, ir.Errorf(f.Pos, "the distribution of %s given %s reads the document %s beyond %s[%s, %s], and held-out evaluation supports only topics shared by all documents", w.Name, z.Name, d.Index, z.Name, d.Index, n.Index)
 	}
 	for _, r := range []struct {
 		e     *Expr
@@ -208,13 +208,13 @@ func (b *Builder) bagPredictive(w *ir.Var, qs map[string]*QFactor) (*Predictive,
 		if r.unit == nil {
 			for _, v := range m.VarsWithRole(ir.RoleLatent) {
 				if DependsOn(e, v.Name) && b.localUnit(v) != nil {
-					return nil, fmt.Errorf("%s: the distribution of %s given %s reads the local latent %s, and held-out evaluation supports only topics shared by all documents", f.Pos, w.Name, z.Name, v.Name)
+					return nil, ir.Errorf(f.Pos, "the distribution of %s given %s reads the local latent %s, and held-out evaluation supports only topics shared by all documents", w.Name, z.Name, v.Name)
 				}
 			}
 		} else {
 			for _, v := range m.VarsWithRole(ir.RoleLatent) {
 				if DependsOn(e, v.Name) && qs[v.Name] != nil && qs[v.Name].Family == "Categorical" {
-					return nil, fmt.Errorf("%s: the distribution of %s reads the Categorical latent %s, so the predictive of a new token is not defined", zf.Pos, z.Name, v.Name)
+					return nil, ir.Errorf(zf.Pos, "the distribution of %s reads the Categorical latent %s, so the predictive of a new token is not defined", z.Name, v.Name)
 				}
 			}
 		}
