@@ -153,15 +153,15 @@ func (g *gen) domainChecks() string {
 		}
 		cons, err := parseDomains(dist.Constraints)
 		if err != nil {
-			g.errs = append(g.errs, fmt.Sprintf("%s: codegen: the constraints of %s: %v", f.Pos, f.Dist, err))
+			g.errs = append(g.errs, ir.Errorf(f.Pos, "codegen: the constraints of %s: %v", f.Dist, err))
 			continue
 		}
 		for k, p := range fam.Params {
 			if d, ok := cons[p.Name]; ok && k < len(f.Args) {
 				if v, ok := g.literal(f.Args[k]); ok {
 					if !d.holds(v) {
-						g.errs = append(g.errs, fmt.Sprintf("%s: the %s of %s is %s, which must be %s\n\thint: give it a value in that domain (spec/README.md lists the constraints of every distribution)",
-							f.Args[k].Position(), p.Name, f.Dist, strconv.FormatFloat(v, 'g', -1, 64), d.requirement()))
+						g.errs = append(g.errs, ir.Errorf(f.Args[k].Position(), "the %s of %s is %s, which must be %s", p.Name, f.Dist, strconv.FormatFloat(v, 'g', -1, 64), d.requirement()).
+							Hintf("give it a value in that domain (spec/README.md lists the constraints of every distribution)"))
 					}
 					continue
 				}
@@ -170,7 +170,7 @@ func (g *gen) domainChecks() string {
 		}
 		support, err := parseDomains(dist.Support)
 		if err != nil {
-			g.errs = append(g.errs, fmt.Sprintf("%s: codegen: the support of %s: %v", f.Pos, f.Dist, err))
+			g.errs = append(g.errs, ir.Errorf(f.Pos, "codegen: the support of %s: %v", f.Dist, err))
 			continue
 		}
 		if d, ok := support[fam.Value.Name]; ok && f.Target != nil {

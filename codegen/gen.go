@@ -6,6 +6,7 @@ package codegen
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/format"
 	"go/scanner"
@@ -98,7 +99,7 @@ type gen struct {
 	dataField map[string]string
 	sizeGo    map[string]string
 	tensors   map[string]tensorInfo
-	errs      []string
+	errs      []error
 	bags      []bagCtx
 	// stems are the model's names as Go stems (modelStems), and stepNames
 	// hands out the M-step methods' names.
@@ -165,7 +166,7 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 		case ir.RoleData, ir.RoleConst, ir.RoleParam:
 			vc, err := g.varCtx(v)
 			if err != nil {
-				g.errs = append(g.errs, err.Error())
+				g.errs = append(g.errs, err)
 				continue
 			}
 			ctx.Vars = append(ctx.Vars, vc)
@@ -198,7 +199,7 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 		ctx.Aux = append(ctx.Aux, g.auxCtx(a))
 	}
 	if len(g.errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(g.errs, "\n"))
+		return nil, errors.Join(g.errs...)
 	}
 	var kernels strings.Builder
 	for _, o := range d.Objectives {
@@ -220,7 +221,7 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 	ctx.AllocCheck = g.allocCheck(fit)
 	ctx.DomainChecks = g.domainChecks()
 	if len(g.errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(g.errs, "\n"))
+		return nil, errors.Join(g.errs...)
 	}
 
 	tmpl, err := template.ParseFS(templates.FS, "model.go.tmpl")
@@ -508,7 +509,7 @@ func (g *gen) defaultCode(v *ir.Var, n string) string {
 	defSel := sel[len(sel)-len(v.Default.Typ().Dims):]
 	e, err := b.Lower(v.Default, defSel)
 	if err != nil {
-		g.errs = append(g.errs, err.Error())
+		g.errs = append(g.errs, err)
 		return ""
 	}
 	sizes := map[string]string{}

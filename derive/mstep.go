@@ -1,8 +1,8 @@
 package derive
 
 import (
+	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -100,7 +100,7 @@ func (b *Builder) numericMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error
 func (b *Builder) mSteps(qs map[string]*QFactor) ([]*MStep, error) {
 	done := map[string]bool{}
 	var out []*MStep
-	var errs []string
+	var errs []error
 	for _, v := range b.Model.VarsWithRole(ir.RoleParam) {
 		if done[v.Name] {
 			continue
@@ -123,7 +123,7 @@ func (b *Builder) mSteps(qs map[string]*QFactor) ([]*MStep, error) {
 			}
 		}
 		if err != nil {
-			errs = append(errs, err.Error())
+			errs = append(errs, err)
 			continue
 		}
 		for _, p := range s.Params {
@@ -132,7 +132,7 @@ func (b *Builder) mSteps(qs map[string]*QFactor) ([]*MStep, error) {
 		out = append(out, s)
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+		return nil, errors.Join(errs...)
 	}
 	return out, nil
 }

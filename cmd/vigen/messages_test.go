@@ -243,7 +243,9 @@ func TestFamiliesHaveDensities(t *testing.T) {
 // can produce, by format, with the reason: the checker (spec) rejects every
 // such model first, or the message guards an invariant of vigen itself.
 var unreachableMessages = map[string]string{
-	"%s: no update for latent %s": "Derive returns an error for every latent that gets neither an objective nor an update, so codegen never sees one (codegen/fit.go)",
+	"%s: codegen: the constraints of %s: %v": "invariant: TestDomainsParse keeps every constraint clause of derive's table readable",
+	"%s: codegen: the support of %s: %v":     "invariant: TestDomainsParse keeps every support clause of derive's table readable",
+	"%s: no update for latent %s":            "Derive returns an error for every latent that gets neither an objective nor an update, so codegen never sees one (codegen/fit.go)",
 	"%s: internal error in vigen while generating code (please report it with the model): %v":                                            "invariant: a panic inside codegen.Generate, recovered",
 	"%s: internal error in vigen: the ELBO reads the per-unit latent %s outside its units (please report it with the model)":             "invariant: objective() has already run grouping() on every statement reading a per-unit Gaussian latent, which rejects reads outside its units (group.go)",
 	"%s: internal error in vigen: the ELBO reads per-unit latents through both %s and %s (please report it with the model)":              "invariant: objective() rejects a statement reading two per-unit Gaussian latents (perUnitReadError) and grouping() one read through two groupings, before the bound is derived",
@@ -299,7 +301,6 @@ for n in 1:N {
 // position, with the reason that is right.
 var unpositionedMessages = map[string]string{
 	"%w\n%v": "joins two errors that carry their own positions (mstep.go)",
-	"%s":     "joins errors that carry their own positions (one per line)",
 	"codegen: generated driver does not parse (a bug in vigen): %v":   "invariant: generated code is checked before it is returned",
 	"codegen: generated code does not parse (a bug in vigen): %v\n%s": "invariant: generated code is checked before it is returned",
 	"cannot read the clause %q":                                       "wrapped with the statement's position by domainChecks; TestDomainsParse keeps every clause of derive's table readable",
