@@ -122,6 +122,8 @@ type gen struct {
 	// hands out the M-step methods' names.
 	stems     map[string]string
 	stepNames map[*derive.MStep]string
+	// scheduled, if set, receives every kernel's statement tree (Schedules).
+	scheduled func(kernel string, stmts []Stmt)
 }
 
 // upper is the stem of a model name: its Data, Params and Latent field, and
@@ -140,6 +142,31 @@ func (g *gen) lower(name string) string { return lowerFirst(g.upper(name)) }
 // Generate derives m and returns the Go package implementing it. A failure
 // inside vigen is returned as an error, never a panic.
 func Generate(m *ir.Model, opts Options) (files []File, err error) {
+	return generate(m, opts, nil)
+}
+
+// KernelSchedule is the statement tree Schedule made for one kernel of a
+// generated package: the method Name of Model.
+type KernelSchedule struct {
+	Name  string
+	Stmts []Stmt
+}
+
+// Schedules generates m as Generate does and returns the statement tree of
+// every kernel of the package, in the order they are emitted: loop order,
+// fusion, hoisting and common subexpressions made reviewable (golden/'s
+// testdata/sched) without reading the printed Go.
+func Schedules(m *ir.Model, opts Options) ([]KernelSchedule, error) {
+	var out []KernelSchedule
+	_, err := generate(m, opts, func(name string, stmts []Stmt) {
+		out = append(out, KernelSchedule{Name: name, Stmts: stmts})
+	})
+	return out, err
+}
+
+// generate is Generate, calling scheduled (if not nil) with every kernel's
+// statement tree.
+func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []Stmt)) (files []File, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			files, err = nil, fmt.Errorf("%s: internal error in vigen while generating code (please report it with the model): %v", m.File, r)
@@ -161,7 +188,7 @@ func Generate(m *ir.Model, opts Options) (files []File, err error) {
 		return nil, fmt.Errorf("%s: %q cannot be the name of a Go package\n\thint: rename the model, or choose a package name with -pkg", pos, pkg)
 	}
 	g := &gen{m: m, d: d, fields: newNamer(), dfields: newNamer(), goName: map[string]string{}, dataField: map[string]string{},
-		sizeGo: map[string]string{}, tensors: map[string]tensorInfo{}}
+		sizeGo: map[string]string{}, tensors: map[string]tensorInfo{}, scheduled: scheduled}
 	ctx := &fileCtx{Source: m.File, SourceHash: m.SourceHash, Package: pkg, Model: m.Name, RuntimeVersion: runtime.Version, KernelsOnly: opts.KernelsOnly,
 		Imports: []string{importsMarker}}
 	g.stems = modelStems(m)

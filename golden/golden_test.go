@@ -25,6 +25,7 @@ import (
 
 	"github.com/vigen-go/vigen/codegen"
 	"github.com/vigen-go/vigen/spec"
+	"github.com/vigen-go/vigen/spec/ir"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated example packages and testdata/sched")
@@ -50,7 +51,9 @@ func examples(t *testing.T) []string {
 	return out
 }
 
-func generate(t *testing.T, vi string) codegen.File {
+// load reads an example model and the Options its go:generate line asks
+// for (-kernels).
+func load(t *testing.T, vi string) (*ir.Model, codegen.Options) {
 	t.Helper()
 	src, err := os.ReadFile(vi)
 	if err != nil {
@@ -60,9 +63,14 @@ func generate(t *testing.T, vi string) codegen.File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// An example whose go:generate line asks for -kernels is generated so.
 	gen, _ := os.ReadFile(filepath.Join(filepath.Dir(vi), "gen.go"))
-	files, err := codegen.Generate(m, codegen.Options{KernelsOnly: strings.Contains(string(gen), " -kernels ")})
+	return m, codegen.Options{KernelsOnly: strings.Contains(string(gen), " -kernels ")}
+}
+
+func generate(t *testing.T, vi string) codegen.File {
+	t.Helper()
+	m, opts := load(t, vi)
+	files, err := codegen.Generate(m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
