@@ -86,7 +86,7 @@ import (
 	"fmt"
 	"os"
 
-	model "github.com/vigen-go/vigen/codegen/testdata/DIR/doms"
+	model "tmpe2e/doms"
 )
 
 func main() {
@@ -111,14 +111,7 @@ func TestEndToEndDomains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll("testdata", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("testdata", "tmp-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := tempModule(t)
 	if err := os.MkdirAll(filepath.Join(dir, "doms"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +120,11 @@ func TestEndToEndDomains(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(strings.ReplaceAll(domainsDriver, "DIR", filepath.Base(dir))), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(driverSource(domainsDriver, "doms")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "doms")
-	if out, err := exec.Command("go", "build", "-o", bin, "./"+filepath.ToSlash(dir)).CombinedOutput(); err != nil {
+	if out, err := goCommand(dir, "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	good := map[string]string{"K": "2", "One": "1", "y": "[0.5, 1]", "s": "[1, 2]", "g": "[1, 3]", "b": "[0.5, 0.25]", "n": "[3, 0]", "k": "[1, 0]", "r": "1.5"}

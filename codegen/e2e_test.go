@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,7 +57,7 @@ import (
 	"encoding/json"
 	"os"
 
-	model "github.com/vigen-go/vigen/codegen/testdata/DIR/PKG"
+	model "tmpe2e/PKG"
 )
 
 func main() {
@@ -104,7 +103,16 @@ type resultJSON struct {
 	Params    map[string][]float64    `json:"params"` // vector params (variational EM)
 }
 
-// buildAndRun generates src into a throwaway package under testdata, runs
+// driverSource is drv, which imports the generated package as tmpe2e/PKG
+// (or, as drivers did when they were built under testdata, as
+// github.com/vigen-go/vigen/codegen/testdata/DIR/PKG), with PKG replaced by
+// the package's name in a tempModule.
+func driverSource(drv, name string) string {
+	drv = strings.ReplaceAll(drv, "github.com/vigen-go/vigen/codegen/testdata/DIR/", tempModulePath+"/")
+	return strings.ReplaceAll(drv, "PKG", name)
+}
+
+// buildAndRun generates src into a throwaway package in a tempModule, runs
 // the driver on data and returns its decoded output.
 func buildAndRun(t *testing.T, name, src string, data []byte) []resultJSON {
 	t.Helper()
@@ -123,9 +131,9 @@ func buildAndRunWith(t *testing.T, name, src string, data []byte, opts string) [
 	return res
 }
 
-// buildAndRunDriver generates src into a throwaway package under testdata,
-// runs drv (a main package importing it as DIR/PKG) on data and returns its
-// stdout.
+// buildAndRunDriver generates src into a throwaway package in a
+// tempModule, runs drv (a main package importing it as tmpe2e/PKG) on data and
+// returns its stdout.
 func buildAndRunDriver(t *testing.T, name, src string, data []byte, drv string) []byte {
 	t.Helper()
 	return buildAndRunFiles(t, name, src, data, drv, nil)
@@ -146,14 +154,7 @@ func buildAndRunFiles(t *testing.T, name, src string, data []byte, drv string, e
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll("testdata", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("testdata", "tmp-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := tempModule(t)
 	pkgDir := filepath.Join(dir, name)
 	if err := os.MkdirAll(pkgDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -168,11 +169,10 @@ func buildAndRunFiles(t *testing.T, name, src string, data []byte, drv string, e
 			t.Fatal(err)
 		}
 	}
-	d := strings.ReplaceAll(strings.ReplaceAll(drv, "DIR", filepath.Base(dir)), "PKG", name)
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(d), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(driverSource(drv, name)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "run", "./"+filepath.ToSlash(dir))
+	cmd := goCommand(dir, "run", ".")
 	cmd.Stdin = bytes.NewReader(data)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

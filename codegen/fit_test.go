@@ -49,7 +49,7 @@ import (
 	"bytes"
 	"os"
 
-	model "github.com/vigen-go/vigen/codegen/testdata/DIR/PKG"
+	model "tmpe2e/PKG"
 )
 
 func main() {

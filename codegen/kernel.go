@@ -64,6 +64,9 @@ func (g *gen) emitKernel(k kernelSpec) string {
 		outs = append(outs, o)
 	}
 	stmts := Schedule(outs)
+	if g.scheduled != nil {
+		g.scheduled(k.Name, stmts)
+	}
 	localOf := map[string]string{}
 	var tkeys []string
 	for key := range g.tensors {

@@ -30,7 +30,7 @@ import (
 	"encoding/json"
 	"os"
 
-	model "github.com/vigen-go/vigen/codegen/testdata/DIR/PKG"
+	model "tmpe2e/PKG"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -144,7 +144,7 @@ import (
 	"encoding/json"
 	"os"
 
-	model "github.com/vigen-go/vigen/codegen/testdata/DIR/PKG"
+	model "tmpe2e/PKG"
 	"github.com/vigen-go/vigen/runtime"
 )
 

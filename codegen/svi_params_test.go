@@ -89,7 +89,7 @@ import (
 	"encoding/json"
 	"os"
 
-	model "github.com/vigen-go/vigen/codegen/testdata/DIR/PKG"
+	model "tmpe2e/PKG"
 )
 
 func main() {

@@ -27,9 +27,10 @@ import (
 // generated package returns for the nonconjugate latent are compared with
 // central finite differences of the values it returns.
 //
-// All generated packages of one test live in a throwaway directory
-// testdata/tmp-corpus-* (inside the module, so they can import the runtime)
-// and are imported by one driver program, so there is a single `go build`.
+// All generated packages of one test live in a throwaway module in a
+// temporary directory (tempModule: it requires this repository through a
+// replace directive, so they can import the runtime) and are imported by
+// one driver program, so there is a single `go build`.
 // The driver reads jobs (data and evaluation points) as JSON on stdin and
 // writes the kernels' results and its own finite differences as JSON.
 
@@ -160,21 +161,14 @@ func TestCorpusDerivatives(t *testing.T) {
 
 // runFDCases generates, compiles and runs every case and checks its
 // derivatives, reporting each case in a subtest. dirPrefix names the
-// throwaway directory under testdata, pkgPrefix the generated packages.
+// throwaway module's directory, pkgPrefix the generated packages.
 // Models whose generation fails with "not supported" are logged as SKIP
 // and counted; any other failure is an error.
 func runFDCases(t *testing.T, dirPrefix, pkgPrefix string, cases []fdCase, seed uint64) fdReport {
 	t.Helper()
 	start := time.Now()
 	var rep fdReport
-	if err := os.MkdirAll("testdata", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("testdata", dirPrefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := tempModule(t, dirPrefix)
 
 	var ready []*prepared
 	for i, c := range cases {
@@ -200,7 +194,7 @@ func runFDCases(t *testing.T, dirPrefix, pkgPrefix string, cases []fdCase, seed 
 		if err := writeDriver(dir, ready); err != nil {
 			t.Fatal(err)
 		}
-		out, err := exec.Command("go", "build", "-o", bin, "./"+filepath.ToSlash(dir)).CombinedOutput()
+		out, err := goCommand(dir, "build", "-o", bin, ".").CombinedOutput()
 		if err == nil {
 			break
 		}
@@ -714,9 +708,9 @@ func attributeBuildErrors(out string, ready []*prepared) map[string]string {
 		if strings.HasPrefix(line, "# ") {
 			path := strings.TrimPrefix(line, "# ")
 			cur = ""
-			if i := strings.LastIndex(path, "/"); i >= 0 && strings.Contains(path[:i], "/testdata/tmp-") {
-				cur = path[i+1:]
-			} else if strings.Contains(path, "/testdata/tmp-") {
+			if pkg, ok := strings.CutPrefix(path, tempModulePath+"/"); ok {
+				cur = pkg
+			} else if path == tempModulePath {
 				cur = "main"
 			}
 			continue
@@ -745,7 +739,7 @@ func writeDriver(dir string, ready []*prepared) error {
 	type imp struct{ Name, Path, F, Delta string }
 	var imps []imp
 	for _, p := range ready {
-		imps = append(imps, imp{Name: p.Pkg, Path: "github.com/vigen-go/vigen/derive/" + filepath.ToSlash(filepath.Join(dir, p.Pkg)),
+		imps = append(imps, imp{Name: p.Pkg, Path: tempModulePath + "/" + p.Pkg,
 			F: exported(p.Latent) + "F", Delta: exported(p.Latent) + "Delta"})
 	}
 	sort.Slice(imps, func(i, j int) bool { return imps[i].Name < imps[j].Name })

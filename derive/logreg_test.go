@@ -1,6 +1,8 @@
 package derive
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/vigen-go/vigen/spec/ir"
@@ -36,6 +38,13 @@ func logregModel() *ir.Model {
 		}}
 }
 
+// TestLogregForms: f is the log joint written out by hand,
+//
+//	−P/2·log 2π − ½ log|Σ0| − ½ (θ−μ0)ᵀΣ0⁻¹(θ−μ0) + Σ_n [y_n u_n − log(1+e^{u_n})],  u_n = x_nᵀθ,
+//
+// and the trace term is Tr{∇²f Σ} of the derived Hessian (the derivatives
+// themselves are checked by finite differences and against Appendix C).
+// It used to only log the forms.
 func TestLogregForms(t *testing.T) {
 	d, err := Derive(logregModel())
 	if err != nil {
@@ -47,5 +56,40 @@ func TestLogregForms(t *testing.T) {
 		e    Expr
 	}{{"f", o.F}, {"grad", o.Grad}, {"hess", o.Hess}, {"trace", o.Trace}, {"traceGrad", o.TraceGrad}} {
 		t.Logf("%s = %s", c.name, String(c.e))
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n, p = 8, 3
+	for trial := 0; trial < 3; trial++ {
+		env := logregEnv(rng, n, p)
+		x, y, th := env.Tensors["x"].Data, env.Tensors["y"].Data, env.Tensors["theta"].Data
+		mu, inv, cov := env.Tensors["mu0"].Data, env.Tensors["Sigma0.inv"].Data, env.Tensors["theta.cov"].Data
+		want := -float64(p)/2*math.Log(2*math.Pi) - 0.5*env.Tensors["Sigma0.logdet"].Data[0]
+		for a := 0; a < p; a++ {
+			for b := 0; b < p; b++ {
+				want -= 0.5 * (th[a] - mu[a]) * inv[a*p+b] * (th[b] - mu[b])
+			}
+		}
+		for i := 0; i < n; i++ {
+			u := 0.0
+			for k := 0; k < p; k++ {
+				u += x[i*p+k] * th[k]
+			}
+			want += y[i]*u - math.Log1p(math.Exp(u))
+		}
+		if got := Eval(o.F, env); math.Abs(got-want) > 1e-10*math.Max(1, math.Abs(want)) {
+			t.Errorf("trial %d: f = %.15g, the log joint by hand = %.15g", trial, got, want)
+		}
+		wantTrace := 0.0
+		for a := 0; a < p; a++ {
+			for b := 0; b < p; b++ {
+				env.Index[o.A.Name], env.Index[o.B.Name] = a, b
+				wantTrace += Eval(o.Hess, env) * cov[a*p+b]
+			}
+		}
+		delete(env.Index, o.A.Name)
+		delete(env.Index, o.B.Name)
+		if got := Eval(o.Trace, env); math.Abs(got-wantTrace) > 1e-10*math.Max(1, math.Abs(wantTrace)) {
+			t.Errorf("trial %d: trace = %.15g, Tr{∇²f Σ} = %.15g", trial, got, wantTrace)
+		}
 	}
 }

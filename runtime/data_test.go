@@ -224,16 +224,23 @@ func TestSplitObject(t *testing.T) {
 	}
 }
 
-// TestDecodeNeverPanics feeds mangled documents to every decoder.
-func TestDecodeNeverPanics(t *testing.T) {
-	seeds := []string{
+// decodeSeeds are FuzzDecode's seed corpus: a few documents and 3,000
+// deterministic mutations of them (insertions from a JSON-ish alphabet,
+// deletions, truncations), which go test runs as a unit test (this was
+// TestDecodeNeverPanics).
+func decodeSeeds() [][]byte {
+	docs := []string{
 		`{"N": 2, "x": [[1, 2], [3, 4]], "y": [0, 1], "s": 1.5}`,
 		`[[1e308, -1e308], [1e-320, 0]]`, `[1, [2, [3, [4]]]]`, `{"a": {"b": [null, true]}}`,
+	}
+	out := [][]byte{[]byte(`{"N": 2}`), []byte(`[[1,2],[3]]`), []byte(`[0, 1, null]`), []byte("a,b\n1,2\n")}
+	for _, d := range docs {
+		out = append(out, []byte(d))
 	}
 	alphabet := []byte(`[]{}",:.-+eE0123456789 nulltrue` + "\x00\xff")
 	rng := rand.New(rand.NewPCG(71, 72))
 	for i := 0; i < 3000; i++ {
-		b := []byte(seeds[rng.IntN(len(seeds))])
+		b := []byte(docs[rng.IntN(len(docs))])
 		for k := rng.IntN(4) + 1; k > 0; k-- {
 			switch pos := rng.IntN(len(b) + 1); rng.IntN(3) {
 			case 0: // insert
@@ -246,27 +253,87 @@ func TestDecodeNeverPanics(t *testing.T) {
 				b = b[:pos]
 			}
 		}
-		decodeAll(b)
+		out = append(out, b)
 	}
+	return out
 }
 
-func decodeAll(b []byte) {
+// decodeAll feeds b to every decoder: none may panic, an error names the
+// variable, and what decodes is well formed (in range, rows×cols values,
+// the integer decoders agreeing with the real ones).
+func decodeAll(t *testing.T, b []byte) {
+	t.Helper()
 	r := json.RawMessage(b)
-	_, _ = DecodeSize(r, "N")
-	_, _ = DecodeReal(r, "s")
-	_, _ = DecodeInt(r, "k", 0, 3)
-	_, _ = DecodeRealVector(r, "v")
-	_, _ = DecodeIntVector(r, "v", math.MinInt, math.MaxInt)
-	_, _, _, _ = DecodeRealMatrix(r, "m")
-	_, _, _, _ = DecodeIntMatrix(r, "m", 0, 1)
-	_, _ = DecodeBag(r, "w")
-	_, _ = SplitObject(strings.NewReader(string(b)), []string{"N", "x"})
-	_, _, _ = ReadCSV(strings.NewReader(string(b)))
+	named := func(what string, err error, prefix string) {
+		t.Helper()
+		if err != nil && !strings.HasPrefix(err.Error(), prefix) {
+			t.Errorf("%s(%q): error %q does not start with %q", what, b, err, prefix)
+		}
+	}
+	n, err := DecodeSize(r, "N")
+	named("DecodeSize", err, `size "N"`)
+	if err == nil && n < 0 {
+		t.Errorf("DecodeSize(%q) = %d", b, n)
+	}
+	x, err := DecodeReal(r, "s")
+	named("DecodeReal", err, `data "s"`)
+	if err == nil && math.IsNaN(x) {
+		t.Errorf("DecodeReal(%q) = NaN", b)
+	}
+	k, err := DecodeInt(r, "k", 0, 3)
+	named("DecodeInt", err, `data "k"`)
+	if err == nil && (k < 0 || k > 3) {
+		t.Errorf("DecodeInt(%q, 0, 3) = %d", b, k)
+	}
+	v, verr := DecodeRealVector(r, "v")
+	named("DecodeRealVector", verr, `data "v"`)
+	iv, err := DecodeIntVector(r, "v", math.MinInt, math.MaxInt)
+	named("DecodeIntVector", err, `data "v"`)
+	if err == nil && (verr != nil || len(iv) != len(v)) {
+		t.Errorf("DecodeIntVector(%q) = %v but DecodeRealVector = %v, %v", b, iv, v, verr)
+	}
+	flat, rows, cols, merr := DecodeRealMatrix(r, "m")
+	named("DecodeRealMatrix", merr, `data "m"`)
+	if merr == nil && (len(flat) != rows*cols || rows < 0 || cols < 0) {
+		t.Errorf("DecodeRealMatrix(%q): %d values, %d×%d", b, len(flat), rows, cols)
+	}
+	iflat, irows, icols, err := DecodeIntMatrix(r, "m", 0, 1)
+	named("DecodeIntMatrix", err, `data "m"`)
+	if err == nil {
+		if merr != nil || irows != rows || icols != cols || len(iflat) != len(flat) {
+			t.Errorf("DecodeIntMatrix(%q): %d×%d, DecodeRealMatrix: %d×%d, %v", b, irows, icols, rows, cols, merr)
+		}
+		for _, z := range iflat {
+			if z != 0 && z != 1 {
+				t.Errorf("DecodeIntMatrix(%q, 0, 1) holds %d", b, z)
+			}
+		}
+	}
+	_, err = DecodeBag(r, "w")
+	named("DecodeBag", err, `data "w"`)
+	obj, err := SplitObject(strings.NewReader(string(b)), []string{"N", "x"})
+	named("SplitObject", err, "data: ")
+	for key := range obj {
+		if key != "N" && key != "x" {
+			t.Errorf("SplitObject(%q) returned the unknown key %q", b, key)
+		}
+	}
+	header, csvRows, err := ReadCSV(strings.NewReader(string(b)))
+	if err == nil {
+		for i, row := range csvRows {
+			if len(row) != len(header) {
+				t.Errorf("ReadCSV(%q): row %d has %d fields, the header %d", b, i+1, len(row), len(header))
+			}
+		}
+	}
 }
 
+// FuzzDecode: no input makes a decoder panic or return something
+// malformed (decodeAll). Its seeds run with go test; go test -fuzz
+// FuzzDecode ./runtime searches further.
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{`{"N": 2}`, `[[1,2],[3]]`, `[0, 1, null]`, "a,b\n1,2\n"} {
-		f.Add([]byte(s))
+	for _, b := range decodeSeeds() {
+		f.Add(b)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) { decodeAll(b) })
+	f.Fuzz(func(t *testing.T, b []byte) { decodeAll(t, b) })
 }

@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"path/filepath"
 
 	"github.com/alecthomas/participle/v2/lexer"
@@ -20,13 +22,20 @@ func Parse(filename string, src []byte) (*File, error) {
 	return convertFile(g), nil
 }
 
-// Load parses and checks .vi source and returns the model IR.
+// Load parses and checks .vi source and returns the model IR, with the
+// source's SHA-256 in SourceHash.
 func Load(filename string, src []byte) (*ir.Model, error) {
 	f, err := Parse(filename, src)
 	if err != nil {
 		return nil, err
 	}
-	return Check(f)
+	m, err := Check(f)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(src)
+	m.SourceHash = hex.EncodeToString(sum[:])
+	return m, nil
 }
 
 func irPos(p lexer.Position) ir.Pos {

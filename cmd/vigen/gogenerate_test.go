@@ -65,16 +65,20 @@ func main() {
 	for name, src := range files {
 		write(t, dir, name, src)
 	}
-	runIn := func(args ...string) string {
-		t.Helper()
+	goIn := func(args ...string) (string, error) {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	runIn := func(args ...string) string {
+		t.Helper()
+		out, err := goIn(args...)
 		if err != nil {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
-		return string(out)
+		return out
 	}
 	runIn("generate", "./...")
 	if _, err := os.Stat(filepath.Join(dir, "tiny", "tiny.go")); err != nil {
@@ -82,5 +86,13 @@ func main() {
 	}
 	if out := runIn("run", "."); strings.TrimSpace(out) != "converged true 2" {
 		t.Errorf("the user's program printed %q, want %q", out, "converged true 2")
+	}
+	// The user's CI: vigen gen -check passes on the fresh package and
+	// fails, naming it, once the model is edited.
+	check := []string{"run", "github.com/vigen-go/vigen/cmd/vigen", "gen", "-check", "-o", "tiny", "tiny.vi"}
+	runIn(check...)
+	write(t, dir, "tiny.vi", strings.Replace(good, "const S : cov[P] = eye(P)", "const S : cov[P] = 2 * eye(P)", 1))
+	if out, err := goIn(check...); err == nil || !strings.Contains(out, filepath.Join("tiny", "tiny.go")+" is stale") {
+		t.Errorf("vigen gen -check after editing tiny.vi: %v\n%s\nwant exit status 1 naming tiny/tiny.go", err, out)
 	}
 }

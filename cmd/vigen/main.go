@@ -5,6 +5,7 @@
 //
 //	vigen run model.vi -data data.json [-out result.json] [-plot DIR]   fit the model to data (built once, cached)
 //	vigen gen [-o DIR] [-pkg NAME] [-kernels] model.vi   write the Go package for model.vi
+//	vigen gen -check [-o DIR] [-pkg NAME] [-kernels] model.vi   exit 1, naming the files, if the package in DIR is not what gen writes
 //	vigen check [-derive] model.vi            check model.vi and print a table of its nodes; -derive adds f, ∇f, ∇²f
 //	vigen explain [-format md|tex] model.vi   print a derivation report: f, ∇f, ∇²f, updates, expectations, M-steps
 //	vigen fmt [-w | -l] file.vi...            format .vi files canonically, comments kept
@@ -20,13 +21,22 @@
 // temporary file and a rename, and a device or pipe (-out /dev/stdout)
 // directly, without reading it. gen removes only files that are exactly
 // what it generates from the same model under another package name.
+//
+// Every generated package names its .vi file and the SHA-256 of its source
+// on its second line. vigen gen -check writes nothing: it exits 0 if DIR
+// holds exactly what vigen gen would write now, and 1 otherwise, naming on
+// stderr each file that is missing, stale (generated from another version
+// of the model, or edited) or that gen would remove; for CI in projects
+// that commit generated packages.
 package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,12 +56,15 @@ const usage = `usage:
   vigen run model.vi -data data.json [-out result.json] [-method laplace|delta] [-seed N] [-plot DIR]
                                             fit model.vi to data.json: generate, build (cached) and run
   vigen gen [-o DIR] [-pkg NAME] [-kernels] model.vi   generate a Go package from model.vi
+  vigen gen -check [-o DIR] [-pkg NAME] [-kernels] model.vi
+                                            write nothing; exit 1 naming the files if DIR is not what gen would write
   vigen check [-derive] model.vi            check model.vi: a table of its nodes and treatments (-derive: f, ∇f, ∇²f)
   vigen explain [-format md|tex] model.vi   a derivation report in Markdown with LaTeX math (default) or a LaTeX document
   vigen fmt [-w | -l] file.vi...            format .vi files canonically (-w: in place; -l: list those that differ)
 
-exit status: 0 success (vigen run: the fit converged, or -algorithm svi ran its passes); 1 an error (model, data, file,
-build; no result, or the plots failed); 2 bad command line. vigen run also exits 3 if the
+exit status: 0 success (vigen run: the fit converged, or -algorithm svi ran its passes; vigen gen -check: the package
+is up to date); 1 an error (model, data, file, build; no result, or the plots failed; vigen gen -check: the package is
+stale); 2 bad command line. vigen run also exits 3 if the
 fit stopped at -maxiter without converging, 4 if it stopped for another reason (canceled
 by SIGINT or SIGTERM, not_finite, trouble); with 3 and 4 the result is written and stderr
 says why, also with -q.
@@ -114,6 +127,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "output directory (default: ./NAME, NAME the package)")
 	pkg := fs.String("pkg", "", "Go package name (default: the model name)")
 	kernels := fs.Bool("kernels", false, "emit data types and derivative kernels only (no Fit)")
+	check := fs.Bool("check", false, "write nothing; exit 1, naming the files, unless the package in the output directory is what gen would write")
 	m, code := parseAndLoad(fs, args, stderr)
 	if m == nil {
 		return code
@@ -130,6 +144,9 @@ func cmdGen(args []string, stdout, stderr io.Writer) int {
 			name = strings.TrimSuffix(files[0].Name, ".go")
 		}
 		dir = name
+	}
+	if *check {
+		return checkGenerated(dir, m, files, stderr)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintln(stderr, err)
@@ -175,24 +192,39 @@ func checkOverwrite(path string) error {
 // and that this run did not write, and the temporary files an interrupted
 // run left of the files it writes. It returns the other generated files it
 // left alone, for a warning.
+func removeStale(dir string, m *ir.Model, written []codegen.File) (left []string, err error) {
+	remove, left, err := staleFiles(dir, m, written)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range remove {
+		if err := os.Remove(p); err != nil {
+			return left, err
+		}
+	}
+	return left, nil
+}
+
+// staleFiles lists the files in dir that removeStale removes (remove), and
+// the other files vigen generated that it leaves alone (left).
 //
-// A file is removed only if it is exactly what vigen gen writes now for m
-// with the package name of the file (NAME.go holds package NAME), with or
+// A Go file is removed only if it is exactly what vigen gen writes now for
+// m with the package name of the file (NAME.go holds package NAME), with or
 // without -kernels, byte for byte. That proves the file was generated from
 // a model of the same name and source into that package and that nobody
 // edited it, and whatever is removed can be written again, identically,
 // with vigen gen -pkg NAME. A file of another model (even one whose .vi has
 // the same relative name), an edited file, a renamed copy and a file an
 // older vigen wrote all differ, and stay. The header's source line alone
-// would not do: two models in different directories share it.
-func removeStale(dir string, m *ir.Model, written []codegen.File) (left []string, err error) {
+// would not do: two copies of a model in different directories share it.
+func staleFiles(dir string, m *ir.Model, written []codegen.File) (remove, left []string, err error) {
 	keep := map[string]bool{}
 	for _, f := range written {
 		keep[f.Name] = true
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -201,9 +233,7 @@ func removeStale(dir string, m *ir.Model, written []codegen.File) (left []string
 		}
 		path := filepath.Join(dir, name)
 		if isOurTemp(name, written) {
-			if err := os.Remove(path); err != nil {
-				return left, err
-			}
+			remove = append(remove, path)
 			continue
 		}
 		pkg, ok := strings.CutSuffix(name, ".go")
@@ -212,20 +242,72 @@ func removeStale(dir string, m *ir.Model, written []codegen.File) (left []string
 		}
 		old, err := os.ReadFile(path)
 		if err != nil {
-			return left, err
+			return remove, left, err
 		}
 		if !bytes.HasPrefix(old, []byte(codegen.Header+"\n")) {
 			continue
 		}
 		if regenerates(m, pkg, old) {
-			if err := os.Remove(path); err != nil {
-				return left, err
-			}
+			remove = append(remove, path)
 			continue
 		}
 		left = append(left, path)
 	}
-	return left, nil
+	return remove, left, nil
+}
+
+// checkGenerated is vigen gen -check: it compares the files gen would write
+// into dir with what dir holds, writing nothing, and names on stderr each
+// file that is missing or differs, and each file gen would remove. It
+// returns 0 if there is none, else 1.
+func checkGenerated(dir string, m *ir.Model, files []codegen.File, stderr io.Writer) int {
+	status := 0
+	for _, f := range files {
+		path := filepath.Join(dir, f.Name)
+		old, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(stderr, "vigen: %s is missing: vigen gen would write it from %s\n", path, m.File)
+		case err != nil:
+			fmt.Fprintln(stderr, "vigen:", err)
+		case bytes.Equal(old, f.Src):
+			continue
+		default:
+			fmt.Fprintf(stderr, "vigen: %s is stale: %s\n", path, staleReason(m, old, f.Src))
+		}
+		status = 1
+	}
+	remove, _, err := staleFiles(dir, m, files)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintln(stderr, "vigen:", err)
+		return 1
+	}
+	for _, p := range remove {
+		fmt.Fprintf(stderr, "vigen: %s is stale: vigen gen would remove it (an earlier output for %s under another package name, or a temporary file)\n", p, m.File)
+		status = 1
+	}
+	return status
+}
+
+// staleReason says why old, a file in the output directory, is not now,
+// what vigen gen writes for m: the line where they first differ, and
+// whether the model's source changed since old was generated (the hash on
+// its source line).
+func staleReason(m *ir.Model, old, now []byte) string {
+	if !bytes.HasPrefix(old, []byte(codegen.Header+"\n")) {
+		return fmt.Sprintf("it was not generated by vigen (no %q header)", codegen.Header)
+	}
+	line := 1
+	for i := 0; i < len(old) && i < len(now) && old[i] == now[i]; i++ {
+		if old[i] == '\n' {
+			line++
+		}
+	}
+	oldSource, _, _ := strings.Cut(string(old[len(codegen.Header)+1:]), "\n")
+	if oldSource != codegen.SourceLine(m.File, m.SourceHash) {
+		return fmt.Sprintf("it was generated from another version of %s (%q, now %q); first difference at line %d", m.File, oldSource, codegen.SourceLine(m.File, m.SourceHash), line)
+	}
+	return fmt.Sprintf("it was generated from %s as it is now, but differs from what vigen gen writes at line %d (edited by hand, or written by another version of vigen or with other flags)", m.File, line)
 }
 
 // isOurTemp reports whether name is a temporary file WriteFileAtomic makes

@@ -52,7 +52,7 @@ func TestGenWritesPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.HasPrefix(src, []byte(codegen.Header+"\n// source: tiny.vi\n")) {
+	if !bytes.HasPrefix(src, []byte(codegen.Header+"\n// source: tiny.vi sha256:")) {
 		t.Errorf("generated file starts with %q", src[:80])
 	}
 	// A second run over its own output is allowed.
@@ -216,7 +216,7 @@ func TestGenKeepsOtherModelsFiles(t *testing.T) {
 	}
 	gen("dirA")
 	first := read("a.go")
-	if !strings.HasPrefix(first, codegen.Header+"\n// source: model.vi\n") {
+	if !strings.HasPrefix(first, codegen.Header+"\n// source: model.vi sha256:") {
 		t.Fatalf("a.go starts %.80q", first)
 	}
 	// A renamed copy, edited, and one not edited: neither is a.go.

@@ -162,6 +162,10 @@ type Model struct {
 	Vars    []*Var // in declaration order
 	Factors []*Factor
 	byName  map[string]*Var
+	// SourceHash is the SHA-256 of the .vi source in hex, set by
+	// spec.Load; generated files carry it so that a stale package can be
+	// told from a fresh one (vigen gen -check).
+	SourceHash string
 }
 
 // Lookup returns the declared variable called name, or nil.

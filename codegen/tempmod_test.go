@@ -1,0 +1,122 @@
+package codegen
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tempModulePath is the module path of the throwaway modules
+// compile-and-run tests build in.
+const tempModulePath = "tmpe2e"
+
+// tempModule makes a throwaway Go module in t.TempDir() that requires
+// this repository through a replace directive, with the repository's
+// requirements and go.sum, so that generated packages written into it
+// build from the module cache alone, outside the source tree. It returns
+// the module's directory; packages in it are imported as tmpe2e/NAME.
+func tempModule(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goSum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const self = "module github.com/vigen-go/vigen\n"
+	if !strings.HasPrefix(string(goMod), self) {
+		t.Fatalf("%s/go.mod does not start with %q", root, self)
+	}
+	mod := "module " + tempModulePath + "\n" + strings.TrimPrefix(string(goMod), self) +
+		"\nrequire github.com/vigen-go/vigen v0.0.0\n\nreplace github.com/vigen-go/vigen => " + root + "\n"
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), goSum, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// goCommand is the go command with args, run in the module dir, outside
+// any workspace.
+func goCommand(dir string, args ...string) *exec.Cmd {
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	return cmd
+}
+
+// TestTempModuleOffline: a package written into a tempModule builds with
+// the network off (GOPROXY=off): everything it needs is in the module
+// cache and go.sum.
+func TestTempModuleOffline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping compile test in -short mode")
+	}
+	dir := tempModule(t)
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(`package main
+
+import (
+	"fmt"
+
+	"github.com/vigen-go/vigen/runtime"
+	"gonum.org/v1/gonum/mat"
+)
+
+func main() { fmt.Println(runtime.Version > 0, mat.NewDense(1, 1, nil).RawMatrix().Rows) }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := goCommand(dir, "run", ".")
+	cmd.Env = append(cmd.Env, "GOPROXY=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go run in a temp module with GOPROXY=off: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "true 1" {
+		t.Errorf("printed %q, want %q", got, "true 1")
+	}
+}
+
+// TestCompileAndRunOutsideSourceTree: the compile-and-run helpers build
+// the generated package and its driver outside the repository (they used
+// to write them under codegen/testdata).
+func TestCompileAndRunOutsideSourceTree(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const drv = `package main
+
+import (
+	"fmt"
+	"runtime"
+
+	model "tmpe2e/PKG"
+)
+
+var _ = model.LoadData
+
+func main() {
+	_, file, _, _ := runtime.Caller(0)
+	fmt.Print(file)
+}
+`
+	file := string(buildAndRunDriver(t, "outside", linregVI, nil, drv))
+	if !filepath.IsAbs(file) || !strings.HasSuffix(file, "main.go") {
+		t.Fatalf("the driver reports its source as %q", file)
+	}
+	if rel, err := filepath.Rel(root, file); err == nil && !strings.HasPrefix(rel, "..") {
+		t.Errorf("the driver was built inside the repository, at %s", file)
+	}
+}
