@@ -547,31 +547,13 @@ func (f *fitGen) emitLoops() {
 		}
 	}
 	if f.unit != nil {
-		f.p("\n// UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's\n// local factors in turn until their largest relative change is below\n")
-		f.p("// opts.LocalTol, and reports whether they settled within opts.LocalMaxIter\n// sweeps.\n")
-		f.p("func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {\n\tm, opts := a.m, a.opts\n")
-		for _, qi := range local {
-			if qi.obj == nil || qi.obj.Collapsed == nil {
-				continue
-			}
-			z := f.qOf(qi.obj.Collapsed.Z.Name)
-			f.p("\t// Start %s at the fixed point of its alternation with %s\n\t// (runtime.GaussianWork.Collapse) and %s at its optimum there; the\n\t// sweeps below then confirm it.\n", qi.v.Name, z.v.Name, z.v.Name)
-			f.p("\tif !opts.PlainSweeps {\n\t\tw.Collapse(m.gaussian%s(q, d), opts.Newton)\n", qi.upper)
-			f.p("\t\tm.update%s(q, w, d)\n\t}\n", z.upper)
-		}
-		f.p("\tfor it := 1; it <= opts.LocalMaxIter; it++ {\n\t\tchange := 0.0\n")
-		for _, qi := range local {
-			f.sb.WriteString(f.updateCall(qi, "\t\t"))
-		}
-		switch {
-		case len(local) == 1 && local[0].obj != nil:
-			f.p("\t\t// A single local Gaussian is at its optimum after one Laplace\n\t\t// update; the delta method's objective depends on Σ, which is set\n")
-			f.p("\t\t// after μ, so it sweeps to the fixed point of μ and Σ.\n")
-			f.p("\t\tif q.%s == \"laplace\" || change < opts.LocalTol {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n", local[0].method)
-		case len(local) == 1:
-			f.p("\t\t// A single conjugate factor is at its optimum after one update.\n\t\t_ = change\n\t\treturn true\n\t}\n\treturn true\n}\n")
-		default:
-			f.p("\t\tif change < opts.LocalTol {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n")
+		if len(local) == 1 && local[0].obj == nil {
+			f.p("\n// UpdateUnit is Fig. 1's inner loop for unit d: the closed-form update\n// (Eq. 18) of its one local factor, %s, which is at its optimum after it.\n", local[0].v.Name)
+			f.p("func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {\n\ta.m.update%s(q, w, d)\n\treturn true\n}\n", local[0].upper)
+		} else {
+			f.p("\n// UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's\n// local factors in turn until their largest relative change is below\n")
+			f.p("// opts.LocalTol, and reports whether they settled within opts.LocalMaxIter\n// sweeps.\n")
+			f.emitUnitSweeps(local)
 		}
 	}
 	if len(global) == 0 {
@@ -864,4 +846,31 @@ func rowsTimes(k int) string {
 		return "hi-lo"
 	}
 	return fmt.Sprintf("%d*(hi-lo)", k)
+}
+
+// emitUnitSweeps prints UpdateUnit's sweeps over the unit's local factors
+// until they settle.
+func (f *fitGen) emitUnitSweeps(local []*qInfo) {
+	f.p("func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {\n\tm, opts := a.m, a.opts\n")
+	for _, qi := range local {
+		if qi.obj == nil || qi.obj.Collapsed == nil {
+			continue
+		}
+		z := f.qOf(qi.obj.Collapsed.Z.Name)
+		f.p("\t// Start %s at the fixed point of its alternation with %s\n\t// (runtime.GaussianWork.Collapse) and %s at its optimum there; the\n\t// sweeps below then confirm it.\n", qi.v.Name, z.v.Name, z.v.Name)
+		f.p("\tif !opts.PlainSweeps {\n\t\tw.Collapse(m.gaussian%s(q, d), opts.Newton)\n", qi.upper)
+		f.p("\t\tm.update%s(q, w, d)\n\t}\n", z.upper)
+	}
+	f.p("\tfor it := 1; it <= opts.LocalMaxIter; it++ {\n\t\tchange := 0.0\n")
+	for _, qi := range local {
+		f.sb.WriteString(f.updateCall(qi, "\t\t"))
+	}
+	switch {
+	case len(local) == 1 && local[0].obj != nil:
+		f.p("\t\t// A single local Gaussian is at its optimum after one Laplace\n\t\t// update; the delta method's objective depends on Σ, which is set\n")
+		f.p("\t\t// after μ, so it sweeps to the fixed point of μ and Σ.\n")
+		f.p("\t\tif q.%s == \"laplace\" || change < opts.LocalTol {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n", local[0].method)
+	default:
+		f.p("\t\tif change < opts.LocalTol {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n")
+	}
 }

@@ -232,7 +232,7 @@ func (f *fitGen) emitGaussSolve(s *derive.MStep, names []string) {
 		f.p("\tstep.WishartDOF, step.WishartScale = m.%s, m.%s\n", f.g.goName[g.CovPrior[0].Name], f.g.goName[g.CovPrior[1].Name])
 	}
 	f.p("\tprev := append(append([]float64(nil), %s...), %s...)\n", mean, cov)
-	f.p("\tif err := step.Solve(st, %s, %s); err != nil {\n\t\treturn 0, fmt.Errorf(\"M-step of %s (%s:%d:%d): %%w\", err)\n\t}\n", mean, cov, strings.Join(names, ", "), g.Stmt.Pos.File, g.Stmt.Pos.Line, g.Stmt.Pos.Col)
+	f.p("\tif err := step.Solve(st, %s, %s); err != nil {\n\t\treturn 0, fmt.Errorf(\"the M-step of %s (%s:%d:%d): %%w\", err)\n\t}\n", mean, cov, strings.Join(names, ", "), g.Stmt.Pos.File, g.Stmt.Pos.Line, g.Stmt.Pos.Col)
 	f.p("\treturn math.Max(runtime.L2Change(%s, prev[:p]), runtime.L2Change(%s, prev[p:])), nil\n}\n", mean, cov)
 }
 
@@ -264,7 +264,7 @@ func (f *fitGen) emitNumericStep(s *derive.MStep) {
 	f.p("\tobj := func(x, g, h []float64) float64 {\n\t\treturn m.%s(x%s, g, h)\n\t}\n", kernel, inputs)
 	f.p("\tr := runtime.Maximize(obj, m.%s, opts.Newton)\n", model)
 	f.p("\tif r.Status == runtime.StatusNotFinite {\n\t\tcopy(m.%s, prev)\n", model)
-	f.p("\t\treturn 0, fmt.Errorf(\"M-step of %s (%s): the objective is not finite after %%d Newton steps; %s was left at its previous value\", r.Iterations)\n\t}\n", v.Name, f.pos(v), v.Name)
+	f.p("\t\treturn 0, fmt.Errorf(\"the M-step of %s (%s): the objective is not finite after %%d Newton steps; %s was left at its previous value\", r.Iterations)\n\t}\n", v.Name, f.pos(v), v.Name)
 	f.p("\treturn runtime.L2Change(m.%s, prev), nil\n}\n", model)
 	doc := []string{fmt.Sprintf("%s evaluates the expected complete log likelihood as a function of", kernel),
 		fmt.Sprintf("the param %s (%s), writing its gradient into grad and its Hessian", v.Name, f.pos(v)),

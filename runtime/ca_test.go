@@ -37,13 +37,12 @@ type fakeResult struct {
 // set by an M-step. Its fixed point is reached geometrically, over tens of
 // iterations. Hooks let a test act at a given iteration.
 type fakeModel struct {
-	y       []float64
-	b       float64
-	em      bool
-	iter    int               // UpdateGlobals calls so far
-	nanAt   int               // UpdateGlobals makes g NaN in this iteration
-	onUnit  func(iter, d int) // called before each unit's update
-	workers map[*fakeWorker]bool
+	y      []float64
+	b      float64
+	em     bool
+	iter   int               // UpdateGlobals calls so far
+	nanAt  int               // UpdateGlobals makes g NaN in this iteration
+	onUnit func(iter, d int) // called before each unit's update
 }
 
 type fakeWorker struct{ tr Trouble }

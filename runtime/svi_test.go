@@ -27,9 +27,8 @@ type sviFake struct {
 }
 
 type sviState struct {
-	m      []float64 // E[x_d]
-	eta    [2]float64
-	passes int
+	m   []float64 // E[x_d]
+	eta [2]float64
 }
 
 func (f *sviFake) mu(q *sviState) float64 { return -q.eta[0] / (2 * q.eta[1]) }

@@ -17,7 +17,6 @@ type corpus struct {
 	data         *ctm.Data
 	model        *ctm.Model
 	phi          []float64 // flat, one row of K per bag entry
-	off, counts  [][]int
 	sigma0Inv    *mat.SymDense
 	logdetSigma0 float64
 }

@@ -102,26 +102,6 @@ func (h *handCTM) objective(mu, sigma []float64, counts []int, phi []float64, de
 	return f
 }
 
-// infer runs per-document inference from μ = 0 and uniform φ (and, for
-// the delta method, Σ = −∇²f(0)⁻¹) for the given number of sweeps,
-// returning E[θ] and Σ.
-func (h *handCTM) infer(doc [][2]int, delta bool, sweeps int) (mu, sigma []float64) {
-	K := h.K
-	mu = make([]float64, K)
-	sigma = make([]float64, K*K)
-	phi := make([]float64, len(doc)*K)
-	for i := range phi {
-		phi[i] = 1 / float64(K)
-	}
-	if delta {
-		h.covFrom(doc, mu, phi, sigma)
-	}
-	for it := 0; it < sweeps; it++ {
-		h.sweep(doc, mu, sigma, phi, delta)
-	}
-	return mu, sigma
-}
-
 func countsOf(doc [][2]int) []int {
 	counts := make([]int, len(doc))
 	for n, p := range doc {

@@ -765,7 +765,7 @@ func (m *Model) solveMu0Sigma0(st *runtime.GaussStats, opts Options) (float64, e
 	step := runtime.GaussMStep{EstimateMean: true, EstimateCov: true, Precision: false, Shrinkage: opts.Shrinkage}
 	prev := append(append([]float64(nil), m.mu0...), m.sigma0...)
 	if err := step.Solve(st, m.mu0, m.sigma0); err != nil {
-		return 0, fmt.Errorf("M-step of mu0, Sigma0 (ctm.vi:13:3): %w", err)
+		return 0, fmt.Errorf("the M-step of mu0, Sigma0 (ctm.vi:13:3): %w", err)
 	}
 	return math.Max(runtime.L2Change(m.mu0, prev[:p]), runtime.L2Change(m.sigma0, prev[p:])), nil
 }

@@ -817,7 +817,7 @@ func (m *Model) solveMu0Lambda0(st *runtime.GaussStats, opts Options) (float64, 
 	step.WishartDOF, step.WishartScale = m.nu, m.phi0
 	prev := append(append([]float64(nil), m.mu0...), m.lambda0...)
 	if err := step.Solve(st, m.mu0, m.lambda0); err != nil {
-		return 0, fmt.Errorf("M-step of mu0, Lambda0 (hierlogreg.vi:21:3): %w", err)
+		return 0, fmt.Errorf("the M-step of mu0, Lambda0 (hierlogreg.vi:21:3): %w", err)
 	}
 	return math.Max(runtime.L2Change(m.mu0, prev[:p]), runtime.L2Change(m.lambda0, prev[p:])), nil
 }

@@ -437,20 +437,10 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 	return change
 }
 
-// UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's
-// local factors in turn until their largest relative change is below
-// opts.LocalTol, and reports whether they settled within opts.LocalMaxIter
-// sweeps.
+// UpdateUnit is Fig. 1's inner loop for unit d: the closed-form update
+// (Eq. 18) of its one local factor, z, which is at its optimum after it.
 func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
-	m, opts := a.m, a.opts
-	for it := 1; it <= opts.LocalMaxIter; it++ {
-		change := 0.0
-		// z: closed form (Eq. 18)
-		change = math.Max(change, m.updateZ(q, w, d))
-		// A single conjugate factor is at its optimum after one update.
-		_ = change
-		return true
-	}
+	a.m.updateZ(q, w, d)
 	return true
 }
 
