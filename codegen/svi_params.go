@@ -258,10 +258,3 @@ func (p *statsPos) next(n string) string {
 	return ""
 }
 
-func paramList(vs []*ir.Var) []string {
-	var names []string
-	for _, v := range vs {
-		names = append(names, v.Name)
-	}
-	return names
-}

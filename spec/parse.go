@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"path/filepath"
 
-	"github.com/alecthomas/participle/v2/lexer"
-
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
@@ -36,10 +34,6 @@ func Load(filename string, src []byte) (*ir.Model, error) {
 	sum := sha256.Sum256(src)
 	m.SourceHash = hex.EncodeToString(sum[:])
 	return m, nil
-}
-
-func irPos(p lexer.Position) ir.Pos {
-	return ir.Pos{File: p.Filename, Line: p.Line, Col: p.Column}
 }
 
 func convertFile(g *gFile) *File {

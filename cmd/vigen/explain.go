@@ -152,11 +152,7 @@ func (r *report) notation(d *derive.Derivation) {
 		"$\\mathbb{E}[g(\\theta)] \\approx g(\\mu) + \\tfrac{1}{2}\\operatorname{Tr}\\{\\nabla^{2} g(\\mu)\\Sigma\\}$, " +
 		"with the means of any other factors substituted; " +
 		"each section lists these terms in the text notation of `vigen check -derive` and says which rule took each.")
-	var items []string
-	for _, g := range derive.LaTeXGlossary(reportExprs(d)...) {
-		items = append(items, g)
-	}
-	r.list(items)
+	r.list(derive.LaTeXGlossary(reportExprs(d)...))
 }
 
 // reportExprs lists the expressions the report prints, for its glossary.
