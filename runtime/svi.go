@@ -148,7 +148,9 @@ func (s SVISettings) Rho(t int) float64 {
 }
 
 // PassesStatus is the status of an SVI run that completed its passes: it
-// has not been checked for convergence (its ELBO is noisy by design).
+// has not been checked for convergence (its ELBO is noisy by design). If
+// the last pass met numerical trouble, the status goes on with
+// "; trouble in the last pass: " and what it was.
 const PassesStatus = "passes_completed"
 
 // FitSVI runs stochastic variational inference from state q for s.SVI's
@@ -327,6 +329,10 @@ passes:
 		if err != nil {
 			run.Status = tr.String() // the params could not be estimated
 			break
+		}
+		run.Status = PassesStatus
+		if len(tr) > 0 {
+			run.Status += "; trouble in the last pass: " + tr.String()
 		}
 	}
 	run.Seconds = time.Since(start).Seconds()

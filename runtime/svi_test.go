@@ -24,6 +24,8 @@ type sviFake struct {
 	nanAt   int // the pass whose first step makes μ NaN
 	steps   int // SetNatural calls
 	onStep  func(step int)
+	// troubleUnit, if positive, meets trouble in every update
+	troubleUnit int
 }
 
 type sviState struct {
@@ -39,6 +41,10 @@ func (f *sviFake) Shape(q *sviState) CAShape {
 func (f *sviFake) NewWorker(tr Trouble) *fakeWorker { return &fakeWorker{tr} }
 func (f *sviFake) UpdateUnit(q *sviState, w *fakeWorker, d int) bool {
 	q.m[d] = (f.y[d] + f.mu(q)) / 2
+	if f.troubleUnit > 0 && d == f.troubleUnit {
+		w.tr.Add("x: slow")
+		return false
+	}
 	return true
 }
 func (f *sviFake) UpdateGlobals(q *sviState, w *fakeWorker) float64 { panic("not SVI") }
@@ -246,5 +252,18 @@ func TestSVISettingsChecked(t *testing.T) {
 	}
 	if r := (SVISettings{Tau0: 1024, Kappa: 0.7}).Rho(1); math.Abs(r-math.Pow(1025, -0.7)) > 1e-15 || (SVISettings{Tau0: 1, Kappa: 1}).Rho(0) != 1 || math.Abs(r-math.Pow(1025, -0.7)) > 1e-15 {
 		t.Errorf("ρ_1 = %v", r)
+	}
+}
+
+// Trouble in the last pass is not hidden behind "passes_completed".
+func TestFitSVIReportsTroubleOfTheLastPass(t *testing.T) {
+	f, q := newSVIFake(20)
+	f.troubleUnit = 3
+	r := fitSVI(t, f, q, SVISettings{BatchSize: 5, Passes: 2}, 2)
+	if want := PassesStatus + "; trouble in the last pass: x: slow"; r.Status != want {
+		t.Errorf("status %q, want %q", r.Status, want)
+	}
+	if len(r.Unsettled) != 1 || r.Unsettled[0] != 4 {
+		t.Errorf("unsettled %v, want [4]", r.Unsettled)
 	}
 }

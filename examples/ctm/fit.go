@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/vigen-go/vigen/examples/ctm/ctm"
@@ -104,7 +105,7 @@ func runFit(c fitConfig, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !res.Converged && res.Status != runtime.PassesStatus && !c.quiet {
+	if !res.Converged && !strings.HasPrefix(res.Status, runtime.PassesStatus) && !c.quiet {
 		fmt.Fprintf(stderr, "ctm: the fit stopped before converging: %s after %d iterations\n", res.Status, res.Iterations)
 	}
 	fitted := &apParams{K: c.K, V: V, Beta: res.Params.Beta, Mu0: res.Params.Mu0, Sigma0: res.Params.Sigma0}
