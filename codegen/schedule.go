@@ -131,6 +131,8 @@ type scheduler struct {
 	root  *node
 	home  map[string]*node // where each temporary is defined
 	inner bool             // scheduling a vector temporary: no further vectors
+	// canon renames an index to the canonical one of vector keys (vecKey).
+	canon map[derive.Index]func(derive.Expr) derive.Expr
 }
 
 // Schedule lowers outputs into a statement list.
@@ -1004,8 +1006,7 @@ func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
 	}
 	if len(loopFree) == 1 && at.idx.Name == loopFree[0].Name {
 		// an existing vector of the same values serves any use
-		canon := derive.Index{Name: "#vec", Size: loopFree[0].Size}
-		if v, ok := s.root.memo["vec:"+derive.Subst(e, loopFree[0], canon).Key()]; ok {
+		if v, ok := s.root.memo[s.vecKey(e, loopFree[0])]; ok {
 			return derive.T(v.(*derive.Tensor).Name, derive.IxE(loopFree[0]))
 		}
 	}
@@ -1028,8 +1029,7 @@ func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
 	if _, isSum := e.(*derive.SumNode); isSum && j.Plate {
 		return nil
 	}
-	canon := derive.Index{Name: "#vec", Size: j.Size}
-	key := "vec:" + derive.Subst(e, j, canon).Key()
+	key := s.vecKey(e, j)
 	if v, ok := s.root.memo[key]; ok {
 		return derive.T(v.(*derive.Tensor).Name, derive.IxE(j))
 	}
@@ -1065,6 +1065,21 @@ func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
 	s.home[name] = s.root
 	s.root.memo[key] = derive.T(name)
 	return derive.T(name, derive.IxE(j))
+}
+
+// vecKey is the memo key of a vector of the values of e over index j: e's
+// key with j renamed to a canonical name, so that the same values computed
+// for any index share one vector.
+func (s *scheduler) vecKey(e derive.Expr, j derive.Index) string {
+	if s.canon == nil {
+		s.canon = map[derive.Index]func(derive.Expr) derive.Expr{}
+	}
+	sub, ok := s.canon[j]
+	if !ok {
+		sub = derive.Substituter(j, derive.Index{Name: "#vec", Size: j.Size})
+		s.canon[j] = sub
+	}
+	return "vec:" + sub(e).Key()
 }
 
 // valInside evaluates a call or reduction at n without materializing it

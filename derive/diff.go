@@ -6,7 +6,38 @@ import "fmt"
 // at of the tensor called v. The indices in at must not be bound anywhere in
 // e (callers use fresh names). It applies one chain rule over the primitive
 // table: d f(g₁..gₖ) = Σ_k ∂_k f · d g_k.
+//
+// A subexpression that occurs many times (differentiation shares its
+// operands between the terms of the product and chain rules, so expressions
+// are DAGs whose trees are much larger) is differentiated once: the results
+// are memoized by key.
 func Diff(e Expr, v string, at []Index) Expr {
+	d := &differ{v: v, at: at, memo: map[string]Expr{}}
+	return d.diff(e)
+}
+
+type differ struct {
+	v    string
+	at   []Index
+	memo map[string]Expr
+}
+
+func (d *differ) diff(e Expr) Expr {
+	switch e.(type) {
+	case *Num, *Ix, *Delta, *IDelta, *MaxNode:
+		return N(0)
+	}
+	k := e.Key()
+	if r, ok := d.memo[k]; ok {
+		return r
+	}
+	r := d.diff1(e)
+	d.memo[k] = r
+	return r
+}
+
+func (d *differ) diff1(e Expr) Expr {
+	v, at := d.v, d.at
 	switch e := e.(type) {
 	case *Num, *Ix, *Delta, *IDelta, *MaxNode:
 		return N(0)
@@ -31,7 +62,7 @@ func Diff(e Expr, v string, at []Index) Expr {
 		var terms []Expr
 		var partials []Expr
 		for k, a := range e.Args {
-			da := Diff(a, v, at)
+			da := d.diff(a)
 			if isZero(da) {
 				continue
 			}
@@ -47,13 +78,13 @@ func Diff(e Expr, v string, at []Index) Expr {
 	case *AddNode:
 		terms := make([]Expr, len(e.Terms))
 		for k, t := range e.Terms {
-			terms[k] = Diff(t, v, at)
+			terms[k] = d.diff(t)
 		}
 		return Add(terms...)
 	case *MulNode:
 		var terms []Expr
 		for k, f := range e.Factors {
-			df := Diff(f, v, at)
+			df := d.diff(f)
 			if isZero(df) {
 				continue
 			}
@@ -69,7 +100,7 @@ func Diff(e Expr, v string, at []Index) Expr {
 				}
 			}
 		}
-		return Sum(e.Idx, Diff(e.Body, v, at))
+		return Sum(e.Idx, d.diff(e.Body))
 	}
 	panic(fmt.Sprintf("derive: Diff of %T", e))
 }
