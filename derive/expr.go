@@ -131,7 +131,6 @@ func compactKey(key string, free []Index) string {
 	return sb.String()
 }
 
-
 func (b *base) sumDepth() int { return b.sdepth }
 
 func (b *base) Key() string    { return b.key }
