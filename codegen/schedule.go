@@ -3,6 +3,7 @@ package codegen
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -115,12 +116,16 @@ const TempPrefix = "$"
 
 // node is a node of the loop tree under construction.
 type node struct {
-	parent   *node
-	idx      derive.Index // zero at the root
-	from     string
-	depth    int
-	lets     []Stmt
-	memo     map[string]derive.Expr
+	parent *node
+	idx    derive.Index // zero at the root
+	from   string
+	depth  int
+	lets   []Stmt
+	memo   map[string]derive.Expr
+	// vals remembers what val returned at this node: temporaries, once
+	// bound, stay, so the same expression evaluates to the same value, and
+	// a subexpression shared by many terms is walked once.
+	vals     map[string]derive.Expr
 	accums   []Stmt
 	children []*node
 	reduce   bool // the loop of a Reduce: never shared with other terms
@@ -129,8 +134,9 @@ type node struct {
 type scheduler struct {
 	ntemp *int
 	root  *node
-	home  map[string]*node // where each temporary is defined
-	inner bool             // scheduling a vector temporary: no further vectors
+	home  map[string]*node    // where each temporary is defined
+	inner bool                // scheduling a vector temporary: no further vectors
+	temps map[string][]string // tempsOf's memo
 	// canon renames an index to the canonical one of vector keys (vecKey).
 	canon map[derive.Index]func(derive.Expr) derive.Expr
 }
@@ -360,8 +366,32 @@ func eliminate(idx []derive.Index, factors []derive.Expr, free []derive.Index) (
 	}
 }
 
-// work estimates the cost of evaluating e once.
+// work estimates the cost of evaluating e once (as a tree: a shared
+// subexpression counts at each use, but is walked once).
 func work(e derive.Expr) float64 {
+	switch e.(type) {
+	case *derive.Num, *derive.Tensor, *derive.Ix, *derive.Delta:
+		return 0
+	}
+	return workMemo(e, map[string]float64{})
+}
+
+func workMemo(e derive.Expr, memo map[string]float64) float64 {
+	switch e.(type) {
+	case *derive.Num, *derive.Tensor, *derive.Ix, *derive.Delta:
+		return 0
+	}
+	k := e.Key()
+	if w, ok := memo[k]; ok {
+		return w
+	}
+	w := work1(e, memo)
+	memo[k] = w
+	return w
+}
+
+func work1(e derive.Expr, memo map[string]float64) float64 {
+	work := func(e derive.Expr) float64 { return workMemo(e, memo) }
 	switch e := e.(type) {
 	case *derive.Num, *derive.Tensor, *derive.Ix, *derive.Delta:
 		return 0
@@ -673,17 +703,45 @@ func (s *scheduler) placement(n *node, e derive.Expr) *node {
 		free[v.Name] = true
 	}
 	homes := map[*node]bool{}
-	derive.Visit(e, func(x derive.Expr) {
-		if t, ok := x.(*derive.Tensor); ok && strings.HasPrefix(t.Name, TempPrefix) {
-			homes[s.home[t.Name]] = true
-		}
-	})
+	for _, t := range s.tempsOf(e) {
+		homes[s.home[t]] = true
+	}
 	for p := n; p != nil; p = p.parent {
 		if p.parent == nil || free[p.idx.Name] || homes[p] {
 			return p
 		}
 	}
 	return n
+}
+
+// tempsOf returns the temporaries e reads, memoized by key: placement
+// asks for every subexpression val meets, and the subexpressions of
+// derivatives are shared many times over.
+func (s *scheduler) tempsOf(e derive.Expr) []string {
+	if t, ok := e.(*derive.Tensor); ok && strings.HasPrefix(t.Name, TempPrefix) {
+		return []string{t.Name}
+	}
+	cs := derive.Children(e)
+	if len(cs) == 0 {
+		return nil
+	}
+	if s.temps == nil {
+		s.temps = map[string][]string{}
+	}
+	k := e.Key()
+	if ts, ok := s.temps[k]; ok {
+		return ts
+	}
+	var ts []string
+	for _, c := range cs {
+		for _, t := range s.tempsOf(c) {
+			if !slices.Contains(ts, t) {
+				ts = append(ts, t)
+			}
+		}
+	}
+	s.temps[k] = ts
+	return ts
 }
 
 func (s *scheduler) lookup(n *node, key string) (derive.Expr, bool) {
@@ -723,6 +781,19 @@ func (s *scheduler) val(n *node, e derive.Expr) derive.Expr {
 	if v, ok := s.lookup(n, e.Key()); ok {
 		return v
 	}
+	if v, ok := n.vals[e.Key()]; ok {
+		return v
+	}
+	v := s.val1(n, e)
+	if n.vals == nil {
+		n.vals = map[string]derive.Expr{}
+	}
+	n.vals[e.Key()] = v
+	return v
+}
+
+// val1 is val for an e not yet evaluated at n.
+func (s *scheduler) val1(n *node, e derive.Expr) derive.Expr {
 	at := s.placement(n, e)
 	if v := s.vector(n, at, e); v != nil {
 		return v

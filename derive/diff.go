@@ -59,6 +59,9 @@ func (d *differ) diff1(e Expr) Expr {
 		}
 		return Mul(fs...)
 	case *Call:
+		if e.Prim.Name == "group" {
+			return d.diff(e.Args[0])
+		}
 		var terms []Expr
 		var partials []Expr
 		for k, a := range e.Args {
@@ -72,7 +75,7 @@ func (d *differ) diff1(e Expr) Expr {
 				}
 				partials = e.Prim.Partials(e.Args, e)
 			}
-			terms = append(terms, Mul(partials[k], da))
+			terms = append(terms, chainProduct(partials[k], da))
 		}
 		return Add(terms...)
 	case *AddNode:
@@ -103,6 +106,60 @@ func (d *differ) diff1(e Expr) Expr {
 		return Sum(e.Idx, d.diff(e.Body))
 	}
 	panic(fmt.Sprintf("derive: Diff of %T", e))
+}
+
+// groupMin is the number of factors from which chainProduct groups them.
+const groupMin = 3
+
+// chainProduct is the chain rule's product ∂f·dg. Along a chain of
+// primitives f(g(h(…u))) the product of the partials would flatten into
+// one product with a factor per level, and each further derivative would
+// apply the product rule to all of them: the k-th derivative of a chain of
+// depth d would have about d^k terms. Instead, the factors that depend on
+// nothing but plates (the partials, scalars per data point) are kept as
+// one factor group(…) once there are groupMin of them, so that a chain
+// is a nest of small products, each differentiated once (Diff memoizes),
+// and derivatives grow linearly with the depth. Factors with other free
+// indices (x[n, a], Kronecker deltas) and sums stay outside, where the
+// scheduler and the delta elimination of Sum see them.
+func chainProduct(p, da Expr) Expr {
+	prod := Mul(p, da)
+	m, ok := prod.(*MulNode)
+	if !ok {
+		return prod
+	}
+	var inner, outer []Expr
+	for _, f := range m.Factors {
+		if scalarFactor(f) {
+			inner = append(inner, f)
+		} else {
+			outer = append(outer, f)
+		}
+	}
+	if len(inner) < groupMin {
+		return prod
+	}
+	return Mul(append(outer, Call1("group", Mul(inner...)))...)
+}
+
+// scalarFactor reports whether f can go into a group: not a number, a
+// delta or a sum (nor a sum of sums, which Mul distributes), and with no
+// free index but plates.
+func scalarFactor(f Expr) bool {
+	switch f := f.(type) {
+	case *Num, *Delta, *IDelta, *SumNode:
+		return false
+	case *AddNode:
+		if hasSumTerm(f) {
+			return false
+		}
+	}
+	for _, i := range f.Free() {
+		if !i.Plate {
+			return false
+		}
+	}
+	return true
 }
 
 func isZero(e Expr) bool {
