@@ -60,7 +60,7 @@ func (d *differ) diff1(e Expr) Expr {
 		return Mul(fs...)
 	case *Call:
 		if e.Prim.Name == "group" {
-			return d.diff(e.Args[0])
+			return factorOut(d.diff(e.Args[0]))
 		}
 		var terms []Expr
 		var partials []Expr
@@ -140,6 +140,61 @@ func chainProduct(p, da Expr) Expr {
 		return prod
 	}
 	return Mul(append(outer, Call1("group", Mul(inner...)))...)
+}
+
+// factorOut writes a sum whose terms share the same factors that are not
+// plate scalars (the derivative of a group: every term holds the one
+// x[n, b] of the chain rule) as those factors times the sum of the rest,
+// so that the sum, a scalar per data point, is computed outside the loops
+// over the derivative's indices.
+func factorOut(e Expr) Expr {
+	a, ok := e.(*AddNode)
+	if !ok || hasSumTerm(a) {
+		return e
+	}
+	var common []Expr
+	rests := make([]Expr, len(a.Terms))
+	for k, t := range a.Terms {
+		var outer, inner []Expr
+		for _, f := range factorsOf(t) {
+			if _, isNum := f.(*Num); isNum || scalarFactor(f) {
+				inner = append(inner, f)
+			} else {
+				outer = append(outer, f)
+			}
+		}
+		if len(outer) == 0 {
+			return e
+		}
+		if k == 0 {
+			common = outer
+		} else if !sameKeys(common, outer) {
+			return e
+		}
+		rests[k] = Mul(inner...)
+	}
+	return Mul(append(append([]Expr(nil), common...), Add(rests...))...)
+}
+
+func factorsOf(e Expr) []Expr {
+	if m, ok := e.(*MulNode); ok {
+		return m.Factors
+	}
+	return []Expr{e}
+}
+
+// sameKeys reports whether two lists of factors (sorted by key, as in a
+// product) are equal.
+func sameKeys(a, b []Expr) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if a[k].Key() != b[k].Key() {
+			return false
+		}
+	}
+	return true
 }
 
 // scalarFactor reports whether f can go into a group: not a number, a

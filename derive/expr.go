@@ -77,17 +77,26 @@ type base struct {
 	free []Index
 	// sdepth is sumDepth of the node, computed once at construction.
 	sdepth int
+	// grouped marks a node holding a group(…) call (see chainProduct).
+	grouped bool
 }
 
 // mkBase is the base of a node with the given key, free indices and
 // children.
 func mkBase(key string, free []Index, children ...Expr) base {
-	b := base{key: compactKey(key, free), free: free}
+	return mkBaseGrouped(key, free, false, children...)
+}
+
+// mkBaseGrouped is mkBase for a node that is a group(…) call if grouped.
+func mkBaseGrouped(key string, free []Index, grouped bool, children ...Expr) base {
+	b := base{free: free, grouped: grouped}
 	for _, c := range children {
 		if d := sumDepth(c); d > b.sdepth {
 			b.sdepth = d
 		}
+		b.grouped = b.grouped || c.(interface{ isGrouped() bool }).isGrouped()
 	}
+	b.key = compactKey(key, free, b.grouped)
 	return b
 }
 
@@ -113,10 +122,17 @@ func mkSumBase(key string, free []Index, body Expr) base {
 // different keys, which costs only a missed common subexpression. The
 // bound is above the longest key of every example model, whose generated
 // code is thus unaffected.
-const maxKeyLen = 8192
+// Expressions holding group(…) calls come from long chains of primitives,
+// whose derivatives nest many levels of groups: their keys are digested from
+// maxGroupedKeyLen on, so that building a key costs about as much as the
+// node's own arguments.
+const (
+	maxKeyLen        = 8192
+	maxGroupedKeyLen = 256
+)
 
-func compactKey(key string, free []Index) string {
-	if len(key) <= maxKeyLen {
+func compactKey(key string, free []Index, grouped bool) string {
+	if len(key) <= maxKeyLen && (!grouped || len(key) <= maxGroupedKeyLen) {
 		return key
 	}
 	h := sha256.Sum256([]byte(key))
@@ -132,6 +148,8 @@ func compactKey(key string, free []Index) string {
 }
 
 func (b *base) sumDepth() int { return b.sdepth }
+
+func (b *base) isGrouped() bool { return b.grouped }
 
 func (b *base) Key() string    { return b.key }
 func (b *base) Free() []Index  { return b.free }
@@ -326,7 +344,7 @@ func CallE(p *Prim, args ...Expr) Expr {
 		sb.WriteString(a.Key())
 	}
 	sb.WriteByte(')')
-	return &Call{base: mkBase(sb.String(), unionFree(args), args...), Prim: p, Args: append([]Expr(nil), args...)}
+	return &Call{base: mkBaseGrouped(sb.String(), unionFree(args), p.Name == "group", args...), Prim: p, Args: append([]Expr(nil), args...)}
 }
 
 // Call1 applies the primitive named name to one argument.
@@ -507,9 +525,15 @@ func Mul(factors ...Expr) Expr {
 
 func hasSumTerm(a *AddNode) bool {
 	for _, t := range a.Terms {
-		if _, r := coefRest(t); r != nil {
-			if _, ok := r.(*SumNode); ok {
-				return true
+		switch t := t.(type) {
+		case *SumNode:
+			return true
+		case *MulNode:
+			// c·Σ (coefRest without building the rest)
+			if _, ok := t.Factors[0].(*Num); ok && len(t.Factors) == 2 {
+				if _, ok := t.Factors[1].(*SumNode); ok {
+					return true
+				}
 			}
 		}
 	}
