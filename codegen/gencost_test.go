@@ -132,3 +132,35 @@ func BenchmarkGenerate(b *testing.B) {
 		})
 	}
 }
+
+// The deep and wide models generate type-correct code, the same bytes
+// every time (whatever the order of map iteration in derive and the
+// scheduler), and deep chains stay small: group(…) factors print as
+// parenthesized products, shared by every derivative.
+func TestGenerateCostModels(t *testing.T) {
+	for _, m := range []struct {
+		name, src string
+		maxLines  int
+	}{
+		{"logistic12", nestedModel("logistic", 12), 2000},
+		{"log30", nestedModel("log", 30), 3000},
+		{"exp_softplus6", strings.Replace(nestedModel("softplus", 6), "dot(x[n], theta)", "exp(0.1 * dot(x[n], theta))", 1), 3000},
+		{"stmts50", manyStatementsModel(50), 5000},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			files := generateChecked(t, m.name, m.src)
+			again := generateSrc(t, m.name, m.src)
+			if len(again) != len(files) {
+				t.Fatalf("%d files, then %d", len(files), len(again))
+			}
+			for k := range files {
+				if string(files[k].Src) != string(again[k].Src) {
+					t.Fatalf("%s: two generations differ", files[k].Name)
+				}
+			}
+			if n := countLines(files); n > m.maxLines {
+				t.Errorf("%d lines generated, want at most %d", n, m.maxLines)
+			}
+		})
+	}
+}
