@@ -3,6 +3,7 @@ package codegen
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -115,12 +116,16 @@ const TempPrefix = "$"
 
 // node is a node of the loop tree under construction.
 type node struct {
-	parent   *node
-	idx      derive.Index // zero at the root
-	from     string
-	depth    int
-	lets     []Stmt
-	memo     map[string]derive.Expr
+	parent *node
+	idx    derive.Index // zero at the root
+	from   string
+	depth  int
+	lets   []Stmt
+	memo   map[string]derive.Expr
+	// vals remembers what val returned at this node: temporaries, once
+	// bound, stay, so the same expression evaluates to the same value, and
+	// a subexpression shared by many terms is walked once.
+	vals     map[string]derive.Expr
 	accums   []Stmt
 	children []*node
 	reduce   bool // the loop of a Reduce: never shared with other terms
@@ -129,8 +134,11 @@ type node struct {
 type scheduler struct {
 	ntemp *int
 	root  *node
-	home  map[string]*node // where each temporary is defined
-	inner bool             // scheduling a vector temporary: no further vectors
+	home  map[string]*node    // where each temporary is defined
+	inner bool                // scheduling a vector temporary: no further vectors
+	temps map[string][]string // tempsOf's memo
+	// canon renames an index to the canonical one of vector keys (vecKey).
+	canon map[derive.Index]func(derive.Expr) derive.Expr
 }
 
 // Schedule lowers outputs into a statement list.
@@ -358,8 +366,32 @@ func eliminate(idx []derive.Index, factors []derive.Expr, free []derive.Index) (
 	}
 }
 
-// work estimates the cost of evaluating e once.
+// work estimates the cost of evaluating e once (as a tree: a shared
+// subexpression counts at each use, but is walked once).
 func work(e derive.Expr) float64 {
+	switch e.(type) {
+	case *derive.Num, *derive.Tensor, *derive.Ix, *derive.Delta:
+		return 0
+	}
+	return workMemo(e, map[string]float64{})
+}
+
+func workMemo(e derive.Expr, memo map[string]float64) float64 {
+	switch e.(type) {
+	case *derive.Num, *derive.Tensor, *derive.Ix, *derive.Delta:
+		return 0
+	}
+	k := e.Key()
+	if w, ok := memo[k]; ok {
+		return w
+	}
+	w := work1(e, memo)
+	memo[k] = w
+	return w
+}
+
+func work1(e derive.Expr, memo map[string]float64) float64 {
+	work := func(e derive.Expr) float64 { return workMemo(e, memo) }
 	switch e := e.(type) {
 	case *derive.Num, *derive.Tensor, *derive.Ix, *derive.Delta:
 		return 0
@@ -671,17 +703,45 @@ func (s *scheduler) placement(n *node, e derive.Expr) *node {
 		free[v.Name] = true
 	}
 	homes := map[*node]bool{}
-	derive.Visit(e, func(x derive.Expr) {
-		if t, ok := x.(*derive.Tensor); ok && strings.HasPrefix(t.Name, TempPrefix) {
-			homes[s.home[t.Name]] = true
-		}
-	})
+	for _, t := range s.tempsOf(e) {
+		homes[s.home[t]] = true
+	}
 	for p := n; p != nil; p = p.parent {
 		if p.parent == nil || free[p.idx.Name] || homes[p] {
 			return p
 		}
 	}
 	return n
+}
+
+// tempsOf returns the temporaries e reads, memoized by key: placement
+// asks for every subexpression val meets, and the subexpressions of
+// derivatives are shared many times over.
+func (s *scheduler) tempsOf(e derive.Expr) []string {
+	if t, ok := e.(*derive.Tensor); ok && strings.HasPrefix(t.Name, TempPrefix) {
+		return []string{t.Name}
+	}
+	cs := derive.Children(e)
+	if len(cs) == 0 {
+		return nil
+	}
+	if s.temps == nil {
+		s.temps = map[string][]string{}
+	}
+	k := e.Key()
+	if ts, ok := s.temps[k]; ok {
+		return ts
+	}
+	var ts []string
+	for _, c := range cs {
+		for _, t := range s.tempsOf(c) {
+			if !slices.Contains(ts, t) {
+				ts = append(ts, t)
+			}
+		}
+	}
+	s.temps[k] = ts
+	return ts
 }
 
 func (s *scheduler) lookup(n *node, key string) (derive.Expr, bool) {
@@ -721,6 +781,19 @@ func (s *scheduler) val(n *node, e derive.Expr) derive.Expr {
 	if v, ok := s.lookup(n, e.Key()); ok {
 		return v
 	}
+	if v, ok := n.vals[e.Key()]; ok {
+		return v
+	}
+	v := s.val1(n, e)
+	if n.vals == nil {
+		n.vals = map[string]derive.Expr{}
+	}
+	n.vals[e.Key()] = v
+	return v
+}
+
+// val1 is val for an e not yet evaluated at n.
+func (s *scheduler) val1(n *node, e derive.Expr) derive.Expr {
 	at := s.placement(n, e)
 	if v := s.vector(n, at, e); v != nil {
 		return v
@@ -1004,8 +1077,7 @@ func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
 	}
 	if len(loopFree) == 1 && at.idx.Name == loopFree[0].Name {
 		// an existing vector of the same values serves any use
-		canon := derive.Index{Name: "#vec", Size: loopFree[0].Size}
-		if v, ok := s.root.memo["vec:"+derive.Subst(e, loopFree[0], canon).Key()]; ok {
+		if v, ok := s.root.memo[s.vecKey(e, loopFree[0])]; ok {
 			return derive.T(v.(*derive.Tensor).Name, derive.IxE(loopFree[0]))
 		}
 	}
@@ -1028,8 +1100,7 @@ func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
 	if _, isSum := e.(*derive.SumNode); isSum && j.Plate {
 		return nil
 	}
-	canon := derive.Index{Name: "#vec", Size: j.Size}
-	key := "vec:" + derive.Subst(e, j, canon).Key()
+	key := s.vecKey(e, j)
 	if v, ok := s.root.memo[key]; ok {
 		return derive.T(v.(*derive.Tensor).Name, derive.IxE(j))
 	}
@@ -1065,6 +1136,21 @@ func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
 	s.home[name] = s.root
 	s.root.memo[key] = derive.T(name)
 	return derive.T(name, derive.IxE(j))
+}
+
+// vecKey is the memo key of a vector of the values of e over index j: e's
+// key with j renamed to a canonical name, so that the same values computed
+// for any index share one vector.
+func (s *scheduler) vecKey(e derive.Expr, j derive.Index) string {
+	if s.canon == nil {
+		s.canon = map[derive.Index]func(derive.Expr) derive.Expr{}
+	}
+	sub, ok := s.canon[j]
+	if !ok {
+		sub = derive.Substituter(j, derive.Index{Name: "#vec", Size: j.Size})
+		s.canon[j] = sub
+	}
+	return "vec:" + sub(e).Key()
 }
 
 // valInside evaluates a call or reduction at n without materializing it

@@ -80,7 +80,7 @@ func (b *Builder) collapse(o *Objective, updates []*Update, qs map[string]*QFact
 		if e == nil {
 			return nil
 		}
-		constant = append(constant, replaceTensor(e, zq.Params[0].Tensor, func(*Tensor) Expr { return N(0) }))
+		constant = append(constant, replaceTensorPure(e, zq.Params[0].Tensor, func(*Tensor) Expr { return N(0) }))
 	}
 	eta := Add(append([]Expr{u.Natural[0]}, constant...)...)
 	for _, v := range b.Model.VarsWithRole(ir.RoleLatent) {

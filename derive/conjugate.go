@@ -482,7 +482,7 @@ func (b *Builder) polynomialParts(lp Expr, q *QFactor, at []Index, f *ir.Factor)
 	if !isZero(Diff(d2, v, nil)) {
 		return nil, notLinear(f, q, []string{"x", "x^2"}, lp)
 	}
-	zero := func(e Expr) Expr { return replaceTensor(e, v, func(*Tensor) Expr { return N(0) }) }
+	zero := func(e Expr) Expr { return replaceTensorPure(e, v, func(*Tensor) Expr { return N(0) }) }
 	return []Expr{zero(d1), Mul(N(0.5), zero(d2))}, nil
 }
 

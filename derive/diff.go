@@ -6,7 +6,38 @@ import "fmt"
 // at of the tensor called v. The indices in at must not be bound anywhere in
 // e (callers use fresh names). It applies one chain rule over the primitive
 // table: d f(g₁..gₖ) = Σ_k ∂_k f · d g_k.
+//
+// A subexpression that occurs many times (differentiation shares its
+// operands between the terms of the product and chain rules, so expressions
+// are DAGs whose trees are much larger) is differentiated once: the results
+// are memoized by key.
 func Diff(e Expr, v string, at []Index) Expr {
+	d := &differ{v: v, at: at, memo: map[string]Expr{}}
+	return d.diff(e)
+}
+
+type differ struct {
+	v    string
+	at   []Index
+	memo map[string]Expr
+}
+
+func (d *differ) diff(e Expr) Expr {
+	switch e.(type) {
+	case *Num, *Ix, *Delta, *IDelta, *MaxNode:
+		return N(0)
+	}
+	k := e.Key()
+	if r, ok := d.memo[k]; ok {
+		return r
+	}
+	r := d.diff1(e)
+	d.memo[k] = r
+	return r
+}
+
+func (d *differ) diff1(e Expr) Expr {
+	v, at := d.v, d.at
 	switch e := e.(type) {
 	case *Num, *Ix, *Delta, *IDelta, *MaxNode:
 		return N(0)
@@ -28,10 +59,13 @@ func Diff(e Expr, v string, at []Index) Expr {
 		}
 		return Mul(fs...)
 	case *Call:
+		if e.Prim.Name == "group" {
+			return factorOut(d.diff(e.Args[0]))
+		}
 		var terms []Expr
 		var partials []Expr
 		for k, a := range e.Args {
-			da := Diff(a, v, at)
+			da := d.diff(a)
 			if isZero(da) {
 				continue
 			}
@@ -41,19 +75,19 @@ func Diff(e Expr, v string, at []Index) Expr {
 				}
 				partials = e.Prim.Partials(e.Args, e)
 			}
-			terms = append(terms, Mul(partials[k], da))
+			terms = append(terms, chainProduct(partials[k], da))
 		}
 		return Add(terms...)
 	case *AddNode:
 		terms := make([]Expr, len(e.Terms))
 		for k, t := range e.Terms {
-			terms[k] = Diff(t, v, at)
+			terms[k] = d.diff(t)
 		}
 		return Add(terms...)
 	case *MulNode:
 		var terms []Expr
 		for k, f := range e.Factors {
-			df := Diff(f, v, at)
+			df := d.diff(f)
 			if isZero(df) {
 				continue
 			}
@@ -69,9 +103,118 @@ func Diff(e Expr, v string, at []Index) Expr {
 				}
 			}
 		}
-		return Sum(e.Idx, Diff(e.Body, v, at))
+		return Sum(e.Idx, d.diff(e.Body))
 	}
 	panic(fmt.Sprintf("derive: Diff of %T", e))
+}
+
+// groupMin is the number of factors from which chainProduct groups them.
+const groupMin = 3
+
+// chainProduct is the chain rule's product ∂f·dg. Along a chain of
+// primitives f(g(h(…u))) the product of the partials would flatten into
+// one product with a factor per level, and each further derivative would
+// apply the product rule to all of them: the k-th derivative of a chain of
+// depth d would have about d^k terms. Instead, the factors that depend on
+// nothing but plates (the partials, scalars per data point) are kept as
+// one factor group(…) once there are groupMin of them, so that a chain
+// is a nest of small products, each differentiated once (Diff memoizes),
+// and derivatives grow linearly with the depth. Factors with other free
+// indices (x[n, a], Kronecker deltas) and sums stay outside, where the
+// scheduler and the delta elimination of Sum see them.
+func chainProduct(p, da Expr) Expr {
+	prod := Mul(p, da)
+	m, ok := prod.(*MulNode)
+	if !ok {
+		return prod
+	}
+	var inner, outer []Expr
+	for _, f := range m.Factors {
+		if scalarFactor(f) {
+			inner = append(inner, f)
+		} else {
+			outer = append(outer, f)
+		}
+	}
+	if len(inner) < groupMin {
+		return prod
+	}
+	return Mul(append(outer, Call1("group", Mul(inner...)))...)
+}
+
+// factorOut writes a sum whose terms share the same factors that are not
+// plate scalars (the derivative of a group: every term holds the one
+// x[n, b] of the chain rule) as those factors times the sum of the rest,
+// so that the sum, a scalar per data point, is computed outside the loops
+// over the derivative's indices.
+func factorOut(e Expr) Expr {
+	a, ok := e.(*AddNode)
+	if !ok || hasSumTerm(a) {
+		return e
+	}
+	var common []Expr
+	rests := make([]Expr, len(a.Terms))
+	for k, t := range a.Terms {
+		var outer, inner []Expr
+		for _, f := range factorsOf(t) {
+			if _, isNum := f.(*Num); isNum || scalarFactor(f) {
+				inner = append(inner, f)
+			} else {
+				outer = append(outer, f)
+			}
+		}
+		if len(outer) == 0 {
+			return e
+		}
+		if k == 0 {
+			common = outer
+		} else if !sameKeys(common, outer) {
+			return e
+		}
+		rests[k] = Mul(inner...)
+	}
+	return Mul(append(append([]Expr(nil), common...), Add(rests...))...)
+}
+
+func factorsOf(e Expr) []Expr {
+	if m, ok := e.(*MulNode); ok {
+		return m.Factors
+	}
+	return []Expr{e}
+}
+
+// sameKeys reports whether two lists of factors (sorted by key, as in a
+// product) are equal.
+func sameKeys(a, b []Expr) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if a[k].Key() != b[k].Key() {
+			return false
+		}
+	}
+	return true
+}
+
+// scalarFactor reports whether f can go into a group: not a number, a
+// delta or a sum (nor a sum of sums, which Mul distributes), and with no
+// free index but plates.
+func scalarFactor(f Expr) bool {
+	switch f := f.(type) {
+	case *Num, *Delta, *IDelta, *SumNode:
+		return false
+	case *AddNode:
+		if hasSumTerm(f) {
+			return false
+		}
+	}
+	for _, i := range f.Free() {
+		if !i.Plate {
+			return false
+		}
+	}
+	return true
 }
 
 func isZero(e Expr) bool {

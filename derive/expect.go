@@ -748,7 +748,19 @@ func slotOf(s Expr) Expr {
 
 // rename replaces reads of tensor from by reads of tensor to.
 func rename(e Expr, from, to string) Expr {
-	return replaceTensor(e, from, func(t *Tensor) Expr { return newTensor(to, t.Idx, t.Sym, t.Int) })
+	return replaceTensorPure(e, from, func(t *Tensor) Expr { return newTensor(to, t.Idx, t.Sym, t.Int) })
+}
+
+// replaceTensorPure is replaceTensor for an fn without side effects: each
+// distinct subexpression is rewritten once (by key), however many times
+// it occurs.
+func replaceTensorPure(e Expr, v string, fn func(*Tensor) Expr) Expr {
+	return memoized(func(e Expr, rec func(Expr) Expr) Expr {
+		if t, ok := e.(*Tensor); ok && t.Name == v {
+			return fn(t)
+		}
+		return mapChildren(e, rec)
+	})(e)
 }
 
 // replaceTensor rebuilds e with every read of tensor v replaced by fn's.

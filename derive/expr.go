@@ -18,6 +18,8 @@
 package derive
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"sort"
@@ -73,7 +75,81 @@ type Expr interface {
 type base struct {
 	key  string
 	free []Index
+	// sdepth is sumDepth of the node, computed once at construction.
+	sdepth int
+	// grouped marks a node holding a group(…) call (see chainProduct).
+	grouped bool
 }
+
+// mkBase is the base of a node with the given key, free indices and
+// children.
+func mkBase(key string, free []Index, children ...Expr) base {
+	return mkBaseGrouped(key, free, false, children...)
+}
+
+// mkBaseGrouped is mkBase for a node that is a group(…) call if grouped.
+func mkBaseGrouped(key string, free []Index, grouped bool, children ...Expr) base {
+	b := base{free: free, grouped: grouped}
+	for _, c := range children {
+		if d := sumDepth(c); d > b.sdepth {
+			b.sdepth = d
+		}
+		b.grouped = b.grouped || c.(interface{ isGrouped() bool }).isGrouped()
+	}
+	b.key = compactKey(key, free, b.grouped)
+	return b
+}
+
+// mkSumBase is the base of a Sum over body.
+func mkSumBase(key string, free []Index, body Expr) base {
+	b := mkBase(key, free, body)
+	if n := strings.Count(key, "Σ"); n > b.sdepth {
+		b.sdepth = n
+	}
+	return b
+}
+
+// maxKeyLen bounds the length of a key. A key is built from its children's
+// keys, so written out in full it grows with the size of the expression
+// tree, which differentiation makes polynomial (product rule) in the depth
+// of the expression: a longer key is replaced by a digest, a SHA-256 of the
+// full key (which itself holds its children's keys or digests) followed by
+// the node's free indices. Equal expressions still get equal keys, and
+// unequal ones different keys: the free indices stay visible, so a Sum
+// renaming them in its key (sumNode) renames them in the digest too, and
+// the bound indices hidden inside are part of what is hashed. Sums whose
+// bodies differ only by the names of bound indices hidden in a digest get
+// different keys, which costs only a missed common subexpression. The
+// bound is above the longest key of every example model, whose generated
+// code is thus unaffected.
+// Expressions holding group(…) calls come from long chains of primitives,
+// whose derivatives nest many levels of groups: their keys are digested from
+// maxGroupedKeyLen on, so that building a key costs about as much as the
+// node's own arguments.
+const (
+	maxKeyLen        = 8192
+	maxGroupedKeyLen = 256
+)
+
+func compactKey(key string, free []Index, grouped bool) string {
+	if len(key) <= maxKeyLen && (!grouped || len(key) <= maxGroupedKeyLen) {
+		return key
+	}
+	h := sha256.Sum256([]byte(key))
+	var sb strings.Builder
+	sb.WriteString("⟪")
+	sb.WriteString(hex.EncodeToString(h[:16]))
+	for _, f := range free {
+		sb.WriteByte('|')
+		sb.WriteString(idxKey(f))
+	}
+	sb.WriteString("⟫")
+	return sb.String()
+}
+
+func (b *base) sumDepth() int { return b.sdepth }
+
+func (b *base) isGrouped() bool { return b.grouped }
 
 func (b *base) Key() string    { return b.key }
 func (b *base) Free() []Index  { return b.free }
@@ -161,7 +237,7 @@ type MaxNode struct {
 
 // N returns the constant v.
 func N(v float64) Expr {
-	return &Num{base: base{key: fmtNum(v)}, V: v}
+	return &Num{base: mkBase(fmtNum(v), nil), V: v}
 }
 
 func fmtNum(v float64) string {
@@ -173,7 +249,7 @@ func fmtNum(v float64) string {
 
 // IxE returns the index i as an integer-valued expression.
 func IxE(i Index) Expr {
-	return &Ix{base: base{key: idxKey(i), free: []Index{i}}, I: i}
+	return &Ix{base: mkBase(idxKey(i), []Index{i}), I: i}
 }
 
 func idxKey(i Index) string { return "⟨" + i.Name + "⟩" }
@@ -204,7 +280,7 @@ func newTensor(name string, idx []Expr, sym, isInt bool) Expr {
 		}
 		sb.WriteByte(']')
 	}
-	return &Tensor{base: base{key: sb.String(), free: unionFree(idx)}, Name: name, Idx: idx, Sym: sym, Int: isInt}
+	return &Tensor{base: mkBase(sb.String(), unionFree(idx), idx...), Name: name, Idx: idx, Sym: sym, Int: isInt}
 }
 
 // Dlt returns the Kronecker delta δ(a, b).
@@ -215,7 +291,7 @@ func Dlt(a, b Index) Expr {
 	if b.Name < a.Name {
 		a, b = b, a
 	}
-	return &Delta{base: base{key: "δ(" + idxKey(a) + "," + idxKey(b) + ")", free: []Index{a, b}}, A: a, B: b}
+	return &Delta{base: mkBase("δ("+idxKey(a)+","+idxKey(b)+")", []Index{a, b}), A: a, B: b}
 }
 
 // IDlt returns the delta between an index-valued expression x (an *Ix, or
@@ -228,7 +304,7 @@ func IDlt(x, i Expr) Expr {
 	if xi, ok := x.(*Ix); ok {
 		return Dlt(xi.I, ii.I)
 	}
-	return &IDelta{base: base{key: "δ[" + x.Key() + "," + idxKey(ii.I) + "]", free: unionFree([]Expr{x, i})}, X: x, I: ii.I}
+	return &IDelta{base: mkBase("δ["+x.Key()+","+idxKey(ii.I)+"]", unionFree([]Expr{x, i}), x), X: x, I: ii.I}
 }
 
 // CallE applies the primitive p to args, simplifying where p's table entry
@@ -268,7 +344,7 @@ func CallE(p *Prim, args ...Expr) Expr {
 		sb.WriteString(a.Key())
 	}
 	sb.WriteByte(')')
-	return &Call{base: base{key: sb.String(), free: unionFree(args)}, Prim: p, Args: append([]Expr(nil), args...)}
+	return &Call{base: mkBaseGrouped(sb.String(), unionFree(args), p.Name == "group", args...), Prim: p, Args: append([]Expr(nil), args...)}
 }
 
 // Call1 applies the primitive named name to one argument.
@@ -358,7 +434,7 @@ func Add(terms ...Expr) Expr {
 		sb.WriteString(t.Key())
 	}
 	sb.WriteByte(')')
-	return &AddNode{base: base{key: sb.String(), free: unionFree(out)}, Terms: out}
+	return &AddNode{base: mkBase(sb.String(), unionFree(out), out...), Terms: out}
 }
 
 // scale returns c*r for a non-numeric r in normal form.
@@ -449,9 +525,15 @@ func Mul(factors ...Expr) Expr {
 
 func hasSumTerm(a *AddNode) bool {
 	for _, t := range a.Terms {
-		if _, r := coefRest(t); r != nil {
-			if _, ok := r.(*SumNode); ok {
-				return true
+		switch t := t.(type) {
+		case *SumNode:
+			return true
+		case *MulNode:
+			// c·Σ (coefRest without building the rest)
+			if _, ok := t.Factors[0].(*Num); ok && len(t.Factors) == 2 {
+				if _, ok := t.Factors[1].(*SumNode); ok {
+					return true
+				}
 			}
 		}
 	}
@@ -516,7 +598,7 @@ func mulNode(fs []Expr) Expr {
 		}
 		sb.WriteString(f.Key())
 	}
-	return &MulNode{base: base{key: "[" + sb.String() + "]", free: unionFree(fs)}, Factors: fs}
+	return &MulNode{base: mkBase("["+sb.String()+"]", unionFree(fs), fs...), Factors: fs}
 }
 
 func sortByKey(fs []Expr) []Expr {
@@ -641,7 +723,7 @@ func Max(idx []Index, body Expr) Expr {
 			free = append(free, f)
 		}
 	}
-	return &MaxNode{base: base{key: "max" + s.key, free: free}, Idx: used, Body: body}
+	return &MaxNode{base: mkBase("max"+s.key, free, body), Idx: used, Body: body}
 }
 
 // parentIn reports whether j selects the document of a ragged index in idx.
@@ -692,20 +774,13 @@ func sumNode(idx []Index, body Expr) Expr {
 			sort.Slice(free, func(a, b int) bool { return free[a].Name < free[b].Name })
 		}
 	}
-	return &SumNode{base: base{key: key, free: free}, Idx: append([]Index(nil), idx...), Body: body}
+	return &SumNode{base: mkSumBase(key, free, body), Idx: append([]Index(nil), idx...), Body: body}
 }
 
-func sumDepth(e Expr) int {
-	d := 0
-	Visit(e, func(x Expr) {
-		if s, ok := x.(*SumNode); ok {
-			if n := strings.Count(s.key, "Σ"); n > d {
-				d = n
-			}
-		}
-	})
-	return d
-}
+// sumDepth is the largest number of Σ in the key of a Sum in e (e
+// included): the renamed bound indices of a new Sum enclosing e are numbered
+// above it, so they never clash with those of the Sums inside.
+func sumDepth(e Expr) int { return e.(interface{ sumDepth() int }).sumDepth() }
 
 func unionFree(es []Expr) []Index {
 	seen := map[string]Index{}
@@ -726,11 +801,24 @@ func unionFree(es []Expr) []Index {
 }
 
 // Visit calls fn on e and all its subexpressions, parents first.
+//
+// A node shared by several parents (the same pointer) is visited once, at
+// its first occurrence: expressions built by differentiation are DAGs whose
+// trees can be exponentially larger.
 func Visit(e Expr, fn func(Expr)) {
-	fn(e)
-	for _, c := range Children(e) {
-		Visit(c, fn)
+	seen := map[Expr]bool{}
+	var rec func(Expr)
+	rec = func(e Expr) {
+		if seen[e] {
+			return
+		}
+		seen[e] = true
+		fn(e)
+		for _, c := range Children(e) {
+			rec(c)
+		}
 	}
+	rec(e)
 }
 
 // Children returns the direct subexpressions of e.
@@ -760,6 +848,28 @@ func SubstIdx(e Expr, j Index, x Expr) Expr {
 	if xi, ok := x.(*Ix); ok {
 		return Subst(e, j, xi.I)
 	}
+	return memoized(func(e Expr, rec func(Expr) Expr) Expr { return substIdx(e, j, x, rec) })(e)
+}
+
+// memoized returns the recursive rewrite fn, which calls rec on the
+// subexpressions it rewrites, with its results memoized by key, so that a
+// subexpression occurring many times is rewritten once.
+func memoized(fn func(e Expr, rec func(Expr) Expr) Expr) func(Expr) Expr {
+	memo := map[string]Expr{}
+	var rec func(Expr) Expr
+	rec = func(e Expr) Expr {
+		k := e.Key()
+		if r, ok := memo[k]; ok {
+			return r
+		}
+		r := fn(e, rec)
+		memo[k] = r
+		return r
+	}
+	return rec
+}
+
+func substIdx(e Expr, j Index, x Expr, rec func(Expr) Expr) Expr {
 	if !hasFree(e, j) {
 		return e
 	}
@@ -774,21 +884,21 @@ func SubstIdx(e Expr, j Index, x Expr) Expr {
 		return IDlt(x, IxE(other))
 	case *IDelta:
 		if e.I.Name == j.Name {
-			return idltExprs(SubstIdx(e.X, j, x), x)
+			return idltExprs(rec(e.X), x)
 		}
-		return IDlt(SubstIdx(e.X, j, x), IxE(e.I))
+		return IDlt(rec(e.X), IxE(e.I))
 	case *Tensor:
 		idx := make([]Expr, len(e.Idx))
 		for k, s := range e.Idx {
 			if ix, ok := s.(*Ix); ok && ix.I.Name == j.Name {
 				idx[k] = x
 			} else {
-				idx[k] = SubstIdx(s, j, x)
+				idx[k] = rec(s)
 			}
 		}
 		return newTensor(e.Name, idx, e.Sym, e.Int)
 	}
-	return mapChildren(e, func(c Expr) Expr { return SubstIdx(c, j, x) })
+	return mapChildren(e, rec)
 }
 
 // idltExprs is δ between two index-valued expressions, as an equality
@@ -802,6 +912,20 @@ func idltExprs(a, b Expr) Expr {
 
 // Subst replaces the free index from by to throughout e.
 func Subst(e Expr, from, to Index) Expr {
+	if !hasFree(e, from) {
+		return e
+	}
+	return Substituter(from, to)(e)
+}
+
+// Substituter returns a function doing Subst(e, from, to), which remembers
+// the subexpressions it rewrote across calls: for many substitutions of
+// the same index in expressions that share parts.
+func Substituter(from, to Index) func(Expr) Expr {
+	return memoized(func(e Expr, rec func(Expr) Expr) Expr { return subst(e, from, to, rec) })
+}
+
+func subst(e Expr, from, to Index, rec func(Expr) Expr) Expr {
 	if !hasFree(e, from) {
 		return e
 	}
@@ -822,7 +946,7 @@ func Subst(e Expr, from, to Index) Expr {
 		if i.Name == from.Name {
 			i = to
 		}
-		return IDlt(Subst(e.X, from, to), IxE(i))
+		return IDlt(rec(e.X), IxE(i))
 	case *SumNode:
 		s := e
 		if containsIndex(s.Idx, to) {
@@ -832,9 +956,9 @@ func Subst(e Expr, from, to Index) Expr {
 			}
 			s = renameBound(s, to, fresh)
 		}
-		return Sum(s.Idx, Subst(s.Body, from, to))
+		return Sum(s.Idx, rec(s.Body))
 	}
-	return mapChildren(e, func(c Expr) Expr { return Subst(c, from, to) })
+	return mapChildren(e, rec)
 }
 
 // renameBound renames the bound index j of s to fresh.
@@ -847,7 +971,7 @@ func renameBound(s *SumNode, j, fresh Index) *SumNode {
 		idx[k] = x
 	}
 	body := Subst(s.Body, j, fresh)
-	return &SumNode{base: base{key: s.key, free: s.free}, Idx: idx, Body: body}
+	return &SumNode{base: s.base, Idx: idx, Body: body}
 }
 
 // mapChildren rebuilds e with fn applied to its children.

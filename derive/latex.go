@@ -164,6 +164,8 @@ func LaTeXGlossary(es ...Expr) []string {
 // pow, whose layout depends on its exponent, is latexPrinter.pow.
 var latexCalls = map[string]string{
 	"sqrt": `\sqrt{#1}`,
+	// group(x) is x, a product kept as one factor
+	"group": `\left(#1\right)`,
 	// eq(x, y) is the indicator that two integer values are equal
 	"eq": `\mathbf{1}\left[#1 = #2\right]`,
 }

@@ -3,6 +3,7 @@ package derive
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -12,8 +13,11 @@ import (
 // records auxiliary tensors (inverses and log-determinants of covariance
 // inputs) that generated code computes once their inputs are known.
 type Builder struct {
-	Model  *ir.Model
-	used   map[string]bool
+	Model *ir.Model
+	used  map[string]bool
+	// fresh is, per base name, the suffix Fresh tries first: every name
+	// before it is used, and names are never released.
+	fresh  map[string]int
 	Aux    []Aux
 	auxBy  map[string]bool
 	plates map[string]Index // the plate indices in scope, by name
@@ -48,10 +52,23 @@ func NewBuilder(m *ir.Model) *Builder {
 // Fresh returns an index over size with a name not used before, drawn from
 // base, base2, base3, ...
 func (b *Builder) Fresh(base, size string) Index {
-	name := base
-	for n := 2; b.used[name]; n++ {
-		name = fmt.Sprintf("%s%d", base, n)
+	if b.fresh == nil {
+		b.fresh = map[string]int{}
 	}
+	n := b.fresh[base] // 0 for base itself, then 2, 3, ...
+	name := base
+	if n > 0 {
+		name = base + strconv.Itoa(n)
+	}
+	for b.used[name] {
+		if n == 0 {
+			n = 2
+		} else {
+			n++
+		}
+		name = base + strconv.Itoa(n)
+	}
+	b.fresh[base] = n
 	b.used[name] = true
 	return Index{Name: name, Size: size}
 }

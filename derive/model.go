@@ -299,7 +299,7 @@ func containsQ(qs []*QFactor, q *QFactor) bool {
 // unitView rewrites reads θ[u, i] of a per-unit latent as reads θ[i] of
 // the unit's own vector.
 func unitView(e Expr, v string, u Index) Expr {
-	return replaceTensor(e, v, func(t *Tensor) Expr {
+	return replaceTensorPure(e, v, func(t *Tensor) Expr {
 		if len(t.Idx) > 1 {
 			if ix, ok := t.Idx[0].(*Ix); ok && ix.I.Name == u.Name {
 				return newTensor(v, t.Idx[1:], t.Sym, t.Int)

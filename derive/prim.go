@@ -158,6 +158,18 @@ func definePrims() bool {
 			return x[0] * math.Log(x[0])
 		},
 		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Add(N(1), Call1("log", a[0]))} }})
+	// group(x) is x: a product the chain rule keeps as one factor (see
+	// chainProduct in diff.go), so that differentiating it again applies
+	// the product rule to its few factors rather than to the whole chain.
+	def(&Prim{Name: "group", Arity: 1, Go: "", Domain: "all", Latex: `\operatorname{group}`,
+		Eval:     func(x []float64) float64 { return x[0] },
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{N(1)} },
+		Simplify: func(a []Expr) Expr {
+			if _, ok := a[0].(*MulNode); !ok {
+				return a[0]
+			}
+			return nil
+		}})
 	// eq(a, b) is 1 when two integer values are equal (from indirect deltas).
 	def(&Prim{Name: "eq", Arity: 2, Go: "runtime.Eq", Domain: "integers", Latex: `\mathbb{1}`,
 		Eval: func(x []float64) float64 {

@@ -54,6 +54,12 @@ func write(sb *strings.Builder, e Expr, ctx int) {
 			write(sb, e.Args[1], 3)
 			return
 		}
+		if e.Prim.Name == "group" { // a product kept as one factor: (…)
+			sb.WriteByte('(')
+			write(sb, e.Args[0], 0)
+			sb.WriteByte(')')
+			return
+		}
 		sb.WriteString(e.Prim.Name + "(")
 		for k, a := range e.Args {
 			if k > 0 {
