@@ -1,7 +1,6 @@
 package derive
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 
