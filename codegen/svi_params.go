@@ -257,4 +257,3 @@ func (p *statsPos) next(n string) string {
 	}
 	return ""
 }
-
