@@ -180,7 +180,7 @@ func (f *fitGen) dim(name string) string {
 // the state (per-unit Gaussians get the unit dimension in front).
 func (f *fitGen) paramDims(qi *qInfo, k int) []string {
 	dims := qi.q.Params[k].Dims
-	if qi.q.Family == "MvNormal" && qi.local {
+	if qi.q.IsGaussianVector() && qi.local {
 		return append([]string{f.unit.Size}, dims...)
 	}
 	return dims
@@ -209,7 +209,7 @@ func (f *fitGen) arg(t string, unit string) string {
 	}
 	all := append(append([]string(nil), qi.fields...), qi.mfields...)
 	field := "q." + all[k]
-	if qi.q.Family == "MvNormal" && qi.local {
+	if qi.q.IsGaussianVector() && qi.local {
 		n := f.length(qi.q.Params[k].Dims)
 		return fmt.Sprintf("%s[%s*%s : (%s+1)*%s]", field, unit, n, unit, n)
 	}
@@ -265,7 +265,7 @@ func (f *fitGen) emitTypes() {
 	for _, qi := range f.qs {
 		typ := "*runtime.Factor"
 		doc := fmt.Sprintf("q(%s), %s", qi.v.Name, qi.q.Family)
-		if qi.q.Family == "MvNormal" {
+		if qi.q.IsGaussianVector() {
 			typ, doc = "*runtime.Gaussian", fmt.Sprintf("q(%s) = N(mean, cov)", qi.v.Name)
 			if qi.local {
 				typ, doc = "[]*runtime.Gaussian", doc+", one per unit "+f.unit.Name
@@ -350,7 +350,7 @@ func (f *fitGen) emitNewState() {
 	// start
 	f.p("\n// start copies q from a previous result, checking its shapes.\nfunc (q *state) start(m *Model, r *Result) error {\n")
 	for _, qi := range f.qs {
-		if qi.q.Family == "MvNormal" {
+		if qi.q.IsGaussianVector() {
 			n := f.dim(qi.q.Dims[0])
 			if qi.local {
 				f.p("\tif len(r.Latent.%s) != %s {\n\t\treturn fmt.Errorf(\"start: latent %%q has %%d units, want %%d\", %q, len(r.Latent.%s), %s)\n\t}\n", qi.field, f.dim(f.unit.Size), qi.v.Name, qi.field, f.dim(f.unit.Size))
@@ -651,14 +651,14 @@ func (f *fitGen) emitELBO() {
 	f.p("// Units are evaluated on `workers` goroutines into perUnit and summed in\n// unit order, so the value does not depend on the schedule.\n")
 	f.p("func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {\n\tm := a.m\n\ttotal := m.elboGlobal(%s)\n", f.args(b.GlobalInputs, ""))
 	for _, qi := range f.qs {
-		if qi.q.Family == "MvNormal" && !qi.local {
+		if qi.q.IsGaussianVector() && !qi.local {
 			f.p("\ttotal += runtime.GaussianEntropy(q.%s, %s)\n", qi.fields[1], f.dim(qi.q.Dims[0]))
 		}
 	}
 	if f.unit != nil {
 		f.p("\truntime.ParallelFor(%s, workers, func(_, d int) {\n\t\tv := m.elboUnit(d, %s)\n", f.dim(f.unit.Size), f.args(b.LocalInputs, "d"))
 		for _, qi := range f.qs {
-			if qi.q.Family == "MvNormal" && qi.local {
+			if qi.q.IsGaussianVector() && qi.local {
 				n := f.dim(qi.q.Dims[0])
 				f.p("\t\tv += runtime.GaussianEntropy(q.%s[d*%s*%s:(d+1)*%s*%s], %s)\n", qi.fields[1], n, n, n, n, n)
 			}
@@ -672,11 +672,11 @@ func (f *fitGen) emitResult() {
 	f.p("\n// latent copies q into the result's form.\nfunc (q *state) latent(m *Model) Latent {\n\tvar l Latent\n")
 	for _, qi := range f.qs {
 		switch {
-		case qi.q.Family == "MvNormal" && qi.local:
+		case qi.q.IsGaussianVector() && qi.local:
 			n := f.dim(qi.q.Dims[0])
 			f.p("\tl.%s = make([]*runtime.Gaussian, %s)\n\tfor d := range l.%s {\n", qi.field, f.dim(f.unit.Size), qi.field)
 			f.p("\t\tl.%s[d] = runtime.NewGaussian(\"MvNormal\", q.%s[d*%s:(d+1)*%s], q.%s[d*%s*%s:(d+1)*%s*%s])\n\t}\n", qi.field, qi.fields[0], n, n, qi.fields[1], n, n, n, n)
-		case qi.q.Family == "MvNormal":
+		case qi.q.IsGaussianVector():
 			f.p("\tl.%s = runtime.NewGaussian(\"MvNormal\", q.%s, q.%s)\n", qi.field, qi.fields[0], qi.fields[1])
 		default:
 			dims := qi.q.Params[0].Dims

@@ -107,7 +107,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 			if q == nil {
 				return nil, noFactorError(f.Pos, "this statement", v)
 			}
-			if q.Family == "MvNormal" && local[v.Name] {
+			if q.IsGaussianVector() && local[v.Name] {
 				if !inUnit {
 					return nil, ir.Errorf(f.Pos, "internal error in vigen: the ELBO reads the per-unit latent %s outside its units (please report it with the model)", v.Name)
 				}
@@ -132,7 +132,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 		}
 	}
 	for _, q := range d.Q {
-		if q.Family == "MvNormal" {
+		if q.IsGaussianVector() {
 			continue
 		}
 		var u *Index
@@ -176,7 +176,7 @@ func (b *Builder) entropy(q *QFactor, unit *Index) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	vectorFam := q.Family == "Categorical" || q.Family == "Dirichlet"
+	vectorFam := q.IsCategorical() || q.Family == "Dirichlet"
 	outer := at
 	if vectorFam {
 		outer = at[:len(at)-1]

@@ -55,51 +55,32 @@ type Update struct {
 	NoSVI string
 }
 
-// conjugateFamilies maps a conjugate family to the new variational
-// parameters as functions of the natural parameters, one per sufficient
-// statistic of the family's ExpFam entry, in that order. Categorical is
-// handled by normalization instead.
-var conjugateFamilies = map[string]func(eta []Expr) []Expr{
-	// t = log x, η = α − 1
-	"Dirichlet": func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1))} },
-	// t = (log x, x), η = (α − 1, −β)
-	"Gamma": func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Neg(eta[1])} },
-	// t = (log x, log(1−x)), η = (a − 1, b − 1)
-	"Beta": func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Add(eta[1], N(1))} },
-	// t = (log x, 1/x), η = (−α − 1, −β)
-	"InverseGamma": func(eta []Expr) []Expr { return []Expr{Neg(Add(eta[0], N(1))), Neg(eta[1])} },
-	// t = (x, x²), η = (m/s², −1/(2s²)): s² = −1/(2η₂), m = η₁s²
-	"Normal": func(eta []Expr) []Expr {
-		v := Neg(Pow(Mul(N(2), eta[1]), N(-1)))
-		return []Expr{Mul(eta[0], v), Call1("sqrt", v)}
-	},
-}
-
-// conjugateParamNames names q's parameter tensors (v.<name>) per family,
-// in the family's argument order.
-var conjugateParamNames = map[string][]string{
-	"Dirichlet":    {"param"},
-	"Gamma":        {"shape", "rate"},
-	"Beta":         {"a", "b"},
-	"InverseGamma": {"shape", "scale"},
-	"Normal":       {"mean", "sd"},
-	"Categorical":  {"prob"},
-}
-
 // ConjugateParamNames names the variational parameters of a family, in
-// the order of QFactor.Params.
-func ConjugateParamNames(family string) []string { return conjugateParamNames[family] }
+// the order of QFactor.Params (nil for a family that is not conjugate).
+func ConjugateParamNames(family string) []string {
+	if d := Dists[family]; d != nil && d.Conj != nil {
+		return d.Conj.Params
+	}
+	return nil
+}
 
-// ConjugateFamilies lists the families a latent can be declared conjugate in.
+// ConjugateFamilies lists the families a latent can be declared conjugate
+// in (those of the table with a Conjugacy), sorted.
 func ConjugateFamilies() []string {
-	return []string{"Beta", "Categorical", "Dirichlet", "Gamma", "InverseGamma", "Normal"}
+	var out []string
+	for _, name := range DistNames() {
+		if Dists[name].Conj != nil {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // TableQ is q(v) in one of the conjugate families, with parameters read
-// from the tensors v.<name> (see conjugateParamNames); vector families run
+// from the tensors v.<name> (see Conjugacy.Params); vector families run
 // over the last of dims.
 func TableQ(v, family string, dims ...string) *QFactor {
-	names := conjugateParamNames[family]
+	names := ConjugateParamNames(family)
 	q := &QFactor{Var: v, Family: family, Dims: dims}
 	for _, n := range names {
 		q.Params = append(q.Params, tensorValN(v+"."+n, dims))
@@ -170,7 +151,7 @@ func (b *Builder) localUnit(v *ir.Var) *Index {
 // for a bag dimension, fresh indices otherwise.
 func (b *Builder) qIndices(q *QFactor, unit *Index) ([]Index, error) {
 	dims := q.Dims
-	if q.Family == "Categorical" {
+	if q.IsCategorical() {
 		dims = append(append([]string(nil), dims...), q.K)
 	}
 	var at []Index
@@ -200,7 +181,7 @@ func (b *Builder) conjugateUpdate(v *ir.Var, qs map[string]*QFactor) (*Update, e
 	if q == nil {
 		return nil, ir.Errorf(v.Pos, "latent %s is declared conjugate, but its prior %s is not a family with closed-form updates (%s)", v.Name, prior.Dist, strings.Join(ConjugateFamilies(), ", ")).Hintf("give it one of those priors, or %s", nonconjugateAdvice(v.Name, len(v.Type.Dims) == 0))
 	}
-	u := &Update{Latent: v, Q: q, Unit: b.localUnit(v), Normalize: q.Family == "Categorical"}
+	u := &Update{Latent: v, Q: q, Unit: b.localUnit(v), Normalize: q.IsCategorical()}
 	at, err := b.qIndices(q, u.Unit)
 	if err != nil {
 		return nil, err
@@ -219,7 +200,7 @@ func (b *Builder) conjugateUpdate(v *ir.Var, qs map[string]*QFactor) (*Update, e
 		expected[0], u.Dropped = keep, append(u.Dropped, dropped...)
 		u.Params = expected
 	} else {
-		u.Params = conjugateFamilies[q.Family](expected)
+		u.Params = Dists[q.Family].Conj.FromNatural(expected)
 	}
 	return u, nil
 }
@@ -231,7 +212,7 @@ func (b *Builder) conjugateUpdate(v *ir.Var, qs map[string]*QFactor) (*Update, e
 func (b *Builder) expectedNatural(u *Update, qs map[string]*QFactor, pos *ir.Factor) ([]Expr, error) {
 	v, q, at := u.Latent, u.Q, u.At
 	var stats []string
-	if q.Family == "Categorical" {
+	if q.IsCategorical() {
 		stats = []string{"onehot"}
 	} else {
 		for _, s := range Dists[q.Family].ExpFam.Stats {
@@ -312,7 +293,7 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 	v := q.Var
 	orig := lp
 	var tensors []string
-	if q.Family == "Categorical" {
+	if q.IsCategorical() {
 		// Any function of a categorical is linear in its indicator:
 		// g(z) = Σ_k [z = k] g(k). E over z alone turns every read into a
 		// sum over categories weighted by the tensor z.prob.
@@ -429,7 +410,7 @@ func readOf(e Expr, v string) string {
 func (b *Builder) perUnitOutside(e Expr, self string, unit *Index, qs map[string]*QFactor) *ir.Var {
 	for _, fv := range b.Model.VarsWithRole(ir.RoleLatent) {
 		q := qs[fv.Name]
-		if fv.Name == self || q == nil || q.Family != "MvNormal" || len(fv.Type.Dims) != 2 || !DependsOn(e, fv.Name) {
+		if fv.Name == self || q == nil || !q.IsGaussianVector() || len(fv.Type.Dims) != 2 || !DependsOn(e, fv.Name) {
 			continue
 		}
 		if u := b.localUnit(fv); unit == nil || u == nil || u.Name != unit.Name {
@@ -451,7 +432,7 @@ func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*
 		if q == nil {
 			return nil, noFactorError(f.Pos, "the update of "+self, fv)
 		}
-		if q.Family == "MvNormal" && len(fv.Type.Dims) == 2 {
+		if q.IsGaussianVector() && len(fv.Type.Dims) == 2 {
 			// expectedNatural has rejected reads outside the unit
 			e = unitView(e, fv.Name, *unit)
 		}

@@ -31,6 +31,20 @@ type Dist struct {
 	// Entropy of the family with parameters args, or nil when it has no
 	// closed form.
 	Entropy func(b *Builder, args []Val) Expr
+	// Conj is how a latent with this prior, declared conjugate, is updated
+	// in closed form (Eq. 18) with q in the same family; nil if it cannot be.
+	Conj *Conjugacy
+}
+
+// Conjugacy is the closed-form update of a conjugate family.
+type Conjugacy struct {
+	// Params names q's parameter tensors (v.<name>), in the family's
+	// argument order.
+	Params []string
+	// FromNatural maps the natural parameters (one per sufficient
+	// statistic, in ExpFam order) to q's new parameters. It is nil for
+	// Categorical, whose update normalizes its log-probabilities instead.
+	FromNatural func(eta []Expr) []Expr
 }
 
 // ExpFam is a family's exponential-family decomposition.
@@ -152,6 +166,11 @@ func init() {
 		"var": func(a []Expr) Expr { return Pow(a[1], N(2)) },
 	})
 	d.Entropy = sentropy(func(a []Expr) Expr { return Add(N(0.5*(1+log2Pi)), logE(a[1])) })
+	// t = (x, x²), η = (m/s², −1/(2s²)): s² = −1/(2η₂), m = η₁s²
+	d.Conj = &Conjugacy{Params: []string{"mean", "sd"}, FromNatural: func(eta []Expr) []Expr {
+		v := Neg(Pow(Mul(N(2), eta[1]), N(-1)))
+		return []Expr{Mul(eta[0], v), Call1("sqrt", v)}
+	}}
 	Dists[d.Name] = d
 
 	// Gamma(x; α, β) = α log β − log Γ(α) + (α−1) log x − βx   (β a rate)
@@ -177,6 +196,8 @@ func init() {
 	d.Entropy = sentropy(func(a []Expr) Expr {
 		return Add(a[0], Neg(logE(a[1])), lg(a[0]), Mul(Sub(N(1), a[0]), psi(a[0])))
 	})
+	// t = (log x, x), η = (α − 1, −β)
+	d.Conj = &Conjugacy{Params: []string{"shape", "rate"}, FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Neg(eta[1])} }}
 	Dists[d.Name] = d
 
 	// InverseGamma(x; α, β) = α log β − log Γ(α) − (α+1) log x − β/x   (β a scale)
@@ -202,6 +223,8 @@ func init() {
 	d.Entropy = sentropy(func(a []Expr) Expr {
 		return Add(a[0], logE(a[1]), lg(a[0]), Neg(Mul(Add(N(1), a[0]), psi(a[0]))))
 	})
+	// t = (log x, 1/x), η = (−α − 1, −β)
+	d.Conj = &Conjugacy{Params: []string{"shape", "scale"}, FromNatural: func(eta []Expr) []Expr { return []Expr{Neg(Add(eta[0], N(1))), Neg(eta[1])} }}
 	Dists[d.Name] = d
 
 	// Beta(x; a, b) = log Γ(a+b) − log Γ(a) − log Γ(b) + (a−1) log x + (b−1) log(1−x)
@@ -232,6 +255,8 @@ func init() {
 		return Add(lg(a[0]), lg(a[1]), Neg(lg(ab)), Neg(Mul(Sub(a[0], N(1)), psi(a[0]))),
 			Neg(Mul(Sub(a[1], N(1)), psi(a[1]))), Mul(Sub(ab, N(2)), psi(ab)))
 	})
+	// t = (log x, log(1−x)), η = (a − 1, b − 1)
+	d.Conj = &Conjugacy{Params: []string{"a", "b"}, FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Add(eta[1], N(1))} }}
 	Dists[d.Name] = d
 
 	// Bernoulli(y; p) = y·logit(p) − softplus(logit(p)): natural parameter

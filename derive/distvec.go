@@ -147,6 +147,8 @@ func dirichletDist() *Dist {
 			Mul(Sub(a0, SizeE(k)), psi(a0)),
 			Neg(b.sumOver(k, func(i Expr) Expr { return Mul(Sub(a[0].At([]Expr{i}), N(1)), psi(a[0].At([]Expr{i}))) })))
 	}
+	// t = log x, η = α − 1
+	d.Conj = &Conjugacy{Params: []string{"param"}, FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1))} }}
 	return d
 }
 
@@ -178,6 +180,9 @@ func categoricalDist() *Dist {
 			return Call1("xlogx", a[0].At([]Expr{i}))
 		}))
 	}
+	// any function of a categorical is linear in its indicator; the update
+	// normalizes the log-probabilities
+	d.Conj = &Conjugacy{Params: []string{"prob"}}
 	return d
 }
 

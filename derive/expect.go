@@ -35,6 +35,16 @@ type QFactor struct {
 	MomentStats []string
 }
 
+// IsGaussianVector reports whether q is the Gaussian factor N(μ, Σ) of a
+// nonconjugate latent (updated by Laplace or delta), one per unit for a
+// per-unit latent.
+func (q *QFactor) IsGaussianVector() bool { return q.Family == "MvNormal" }
+
+// IsCategorical reports whether q is a Categorical factor, whose closed-form
+// update normalizes log-probabilities and whose expectations sum over the
+// categories.
+func (q *QFactor) IsCategorical() bool { return q.Family == "Categorical" }
+
 // Tensors are q's parameter tensors followed by its moment tensors.
 func (q *QFactor) Tensors() []Val {
 	out := append([]Val(nil), q.Params...)
@@ -145,7 +155,7 @@ func (x *expecter) expect(e Expr) Expr {
 		// A term reading a categorical latent and others: sum over the
 		// categories first (exact), then take the rest's expectation.
 		for _, v := range vs {
-			if q := x.qs[v]; q.Family == "Categorical" {
+			if q := x.qs[v]; q.IsCategorical() {
 				if x.bindsSelection(e, q) {
 					// c·Σ_n g(z[n]): by linearity, the categories are
 					// summed over inside the sum that binds n.
@@ -310,7 +320,7 @@ func (x *expecter) integrateQuadratic(e Expr, q *QFactor) Expr {
 // meanOf replaces every read of q's latent in e by its mean under q (exact
 // for e linear in it); nil when q's table has no mean.
 func (x *expecter) meanOf(e Expr, q *QFactor) Expr {
-	if q.Family == "MvNormal" {
+	if q.IsGaussianVector() {
 		return x.atMean(e, q)
 	}
 	ok := true
@@ -335,7 +345,7 @@ func (x *expecter) meanOf(e Expr, q *QFactor) Expr {
 // elementwise family the variance of its table entry on the diagonal; nil
 // when the table has none.
 func (x *expecter) covOf(q *QFactor, i, j []Index) Expr {
-	if q.Family == "MvNormal" {
+	if q.IsGaussianVector() {
 		return q.Params[1].At([]Expr{IxE(i[0]), IxE(j[0])})
 	}
 	rule := Dists[q.Family].Expect["var"]
@@ -372,7 +382,7 @@ func (x *expecter) single(e Expr, q *QFactor) Expr {
 		}
 		return Sum(s.Idx, body)
 	}
-	if m, ok := e.(*MulNode); ok && q.Family != "MvNormal" {
+	if m, ok := e.(*MulNode); ok && !q.IsGaussianVector() {
 		// Factors that do not read the latent are constants under q. (The
 		// Gaussian rules see whole terms, so that sums over the indices of
 		// a quadratic form's Hessian can absorb its Kronecker deltas.)
@@ -404,7 +414,7 @@ func (x *expecter) single(e Expr, q *QFactor) Expr {
 		if r = x.gaussian(rest, q); r == nil {
 			r = x.byTable(rest, q)
 		}
-	case q.Family == "Categorical":
+	case q.IsCategorical():
 		r = x.categorical(rest, q)
 	default:
 		if r = x.byTable(rest, q); r == nil {
@@ -505,7 +515,7 @@ func matchStat(e Expr, v string) (string, []Expr) {
 
 // isGaussian reports whether q is a Gaussian factor: a multivariate q(θ) =
 // N(μ, Σ) or a (elementwise) Normal.
-func isGaussian(q *QFactor) bool { return q.Family == "MvNormal" || q.Family == "Normal" }
+func isGaussian(q *QFactor) bool { return q.IsGaussianVector() || q.Family == "Normal" }
 
 // indices returns fresh indices over q's dimensions (none for a scalar).
 func (x *expecter) indices(q *QFactor) []Index {
@@ -590,7 +600,7 @@ func (x *expecter) taylor(e Expr) Expr {
 	for _, v := range x.latents(e) {
 		q := x.qs[v]
 		if !isGaussian(q) {
-			if q.Family == "Categorical" {
+			if q.IsCategorical() {
 				x.record(e, "no rule: a categorical latent inside a nonlinear function", false)
 				return nil
 			}

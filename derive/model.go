@@ -157,7 +157,7 @@ func (b *Builder) qFactor(v *ir.Var) *QFactor {
 		}
 		return CategoricalQ(v.Name, v.Type.Range[1].Size, dims...)
 	}
-	if _, ok := conjugateFamilies[prior.Dist]; ok {
+	if d := Dists[prior.Dist]; d != nil && d.Conj != nil && d.Conj.FromNatural != nil {
 		return TableQ(v.Name, prior.Dist, dims...)
 	}
 	return nil
@@ -226,7 +226,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		var others []*QFactor
 		for _, name := range sortedKeys(qs) {
 			if name != v.Name && DependsOn(lp, name) {
-				if fv := b.Model.Lookup(name); fv != nil && qs[name].Family == "MvNormal" && len(fv.Type.Dims) == 2 {
+				if fv := b.Model.Lookup(name); fv != nil && qs[name].IsGaussianVector() && len(fv.Type.Dims) == 2 {
 					// the expectation engine reads a Gaussian factor as
 					// one vector; one per unit is read so only by the
 					// unit's own objective (unitView)

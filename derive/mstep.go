@@ -80,7 +80,7 @@ func (b *Builder) numericMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error
 	}
 	for _, f := range b.Model.Children(v.Name) {
 		for _, l := range b.Model.VarsWithRole(ir.RoleLatent) {
-			if q := qs[l.Name]; q != nil && q.Family == "MvNormal" && len(l.Type.Dims) == 2 && mentionsVar(f, l.Name) {
+			if q := qs[l.Name]; q != nil && q.IsGaussianVector() && len(l.Type.Dims) == 2 && mentionsVar(f, l.Name) {
 				hint := "Newton's method on a param reads global latents only"
 				if f.Target != nil && f.Target.Var == l && (f.Dist == "MvNormal" || f.Dist == "MvNormalPrec") {
 					hint = fmt.Sprintf("make the %s's mean a param of its own (%s(mu, ...) with param mu has a closed-form M-step) and compute %s from it after the fit", f.Dist, f.Dist, v.Name)
@@ -213,7 +213,7 @@ func (b *Builder) gaussMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) 
 	g.Target, g.Unit, g.Dim = t.Var, Index{Name: ix.Name, Size: stmt.Plates[0].Size, Plate: true}, t.Var.Type.Dims[1]
 	switch {
 	case t.Var.Role == ir.RoleData:
-	case t.Var.Role == ir.RoleLatent && qs[t.Var.Name] != nil && qs[t.Var.Name].Family == "MvNormal" && len(t.Var.Type.Dims) == 2:
+	case t.Var.Role == ir.RoleLatent && qs[t.Var.Name] != nil && qs[t.Var.Name].IsGaussianVector() && len(t.Var.Type.Dims) == 2:
 	default:
 		return nil, noForm(stmt.Pos, fmt.Sprintf("its target %s must be data or a nonconjugate latent with one Gaussian per unit", t.Var.Name))
 	}

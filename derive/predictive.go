@@ -130,7 +130,7 @@ func (b *Builder) bagPredictive(w *ir.Var, qs map[string]*QFactor) (*Predictive,
 	var zerr error
 	ir.Walk(f.Args[0], func(e ir.Expr) {
 		r, ok := e.(*ir.Ref)
-		if !ok || r.Var.Role != ir.RoleLatent || qs[r.Var.Name] == nil || qs[r.Var.Name].Family != "Categorical" {
+		if !ok || r.Var.Role != ir.RoleLatent || qs[r.Var.Name] == nil || !qs[r.Var.Name].IsCategorical() {
 			return
 		}
 		if z != nil && z != r.Var {
@@ -213,7 +213,7 @@ func (b *Builder) bagPredictive(w *ir.Var, qs map[string]*QFactor) (*Predictive,
 			}
 		} else {
 			for _, v := range m.VarsWithRole(ir.RoleLatent) {
-				if DependsOn(e, v.Name) && qs[v.Name] != nil && qs[v.Name].Family == "Categorical" {
+				if DependsOn(e, v.Name) && qs[v.Name] != nil && qs[v.Name].IsCategorical() {
 					return nil, ir.Errorf(zf.Pos, "the distribution of %s reads the Categorical latent %s, so the predictive of a new token is not defined", z.Name, v.Name)
 				}
 			}

@@ -9,7 +9,7 @@ import (
 
 // The runtime's natural parameters of each conjugate family (what SVI
 // steps) must be those Eq. 18's closed forms read: runtime.FromNatural
-// agrees with conjugateFamilies, and runtime.ToNatural inverts both.
+// agrees with the table's Conjugacy.FromNatural, and runtime.ToNatural inverts both.
 func TestRuntimeNaturalParametersMatchConjugateFamilies(t *testing.T) {
 	params := map[string][]float64{
 		"Dirichlet": {2.5}, "Gamma": {3.2, 0.7}, "Beta": {1.7, 4.1}, "InverseGamma": {2.9, 1.3}, "Normal": {-0.8, 0.6},
@@ -41,7 +41,7 @@ func TestRuntimeNaturalParametersMatchConjugateFamilies(t *testing.T) {
 			env.Tensors[name] = &Value{Data: []float64{eta[k]}}
 			sym = append(sym, T(name))
 		}
-		got := conjugateFamilies[fam](sym)
+		got := Dists[fam].Conj.FromNatural(sym)
 		if len(got) != len(p) {
 			t.Fatalf("%s: %d closed-form parameters for %d", fam, len(got), len(p))
 		}
