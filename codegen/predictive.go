@@ -65,8 +65,7 @@ func (f *fitGen) emitHeldout() {
 	f.p("\tseen, kept, err := runtime.HeldoutSplit(m.%s, m.%s, m.%s, obs, held)\n\tif err != nil {\n\t\treturn s, err\n\t}\n", term, count, vGo)
 	f.p("\tt := *m\n\tt.%s = len(kept)\n", unitGo)
 	f.p("\tif t.%s, t.%s, t.%s, err = runtime.FlattenBag(%q, kept, t.%s, 1, t.%s); err != nil {\n\t\treturn s, err\n\t}\n", off, term, count, w, unitGo, vGo)
-	f.p("\tif opts.LocalMaxIter == 0 {\n\t\topts.LocalMaxIter = runtime.HeldoutLocalMaxIter\n\t}\n")
-	f.p("\topts.Start, opts.Resume, opts.Checkpoint, opts.Progress = nil, nil, runtime.Checkpoint{}, nil\n")
+	f.p("\topts = opts.Heldout()\n")
 	f.p("\tq, err := t.newState(opts)\n\tif err != nil {\n\t\treturn s, err\n\t}\n")
 	f.p("\t// the test documents' local factors start as Fit starts them, the\n\t// globals at r's\n")
 	f.p("\tl := q.latent(&t)\n")
@@ -79,7 +78,6 @@ func (f *fitGen) emitHeldout() {
 	}
 	keep()
 	f.p("\topts.Start = &Result{Latent: l, Params: r.Params}\n")
-	f.p("\topts.MaxIter, opts.FixParams, opts.AllowEmpty, opts.Algorithm = 1, true, true, \"ca\"\n")
 	f.p("\tres, err := t.Fit(ctx, opts)\n\tif err != nil {\n\t\treturn s, err\n\t}\n")
 	f.p("\tif res.Iterations != 1 {\n\t\treturn s, fmt.Errorf(\"held-out evaluation: the fit of the test documents stopped: %%s\", res.Status)\n\t}\n")
 	f.p("\t// the iteration's global update moved the globals; the score reads r's\n\tl = res.Latent\n")

@@ -178,6 +178,20 @@ func (s *Settings[L, P]) CA(start time.Time, fp *Fingerprint) (CASettings, error
 	return c, nil
 }
 
+// Heldout returns s for fitting the local factors of test documents with
+// the globals and params of a Start (set by the caller) held fixed: one
+// coordinate-ascent iteration with FixParams, empty documents allowed,
+// no checkpoints, resume or progress, and LocalMaxIter 0 meaning
+// HeldoutLocalMaxIter. Method, Seed, Workers and the local tolerance stay.
+func (s Settings[L, P]) Heldout() Settings[L, P] {
+	if s.LocalMaxIter == 0 {
+		s.LocalMaxIter = HeldoutLocalMaxIter
+	}
+	s.Start, s.Resume, s.Checkpoint, s.Progress = nil, nil, Checkpoint{}, nil
+	s.MaxIter, s.FixParams, s.AllowEmpty, s.Algorithm = 1, true, true, "ca"
+	return s
+}
+
 // Fit runs the algorithm s.Algorithm chooses (s prepared by Prepare) on
 // model m from state q: FitCA, or FitSVI if m supports it. start is when
 // the fit started and fp its fingerprint.

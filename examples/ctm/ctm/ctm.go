@@ -878,10 +878,7 @@ func (m *Model) Heldout(ctx context.Context, r *Result, obs, held [][][2]int, op
 	if t.wOff, t.wTerm, t.wCount, err = runtime.FlattenBag("w", kept, t.d, 1, t.v); err != nil {
 		return s, err
 	}
-	if opts.LocalMaxIter == 0 {
-		opts.LocalMaxIter = runtime.HeldoutLocalMaxIter
-	}
-	opts.Start, opts.Resume, opts.Checkpoint, opts.Progress = nil, nil, runtime.Checkpoint{}, nil
+	opts = opts.Heldout()
 	q, err := t.newState(opts)
 	if err != nil {
 		return s, err
@@ -890,7 +887,6 @@ func (m *Model) Heldout(ctx context.Context, r *Result, obs, held [][][2]int, op
 	// globals at r's
 	l := q.latent(&t)
 	opts.Start = &Result{Latent: l, Params: r.Params}
-	opts.MaxIter, opts.FixParams, opts.AllowEmpty, opts.Algorithm = 1, true, true, "ca"
 	res, err := t.Fit(ctx, opts)
 	if err != nil {
 		return s, err
