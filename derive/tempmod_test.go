@@ -4,8 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // tempModulePath is the module path of the throwaway modules
@@ -25,38 +26,15 @@ func tempModule(t *testing.T, prefix string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	goSum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const self = "module github.com/vigen-go/vigen\n"
-	if !strings.HasPrefix(string(goMod), self) {
-		t.Fatalf("%s/go.mod does not start with %q", root, self)
-	}
-	mod := "module " + tempModulePath + "\n" + strings.TrimPrefix(string(goMod), self) +
-		"\nrequire github.com/vigen-go/vigen v0.0.0\n\nreplace github.com/vigen-go/vigen => " + root + "\n"
 	dir, err := os.MkdirTemp(t.TempDir(), prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.sum"), goSum, 0o644); err != nil {
+	if err := golden.WriteModule(dir, tempModulePath, root); err != nil {
 		t.Fatal(err)
 	}
 	return dir
 }
 
-// goCommand is the go command with args, run in the module dir, outside
-// any workspace.
-func goCommand(dir string, args ...string) *exec.Cmd {
-	cmd := exec.Command("go", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
-	return cmd
-}
+// goCommand is golden.GoCommand.
+func goCommand(dir string, args ...string) *exec.Cmd { return golden.GoCommand(dir, args...) }
