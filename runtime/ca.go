@@ -25,9 +25,6 @@ type CAModel[S, W, P, R any] interface {
 	// UpdateGlobals updates the global factors and returns their largest
 	// relative change.
 	UpdateGlobals(q S, w W) float64
-	// MStep sets the params to the maximum of the expected complete log
-	// likelihood under q and returns their largest relative change.
-	MStep(q S) (float64, error)
 	// ELBO is the evidence lower bound of q, computed on workers goroutines
 	// with perUnit (one entry per unit) as scratch space.
 	ELBO(q S, workers int, perUnit []float64) float64
@@ -37,12 +34,30 @@ type CAModel[S, W, P, R any] interface {
 	// NonFinite names the first number of q that is NaN or infinite, or
 	// returns "".
 	NonFinite(q S) string
-	// Params returns the current params (a copy that later M-steps do not
-	// change).
-	Params() P
 	// Result assembles the result of a run, or of a checkpoint, from the
 	// state and params at the end of its last completed iteration.
 	Result(run Run, q S, p P) R
+}
+
+// CAParams is what a model with params (variational EM) adds to CAModel;
+// a model without params leaves it out, and its result's params are the
+// zero P.
+type CAParams[S, P any] interface {
+	// MStep sets the params to the maximum of the expected complete log
+	// likelihood under q and returns their largest relative change.
+	MStep(q S) (float64, error)
+	// Params returns the current params (a copy that later M-steps do not
+	// change).
+	Params() P
+}
+
+// paramsOf returns pm's params, or the zero P without params.
+func paramsOf[S, P any](pm CAParams[S, P]) P {
+	var p P
+	if pm != nil {
+		p = pm.Params()
+	}
+	return p
 }
 
 // CAShape describes a model's coordinate ascent.
@@ -157,11 +172,15 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 	// cuts the next iteration short or the next one produces a NaN.
 	var kept S
 	kept = m.Copy(kept, q)
-	keptParams, keptDone := m.Params(), append([]bool(nil), done...)
+	pm, _ := m.(CAParams[S, P])
+	keptParams, keptDone := paramsOf(pm), append([]bool(nil), done...)
 	if p := m.NonFinite(q); p != "" {
 		return zero, fmt.Errorf("the starting state is not finite: %s", p)
 	}
 	em := shape.EM
+	if em && pm == nil {
+		return zero, fmt.Errorf("the model estimates params (CAShape.EM) but has no M-step (CAParams)")
+	}
 	var err error
 	for it := first; it <= conv.MaxIter; it++ {
 		if err := ctx.Err(); err != nil {
@@ -199,7 +218,7 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 		}
 		paramChange := 0.0
 		if em {
-			if paramChange, err = m.MStep(q); err != nil {
+			if paramChange, err = pm.MStep(q); err != nil {
 				tr.Add(err.Error())
 			}
 		}
@@ -207,7 +226,7 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 		// Params move only in M-steps; without them the kept copy stands.
 		params := keptParams
 		if em {
-			params = m.Params()
+			params = pm.Params()
 		}
 		bad := m.NonFinite(q)
 		if bad == "" && em {

@@ -284,3 +284,39 @@ func TestFitCAResumeErrors(t *testing.T) {
 		}
 	}
 }
+
+// withoutParams is fakeModel without CAParams: MStep and Params hidden.
+type withoutParams struct{ m *fakeModel }
+
+func (w withoutParams) Shape(q *fakeState) CAShape       { return w.m.Shape(q) }
+func (w withoutParams) NewWorker(tr Trouble) *fakeWorker { return w.m.NewWorker(tr) }
+func (w withoutParams) UpdateUnit(q *fakeState, k *fakeWorker, d int) bool {
+	return w.m.UpdateUnit(q, k, d)
+}
+func (w withoutParams) UpdateGlobals(q *fakeState, k *fakeWorker) float64 {
+	return w.m.UpdateGlobals(q, k)
+}
+func (w withoutParams) ELBO(q *fakeState, n int, pu []float64) float64 { return w.m.ELBO(q, n, pu) }
+func (w withoutParams) Copy(dst, src *fakeState) *fakeState            { return w.m.Copy(dst, src) }
+func (w withoutParams) NonFinite(q *fakeState) string                  { return w.m.NonFinite(q) }
+func (w withoutParams) Result(run Run, q *fakeState, b float64) *fakeResult {
+	return w.m.Result(run, q, b)
+}
+
+// A model without params needs no M-step or Params (its result's params
+// are zero), but one that says it estimates params must have them.
+func TestFitCAWithoutParams(t *testing.T) {
+	m, q := newFake(10)
+	m.b, m.em = 3, false
+	r, err := FitCA(context.Background(), CAModel[*fakeState, *fakeWorker, float64, *fakeResult](withoutParams{m}), q, CASettings{})
+	if err != nil {
+		t.Fatalf("without params: %v", err)
+	}
+	if !r.Converged || r.B != 0 {
+		t.Errorf("without params: %s, params %v; want a converged fit with zero params", r.Status, r.B)
+	}
+	m, q = newFake(10)
+	if _, err := FitCA(context.Background(), CAModel[*fakeState, *fakeWorker, float64, *fakeResult](withoutParams{m}), q, CASettings{}); err == nil || !strings.Contains(err.Error(), "no M-step") {
+		t.Errorf("EM without CAParams: error %v", err)
+	}
+}

@@ -225,7 +225,8 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 	perUnit := make([]float64, units)
 	var kept S
 	kept = m.Copy(kept, q)
-	keptParams := m.Params()
+	cp, _ := m.(CAParams[S, P])
+	keptParams := paramsOf(cp)
 	run := Run{Status: PassesStatus}
 	prevELBO := math.Inf(-1)
 	t := 0
@@ -294,7 +295,7 @@ passes:
 			}
 		}
 		elbo := m.ELBO(q, Workers(s.Workers), perUnit)
-		params := m.Params()
+		params := paramsOf(cp)
 		bad := m.NonFinite(q)
 		if bad == "" {
 			bad = NonFinite(params)

@@ -279,10 +279,6 @@ type caModel struct {
 
 func (a *caModel) NewWorker(tr runtime.Trouble) *scratch { return &scratch{trouble: tr} }
 
-func (a *caModel) MStep(*state) (float64, error) { return 0, nil }
-
-func (a *caModel) Params() Params { return Params{} }
-
 func (a *caModel) Result(run runtime.Run, q *state, p Params) *Result {
 	return runtime.NewResult("lda", q.methods(), run, q.latent(a.m), p, a.fp)
 }
