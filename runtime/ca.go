@@ -228,21 +228,11 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 		if em {
 			params = pm.Params()
 		}
-		bad := m.NonFinite(q)
-		if bad == "" && em {
-			bad = NonFinite(params)
-		}
-		if math.IsNaN(elbo) || math.IsInf(elbo, 0) {
-			bad = fmt.Sprintf("the ELBO = %v", elbo)
-		}
-		if bad != "" {
+		if bad := stepNonFinite(m.NonFinite(q), params, em, elbo); bad != "" {
 			if settled < units {
 				tr.Add(fmt.Sprintf("%d of %d units did not settle in %d sweeps", units-settled, units, conv.LocalMaxIter))
 			}
-			if len(tr) > 0 {
-				bad += " (" + tr.String() + ")"
-			}
-			run.Status = fmt.Sprintf("not_finite: %s in iteration %d; the result is the state after iteration %d", bad, it, it-1)
+			run.Status = notFiniteStatus(bad, tr, "iteration", it)
 			break
 		}
 		kept = m.Copy(kept, q)

@@ -76,3 +76,28 @@ func FirstNonFinite(x []float64) int {
 	}
 	return -1
 }
+
+// stepNonFinite names the first of a step's results that is not finite:
+// the state (as the model's NonFinite reports it), the params when checked,
+// then the ELBO; "" when all are finite.
+func stepNonFinite(state string, params any, checkParams bool, elbo float64) string {
+	switch {
+	case state != "":
+		return state
+	case checkParams && NonFinite(params) != "":
+		return NonFinite(params)
+	case math.IsNaN(elbo) || math.IsInf(elbo, 0):
+		return fmt.Sprintf("the ELBO = %v", elbo)
+	}
+	return ""
+}
+
+// notFiniteStatus is the status of a run stopped because step n (an
+// "iteration" or a "pass") gave bad, a stepNonFinite answer, with the
+// trouble seen in that step.
+func notFiniteStatus(bad string, tr Trouble, step string, n int) string {
+	if len(tr) > 0 {
+		bad += " (" + tr.String() + ")"
+	}
+	return fmt.Sprintf("not_finite: %s in %s %d; the result is the state after %s %d", bad, step, n, step, n-1)
+}

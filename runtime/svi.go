@@ -296,18 +296,8 @@ passes:
 		}
 		elbo := m.ELBO(q, Workers(s.Workers), perUnit)
 		params := paramsOf(cp)
-		bad := m.NonFinite(q)
-		if bad == "" {
-			bad = NonFinite(params)
-		}
-		if bad == "" && (math.IsNaN(elbo) || math.IsInf(elbo, 0)) {
-			bad = fmt.Sprintf("the ELBO = %v", elbo)
-		}
-		if bad != "" {
-			if len(tr) > 0 {
-				bad += " (" + tr.String() + ")"
-			}
-			run.Status = fmt.Sprintf("not_finite: %s in pass %d; the result is the state after pass %d", bad, pass, pass-1)
+		if bad := stepNonFinite(m.NonFinite(q), params, true, elbo); bad != "" {
+			run.Status = notFiniteStatus(bad, tr, "pass", pass)
 			break
 		}
 		kept = m.Copy(kept, q)

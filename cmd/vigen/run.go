@@ -285,19 +285,8 @@ func runFit(sig *interrupts, bin string, f runFlags, stderr io.Writer) ([]byte, 
 		fmt.Fprintln(stderr, "vigen:", err)
 		return nil, exitError
 	}
-	args := []string{"-data", data}
-	if f.method != "" {
-		args = append(args, "-method", f.method)
-	}
-	if f.seed != 0 {
-		args = append(args, "-seed", fmt.Sprint(f.seed))
-	}
-	if f.maxIter != 0 {
-		args = append(args, "-maxiter", fmt.Sprint(f.maxIter))
-	}
-	if f.tol != 0 {
-		args = append(args, "-tol", fmt.Sprint(f.tol))
-	}
+	args := setFlags(flagValue{"-data", data}, flagValue{"-method", f.method}, flagValue{"-seed", f.seed},
+		flagValue{"-maxiter", f.maxIter}, flagValue{"-tol", f.tol})
 	args = append(args, f.tols.args()...)
 	args = append(args, f.svi.args()...)
 	ho, err := f.heldout.args()
@@ -306,9 +295,7 @@ func runFit(sig *interrupts, bin string, f runFlags, stderr io.Writer) ([]byte, 
 		return nil, exitError
 	}
 	args = append(args, ho...)
-	if f.workers != 0 {
-		args = append(args, "-workers", fmt.Sprint(f.workers))
-	}
+	args = append(args, setFlags(flagValue{"-workers", f.workers})...)
 	if f.quiet {
 		args = append(args, "-q")
 	}

@@ -40,18 +40,6 @@ func (s *sviFlags) args() []string {
 	if s.algorithm == "ca" {
 		return nil
 	}
-	a := []string{"-algorithm", s.algorithm}
-	if s.batch != 0 {
-		a = append(a, "-batch", fmt.Sprint(s.batch))
-	}
-	if s.tau0 != 0 {
-		a = append(a, "-tau0", fmt.Sprint(s.tau0))
-	}
-	if s.kappa != 0 {
-		a = append(a, "-kappa", fmt.Sprint(s.kappa))
-	}
-	if s.passes != 0 {
-		a = append(a, "-passes", fmt.Sprint(s.passes))
-	}
-	return a
+	return setFlags(flagValue{"-algorithm", s.algorithm}, flagValue{"-batch", s.batch}, flagValue{"-tau0", s.tau0},
+		flagValue{"-kappa", s.kappa}, flagValue{"-passes", s.passes})
 }

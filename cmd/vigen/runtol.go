@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"reflect"
 )
 
 // tolFlags are vigen run's convergence tolerances besides -maxiter and
@@ -21,15 +22,23 @@ func (t *tolFlags) register(fs *flag.FlagSet) {
 
 // args are the fitting command's flags for the tolerances that are set.
 func (t *tolFlags) args() []string {
+	return setFlags(flagValue{"-meantol", t.meanTol}, flagValue{"-localtol", t.localTol},
+		flagValue{"-localmaxiter", t.localMaxIter})
+}
+
+// flagValue is a command-line flag and its value; a zero value means unset.
+type flagValue struct {
+	name  string
+	value any
+}
+
+// setFlags gives the arguments for the flags whose values are set, in order.
+func setFlags(fs ...flagValue) []string {
 	var a []string
-	if t.meanTol != 0 {
-		a = append(a, "-meantol", fmt.Sprint(t.meanTol))
-	}
-	if t.localTol != 0 {
-		a = append(a, "-localtol", fmt.Sprint(t.localTol))
-	}
-	if t.localMaxIter != 0 {
-		a = append(a, "-localmaxiter", fmt.Sprint(t.localMaxIter))
+	for _, f := range fs {
+		if !reflect.ValueOf(f.value).IsZero() {
+			a = append(a, f.name, fmt.Sprint(f.value))
+		}
 	}
 	return a
 }
