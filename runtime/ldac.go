@@ -100,24 +100,14 @@ func parseLDACLine(fields []string, seen map[int]int) ([][2]int, error) {
 		if !ok {
 			return nil, fmt.Errorf("entry %d %q: want id:count", k+1, e)
 		}
-		id, err := parseLDACInt(idStr)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("entry %d %q: term id %v", k+1, e, err)
-		case id < 0:
-			return nil, fmt.Errorf("entry %d %q: negative term id %d", k+1, e, id)
-		case id > maxLDACID:
-			return nil, fmt.Errorf("entry %d %q: term id %d is too large (at most %d)", k+1, e, id, maxLDACID)
+		id, err := ldacNumber(idStr, "term id", 0, maxLDACID, "want a non-negative term id")
+		if err != nil {
+			return nil, fmt.Errorf("entry %d %q: %w", k+1, e, err)
 		}
-		count, err := parseLDACInt(countStr)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("entry %d %q: count %v", k+1, e, err)
-		case count < 1:
-			return nil, fmt.Errorf("entry %d %q: count %d, want a positive count", k+1, e, count)
-		case count > maxExactInt:
-			// Counts are used as float64s, which hold integers exactly only up to 2⁵³.
-			return nil, fmt.Errorf("entry %d %q: count %d is too large (at most %d)", k+1, e, count, maxExactInt)
+		// Counts are used as float64s, which hold integers exactly only up to 2⁵³.
+		count, err := ldacNumber(countStr, "count", 1, maxExactInt, "want a positive count")
+		if err != nil {
+			return nil, fmt.Errorf("entry %d %q: %w", k+1, e, err)
 		}
 		if first, dup := seen[id]; dup {
 			return nil, fmt.Errorf("entry %d %q: term %d appears twice (first as entry %d)", k+1, e, id, first)
@@ -126,6 +116,21 @@ func parseLDACLine(fields []string, seen map[int]int) ([][2]int, error) {
 		doc[k] = [2]int{id + 1, count}
 	}
 	return doc, nil
+}
+
+// ldacNumber parses an entry's term id or count (what), which must lie in
+// [lo, hi]; low completes the message for a number below lo.
+func ldacNumber(s, what string, lo, hi int, low string) (int, error) {
+	v, err := parseLDACInt(s)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%s %w", what, err)
+	case v < lo:
+		return 0, fmt.Errorf("%s %d, %s", what, v, low)
+	case v > hi:
+		return 0, fmt.Errorf("%s %d is too large (at most %d)", what, v, hi)
+	}
+	return v, nil
 }
 
 var errLDACRange = errors.New("is too large")

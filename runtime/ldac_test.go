@@ -56,7 +56,7 @@ func TestReadLDACErrors(t *testing.T) {
 		"1 0:1\n3 7:1 2:2 7:3\n":     `ap.dat:2: entry 3 "7:3": term 7 appears twice (first as entry 1)`,
 		"1 0:1\n1 0:1\n2 4:1 5:0":    `ap.dat:3: entry 2 "5:0": count 0, want a positive count`,
 		"1 3:-2\n":                   `ap.dat:1: entry 1 "3:-2": count -2, want a positive count`,
-		"1 -1:1\n":                   `ap.dat:1: entry 1 "-1:1": negative term id -1`,
+		"1 -1:1\n":                   `ap.dat:1: entry 1 "-1:1": term id -1, want a non-negative term id`,
 		"1 x:1\n":                    `ap.dat:1: entry 1 "x:1": term id is not an integer`,
 		"1 :1\n":                     `ap.dat:1: entry 1 ":1": term id is not an integer`,
 		"1 1.5:1\n":                  `ap.dat:1: entry 1 "1.5:1": term id is not an integer`,
