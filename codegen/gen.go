@@ -9,11 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"go/format"
-	"go/scanner"
 	"go/token"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"text/template"
 
@@ -256,12 +254,16 @@ func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []S
 	}
 	ctx.Kernels = kernels.String()
 	var fit *fitGen
+	fitSrc := ""
 	if !opts.KernelsOnly {
 		code, f, err := g.fitCode()
 		if err != nil {
 			return nil, err
 		}
-		ctx.FitCode, fit = code, f
+		// The fit code is spliced in after the template ran, so that the
+		// imports of the text around it are read from that text and its
+		// own from the GoIdents it printed.
+		ctx.FitCode, fitSrc, fit = fitMarker, code, f
 	}
 	ctx.AllocCheck = g.allocCheck(fit)
 	ctx.DomainChecks = g.domainChecks()
@@ -277,53 +279,28 @@ func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []S
 	if err := tmpl.Execute(&buf, ctx); err != nil {
 		return nil, err
 	}
-	src, err := format.Source(withImports(buf.Bytes()))
+	imports := foreignImports(buf.String())
+	imports[goRuntime] = true // the version check
+	if fit != nil {
+		for p := range fit.w.imports {
+			imports[p] = true
+		}
+	}
+	body := strings.Replace(buf.String(), fitMarker, fitSrc, 1)
+	body = strings.Replace(body, importsMarker, importBlock(imports), 1)
+	src, err := format.Source([]byte(body))
 	if err != nil {
-		return nil, fmt.Errorf("codegen: generated code does not parse (a bug in vigen): %v\n%s", err, numbered(buf.Bytes()))
+		return nil, fmt.Errorf("codegen: generated code does not parse (a bug in vigen): %v\n%s", err, numbered([]byte(body)))
 	}
 	return []File{{Name: pkg + ".go", Src: src}}, nil
 }
 
-const importsMarker = "//vigen:imports"
-
-// stdImports are the packages generated code may use (name, path), each
-// imported only if the code refers to it.
-var stdImports = [][2]string{{"context", "context"}, {"fmt", "fmt"}, {"io", "io"}, {"math", "math"},
-	{"rand", "math/rand/v2"}, {"strings", "strings"}, {"time", "time"}}
-
-// withImports replaces the import marker by the imports the code uses: a
-// package is used where its name, as an identifier (not in a comment or a
-// string), is followed by a selector.
-func withImports(src []byte) []byte {
-	body := string(src)
-	used := map[string]bool{}
-	fset := token.NewFileSet()
-	var sc scanner.Scanner
-	sc.Init(fset.AddFile("", fset.Base(), len(src)), src, nil, 0)
-	prev, last := "", token.ILLEGAL // an identifier not itself selected, and the last token
-	for {
-		_, tok, lit := sc.Scan()
-		if tok == token.EOF {
-			break
-		}
-		if tok == token.PERIOD && prev != "" {
-			used[prev] = true
-		}
-		prev = ""
-		if tok == token.IDENT && last != token.PERIOD {
-			prev = lit
-		}
-		last = tok
-	}
-	var lines []string
-	for _, p := range stdImports {
-		if used[p[0]] {
-			lines = append(lines, strconv.Quote(p[1]))
-		}
-	}
-	lines = append(lines, "", strconv.Quote("github.com/vigen-go/vigen/runtime"))
-	return []byte(strings.Replace(body, importsMarker, strings.Join(lines, "\n\t"), 1))
-}
+// importsMarker and fitMarker stand in the template's output for the
+// import block and the fit code until they are known.
+const (
+	importsMarker = "//vigen:imports"
+	fitMarker     = "//vigen:fit"
+)
 
 func numbered(b []byte) string {
 	var sb strings.Builder

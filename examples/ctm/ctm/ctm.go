@@ -457,11 +457,11 @@ func (q *state) start(m *Model, r *Result) error {
 		copy(q.thetaCov[d*m.k*m.k:], cov)
 		q.thetaMeanStarted[d] = true
 	}
-	if v, err := r.Latent.Z.Param("z", "prob", len(q.zProb)); err != nil {
+	v, err := r.Latent.Z.Param("z", "prob", len(q.zProb))
+	if err != nil {
 		return err
-	} else {
-		copy(q.zProb, v)
 	}
+	copy(q.zProb, v)
 	return nil
 }
 
@@ -693,16 +693,16 @@ func (m *Model) startParams(p *Params) error {
 // priors) and returns the largest relative change of a param.
 func (m *Model) mstep(q *state, opts Options) (float64, error) {
 	change := 0.0
-	if c, err := m.mstepBeta(q, opts); err != nil {
+	c, err := m.mstepBeta(q, opts)
+	if err != nil {
 		return change, err
-	} else {
-		change = math.Max(change, c)
 	}
-	if c, err := m.mstepMu0Sigma0(q, opts); err != nil {
+	change = math.Max(change, c)
+	c, err = m.mstepMu0Sigma0(q, opts)
+	if err != nil {
 		return change, err
-	} else {
-		change = math.Max(change, c)
 	}
+	change = math.Max(change, c)
 	return change, nil
 }
 
@@ -770,9 +770,9 @@ func (m *Model) solveMu0Sigma0(st *runtime.GaussStats, opts Options) (float64, e
 	return math.Max(runtime.L2Change(m.mu0, prev[:p]), runtime.L2Change(m.sigma0, prev[p:])), nil
 }
 
-// Stochastic describes what stochastic variational inference steps: the expected
-// sufficient statistics of the params' M-steps, unless they are fixed
-// (runtime.SVIParams).
+// Stochastic describes what stochastic variational inference steps: the
+// expected sufficient statistics of the params' M-steps, unless they are
+// fixed (runtime.SVIParams).
 func (a *caModel) Stochastic() runtime.SVIShape {
 	m := a.m
 	s := runtime.SVIShape{}

@@ -784,11 +784,11 @@ func (m *Model) startParams(p *Params) error {
 // priors) and returns the largest relative change of a param.
 func (m *Model) mstep(q *state, opts Options) (float64, error) {
 	change := 0.0
-	if c, err := m.mstepMu0Lambda0(q, opts); err != nil {
+	c, err := m.mstepMu0Lambda0(q, opts)
+	if err != nil {
 		return change, err
-	} else {
-		change = math.Max(change, c)
 	}
+	change = math.Max(change, c)
 	return change, nil
 }
 
@@ -822,9 +822,9 @@ func (m *Model) solveMu0Lambda0(st *runtime.GaussStats, opts Options) (float64, 
 	return math.Max(runtime.L2Change(m.mu0, prev[:p]), runtime.L2Change(m.lambda0, prev[p:])), nil
 }
 
-// Stochastic describes what stochastic variational inference steps: the expected
-// sufficient statistics of the params' M-steps, unless they are fixed
-// (runtime.SVIParams).
+// Stochastic describes what stochastic variational inference steps: the
+// expected sufficient statistics of the params' M-steps, unless they are
+// fixed (runtime.SVIParams).
 func (a *caModel) Stochastic() runtime.SVIShape {
 	m := a.m
 	s := runtime.SVIShape{}
@@ -839,7 +839,7 @@ func (a *caModel) Stochastic() runtime.SVIShape {
 // for mu0 and Lambda0, the count, sum and sum of outer products of theta (runtime.GaussStats, flat).
 func (a *caModel) UnitParamStats(q *state, w *scratch, d int, stats []float64) {
 	m := a.m
-	runtime.AddGaussFlat(stats[0:], m.p, q.thetaMean[d*m.p:(d+1)*m.p], q.thetaCov[d*m.p*m.p:(d+1)*m.p*m.p])
+	runtime.AddGaussFlat(stats, m.p, q.thetaMean[d*m.p:(d+1)*m.p], q.thetaCov[d*m.p*m.p:(d+1)*m.p*m.p])
 }
 
 // ParamStep sets the params to their M-steps (as mstep does) for the
@@ -852,7 +852,7 @@ func (a *caModel) ParamStep(q *state, stats []float64) (float64, error) {
 	// mu0 and Lambda0 (hierlogreg.vi:21:3): as mstepMu0Lambda0
 	{
 		p := m.p
-		st := runtime.FlatGaussStats(stats[0:], p)
+		st := runtime.FlatGaussStats(stats, p)
 		c, err := m.solveMu0Lambda0(st, opts)
 		if err != nil {
 			return change, err

@@ -366,11 +366,11 @@ func (q *state) start(m *Model, r *Result) error {
 		copy(q.thetaMean, mean)
 		copy(q.thetaCov, cov)
 	}
-	if v, err := r.Latent.Z.Param("z", "param", len(q.zParam)); err != nil {
+	v, err := r.Latent.Z.Param("z", "param", len(q.zParam))
+	if err != nil {
 		return err
-	} else {
-		copy(q.zParam, v)
 	}
+	copy(q.zParam, v)
 	return nil
 }
 

@@ -348,21 +348,21 @@ func (m *Model) newState(opts Options) (*state, error) {
 
 // start copies q from a previous result, checking its shapes.
 func (q *state) start(m *Model, r *Result) error {
-	if v, err := r.Latent.Beta.Param("beta", "param", len(q.betaParam)); err != nil {
+	v, err := r.Latent.Beta.Param("beta", "param", len(q.betaParam))
+	if err != nil {
 		return err
-	} else {
-		copy(q.betaParam, v)
 	}
-	if v, err := r.Latent.Theta.Param("theta", "param", len(q.thetaParam)); err != nil {
+	copy(q.betaParam, v)
+	v, err = r.Latent.Theta.Param("theta", "param", len(q.thetaParam))
+	if err != nil {
 		return err
-	} else {
-		copy(q.thetaParam, v)
 	}
-	if v, err := r.Latent.Z.Param("z", "prob", len(q.zProb)); err != nil {
+	copy(q.thetaParam, v)
+	v, err = r.Latent.Z.Param("z", "prob", len(q.zProb))
+	if err != nil {
 		return err
-	} else {
-		copy(q.zProb, v)
 	}
+	copy(q.zProb, v)
 	return nil
 }
 
@@ -534,8 +534,8 @@ type Params struct{}
 // Into leaves d as it is: the model has no params.
 func (p *Params) Into(d *Data) {}
 
-// Stochastic describes what stochastic variational inference steps: the natural
-// parameters of the conjugate global factors (runtime.SVIGlobals).
+// Stochastic describes what stochastic variational inference steps: the
+// natural parameters of the conjugate global factors (runtime.SVIGlobals).
 func (a *caModel) Stochastic() runtime.SVIShape {
 	m := a.m
 	return runtime.SVIShape{Natural: []int{m.k * m.v}, Names: []string{"beta"}}
