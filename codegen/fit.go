@@ -773,6 +773,7 @@ func (f *fitGen) emitResult() {
 		w.Return("l")
 	})
 }
+
 // updateKernel prints the kernel computing a conjugate update's new
 // parameters.
 func (f *fitGen) updateKernel(qi *qInfo) string {

@@ -246,7 +246,9 @@ type goBool struct {
 func cond(src string) goBool { return goBool{src: src} }
 
 // constBool is the constant b.
-func constBool(b bool) goBool { return goBool{src: strconv.FormatBool(b), konst: strconv.FormatBool(b)} }
+func constBool(b bool) goBool {
+	return goBool{src: strconv.FormatBool(b), konst: strconv.FormatBool(b)}
+}
 
 func (b goBool) isConst(v bool) bool { return b.konst == strconv.FormatBool(v) }
 
