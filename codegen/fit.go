@@ -621,22 +621,22 @@ func (f *fitGen) emitLoops() {
 	// global factors (each unit ran to its own), and with one global
 	// Gaussian factor and nothing else updated by Laplace (the delta method
 	// alternates μ and Σ, so it iterates).
-	var shape []string
+	shape := []string{}
+	field := func(name string, b goBool) {
+		if !b.isConst(false) {
+			shape = append(shape, name+": "+b.src)
+		}
+	}
 	if f.unit != nil {
 		shape = append(shape, "Units: "+strings.Replace(f.dim(f.unit.Size), "m.", "a.m.", 1))
 	}
-	if len(global) > 0 {
-		shape = append(shape, "Globals: true")
+	field("Globals", constBool(len(global) > 0))
+	field("EM", constBool(len(f.d.MSteps) > 0).and(cond("!a.opts.FixParams")))
+	onePass := constBool(len(global) == 0)
+	if f.unit == nil && len(global) == 1 && global[0].obj != nil {
+		onePass = cond(fmt.Sprintf("q.%s == \"laplace\"", global[0].method))
 	}
-	if len(f.d.MSteps) > 0 {
-		shape = append(shape, "EM: !a.opts.FixParams")
-	}
-	switch {
-	case len(global) == 0:
-		shape = append(shape, "OnePass: true")
-	case f.unit == nil && len(global) == 1 && global[0].obj != nil:
-		shape = append(shape, fmt.Sprintf("OnePass: q.%s == \"laplace\"", global[0].method))
-	}
+	field("OnePass", onePass)
 	w.Func([]string{"Shape describes the model's coordinate ascent."}, w.Sf("(a *caModel) Shape(q *state) %s", rt("CAShape")), func() {
 		w.Return(w.Sf("%s{%s}", rt("CAShape"), strings.Join(shape, ", ")))
 	})
