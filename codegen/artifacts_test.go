@@ -67,3 +67,34 @@ func TestGeneratedGlueHasNoArtifacts(t *testing.T) {
 		t.Errorf("generated %d packages of %d models, want most of them", generated, len(models))
 	}
 }
+
+// TestGoBoolFolds checks that constant operands fold while a condition is
+// built.
+func TestGoBoolFolds(t *testing.T) {
+	x, yes, no := cond("x"), constBool(true), constBool(false)
+	for _, c := range []struct {
+		got  goBool
+		want string
+	}{
+		{x.and(yes), "x"}, {yes.and(x), "x"}, {x.and(no), "false"}, {no.and(x), "false"},
+		{x.or(no), "x"}, {no.or(x), "x"}, {x.or(yes), "true"}, {yes.or(x), "true"},
+		{x.and(cond("y")), "x && y"}, {x.or(cond("y")), "x || y"},
+	} {
+		if c.got.src != c.want {
+			t.Errorf("got %q, want %q", c.got.src, c.want)
+		}
+	}
+	w := newGoFile()
+	w.If(no, func() { w.P("unreachable()") })
+	w.If(yes, func() { w.P("always()") })
+	w.IfElse(cond("err != nil"), func() { w.Return("err") }, func() { w.P("next()") })
+	if got, want := w.String(), "always()\nif err != nil {\nreturn err\n}\nnext()\n"; got != want {
+		t.Errorf("goFile wrote %q, want %q", got, want)
+	}
+	if got, want := times(0, "hi-lo")+" "+times(1, "hi-lo")+" "+times(2, "hi-lo")+" "+times(2, "n"), "0 hi-lo 2*(hi-lo) 2*n"; got != want {
+		t.Errorf("times: %q, want %q", got, want)
+	}
+	if got, want := sliceExpr("x", "0", "")+" "+sliceExpr("x", "0", "n")+" "+sliceExpr("x", "n", ""), "x x[:n] x[n:]"; got != want {
+		t.Errorf("sliceExpr: %q, want %q", got, want)
+	}
+}

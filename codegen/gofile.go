@@ -253,25 +253,22 @@ func constBool(b bool) goBool {
 func (b goBool) isConst(v bool) bool { return b.konst == strconv.FormatBool(v) }
 
 // and is b && c, folded.
-func (b goBool) and(c goBool) goBool {
-	switch {
-	case b.isConst(false) || c.isConst(true):
-		return b
-	case c.isConst(false) || b.isConst(true):
-		return c
-	}
-	return cond(b.src + " && " + c.src)
-}
+func (b goBool) and(c goBool) goBool { return b.join("&&", false, c) }
 
 // or is b || c, folded.
-func (b goBool) or(c goBool) goBool {
+func (b goBool) or(c goBool) goBool { return b.join("||", true, c) }
+
+// join is b op c for the operator op whose absorbing constant is
+// absorbing (false for &&, true for ||), folded: an operand equal to it is
+// the result, its negation leaves the other operand.
+func (b goBool) join(op string, absorbing bool, c goBool) goBool {
 	switch {
-	case b.isConst(true) || c.isConst(false):
+	case b.isConst(absorbing) || c.isConst(!absorbing):
 		return b
-	case c.isConst(true) || b.isConst(false):
+	case c.isConst(absorbing) || b.isConst(!absorbing):
 		return c
 	}
-	return cond(b.src + " || " + c.src)
+	return cond(b.src + " " + op + " " + c.src)
 }
 
 // times is k·x as Go source, for offsets of blocks of x elements: "0",
