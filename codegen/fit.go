@@ -564,11 +564,18 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 			}
 			w.Pf("m.moments%s(q%s)", qi.upper, unit)
 		}
-		w.P("change := 0.0")
+		// runtime.L2Change is never negative (or NaN), so the largest change
+		// needs no 0 to start from.
+		change := ""
 		for k, fl := range qi.fields {
-			w.Pf("change = %s(change, %s(q.%s[lo:hi], %s))", goMath.Ident("Max"), rt("L2Change"), fl, sliceExpr("prev", times(k, "hi-lo"), times(k+1, "hi-lo")))
+			c := w.Sf("%s(q.%s[lo:hi], %s)", rt("L2Change"), fl, sliceExpr("prev", times(k, "hi-lo"), times(k+1, "hi-lo")))
+			if k == 0 {
+				change = c
+			} else {
+				change = w.Sf("%s(%s, %s)", goMath.Ident("Max"), change, c)
+			}
 		}
-		w.Return("change")
+		w.Return(change)
 	})
 }
 

@@ -523,9 +523,7 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 		m.ZNatural(d, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], q.zProb)
 		runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
 	}
-	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.zProb[lo:hi], prev[:hi-lo]))
-	return change
+	return runtime.L2Change(q.zProb[lo:hi], prev[:hi-lo])
 }
 
 // UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's

@@ -428,9 +428,7 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 	clear(q.zParam[lo:hi])
 	m.ZNatural(d, q.thetaMean, q.thetaCov, q.zParam[lo:hi])
 	m.momentsZ(q, d)
-	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.zParam[lo:hi], prev[:hi-lo]))
-	return change
+	return runtime.L2Change(q.zParam[lo:hi], prev[:hi-lo])
 }
 
 // UpdateUnit is Fig. 1's inner loop for unit d: the closed-form update

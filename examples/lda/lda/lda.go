@@ -413,9 +413,7 @@ func (m *Model) updateBeta(q *state, w *scratch) float64 {
 	clear(q.betaParam[lo:hi])
 	m.BetaNatural(q.zProb, q.betaParam)
 	m.momentsBeta(q)
-	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.betaParam[lo:hi], prev[:hi-lo]))
-	return change
+	return runtime.L2Change(q.betaParam[lo:hi], prev[:hi-lo])
 }
 
 // updateTheta sets q(theta) (lda.vi:14:8) to its optimum given the other factors, the
@@ -427,9 +425,7 @@ func (m *Model) updateTheta(q *state, w *scratch, d int) float64 {
 	clear(q.thetaParam[lo:hi])
 	m.ThetaNatural(d, q.zProb, q.thetaParam[lo:hi])
 	m.momentsTheta(q, d)
-	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.thetaParam[lo:hi], prev[:hi-lo]))
-	return change
+	return runtime.L2Change(q.thetaParam[lo:hi], prev[:hi-lo])
 }
 
 // updateZ sets q(z) (lda.vi:15:8) to its optimum given the other factors, the
@@ -445,9 +441,7 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 		m.ZNatural(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.zProb)
 		runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
 	}
-	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.zProb[lo:hi], prev[:hi-lo]))
-	return change
+	return runtime.L2Change(q.zProb[lo:hi], prev[:hi-lo])
 }
 
 // UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's
