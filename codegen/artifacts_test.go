@@ -98,3 +98,17 @@ func TestGoBoolFolds(t *testing.T) {
 		t.Errorf("sliceExpr: %q, want %q", got, want)
 	}
 }
+
+// TestFuncBlanksUnusedParams checks that Func renames _ the parameters its
+// body never names, and only those (a field's name, x.q, is not q).
+func TestFuncBlanksUnusedParams(t *testing.T) {
+	w := newGoFile()
+	w.Func([]string{"f is f."}, "(a *T) f(q *state, w *scratch, d int) int", func() {
+		w.P("x := a.q + d")
+		w.Return("x")
+	})
+	want := "\n// f is f.\nfunc (a *T) f(_ *state, _ *scratch, d int) int {\n\tx := a.q + d\n\treturn x\n}\n"
+	if got := w.String(); got != want {
+		t.Errorf("Func wrote\n%s\nwant\n%s", got, want)
+	}
+}

@@ -1,7 +1,11 @@
 package codegen
 
 import (
+	"bytes"
 	"fmt"
+	"go/ast"
+	"go/format"
+	"go/parser"
 	"go/scanner"
 	"go/token"
 	"sort"
@@ -63,7 +67,7 @@ func rt(name string) GoIdent { return goRuntime.Ident(name) }
 
 // goFile is Go source being written, with the imports its GoIdents need.
 type goFile struct {
-	sb      strings.Builder
+	sb      bytes.Buffer
 	imports map[goImportPath]bool
 	// returned says the last statement written was a return, so that an
 	// else branch after it is written as the statements following the if.
@@ -149,13 +153,67 @@ func (w *goFile) Block(head string, body func()) {
 }
 
 // Func writes a function or method declaration: its doc comment, the
-// signature sig (without func) and its body.
+// signature sig (without func) and its body. Parameters the body does not
+// use are renamed _ (blankUnused).
 func (w *goFile) Func(doc []string, sig string, body func()) {
 	w.P()
 	w.Doc(doc...)
 	w.declared = map[string]bool{}
+	start := w.sb.Len()
 	w.Block("func "+sig, body)
 	w.declared = nil
+	if src, ok := blankUnused(w.sb.Bytes()[start:]); ok {
+		w.sb.Truncate(start)
+		w.sb.Write(src)
+	}
+}
+
+// blankUnused renames _ the parameters of the function declaration src
+// that its body never names, and reports whether it changed anything (a
+// src that does not parse is left to fail later with the whole file).
+func blankUnused(src []byte) ([]byte, bool) {
+	const pkg = "package p\n"
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", append([]byte(pkg), src...), parser.ParseComments)
+	if err != nil || len(f.Decls) != 1 {
+		return nil, false
+	}
+	fn, ok := f.Decls[0].(*ast.FuncDecl)
+	if !ok || fn.Body == nil {
+		return nil, false
+	}
+	named := map[string]bool{}
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			ast.Inspect(n.X, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					named[id.Name] = true
+				}
+				return true
+			})
+			return false // n.Sel is a field or method, not a parameter
+		case *ast.Ident:
+			named[n.Name] = true
+		}
+		return true
+	})
+	changed := false
+	for _, field := range fn.Type.Params.List {
+		for _, id := range field.Names {
+			if id.Name != "_" && !named[id.Name] {
+				id.Name, changed = "_", true
+			}
+		}
+	}
+	if !changed {
+		return nil, false
+	}
+	var buf bytes.Buffer
+	if err := format.Node(&buf, fset, f); err != nil {
+		return nil, false
+	}
+	return bytes.TrimLeft(bytes.TrimPrefix(buf.Bytes(), []byte(pkg)), "\n"), true
 }
 
 // Define writes lhs := rhs, or lhs = rhs if Define declared every name of

@@ -556,7 +556,7 @@ func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
 func (a *caModel) UpdateGlobals(*state, *scratch) float64 { return 0 }
 
 // Shape describes the model's coordinate ascent.
-func (a *caModel) Shape(q *state) runtime.CAShape {
+func (a *caModel) Shape(_ *state) runtime.CAShape {
 	return runtime.CAShape{Units: a.m.d, EM: !a.opts.FixParams, OnePass: true}
 }
 
@@ -784,7 +784,7 @@ func (a *caModel) Stochastic() runtime.SVIShape {
 // of the params' M-steps (runtime.SVIParams), one M-step after another:
 // the expected counts of beta (K×V);
 // for mu0 and Sigma0, the count, sum and sum of outer products of theta (runtime.GaussStats, flat).
-func (a *caModel) UnitParamStats(q *state, w *scratch, d int, stats []float64) {
+func (a *caModel) UnitParamStats(q *state, _ *scratch, d int, stats []float64) {
 	m := a.m
 	off := 0
 	m.BetaCountsUnit(d, q.zProb, stats[off:off+m.k*m.v])
@@ -796,7 +796,7 @@ func (a *caModel) UnitParamStats(q *state, w *scratch, d int, stats []float64) {
 // expected sufficient statistics stats of all units (laid out as in
 // UnitParamStats), then recomputes the values derived from them, and
 // returns the largest relative change of a param.
-func (a *caModel) ParamStep(q *state, stats []float64) (float64, error) {
+func (a *caModel) ParamStep(_ *state, stats []float64) (float64, error) {
 	m, opts := a.m, a.opts
 	change := 0.0
 	off := 0

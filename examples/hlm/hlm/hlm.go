@@ -450,7 +450,7 @@ func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {
 }
 
 // Shape describes the model's coordinate ascent.
-func (a *caModel) Shape(q *state) runtime.CAShape {
+func (a *caModel) Shape(_ *state) runtime.CAShape {
 	return runtime.CAShape{Units: a.m.d, Globals: true}
 }
 

@@ -347,7 +347,7 @@ func (m *Model) newState(opts Options) (*state, error) {
 }
 
 // start copies q from a previous result, checking its shapes.
-func (q *state) start(m *Model, r *Result) error {
+func (q *state) start(_ *Model, r *Result) error {
 	v, err := r.Latent.Beta.Param("beta", "param", len(q.betaParam))
 	if err != nil {
 		return err
@@ -474,7 +474,7 @@ func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {
 }
 
 // Shape describes the model's coordinate ascent.
-func (a *caModel) Shape(q *state) runtime.CAShape {
+func (a *caModel) Shape(_ *state) runtime.CAShape {
 	return runtime.CAShape{Units: a.m.d, Globals: true}
 }
 
@@ -555,7 +555,7 @@ func (a *caModel) SetNatural(q *state, g int, eta []float64) {
 
 // PriorNatural adds into eta global factor g's natural parameters from
 // the statements outside the unit plate (Eq. 18).
-func (a *caModel) PriorNatural(q *state, g int, eta []float64) {
+func (a *caModel) PriorNatural(_ *state, g int, eta []float64) {
 	m := a.m
 	switch g {
 	case 0: // beta (lda.vi:13:8)
@@ -565,7 +565,7 @@ func (a *caModel) PriorNatural(q *state, g int, eta []float64) {
 
 // UnitNatural adds into eta unit d's part of global factor g's natural
 // parameters: its expected sufficient statistics (Eq. 18).
-func (a *caModel) UnitNatural(q *state, w *scratch, g, d int, eta []float64) {
+func (a *caModel) UnitNatural(q *state, _ *scratch, g, d int, eta []float64) {
 	m := a.m
 	switch g {
 	case 0: // beta (lda.vi:13:8)
