@@ -55,13 +55,15 @@ type hoisted struct {
 	dims   []string
 }
 
-func (g *gen) fitCode() (string, *fitGen, error) {
+// fitCode writes the Fit machinery of the model into the returned
+// fitGen's goFile.
+func (g *gen) fitCode() (*fitGen, error) {
 	d := g.d
 	if d.BoundErr != nil {
-		return "", nil, d.BoundErr
+		return nil, d.BoundErr
 	}
 	if d.MStepErr != nil {
-		return "", nil, d.MStepErr
+		return nil, d.MStepErr
 	}
 	f := &fitGen{g: g, d: d, byT: map[string]*qInfo{}, unit: d.Bound.Unit, w: newGoFile(), fnames: newNamer("rng", "hess", "grad", "prev", "curv", "cov")}
 	objs := map[string]*derive.Objective{}
@@ -82,10 +84,10 @@ func (g *gen) fitCode() (string, *fitGen, error) {
 		case qi.upd != nil:
 			qi.local = qi.upd.Unit != nil
 			if err := f.checkUpdate(qi); err != nil {
-				return "", nil, err
+				return nil, err
 			}
 		default:
-			return "", nil, ir.Errorf(v.Pos, "no update for latent %s", v.Name)
+			return nil, ir.Errorf(v.Pos, "no update for latent %s", v.Name)
 		}
 		for _, p := range q.Params {
 			fl := f.fnames.get(localName(p.Tensor))
@@ -104,7 +106,7 @@ func (g *gen) fitCode() (string, *fitGen, error) {
 	}
 	f.findHoisted()
 	f.emit()
-	return f.w.String(), f, nil
+	return f, nil
 }
 
 // findHoisted sets f.hoist: the global moment tensors that are whole terms

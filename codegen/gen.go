@@ -86,7 +86,6 @@ type fileCtx struct {
 	Vars                               []varCtx
 	JSONKeys                           []string
 	Aux                                []auxCtx
-	Kernels, FitCode                   string
 	// AllocCheck refuses sizes that would make the fit allocate too much
 	// (alloc.go); DomainChecks checks values against the domains of the
 	// distributions they are arguments of (domain.go).
@@ -244,26 +243,21 @@ func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []S
 	if len(g.errs) > 0 {
 		return nil, errors.Join(g.errs...)
 	}
-	var kernels strings.Builder
+	kernels := newGoFile()
 	for _, o := range d.Objectives {
-		kernels.WriteString(g.kernel(o, false))
-		kernels.WriteString(g.kernel(o, true))
+		kernels.Raw(g.kernel(o, false))
+		kernels.Raw(g.kernel(o, true))
 		if o.Collapsed != nil && !opts.KernelsOnly {
-			kernels.WriteString(g.collapsedKernel(o))
+			kernels.Raw(g.collapsedKernel(o))
 		}
 	}
-	ctx.Kernels = kernels.String()
 	var fit *fitGen
-	fitSrc := ""
 	if !opts.KernelsOnly {
-		code, f, err := g.fitCode()
+		f, err := g.fitCode()
 		if err != nil {
 			return nil, err
 		}
-		// The fit code is spliced in after the template ran, so that the
-		// imports of the text around it are read from that text and its
-		// own from the GoIdents it printed.
-		ctx.FitCode, fitSrc, fit = fitMarker, code, f
+		fit = f
 	}
 	ctx.AllocCheck = g.allocCheck(fit)
 	ctx.DomainChecks = g.domainChecks()
@@ -279,15 +273,16 @@ func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []S
 	if err := tmpl.Execute(&buf, ctx); err != nil {
 		return nil, err
 	}
-	imports := foreignImports(buf.String())
-	imports[goRuntime] = true // the version check
+	// The file is the template's skeleton, then the fit's code and the
+	// kernels, with the imports they use.
+	file := newGoFile()
+	file.Raw(buf.String())
+	file.imports[goRuntime] = true // the version check
 	if fit != nil {
-		for p := range fit.w.imports {
-			imports[p] = true
-		}
+		file.Append(fit.w)
 	}
-	body := strings.Replace(buf.String(), fitMarker, fitSrc, 1)
-	body = strings.Replace(body, importsMarker, importBlock(imports), 1)
+	file.Append(kernels)
+	body := strings.Replace(file.String(), importsMarker, importBlock(file.imports), 1)
 	src, err := format.Source([]byte(body))
 	if err != nil {
 		return nil, fmt.Errorf("codegen: generated code does not parse (a bug in vigen): %v\n%s", err, numbered([]byte(body)))
@@ -295,12 +290,9 @@ func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []S
 	return []File{{Name: pkg + ".go", Src: src}}, nil
 }
 
-// importsMarker and fitMarker stand in the template's output for the
-// import block and the fit code until they are known.
-const (
-	importsMarker = "//vigen:imports"
-	fitMarker     = "//vigen:fit"
-)
+// importsMarker stands in the template's output for the import block
+// until the file's imports are known.
+const importsMarker = "//vigen:imports"
 
 func numbered(b []byte) string {
 	var sb strings.Builder

@@ -145,6 +145,15 @@ func (w *goFile) Raw(src string) {
 	w.returned = false
 }
 
+// Append writes o's source and records its imports.
+func (w *goFile) Append(o *goFile) {
+	for p := range o.imports {
+		w.imports[p] = true
+	}
+	w.sb.Write(o.sb.Bytes())
+	w.returned = false
+}
+
 // Block writes head {, the statements body writes, and }.
 func (w *goFile) Block(head string, body func()) {
 	w.P(head, " {")
