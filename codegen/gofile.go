@@ -103,24 +103,25 @@ func (w *goFile) P(args ...any) {
 	w.returned = false
 }
 
-// Pf writes a line formatted as by fmt.Sprintf, with GoIdent and goBool
-// arguments printed as Go source.
-func (w *goFile) Pf(format string, args ...any) {
+// Pf writes a line of Go source, code formatted as by fmt.Sprintf with
+// GoIdent and goBool arguments printed as Go source. (code is not an
+// error message: vigen's messages are collected from their formats.)
+func (w *goFile) Pf(code string, args ...any) {
 	for k, a := range args {
 		args[k] = w.text(a)
 	}
-	fmt.Fprintf(&w.sb, format, args...)
+	fmt.Fprintf(&w.sb, code, args...)
 	w.sb.WriteByte('\n')
 	w.returned = false
 }
 
 // Sf is Pf's formatting without writing: a Go expression for a later line,
 // with the imports of its GoIdents recorded.
-func (w *goFile) Sf(format string, args ...any) string {
+func (w *goFile) Sf(code string, args ...any) string {
 	for k, a := range args {
 		args[k] = w.text(a)
 	}
-	return fmt.Sprintf(format, args...)
+	return fmt.Sprintf(code, args...)
 }
 
 // Doc writes text as // comment lines, one per element ("" for a blank
