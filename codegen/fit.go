@@ -35,7 +35,7 @@ type fitGen struct {
 	qs     []*qInfo
 	byT    map[string]*qInfo // q parameter tensor → its latent
 	unit   *derive.Index
-	sb     strings.Builder
+	w      *goFile
 	fnames *namer
 	// hoist lists the exponentials of global moments that categorical
 	// updates read, kept in the state (see findHoisted).
@@ -55,15 +55,17 @@ type hoisted struct {
 	dims   []string
 }
 
-func (g *gen) fitCode() (string, *fitGen, error) {
+// fitCode writes the Fit machinery of the model into the returned
+// fitGen's goFile.
+func (g *gen) fitCode() (*fitGen, error) {
 	d := g.d
 	if d.BoundErr != nil {
-		return "", nil, d.BoundErr
+		return nil, d.BoundErr
 	}
 	if d.MStepErr != nil {
-		return "", nil, d.MStepErr
+		return nil, d.MStepErr
 	}
-	f := &fitGen{g: g, d: d, byT: map[string]*qInfo{}, unit: d.Bound.Unit, fnames: newNamer("rng", "hess", "grad", "prev", "curv", "cov")}
+	f := &fitGen{g: g, d: d, byT: map[string]*qInfo{}, unit: d.Bound.Unit, w: newGoFile(), fnames: newNamer("rng", "hess", "grad", "prev", "curv", "cov")}
 	objs := map[string]*derive.Objective{}
 	for _, o := range d.Objectives {
 		objs[o.Latent.Name] = o
@@ -82,10 +84,10 @@ func (g *gen) fitCode() (string, *fitGen, error) {
 		case qi.upd != nil:
 			qi.local = qi.upd.Unit != nil
 			if err := f.checkUpdate(qi); err != nil {
-				return "", nil, err
+				return nil, err
 			}
 		default:
-			return "", nil, ir.Errorf(v.Pos, "no update for latent %s", v.Name)
+			return nil, ir.Errorf(v.Pos, "no update for latent %s", v.Name)
 		}
 		for _, p := range q.Params {
 			fl := f.fnames.get(localName(p.Tensor))
@@ -104,7 +106,7 @@ func (g *gen) fitCode() (string, *fitGen, error) {
 	}
 	f.findHoisted()
 	f.emit()
-	return f.sb.String(), f, nil
+	return f, nil
 }
 
 // findHoisted sets f.hoist: the global moment tensors that are whole terms
@@ -165,8 +167,6 @@ func (f *fitGen) updateFree(u *derive.Update) []derive.Index {
 	}
 	return u.At
 }
-
-func (f *fitGen) p(format string, args ...any) { fmt.Fprintf(&f.sb, format, args...) }
 
 // dim is the Go expression for the length of a dimension of q's tensors.
 func (f *fitGen) dim(name string) string {
@@ -247,13 +247,13 @@ func (f *fitGen) emit() {
 	f.emitHeldout()
 	for _, qi := range f.qs {
 		if qi.upd != nil {
-			f.sb.WriteString(f.updateKernel(qi))
+			f.w.Raw(f.updateKernel(qi))
 		}
 		if len(qi.mfields) > 0 {
 			f.emitMoments(qi)
 		}
 	}
-	f.sb.WriteString(f.boundKernels())
+	f.w.Raw(f.boundKernels())
 }
 
 func (f *fitGen) pos(v *ir.Var) string {
@@ -261,143 +261,187 @@ func (f *fitGen) pos(v *ir.Var) string {
 }
 
 func (f *fitGen) emitTypes() {
-	f.p("\n// Latent holds the fitted q of each latent variable.\ntype Latent struct {\n")
-	for _, qi := range f.qs {
-		typ := "*runtime.Factor"
-		doc := fmt.Sprintf("q(%s), %s", qi.v.Name, qi.q.Family)
-		if qi.q.IsGaussianVector() {
-			typ, doc = "*runtime.Gaussian", fmt.Sprintf("q(%s) = N(mean, cov)", qi.v.Name)
-			if qi.local {
-				typ, doc = "[]*runtime.Gaussian", doc+", one per unit "+f.unit.Name
+	w := f.w
+	w.P()
+	w.Doc("Latent holds the fitted q of each latent variable.")
+	w.Block("type Latent struct", func() {
+		for _, qi := range f.qs {
+			typ := "*" + w.Sf("%s", rt("Factor"))
+			doc := fmt.Sprintf("q(%s), %s", qi.v.Name, qi.q.Family)
+			if qi.q.IsGaussianVector() {
+				typ, doc = "*"+w.Sf("%s", rt("Gaussian")), fmt.Sprintf("q(%s) = N(mean, cov)", qi.v.Name)
+				if qi.local {
+					typ, doc = "[]"+typ, doc+", one per unit "+f.unit.Name
+				}
+			}
+			w.Pf("// %s is %s (%s).", qi.field, doc, f.pos(qi.v))
+			w.Pf("%s %s `json:%q`", qi.field, typ, qi.v.Name)
+		}
+	})
+	w.P()
+	w.Doc("state is the variational distribution q being fitted, with scratch", "space for the updates.")
+	w.Block("type state struct", func() {
+		for _, qi := range f.qs {
+			w.Pf("%s []float64 // q(%s) (%s)", strings.Join(qi.fields, ", "), qi.v.Name, qi.q.Family)
+			if len(qi.mfields) > 0 {
+				w.Pf("%s []float64 // E_q[t(%s)]: %s", strings.Join(qi.mfields, ", "), qi.v.Name, strings.Join(qi.q.MomentStats, "; "))
+			}
+			for _, h := range f.hoistedOf(qi) {
+				w.Pf("%s []float64 // exp(%s), read by categorical updates", h.field, f.momentField(h))
+			}
+			if qi.obj != nil {
+				w.Pf("%s string", qi.method)
+				if qi.local {
+					w.Pf("%sStarted []bool // per unit: whether its covariance has been set by an update", qi.fields[0])
+				}
 			}
 		}
-		f.p("\t// %s is %s (%s).\n\t%s %s `json:%q`\n", qi.field, doc, f.pos(qi.v), qi.field, typ, qi.v.Name)
-	}
-	f.p("}\n\n// state is the variational distribution q being fitted, with scratch\n// space for the updates.\ntype state struct {\n")
-	for _, qi := range f.qs {
-		f.p("\t%s []float64 // q(%s) (%s)\n", strings.Join(qi.fields, ", "), qi.v.Name, qi.q.Family)
-		if len(qi.mfields) > 0 {
-			f.p("\t%s []float64 // E_q[t(%s)]: %s\n", strings.Join(qi.mfields, ", "), qi.v.Name, strings.Join(qi.q.MomentStats, "; "))
-		}
-		for _, h := range f.hoistedOf(qi) {
-			f.p("\t%s []float64 // exp(%s), read by categorical updates\n", h.field, f.momentField(h))
-		}
-		if qi.obj != nil {
-			f.p("\t%s string\n", qi.method)
-			if qi.local {
-				f.p("\t%sStarted []bool // per unit: whether its covariance has been set by an update\n", qi.fields[0])
+		w.Pf("rng *%s", goRand.Ident("Rand"))
+	})
+	w.P()
+	w.Doc("scratch is one worker's space for the updates of one unit at a time,", "and the trouble it met.")
+	w.Block("type scratch struct", func() {
+		for _, qi := range f.qs {
+			if qi.obj != nil {
+				w.P(rt("GaussianWork"))
+				break
 			}
 		}
-	}
-	f.p("\trng *rand.Rand\n}\n")
-	f.p("\n// scratch is one worker's space for the updates of one unit at a time,\n// and the trouble it met.\ntype scratch struct {\n")
-	for _, qi := range f.qs {
-		if qi.obj != nil {
-			f.p("\truntime.GaussianWork\n")
-			break
-		}
-	}
-	f.p("\tprev []float64\n\ttrouble runtime.Trouble\n}\n")
+		w.P("prev []float64")
+		w.P("trouble ", rt("Trouble"))
+	})
 }
 
 func (f *fitGen) emitNewState() {
-	f.p("\n// newState allocates q and sets its starting point: opts.Start if given,\n")
-	f.p("// otherwise Gaussian means 0 with identity covariances, uniform categorical\n")
-	f.p("// probabilities, and other parameters drawn near 1 from opts.Seed.\n")
-	f.p("func (m *Model) newState(opts Options) (*state, error) {\n\tq := &state{rng: runtime.NewRand(opts.Seed)}\n")
-	for _, qi := range f.qs {
-		for k, fl := range qi.fields {
-			f.p("\tq.%s = make([]float64, %s)\n", fl, f.length(f.paramDims(qi, k)))
-		}
-		for _, fl := range qi.mfields {
-			f.p("\tq.%s = make([]float64, %s)\n", fl, f.length(f.paramDims(qi, 0)))
-		}
-		for _, h := range f.hoistedOf(qi) {
-			f.p("\tq.%s = make([]float64, %s)\n", h.field, f.length(f.paramDims(qi, 0)))
-		}
-		switch qi.q.Family {
-		case "MvNormal":
-			n := f.dim(qi.q.Dims[0])
-			if qi.local {
-				f.p("\tfor d := 0; d < %s; d++ {\n\t\truntime.Identity(q.%s[d*%s*%s:(d+1)*%s*%s], %s)\n\t}\n", f.dim(f.unit.Size), qi.fields[1], n, n, n, n, n)
-				f.p("\tq.%sStarted = make([]bool, %s)\n", qi.fields[0], f.dim(f.unit.Size))
-			} else {
-				f.p("\truntime.Identity(q.%s, %s)\n", qi.fields[1], n)
+	w := f.w
+	w.Func([]string{"newState allocates q and sets its starting point: opts.Start if given,",
+		"otherwise Gaussian means 0 with identity covariances, uniform categorical",
+		"probabilities, and other parameters drawn near 1 from opts.Seed."},
+		"(m *Model) newState(opts Options) (*state, error)", func() {
+			w.Pf("q := &state{rng: %s(opts.Seed)}", rt("NewRand"))
+			for _, qi := range f.qs {
+				for k, fl := range qi.fields {
+					w.Pf("q.%s = make([]float64, %s)", fl, f.length(f.paramDims(qi, k)))
+				}
+				for _, fl := range qi.mfields {
+					w.Pf("q.%s = make([]float64, %s)", fl, f.length(f.paramDims(qi, 0)))
+				}
+				for _, h := range f.hoistedOf(qi) {
+					w.Pf("q.%s = make([]float64, %s)", h.field, f.length(f.paramDims(qi, 0)))
+				}
+				switch qi.q.Family {
+				case "MvNormal":
+					n := f.dim(qi.q.Dims[0])
+					if qi.local {
+						w.Block(fmt.Sprintf("for d := 0; d < %s; d++", f.dim(f.unit.Size)), func() {
+							w.Pf("%s(q.%s[d*%s*%s:(d+1)*%s*%s], %s)", rt("Identity"), qi.fields[1], n, n, n, n, n)
+						})
+						w.Pf("q.%sStarted = make([]bool, %s)", qi.fields[0], f.dim(f.unit.Size))
+					} else {
+						w.Pf("%s(q.%s, %s)", rt("Identity"), qi.fields[1], n)
+					}
+					w.Pf("q.%s = %q", qi.method, qi.v.Treatment.String())
+					w.If(cond(`opts.Method != ""`), func() { w.Pf("q.%s = opts.Method", qi.method) })
+					w.If(cond(fmt.Sprintf(`q.%s != "laplace" && q.%s != "delta"`, qi.method, qi.method)), func() {
+						w.Return("nil", w.Sf(`%s("%s: unknown method %%q for %s (want laplace or delta)", q.%s)`, goFmt.Ident("Errorf"), f.g.m.Name, qi.v.Name, qi.method))
+					})
+				case "Categorical":
+					w.Pf("%s(q.%s, 1/float64(%s))", rt("Fill"), qi.fields[0], f.dim(qi.q.K))
+				default:
+					for _, fl := range qi.fields {
+						w.Pf("%s(q.rng, q.%s)", rt("InitPositive"), fl)
+					}
+				}
 			}
-			f.p("\tq.%s = %q\n\tif opts.Method != \"\" {\n\t\tq.%s = opts.Method\n\t}\n", qi.method, qi.v.Treatment.String(), qi.method)
-			f.p("\tif q.%s != \"laplace\" && q.%s != \"delta\" {\n\t\treturn nil, fmt.Errorf(\"%s: unknown method %%q for %s (want laplace or delta)\", q.%s)\n\t}\n",
-				qi.method, qi.method, f.g.m.Name, qi.v.Name, qi.method)
-		case "Categorical":
-			f.p("\truntime.Fill(q.%s, 1/float64(%s))\n", qi.fields[0], f.dim(qi.q.K))
-		default:
-			for _, fl := range qi.fields {
-				f.p("\truntime.InitPositive(q.rng, q.%s)\n", fl)
+			w.If(cond("opts.Start != nil"), func() { w.IfErr("err := q.start(m, opts.Start)", "nil", "err") })
+			for _, qi := range f.qs {
+				if len(qi.mfields) == 0 {
+					continue
+				}
+				if qi.local {
+					w.Block(fmt.Sprintf("for d := 0; d < %s; d++", f.dim(f.unit.Size)), func() { w.Pf("m.moments%s(q, d)", qi.upper) })
+				} else {
+					w.Pf("m.moments%s(q)", qi.upper)
+				}
+			}
+			w.Return("q", "nil")
+		})
+	w.Func([]string{"start copies q from a previous result, checking its shapes."}, "(q *state) start(m *Model, r *Result) error", func() {
+		for _, qi := range f.qs {
+			if qi.q.IsGaussianVector() {
+				n := f.dim(qi.q.Dims[0])
+				if qi.local {
+					units := f.dim(f.unit.Size)
+					w.If(cond(fmt.Sprintf("len(r.Latent.%s) != %s", qi.field, units)), func() {
+						w.Return(w.Sf(`%s("start: latent %%q has %%d units, want %%d", %q, len(r.Latent.%s), %s)`, goFmt.Ident("Errorf"), qi.v.Name, qi.field, units))
+					})
+					w.Block(fmt.Sprintf("for d, g := range r.Latent.%s", qi.field), func() {
+						w.Pf("mean, cov, err := g.Flat(%q, %s)", qi.v.Name, n)
+						w.CheckErr("err")
+						w.Pf("copy(q.%s[d*%s:], mean)", qi.fields[0], n)
+						w.Pf("copy(q.%s[d*%s*%s:], cov)", qi.fields[1], n, n)
+						w.Pf("q.%sStarted[d] = true", qi.fields[0])
+					})
+				} else {
+					w.Block("", func() {
+						w.Pf("mean, cov, err := r.Latent.%s.Flat(%q, %s)", qi.field, qi.v.Name, n)
+						w.CheckErr("err")
+						w.Pf("copy(q.%s, mean)", qi.fields[0])
+						w.Pf("copy(q.%s, cov)", qi.fields[1])
+					})
+				}
+				continue
+			}
+			names := derive.ConjugateParamNames(qi.q.Family)
+			for k, fl := range qi.fields {
+				w.Define("v, err", fmt.Sprintf("r.Latent.%s.Param(%q, %q, len(q.%s))", qi.field, qi.v.Name, names[k], fl))
+				w.CheckErr("err")
+				w.Pf("copy(q.%s, v)", fl)
 			}
 		}
-	}
-	f.p("\tif opts.Start != nil {\n\t\tif err := q.start(m, opts.Start); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t}\n")
-	for _, qi := range f.qs {
-		if len(qi.mfields) == 0 {
-			continue
-		}
-		if qi.local {
-			f.p("\tfor d := 0; d < %s; d++ {\n\t\tm.moments%s(q, d)\n\t}\n", f.dim(f.unit.Size), qi.upper)
-		} else {
-			f.p("\tm.moments%s(q)\n", qi.upper)
-		}
-	}
-	f.p("\treturn q, nil\n}\n")
-	// start
-	f.p("\n// start copies q from a previous result, checking its shapes.\nfunc (q *state) start(m *Model, r *Result) error {\n")
-	for _, qi := range f.qs {
-		if qi.q.IsGaussianVector() {
-			n := f.dim(qi.q.Dims[0])
-			if qi.local {
-				f.p("\tif len(r.Latent.%s) != %s {\n\t\treturn fmt.Errorf(\"start: latent %%q has %%d units, want %%d\", %q, len(r.Latent.%s), %s)\n\t}\n", qi.field, f.dim(f.unit.Size), qi.v.Name, qi.field, f.dim(f.unit.Size))
-				f.p("\tfor d, g := range r.Latent.%s {\n\t\tmean, cov, err := g.Flat(%q, %s)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n", qi.field, qi.v.Name, n)
-				f.p("\t\tcopy(q.%s[d*%s:], mean)\n\t\tcopy(q.%s[d*%s*%s:], cov)\n\t\tq.%sStarted[d] = true\n\t}\n", qi.fields[0], n, qi.fields[1], n, n, qi.fields[0])
-			} else {
-				f.p("\t{\n\t\tmean, cov, err := r.Latent.%s.Flat(%q, %s)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tcopy(q.%s, mean)\n\t\tcopy(q.%s, cov)\n\t}\n", qi.field, qi.v.Name, n, qi.fields[0], qi.fields[1])
-			}
-			continue
-		}
-		names := derive.ConjugateParamNames(qi.q.Family)
-		for k, fl := range qi.fields {
-			f.p("\tif v, err := r.Latent.%s.Param(%q, %q, len(q.%s)); err != nil {\n\t\treturn err\n\t} else {\n\t\tcopy(q.%s, v)\n\t}\n", qi.field, qi.v.Name, names[k], fl, fl)
-		}
-	}
-	f.p("\treturn nil\n}\n")
+		w.Return("nil")
+	})
 }
 
 // emitCopyState writes caModel's Copy, which runtime.FitCA uses to keep the
 // state of the last completed iteration, and NonFinite, which checks it.
 func (f *fitGen) emitCopyState() {
+	w := f.w
 	var floats []string
 	for _, qi := range f.qs {
 		floats = append(append(floats, qi.fields...), qi.mfields...)
 	}
-	f.p("\n// Copy copies src into dst, reusing dst's arrays, and returns dst; a nil\n// dst is allocated.\nfunc (a *caModel) Copy(dst, src *state) *state {\n\tif dst == nil {\n\t\tdst = new(state)\n\t}\n\tq := src\n")
-	copied := floats
-	for _, h := range f.hoist {
-		copied = append(copied, h.field)
-	}
-	for _, fl := range copied {
-		f.p("\tdst.%s = append(dst.%s[:0], q.%s...)\n", fl, fl, fl)
-	}
-	for _, qi := range f.qs {
-		if qi.obj != nil {
-			f.p("\tdst.%s = q.%s\n", qi.method, qi.method)
-			if qi.local {
-				f.p("\tdst.%sStarted = append(dst.%sStarted[:0], q.%sStarted...)\n", qi.fields[0], qi.fields[0], qi.fields[0])
+	w.Func([]string{"Copy copies src into dst, reusing dst's arrays, and returns dst; a nil", "dst is allocated."},
+		"(a *caModel) Copy(dst, src *state) *state", func() {
+			w.If(cond("dst == nil"), func() { w.P("dst = new(state)") })
+			w.P("q := src")
+			copied := floats
+			for _, h := range f.hoist {
+				copied = append(copied, h.field)
 			}
-		}
-	}
-	f.p("\tdst.rng = q.rng\n\treturn dst\n}\n")
-	f.p("\n// NonFinite names the first parameter of q that is NaN or infinite, or\n// returns \"\".\nfunc (a *caModel) NonFinite(q *state) string {\n")
-	for _, fl := range floats {
-		f.p("\tif i := runtime.FirstNonFinite(q.%s); i >= 0 {\n\t\treturn fmt.Sprintf(\"%s[%%d] = %%v\", i+1, q.%s[i])\n\t}\n", fl, fl, fl)
-	}
-	f.p("\treturn \"\"\n}\n")
+			for _, fl := range copied {
+				w.Pf("dst.%s = append(dst.%s[:0], q.%s...)", fl, fl, fl)
+			}
+			for _, qi := range f.qs {
+				if qi.obj != nil {
+					w.Pf("dst.%s = q.%s", qi.method, qi.method)
+					if qi.local {
+						w.Pf("dst.%sStarted = append(dst.%sStarted[:0], q.%sStarted...)", qi.fields[0], qi.fields[0], qi.fields[0])
+					}
+				}
+			}
+			w.P("dst.rng = q.rng")
+			w.Return("dst")
+		})
+	w.Func([]string{"NonFinite names the first parameter of q that is NaN or infinite, or", `returns "".`},
+		"(a *caModel) NonFinite(q *state) string", func() {
+			for _, fl := range floats {
+				w.Block(w.Sf("if i := %s(q.%s); i >= 0", rt("FirstNonFinite"), fl), func() {
+					w.Return(w.Sf(`%s("%s[%%d] = %%v", i+1, q.%s[i])`, goFmt.Ident("Sprintf"), fl, fl))
+				})
+			}
+			w.Return(`""`)
+		})
 }
 
 // unitParam returns, for a local latent, the unit parameter of its update
@@ -410,6 +454,7 @@ func (f *fitGen) unitParam(qi *qInfo) (param, arg string) {
 }
 
 func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
+	w := f.w
 	o := qi.obj
 	n := f.dim(o.Dim)
 	param, unitArg := f.unitParam(qi)
@@ -417,33 +462,36 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 	if inputs != "" {
 		inputs = ", " + inputs
 	}
-	f.p("\n// gaussian%s is q(%s) (%s)", qi.upper, qi.v.Name, f.pos(qi.v))
+	of := ""
 	if qi.local {
-		f.p(" of unit d")
+		of = " of unit d"
 	}
-	f.p(",\n// with the kernels of its Laplace and delta updates.\n")
-	f.p("func (m *Model) gaussian%s(q *state%s) runtime.GaussianFactor {\n", qi.upper, param)
-	mean, cov := "q."+qi.fields[0], "q."+qi.fields[1]
-	started := "nil"
-	if qi.local {
-		f.p("\tp := %s\n", n)
-		mean, cov = mean+"[d*p:(d+1)*p]", cov+"[d*p*p:(d+1)*p*p]"
-		started = fmt.Sprintf("&q.%sStarted[d]", qi.fields[0])
-	}
-	f.p("\treturn runtime.GaussianFactor{\n\t\tMean: %s, Cov: %s,\n\t\tDelta: q.%s == \"delta\", Started: %s,\n", mean, cov, qi.method, started)
-	if unitArg == "" && inputs == "" {
-		f.p("\t\tF: m.%sF, DeltaF: m.%sDelta,\n", qi.upper, qi.upper)
-	} else {
-		f.p("\t\tF:      func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },\n", qi.upper, unitArg, inputs)
-		f.p("\t\tDeltaF: func(x, cov, g, h []float64) float64 { return m.%sDelta(%sx, cov%s, g, h) },\n", qi.upper, unitArg, inputs)
-	}
-	if c := o.Collapsed; c != nil && qi.local {
-		f.p("\t\tCollapsed: func(x, g, h []float64) float64 { return m.%sCollapsed(d, x, g, h) },\n", qi.upper)
-		if c.DeltaCollapses {
-			f.p("\t\tCollapsesDelta: true,\n")
+	doc := []string{fmt.Sprintf("gaussian%s is q(%s) (%s)%s,", qi.upper, qi.v.Name, f.pos(qi.v), of), "with the kernels of its Laplace and delta updates."}
+	w.Func(doc, w.Sf("(m *Model) gaussian%s(q *state%s) %s", qi.upper, param, rt("GaussianFactor")), func() {
+		mean, cov := "q."+qi.fields[0], "q."+qi.fields[1]
+		started := "nil"
+		if qi.local {
+			w.Pf("p := %s", n)
+			mean, cov = mean+"[d*p:(d+1)*p]", cov+"[d*p*p:(d+1)*p*p]"
+			started = fmt.Sprintf("&q.%sStarted[d]", qi.fields[0])
 		}
-	}
-	f.p("\t}\n}\n")
+		w.P("return ", rt("GaussianFactor"), "{")
+		w.Pf("Mean: %s, Cov: %s,", mean, cov)
+		w.Pf(`Delta: q.%s == "delta", Started: %s,`, qi.method, started)
+		if unitArg == "" && inputs == "" {
+			w.Pf("F: m.%sF, DeltaF: m.%sDelta,", qi.upper, qi.upper)
+		} else {
+			w.Pf("F: func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },", qi.upper, unitArg, inputs)
+			w.Pf("DeltaF: func(x, cov, g, h []float64) float64 { return m.%sDelta(%sx, cov%s, g, h) },", qi.upper, unitArg, inputs)
+		}
+		if c := o.Collapsed; c != nil && qi.local {
+			w.Pf("Collapsed: func(x, g, h []float64) float64 { return m.%sCollapsed(d, x, g, h) },", qi.upper)
+			if c.DeltaCollapses {
+				w.P("CollapsesDelta: true,")
+			}
+		}
+		w.P("}")
+	})
 }
 
 // rows returns Go expressions for the part of q's parameter arrays an
@@ -464,80 +512,93 @@ func (f *fitGen) rows(qi *qInfo) (lo, hi string, rowSlice bool) {
 }
 
 func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
+	w := f.w
 	u := qi.upd
 	param, unitArg := f.unitParam(qi)
 	lo, hi, rowSlice := f.rows(qi)
-	f.p("\n// update%s sets q(%s) (%s) to its optimum given the other factors, the\n", qi.upper, qi.v.Name, f.pos(qi.v))
-	f.p("// closed form of Eq. 18")
+	forUnit := ""
 	if qi.local {
-		f.p(", for unit d")
+		forUnit = ", for unit d"
 	}
-	f.p(", and returns the relative change of its parameters.\nfunc (m *Model) update%s(q *state, w *scratch%s) float64 {\n\tlo, hi := %s, %s\n", qi.upper, param, lo, hi)
-	f.p("\tprev := runtime.Grow(&w.prev, %s)\n", rowsTimes(len(qi.fields)))
-	var outs []string
-	for k, fl := range qi.fields {
-		dst := "prev"
-		if k > 0 {
-			dst = "prev[" + rowsTimes(k) + ":]"
-		}
-		f.p("\tcopy(%s, q.%s[lo:hi])\n\tclear(q.%s[lo:hi])\n", dst, fl, fl)
-		if rowSlice {
-			outs = append(outs, fmt.Sprintf("q.%s[lo:hi]", fl))
-		} else {
-			outs = append(outs, "q."+fl)
-		}
-	}
-	inputs := f.args(u.Inputs, "d")
-	if inputs != "" {
-		inputs += ", "
-	}
-	if u.Normalize {
-		// exp(η) as a product of the terms' exponentials: no exp or log per
-		// entry where a term is the log of data (exp(log β) = β) or does
-		// not depend on the entry. If a row under- or overflows, the
-		// log-domain kernel and a max-shifted softmax redo the unit.
-		expInputs := inputs
-		for _, t := range terms(u.Params[0]) {
-			if tt, ok := t.(*derive.Tensor); ok && f.hoistOf[tt.Name] != nil {
-				expInputs += "q." + f.hoistOf[tt.Name].field + ", "
+	doc := []string{fmt.Sprintf("update%s sets q(%s) (%s) to its optimum given the other factors, the", qi.upper, qi.v.Name, f.pos(qi.v)),
+		fmt.Sprintf("closed form of Eq. 18%s, and returns the relative change of its parameters.", forUnit)}
+	w.Func(doc, fmt.Sprintf("(m *Model) update%s(q *state, w *scratch%s) float64", qi.upper, param), func() {
+		w.Pf("lo, hi := %s, %s", lo, hi)
+		w.Pf("prev := %s(&w.prev, %s)", rt("Grow"), times(len(qi.fields), "hi-lo"))
+		var outs []string
+		for k, fl := range qi.fields {
+			w.Pf("copy(%s, q.%s[lo:hi])", sliceExpr("prev", times(k, "hi-lo"), ""), fl)
+			w.Pf("clear(q.%s[lo:hi])", fl)
+			if rowSlice {
+				outs = append(outs, fmt.Sprintf("q.%s[lo:hi]", fl))
+			} else {
+				outs = append(outs, "q."+fl)
 			}
 		}
-		f.p("\tm.%sNaturalExp(%s%s%s)\n", qi.upper, unitArg, expInputs, strings.Join(outs, ", "))
-		f.p("\tif !runtime.NormalizeRows(q.%s[lo:hi], %s) {\n\t\tclear(q.%s[lo:hi])\n", qi.fields[0], f.dim(qi.q.K), qi.fields[0])
-		f.p("\t\tm.%sNatural(%s%s%s)\n", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
-		f.p("\t\truntime.SoftmaxRows(q.%s[lo:hi], %s)\n\t}\n", qi.fields[0], f.dim(qi.q.K))
-	} else {
-		f.p("\tm.%sNatural(%s%s%s)\n", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
-	}
-	if len(qi.mfields) > 0 {
-		unit := ""
-		if qi.local {
-			unit = ", d"
+		inputs := f.args(u.Inputs, "d")
+		if inputs != "" {
+			inputs += ", "
 		}
-		f.p("\tm.moments%s(q%s)\n", qi.upper, unit)
-	}
-	f.p("\tchange := 0.0\n")
-	for k, fl := range qi.fields {
-		f.p("\tchange = math.Max(change, runtime.L2Change(q.%s[lo:hi], prev[%s:%s]))\n", fl, rowsTimes(k), rowsTimes(k+1))
-	}
-	f.p("\treturn change\n}\n")
+		if u.Normalize {
+			// exp(η) as a product of the terms' exponentials: no exp or log per
+			// entry where a term is the log of data (exp(log β) = β) or does
+			// not depend on the entry. If a row under- or overflows, the
+			// log-domain kernel and a max-shifted softmax redo the unit.
+			expInputs := inputs
+			for _, t := range terms(u.Params[0]) {
+				if tt, ok := t.(*derive.Tensor); ok && f.hoistOf[tt.Name] != nil {
+					expInputs += "q." + f.hoistOf[tt.Name].field + ", "
+				}
+			}
+			w.Pf("m.%sNaturalExp(%s%s%s)", qi.upper, unitArg, expInputs, strings.Join(outs, ", "))
+			w.Block(w.Sf("if !%s(q.%s[lo:hi], %s)", rt("NormalizeRows"), qi.fields[0], f.dim(qi.q.K)), func() {
+				w.Pf("clear(q.%s[lo:hi])", qi.fields[0])
+				w.Pf("m.%sNatural(%s%s%s)", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
+				w.Pf("%s(q.%s[lo:hi], %s)", rt("SoftmaxRows"), qi.fields[0], f.dim(qi.q.K))
+			})
+		} else {
+			w.Pf("m.%sNatural(%s%s%s)", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
+		}
+		if len(qi.mfields) > 0 {
+			unit := ""
+			if qi.local {
+				unit = ", d"
+			}
+			w.Pf("m.moments%s(q%s)", qi.upper, unit)
+		}
+		// runtime.L2Change is never negative (or NaN), so the largest change
+		// needs no 0 to start from.
+		change := ""
+		for k, fl := range qi.fields {
+			c := w.Sf("%s(q.%s[lo:hi], %s)", rt("L2Change"), fl, sliceExpr("prev", times(k, "hi-lo"), times(k+1, "hi-lo")))
+			if k == 0 {
+				change = c
+			} else {
+				change = w.Sf("%s(%s, %s)", goMath.Ident("Max"), change, c)
+			}
+		}
+		w.Return(change)
+	})
 }
 
-// updateCall is the statement updating qi inside a loop that tracks the
-// largest change.
-func (f *fitGen) updateCall(qi *qInfo, indent string) string {
+// updateCall writes the statement updating qi inside a loop that tracks
+// the largest change.
+func (f *fitGen) updateCall(qi *qInfo) {
 	unitArg := ""
 	if qi.local {
 		unitArg = ", d"
 	}
 	if qi.upd != nil {
-		return fmt.Sprintf("%s// %s: closed form (Eq. 18)\n%schange = math.Max(change, m.update%s(q, w%s))\n", indent, qi.v.Name, indent, qi.upper, unitArg)
+		f.w.Pf("// %s: closed form (Eq. 18)", qi.v.Name)
+		f.w.Pf("change = %s(change, m.update%s(q, w%s))", goMath.Ident("Max"), qi.upper, unitArg)
+		return
 	}
-	return fmt.Sprintf("%s// %s: Laplace or delta\n%schange = math.Max(change, w.Step(w.trouble, %q, m.gaussian%s(q%s), opts.Newton))\n",
-		indent, qi.v.Name, indent, qi.v.Name, qi.upper, unitArg)
+	f.w.Pf("// %s: Laplace or delta", qi.v.Name)
+	f.w.Pf("change = %s(change, w.Step(w.trouble, %q, m.gaussian%s(q%s), opts.Newton))", goMath.Ident("Max"), qi.v.Name, qi.upper, unitArg)
 }
 
 func (f *fitGen) emitLoops() {
+	w := f.w
 	var local, global []*qInfo
 	for _, qi := range f.qs {
 		if qi.local {
@@ -548,16 +609,20 @@ func (f *fitGen) emitLoops() {
 	}
 	if f.unit != nil {
 		if len(local) == 1 && local[0].obj == nil {
-			f.p("\n// UpdateUnit is Fig. 1's inner loop for unit d: the closed-form update\n// (Eq. 18) of its one local factor, %s, which is at its optimum after it.\n", local[0].v.Name)
-			f.p("func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {\n\ta.m.update%s(q, w, d)\n\treturn true\n}\n", local[0].upper)
+			w.Func([]string{"UpdateUnit is Fig. 1's inner loop for unit d: the closed-form update",
+				fmt.Sprintf("(Eq. 18) of its one local factor, %s, which is at its optimum after it.", local[0].v.Name)},
+				"(a *caModel) UpdateUnit(q *state, w *scratch, d int) bool", func() {
+					w.Pf("a.m.update%s(q, w, d)", local[0].upper)
+					w.Return("true")
+				})
 		} else {
-			f.p("\n// UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's\n// local factors in turn until their largest relative change is below\n")
-			f.p("// opts.LocalTol, and reports whether they settled within opts.LocalMaxIter\n// sweeps.\n")
 			f.emitUnitSweeps(local)
 		}
 	}
 	if len(global) == 0 {
-		f.p("\n// UpdateGlobals is never called: the model has no global factors.\nfunc (a *caModel) UpdateGlobals(*state, *scratch) float64 { return 0 }\n")
+		w.P()
+		w.Doc("UpdateGlobals is never called: the model has no global factors.")
+		w.P("func (a *caModel) UpdateGlobals(*state, *scratch) float64 { return 0 }")
 	} else {
 		f.emitUpdateGlobals(global)
 	}
@@ -565,25 +630,29 @@ func (f *fitGen) emitLoops() {
 	// global factors (each unit ran to its own), and with one global
 	// Gaussian factor and nothing else updated by Laplace (the delta method
 	// alternates μ and Σ, so it iterates).
-	var shape []string
+	shape := []string{}
+	field := func(name string, b goBool) {
+		if !b.isConst(false) {
+			shape = append(shape, name+": "+b.src)
+		}
+	}
 	if f.unit != nil {
 		shape = append(shape, "Units: "+strings.Replace(f.dim(f.unit.Size), "m.", "a.m.", 1))
 	}
-	if len(global) > 0 {
-		shape = append(shape, "Globals: true")
+	field("Globals", constBool(len(global) > 0))
+	field("EM", constBool(len(f.d.MSteps) > 0).and(cond("!a.opts.FixParams")))
+	onePass := constBool(len(global) == 0)
+	if f.unit == nil && len(global) == 1 && global[0].obj != nil {
+		onePass = cond(fmt.Sprintf("q.%s == \"laplace\"", global[0].method))
 	}
-	if len(f.d.MSteps) > 0 {
-		shape = append(shape, "EM: !a.opts.FixParams")
-	}
-	switch {
-	case len(global) == 0:
-		shape = append(shape, "OnePass: true")
-	case f.unit == nil && len(global) == 1 && global[0].obj != nil:
-		shape = append(shape, fmt.Sprintf("OnePass: q.%s == \"laplace\"", global[0].method))
-	}
-	f.p("\n// Shape describes the model's coordinate ascent.\nfunc (a *caModel) Shape(q *state) runtime.CAShape {\n\treturn runtime.CAShape{%s}\n}\n", strings.Join(shape, ", "))
+	field("OnePass", onePass)
+	w.Func([]string{"Shape describes the model's coordinate ascent."}, w.Sf("(a *caModel) Shape(q *state) %s", rt("CAShape")), func() {
+		w.Return(w.Sf("%s{%s}", rt("CAShape"), strings.Join(shape, ", ")))
+	})
 	if f.unit == nil {
-		f.p("\n// UpdateUnit is never called: the model has no units.\nfunc (a *caModel) UpdateUnit(*state, *scratch, int) bool { return true }\n")
+		w.P()
+		w.Doc("UpdateUnit is never called: the model has no units.")
+		w.P("func (a *caModel) UpdateUnit(*state, *scratch, int) bool { return true }")
 	}
 	var ms []string
 	for _, qi := range f.qs {
@@ -593,105 +662,125 @@ func (f *fitGen) emitLoops() {
 			ms = append(ms, `"conjugate"`)
 		}
 	}
-	f.p("\n// methods lists the update of each latent, for Result.Method.\nfunc (q *state) methods() string {\n\treturn strings.Join([]string{%s}, \",\")\n}\n", strings.Join(ms, ", "))
+	w.Func([]string{"methods lists the update of each latent, for Result.Method."}, "(q *state) methods() string", func() {
+		w.Return(w.Sf(`%s([]string{%s}, ",")`, goStrings.Ident("Join"), strings.Join(ms, ", ")))
+	})
 }
 
 // emitUpdateGlobals writes UpdateGlobals, which updates the global factors.
 func (f *fitGen) emitUpdateGlobals(global []*qInfo) {
-	f.p("\n// UpdateGlobals updates the global factors in turn and returns their\n// largest relative change.\n")
-	f.p("func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {\n")
-	f.p("\tm := a.m\n")
-	for _, qi := range global {
-		if qi.obj != nil {
-			f.p("\topts := a.opts\n")
-			break
-		}
-	}
-	f.p("\tchange := 0.0\n")
-	for _, qi := range global {
-		f.sb.WriteString(f.updateCall(qi, "\t"))
-	}
-	f.p("\treturn change\n}\n")
+	w := f.w
+	w.Func([]string{"UpdateGlobals updates the global factors in turn and returns their", "largest relative change."},
+		"(a *caModel) UpdateGlobals(q *state, w *scratch) float64", func() {
+			w.P("m := a.m")
+			for _, qi := range global {
+				if qi.obj != nil {
+					w.P("opts := a.opts")
+					break
+				}
+			}
+			w.P("change := 0.0")
+			for _, qi := range global {
+				f.updateCall(qi)
+			}
+			w.Return("change")
+		})
 }
 
 // emitFingerprint writes the Model's fingerprint method: a hash of each
 // size and each data or constant variable as loaded (the options and the
 // params are added by runtime.Settings.Fingerprint and the Result).
 func (f *fitGen) emitFingerprint() {
-	f.p("\n// fingerprint hashes the sizes, data and constants as loaded, the data\n")
-	f.p("// part of the fit's fingerprint (runtime.Settings.Fingerprint).\n")
-	f.p("func (m *Model) fingerprint() map[string]string {\n\treturn map[string]string{\n")
-	for _, v := range f.g.m.Vars {
-		var fields []string
-		switch v.Role {
-		case ir.RoleSize:
-			fields = []string{f.g.sizeGo[v.Name]}
-		case ir.RoleData, ir.RoleConst:
-			if off, ok := f.g.goName[v.Name+".off"]; ok && v.Type.Class == ir.Bag {
-				fields = []string{off, f.g.goName[v.Name+".term"], f.g.goName[v.Name+".count"]}
-			} else if gn, ok := f.g.goName[v.Name]; ok {
-				fields = []string{gn}
+	w := f.w
+	w.Func([]string{"fingerprint hashes the sizes, data and constants as loaded, the data",
+		"part of the fit's fingerprint (runtime.Settings.Fingerprint)."},
+		"(m *Model) fingerprint() map[string]string", func() {
+			w.P("return map[string]string{")
+			for _, v := range f.g.m.Vars {
+				var fields []string
+				switch v.Role {
+				case ir.RoleSize:
+					fields = []string{f.g.sizeGo[v.Name]}
+				case ir.RoleData, ir.RoleConst:
+					if off, ok := f.g.goName[v.Name+".off"]; ok && v.Type.Class == ir.Bag {
+						fields = []string{off, f.g.goName[v.Name+".term"], f.g.goName[v.Name+".count"]}
+					} else if gn, ok := f.g.goName[v.Name]; ok {
+						fields = []string{gn}
+					}
+				}
+				if len(fields) == 0 {
+					continue
+				}
+				for k := range fields {
+					fields[k] = "m." + fields[k]
+				}
+				w.Pf("%q: %s(%s),", v.Name, rt("HashValues"), strings.Join(fields, ", "))
 			}
-		}
-		if len(fields) == 0 {
-			continue
-		}
-		for k := range fields {
-			fields[k] = "m." + fields[k]
-		}
-		f.p("\t\t%q: runtime.HashValues(%s),\n", v.Name, strings.Join(fields, ", "))
-	}
-	f.p("\t}\n}\n")
+			w.P("}")
+		})
 }
 
 func (f *fitGen) emitELBO() {
+	w := f.w
 	b := f.d.Bound
-	f.p("\n// ELBO is the evidence lower bound E_q[log p] + H[q], with Eq. 19's\n")
-	f.p("// expansion where no exact rule applies (Eq. 21 for the Gaussian factors).\n")
-	f.p("// Units are evaluated on `workers` goroutines into perUnit and summed in\n// unit order, so the value does not depend on the schedule.\n")
-	f.p("func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {\n\tm := a.m\n\ttotal := m.elboGlobal(%s)\n", f.args(b.GlobalInputs, ""))
-	for _, qi := range f.qs {
-		if qi.q.IsGaussianVector() && !qi.local {
-			f.p("\ttotal += runtime.GaussianEntropy(q.%s, %s)\n", qi.fields[1], f.dim(qi.q.Dims[0]))
-		}
-	}
-	if f.unit != nil {
-		f.p("\truntime.ParallelFor(%s, workers, func(_, d int) {\n\t\tv := m.elboUnit(d, %s)\n", f.dim(f.unit.Size), f.args(b.LocalInputs, "d"))
-		for _, qi := range f.qs {
-			if qi.q.IsGaussianVector() && qi.local {
-				n := f.dim(qi.q.Dims[0])
-				f.p("\t\tv += runtime.GaussianEntropy(q.%s[d*%s*%s:(d+1)*%s*%s], %s)\n", qi.fields[1], n, n, n, n, n)
+	w.Func([]string{"ELBO is the evidence lower bound E_q[log p] + H[q], with Eq. 19's",
+		"expansion where no exact rule applies (Eq. 21 for the Gaussian factors).",
+		"Units are evaluated on `workers` goroutines into perUnit and summed in",
+		"unit order, so the value does not depend on the schedule."},
+		"(a *caModel) ELBO(q *state, workers int, perUnit []float64) float64", func() {
+			w.P("m := a.m")
+			w.Pf("total := m.elboGlobal(%s)", f.args(b.GlobalInputs, ""))
+			for _, qi := range f.qs {
+				if qi.q.IsGaussianVector() && !qi.local {
+					w.Pf("total += %s(q.%s, %s)", rt("GaussianEntropy"), qi.fields[1], f.dim(qi.q.Dims[0]))
+				}
 			}
-		}
-		f.p("\t\tperUnit[d] = v\n\t})\n\tfor _, v := range perUnit {\n\t\ttotal += v\n\t}\n")
-	}
-	f.p("\treturn total\n}\n")
+			if f.unit != nil {
+				w.Pf("%s(%s, workers, func(_, d int) {", rt("ParallelFor"), f.dim(f.unit.Size))
+				w.Pf("v := m.elboUnit(d, %s)", f.args(b.LocalInputs, "d"))
+				for _, qi := range f.qs {
+					if qi.q.IsGaussianVector() && qi.local {
+						n := f.dim(qi.q.Dims[0])
+						w.Pf("v += %s(q.%s[d*%s*%s:(d+1)*%s*%s], %s)", rt("GaussianEntropy"), qi.fields[1], n, n, n, n, n)
+					}
+				}
+				w.P("perUnit[d] = v")
+				w.P("})")
+				w.Block("for _, v := range perUnit", func() { w.P("total += v") })
+			}
+			w.Return("total")
+		})
 }
 
 func (f *fitGen) emitResult() {
-	f.p("\n// latent copies q into the result's form.\nfunc (q *state) latent(m *Model) Latent {\n\tvar l Latent\n")
-	for _, qi := range f.qs {
-		switch {
-		case qi.q.IsGaussianVector() && qi.local:
-			n := f.dim(qi.q.Dims[0])
-			f.p("\tl.%s = make([]*runtime.Gaussian, %s)\n\tfor d := range l.%s {\n", qi.field, f.dim(f.unit.Size), qi.field)
-			f.p("\t\tl.%s[d] = runtime.NewGaussian(\"MvNormal\", q.%s[d*%s:(d+1)*%s], q.%s[d*%s*%s:(d+1)*%s*%s])\n\t}\n", qi.field, qi.fields[0], n, n, qi.fields[1], n, n, n, n)
-		case qi.q.IsGaussianVector():
-			f.p("\tl.%s = runtime.NewGaussian(\"MvNormal\", q.%s, q.%s)\n", qi.field, qi.fields[0], qi.fields[1])
-		default:
-			dims := qi.q.Params[0].Dims
-			var shape []string
-			for _, d := range dims {
-				shape = append(shape, f.dim(d))
+	w := f.w
+	w.Func([]string{"latent copies q into the result's form."}, "(q *state) latent(m *Model) Latent", func() {
+		w.P("var l Latent")
+		for _, qi := range f.qs {
+			switch {
+			case qi.q.IsGaussianVector() && qi.local:
+				n := f.dim(qi.q.Dims[0])
+				w.Pf("l.%s = make([]*%s, %s)", qi.field, rt("Gaussian"), f.dim(f.unit.Size))
+				w.Block(fmt.Sprintf("for d := range l.%s", qi.field), func() {
+					w.Pf(`l.%s[d] = %s("MvNormal", q.%s[d*%s:(d+1)*%s], q.%s[d*%s*%s:(d+1)*%s*%s])`, qi.field, rt("NewGaussian"), qi.fields[0], n, n, qi.fields[1], n, n, n, n)
+				})
+			case qi.q.IsGaussianVector():
+				w.Pf(`l.%s = %s("MvNormal", q.%s, q.%s)`, qi.field, rt("NewGaussian"), qi.fields[0], qi.fields[1])
+			default:
+				dims := qi.q.Params[0].Dims
+				var shape []string
+				for _, d := range dims {
+					shape = append(shape, f.dim(d))
+				}
+				var ps []string
+				for k, fl := range qi.fields {
+					ps = append(ps, fmt.Sprintf("%q, q.%s", derive.ConjugateParamNames(qi.q.Family)[k], fl))
+				}
+				w.Pf("l.%s = %s(%q, []int{%s}, %s)", qi.field, rt("NewFactor"), qi.q.Family, strings.Join(shape, ", "), strings.Join(ps, ", "))
 			}
-			var ps []string
-			for k, fl := range qi.fields {
-				ps = append(ps, fmt.Sprintf("%q, q.%s", derive.ConjugateParamNames(qi.q.Family)[k], fl))
-			}
-			f.p("\tl.%s = runtime.NewFactor(%q, []int{%s}, %s)\n", qi.field, qi.q.Family, strings.Join(shape, ", "), strings.Join(ps, ", "))
 		}
-	}
-	f.p("\treturn l\n}\n")
+		w.Return("l")
+	})
 }
 
 // updateKernel prints the kernel computing a conjugate update's new
@@ -779,32 +868,34 @@ func (f *fitGen) boundKernels() string {
 // emitMoments prints the method refreshing E_q[t(v)] after an update of
 // q(v) (for unit d's rows of a local latent), and its kernel.
 func (f *fitGen) emitMoments(qi *qInfo) {
+	w := f.w
 	u := qi.upd
 	param, unitArg := f.unitParam(qi)
 	lo, hi, rowSlice := f.rows(qi)
-	f.p("\n// moments%s recomputes E_q[t(%s)] = ∇a(φ) (%s) from q(%s)'s parameters", qi.upper, qi.v.Name, strings.Join(qi.q.MomentStats, "; "), qi.v.Name)
+	forUnit := ""
 	if qi.local {
-		f.p(" for unit d")
+		forUnit = " for unit d"
 	}
-	f.p(".\nfunc (m *Model) moments%s(q *state%s) {\n", qi.upper, param)
-	var ins, outs []string
-	for _, fl := range qi.fields {
-		ins = append(ins, "q."+fl)
-	}
-	f.p("\tlo, hi := %s, %s\n", lo, hi)
-	for _, fl := range qi.mfields {
-		if rowSlice {
-			outs = append(outs, fmt.Sprintf("q.%s[lo:hi]", fl))
-		} else {
-			outs = append(outs, "q."+fl)
+	doc := fmt.Sprintf("moments%s recomputes E_q[t(%s)] = ∇a(φ) (%s) from q(%s)'s parameters%s.", qi.upper, qi.v.Name, strings.Join(qi.q.MomentStats, "; "), qi.v.Name, forUnit)
+	w.Func([]string{doc}, fmt.Sprintf("(m *Model) moments%s(q *state%s)", qi.upper, param), func() {
+		var ins, outs []string
+		for _, fl := range qi.fields {
+			ins = append(ins, "q."+fl)
 		}
-		f.p("\tclear(q.%s[lo:hi])\n", fl)
-	}
-	f.p("\tm.%sMoments(%s%s, %s)\n", qi.upper, unitArg, strings.Join(ins, ", "), strings.Join(outs, ", "))
-	for _, h := range f.hoistedOf(qi) {
-		f.p("\truntime.ExpTo(q.%s, q.%s)\n", h.field, f.momentField(h))
-	}
-	f.p("}\n")
+		w.Pf("lo, hi := %s, %s", lo, hi)
+		for _, fl := range qi.mfields {
+			if rowSlice {
+				outs = append(outs, fmt.Sprintf("q.%s[lo:hi]", fl))
+			} else {
+				outs = append(outs, "q."+fl)
+			}
+			w.Pf("clear(q.%s[lo:hi])", fl)
+		}
+		w.Pf("m.%sMoments(%s%s, %s)", qi.upper, unitArg, strings.Join(ins, ", "), strings.Join(outs, ", "))
+		for _, h := range f.hoistedOf(qi) {
+			w.Pf("%s(q.%s, q.%s)", rt("ExpTo"), h.field, f.momentField(h))
+		}
+	})
 	free := f.updateFree(u)
 	var params []kernelParam
 	for _, p := range qi.q.Params {
@@ -821,9 +912,9 @@ func (f *fitGen) emitMoments(qi *qInfo) {
 		params = append(params, kernelParam{Want: derive.MomentName(st), Tensor: key, Dims: dims, Out: true})
 		outputs = append(outputs, Output{Target: key, Free: free, Expr: u.Moments[k]})
 	}
-	doc := []string{fmt.Sprintf("%sMoments adds E_q[t(%s)] (%s) into its outputs: the expected", qi.upper, qi.v.Name, strings.Join(qi.q.MomentStats, "; ")),
+	kdoc := []string{fmt.Sprintf("%sMoments adds E_q[t(%s)] (%s) into its outputs: the expected", qi.upper, qi.v.Name, strings.Join(qi.q.MomentStats, "; ")),
 		"sufficient statistics other updates read. The caller zeroes the outputs."}
-	f.sb.WriteString(f.g.emitKernel(kernelSpec{Name: qi.upper + "Moments", Doc: doc, Unit: u.Unit, Params: params, Outputs: outputs}))
+	w.Raw(f.g.emitKernel(kernelSpec{Name: qi.upper + "Moments", Doc: kdoc, Unit: u.Unit, Params: params, Outputs: outputs}))
 }
 
 // momentField is the state field of a hoisted exponential's moment.
@@ -836,41 +927,43 @@ func (f *fitGen) momentField(h *hoisted) string {
 	panic("vigen: hoisted moment " + h.tensor + " not found")
 }
 
-// rowsTimes is k·(hi − lo) as Go source, the offset of the k-th saved
-// block of a unit's rows: "", "hi-lo", "2*(hi-lo)", ...
-func rowsTimes(k int) string {
-	switch k {
-	case 0:
-		return ""
-	case 1:
-		return "hi-lo"
-	}
-	return fmt.Sprintf("%d*(hi-lo)", k)
-}
-
 // emitUnitSweeps prints UpdateUnit's sweeps over the unit's local factors
 // until they settle.
 func (f *fitGen) emitUnitSweeps(local []*qInfo) {
-	f.p("func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {\n\tm, opts := a.m, a.opts\n")
-	for _, qi := range local {
-		if qi.obj == nil || qi.obj.Collapsed == nil {
-			continue
+	w := f.w
+	doc := []string{"UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's",
+		"local factors in turn until their largest relative change is below",
+		"opts.LocalTol, and reports whether they settled within opts.LocalMaxIter",
+		"sweeps."}
+	w.Func(doc, "(a *caModel) UpdateUnit(q *state, w *scratch, d int) bool", func() {
+		w.P("m, opts := a.m, a.opts")
+		for _, qi := range local {
+			if qi.obj == nil || qi.obj.Collapsed == nil {
+				continue
+			}
+			z := f.qOf(qi.obj.Collapsed.Z.Name)
+			w.Doc(fmt.Sprintf("Start %s at the fixed point of its alternation with %s", qi.v.Name, z.v.Name),
+				fmt.Sprintf("(runtime.GaussianWork.Collapse) and %s at its optimum there; the", z.v.Name),
+				"sweeps below then confirm it.")
+			w.If(cond("!opts.PlainSweeps"), func() {
+				w.Pf("w.Collapse(m.gaussian%s(q, d), opts.Newton)", qi.upper)
+				w.Pf("m.update%s(q, w, d)", z.upper)
+			})
 		}
-		z := f.qOf(qi.obj.Collapsed.Z.Name)
-		f.p("\t// Start %s at the fixed point of its alternation with %s\n\t// (runtime.GaussianWork.Collapse) and %s at its optimum there; the\n\t// sweeps below then confirm it.\n", qi.v.Name, z.v.Name, z.v.Name)
-		f.p("\tif !opts.PlainSweeps {\n\t\tw.Collapse(m.gaussian%s(q, d), opts.Newton)\n", qi.upper)
-		f.p("\t\tm.update%s(q, w, d)\n\t}\n", z.upper)
-	}
-	f.p("\tfor it := 1; it <= opts.LocalMaxIter; it++ {\n\t\tchange := 0.0\n")
-	for _, qi := range local {
-		f.sb.WriteString(f.updateCall(qi, "\t\t"))
-	}
-	switch {
-	case len(local) == 1 && local[0].obj != nil:
-		f.p("\t\t// A single local Gaussian is at its optimum after one Laplace\n\t\t// update; the delta method's objective depends on Σ, which is set\n")
-		f.p("\t\t// after μ, so it sweeps to the fixed point of μ and Σ.\n")
-		f.p("\t\tif q.%s == \"laplace\" || change < opts.LocalTol {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n", local[0].method)
-	default:
-		f.p("\t\tif change < opts.LocalTol {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n")
-	}
+		w.Block("for it := 1; it <= opts.LocalMaxIter; it++", func() {
+			w.P("change := 0.0")
+			for _, qi := range local {
+				f.updateCall(qi)
+			}
+			settled := cond("change < opts.LocalTol")
+			if len(local) == 1 && local[0].obj != nil {
+				w.Doc("A single local Gaussian is at its optimum after one Laplace",
+					"update; the delta method's objective depends on Σ, which is set",
+					"after μ, so it sweeps to the fixed point of μ and Σ.")
+				settled = cond(fmt.Sprintf("q.%s == \"laplace\"", local[0].method)).or(settled)
+			}
+			w.If(settled, func() { w.Return("true") })
+		})
+		w.Return("false")
+	})
 }

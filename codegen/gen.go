@@ -9,11 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"go/format"
-	"go/scanner"
 	"go/token"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"text/template"
 
@@ -88,7 +86,6 @@ type fileCtx struct {
 	Vars                               []varCtx
 	JSONKeys                           []string
 	Aux                                []auxCtx
-	Kernels, FitCode                   string
 	// AllocCheck refuses sizes that would make the fit allocate too much
 	// (alloc.go); DomainChecks checks values against the domains of the
 	// distributions they are arguments of (domain.go).
@@ -246,22 +243,21 @@ func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []S
 	if len(g.errs) > 0 {
 		return nil, errors.Join(g.errs...)
 	}
-	var kernels strings.Builder
+	kernels := newGoFile()
 	for _, o := range d.Objectives {
-		kernels.WriteString(g.kernel(o, false))
-		kernels.WriteString(g.kernel(o, true))
+		kernels.Raw(g.kernel(o, false))
+		kernels.Raw(g.kernel(o, true))
 		if o.Collapsed != nil && !opts.KernelsOnly {
-			kernels.WriteString(g.collapsedKernel(o))
+			kernels.Raw(g.collapsedKernel(o))
 		}
 	}
-	ctx.Kernels = kernels.String()
 	var fit *fitGen
 	if !opts.KernelsOnly {
-		code, f, err := g.fitCode()
+		f, err := g.fitCode()
 		if err != nil {
 			return nil, err
 		}
-		ctx.FitCode, fit = code, f
+		fit = f
 	}
 	ctx.AllocCheck = g.allocCheck(fit)
 	ctx.DomainChecks = g.domainChecks()
@@ -277,53 +273,26 @@ func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []S
 	if err := tmpl.Execute(&buf, ctx); err != nil {
 		return nil, err
 	}
-	src, err := format.Source(withImports(buf.Bytes()))
+	// The file is the template's skeleton, then the fit's code and the
+	// kernels, with the imports they use.
+	file := newGoFile()
+	file.Raw(buf.String())
+	file.imports[goRuntime] = true // the version check
+	if fit != nil {
+		file.Append(fit.w)
+	}
+	file.Append(kernels)
+	body := strings.Replace(file.String(), importsMarker, importBlock(file.imports), 1)
+	src, err := format.Source([]byte(body))
 	if err != nil {
-		return nil, fmt.Errorf("codegen: generated code does not parse (a bug in vigen): %v\n%s", err, numbered(buf.Bytes()))
+		return nil, fmt.Errorf("codegen: generated code does not parse (a bug in vigen): %v\n%s", err, numbered([]byte(body)))
 	}
 	return []File{{Name: pkg + ".go", Src: src}}, nil
 }
 
+// importsMarker stands in the template's output for the import block
+// until the file's imports are known.
 const importsMarker = "//vigen:imports"
-
-// stdImports are the packages generated code may use (name, path), each
-// imported only if the code refers to it.
-var stdImports = [][2]string{{"context", "context"}, {"fmt", "fmt"}, {"io", "io"}, {"math", "math"},
-	{"rand", "math/rand/v2"}, {"strings", "strings"}, {"time", "time"}}
-
-// withImports replaces the import marker by the imports the code uses: a
-// package is used where its name, as an identifier (not in a comment or a
-// string), is followed by a selector.
-func withImports(src []byte) []byte {
-	body := string(src)
-	used := map[string]bool{}
-	fset := token.NewFileSet()
-	var sc scanner.Scanner
-	sc.Init(fset.AddFile("", fset.Base(), len(src)), src, nil, 0)
-	prev, last := "", token.ILLEGAL // an identifier not itself selected, and the last token
-	for {
-		_, tok, lit := sc.Scan()
-		if tok == token.EOF {
-			break
-		}
-		if tok == token.PERIOD && prev != "" {
-			used[prev] = true
-		}
-		prev = ""
-		if tok == token.IDENT && last != token.PERIOD {
-			prev = lit
-		}
-		last = tok
-	}
-	var lines []string
-	for _, p := range stdImports {
-		if used[p[0]] {
-			lines = append(lines, strconv.Quote(p[1]))
-		}
-	}
-	lines = append(lines, "", strconv.Quote("github.com/vigen-go/vigen/runtime"))
-	return []byte(strings.Replace(body, importsMarker, strings.Join(lines, "\n\t"), 1))
-}
 
 func numbered(b []byte) string {
 	var sb strings.Builder

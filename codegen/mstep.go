@@ -37,76 +37,98 @@ func paramType(p paramInfo) string {
 }
 
 func (f *fitGen) emitParams() {
+	w := f.w
 	ps := f.params()
 	if len(ps) == 0 {
-		f.p("\n// Params is empty: the model has no params.\ntype Params struct{}\n")
-		f.p("\n// Into leaves d as it is: the model has no params.\nfunc (p *Params) Into(d *Data) {}\n")
+		w.P()
+		w.Doc("Params is empty: the model has no params.")
+		w.P("type Params struct{}")
+		w.P()
+		w.Doc("Into leaves d as it is: the model has no params.")
+		w.P("func (p *Params) Into(d *Data) {}")
 		return
 	}
-	f.p("\n// Params holds the point estimates of the params (variational EM), shaped\n")
-	f.p("// as in Data: Into copies them into a Data, so that a later Fit can start\n// from them or, with Options.FixParams, infer with them held fixed.\ntype Params struct {\n")
-	for _, p := range ps {
-		f.p("\t// %s is the param %s : %s (%s).\n\t%s %s `json:%q`\n", p.field, p.v.Name, p.v.Type, f.pos(p.v), p.field, paramType(p), p.v.Name)
-	}
-	f.p("}\n")
-	f.p("\n// Into sets the params of d to p.\nfunc (p *Params) Into(d *Data) {\n")
-	for _, pi := range ps {
-		if len(pi.dims) == 0 {
-			f.p("\t{\n\t\tv := p.%s\n\t\td.%s = &v\n\t}\n", pi.field, pi.field)
-		} else {
-			f.p("\td.%s = p.%s\n", pi.field, pi.field)
+	w.P()
+	w.Doc("Params holds the point estimates of the params (variational EM), shaped",
+		"as in Data: Into copies them into a Data, so that a later Fit can start",
+		"from them or, with Options.FixParams, infer with them held fixed.")
+	w.Block("type Params struct", func() {
+		for _, p := range ps {
+			w.Pf("// %s is the param %s : %s (%s).", p.field, p.v.Name, p.v.Type, f.pos(p.v))
+			w.Pf("%s %s `json:%q`", p.field, paramType(p), p.v.Name)
 		}
-	}
-	f.p("}\n")
-	// result
-	f.p("\n// paramsResult copies the params of m into the result's form.\nfunc (m *Model) paramsResult() Params {\n\tvar p Params\n")
-	for _, pi := range ps {
-		switch len(pi.dims) {
-		case 0:
-			f.p("\tp.%s = m.%s\n", pi.field, pi.model)
-		case 1:
-			f.p("\tp.%s = append([]float64(nil), m.%s...)\n", pi.field, pi.model)
-		case 2:
-			f.p("\tp.%s = runtime.CopyRows(m.%s, %s)\n", pi.field, pi.model, f.dim(pi.dims[1]))
-		default:
-			f.p("\tp.%s = runtime.CopyCube(m.%s, %s, %s)\n", pi.field, pi.model, f.dim(pi.dims[1]), f.dim(pi.dims[2]))
-		}
-	}
-	f.p("\treturn p\n}\n")
-	// own copies and starting values
-	f.p("\n// ownParams returns a copy of m with its own param arrays, which Fit\n// overwrites in its M-steps; params missing from the data start at\n")
-	f.p("// random simplex rows (from rng), identity covariances and zero vectors.\nfunc (m *Model) ownParams(rng *rand.Rand) *Model {\n\tc := *m\n")
-	for _, pi := range ps {
-		if len(pi.dims) == 0 {
-			continue
-		}
-		size := f.length(pi.dims)
-		f.p("\tif m.%s != nil {\n\t\tc.%s = append([]float64(nil), m.%s...)\n\t} else {\n\t\tc.%s = make([]float64, %s)\n", pi.model, pi.model, pi.model, pi.model, size)
-		switch pi.v.Type.Class {
-		case ir.Simplex:
-			f.p("\t\truntime.InitPositive(rng, c.%s)\n\t\truntime.SimplexRows(c.%s, %s, 0)\n", pi.model, pi.model, f.dim(pi.dims[len(pi.dims)-1]))
-		case ir.Cov:
-			f.p("\t\truntime.Identity(c.%s, %s)\n", pi.model, f.dim(pi.dims[len(pi.dims)-1]))
-		}
-		f.p("\t}\n")
-	}
-	f.p("\treturn &c\n}\n")
-	// start from a result's params
-	f.p("\n// startParams copies the params of a previous result into m, checking\n// their shapes.\nfunc (m *Model) startParams(p *Params) error {\n")
-	for _, pi := range ps {
-		switch len(pi.dims) {
-		case 0:
-			f.p("\tm.%s = p.%s\n", pi.model, pi.field)
-		default:
-			var sizes []string
-			for _, d := range pi.dims {
-				sizes = append(sizes, f.dim(d))
+	})
+	w.Func([]string{"Into sets the params of d to p."}, "(p *Params) Into(d *Data)", func() {
+		for _, pi := range ps {
+			if len(pi.dims) == 0 {
+				w.Block("", func() {
+					w.Pf("v := p.%s", pi.field)
+					w.Pf("d.%s = &v", pi.field)
+				})
+			} else {
+				w.Pf("d.%s = p.%s", pi.field, pi.field)
 			}
-			f.p("\tif p.%s != nil {\n\t\tflat, err := runtime.Flat%d(%q, p.%s, %s, 0, 0)\n\t\tif err != nil {\n\t\t\treturn fmt.Errorf(\"start: %%w\", err)\n\t\t}\n\t\tcopy(m.%s, flat)\n\t}\n",
-				pi.field, len(pi.dims), pi.v.Name, pi.field, strings.Join(sizes, ", "), pi.model)
 		}
-	}
-	f.p("\treturn nil\n}\n")
+	})
+	w.Func([]string{"paramsResult copies the params of m into the result's form."}, "(m *Model) paramsResult() Params", func() {
+		w.P("var p Params")
+		for _, pi := range ps {
+			switch len(pi.dims) {
+			case 0:
+				w.Pf("p.%s = m.%s", pi.field, pi.model)
+			case 1:
+				w.Pf("p.%s = append([]float64(nil), m.%s...)", pi.field, pi.model)
+			case 2:
+				w.Pf("p.%s = %s(m.%s, %s)", pi.field, rt("CopyRows"), pi.model, f.dim(pi.dims[1]))
+			default:
+				w.Pf("p.%s = %s(m.%s, %s, %s)", pi.field, rt("CopyCube"), pi.model, f.dim(pi.dims[1]), f.dim(pi.dims[2]))
+			}
+		}
+		w.Return("p")
+	})
+	w.Func([]string{"ownParams returns a copy of m with its own param arrays, which Fit",
+		"overwrites in its M-steps; params missing from the data start at",
+		"random simplex rows (from rng), identity covariances and zero vectors."},
+		w.Sf("(m *Model) ownParams(rng *%s) *Model", goRand.Ident("Rand")), func() {
+			w.P("c := *m")
+			for _, pi := range ps {
+				if len(pi.dims) == 0 {
+					continue
+				}
+				w.IfElse(cond(fmt.Sprintf("m.%s != nil", pi.model)), func() {
+					w.Pf("c.%s = append([]float64(nil), m.%s...)", pi.model, pi.model)
+				}, func() {
+					w.Pf("c.%s = make([]float64, %s)", pi.model, f.length(pi.dims))
+					switch pi.v.Type.Class {
+					case ir.Simplex:
+						w.Pf("%s(rng, c.%s)", rt("InitPositive"), pi.model)
+						w.Pf("%s(c.%s, %s, 0)", rt("SimplexRows"), pi.model, f.dim(pi.dims[len(pi.dims)-1]))
+					case ir.Cov:
+						w.Pf("%s(c.%s, %s)", rt("Identity"), pi.model, f.dim(pi.dims[len(pi.dims)-1]))
+					}
+				})
+			}
+			w.Return("&c")
+		})
+	w.Func([]string{"startParams copies the params of a previous result into m, checking", "their shapes."},
+		"(m *Model) startParams(p *Params) error", func() {
+			for _, pi := range ps {
+				if len(pi.dims) == 0 {
+					w.Pf("m.%s = p.%s", pi.model, pi.field)
+					continue
+				}
+				var sizes []string
+				for _, d := range pi.dims {
+					sizes = append(sizes, f.dim(d))
+				}
+				w.If(cond(fmt.Sprintf("p.%s != nil", pi.field)), func() {
+					w.Pf("flat, err := %s(%q, p.%s, %s, 0, 0)", rt(fmt.Sprintf("Flat%d", len(pi.dims))), pi.v.Name, pi.field, strings.Join(sizes, ", "))
+					w.CheckErr(w.Sf(`%s("start: %%w", err)`, goFmt.Ident("Errorf")))
+					w.Pf("copy(m.%s, flat)", pi.model)
+				})
+			}
+			w.Return("nil")
+		})
 }
 
 // emitMSteps prints mstep, which runs every M-step, and one method per step.
@@ -114,13 +136,19 @@ func (f *fitGen) emitMSteps() {
 	if len(f.params()) == 0 {
 		return
 	}
-	f.p("\n// mstep is variational EM's M-step: it sets every param to the maximum of\n")
-	f.p("// the expected complete log likelihood under q (MAP under declared\n// priors) and returns the largest relative change of a param.\n")
-	f.p("func (m *Model) mstep(q *state, opts Options) (float64, error) {\n\tchange := 0.0\n")
-	for _, s := range f.d.MSteps {
-		f.p("\tif c, err := m.mstep%s(q, opts); err != nil {\n\t\treturn change, err\n\t} else {\n\t\tchange = math.Max(change, c)\n\t}\n", f.stepName(s))
-	}
-	f.p("\treturn change, nil\n}\n")
+	w := f.w
+	w.Func([]string{"mstep is variational EM's M-step: it sets every param to the maximum of",
+		"the expected complete log likelihood under q (MAP under declared",
+		"priors) and returns the largest relative change of a param."},
+		"(m *Model) mstep(q *state, opts Options) (float64, error)", func() {
+			w.P("change := 0.0")
+			for _, s := range f.d.MSteps {
+				w.Define("c, err", fmt.Sprintf("m.mstep%s(q, opts)", f.stepName(s)))
+				w.CheckErr("change", "err")
+				w.Pf("change = %s(change, c)", goMath.Ident("Max"))
+			}
+			w.Return("change", "nil")
+		})
 	for _, s := range f.d.MSteps {
 		switch s.Kind {
 		case "counts":
@@ -165,20 +193,26 @@ func (f *fitGen) stepTaken(n string) bool {
 }
 
 func (f *fitGen) emitCountsStep(s *derive.MStep) {
+	w := f.w
 	v := s.Params[0]
 	u := s.Counts
 	model := f.g.goName[v.Name]
 	k := f.dim(v.Type.Dims[len(v.Type.Dims)-1])
 	name := f.stepName(s)
-	f.p("\n// mstep%s sets %s (%s) to its M-step: each row proportional to its\n", name, v.Name, f.pos(v))
-	f.p("// expected counts (plus α − 1 under its Dirichlet prior) plus opts.Smoothing.\n// Rows with no counts become uniform.\n")
-	f.p("func (m *Model) mstep%s(q *state, opts Options) (float64, error) {\n", name)
 	inputs := f.args(u.Inputs, "d")
 	if inputs != "" {
 		inputs += ", "
 	}
-	f.p("\tprev := append([]float64(nil), m.%s...)\n\tclear(m.%s)\n\tm.%sCounts(%sm.%s)\n\truntime.SimplexRows(m.%s, %s, opts.Smoothing)\n", model, model, f.g.upper(v.Name), inputs, model, model, k)
-	f.p("\treturn runtime.L2Change(m.%s, prev), nil\n}\n", model)
+	w.Func([]string{fmt.Sprintf("mstep%s sets %s (%s) to its M-step: each row proportional to its", name, v.Name, f.pos(v)),
+		"expected counts (plus α − 1 under its Dirichlet prior) plus opts.Smoothing.",
+		"Rows with no counts become uniform."},
+		fmt.Sprintf("(m *Model) mstep%s(q *state, opts Options) (float64, error)", name), func() {
+			w.Pf("prev := append([]float64(nil), m.%s...)", model)
+			w.Pf("clear(m.%s)", model)
+			w.Pf("m.%sCounts(%sm.%s)", f.g.upper(v.Name), inputs, model)
+			w.Pf("%s(m.%s, %s, opts.Smoothing)", rt("SimplexRows"), model, k)
+			w.Return(w.Sf("%s(m.%s, prev)", rt("L2Change"), model), "nil")
+		})
 	params := inputParams(u.Inputs)
 	key := "out:" + v.Name
 	params = append(params, kernelParam{Want: v.Name, Tensor: key, Dims: v.Type.Dims, Out: true})
@@ -189,10 +223,11 @@ func (f *fitGen) emitCountsStep(s *derive.MStep) {
 		doc = append(doc, fmt.Sprintf("\t%s: %s", fc.Pos, fmtFactor(fc)))
 	}
 	doc = append(doc, "", "The caller zeroes the output.")
-	f.sb.WriteString(f.g.emitKernel(kernelSpec{Name: f.g.upper(v.Name) + "Counts", Doc: doc, Params: params, Outputs: outs}))
+	w.Raw(f.g.emitKernel(kernelSpec{Name: f.g.upper(v.Name) + "Counts", Doc: doc, Params: params, Outputs: outs}))
 }
 
 func (f *fitGen) emitGaussStep(s *derive.MStep) {
+	w := f.w
 	g := s.Gauss
 	name := f.stepName(s)
 	p := f.dim(g.Dim)
@@ -200,17 +235,23 @@ func (f *fitGen) emitGaussStep(s *derive.MStep) {
 	for _, v := range s.Params {
 		names = append(names, v.Name)
 	}
-	f.p("\n// mstep%s sets %s to their M-step for the statement\n//\n//\t%s:%d:%d: %s\n//\n", name, strings.Join(names, " and "), g.Stmt.Pos.File, g.Stmt.Pos.Line, g.Stmt.Pos.Col, fmtFactor(g.Stmt))
-	f.p("// the %s from the expected sufficient statistics of the units' %s\n", map[bool]string{false: "mean and covariance", true: "mean and precision"}[g.Precision], g.Target.Name)
-	f.p("// (each unit's covariance included), MAP under declared priors (App. C).\n")
-	f.p("func (m *Model) mstep%s(q *state, opts Options) (float64, error) {\n\tp := %s\n\tst := runtime.NewGaussStats(p)\n\tfor d := 0; d < %s; d++ {\n", name, p, f.dim(g.Unit.Size))
-	if g.Target.Role == ir.RoleData {
-		f.p("\t\tst.Add(m.%s[d*p:(d+1)*p], nil)\n", f.g.goName[g.Target.Name])
-	} else {
-		qi := f.qOf(g.Target.Name)
-		f.p("\t\tst.Add(q.%s[d*p:(d+1)*p], q.%s[d*p*p:(d+1)*p*p])\n", qi.fields[0], qi.fields[1])
-	}
-	f.p("\t}\n\treturn m.solve%s(st, opts)\n}\n", name)
+	doc := []string{fmt.Sprintf("mstep%s sets %s to their M-step for the statement", name, strings.Join(names, " and ")), "",
+		fmt.Sprintf("\t%s: %s", g.Stmt.Pos, fmtFactor(g.Stmt)), "",
+		fmt.Sprintf("the %s from the expected sufficient statistics of the units' %s", map[bool]string{false: "mean and covariance", true: "mean and precision"}[g.Precision], g.Target.Name),
+		"(each unit's covariance included), MAP under declared priors (App. C)."}
+	w.Func(doc, fmt.Sprintf("(m *Model) mstep%s(q *state, opts Options) (float64, error)", name), func() {
+		w.Pf("p := %s", p)
+		w.Pf("st := %s(p)", rt("NewGaussStats"))
+		w.Block(fmt.Sprintf("for d := 0; d < %s; d++", f.dim(g.Unit.Size)), func() {
+			if g.Target.Role == ir.RoleData {
+				w.Pf("st.Add(m.%s[d*p:(d+1)*p], nil)", f.g.goName[g.Target.Name])
+			} else {
+				qi := f.qOf(g.Target.Name)
+				w.Pf("st.Add(q.%s[d*p:(d+1)*p], q.%s[d*p*p:(d+1)*p*p])", qi.fields[0], qi.fields[1])
+			}
+		})
+		w.Return(fmt.Sprintf("m.solve%s(st, opts)", name))
+	})
 	f.emitGaussSolve(s, names)
 }
 
@@ -218,22 +259,26 @@ func (f *fitGen) emitGaussStep(s *derive.MStep) {
 // for given statistics, which the batch M-step and online EM's ParamStep
 // share.
 func (f *fitGen) emitGaussSolve(s *derive.MStep, names []string) {
+	w := f.w
 	g := s.Gauss
 	name := f.stepName(s)
-	f.p("\n// solve%s sets %s to the maximum for the statistics st (GaussMStep, with\n", name, strings.Join(names, " and "))
-	f.p("// opts.Shrinkage and the declared priors) and returns their largest relative\n// change.\n")
-	f.p("func (m *Model) solve%s(st *runtime.GaussStats, opts Options) (float64, error) {\n\tp := %s\n", name, f.dim(g.Dim))
-	mean, cov := "m."+f.g.goName[g.Mean.Name], "m."+f.g.goName[g.Cov.Name]
-	f.p("\tstep := runtime.GaussMStep{EstimateMean: %v, EstimateCov: %v, Precision: %v, Shrinkage: opts.Shrinkage}\n", g.Mean.Role == ir.RoleParam, g.Cov.Role == ir.RoleParam, g.Precision)
-	if g.MeanPrior != nil {
-		f.p("\tstep.MeanPriorMean, step.MeanPriorCov = m.%s, m.%s\n", f.g.goName[g.MeanPrior[0].Name], f.g.goName[g.MeanPrior[1].Name])
-	}
-	if g.CovPrior != nil {
-		f.p("\tstep.WishartDOF, step.WishartScale = m.%s, m.%s\n", f.g.goName[g.CovPrior[0].Name], f.g.goName[g.CovPrior[1].Name])
-	}
-	f.p("\tprev := append(append([]float64(nil), %s...), %s...)\n", mean, cov)
-	f.p("\tif err := step.Solve(st, %s, %s); err != nil {\n\t\treturn 0, fmt.Errorf(\"the M-step of %s (%s:%d:%d): %%w\", err)\n\t}\n", mean, cov, strings.Join(names, ", "), g.Stmt.Pos.File, g.Stmt.Pos.Line, g.Stmt.Pos.Col)
-	f.p("\treturn math.Max(runtime.L2Change(%s, prev[:p]), runtime.L2Change(%s, prev[p:])), nil\n}\n", mean, cov)
+	doc := []string{fmt.Sprintf("solve%s sets %s to the maximum for the statistics st (GaussMStep, with", name, strings.Join(names, " and ")),
+		"opts.Shrinkage and the declared priors) and returns their largest relative",
+		"change."}
+	w.Func(doc, w.Sf("(m *Model) solve%s(st *%s, opts Options) (float64, error)", name, rt("GaussStats")), func() {
+		w.Pf("p := %s", f.dim(g.Dim))
+		mean, cov := "m."+f.g.goName[g.Mean.Name], "m."+f.g.goName[g.Cov.Name]
+		w.Pf("step := %s{EstimateMean: %v, EstimateCov: %v, Precision: %v, Shrinkage: opts.Shrinkage}", rt("GaussMStep"), g.Mean.Role == ir.RoleParam, g.Cov.Role == ir.RoleParam, g.Precision)
+		if g.MeanPrior != nil {
+			w.Pf("step.MeanPriorMean, step.MeanPriorCov = m.%s, m.%s", f.g.goName[g.MeanPrior[0].Name], f.g.goName[g.MeanPrior[1].Name])
+		}
+		if g.CovPrior != nil {
+			w.Pf("step.WishartDOF, step.WishartScale = m.%s, m.%s", f.g.goName[g.CovPrior[0].Name], f.g.goName[g.CovPrior[1].Name])
+		}
+		w.Pf("prev := append(append([]float64(nil), %s...), %s...)", mean, cov)
+		w.IfErr(fmt.Sprintf("err := step.Solve(st, %s, %s)", mean, cov), "0", w.Sf(`%s("the M-step of %s (%s): %%w", err)`, goFmt.Ident("Errorf"), strings.Join(names, ", "), g.Stmt.Pos))
+		w.Return(w.Sf("%s(%s(%s, prev[:p]), %s(%s, prev[p:]))", goMath.Ident("Max"), rt("L2Change"), mean, rt("L2Change"), cov), "nil")
+	})
 }
 
 func (f *fitGen) qOf(name string) *qInfo {
@@ -249,6 +294,7 @@ func (f *fitGen) qOf(name string) *qInfo {
 // Newton's method (runtime.Maximize) on its derived objective, printed as
 // the kernel <Name>Objective.
 func (f *fitGen) emitNumericStep(s *derive.MStep) {
+	w := f.w
 	v, o := s.Params[0], s.Numeric
 	name := f.stepName(s)
 	model := f.g.goName[v.Name]
@@ -257,20 +303,23 @@ func (f *fitGen) emitNumericStep(s *derive.MStep) {
 	if inputs != "" {
 		inputs = ", " + inputs
 	}
-	f.p("\n// mstep%s sets %s (%s) to the maximum of the expected complete log\n", name, v.Name, f.pos(v))
-	f.p("// likelihood in %s (%s), by Newton's method from its current value.\n", v.Name, kernel)
-	f.p("func (m *Model) mstep%s(q *state, opts Options) (float64, error) {\n", name)
-	f.p("\tprev := append([]float64(nil), m.%s...)\n", model)
-	f.p("\tobj := func(x, g, h []float64) float64 {\n\t\treturn m.%s(x%s, g, h)\n\t}\n", kernel, inputs)
-	f.p("\tr := runtime.Maximize(obj, m.%s, opts.Newton)\n", model)
-	f.p("\tif r.Status == runtime.StatusNotFinite {\n\t\tcopy(m.%s, prev)\n", model)
-	f.p("\t\treturn 0, fmt.Errorf(\"the M-step of %s (%s): the objective is not finite after %%d Newton steps; %s was left at its previous value\", r.Iterations)\n\t}\n", v.Name, f.pos(v), v.Name)
-	f.p("\treturn runtime.L2Change(m.%s, prev), nil\n}\n", model)
+	w.Func([]string{fmt.Sprintf("mstep%s sets %s (%s) to the maximum of the expected complete log", name, v.Name, f.pos(v)),
+		fmt.Sprintf("likelihood in %s (%s), by Newton's method from its current value.", v.Name, kernel)},
+		fmt.Sprintf("(m *Model) mstep%s(q *state, opts Options) (float64, error)", name), func() {
+			w.Pf("prev := append([]float64(nil), m.%s...)", model)
+			w.Block("obj := func(x, g, h []float64) float64", func() { w.Return(fmt.Sprintf("m.%s(x%s, g, h)", kernel, inputs)) })
+			w.Pf("r := %s(obj, m.%s, opts.Newton)", rt("Maximize"), model)
+			w.If(cond(w.Sf("r.Status == %s", rt("StatusNotFinite"))), func() {
+				w.Pf("copy(m.%s, prev)", model)
+				w.Return("0", w.Sf(`%s("the M-step of %s (%s): the objective is not finite after %%d Newton steps; %s was left at its previous value", r.Iterations)`, goFmt.Ident("Errorf"), v.Name, f.pos(v), v.Name))
+			})
+			w.Return(w.Sf("%s(m.%s, prev)", rt("L2Change"), model), "nil")
+		})
 	doc := []string{fmt.Sprintf("%s evaluates the expected complete log likelihood as a function of", kernel),
 		fmt.Sprintf("the param %s (%s), writing its gradient into grad and its Hessian", v.Name, f.pos(v)),
 		fmt.Sprintf("into hess (%s×%s, row-major). It is built from:", o.Dim, o.Dim), ""}
 	for _, fc := range o.Factors {
 		doc = append(doc, fmt.Sprintf("\t%s: %s", fc.Pos, fmtFactor(fc)))
 	}
-	f.sb.WriteString(f.g.objectiveKernel(o, false, kernel, doc))
+	w.Raw(f.g.objectiveKernel(o, false, kernel, doc))
 }

@@ -43,75 +43,83 @@ func (f *fitGen) emitHeldout() {
 		return
 	}
 	g := f.g
-	w := p.Bag.Name
-	off, term, count := g.goName[w+".off"], g.goName[w+".term"], g.goName[w+".count"]
+	bag := p.Bag.Name
+	off, term, count := g.goName[bag+".off"], g.goName[bag+".term"], g.goName[bag+".count"]
 	unitGo, kGo, vGo := g.sizeGo[p.Unit.Size], g.sizeGo[p.K.Size], g.sizeGo[p.V.Size]
 	label := PredictiveLabel(p)
-	f.p("\n// Heldout scores r, a fit of m, by document completion: obs and held are\n")
-	f.p("// the observed and the held-out halves of test documents (line-aligned\n")
-	f.p("// bags of 1-based term ids). The test documents' local factors are fitted\n")
-	f.p("// to their observed halves with r's global factors and params held fixed\n")
-	f.p("// (one coordinate-ascent iteration started from them, with opts' Method,\n")
-	f.p("// Seed, Workers and local settings; LocalMaxIter 0 means\n")
-	f.p("// runtime.HeldoutLocalMaxIter), and each held-out token is scored by its\n")
-	f.p("// predictive probability (%s):\n//\n", f.pos(p.Bag))
+	w := f.w
+	doc := []string{"Heldout scores r, a fit of m, by document completion: obs and held are",
+		"the observed and the held-out halves of test documents (line-aligned",
+		"bags of 1-based term ids). The test documents' local factors are fitted",
+		"to their observed halves with r's global factors and params held fixed",
+		"(one coordinate-ascent iteration started from them, with opts' Method,",
+		"Seed, Workers and local settings; LocalMaxIter 0 means",
+		"runtime.HeldoutLocalMaxIter), and each held-out token is scored by its",
+		fmt.Sprintf("predictive probability (%s):", f.pos(p.Bag)), ""}
 	for _, l := range wrapComment(label, 72) {
-		f.p("//\t%s\n", l)
+		doc = append(doc, "\t"+l)
 	}
-	f.p("//\n// Terms that never occur in m's %s are left out of both halves\n// (runtime.HeldoutSplit, runtime.HeldoutMixture).\n", w)
-	f.p("func (m *Model) Heldout(ctx context.Context, r *Result, obs, held [][][2]int, opts Options) (runtime.HeldoutScore, error) {\n")
-	f.p("\tvar s runtime.HeldoutScore\n")
-	f.p("\tif r == nil {\n\t\treturn s, fmt.Errorf(\"held-out evaluation: no fit\")\n\t}\n")
-	f.p("\tseen, kept, err := runtime.HeldoutSplit(m.%s, m.%s, m.%s, obs, held)\n\tif err != nil {\n\t\treturn s, err\n\t}\n", term, count, vGo)
-	f.p("\tt := *m\n\tt.%s = len(kept)\n", unitGo)
-	f.p("\tif t.%s, t.%s, t.%s, err = runtime.FlattenBag(%q, kept, t.%s, 1, t.%s); err != nil {\n\t\treturn s, err\n\t}\n", off, term, count, w, unitGo, vGo)
-	f.p("\topts = opts.Heldout()\n")
-	f.p("\tq, err := t.newState(opts)\n\tif err != nil {\n\t\treturn s, err\n\t}\n")
-	f.p("\t// the test documents' local factors start as Fit starts them, the\n\t// globals at r's\n")
-	f.p("\tl := q.latent(&t)\n")
-	keep := func() {
-		for _, qi := range f.qs {
-			if !qi.local {
-				f.p("\tl.%s = r.Latent.%s\n", qi.field, qi.field)
+	doc = append(doc, "", fmt.Sprintf("Terms that never occur in m's %s are left out of both halves", bag),
+		"(runtime.HeldoutSplit, runtime.HeldoutMixture).")
+	fail := func() { w.CheckErr("s", "err") }
+	w.Func(doc, w.Sf("(m *Model) Heldout(ctx %s, r *Result, obs, held [][][2]int, opts Options) (%s, error)", goContext.Ident("Context"), rt("HeldoutScore")), func() {
+		w.Pf("var s %s", rt("HeldoutScore"))
+		w.If(cond("r == nil"), func() { w.Return("s", w.Sf(`%s("held-out evaluation: no fit")`, goFmt.Ident("Errorf"))) })
+		w.Pf("seen, kept, err := %s(m.%s, m.%s, m.%s, obs, held)", rt("HeldoutSplit"), term, count, vGo)
+		fail()
+		w.P("t := *m")
+		w.Pf("t.%s = len(kept)", unitGo)
+		w.IfErr(w.Sf("t.%s, t.%s, t.%s, err = %s(%q, kept, t.%s, 1, t.%s)", off, term, count, rt("FlattenBag"), bag, unitGo, vGo), "s", "err")
+		w.P("opts = opts.Heldout()")
+		w.P("q, err := t.newState(opts)")
+		fail()
+		w.Doc("the test documents' local factors start as Fit starts them, the", "globals at r's")
+		w.P("l := q.latent(&t)")
+		keep := func() {
+			for _, qi := range f.qs {
+				if !qi.local {
+					w.Pf("l.%s = r.Latent.%s", qi.field, qi.field)
+				}
 			}
 		}
-	}
-	keep()
-	f.p("\topts.Start = &Result{Latent: l, Params: r.Params}\n")
-	f.p("\tres, err := t.Fit(ctx, opts)\n\tif err != nil {\n\t\treturn s, err\n\t}\n")
-	f.p("\tif res.Iterations != 1 {\n\t\treturn s, fmt.Errorf(\"held-out evaluation: the fit of the test documents stopped: %%s\", res.Status)\n\t}\n")
-	f.p("\t// the iteration's global update moved the globals; the score reads r's\n\tl = res.Latent\n")
-	keep()
-	f.p("\tstart := Options{Method: opts.Method, Start: &Result{Latent: l, Params: r.Params}}\n")
-	if len(g.m.VarsWithRole(ir.RoleParam)) > 0 {
-		f.p("\tu, err := t.withOwnParams(start)\n\tif err != nil {\n\t\treturn s, err\n\t}\n")
-	} else {
-		f.p("\tu := &t\n")
-	}
-	f.p("\tif q, err = u.newState(start); err != nil {\n\t\treturn s, err\n\t}\n")
-	f.p("\tmix := make([]float64, u.%s*u.%s)\n", unitGo, kGo)
-	mixArgs := f.args(p.MixInputs, "d")
-	if mixArgs != "" {
-		mixArgs += ", "
-	}
-	f.p("\tfor d := 0; d < u.%s; d++ {\n\t\tu.HeldoutMix(d, %smix[d*u.%s:(d+1)*u.%s])\n\t}\n", unitGo, mixArgs, kGo, kGo)
-	topicArgs := f.args(p.TopicInputs, "")
-	if topicArgs != "" {
-		topicArgs += ", "
-	}
-	f.p("\ttopics := make([]float64, u.%s*u.%s)\n\tu.HeldoutTopics(%stopics)\n", kGo, vGo, topicArgs)
-	f.p("\ts, err = runtime.HeldoutMixture(mix, topics, u.%s, held, seen)\n", kGo)
-	f.p("\ts.Unsettled, s.Predictive = len(res.Unsettled), %q\n\treturn s, err\n}\n", label)
+		keep()
+		w.P("opts.Start = &Result{Latent: l, Params: r.Params}")
+		w.P("res, err := t.Fit(ctx, opts)")
+		fail()
+		w.If(cond("res.Iterations != 1"), func() {
+			w.Return("s", w.Sf(`%s("held-out evaluation: the fit of the test documents stopped: %%s", res.Status)`, goFmt.Ident("Errorf")))
+		})
+		w.Doc("the iteration's global update moved the globals; the score reads r's")
+		w.P("l = res.Latent")
+		keep()
+		w.P("start := Options{Method: opts.Method, Start: &Result{Latent: l, Params: r.Params}}")
+		if len(g.m.VarsWithRole(ir.RoleParam)) > 0 {
+			w.P("u, err := t.withOwnParams(start)")
+			fail()
+		} else {
+			w.P("u := &t")
+		}
+		w.IfErr("q, err = u.newState(start)", "s", "err")
+		w.Pf("mix := make([]float64, u.%s*u.%s)", unitGo, kGo)
+		w.Block(fmt.Sprintf("for d := 0; d < u.%s; d++", unitGo), func() {
+			w.Pf("u.HeldoutMix(%s)", joinArgs("d", f.args(p.MixInputs, "d"), fmt.Sprintf("mix[d*u.%s:(d+1)*u.%s]", kGo, kGo)))
+		})
+		w.Pf("topics := make([]float64, u.%s*u.%s)", kGo, vGo)
+		w.Pf("u.HeldoutTopics(%s)", joinArgs(f.args(p.TopicInputs, ""), "topics"))
+		w.Pf("s, err = %s(mix, topics, u.%s, held, seen)", rt("HeldoutMixture"), kGo)
+		w.Pf("s.Unsettled, s.Predictive = len(res.Unsettled), %q", label)
+		w.Return("s", "err")
+	})
 
 	mixParams := append(inputParams(p.MixInputs), kernelParam{Want: "mix", Tensor: "out:mix", Dims: []string{p.K.Size}, Out: true})
-	f.sb.WriteString(g.emitKernel(kernelSpec{Name: "HeldoutMix", Unit: &p.Unit, Params: mixParams,
+	f.w.Raw(g.emitKernel(kernelSpec{Name: "HeldoutMix", Unit: &p.Unit, Params: mixParams,
 		Doc: []string{fmt.Sprintf("HeldoutMix adds into mix E_q[%s_k], k = 1..%s, for document %s, the", fmtIR(p.Mixer.Args[0]), p.K.Size, p.Unit.Name),
-			fmt.Sprintf("mixture weights of the predictive of %s (Heldout). The caller zeroes mix.", w)},
+			fmt.Sprintf("mixture weights of the predictive of %s (Heldout). The caller zeroes mix.", bag)},
 		Outputs: []Output{{Target: "out:mix", Free: []derive.Index{p.K}, Expr: p.Mix, Origin: fmt.Sprintf("%s: %s", p.Mixer.Pos, fmtFactor(p.Mixer))}}}))
 	topicParams := append(inputParams(p.TopicInputs), kernelParam{Want: "topics", Tensor: "out:topics", Dims: []string{p.K.Size, p.V.Size}, Out: true})
-	f.sb.WriteString(g.emitKernel(kernelSpec{Name: "HeldoutTopics", Params: topicParams,
+	f.w.Raw(g.emitKernel(kernelSpec{Name: "HeldoutTopics", Params: topicParams,
 		Doc: []string{fmt.Sprintf("HeldoutTopics adds into topics row k the terms' E_q[%s_v | %s = k], the", fmtIR(p.Draw.Args[0]), p.Local.Name),
-			fmt.Sprintf("topics of the predictive of %s (Heldout). The caller zeroes topics.", w)},
+			fmt.Sprintf("topics of the predictive of %s (Heldout). The caller zeroes topics.", bag)},
 		Outputs: []Output{{Target: "out:topics", Free: []derive.Index{p.K, p.V}, Expr: p.Topic, Origin: fmt.Sprintf("%s: %s", p.Draw.Pos, fmtFactor(p.Draw))}}}))
 }
 

@@ -54,8 +54,10 @@ func (f *fitGen) sviReason() string {
 
 // emitSVI prints the SVI side of caModel.
 func (f *fitGen) emitSVI() {
+	w := f.w
 	if why := f.sviReason(); why != "" {
-		f.p("\n// NoSVI says why stochastic variational inference does not apply to the\n// model.\nfunc (a *caModel) NoSVI() string {\n\treturn %q\n}\n", why)
+		w.Func([]string{"NoSVI says why stochastic variational inference does not apply to the", "model."},
+			"(a *caModel) NoSVI() string", func() { w.Return(fmt.Sprintf("%q", why)) })
 		return
 	}
 	globals := f.sviGlobals()
@@ -73,28 +75,31 @@ func (f *fitGen) emitSVI() {
 	}
 	var what []string
 	if len(globals) > 0 {
-		what = append(what, "the natural\n// parameters of the conjugate global factors (runtime.SVIGlobals)")
+		what = append(what, "the natural parameters of the conjugate global factors (runtime.SVIGlobals)")
 	}
 	if statsLen != "" {
-		what = append(what, "the expected\n// sufficient statistics of the params' M-steps, unless they are fixed\n// (runtime.SVIParams)")
+		what = append(what, "the expected sufficient statistics of the params' M-steps, unless they are fixed (runtime.SVIParams)")
 	}
-	f.p("\n// Stochastic describes what stochastic variational inference steps: %s.\nfunc (a *caModel) Stochastic() runtime.SVIShape {\n", strings.Join(what, ", and "))
-	if strings.Contains(strings.Join(sizes, "")+statsLen, "m.") {
-		f.p("\tm := a.m\n")
-	}
-	if statsLen == "" {
-		f.p("\treturn runtime.SVIShape{Natural: []int{%s}, Names: []string{%s}}\n}\n", strings.Join(sizes, ", "), strings.Join(names, ", "))
-	} else {
-		f.p("\ts := runtime.SVIShape{}\n")
-		if len(globals) > 0 {
-			f.p("\ts.Natural, s.Names = []int{%s}, []string{%s}\n", strings.Join(sizes, ", "), strings.Join(names, ", "))
+	doc := strings.Split(strings.TrimPrefix(comment("Stochastic describes what stochastic variational inference steps: "+strings.Join(what, ", and ")+"."), "// "), "\n// ")
+	w.Func(doc, w.Sf("(a *caModel) Stochastic() %s", rt("SVIShape")), func() {
+		if strings.Contains(strings.Join(sizes, "")+statsLen, "m.") {
+			w.P("m := a.m")
 		}
-		f.p("\tif !a.opts.FixParams {\n\t\ts.ParamStats = %s\n\t}\n\treturn s\n}\n", statsLen)
-	}
+		if statsLen == "" {
+			w.Return(w.Sf("%s{Natural: []int{%s}, Names: []string{%s}}", rt("SVIShape"), strings.Join(sizes, ", "), strings.Join(names, ", ")))
+			return
+		}
+		w.Pf("s := %s{}", rt("SVIShape"))
+		if len(globals) > 0 {
+			w.Pf("s.Natural, s.Names = []int{%s}, []string{%s}", strings.Join(sizes, ", "), strings.Join(names, ", "))
+		}
+		w.If(cond("!a.opts.FixParams"), func() { w.Pf("s.ParamStats = %s", statsLen) })
+		w.Return("s")
+	})
 	if len(globals) > 0 {
 		f.emitSVIGlobals(globals)
 		for _, qi := range globals {
-			f.sb.WriteString(f.sviKernels(qi))
+			w.Raw(f.sviKernels(qi))
 		}
 	}
 	if statsLen != "" {
@@ -106,12 +111,14 @@ func (f *fitGen) emitSVI() {
 // factor g is the g-th of globals; its natural parameter vector has one
 // block per sufficient statistic (runtime.ToNatural's layout).
 func (f *fitGen) emitSVIGlobals(globals []*qInfo) {
-	cases := func(body func(qi *qInfo) string) {
-		f.p("\tswitch g {\n")
-		for g, qi := range globals {
-			f.p("\tcase %d: // %s (%s)\n%s", g, qi.v.Name, f.pos(qi.v), body(qi))
-		}
-		f.p("\t}\n")
+	w := f.w
+	cases := func(body func(qi *qInfo)) {
+		w.Block("switch g", func() {
+			for g, qi := range globals {
+				w.Pf("case %d: // %s (%s)", g, qi.v.Name, f.pos(qi.v))
+				body(qi)
+			}
+		})
 	}
 	fields := func(qi *qInfo) string {
 		var out []string
@@ -120,58 +127,65 @@ func (f *fitGen) emitSVIGlobals(globals []*qInfo) {
 		}
 		return strings.Join(out, ", ")
 	}
+	// blocks are the slices of eta holding qi's natural parameters, one per
+	// field, each n long (nDecl).
 	blocks := func(qi *qInfo) string {
-		if len(qi.fields) == 1 {
-			return "eta"
-		}
-		out := []string{"eta[:n]"}
-		for k := 1; k < len(qi.fields); k++ {
+		var out []string
+		for k := range qi.fields {
+			hi := times(k+1, "n")
 			if k == len(qi.fields)-1 {
-				out = append(out, fmt.Sprintf("eta[%s:]", mulN(k)))
-			} else {
-				out = append(out, fmt.Sprintf("eta[%s:%s]", mulN(k), mulN(k+1)))
+				hi = ""
 			}
+			out = append(out, sliceExpr("eta", times(k, "n"), hi))
 		}
 		return strings.Join(out, ", ")
 	}
-	nDecl := func(qi *qInfo) string {
-		if len(qi.fields) == 1 {
-			return ""
+	nDecl := func(qi *qInfo) {
+		if len(qi.fields) > 1 {
+			w.Pf("n := len(q.%s)", qi.fields[0])
 		}
-		return fmt.Sprintf("\t\tn := len(q.%s)\n", qi.fields[0])
 	}
-	f.p("\n// Natural writes the natural parameters of global factor g into eta.\nfunc (a *caModel) Natural(q *state, g int, eta []float64) {\n")
-	cases(func(qi *qInfo) string {
-		return fmt.Sprintf("\t\truntime.ToNatural(%q, eta, %s)\n", qi.q.Family, fields(qi))
+	w.Func([]string{"Natural writes the natural parameters of global factor g into eta."}, "(a *caModel) Natural(q *state, g int, eta []float64)", func() {
+		cases(func(qi *qInfo) {
+			w.Pf("%s(%q, eta, %s)", rt("ToNatural"), qi.q.Family, fields(qi))
+		})
 	})
-	f.p("}\n")
-	f.p("\n// SetNatural sets global factor g to the natural parameters eta and\n// refreshes its expectations.\nfunc (a *caModel) SetNatural(q *state, g int, eta []float64) {\n")
-	cases(func(qi *qInfo) string {
-		s := fmt.Sprintf("\t\truntime.FromNatural(%q, eta, %s)\n", qi.q.Family, fields(qi))
-		if len(qi.mfields) > 0 {
-			s += fmt.Sprintf("\t\ta.m.moments%s(q)\n", qi.upper)
+	w.Func([]string{"SetNatural sets global factor g to the natural parameters eta and", "refreshes its expectations."},
+		"(a *caModel) SetNatural(q *state, g int, eta []float64)", func() {
+			cases(func(qi *qInfo) {
+				w.Pf("%s(%q, eta, %s)", rt("FromNatural"), qi.q.Family, fields(qi))
+				if len(qi.mfields) > 0 {
+					w.Pf("a.m.moments%s(q)", qi.upper)
+				}
+			})
+		})
+	w.Func([]string{"PriorNatural adds into eta global factor g's natural parameters from", "the statements outside the unit plate (Eq. 18)."},
+		"(a *caModel) PriorNatural(q *state, g int, eta []float64)", func() {
+			w.P("m := a.m")
+			cases(func(qi *qInfo) {
+				nDecl(qi)
+				w.Pf("m.%sNaturalPrior(%s)", qi.upper, joinArgs(f.args(qi.upd.SVI.PriorInputs, "d"), blocks(qi)))
+			})
+		})
+	w.Func([]string{"UnitNatural adds into eta unit d's part of global factor g's natural", "parameters: its expected sufficient statistics (Eq. 18)."},
+		"(a *caModel) UnitNatural(q *state, w *scratch, g, d int, eta []float64)", func() {
+			w.P("m := a.m")
+			cases(func(qi *qInfo) {
+				nDecl(qi)
+				w.Pf("m.%sNaturalUnit(%s)", qi.upper, joinArgs("d", f.args(qi.upd.SVI.UnitInputs, "d"), blocks(qi)))
+			})
+		})
+}
+
+// joinArgs joins the non-empty argument lists args with commas.
+func joinArgs(args ...string) string {
+	var out []string
+	for _, a := range args {
+		if a != "" {
+			out = append(out, a)
 		}
-		return s
-	})
-	f.p("}\n")
-	f.p("\n// PriorNatural adds into eta global factor g's natural parameters from\n// the statements outside the unit plate (Eq. 18).\nfunc (a *caModel) PriorNatural(q *state, g int, eta []float64) {\n\tm := a.m\n")
-	cases(func(qi *qInfo) string {
-		in := f.args(qi.upd.SVI.PriorInputs, "d")
-		if in != "" {
-			in += ", "
-		}
-		return nDecl(qi) + fmt.Sprintf("\t\tm.%sNaturalPrior(%s%s)\n", qi.upper, in, blocks(qi))
-	})
-	f.p("}\n")
-	f.p("\n// UnitNatural adds into eta unit d's part of global factor g's natural\n// parameters: its expected sufficient statistics (Eq. 18).\nfunc (a *caModel) UnitNatural(q *state, w *scratch, g, d int, eta []float64) {\n\tm := a.m\n")
-	cases(func(qi *qInfo) string {
-		in := f.args(qi.upd.SVI.UnitInputs, "d")
-		if in != "" {
-			in += ", "
-		}
-		return nDecl(qi) + fmt.Sprintf("\t\tm.%sNaturalUnit(d, %s%s)\n", qi.upper, in, blocks(qi))
-	})
-	f.p("}\n")
+	}
+	return strings.Join(out, ", ")
 }
 
 // sviKernels prints the kernels of a global's SVI split: its prior part
@@ -214,12 +228,4 @@ func (f *fitGen) sviKernels(qi *qInfo) string {
 		kernel(qi.upper+"NaturalUnit", f.unit, s.UnitInputs, s.Unit,
 			fmt.Sprintf("unit %s's part of the natural parameters of q(%s):", f.unit.Name, qi.v.Name),
 			"its expected sufficient statistics (Eq. 18, E_q[η] of its statements):")
-}
-
-// mulN is k·n in Go, for slicing natural parameter blocks.
-func mulN(k int) string {
-	if k == 1 {
-		return "n"
-	}
-	return fmt.Sprintf("%d*n", k)
 }

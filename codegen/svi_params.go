@@ -89,73 +89,59 @@ func (f *fitGen) emitSVIParams() {
 			layout = append(layout, fmt.Sprintf("for %s, the count, sum and sum of outer products of %s (runtime.GaussStats, flat)", paramNames(s.Params), s.Gauss.Target.Name))
 		}
 	}
-	f.p("\n// UnitParamStats adds into stats unit d's expected sufficient statistics\n")
-	f.p("// of the params' M-steps (runtime.SVIParams), one M-step after another:\n")
+	w := f.w
+	doc := []string{"UnitParamStats adds into stats unit d's expected sufficient statistics",
+		"of the params' M-steps (runtime.SVIParams), one M-step after another:"}
 	for i, l := range layout {
 		sep := ";"
 		if i == len(layout)-1 {
 			sep = "."
 		}
-		f.p("// %s%s\n", l, sep)
+		doc = append(doc, l+sep)
 	}
-	f.p("func (a *caModel) UnitParamStats(q *state, w *scratch, d int, stats []float64) {\n\tm := a.m\n")
-	if len(layout) > 1 {
-		f.p("\toff := 0\n")
-	}
-	at, k := "0", 0 // where the step's statistics start; how many steps are done
-	if len(layout) > 1 {
-		at = "off"
-	}
-	for _, s := range f.d.MSteps {
-		var n string
-		switch {
-		case s.Kind == "counts" && s.Online.Unit != nil:
-			v := s.Params[0]
-			inputs := f.args(s.Online.Unit.Inputs, "d")
-			if inputs != "" {
-				inputs += ", "
+	w.Func(doc, "(a *caModel) UnitParamStats(q *state, w *scratch, d int, stats []float64)", func() {
+		w.P("m := a.m")
+		pos := newStatsPos(w, len(layout))
+		for _, s := range f.d.MSteps {
+			switch {
+			case s.Kind == "counts" && s.Online.Unit != nil:
+				v := s.Params[0]
+				n := f.length(v.Type.Dims)
+				w.Pf("m.%sCountsUnit(%s)", f.g.upper(v.Name), joinArgs("d", f.args(s.Online.Unit.Inputs, "d"), pos.slice("stats", n)))
+				pos.next(n)
+			case s.Kind == "gaussian" && f.gaussPerUnit(s.Gauss):
+				g := s.Gauss
+				p := f.dim(g.Dim)
+				if g.Target.Role == ir.RoleData {
+					w.Pf("%s(%s, %s, m.%s[d*%s:(d+1)*%s], nil)", rt("AddGaussFlat"), pos.slice("stats", ""), p, f.g.goName[g.Target.Name], p, p)
+				} else {
+					qi := f.qOf(g.Target.Name)
+					w.Pf("%s(%s, %s, q.%s[d*%s:(d+1)*%s], q.%s[d*%s*%s:(d+1)*%s*%s])", rt("AddGaussFlat"), pos.slice("stats", ""), p, qi.fields[0], p, p, qi.fields[1], p, p, p, p)
+				}
+				pos.next(w.Sf("%s(%s)", rt("GaussStatsLen"), p))
 			}
-			n = f.length(v.Type.Dims)
-			f.p("\tm.%sCountsUnit(d, %sstats[%s:%s+%s])\n", f.g.upper(v.Name), inputs, at, at, n)
-		case s.Kind == "gaussian" && f.gaussPerUnit(s.Gauss):
-			g := s.Gauss
-			p := f.dim(g.Dim)
-			n = fmt.Sprintf("runtime.GaussStatsLen(%s)", p)
-			if g.Target.Role == ir.RoleData {
-				f.p("\truntime.AddGaussFlat(stats[%s:], %s, m.%s[d*%s:(d+1)*%s], nil)\n", at, p, f.g.goName[g.Target.Name], p, p)
-			} else {
-				qi := f.qOf(g.Target.Name)
-				f.p("\truntime.AddGaussFlat(stats[%s:], %s, q.%s[d*%s:(d+1)*%s], q.%s[d*%s*%s:(d+1)*%s*%s])\n", at, p, qi.fields[0], p, p, qi.fields[1], p, p, p, p)
-			}
-		default:
-			continue
 		}
-		if k++; k < len(layout) {
-			f.p("\toff += %s\n", n)
-		}
-	}
-	f.p("}\n")
+	})
 
-	f.p("\n// ParamStep sets the params to their M-steps (as mstep does) for the\n")
-	f.p("// expected sufficient statistics stats of all units (laid out as in\n")
-	f.p("// UnitParamStats), then recomputes the values derived from them, and\n// returns the largest relative change of a param.\n")
-	f.p("func (a *caModel) ParamStep(q *state, stats []float64) (float64, error) {\n\tm, opts := a.m, a.opts\n\tchange := 0.0\n")
-	if len(layout) > 1 {
-		f.p("\toff := 0\n")
-	}
-	pos := &statsPos{at: "0", left: len(layout)}
-	if len(layout) > 1 {
-		pos.at = "off"
-	}
-	for _, s := range f.d.MSteps {
-		switch s.Kind {
-		case "counts":
-			f.emitCountsParamStep(s, pos)
-		case "gaussian":
-			f.emitGaussParamStep(s, pos)
-		}
-	}
-	f.p("\tif err := m.computeAux(); err != nil {\n\t\treturn change, err\n\t}\n\treturn change, nil\n}\n")
+	w.Func([]string{"ParamStep sets the params to their M-steps (as mstep does) for the",
+		"expected sufficient statistics stats of all units (laid out as in",
+		"UnitParamStats), then recomputes the values derived from them, and",
+		"returns the largest relative change of a param."},
+		"(a *caModel) ParamStep(q *state, stats []float64) (float64, error)", func() {
+			w.P("m, opts := a.m, a.opts")
+			w.P("change := 0.0")
+			pos := newStatsPos(w, len(layout))
+			for _, s := range f.d.MSteps {
+				switch s.Kind {
+				case "counts":
+					f.emitCountsParamStep(s, pos)
+				case "gaussian":
+					f.emitGaussParamStep(s, pos)
+				}
+			}
+			w.IfErr("err := m.computeAux()", "change", "err")
+			w.Return("change", "nil")
+		})
 
 	for _, s := range f.d.MSteps {
 		if s.Kind != "counts" {
@@ -169,7 +155,7 @@ func (f *fitGen) emitSVIParams() {
 				doc = append(doc, fmt.Sprintf("\t%s: %s", fc.Pos, fmtFactor(fc)))
 			}
 			doc = append(doc, "", "It adds to what the output holds: online EM sums the units of a minibatch.")
-			f.sb.WriteString(f.countsKernel(v, u, f.g.upper(v.Name)+"CountsUnit", doc))
+			f.w.Raw(f.countsKernel(v, u, f.g.upper(v.Name)+"CountsUnit", doc))
 		}
 		if u := s.Online.Rest; u != nil {
 			doc := []string{fmt.Sprintf("%sCountsRest adds into its output the part of %s's expected counts", f.g.upper(v.Name), v.Name),
@@ -178,7 +164,7 @@ func (f *fitGen) emitSVIParams() {
 				doc = append(doc, fmt.Sprintf("\t%s: %s", fc.Pos, fmtFactor(fc)))
 			}
 			doc = append(doc, "", "It adds to what the output holds: the units' counts.")
-			f.sb.WriteString(f.countsKernel(v, u, f.g.upper(v.Name)+"CountsRest", doc))
+			f.w.Raw(f.countsKernel(v, u, f.g.upper(v.Name)+"CountsRest", doc))
 		}
 	}
 }
@@ -204,56 +190,86 @@ func paramNames(vs []*ir.Var) string {
 // emitCountsParamStep prints ParamStep's part for the counts M-step s: the
 // units' counts from stats plus the rest, normalized as in mstep<Name>.
 func (f *fitGen) emitCountsParamStep(s *derive.MStep, pos *statsPos) {
+	w := f.w
 	v := s.Params[0]
 	model := f.g.goName[v.Name]
 	k := f.dim(v.Type.Dims[len(v.Type.Dims)-1])
-	f.p("\t// %s (%s): as mstep%s\n\t{\n\t\tprev := append([]float64(nil), m.%s...)\n", v.Name, f.pos(v), f.stepName(s), model)
-	if s.Online.Unit != nil {
-		n := f.length(v.Type.Dims)
-		f.p("\t\tcopy(m.%s, stats[%s:%s+%s])\n", model, pos.at, pos.at, n)
-		f.p("%s", pos.next(n))
-	} else {
-		f.p("\t\tclear(m.%s)\n", model)
-	}
-	if u := s.Online.Rest; u != nil {
-		inputs := f.args(u.Inputs, "d")
-		if inputs != "" {
-			inputs += ", "
+	w.Pf("// %s (%s): as mstep%s", v.Name, f.pos(v), f.stepName(s))
+	w.Block("", func() {
+		w.Pf("prev := append([]float64(nil), m.%s...)", model)
+		if s.Online.Unit != nil {
+			n := f.length(v.Type.Dims)
+			w.Pf("copy(m.%s, %s)", model, pos.slice("stats", n))
+			pos.next(n)
+		} else {
+			w.Pf("clear(m.%s)", model)
 		}
-		f.p("\t\tm.%sCountsRest(%sm.%s)\n", f.g.upper(v.Name), inputs, model)
-	}
-	f.p("\t\truntime.SimplexRows(m.%s, %s, opts.Smoothing)\n", model, k)
-	f.p("\t\tchange = math.Max(change, runtime.L2Change(m.%s, prev))\n\t}\n", model)
+		if u := s.Online.Rest; u != nil {
+			w.Pf("m.%sCountsRest(%s)", f.g.upper(v.Name), joinArgs(f.args(u.Inputs, "d"), "m."+model))
+		}
+		w.Pf("%s(m.%s, %s, opts.Smoothing)", rt("SimplexRows"), model, k)
+		w.Pf("change = %s(change, %s(m.%s, prev))", goMath.Ident("Max"), rt("L2Change"), model)
+	})
 }
 
 // emitGaussParamStep prints ParamStep's part for the gaussian M-step s:
 // GaussMStep.Solve on the statistics from stats (or, for a data target
 // outside the unit plate, computed from the data), as in mstep<Name>.
 func (f *fitGen) emitGaussParamStep(s *derive.MStep, pos *statsPos) {
+	w := f.w
 	g := s.Gauss
-	f.p("\t// %s (%s:%d:%d): as mstep%s\n\t{\n\t\tp := %s\n", paramNames(s.Params), g.Stmt.Pos.File, g.Stmt.Pos.Line, g.Stmt.Pos.Col, f.stepName(s), f.dim(g.Dim))
-	if f.gaussPerUnit(g) {
-		f.p("\t\tst := runtime.FlatGaussStats(stats[%s:], p)\n", pos.at)
-		f.p("%s", pos.next("runtime.GaussStatsLen(p)"))
-	} else {
-		// a data target in a plate of its own: fixed statistics
-		f.p("\t\tst := runtime.NewGaussStats(p)\n\t\tfor d := 0; d < %s; d++ {\n\t\t\tst.Add(m.%s[d*p:(d+1)*p], nil)\n\t\t}\n", f.dim(g.Unit.Size), f.g.goName[g.Target.Name])
-	}
-	f.p("\t\tc, err := m.solve%s(st, opts)\n\t\tif err != nil {\n\t\t\treturn change, err\n\t\t}\n\t\tchange = math.Max(change, c)\n\t}\n", f.stepName(s))
+	w.Pf("// %s (%s): as mstep%s", paramNames(s.Params), g.Stmt.Pos, f.stepName(s))
+	w.Block("", func() {
+		w.Pf("p := %s", f.dim(g.Dim))
+		if f.gaussPerUnit(g) {
+			w.Pf("st := %s(%s, p)", rt("FlatGaussStats"), pos.slice("stats", ""))
+			pos.next(w.Sf("%s(p)", rt("GaussStatsLen")))
+		} else {
+			// a data target in a plate of its own: fixed statistics
+			w.Pf("st := %s(p)", rt("NewGaussStats"))
+			w.Block(fmt.Sprintf("for d := 0; d < %s; d++", f.dim(g.Unit.Size)), func() {
+				w.Pf("st.Add(m.%s[d*p:(d+1)*p], nil)", f.g.goName[g.Target.Name])
+			})
+		}
+		w.Pf("c, err := m.solve%s(st, opts)", f.stepName(s))
+		w.CheckErr("change", "err")
+		w.Pf("change = %s(change, c)", goMath.Ident("Max"))
+	})
 }
 
-// statsPos tracks where ParamStep reads the next step's statistics: at
-// (a Go expression) and how many steps with statistics are left.
+// statsPos tracks where UnitParamStats and ParamStep find the next step's
+// statistics in stats: at 0 if there is one step, else at a variable off,
+// declared at the start of the function (the steps' code is in blocks) and
+// moved past each step's statistics while another step follows.
 type statsPos struct {
-	at   string
-	left int
+	w     *goFile
+	multi bool // several steps: off is declared
+	left  int  // steps with statistics not yet passed
 }
 
-// next counts off a step of n statistics and returns the statement moving
-// off past them, if a step follows.
-func (p *statsPos) next(n string) string {
-	if p.left--; p.left > 0 {
-		return "\t\toff += " + n + "\n"
+// newStatsPos starts the statistics of steps steps, declaring off if
+// there are several.
+func newStatsPos(w *goFile, steps int) *statsPos {
+	if steps > 1 {
+		w.P("off := 0")
 	}
-	return ""
+	return &statsPos{w: w, multi: steps > 1, left: steps}
+}
+
+// slice is x's part from the current step's start, n long ("" for the rest).
+func (p *statsPos) slice(x, n string) string {
+	switch {
+	case !p.multi:
+		return sliceExpr(x, "0", n)
+	case n == "":
+		return x + "[off:]"
+	}
+	return x + "[off:off+" + n + "]"
+}
+
+// next moves off past a step of n statistics, if a step follows.
+func (p *statsPos) next(n string) {
+	if p.left--; p.left > 0 {
+		p.w.Pf("off += %s", n)
+	}
 }

@@ -22,7 +22,7 @@ import (
 // The type checker for generated packages: go/types with the gc importer
 // reading the export data `go list -export` compiles once per test process
 // for everything generated code may import (the runtime and the standard
-// packages of stdImports, with their dependencies). Type-checking one
+// packages of knownImports, with their dependencies). Type-checking one
 // generated package then takes milliseconds, so FuzzGenerate can afford it
 // for every input.
 
@@ -36,9 +36,9 @@ var typeCheck struct {
 }
 
 func loadExports() {
-	args := []string{"list", "-export", "-deps", "-f", "{{.ImportPath}} {{.Export}}", "github.com/vigen-go/vigen/runtime"}
-	for _, p := range stdImports {
-		args = append(args, p[1])
+	args := []string{"list", "-export", "-deps", "-f", "{{.ImportPath}} {{.Export}}"}
+	for _, p := range knownImports {
+		args = append(args, string(p))
 	}
 	cmd := exec.Command("go", args...)
 	var stderr bytes.Buffer

@@ -457,11 +457,11 @@ func (q *state) start(m *Model, r *Result) error {
 		copy(q.thetaCov[d*m.k*m.k:], cov)
 		q.thetaMeanStarted[d] = true
 	}
-	if v, err := r.Latent.Z.Param("z", "prob", len(q.zProb)); err != nil {
+	v, err := r.Latent.Z.Param("z", "prob", len(q.zProb))
+	if err != nil {
 		return err
-	} else {
-		copy(q.zProb, v)
 	}
+	copy(q.zProb, v)
 	return nil
 }
 
@@ -523,9 +523,7 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 		m.ZNatural(d, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], q.zProb)
 		runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
 	}
-	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.zProb[lo:hi], prev[:hi-lo]))
-	return change
+	return runtime.L2Change(q.zProb[lo:hi], prev[:hi-lo])
 }
 
 // UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's
@@ -558,7 +556,7 @@ func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
 func (a *caModel) UpdateGlobals(*state, *scratch) float64 { return 0 }
 
 // Shape describes the model's coordinate ascent.
-func (a *caModel) Shape(q *state) runtime.CAShape {
+func (a *caModel) Shape(_ *state) runtime.CAShape {
 	return runtime.CAShape{Units: a.m.d, EM: !a.opts.FixParams, OnePass: true}
 }
 
@@ -693,16 +691,16 @@ func (m *Model) startParams(p *Params) error {
 // priors) and returns the largest relative change of a param.
 func (m *Model) mstep(q *state, opts Options) (float64, error) {
 	change := 0.0
-	if c, err := m.mstepBeta(q, opts); err != nil {
+	c, err := m.mstepBeta(q, opts)
+	if err != nil {
 		return change, err
-	} else {
-		change = math.Max(change, c)
 	}
-	if c, err := m.mstepMu0Sigma0(q, opts); err != nil {
+	change = math.Max(change, c)
+	c, err = m.mstepMu0Sigma0(q, opts)
+	if err != nil {
 		return change, err
-	} else {
-		change = math.Max(change, c)
 	}
+	change = math.Max(change, c)
 	return change, nil
 }
 
@@ -770,9 +768,9 @@ func (m *Model) solveMu0Sigma0(st *runtime.GaussStats, opts Options) (float64, e
 	return math.Max(runtime.L2Change(m.mu0, prev[:p]), runtime.L2Change(m.sigma0, prev[p:])), nil
 }
 
-// Stochastic describes what stochastic variational inference steps: the expected
-// sufficient statistics of the params' M-steps, unless they are fixed
-// (runtime.SVIParams).
+// Stochastic describes what stochastic variational inference steps: the
+// expected sufficient statistics of the params' M-steps, unless they are
+// fixed (runtime.SVIParams).
 func (a *caModel) Stochastic() runtime.SVIShape {
 	m := a.m
 	s := runtime.SVIShape{}
@@ -786,7 +784,7 @@ func (a *caModel) Stochastic() runtime.SVIShape {
 // of the params' M-steps (runtime.SVIParams), one M-step after another:
 // the expected counts of beta (K×V);
 // for mu0 and Sigma0, the count, sum and sum of outer products of theta (runtime.GaussStats, flat).
-func (a *caModel) UnitParamStats(q *state, w *scratch, d int, stats []float64) {
+func (a *caModel) UnitParamStats(q *state, _ *scratch, d int, stats []float64) {
 	m := a.m
 	off := 0
 	m.BetaCountsUnit(d, q.zProb, stats[off:off+m.k*m.v])
@@ -798,7 +796,7 @@ func (a *caModel) UnitParamStats(q *state, w *scratch, d int, stats []float64) {
 // expected sufficient statistics stats of all units (laid out as in
 // UnitParamStats), then recomputes the values derived from them, and
 // returns the largest relative change of a param.
-func (a *caModel) ParamStep(q *state, stats []float64) (float64, error) {
+func (a *caModel) ParamStep(_ *state, stats []float64) (float64, error) {
 	m, opts := a.m, a.opts
 	change := 0.0
 	off := 0

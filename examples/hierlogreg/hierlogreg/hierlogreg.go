@@ -662,7 +662,7 @@ func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
 func (a *caModel) UpdateGlobals(*state, *scratch) float64 { return 0 }
 
 // Shape describes the model's coordinate ascent.
-func (a *caModel) Shape(q *state) runtime.CAShape {
+func (a *caModel) Shape(_ *state) runtime.CAShape {
 	return runtime.CAShape{Units: a.m.m, EM: !a.opts.FixParams, OnePass: true}
 }
 
@@ -743,7 +743,7 @@ func (m *Model) paramsResult() Params {
 // ownParams returns a copy of m with its own param arrays, which Fit
 // overwrites in its M-steps; params missing from the data start at
 // random simplex rows (from rng), identity covariances and zero vectors.
-func (m *Model) ownParams(rng *rand.Rand) *Model {
+func (m *Model) ownParams(_ *rand.Rand) *Model {
 	c := *m
 	if m.mu0 != nil {
 		c.mu0 = append([]float64(nil), m.mu0...)
@@ -784,11 +784,11 @@ func (m *Model) startParams(p *Params) error {
 // priors) and returns the largest relative change of a param.
 func (m *Model) mstep(q *state, opts Options) (float64, error) {
 	change := 0.0
-	if c, err := m.mstepMu0Lambda0(q, opts); err != nil {
+	c, err := m.mstepMu0Lambda0(q, opts)
+	if err != nil {
 		return change, err
-	} else {
-		change = math.Max(change, c)
 	}
+	change = math.Max(change, c)
 	return change, nil
 }
 
@@ -822,9 +822,9 @@ func (m *Model) solveMu0Lambda0(st *runtime.GaussStats, opts Options) (float64, 
 	return math.Max(runtime.L2Change(m.mu0, prev[:p]), runtime.L2Change(m.lambda0, prev[p:])), nil
 }
 
-// Stochastic describes what stochastic variational inference steps: the expected
-// sufficient statistics of the params' M-steps, unless they are fixed
-// (runtime.SVIParams).
+// Stochastic describes what stochastic variational inference steps: the
+// expected sufficient statistics of the params' M-steps, unless they are
+// fixed (runtime.SVIParams).
 func (a *caModel) Stochastic() runtime.SVIShape {
 	m := a.m
 	s := runtime.SVIShape{}
@@ -837,22 +837,22 @@ func (a *caModel) Stochastic() runtime.SVIShape {
 // UnitParamStats adds into stats unit d's expected sufficient statistics
 // of the params' M-steps (runtime.SVIParams), one M-step after another:
 // for mu0 and Lambda0, the count, sum and sum of outer products of theta (runtime.GaussStats, flat).
-func (a *caModel) UnitParamStats(q *state, w *scratch, d int, stats []float64) {
+func (a *caModel) UnitParamStats(q *state, _ *scratch, d int, stats []float64) {
 	m := a.m
-	runtime.AddGaussFlat(stats[0:], m.p, q.thetaMean[d*m.p:(d+1)*m.p], q.thetaCov[d*m.p*m.p:(d+1)*m.p*m.p])
+	runtime.AddGaussFlat(stats, m.p, q.thetaMean[d*m.p:(d+1)*m.p], q.thetaCov[d*m.p*m.p:(d+1)*m.p*m.p])
 }
 
 // ParamStep sets the params to their M-steps (as mstep does) for the
 // expected sufficient statistics stats of all units (laid out as in
 // UnitParamStats), then recomputes the values derived from them, and
 // returns the largest relative change of a param.
-func (a *caModel) ParamStep(q *state, stats []float64) (float64, error) {
+func (a *caModel) ParamStep(_ *state, stats []float64) (float64, error) {
 	m, opts := a.m, a.opts
 	change := 0.0
 	// mu0 and Lambda0 (hierlogreg.vi:21:3): as mstepMu0Lambda0
 	{
 		p := m.p
-		st := runtime.FlatGaussStats(stats[0:], p)
+		st := runtime.FlatGaussStats(stats, p)
 		c, err := m.solveMu0Lambda0(st, opts)
 		if err != nil {
 			return change, err

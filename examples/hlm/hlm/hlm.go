@@ -366,11 +366,11 @@ func (q *state) start(m *Model, r *Result) error {
 		copy(q.thetaMean, mean)
 		copy(q.thetaCov, cov)
 	}
-	if v, err := r.Latent.Z.Param("z", "param", len(q.zParam)); err != nil {
+	v, err := r.Latent.Z.Param("z", "param", len(q.zParam))
+	if err != nil {
 		return err
-	} else {
-		copy(q.zParam, v)
 	}
+	copy(q.zParam, v)
 	return nil
 }
 
@@ -428,9 +428,7 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 	clear(q.zParam[lo:hi])
 	m.ZNatural(d, q.thetaMean, q.thetaCov, q.zParam[lo:hi])
 	m.momentsZ(q, d)
-	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.zParam[lo:hi], prev[:hi-lo]))
-	return change
+	return runtime.L2Change(q.zParam[lo:hi], prev[:hi-lo])
 }
 
 // UpdateUnit is Fig. 1's inner loop for unit d: the closed-form update
@@ -452,7 +450,7 @@ func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {
 }
 
 // Shape describes the model's coordinate ascent.
-func (a *caModel) Shape(q *state) runtime.CAShape {
+func (a *caModel) Shape(_ *state) runtime.CAShape {
 	return runtime.CAShape{Units: a.m.d, Globals: true}
 }
 

@@ -347,22 +347,22 @@ func (m *Model) newState(opts Options) (*state, error) {
 }
 
 // start copies q from a previous result, checking its shapes.
-func (q *state) start(m *Model, r *Result) error {
-	if v, err := r.Latent.Beta.Param("beta", "param", len(q.betaParam)); err != nil {
+func (q *state) start(_ *Model, r *Result) error {
+	v, err := r.Latent.Beta.Param("beta", "param", len(q.betaParam))
+	if err != nil {
 		return err
-	} else {
-		copy(q.betaParam, v)
 	}
-	if v, err := r.Latent.Theta.Param("theta", "param", len(q.thetaParam)); err != nil {
+	copy(q.betaParam, v)
+	v, err = r.Latent.Theta.Param("theta", "param", len(q.thetaParam))
+	if err != nil {
 		return err
-	} else {
-		copy(q.thetaParam, v)
 	}
-	if v, err := r.Latent.Z.Param("z", "prob", len(q.zProb)); err != nil {
+	copy(q.thetaParam, v)
+	v, err = r.Latent.Z.Param("z", "prob", len(q.zProb))
+	if err != nil {
 		return err
-	} else {
-		copy(q.zProb, v)
 	}
+	copy(q.zProb, v)
 	return nil
 }
 
@@ -413,9 +413,7 @@ func (m *Model) updateBeta(q *state, w *scratch) float64 {
 	clear(q.betaParam[lo:hi])
 	m.BetaNatural(q.zProb, q.betaParam)
 	m.momentsBeta(q)
-	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.betaParam[lo:hi], prev[:hi-lo]))
-	return change
+	return runtime.L2Change(q.betaParam[lo:hi], prev[:hi-lo])
 }
 
 // updateTheta sets q(theta) (lda.vi:14:8) to its optimum given the other factors, the
@@ -427,9 +425,7 @@ func (m *Model) updateTheta(q *state, w *scratch, d int) float64 {
 	clear(q.thetaParam[lo:hi])
 	m.ThetaNatural(d, q.zProb, q.thetaParam[lo:hi])
 	m.momentsTheta(q, d)
-	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.thetaParam[lo:hi], prev[:hi-lo]))
-	return change
+	return runtime.L2Change(q.thetaParam[lo:hi], prev[:hi-lo])
 }
 
 // updateZ sets q(z) (lda.vi:15:8) to its optimum given the other factors, the
@@ -445,9 +441,7 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 		m.ZNatural(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.zProb)
 		runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
 	}
-	change := 0.0
-	change = math.Max(change, runtime.L2Change(q.zProb[lo:hi], prev[:hi-lo]))
-	return change
+	return runtime.L2Change(q.zProb[lo:hi], prev[:hi-lo])
 }
 
 // UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's
@@ -480,7 +474,7 @@ func (a *caModel) UpdateGlobals(q *state, w *scratch) float64 {
 }
 
 // Shape describes the model's coordinate ascent.
-func (a *caModel) Shape(q *state) runtime.CAShape {
+func (a *caModel) Shape(_ *state) runtime.CAShape {
 	return runtime.CAShape{Units: a.m.d, Globals: true}
 }
 
@@ -534,8 +528,8 @@ type Params struct{}
 // Into leaves d as it is: the model has no params.
 func (p *Params) Into(d *Data) {}
 
-// Stochastic describes what stochastic variational inference steps: the natural
-// parameters of the conjugate global factors (runtime.SVIGlobals).
+// Stochastic describes what stochastic variational inference steps: the
+// natural parameters of the conjugate global factors (runtime.SVIGlobals).
 func (a *caModel) Stochastic() runtime.SVIShape {
 	m := a.m
 	return runtime.SVIShape{Natural: []int{m.k * m.v}, Names: []string{"beta"}}
@@ -561,7 +555,7 @@ func (a *caModel) SetNatural(q *state, g int, eta []float64) {
 
 // PriorNatural adds into eta global factor g's natural parameters from
 // the statements outside the unit plate (Eq. 18).
-func (a *caModel) PriorNatural(q *state, g int, eta []float64) {
+func (a *caModel) PriorNatural(_ *state, g int, eta []float64) {
 	m := a.m
 	switch g {
 	case 0: // beta (lda.vi:13:8)
@@ -571,7 +565,7 @@ func (a *caModel) PriorNatural(q *state, g int, eta []float64) {
 
 // UnitNatural adds into eta unit d's part of global factor g's natural
 // parameters: its expected sufficient statistics (Eq. 18).
-func (a *caModel) UnitNatural(q *state, w *scratch, g, d int, eta []float64) {
+func (a *caModel) UnitNatural(q *state, _ *scratch, g, d int, eta []float64) {
 	m := a.m
 	switch g {
 	case 0: // beta (lda.vi:13:8)

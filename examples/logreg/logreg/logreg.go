@@ -440,7 +440,7 @@ func (q *state) methods() string {
 // expansion where no exact rule applies (Eq. 21 for the Gaussian factors).
 // Units are evaluated on `workers` goroutines into perUnit and summed in
 // unit order, so the value does not depend on the schedule.
-func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
+func (a *caModel) ELBO(q *state, _ int, _ []float64) float64 {
 	m := a.m
 	total := m.elboGlobal(q.thetaMean, q.thetaCov)
 	total += runtime.GaussianEntropy(q.thetaCov, m.p)
@@ -448,7 +448,7 @@ func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
 }
 
 // latent copies q into the result's form.
-func (q *state) latent(m *Model) Latent {
+func (q *state) latent(_ *Model) Latent {
 	var l Latent
 	l.Theta = runtime.NewGaussian("MvNormal", q.thetaMean, q.thetaCov)
 	return l
