@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vigen-go/vigen/derive"
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
@@ -18,40 +17,19 @@ type alloc struct {
 }
 
 // allocCheck returns the Go code, for NewModel right after the sizes are
-// resolved, that refuses sizes for which the fit would allocate more than
-// runtime.MemoryLimit (runtime.Sizes.CheckAllocs), naming the size. It
-// lists the arrays of the Model (data, consts and params with their
-// defaults, inverses, groupings) and, unless f is nil (kernels only),
-// those of Fit: every array newState allocates, times three for the copy
-// Fit keeps of the last finite iteration and the Result, and the per-unit
-// bookkeeping. Each array's length is a product of sizes, so this bounds
-// every makeslice in the generated code up to the small per-worker scratch
-// (one unit's vectors and matrices).
-func (g *gen) allocCheck(f *fitGen) string {
+// resolved, that refuses sizes a fit cannot run with: minimums checks the
+// sizes that must be at least 1, and allocs is the list, beyond the arrays
+// of the data table (runtime.DataTable.CheckAllocs: data, consts and
+// params), of the arrays for which the fit would allocate more than
+// runtime.MemoryLimit (runtime.Sizes.CheckAllocs): inverses, groupings
+// and, unless f is nil (kernels only), those of Fit: every array newState
+// allocates, times three for the copy Fit keeps of the last finite
+// iteration and the Result, and the per-unit bookkeeping. Each array's
+// length is a product of sizes, so this bounds every makeslice in the
+// generated code up to the small per-worker scratch (one unit's vectors
+// and matrices).
+func (g *gen) allocCheck(f *fitGen) (minimums, allocs string) {
 	var as []alloc
-	for _, v := range g.m.Vars {
-		if v.Role != ir.RoleData && v.Role != ir.RoleConst && v.Role != ir.RoleParam {
-			continue
-		}
-		role := map[ir.Role]string{ir.RoleData: "data", ir.RoleConst: "const", ir.RoleParam: "param"}[v.Role]
-		what := fmt.Sprintf("%s %q", role, v.Name)
-		dims := v.Type.Dims
-		switch {
-		case v.Type.Class == ir.Bag:
-			as = append(as, alloc{what, []string{"@" + v.Name}, 2}, alloc{what + " (offsets)", dims[:1], 1})
-			continue
-		case derive.BagDim(g.m, v) == 1 && len(dims) == 2:
-			dims = []string{"@" + dims[1]}
-		}
-		if len(dims) == 0 {
-			continue
-		}
-		copies := 1
-		if v.Role == ir.RoleParam {
-			copies = 3 // the Model's, the M-step's and the Result's
-		}
-		as = append(as, alloc{what, dims, copies})
-	}
 	for _, a := range g.d.Aux {
 		if a.Op == "inv" {
 			as = append(as, alloc{"the inverse of " + a.Arg, []string{a.Dim, a.Dim}, 1})
@@ -112,28 +90,17 @@ func (g *gen) allocCheck(f *fitGen) string {
 				fmt.Sprintf("it bounds the values %s of the latent %s (%s)", fmtRange(t), v.Name, v.Pos))
 		}
 	}
+	minimums = strings.TrimRight(sb.String(), "\n")
 	if len(as) == 0 {
-		return strings.TrimRight(sb.String(), "\n")
+		return minimums, "nil"
 	}
-	bags := map[string]bool{}
+	var lb strings.Builder
+	lb.WriteString("[]runtime.Alloc{\n")
 	for _, a := range as {
-		for _, d := range a.dims {
-			if name, ok := strings.CutPrefix(d, "@"); ok && !bags[name] {
-				bags[name] = true
-				fmt.Fprintf(&sb, "\tsz.SetEntries(%q, runtime.BagEntries(d.%s))\n", name, g.dataField[name])
-			}
-		}
+		fmt.Fprintf(&lb, "\t\t{What: %q, Dims: %s, Copies: %d},\n", a.what, stringsLiteral(a.dims), a.copies)
 	}
-	sb.WriteString("\tif err := sz.CheckAllocs([]runtime.Alloc{\n")
-	for _, a := range as {
-		q := make([]string, len(a.dims))
-		for k, d := range a.dims {
-			q[k] = fmt.Sprintf("%q", d)
-		}
-		fmt.Fprintf(&sb, "\t\t{What: %q, Dims: []string{%s}, Copies: %d},\n", a.what, strings.Join(q, ", "), a.copies)
-	}
-	sb.WriteString("\t}); err != nil {\n\t\treturn nil, err\n\t}")
-	return sb.String()
+	lb.WriteString("\t}")
+	return minimums, lb.String()
 }
 
 // fmtRange writes an int type's range as in the model: 1..K.

@@ -141,7 +141,8 @@ func (d domainSpec) requirement() string {
 // domainChecks returns the Go code, for the end of NewModel, that checks
 // every data, const and given param appearing whole (indexed only by loop
 // variables) as a constrained argument of a distribution, or as the target
-// of a distribution with a constrained support.
+// of a distribution with a constrained support: a call of
+// runtime.CheckDomains with a table of the checks, one line each.
 func (g *gen) domainChecks() string {
 	var sb strings.Builder
 	seen := map[string]bool{}
@@ -177,11 +178,15 @@ func (g *gen) domainChecks() string {
 			g.domainCheck(&sb, seen, f, f.Target, d, fmt.Sprintf("it is drawn from %s at %s", f.Dist, f.Pos))
 		}
 	}
-	return strings.TrimRight(sb.String(), "\n")
+	if sb.Len() == 0 {
+		return ""
+	}
+	return "\tif err := runtime.CheckDomains([]runtime.DomainCheck{\n" + sb.String() + "\t}); err != nil {\n\t\treturn nil, err\n\t}"
 }
 
-// domainCheck emits the check of one argument e of f against d, if e reads
-// a data, const or param variable whole.
+// domainCheck emits the table entry (runtime.DomainCheck) of the check of
+// one argument e of f against d, if e reads a data, const or param
+// variable whole.
 func (g *gen) domainCheck(sb *strings.Builder, seen map[string]bool, f *ir.Factor, e ir.Expr, d domainSpec, what string) {
 	r, ok := e.(*ir.Ref)
 	if !ok {
@@ -224,31 +229,31 @@ func (g *gen) domainCheck(sb *strings.Builder, seen map[string]bool, f *ir.Facto
 		req := strings.Replace(d.requirement(), b.letter, size, 1)
 		text = fmt.Sprintf("fmt.Sprintf(%q, %s)", strings.ReplaceAll(req, "%", "%%")+" = %v", *b.expr)
 	}
-	vals, shape := "m."+goName, "nil"
+	entry := []string{fmt.Sprintf("Role: %q, Name: %q", role, v.Name)}
 	if len(v.Type.Dims) == 0 {
-		vals = fmt.Sprintf("[]float64{m.%s}", goName)
-	} else if derive.BagDim(g.m, v) == 0 {
-		var dims []string
-		for _, s := range v.Type.Dims {
-			dims = append(dims, "m."+g.sizeGo[s])
+		entry = append(entry, fmt.Sprintf("Values: []float64{m.%s}", goName))
+	} else {
+		entry = append(entry, "Values: m."+goName)
+		if derive.BagDim(g.m, v) == 0 {
+			var dims []string
+			for _, s := range v.Type.Dims {
+				dims = append(dims, "m."+g.sizeGo[s])
+			}
+			entry = append(entry, "Shape: []int{"+strings.Join(dims, ", ")+"}")
 		}
-		shape = "[]int{" + strings.Join(dims, ", ") + "}"
 	}
-	in := "\t"
-	if v.Role == ir.RoleParam {
-		in = "\t\t" // inside the test below
-	}
-	check := fmt.Sprintf("%sif err := runtime.CheckDomain(%q, %q, %s, %s, runtime.Domain{Lo: %s, Hi: %s, LoOpen: %v, HiOpen: %v, Text: %s}, %q); err != nil {\n%s\treturn nil, err\n%s}\n",
-		in, role, v.Name, vals, shape, lo, hi, d.loOpen, d.hiOpen, text, what, in, in)
+	entry = append(entry, fmt.Sprintf("Domain: runtime.Domain{Lo: %s, Hi: %s, LoOpen: %v, HiOpen: %v, Text: %s}", lo, hi, d.loOpen, d.hiOpen, text),
+		fmt.Sprintf("What: %q", what))
 	if v.Role == ir.RoleParam {
 		// A param not in the data is started by Fit, in its domain.
-		check = fmt.Sprintf("\tif d.%s != nil {\n%s\t}\n", g.dataField[v.Name], check)
+		entry = append(entry, fmt.Sprintf("Absent: d.%s == nil", g.dataField[v.Name]))
 	}
+	check := "{" + strings.Join(entry, ", ") + "}"
 	if seen[check] {
 		return
 	}
 	seen[check] = true
-	sb.WriteString(check)
+	fmt.Fprintf(sb, "\t\t%s,\n", check)
 }
 
 // letterSize returns the size that the shape letter stands for in f: the

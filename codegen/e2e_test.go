@@ -155,15 +155,7 @@ func buildAndRunFiles(t *testing.T, name, src string, data []byte, drv string, e
 		t.Fatal(err)
 	}
 	dir := tempModule(t)
-	pkgDir := filepath.Join(dir, name)
-	if err := os.MkdirAll(pkgDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(pkgDir, f.Name), f.Src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pkgDir := writePackage(t, dir, name, files)
 	for fn, s := range extra {
 		if err := os.WriteFile(filepath.Join(pkgDir, fn), []byte(strings.ReplaceAll(s, "PKG", name)), 0o644); err != nil {
 			t.Fatal(err)

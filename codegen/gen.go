@@ -12,6 +12,7 @@ import (
 	"go/token"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -69,8 +70,8 @@ type varCtx struct {
 	Doc                string
 	Pos                ir.Pos
 	Optional           bool
-	Decode             string
-	BindCode, LoadCode string
+	// Entry is the variable's line of the data table (runtime.DataVar).
+	Entry string
 }
 
 type auxCtx struct {
@@ -84,12 +85,19 @@ type fileCtx struct {
 	Imports                            []string
 	Sizes                              []sizeCtx
 	Vars                               []varCtx
-	JSONKeys                           []string
-	Aux                                []auxCtx
-	// AllocCheck refuses sizes that would make the fit allocate too much
-	// (alloc.go); DomainChecks checks values against the domains of the
-	// distributions they are arguments of (domain.go).
-	AllocCheck, DomainChecks string
+	// Table is the data table (runtime.DataTable) of the sizes and Vars,
+	// one entry each, in the order of the model.
+	Table []string
+	// GroupCode are the statements, after the table is loaded, that
+	// build the groupings (groupings).
+	GroupCode []string
+	Aux       []auxCtx
+	// AtLeast checks sizes against their minimum and Allocs lists the
+	// arrays of the fit, beyond the table's, for the check that refuses
+	// sizes that would make the fit allocate too much (alloc.go);
+	// DomainChecks checks values against the domains of the distributions
+	// they are arguments of (domain.go).
+	AtLeast, Allocs, DomainChecks string
 	// Bags are the bag data, whose documents Fit checks are not empty.
 	Bags []bagCtx
 	// HasParams says the model has params (estimated by M-steps); without
@@ -204,7 +212,7 @@ func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []S
 			s := sizeCtx{Name: v.Name, Field: g.dfields.get(g.upper(v.Name)), Go: g.fields.get(g.lower(v.Name)), Pos: v.Pos}
 			g.sizeGo[v.Name] = s.Go
 			ctx.Sizes = append(ctx.Sizes, s)
-			ctx.JSONKeys = append(ctx.JSONKeys, v.Name)
+			ctx.Table = append(ctx.Table, fmt.Sprintf("{Name: %q, Kind: runtime.KindSize, Data: &d.%s, Model: &m.%s}", v.Name, s.Field, s.Go))
 		case ir.RoleData, ir.RoleConst, ir.RoleParam:
 			vc, err := g.varCtx(v)
 			if err != nil {
@@ -212,7 +220,7 @@ func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []S
 				continue
 			}
 			ctx.Vars = append(ctx.Vars, vc)
-			ctx.JSONKeys = append(ctx.JSONKeys, v.Name)
+			ctx.Table = append(ctx.Table, vc.Entry)
 		}
 	}
 	g.groupings(ctx)
@@ -259,7 +267,7 @@ func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []S
 		}
 		fit = f
 	}
-	ctx.AllocCheck = g.allocCheck(fit)
+	ctx.AtLeast, ctx.Allocs = g.allocCheck(fit)
 	ctx.DomainChecks = g.domainChecks()
 	if len(g.errs) > 0 {
 		return nil, errors.Join(g.errs...)
@@ -314,119 +322,115 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 		vc.Doc += " = " + fmtIR(v.Default)
 	}
 	dims := t.Dims
-	lo, hi := "math.MinInt", "math.MaxInt"
-	if t.Range != nil {
-		lo, hi = g.bound(t.Range[0]), g.bound(t.Range[1])
-	} else if g.isCount(v) {
-		lo = "0" // counts: a Multinomial, Binomial or Poisson draw
-	}
-	field := "d." + vc.Field
-	// Data, and a const without a default, must be in the data file.
-	missing := ""
+	// The table entry (runtime.DataVar), field by field; zero values are
+	// left out.
+	entry := []string{fmt.Sprintf("Name: %q", v.Name)}
 	switch {
-	case v.Role == ir.RoleData:
-		missing = fmt.Sprintf("\tif %s == nil {\n\t\treturn nil, fmt.Errorf(\"data %%q is missing\", %q)\n\t}\n", field, v.Name)
-	case requiredConst(v):
-		missing = fmt.Sprintf("\tif %s == nil {\n\t\treturn nil, fmt.Errorf(\"const %%q is missing: %%s declares it without a default, so the data must give it\", %q, %q)\n\t}\n", field, v.Name, v.Pos.String())
+	case t.Kind == ir.Int && g.isCount(v):
+		entry = append(entry, "Kind: runtime.KindCount") // a Multinomial, Binomial or Poisson draw
+	case t.Kind == ir.Int:
+		entry = append(entry, "Kind: runtime.KindInt")
 	}
+	switch v.Role {
+	case ir.RoleConst:
+		entry = append(entry, "Role: runtime.RoleConst")
+	case ir.RoleParam:
+		entry = append(entry, "Role: runtime.RoleParam")
+	}
+	class := map[ir.Class]string{ir.Cov: "ClassCov", ir.Simplex: "ClassSimplex", ir.Bag: "ClassBag"}[t.Class]
+	model := "&m." + vc.Go
 	switch {
 	case t.Kind == ir.Real && t.Class == ir.Plain && len(dims) == 0:
 		vc.DataType, vc.FlatType = "float64", "float64"
-		vc.Decode = fmt.Sprintf("runtime.DecodeReal(v, %q)", v.Name)
 		if v.Role != ir.RoleData {
 			vc.DataType = "*float64"
-			vc.Decode = fmt.Sprintf("runtime.DecodeRealPtr(v, %q)", v.Name)
-			if requiredConst(v) {
-				vc.LoadCode = missing + fmt.Sprintf("\tif err := runtime.CheckReal(%q, *%s); err != nil {\n\t\treturn nil, err\n\t}\n\tm.%s = *%s", v.Name, field, vc.Go, field)
-			} else {
-				vc.LoadCode = fmt.Sprintf("\tif %s != nil {\n\t\tif err := runtime.CheckReal(%q, *%s); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tm.%s = *%s\n\t} else {\n%s\n\t}",
-					field, v.Name, field, vc.Go, field, g.defaultCode(v, ""))
-			}
-		} else {
-			vc.LoadCode = fmt.Sprintf("\tif err := runtime.CheckReal(%q, %s); err != nil {\n\t\treturn nil, err\n\t}\n\tm.%s = %s", v.Name, field, vc.Go, field)
 		}
 	case t.Class == ir.Bag:
 		if v.Role != ir.RoleData {
 			return vc, ir.Errorf(v.Pos, "only data can be a bag")
 		}
-		vc.DataType, vc.FlatType = "[][][2]int", "[]int"
+		vc.DataType = "[][][2]int"
 		vc.Doc += " (documents as [term, count] pairs)"
-		vc.Decode = fmt.Sprintf("runtime.DecodeBag(v, %q)", v.Name)
-		vc.BindCode = g.bind(v, field, dims)
 		off, term, count := g.fields.get(vc.Go+"Off"), g.fields.get(vc.Go+"Term"), g.fields.get(vc.Go+"Count")
 		vc.Extra = []fieldCtx{{off, "[]int", "document i's entries are at off[i]:off[i+1]"}, {term, "[]int", "term ids (1-based)"}, {count, "[]float64", "counts"}}
-		vc.FlatType = ""
-		vc.LoadCode = missing + fmt.Sprintf("\t{\n\t\toff, term, count, err := runtime.FlattenBag(%q, %s, m.%s, %s, %s)\n\t\tif err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tm.%s, m.%s, m.%s = off, term, count\n\t}",
-			v.Name, field, g.sizeGo[dims[0]], lo, hi, off, term, count)
+		model = fmt.Sprintf("&m.%s, Term: &m.%s, Count: &m.%s", off, term, count)
 		g.goName[v.Name+".off"], g.goName[v.Name+".term"], g.goName[v.Name+".count"] = off, term, count
 		g.bags = append(g.bags, bagCtx{Name: v.Name, Off: off})
 		g.tensors[v.Name+".off"] = tensorInfo{Dims: []string{dims[0]}, Int: true}
 		g.tensors[v.Name+".term"] = tensorInfo{Dims: []string{"@" + v.Name}, Int: true}
 		g.tensors[v.Name+".count"] = tensorInfo{Dims: []string{"@" + v.Name}}
-		return vc, nil
 	case derive.BagDim(g.m, v) == 1 && len(dims) == 2:
 		// One value per entry of each document of the bag dims[1].
 		bag := g.m.Lookup(dims[1])
 		elem := "float64"
 		if t.Kind == ir.Int {
 			elem = "int"
-		} else {
-			lo, hi = "0", "0"
 		}
 		vc.DataType, vc.FlatType = "[][]"+elem, "[]"+elem
-		kind := map[string]string{"float64": "Real", "int": "Int"}[elem]
-		vc.Decode = fmt.Sprintf("runtime.DecodeRagged%s(v, %q)", kind, v.Name)
-		vc.BindCode = g.bind(v, field, dims[:1])
-		vc.LoadCode = missing + fmt.Sprintf("\t{\n\t\tflat, err := runtime.FlatRagged(%q, %s, m.%s, %s, %s)\n\t\tif err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tm.%s = flat\n\t}",
-			v.Name, field, g.goName[bag.Name+".off"], lo, hi, vc.Go)
+		class = "ClassRagged"
+		model += ", Off: &m." + g.goName[bag.Name+".off"]
 		dims = []string{"@" + bag.Name}
 	case len(dims) >= 1 && len(dims) <= 3:
 		if v.Role != ir.RoleData && t.Kind == ir.Int {
 			return vc, ir.Errorf(v.Pos, "integer constants are not supported by the code generator yet")
 		}
-		elem, kind := "float64", "Real"
+		elem := "float64"
 		if t.Kind == ir.Int {
-			elem, kind = "int", "Int"
-		} else {
-			lo, hi = "0", "0"
+			elem = "int"
 		}
 		vc.DataType = strings.Repeat("[]", len(dims)) + elem
 		vc.FlatType = "[]" + elem
-		shape := [...]string{"", "Vector", "Rows", "Cube"}[len(dims)]
-		vc.Decode = fmt.Sprintf("runtime.Decode%s%s(v, %q)", kind, shape, v.Name)
-		if kind == "Int" && len(dims) == 1 {
-			vc.Decode = fmt.Sprintf("runtime.DecodeIntVector(v, %q, math.MinInt, math.MaxInt)", v.Name)
-		}
-		vc.BindCode = g.bind(v, field, dims)
-		var sizes []string
-		total := ""
-		for _, d := range dims {
-			sizes = append(sizes, "m."+g.sizeGo[d])
-		}
-		total = strings.Join(sizes, "*")
-		check := fmt.Sprintf("\t\tflat, err := runtime.Flat%d(%q, %s, %s, %s, %s)\n\t\tif err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tm.%s = flat",
-			len(dims), v.Name, field, strings.Join(sizes, ", "), lo, hi, vc.Go)
-		switch t.Class {
-		case ir.Cov:
-			check += fmt.Sprintf("\n\t\tif err := runtime.CheckSPD(%q, flat, %s); err != nil {\n\t\t\treturn nil, err\n\t\t}", v.Name, sizes[len(sizes)-1])
-		case ir.Simplex:
-			rows := "1"
-			if len(sizes) > 1 {
-				rows = strings.Join(sizes[:len(sizes)-1], "*")
-			}
-			check += fmt.Sprintf("\n\t\tif err := runtime.CheckSimplexRows(%q, flat, %s, %s); err != nil {\n\t\t\treturn nil, err\n\t\t}", v.Name, rows, sizes[len(sizes)-1])
-		}
-		vc.LoadCode = missing + g.withDefault(v, field, check, total)
 	default:
 		return vc, ir.Errorf(v.Pos, "%s of type %s is not supported by the code generator yet", v.Name, t)
 	}
-	g.tensors[v.Name] = tensorInfo{Go: "@" + v.Name, Dims: dims, Int: t.Kind == ir.Int}
+	if class != "" {
+		entry = append(entry, "Class: runtime."+class)
+	}
+	if len(t.Dims) > 0 {
+		entry = append(entry, "Dims: "+stringsLiteral(t.Dims))
+	}
+	if t.Range != nil {
+		entry = append(entry, fmt.Sprintf("Range: []runtime.Bound{%s, %s}", bound(t.Range[0]), bound(t.Range[1])))
+	}
+	if requiredConst(v) {
+		entry = append(entry, fmt.Sprintf("Pos: %q", v.Pos.String()))
+	}
+	entry = append(entry, "Data: &d."+vc.Field)
+	if t.Class == ir.Bag {
+		entry = append(entry, "Off: "+model)
+	} else {
+		entry = append(entry, "Model: "+model)
+	}
+	if v.Default != nil {
+		n := ""
+		if len(t.Dims) > 0 {
+			var sizes []string
+			for _, d := range t.Dims {
+				sizes = append(sizes, "m."+g.sizeGo[d])
+			}
+			n = strings.Join(sizes, "*")
+		}
+		entry = append(entry, "Default: func() {\n"+g.defaultCode(v, n)+"\n}")
+	}
+	vc.Entry = "{" + strings.Join(entry, ", ") + "}"
+	if t.Class != ir.Bag {
+		g.tensors[v.Name] = tensorInfo{Go: "@" + v.Name, Dims: dims, Int: t.Kind == ir.Int}
+	}
 	return vc, nil
+}
+
+// stringsLiteral writes a []string literal.
+func stringsLiteral(ss []string) string {
+	q := make([]string, len(ss))
+	for k, s := range ss {
+		q[k] = strconv.Quote(s)
+	}
+	return "[]string{" + strings.Join(q, ", ") + "}"
 }
 
 // groupings adds, for each int data g through which a statement reads a
 // per-unit latent as θ[g[n]], the Model fields listing each unit's points
-// (derive/group.go), built once when the data are loaded.
+// (derive/group.go), built once the data are loaded (fileCtx.GroupCode).
 func (g *gen) groupings(ctx *fileCtx) {
 	done := map[string]bool{}
 	for _, o := range g.d.Objectives {
@@ -446,7 +450,7 @@ func (g *gen) groupings(ctx *fileCtx) {
 				vc.Extra = append(vc.Extra,
 					fieldCtx{off, "[]int", fmt.Sprintf("the points of unit i (%s[n] = i+1) are %s[%s[i]:%s[i+1]]", by, list, off, off)},
 					fieldCtx{list, "[]int", "point numbers (1-based), unit by unit"})
-				vc.LoadCode += fmt.Sprintf("\n\tm.%s, m.%s = runtime.GroupRows(m.%s, m.%s)", off, list, vc.Go, g.sizeGo[o.Unit.Size])
+				ctx.GroupCode = append(ctx.GroupCode, fmt.Sprintf("m.%s, m.%s = runtime.GroupRows(m.%s, m.%s)", off, list, vc.Go, g.sizeGo[o.Unit.Size]))
 				g.goName[rows+".off"], g.goName[rows] = off, list
 				g.tensors[rows+".off"] = tensorInfo{Go: "@" + rows + ".off", Dims: []string{o.Unit.Size}, Int: true}
 				g.tensors[rows] = tensorInfo{Go: "@" + rows, Dims: []string{"@" + rows}, Int: true}
@@ -455,63 +459,23 @@ func (g *gen) groupings(ctx *fileCtx) {
 	}
 }
 
-func (g *gen) bound(b ir.Bound) string {
+// bound writes an end of an int's range as a runtime.Bound.
+func bound(b ir.Bound) string {
 	if b.Size != "" {
-		return "m." + g.sizeGo[b.Size]
+		return fmt.Sprintf("{Size: %q}", b.Size)
 	}
-	return fmt.Sprint(b.Value)
-}
-
-// bind emits the size bindings implied by an array's shape: the length of
-// the array, of its first element, and so on.
-func (g *gen) bind(v *ir.Var, field string, dims []string) string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "\tif %s != nil {\n", field)
-	words := []string{"%q entries", "%q columns", "%q entries of each row"}
-	expr := field
-	indent := "\t\t"
-	for k, d := range dims {
-		if k > 0 {
-			fmt.Fprintf(&sb, "%sif len(%s) > 0 {\n", indent, expr)
-			expr += "[0]"
-			indent += "\t"
-		}
-		fmt.Fprintf(&sb, "%sif err := sz.Bind(%q, len(%s), %q); err != nil {\n%s\treturn nil, err\n%s}\n",
-			indent, d, expr, fmt.Sprintf(words[k], v.Name), indent, indent)
-	}
-	for k := len(dims) - 1; k > 0; k-- {
-		indent = indent[:len(indent)-1]
-		fmt.Fprintf(&sb, "%s}\n", indent)
-	}
-	sb.WriteString("\t}")
-	return sb.String()
-}
-
-// withDefault wraps the loading code of a constant with its default.
-func (g *gen) withDefault(v *ir.Var, field, load, n string) string {
-	if v.Role == ir.RoleData || requiredConst(v) {
-		return "\t{\n" + load + "\n\t}"
-	}
-	if v.Role == ir.RoleParam && v.Default == nil {
-		// Left nil: Fit starts it (ownParams).
-		return fmt.Sprintf("\tif %s != nil {\n%s\n\t}", field, load)
-	}
-	return fmt.Sprintf("\tif %s != nil {\n%s\n\t} else {\n%s\n\t}", field, load, g.defaultCode(v, n))
+	return fmt.Sprintf("{Value: %d}", b.Value)
 }
 
 // requiredConst reports whether v is a const without a default, which the
 // data must give.
 func requiredConst(v *ir.Var) bool { return v.Role == ir.RoleConst && v.Default == nil }
 
-// defaultCode fills m.<v> with v's default expression, element by element.
+// defaultCode fills m.<v>, of n numbers (n empty for a scalar), with v's
+// default expression, element by element: the body of its table entry's
+// Default.
 func (g *gen) defaultCode(v *ir.Var, n string) string {
 	goField := "m." + g.goName[v.Name]
-	if v.Default == nil {
-		if n == "" {
-			return fmt.Sprintf("\t\t%s = 0", goField)
-		}
-		return fmt.Sprintf("\t\t%s = make([]float64, %s)", goField, n)
-	}
 	b := derive.NewBuilder(g.m)
 	var idx []derive.Index
 	var sel []derive.Expr

@@ -19,17 +19,33 @@ const tempModulePath = "tmpe2e"
 // requirements and go.sum, so that generated packages written into it
 // build from the module cache alone, outside the source tree. It returns
 // the module's directory; packages in it are imported as tmpe2e/NAME.
-func tempModule(t *testing.T) string {
-	t.Helper()
+func tempModule(tb testing.TB) string {
+	tb.Helper()
 	root, err := filepath.Abs("..")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := tb.TempDir()
 	if err := golden.WriteModule(dir, tempModulePath, root); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return dir
+}
+
+// writePackage writes files as the package directory name of the module
+// dir and returns the directory.
+func writePackage(tb testing.TB, dir, name string, files []File) string {
+	tb.Helper()
+	pkgDir := filepath.Join(dir, name)
+	if err := os.MkdirAll(pkgDir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(pkgDir, f.Name), f.Src, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return pkgDir
 }
 
 // goCommand is golden.GoCommand.

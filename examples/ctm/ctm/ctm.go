@@ -62,54 +62,28 @@ type Data struct {
 // (sizes against what the fit would allocate, values against the domains of
 // the distributions they are arguments of).
 func LoadData(r io.Reader) (*Data, error) {
-	raw, err := runtime.SplitObject(r, []string{"D", "K", "V", "w", "beta", "mu0", "Sigma0"})
-	if err != nil {
-		return nil, err
-	}
 	d := new(Data)
-	d.given = map[string]bool{}
-	if v, ok := raw["D"]; ok {
-		if d.D, err = runtime.DecodeSize(v, "D"); err != nil {
-			return nil, err
-		}
-		d.given["D"] = true
-	}
-	if v, ok := raw["K"]; ok {
-		if d.K, err = runtime.DecodeSize(v, "K"); err != nil {
-			return nil, err
-		}
-		d.given["K"] = true
-	}
-	if v, ok := raw["V"]; ok {
-		if d.V, err = runtime.DecodeSize(v, "V"); err != nil {
-			return nil, err
-		}
-		d.given["V"] = true
-	}
-	if v, ok := raw["w"]; ok {
-		if d.W, err = runtime.DecodeBag(v, "w"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["beta"]; ok {
-		if d.Beta, err = runtime.DecodeRealRows(v, "beta"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["mu0"]; ok {
-		if d.Mu0, err = runtime.DecodeRealVector(v, "mu0"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["Sigma0"]; ok {
-		if d.Sigma0, err = runtime.DecodeRealRows(v, "Sigma0"); err != nil {
-			return nil, err
-		}
+	if err := d.table(new(Model)).Decode(r); err != nil {
+		return nil, err
 	}
 	if _, err := NewModel(d); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// table describes the sizes and variables of d, with the Model fields that
+// NewModel loads them into (runtime.DataTable).
+func (d *Data) table(m *Model) *runtime.DataTable {
+	return &runtime.DataTable{Given: &d.given, Vars: []runtime.DataVar{
+		{Name: "D", Kind: runtime.KindSize, Data: &d.D, Model: &m.d},
+		{Name: "K", Kind: runtime.KindSize, Data: &d.K, Model: &m.k},
+		{Name: "V", Kind: runtime.KindSize, Data: &d.V, Model: &m.v},
+		{Name: "w", Kind: runtime.KindInt, Class: runtime.ClassBag, Dims: []string{"D"}, Range: []runtime.Bound{{Value: 1}, {Size: "V"}}, Data: &d.W, Off: &m.wOff, Term: &m.wTerm, Count: &m.wCount},
+		{Name: "beta", Role: runtime.RoleParam, Class: runtime.ClassSimplex, Dims: []string{"K", "V"}, Data: &d.Beta, Model: &m.beta},
+		{Name: "mu0", Role: runtime.RoleParam, Dims: []string{"K"}, Data: &d.Mu0, Model: &m.mu0},
+		{Name: "Sigma0", Role: runtime.RoleParam, Class: runtime.ClassCov, Dims: []string{"K", "K"}, Data: &d.Sigma0, Model: &m.sigma0},
+	}}
 }
 
 // Model is Data checked, with sizes resolved, defaults filled in and arrays
@@ -134,66 +108,10 @@ func NewModel(d *Data) (*Model, error) {
 		return nil, fmt.Errorf("ctm: no data")
 	}
 	m := new(Model)
-	sz := runtime.NewSizes()
-	if d.D != 0 || d.given["D"] {
-		if err := sz.BindGiven("D", d.D); err != nil {
-			return nil, err
-		}
-	}
-	if d.K != 0 || d.given["K"] {
-		if err := sz.BindGiven("K", d.K); err != nil {
-			return nil, err
-		}
-	}
-	if d.V != 0 || d.given["V"] {
-		if err := sz.BindGiven("V", d.V); err != nil {
-			return nil, err
-		}
-	}
-	if d.W != nil {
-		if err := sz.Bind("D", len(d.W), "\"w\" entries"); err != nil {
-			return nil, err
-		}
-	}
-	if d.Beta != nil {
-		if err := sz.Bind("K", len(d.Beta), "\"beta\" entries"); err != nil {
-			return nil, err
-		}
-		if len(d.Beta) > 0 {
-			if err := sz.Bind("V", len(d.Beta[0]), "\"beta\" columns"); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if d.Mu0 != nil {
-		if err := sz.Bind("K", len(d.Mu0), "\"mu0\" entries"); err != nil {
-			return nil, err
-		}
-	}
-	if d.Sigma0 != nil {
-		if err := sz.Bind("K", len(d.Sigma0), "\"Sigma0\" entries"); err != nil {
-			return nil, err
-		}
-		if len(d.Sigma0) > 0 {
-			if err := sz.Bind("K", len(d.Sigma0[0]), "\"Sigma0\" columns"); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if n, ok := sz.Get("D"); ok {
-		m.d = n
-	} else {
-		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"D\"", "D")
-	}
-	if n, ok := sz.Get("K"); ok {
-		m.k = n
-	} else {
-		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"K\"", "K")
-	}
-	if n, ok := sz.Get("V"); ok {
-		m.v = n
-	} else {
-		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"V\"", "V")
+	t := d.table(m)
+	sz, err := t.BindSizes()
+	if err != nil {
+		return nil, err
 	}
 	if err := sz.AtLeast("V", 1, "it is the length of the simplex beta (ctm.vi:6:7)"); err != nil {
 		return nil, err
@@ -201,13 +119,7 @@ func NewModel(d *Data) (*Model, error) {
 	if err := sz.AtLeast("K", 1, "it bounds the values 1..K of the latent z (ctm.vi:10:8)"); err != nil {
 		return nil, err
 	}
-	sz.SetEntries("w", runtime.BagEntries(d.W))
-	if err := sz.CheckAllocs([]runtime.Alloc{
-		{What: "data \"w\"", Dims: []string{"@w"}, Copies: 2},
-		{What: "data \"w\" (offsets)", Dims: []string{"D"}, Copies: 1},
-		{What: "param \"beta\"", Dims: []string{"K", "V"}, Copies: 3},
-		{What: "param \"mu0\"", Dims: []string{"K"}, Copies: 3},
-		{What: "param \"Sigma0\"", Dims: []string{"K", "K"}, Copies: 3},
+	if err := t.CheckAllocs([]runtime.Alloc{
 		{What: "the inverse of Sigma0", Dims: []string{"K", "K"}, Copies: 1},
 		{What: "q(theta)", Dims: []string{"D", "K"}, Copies: 3},
 		{What: "q(theta)", Dims: []string{"D", "K", "K"}, Copies: 3},
@@ -216,42 +128,8 @@ func NewModel(d *Data) (*Model, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if d.W == nil {
-		return nil, fmt.Errorf("data %q is missing", "w")
-	}
-	{
-		off, term, count, err := runtime.FlattenBag("w", d.W, m.d, 1, m.v)
-		if err != nil {
-			return nil, err
-		}
-		m.wOff, m.wTerm, m.wCount = off, term, count
-	}
-	if d.Beta != nil {
-		flat, err := runtime.Flat2("beta", d.Beta, m.k, m.v, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		m.beta = flat
-		if err := runtime.CheckSimplexRows("beta", flat, m.k, m.v); err != nil {
-			return nil, err
-		}
-	}
-	if d.Mu0 != nil {
-		flat, err := runtime.Flat1("mu0", d.Mu0, m.k, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		m.mu0 = flat
-	}
-	if d.Sigma0 != nil {
-		flat, err := runtime.Flat2("Sigma0", d.Sigma0, m.k, m.k, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		m.sigma0 = flat
-		if err := runtime.CheckSPD("Sigma0", flat, m.k); err != nil {
-			return nil, err
-		}
+	if err := t.Load(); err != nil {
+		return nil, err
 	}
 	if err := m.computeAux(); err != nil {
 		return nil, err

@@ -71,79 +71,54 @@ type Data struct {
 // (sizes against what the fit would allocate, values against the domains of
 // the distributions they are arguments of).
 func LoadData(r io.Reader) (*Data, error) {
-	raw, err := runtime.SplitObject(r, []string{"M", "N", "P", "x", "y", "group", "nu", "Phi0", "Phi1", "zero", "mu0", "Lambda0"})
-	if err != nil {
-		return nil, err
-	}
 	d := new(Data)
-	d.given = map[string]bool{}
-	if v, ok := raw["M"]; ok {
-		if d.M, err = runtime.DecodeSize(v, "M"); err != nil {
-			return nil, err
-		}
-		d.given["M"] = true
-	}
-	if v, ok := raw["N"]; ok {
-		if d.N, err = runtime.DecodeSize(v, "N"); err != nil {
-			return nil, err
-		}
-		d.given["N"] = true
-	}
-	if v, ok := raw["P"]; ok {
-		if d.P, err = runtime.DecodeSize(v, "P"); err != nil {
-			return nil, err
-		}
-		d.given["P"] = true
-	}
-	if v, ok := raw["x"]; ok {
-		if d.X, err = runtime.DecodeRealRows(v, "x"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["y"]; ok {
-		if d.Y, err = runtime.DecodeIntVector(v, "y", math.MinInt, math.MaxInt); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["group"]; ok {
-		if d.Group, err = runtime.DecodeIntVector(v, "group", math.MinInt, math.MaxInt); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["nu"]; ok {
-		if d.Nu, err = runtime.DecodeRealPtr(v, "nu"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["Phi0"]; ok {
-		if d.Phi0, err = runtime.DecodeRealRows(v, "Phi0"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["Phi1"]; ok {
-		if d.Phi1, err = runtime.DecodeRealRows(v, "Phi1"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["zero"]; ok {
-		if d.Zero, err = runtime.DecodeRealVector(v, "zero"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["mu0"]; ok {
-		if d.Mu0, err = runtime.DecodeRealVector(v, "mu0"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["Lambda0"]; ok {
-		if d.Lambda0, err = runtime.DecodeRealRows(v, "Lambda0"); err != nil {
-			return nil, err
-		}
+	if err := d.table(new(Model)).Decode(r); err != nil {
+		return nil, err
 	}
 	if _, err := NewModel(d); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// table describes the sizes and variables of d, with the Model fields that
+// NewModel loads them into (runtime.DataTable).
+func (d *Data) table(m *Model) *runtime.DataTable {
+	return &runtime.DataTable{Given: &d.given, Vars: []runtime.DataVar{
+		{Name: "M", Kind: runtime.KindSize, Data: &d.M, Model: &m.m},
+		{Name: "N", Kind: runtime.KindSize, Data: &d.N, Model: &m.n},
+		{Name: "P", Kind: runtime.KindSize, Data: &d.P, Model: &m.p},
+		{Name: "x", Dims: []string{"N", "P"}, Data: &d.X, Model: &m.x},
+		{Name: "y", Kind: runtime.KindInt, Dims: []string{"N"}, Range: []runtime.Bound{{Value: 0}, {Value: 1}}, Data: &d.Y, Model: &m.y},
+		{Name: "group", Kind: runtime.KindInt, Dims: []string{"N"}, Range: []runtime.Bound{{Value: 1}, {Size: "M"}}, Data: &d.Group, Model: &m.group},
+		{Name: "nu", Role: runtime.RoleConst, Data: &d.Nu, Model: &m.nu, Default: func() {
+			m.nu = float64(m.p) + 100.0
+		}},
+		{Name: "Phi0", Role: runtime.RoleConst, Class: runtime.ClassCov, Dims: []string{"P", "P"}, Data: &d.Phi0, Model: &m.phi0, Default: func() {
+			m.phi0 = make([]float64, m.p*m.p)
+			for i := 0; i < m.p; i++ {
+				for i2 := 0; i2 < m.p; i2++ {
+					m.phi0[i*m.p+i2] = 0.01 * runtime.Kronecker(i, i2)
+				}
+			}
+		}},
+		{Name: "Phi1", Role: runtime.RoleConst, Class: runtime.ClassCov, Dims: []string{"P", "P"}, Data: &d.Phi1, Model: &m.phi1, Default: func() {
+			m.phi1 = make([]float64, m.p*m.p)
+			for i := 0; i < m.p; i++ {
+				for i2 := 0; i2 < m.p; i2++ {
+					m.phi1[i*m.p+i2] = 0.01 * runtime.Kronecker(i, i2)
+				}
+			}
+		}},
+		{Name: "zero", Role: runtime.RoleConst, Dims: []string{"P"}, Data: &d.Zero, Model: &m.zero, Default: func() {
+			m.zero = make([]float64, m.p)
+			for i := 0; i < m.p; i++ {
+				m.zero[i] = 0.0
+			}
+		}},
+		{Name: "mu0", Role: runtime.RoleParam, Dims: []string{"P"}, Data: &d.Mu0, Model: &m.mu0},
+		{Name: "Lambda0", Role: runtime.RoleParam, Class: runtime.ClassCov, Dims: []string{"P", "P"}, Data: &d.Lambda0, Model: &m.lambda0},
+	}}
 }
 
 // Model is Data checked, with sizes resolved, defaults filled in and arrays
@@ -176,106 +151,11 @@ func NewModel(d *Data) (*Model, error) {
 		return nil, fmt.Errorf("hierlogreg: no data")
 	}
 	m := new(Model)
-	sz := runtime.NewSizes()
-	if d.M != 0 || d.given["M"] {
-		if err := sz.BindGiven("M", d.M); err != nil {
-			return nil, err
-		}
+	t := d.table(m)
+	if _, err := t.BindSizes(); err != nil {
+		return nil, err
 	}
-	if d.N != 0 || d.given["N"] {
-		if err := sz.BindGiven("N", d.N); err != nil {
-			return nil, err
-		}
-	}
-	if d.P != 0 || d.given["P"] {
-		if err := sz.BindGiven("P", d.P); err != nil {
-			return nil, err
-		}
-	}
-	if d.X != nil {
-		if err := sz.Bind("N", len(d.X), "\"x\" entries"); err != nil {
-			return nil, err
-		}
-		if len(d.X) > 0 {
-			if err := sz.Bind("P", len(d.X[0]), "\"x\" columns"); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if d.Y != nil {
-		if err := sz.Bind("N", len(d.Y), "\"y\" entries"); err != nil {
-			return nil, err
-		}
-	}
-	if d.Group != nil {
-		if err := sz.Bind("N", len(d.Group), "\"group\" entries"); err != nil {
-			return nil, err
-		}
-	}
-	if d.Phi0 != nil {
-		if err := sz.Bind("P", len(d.Phi0), "\"Phi0\" entries"); err != nil {
-			return nil, err
-		}
-		if len(d.Phi0) > 0 {
-			if err := sz.Bind("P", len(d.Phi0[0]), "\"Phi0\" columns"); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if d.Phi1 != nil {
-		if err := sz.Bind("P", len(d.Phi1), "\"Phi1\" entries"); err != nil {
-			return nil, err
-		}
-		if len(d.Phi1) > 0 {
-			if err := sz.Bind("P", len(d.Phi1[0]), "\"Phi1\" columns"); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if d.Zero != nil {
-		if err := sz.Bind("P", len(d.Zero), "\"zero\" entries"); err != nil {
-			return nil, err
-		}
-	}
-	if d.Mu0 != nil {
-		if err := sz.Bind("P", len(d.Mu0), "\"mu0\" entries"); err != nil {
-			return nil, err
-		}
-	}
-	if d.Lambda0 != nil {
-		if err := sz.Bind("P", len(d.Lambda0), "\"Lambda0\" entries"); err != nil {
-			return nil, err
-		}
-		if len(d.Lambda0) > 0 {
-			if err := sz.Bind("P", len(d.Lambda0[0]), "\"Lambda0\" columns"); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if n, ok := sz.Get("M"); ok {
-		m.m = n
-	} else {
-		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"M\"", "M")
-	}
-	if n, ok := sz.Get("N"); ok {
-		m.n = n
-	} else {
-		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"N\"", "N")
-	}
-	if n, ok := sz.Get("P"); ok {
-		m.p = n
-	} else {
-		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"P\"", "P")
-	}
-	if err := sz.CheckAllocs([]runtime.Alloc{
-		{What: "data \"x\"", Dims: []string{"N", "P"}, Copies: 1},
-		{What: "data \"y\"", Dims: []string{"N"}, Copies: 1},
-		{What: "data \"group\"", Dims: []string{"N"}, Copies: 1},
-		{What: "const \"Phi0\"", Dims: []string{"P", "P"}, Copies: 1},
-		{What: "const \"Phi1\"", Dims: []string{"P", "P"}, Copies: 1},
-		{What: "const \"zero\"", Dims: []string{"P"}, Copies: 1},
-		{What: "param \"mu0\"", Dims: []string{"P"}, Copies: 3},
-		{What: "param \"Lambda0\"", Dims: []string{"P", "P"}, Copies: 3},
+	if err := t.CheckAllocs([]runtime.Alloc{
 		{What: "the inverse of Phi0", Dims: []string{"P", "P"}, Copies: 1},
 		{What: "the inverse of Phi1", Dims: []string{"P", "P"}, Copies: 1},
 		{What: "the points of each M", Dims: []string{"M"}, Copies: 1},
@@ -285,109 +165,13 @@ func NewModel(d *Data) (*Model, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if d.X == nil {
-		return nil, fmt.Errorf("data %q is missing", "x")
-	}
-	{
-		flat, err := runtime.Flat2("x", d.X, m.n, m.p, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		m.x = flat
-	}
-	if d.Y == nil {
-		return nil, fmt.Errorf("data %q is missing", "y")
-	}
-	{
-		flat, err := runtime.Flat1("y", d.Y, m.n, 0, 1)
-		if err != nil {
-			return nil, err
-		}
-		m.y = flat
-	}
-	if d.Group == nil {
-		return nil, fmt.Errorf("data %q is missing", "group")
-	}
-	{
-		flat, err := runtime.Flat1("group", d.Group, m.n, 1, m.m)
-		if err != nil {
-			return nil, err
-		}
-		m.group = flat
+	if err := t.Load(); err != nil {
+		return nil, err
 	}
 	m.groupOff, m.groupRows = runtime.GroupRows(m.group, m.m)
-	if d.Nu != nil {
-		if err := runtime.CheckReal("nu", *d.Nu); err != nil {
-			return nil, err
-		}
-		m.nu = *d.Nu
-	} else {
-		m.nu = float64(m.p) + 100.0
-	}
-	if d.Phi0 != nil {
-		flat, err := runtime.Flat2("Phi0", d.Phi0, m.p, m.p, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		m.phi0 = flat
-		if err := runtime.CheckSPD("Phi0", flat, m.p); err != nil {
-			return nil, err
-		}
-	} else {
-		m.phi0 = make([]float64, m.p*m.p)
-		for i := 0; i < m.p; i++ {
-			for i2 := 0; i2 < m.p; i2++ {
-				m.phi0[i*m.p+i2] = 0.01 * runtime.Kronecker(i, i2)
-			}
-		}
-	}
-	if d.Phi1 != nil {
-		flat, err := runtime.Flat2("Phi1", d.Phi1, m.p, m.p, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		m.phi1 = flat
-		if err := runtime.CheckSPD("Phi1", flat, m.p); err != nil {
-			return nil, err
-		}
-	} else {
-		m.phi1 = make([]float64, m.p*m.p)
-		for i := 0; i < m.p; i++ {
-			for i2 := 0; i2 < m.p; i2++ {
-				m.phi1[i*m.p+i2] = 0.01 * runtime.Kronecker(i, i2)
-			}
-		}
-	}
-	if d.Zero != nil {
-		flat, err := runtime.Flat1("zero", d.Zero, m.p, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		m.zero = flat
-	} else {
-		m.zero = make([]float64, m.p)
-		for i := 0; i < m.p; i++ {
-			m.zero[i] = 0.0
-		}
-	}
-	if d.Mu0 != nil {
-		flat, err := runtime.Flat1("mu0", d.Mu0, m.p, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		m.mu0 = flat
-	}
-	if d.Lambda0 != nil {
-		flat, err := runtime.Flat2("Lambda0", d.Lambda0, m.p, m.p, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		m.lambda0 = flat
-		if err := runtime.CheckSPD("Lambda0", flat, m.p); err != nil {
-			return nil, err
-		}
-	}
-	if err := runtime.CheckDomain("const", "nu", []float64{m.nu}, nil, runtime.Domain{Lo: float64(m.p) - 1, Hi: math.Inf(1), LoOpen: true, HiOpen: true, Text: fmt.Sprintf("> P − 1 = %v", float64(m.p)-1)}, "it is the dof of Wishart at hierlogreg.vi:18:19"); err != nil {
+	if err := runtime.CheckDomains([]runtime.DomainCheck{
+		{Role: "const", Name: "nu", Values: []float64{m.nu}, Domain: runtime.Domain{Lo: float64(m.p) - 1, Hi: math.Inf(1), LoOpen: true, HiOpen: true, Text: fmt.Sprintf("> P − 1 = %v", float64(m.p)-1)}, What: "it is the dof of Wishart at hierlogreg.vi:18:19"},
+	}); err != nil {
 		return nil, err
 	}
 	if err := m.computeAux(); err != nil {

@@ -58,43 +58,38 @@ type Data struct {
 // (sizes against what the fit would allocate, values against the domains of
 // the distributions they are arguments of).
 func LoadData(r io.Reader) (*Data, error) {
-	raw, err := runtime.SplitObject(r, []string{"D", "V", "x", "zero", "I"})
-	if err != nil {
-		return nil, err
-	}
 	d := new(Data)
-	d.given = map[string]bool{}
-	if v, ok := raw["D"]; ok {
-		if d.D, err = runtime.DecodeSize(v, "D"); err != nil {
-			return nil, err
-		}
-		d.given["D"] = true
-	}
-	if v, ok := raw["V"]; ok {
-		if d.V, err = runtime.DecodeSize(v, "V"); err != nil {
-			return nil, err
-		}
-		d.given["V"] = true
-	}
-	if v, ok := raw["x"]; ok {
-		if d.X, err = runtime.DecodeIntRows(v, "x"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["zero"]; ok {
-		if d.Zero, err = runtime.DecodeRealVector(v, "zero"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["I"]; ok {
-		if d.I, err = runtime.DecodeRealRows(v, "I"); err != nil {
-			return nil, err
-		}
+	if err := d.table(new(Model)).Decode(r); err != nil {
+		return nil, err
 	}
 	if _, err := NewModel(d); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// table describes the sizes and variables of d, with the Model fields that
+// NewModel loads them into (runtime.DataTable).
+func (d *Data) table(m *Model) *runtime.DataTable {
+	return &runtime.DataTable{Given: &d.given, Vars: []runtime.DataVar{
+		{Name: "D", Kind: runtime.KindSize, Data: &d.D, Model: &m.d},
+		{Name: "V", Kind: runtime.KindSize, Data: &d.V, Model: &m.v},
+		{Name: "x", Kind: runtime.KindCount, Dims: []string{"D", "V"}, Data: &d.X, Model: &m.x},
+		{Name: "zero", Role: runtime.RoleConst, Dims: []string{"V"}, Data: &d.Zero, Model: &m.zero, Default: func() {
+			m.zero = make([]float64, m.v)
+			for i := 0; i < m.v; i++ {
+				m.zero[i] = 0.0
+			}
+		}},
+		{Name: "I", Role: runtime.RoleConst, Class: runtime.ClassCov, Dims: []string{"V", "V"}, Data: &d.I, Model: &m.i, Default: func() {
+			m.i = make([]float64, m.v*m.v)
+			for i := 0; i < m.v; i++ {
+				for i2 := 0; i2 < m.v; i2++ {
+					m.i[i*m.v+i2] = runtime.Kronecker(i, i2)
+				}
+			}
+		}},
+	}}
 }
 
 // Model is Data checked, with sizes resolved, defaults filled in and arrays
@@ -115,59 +110,15 @@ func NewModel(d *Data) (*Model, error) {
 		return nil, fmt.Errorf("hlm: no data")
 	}
 	m := new(Model)
-	sz := runtime.NewSizes()
-	if d.D != 0 || d.given["D"] {
-		if err := sz.BindGiven("D", d.D); err != nil {
-			return nil, err
-		}
-	}
-	if d.V != 0 || d.given["V"] {
-		if err := sz.BindGiven("V", d.V); err != nil {
-			return nil, err
-		}
-	}
-	if d.X != nil {
-		if err := sz.Bind("D", len(d.X), "\"x\" entries"); err != nil {
-			return nil, err
-		}
-		if len(d.X) > 0 {
-			if err := sz.Bind("V", len(d.X[0]), "\"x\" columns"); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if d.Zero != nil {
-		if err := sz.Bind("V", len(d.Zero), "\"zero\" entries"); err != nil {
-			return nil, err
-		}
-	}
-	if d.I != nil {
-		if err := sz.Bind("V", len(d.I), "\"I\" entries"); err != nil {
-			return nil, err
-		}
-		if len(d.I) > 0 {
-			if err := sz.Bind("V", len(d.I[0]), "\"I\" columns"); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if n, ok := sz.Get("D"); ok {
-		m.d = n
-	} else {
-		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"D\"", "D")
-	}
-	if n, ok := sz.Get("V"); ok {
-		m.v = n
-	} else {
-		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"V\"", "V")
+	t := d.table(m)
+	sz, err := t.BindSizes()
+	if err != nil {
+		return nil, err
 	}
 	if err := sz.AtLeast("V", 1, "it is the length of the simplex z (hlm.vi:10:8)"); err != nil {
 		return nil, err
 	}
-	if err := sz.CheckAllocs([]runtime.Alloc{
-		{What: "data \"x\"", Dims: []string{"D", "V"}, Copies: 1},
-		{What: "const \"zero\"", Dims: []string{"V"}, Copies: 1},
-		{What: "const \"I\"", Dims: []string{"V", "V"}, Copies: 1},
+	if err := t.CheckAllocs([]runtime.Alloc{
 		{What: "the inverse of I", Dims: []string{"V", "V"}, Copies: 1},
 		{What: "q(theta)", Dims: []string{"V"}, Copies: 3},
 		{What: "q(theta)", Dims: []string{"V", "V"}, Copies: 3},
@@ -177,44 +128,8 @@ func NewModel(d *Data) (*Model, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if d.X == nil {
-		return nil, fmt.Errorf("data %q is missing", "x")
-	}
-	{
-		flat, err := runtime.Flat2("x", d.X, m.d, m.v, 0, math.MaxInt)
-		if err != nil {
-			return nil, err
-		}
-		m.x = flat
-	}
-	if d.Zero != nil {
-		flat, err := runtime.Flat1("zero", d.Zero, m.v, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		m.zero = flat
-	} else {
-		m.zero = make([]float64, m.v)
-		for i := 0; i < m.v; i++ {
-			m.zero[i] = 0.0
-		}
-	}
-	if d.I != nil {
-		flat, err := runtime.Flat2("I", d.I, m.v, m.v, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		m.i = flat
-		if err := runtime.CheckSPD("I", flat, m.v); err != nil {
-			return nil, err
-		}
-	} else {
-		m.i = make([]float64, m.v*m.v)
-		for i := 0; i < m.v; i++ {
-			for i2 := 0; i2 < m.v; i2++ {
-				m.i[i*m.v+i2] = runtime.Kronecker(i, i2)
-			}
-		}
+	if err := t.Load(); err != nil {
+		return nil, err
 	}
 	if err := m.computeAux(); err != nil {
 		return nil, err

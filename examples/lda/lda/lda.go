@@ -59,49 +59,31 @@ type Data struct {
 // (sizes against what the fit would allocate, values against the domains of
 // the distributions they are arguments of).
 func LoadData(r io.Reader) (*Data, error) {
-	raw, err := runtime.SplitObject(r, []string{"D", "K", "V", "w", "alpha", "eta"})
-	if err != nil {
-		return nil, err
-	}
 	d := new(Data)
-	d.given = map[string]bool{}
-	if v, ok := raw["D"]; ok {
-		if d.D, err = runtime.DecodeSize(v, "D"); err != nil {
-			return nil, err
-		}
-		d.given["D"] = true
-	}
-	if v, ok := raw["K"]; ok {
-		if d.K, err = runtime.DecodeSize(v, "K"); err != nil {
-			return nil, err
-		}
-		d.given["K"] = true
-	}
-	if v, ok := raw["V"]; ok {
-		if d.V, err = runtime.DecodeSize(v, "V"); err != nil {
-			return nil, err
-		}
-		d.given["V"] = true
-	}
-	if v, ok := raw["w"]; ok {
-		if d.W, err = runtime.DecodeBag(v, "w"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["alpha"]; ok {
-		if d.Alpha, err = runtime.DecodeRealPtr(v, "alpha"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["eta"]; ok {
-		if d.Eta, err = runtime.DecodeRealPtr(v, "eta"); err != nil {
-			return nil, err
-		}
+	if err := d.table(new(Model)).Decode(r); err != nil {
+		return nil, err
 	}
 	if _, err := NewModel(d); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// table describes the sizes and variables of d, with the Model fields that
+// NewModel loads them into (runtime.DataTable).
+func (d *Data) table(m *Model) *runtime.DataTable {
+	return &runtime.DataTable{Given: &d.given, Vars: []runtime.DataVar{
+		{Name: "D", Kind: runtime.KindSize, Data: &d.D, Model: &m.d},
+		{Name: "K", Kind: runtime.KindSize, Data: &d.K, Model: &m.k},
+		{Name: "V", Kind: runtime.KindSize, Data: &d.V, Model: &m.v},
+		{Name: "w", Kind: runtime.KindInt, Class: runtime.ClassBag, Dims: []string{"D"}, Range: []runtime.Bound{{Value: 1}, {Size: "V"}}, Data: &d.W, Off: &m.wOff, Term: &m.wTerm, Count: &m.wCount},
+		{Name: "alpha", Role: runtime.RoleConst, Data: &d.Alpha, Model: &m.alpha, Default: func() {
+			m.alpha = 0.1
+		}},
+		{Name: "eta", Role: runtime.RoleConst, Data: &d.Eta, Model: &m.eta, Default: func() {
+			m.eta = 0.01
+		}},
+	}}
 }
 
 // Model is Data checked, with sizes resolved, defaults filled in and arrays
@@ -123,41 +105,10 @@ func NewModel(d *Data) (*Model, error) {
 		return nil, fmt.Errorf("lda: no data")
 	}
 	m := new(Model)
-	sz := runtime.NewSizes()
-	if d.D != 0 || d.given["D"] {
-		if err := sz.BindGiven("D", d.D); err != nil {
-			return nil, err
-		}
-	}
-	if d.K != 0 || d.given["K"] {
-		if err := sz.BindGiven("K", d.K); err != nil {
-			return nil, err
-		}
-	}
-	if d.V != 0 || d.given["V"] {
-		if err := sz.BindGiven("V", d.V); err != nil {
-			return nil, err
-		}
-	}
-	if d.W != nil {
-		if err := sz.Bind("D", len(d.W), "\"w\" entries"); err != nil {
-			return nil, err
-		}
-	}
-	if n, ok := sz.Get("D"); ok {
-		m.d = n
-	} else {
-		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"D\"", "D")
-	}
-	if n, ok := sz.Get("K"); ok {
-		m.k = n
-	} else {
-		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"K\"", "K")
-	}
-	if n, ok := sz.Get("V"); ok {
-		m.v = n
-	} else {
-		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"V\"", "V")
+	t := d.table(m)
+	sz, err := t.BindSizes()
+	if err != nil {
+		return nil, err
 	}
 	if err := sz.AtLeast("V", 1, "it is the length of the simplex beta (lda.vi:13:8)"); err != nil {
 		return nil, err
@@ -165,10 +116,7 @@ func NewModel(d *Data) (*Model, error) {
 	if err := sz.AtLeast("K", 1, "it is the length of the simplex theta (lda.vi:14:8)"); err != nil {
 		return nil, err
 	}
-	sz.SetEntries("w", runtime.BagEntries(d.W))
-	if err := sz.CheckAllocs([]runtime.Alloc{
-		{What: "data \"w\"", Dims: []string{"@w"}, Copies: 2},
-		{What: "data \"w\" (offsets)", Dims: []string{"D"}, Copies: 1},
+	if err := t.CheckAllocs([]runtime.Alloc{
 		{What: "q(beta)", Dims: []string{"K", "V"}, Copies: 3},
 		{What: "q(beta) moments", Dims: []string{"K", "V"}, Copies: 3},
 		{What: "q(theta)", Dims: []string{"D", "K"}, Copies: 3},
@@ -178,36 +126,13 @@ func NewModel(d *Data) (*Model, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if d.W == nil {
-		return nil, fmt.Errorf("data %q is missing", "w")
-	}
-	{
-		off, term, count, err := runtime.FlattenBag("w", d.W, m.d, 1, m.v)
-		if err != nil {
-			return nil, err
-		}
-		m.wOff, m.wTerm, m.wCount = off, term, count
-	}
-	if d.Alpha != nil {
-		if err := runtime.CheckReal("alpha", *d.Alpha); err != nil {
-			return nil, err
-		}
-		m.alpha = *d.Alpha
-	} else {
-		m.alpha = 0.1
-	}
-	if d.Eta != nil {
-		if err := runtime.CheckReal("eta", *d.Eta); err != nil {
-			return nil, err
-		}
-		m.eta = *d.Eta
-	} else {
-		m.eta = 0.01
-	}
-	if err := runtime.CheckDomain("const", "eta", []float64{m.eta}, nil, runtime.Domain{Lo: 0, Hi: math.Inf(1), LoOpen: true, HiOpen: true, Text: "> 0"}, "it is the alpha of Dirichlet at lda.vi:18:23"); err != nil {
+	if err := t.Load(); err != nil {
 		return nil, err
 	}
-	if err := runtime.CheckDomain("const", "alpha", []float64{m.alpha}, nil, runtime.Domain{Lo: 0, Hi: math.Inf(1), LoOpen: true, HiOpen: true, Text: "> 0"}, "it is the alpha of Dirichlet at lda.vi:21:24"); err != nil {
+	if err := runtime.CheckDomains([]runtime.DomainCheck{
+		{Role: "const", Name: "eta", Values: []float64{m.eta}, Domain: runtime.Domain{Lo: 0, Hi: math.Inf(1), LoOpen: true, HiOpen: true, Text: "> 0"}, What: "it is the alpha of Dirichlet at lda.vi:18:23"},
+		{Role: "const", Name: "alpha", Values: []float64{m.alpha}, Domain: runtime.Domain{Lo: 0, Hi: math.Inf(1), LoOpen: true, HiOpen: true, Text: "> 0"}, What: "it is the alpha of Dirichlet at lda.vi:21:24"},
+	}); err != nil {
 		return nil, err
 	}
 	if err := m.computeAux(); err != nil {

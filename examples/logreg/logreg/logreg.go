@@ -59,48 +59,39 @@ type Data struct {
 // (sizes against what the fit would allocate, values against the domains of
 // the distributions they are arguments of).
 func LoadData(r io.Reader) (*Data, error) {
-	raw, err := runtime.SplitObject(r, []string{"N", "P", "x", "y", "mu0", "Sigma0"})
-	if err != nil {
-		return nil, err
-	}
 	d := new(Data)
-	d.given = map[string]bool{}
-	if v, ok := raw["N"]; ok {
-		if d.N, err = runtime.DecodeSize(v, "N"); err != nil {
-			return nil, err
-		}
-		d.given["N"] = true
-	}
-	if v, ok := raw["P"]; ok {
-		if d.P, err = runtime.DecodeSize(v, "P"); err != nil {
-			return nil, err
-		}
-		d.given["P"] = true
-	}
-	if v, ok := raw["x"]; ok {
-		if d.X, err = runtime.DecodeRealRows(v, "x"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["y"]; ok {
-		if d.Y, err = runtime.DecodeIntVector(v, "y", math.MinInt, math.MaxInt); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["mu0"]; ok {
-		if d.Mu0, err = runtime.DecodeRealVector(v, "mu0"); err != nil {
-			return nil, err
-		}
-	}
-	if v, ok := raw["Sigma0"]; ok {
-		if d.Sigma0, err = runtime.DecodeRealRows(v, "Sigma0"); err != nil {
-			return nil, err
-		}
+	if err := d.table(new(Model)).Decode(r); err != nil {
+		return nil, err
 	}
 	if _, err := NewModel(d); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// table describes the sizes and variables of d, with the Model fields that
+// NewModel loads them into (runtime.DataTable).
+func (d *Data) table(m *Model) *runtime.DataTable {
+	return &runtime.DataTable{Given: &d.given, Vars: []runtime.DataVar{
+		{Name: "N", Kind: runtime.KindSize, Data: &d.N, Model: &m.n},
+		{Name: "P", Kind: runtime.KindSize, Data: &d.P, Model: &m.p},
+		{Name: "x", Dims: []string{"N", "P"}, Data: &d.X, Model: &m.x},
+		{Name: "y", Kind: runtime.KindInt, Dims: []string{"N"}, Range: []runtime.Bound{{Value: 0}, {Value: 1}}, Data: &d.Y, Model: &m.y},
+		{Name: "mu0", Role: runtime.RoleConst, Dims: []string{"P"}, Data: &d.Mu0, Model: &m.mu0, Default: func() {
+			m.mu0 = make([]float64, m.p)
+			for i := 0; i < m.p; i++ {
+				m.mu0[i] = 0.0
+			}
+		}},
+		{Name: "Sigma0", Role: runtime.RoleConst, Class: runtime.ClassCov, Dims: []string{"P", "P"}, Data: &d.Sigma0, Model: &m.sigma0, Default: func() {
+			m.sigma0 = make([]float64, m.p*m.p)
+			for i := 0; i < m.p; i++ {
+				for i2 := 0; i2 < m.p; i2++ {
+					m.sigma0[i*m.p+i2] = runtime.Kronecker(i, i2)
+				}
+			}
+		}},
+	}}
 }
 
 // Model is Data checked, with sizes resolved, defaults filled in and arrays
@@ -122,116 +113,19 @@ func NewModel(d *Data) (*Model, error) {
 		return nil, fmt.Errorf("logreg: no data")
 	}
 	m := new(Model)
-	sz := runtime.NewSizes()
-	if d.N != 0 || d.given["N"] {
-		if err := sz.BindGiven("N", d.N); err != nil {
-			return nil, err
-		}
+	t := d.table(m)
+	if _, err := t.BindSizes(); err != nil {
+		return nil, err
 	}
-	if d.P != 0 || d.given["P"] {
-		if err := sz.BindGiven("P", d.P); err != nil {
-			return nil, err
-		}
-	}
-	if d.X != nil {
-		if err := sz.Bind("N", len(d.X), "\"x\" entries"); err != nil {
-			return nil, err
-		}
-		if len(d.X) > 0 {
-			if err := sz.Bind("P", len(d.X[0]), "\"x\" columns"); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if d.Y != nil {
-		if err := sz.Bind("N", len(d.Y), "\"y\" entries"); err != nil {
-			return nil, err
-		}
-	}
-	if d.Mu0 != nil {
-		if err := sz.Bind("P", len(d.Mu0), "\"mu0\" entries"); err != nil {
-			return nil, err
-		}
-	}
-	if d.Sigma0 != nil {
-		if err := sz.Bind("P", len(d.Sigma0), "\"Sigma0\" entries"); err != nil {
-			return nil, err
-		}
-		if len(d.Sigma0) > 0 {
-			if err := sz.Bind("P", len(d.Sigma0[0]), "\"Sigma0\" columns"); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if n, ok := sz.Get("N"); ok {
-		m.n = n
-	} else {
-		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"N\"", "N")
-	}
-	if n, ok := sz.Get("P"); ok {
-		m.p = n
-	} else {
-		return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as \"P\"", "P")
-	}
-	if err := sz.CheckAllocs([]runtime.Alloc{
-		{What: "data \"x\"", Dims: []string{"N", "P"}, Copies: 1},
-		{What: "data \"y\"", Dims: []string{"N"}, Copies: 1},
-		{What: "const \"mu0\"", Dims: []string{"P"}, Copies: 1},
-		{What: "const \"Sigma0\"", Dims: []string{"P", "P"}, Copies: 1},
+	if err := t.CheckAllocs([]runtime.Alloc{
 		{What: "the inverse of Sigma0", Dims: []string{"P", "P"}, Copies: 1},
 		{What: "q(theta)", Dims: []string{"P"}, Copies: 3},
 		{What: "q(theta)", Dims: []string{"P", "P"}, Copies: 3},
 	}); err != nil {
 		return nil, err
 	}
-	if d.X == nil {
-		return nil, fmt.Errorf("data %q is missing", "x")
-	}
-	{
-		flat, err := runtime.Flat2("x", d.X, m.n, m.p, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		m.x = flat
-	}
-	if d.Y == nil {
-		return nil, fmt.Errorf("data %q is missing", "y")
-	}
-	{
-		flat, err := runtime.Flat1("y", d.Y, m.n, 0, 1)
-		if err != nil {
-			return nil, err
-		}
-		m.y = flat
-	}
-	if d.Mu0 != nil {
-		flat, err := runtime.Flat1("mu0", d.Mu0, m.p, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		m.mu0 = flat
-	} else {
-		m.mu0 = make([]float64, m.p)
-		for i := 0; i < m.p; i++ {
-			m.mu0[i] = 0.0
-		}
-	}
-	if d.Sigma0 != nil {
-		flat, err := runtime.Flat2("Sigma0", d.Sigma0, m.p, m.p, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		m.sigma0 = flat
-		if err := runtime.CheckSPD("Sigma0", flat, m.p); err != nil {
-			return nil, err
-		}
-	} else {
-		m.sigma0 = make([]float64, m.p*m.p)
-		for i := 0; i < m.p; i++ {
-			for i2 := 0; i2 < m.p; i2++ {
-				m.sigma0[i*m.p+i2] = runtime.Kronecker(i, i2)
-			}
-		}
+	if err := t.Load(); err != nil {
+		return nil, err
 	}
 	if err := m.computeAux(); err != nil {
 		return nil, err

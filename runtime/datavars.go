@@ -1,0 +1,431 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+)
+
+// This file is the data glue of generated packages, driven by a table:
+// a generated package describes its sizes, data, consts and params as a
+// DataTable (one DataVar a line, pointing at the fields of its Data and
+// Model) and its LoadData and NewModel call the methods here, instead of
+// spelling out the decoding, size binding, allocation check, missing check
+// and flattening of every variable. The code a model compiles to then grows
+// by one table line per variable, not by twenty.
+
+// VarKind is what a DataVar holds.
+type VarKind uint8
+
+// The kinds of DataVar.
+const (
+	KindReal  VarKind = iota // real numbers
+	KindInt                  // integers, in DataVar.Range if given
+	KindCount                // counts: integers ≥ 0 (a Multinomial, Binomial or Poisson draw)
+	KindSize                 // a size (a non-negative int)
+)
+
+// VarRole is the declaration of a DataVar that is not a size.
+type VarRole uint8
+
+// The roles of DataVar.
+const (
+	RoleData  VarRole = iota // data: required (unless a real scalar)
+	RoleConst                // const: required unless it has a default
+	RoleParam                // param: optional; Fit starts it when missing
+)
+
+// word is how messages name a role: data "x", const "alpha".
+func (r VarRole) word() string {
+	return [...]string{"data", "const", "param"}[r]
+}
+
+// VarClass is the shape class of a DataVar's array.
+type VarClass uint8
+
+// The classes of DataVar.
+const (
+	ClassPlain   VarClass = iota
+	ClassSimplex          // each row (last dimension) is a point of the simplex
+	ClassCov              // a covariance: symmetric positive definite
+	ClassBag              // documents as [term, count] pairs: Dims is [D]
+	ClassRagged           // one value per entry of each document of the bag Dims[1]
+)
+
+// Bound is an end of an int's declared range: the size Size if named,
+// else Value.
+type Bound struct {
+	Value int
+	Size  string
+}
+
+// DataVar describes one size, data, const or param of a model: how
+// LoadData decodes it into its Data field and NewModel checks it and loads
+// it into its Model field.
+type DataVar struct {
+	Name  string // as in the model (the key of the data file)
+	Kind  VarKind
+	Role  VarRole  // unless a size
+	Class VarClass // of an array
+	// Dims are the sizes of the array, outermost first; none for a scalar.
+	Dims []string
+	// Range is an int's declared range lo..hi, if any.
+	Range []Bound
+	// Pos is the declaration's position, named when a const without a
+	// default is missing.
+	Pos string
+	// Data points at the Data field: *int for a size; *float64 for real
+	// data and **float64 for a real const or param; *[]T, *[][]T or
+	// *[][][]T (T float64 or int) for an array; *[][][2]int for a bag.
+	Data any
+	// Model points at the Model field: *int, *float64, or *[]T for an
+	// array (flattened row-major). A bag's fields are Off, Term and Count.
+	Model any
+	// Off is a bag's document offsets in the Model (set by Load), or for
+	// ragged data the offsets of its bag (read by Load).
+	Off, Term *[]int
+	Count     *[]float64
+	// Default fills the Model field with the declared default when the
+	// data do not give the variable. Without one a const is required and
+	// a param is left to Fit (nil, or 0 for a scalar).
+	Default func()
+}
+
+// DataTable is a model's sizes and variables, in the order of the model,
+// with the Data and Model they load from and into.
+type DataTable struct {
+	Vars []DataVar
+	// Given points at the set of sizes LoadData read (Data.given), so
+	// that a size given as 0 is not taken for one left out; nil if the
+	// model has no sizes.
+	Given *map[string]bool
+	sizes *Sizes
+}
+
+// Decode reads the data file r (a JSON object keyed by the names in the
+// table, read by SplitObject) into the Data fields: the sizes first, then
+// the other variables, each with the decoder of its type.
+func (t *DataTable) Decode(r io.Reader) error {
+	keys := make([]string, len(t.Vars))
+	for k, v := range t.Vars {
+		keys[k] = v.Name
+	}
+	raw, err := SplitObject(r, keys)
+	if err != nil {
+		return err
+	}
+	if t.Given != nil {
+		*t.Given = map[string]bool{}
+	}
+	for _, v := range t.Vars {
+		if r, ok := raw[v.Name]; ok && v.Kind == KindSize {
+			if *v.Data.(*int), err = DecodeSize(r, v.Name); err != nil {
+				return err
+			}
+			(*t.Given)[v.Name] = true
+		}
+	}
+	for _, v := range t.Vars {
+		if r, ok := raw[v.Name]; ok && v.Kind != KindSize {
+			if err := v.decode(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// decode decodes raw into v's Data field.
+func (v *DataVar) decode(raw []byte) (err error) {
+	ragged := v.Class == ClassRagged
+	switch p := v.Data.(type) {
+	case *float64:
+		*p, err = DecodeReal(raw, v.Name)
+	case **float64:
+		*p, err = DecodeRealPtr(raw, v.Name)
+	case *[]float64:
+		*p, err = DecodeRealVector(raw, v.Name)
+	case *[]int:
+		*p, err = DecodeIntVector(raw, v.Name, math.MinInt, math.MaxInt)
+	case *[][]float64:
+		if ragged {
+			*p, err = DecodeRaggedReal(raw, v.Name)
+		} else {
+			*p, err = DecodeRealRows(raw, v.Name)
+		}
+	case *[][]int:
+		if ragged {
+			*p, err = DecodeRaggedInt(raw, v.Name)
+		} else {
+			*p, err = DecodeIntRows(raw, v.Name)
+		}
+	case *[][][]float64:
+		*p, err = DecodeRealCube(raw, v.Name)
+	case *[][][]int:
+		*p, err = DecodeIntCube(raw, v.Name)
+	case *[][][2]int:
+		*p, err = DecodeBag(raw, v.Name)
+	default:
+		panic(fmt.Sprintf("runtime: DataVar %q: no decoder for %T", v.Name, v.Data))
+	}
+	return err
+}
+
+// BindSizes binds every size: first those the data give (by their own
+// entry, or as a nonzero Data field), then the lengths of the arrays, in
+// the order of the table, and stores them in the sizes' Model fields. A
+// size neither given nor the length of some array is an error. It returns
+// the sizes for further checks (Sizes.AtLeast).
+func (t *DataTable) BindSizes() (*Sizes, error) {
+	sz := NewSizes()
+	t.sizes = sz
+	var given map[string]bool
+	if t.Given != nil {
+		given = *t.Given
+	}
+	for _, v := range t.Vars {
+		if v.Kind != KindSize {
+			continue
+		}
+		if n := *v.Data.(*int); n != 0 || given[v.Name] {
+			if err := sz.BindGiven(v.Name, n); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, v := range t.Vars {
+		if err := v.bind(sz); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range t.Vars {
+		if v.Kind != KindSize {
+			continue
+		}
+		n, ok := sz.Get(v.Name)
+		if !ok {
+			return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as %q", v.Name, v.Name)
+		}
+		*v.Model.(*int) = n
+	}
+	return sz, nil
+}
+
+// bindWords describe the length of an array's k-th dimension.
+var bindWords = [...]string{"%q entries", "%q columns", "%q entries of each row"}
+
+// bind binds the sizes v's array implies: its length, its first
+// element's, and so on (only the first dimension of a bag or ragged data).
+func (v *DataVar) bind(sz *Sizes) error {
+	if v.Kind == KindSize || len(v.Dims) == 0 {
+		return nil
+	}
+	a := reflect.ValueOf(v.Data).Elem()
+	if a.IsNil() {
+		return nil
+	}
+	dims := v.Dims
+	if v.Class == ClassBag || v.Class == ClassRagged {
+		dims = dims[:1]
+	}
+	for k, d := range dims {
+		if k > 0 {
+			if a.Len() == 0 {
+				return nil
+			}
+			a = a.Index(0)
+		}
+		if err := sz.Bind(d, a.Len(), fmt.Sprintf(bindWords[k], v.Name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckAllocs refuses sizes for which the fit would allocate more than
+// MemoryLimit (Sizes.CheckAllocs): the arrays of the table's variables
+// (three copies of a param's), then extra, the arrays of the fit. It
+// needs BindSizes first.
+func (t *DataTable) CheckAllocs(extra []Alloc) error {
+	var as []Alloc
+	for _, v := range t.Vars {
+		if v.Kind == KindSize || len(v.Dims) == 0 {
+			continue
+		}
+		what := v.Role.word() + " " + strconv.Quote(v.Name)
+		switch v.Class {
+		case ClassBag:
+			t.sizes.SetEntries(v.Name, BagEntries(*v.Data.(*[][][2]int)))
+			as = append(as, Alloc{What: what, Dims: []string{"@" + v.Name}, Copies: 2}, Alloc{What: what + " (offsets)", Dims: v.Dims[:1], Copies: 1})
+			continue
+		case ClassRagged:
+			as = append(as, Alloc{What: what, Dims: []string{"@" + v.Dims[1]}, Copies: 1})
+			continue
+		}
+		copies := 1
+		if v.Role == RoleParam {
+			copies = 3 // the Model's, the M-step's and the Result's
+		}
+		as = append(as, Alloc{What: what, Dims: v.Dims, Copies: copies})
+	}
+	return t.sizes.CheckAllocs(append(as, extra...))
+}
+
+// Load checks the variables and loads them into the Model, in the order
+// of the table: a missing data or const (without a default) is an error,
+// a missing const or param with a default takes it, arrays are checked
+// (lengths, int ranges, finite reals, simplex rows, positive definite
+// covariances) and flattened. It needs BindSizes first; errors name the
+// variable and the 1-based index of a bad entry.
+func (t *DataTable) Load() error {
+	for k := range t.Vars {
+		if err := t.Vars[k].load(t.sizes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// load checks v and loads it into its Model field.
+func (v *DataVar) load(sz *Sizes) error {
+	if v.Kind == KindSize {
+		return nil
+	}
+	if p, ok := v.Data.(*float64); ok { // real data: 0 if not given
+		if err := CheckReal(v.Name, *p); err != nil {
+			return err
+		}
+		*v.Model.(*float64) = *p
+		return nil
+	}
+	if reflect.ValueOf(v.Data).Elem().IsNil() {
+		switch {
+		case v.Role == RoleData:
+			return fmt.Errorf("data %q is missing", v.Name)
+		case v.Role == RoleConst && v.Default == nil:
+			return fmt.Errorf("const %q is missing: %s declares it without a default, so the data must give it", v.Name, v.Pos)
+		case v.Default != nil:
+			v.Default()
+		}
+		return nil
+	}
+	size := func(d string) int {
+		n, _ := sz.Get(d)
+		return n
+	}
+	lo, hi := math.MinInt, math.MaxInt
+	switch {
+	case v.Kind == KindReal:
+		lo, hi = 0, 0 // not read for reals
+	case len(v.Range) == 2:
+		bound := func(b Bound) int {
+			if b.Size != "" {
+				return size(b.Size)
+			}
+			return b.Value
+		}
+		lo, hi = bound(v.Range[0]), bound(v.Range[1])
+	case v.Kind == KindCount:
+		lo = 0
+	}
+	if v.Class == ClassBag {
+		off, term, count, err := FlattenBag(v.Name, *v.Data.(*[][][2]int), size(v.Dims[0]), lo, hi)
+		if err != nil {
+			return err
+		}
+		*v.Off, *v.Term, *v.Count = off, term, count
+		return nil
+	}
+	var err error
+	switch p := v.Data.(type) {
+	case **float64:
+		if err := CheckReal(v.Name, **p); err != nil {
+			return err
+		}
+		*v.Model.(*float64) = **p
+		return nil
+	case *[][]float64:
+		if v.Class == ClassRagged {
+			*v.Model.(*[]float64), err = FlatRagged(v.Name, *p, *v.Off, lo, hi)
+			return err
+		}
+	case *[][]int:
+		if v.Class == ClassRagged {
+			*v.Model.(*[]int), err = FlatRagged(v.Name, *p, *v.Off, lo, hi)
+			return err
+		}
+	}
+	n := make([]int, len(v.Dims))
+	for k, d := range v.Dims {
+		n[k] = size(d)
+	}
+	switch p := v.Data.(type) {
+	case *[]float64:
+		*v.Model.(*[]float64), err = Flat1(v.Name, *p, n[0], lo, hi)
+	case *[]int:
+		*v.Model.(*[]int), err = Flat1(v.Name, *p, n[0], lo, hi)
+	case *[][]float64:
+		*v.Model.(*[]float64), err = Flat2(v.Name, *p, n[0], n[1], lo, hi)
+	case *[][]int:
+		*v.Model.(*[]int), err = Flat2(v.Name, *p, n[0], n[1], lo, hi)
+	case *[][][]float64:
+		*v.Model.(*[]float64), err = Flat3(v.Name, *p, n[0], n[1], n[2], lo, hi)
+	case *[][][]int:
+		*v.Model.(*[]int), err = Flat3(v.Name, *p, n[0], n[1], n[2], lo, hi)
+	default:
+		panic(fmt.Sprintf("runtime: DataVar %q: cannot load %T into %T", v.Name, v.Data, v.Model))
+	}
+	if err != nil {
+		return err
+	}
+	last := n[len(n)-1]
+	switch v.Class {
+	case ClassCov:
+		return CheckSPD(v.Name, *v.Model.(*[]float64), last)
+	case ClassSimplex:
+		rows := 1
+		for _, r := range n[:len(n)-1] {
+			rows *= r
+		}
+		return CheckSimplexRows(v.Name, *v.Model.(*[]float64), rows, last)
+	}
+	return nil
+}
+
+// DomainCheck is one check of CheckDomains: the arguments of CheckDomain,
+// with Values a []float64 or []int.
+type DomainCheck struct {
+	Role, Name string
+	Values     any
+	Shape      []int
+	Domain     Domain
+	What       string
+	// Absent skips the check: a param the data do not give, which Fit
+	// starts in its domain.
+	Absent bool
+}
+
+// CheckDomains runs the checks cs in order (CheckDomain) and returns the
+// first error.
+func CheckDomains(cs []DomainCheck) error {
+	for _, c := range cs {
+		if c.Absent {
+			continue
+		}
+		var err error
+		switch v := c.Values.(type) {
+		case []float64:
+			err = CheckDomain(c.Role, c.Name, v, c.Shape, c.Domain, c.What)
+		case []int:
+			err = CheckDomain(c.Role, c.Name, v, c.Shape, c.Domain, c.What)
+		default:
+			panic(fmt.Sprintf("runtime: DomainCheck %q: cannot check %T", c.Name, c.Values))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
