@@ -278,9 +278,9 @@ func (r *report) conjugate(u *derive.Update) {
 	switch {
 	case strings.HasPrefix(firstDim(q.Dims), "@"):
 		per = "one for each entry of the bag `" + firstDim(q.Dims)[1:] + "`"
-	case q.Family == "Dirichlet" && len(q.Dims) > 1:
+	case q.IsSimplex() && len(q.Dims) > 1:
 		per = "one for each row of `" + v.Name + "`"
-	case q.Family == "Dirichlet" || len(q.Dims) == 0:
+	case q.IsSimplex() || len(q.Dims) == 0:
 		per = "a single factor"
 	}
 	unit := ""
