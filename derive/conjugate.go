@@ -281,6 +281,17 @@ func (b *Builder) expectedNatural(u *Update, qs map[string]*QFactor, pos *ir.Fac
 			eta[k] = append(eta[k], parts[k])
 		}
 	}
+	if lh := b.logBaseOf(q, at); lh != nil {
+		// log p(x | η) = log h(x) + ⟨η, t(x)⟩ − a(η): a base measure that
+		// reads x (the LogNormal's −log x) is not part of η.
+		parts, err := b.naturalParts(Neg(lh), q, stats, at, pos)
+		if err != nil {
+			return nil, err
+		}
+		for k := range parts {
+			eta[k] = append(eta[k], parts[k])
+		}
+	}
 	natural := make([]Expr, len(stats))
 	for k := range eta {
 		natural[k] = Add(eta[k]...)
@@ -301,6 +312,24 @@ func (b *Builder) expectedNatural(u *Update, qs map[string]*QFactor, pos *ir.Fac
 		expected[k] = x
 	}
 	return expected, nil
+}
+
+// logBaseOf is log h(v) of q's family at the element at, or nil when it
+// does not depend on v (every family but the LogNormal) or q normalizes.
+func (b *Builder) logBaseOf(q *QFactor, at []Index) Expr {
+	d := q.dist()
+	if q.IsCategorical() || d.ExpFam == nil || d.ExpFam.LogBase == nil {
+		return nil
+	}
+	sel := make([]Expr, len(at))
+	for k, i := range at {
+		sel[k] = IxE(i)
+	}
+	lh := d.ExpFam.LogBase(b, scalar(T(q.Var, sel...)), nil)
+	if !DependsOn(lh, q.Var) {
+		return nil
+	}
+	return lh
 }
 
 // splitByIndex splits a sum into the terms with k free and the others.
@@ -519,6 +548,39 @@ func (b *Builder) polynomialParts(lp Expr, q *QFactor, g string, at []Index, f *
 	}
 	zero := func(e Expr) Expr { return replaceTensorPure(e, u, func(*Tensor) Expr { return N(0) }) }
 	return []Expr{zero(d1), Mul(N(0.5), zero(d2))}, nil
+}
+
+// quadraticInStat is E over q(v) alone of e when q's family is quadratic
+// in a statistic g(v) other than v (Conj.Quadratic: log v for the
+// LogNormal) and e is a polynomial of degree ≤ 2 in g(v): exactly
+// e(E[g]) + ½ e”·Var[g], with Var[g] = E[g²] − E[g]² from the table. It
+// is nil otherwise.
+func (x *expecter) quadraticInStat(e Expr, q *QFactor) Expr {
+	d := q.dist()
+	if d.Conj == nil || d.Conj.Quadratic == "" || d.Conj.Quadratic == "x" || len(q.Dims) > 0 {
+		return nil
+	}
+	g := d.Conj.Quadratic
+	u := q.Var + ".t(" + g + ")"
+	orig := e
+	e = replaceTensorStats(e, q.Var, []string{g}, []string{u})
+	if DependsOn(e, q.Var) {
+		return nil
+	}
+	d2 := Diff(Diff(e, u, nil), u, nil)
+	if !isZero(Diff(d2, u, nil)) {
+		return nil
+	}
+	moment := func(stat string) Expr {
+		if m, ok := q.Moments[stat]; ok {
+			return m.At(nil)
+		}
+		return momentOf(x.b, q, d.Expect[stat], nil)
+	}
+	m1, m2 := moment(g), moment("("+g+")^2")
+	at := func(e Expr) Expr { return replaceTensorPure(e, u, func(*Tensor) Expr { return m1 }) }
+	x.record(orig, fmt.Sprintf("exact: degree 2 in %s, its mean and variance under q = %s", statName(g, q.Var), q.Family), true)
+	return Add(at(e), Mul(N(0.5), at(d2), Sub(m2, Pow(m1, N(2)))))
 }
 
 // notLinear explains why a statement is not linear in q's sufficient

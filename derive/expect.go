@@ -411,6 +411,9 @@ func (x *expecter) single(e Expr, q *QFactor) Expr {
 			// a polynomial of degree ≤ 2, from the mean and variance
 			r = x.integrateQuadratic(rest, q)
 		}
+		if r == nil {
+			r = x.quadraticInStat(rest, q)
+		}
 	}
 	if r == nil {
 		if isGaussian(q) {
