@@ -471,8 +471,8 @@ var logNormalDist = &Dist{
 	}),
 	ExpFam: &ExpFam{
 		Stats: []Stat{
-			sstat("log x", "", func(x Expr) Expr { return logE(x) }, func(a []Expr) Expr { return Mul(a[0], Pow(a[1], N(-2))) }),
-			sstat("(log x)^2", "", func(x Expr) Expr { return Pow(logE(x), N(2)) }, func(a []Expr) Expr { return Mul(N(-0.5), Pow(a[1], N(-2))) }),
+			sstat("log x", "elog", func(x Expr) Expr { return logE(x) }, func(a []Expr) Expr { return Mul(a[0], Pow(a[1], N(-2))) }),
+			sstat("(log x)^2", "elogsq", func(x Expr) Expr { return Pow(logE(x), N(2)) }, func(a []Expr) Expr { return Mul(N(-0.5), Pow(a[1], N(-2))) }),
 		},
 		LogNorm: sfunc(func(a []Expr) Expr { return Add(Mul(N(0.5), Pow(a[0], N(2)), Pow(a[1], N(-2))), logE(a[1])) }),
 		LogBase: slogBase(func(x Expr) Expr { return Sub(N(-0.5*log2Pi), logE(x)) }),
@@ -483,6 +483,13 @@ var logNormalDist = &Dist{
 		"x":         func(a []Expr) Expr { return Call1("exp", Add(a[0], Mul(N(0.5), Pow(a[1], N(2))))) },
 	}),
 	Entropy: sfunc(func(a []Expr) Expr { return Add(a[0], N(0.5*(1+log2Pi)), logE(a[1])) }),
+	// a Normal in log x: t = (log x, (log x)²), η = (m/s², −1/(2s²));
+	// mean exp(m + s²/2), variance (exp(s²) − 1)·exp(2m + s²)
+	Conj: &Conjugacy{Params: []string{"meanlog", "sdlog"}, Quadratic: "log x", FromNatural: normalFromNatural,
+		Moments: elementwise(func(p []float64) (float64, float64) {
+			m, v := p[0], p[1]*p[1]
+			return math.Exp(m + v/2), math.Sqrt(math.Expm1(v) * math.Exp(2*m+v))
+		})},
 }
 
 // StudentT(x; ν, μ, σ) = log Γ((ν+1)/2) − log Γ(ν/2) − ½log(νπ) − log σ

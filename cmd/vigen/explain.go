@@ -357,11 +357,12 @@ func statistics(u *derive.Update) (string, []string) {
 // statLaTeX writes the sufficient statistics of the conjugate families
 // (Dist.ExpFam), %s standing for the latent's element.
 var statLaTeX = map[string]string{
-	"x":        "%s",
-	"x^2":      "%s^{2}",
-	"log x":    "\\log %s",
-	"log(1-x)": "\\log(1 - %s)",
-	"1/x":      "%s^{-1}",
+	"x":         "%s",
+	"x^2":       "%s^{2}",
+	"log x":     "\\log %s",
+	"log(1-x)":  "\\log(1 - %s)",
+	"1/x":       "%s^{-1}",
+	"(log x)^2": "(\\log %s)^{2}",
 }
 
 // mstep reports one M-step.

@@ -51,6 +51,8 @@ func TestFactorMoments(t *testing.T) {
 		{newFactor("Categorical", []int{1, 2}, "prob", []float64{0.25, 0.75}), []ms{
 			{0.25, distuv.Bernoulli{P: 0.25}.StdDev()}, {0.75, distuv.Bernoulli{P: 0.75}.StdDev()}}},
 		{newFactor("Normal", []int{2}, "mean", []float64{-1, 3}, "sd", []float64{0.5, 2}), []ms{{-1, 0.5}, {3, 2}}},
+		{newFactor("LogNormal", []int{1}, "meanlog", []float64{0.3}, "sdlog", []float64{0.8}), []ms{
+			{distuv.LogNormal{Mu: 0.3, Sigma: 0.8}.Mean(), distuv.LogNormal{Mu: 0.3, Sigma: 0.8}.StdDev()}}},
 	}
 	for _, c := range cases {
 		mean, sd, err := c.f.Moments()
