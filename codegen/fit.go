@@ -909,7 +909,7 @@ func (f *fitGen) emitMoments(qi *qInfo) {
 		if rowSlice {
 			dims = dims[1:]
 		}
-		params = append(params, kernelParam{Want: derive.MomentName(st), Tensor: key, Dims: dims, Out: true})
+		params = append(params, kernelParam{Want: qi.q.MomentName(st), Tensor: key, Dims: dims, Out: true})
 		outputs = append(outputs, Output{Target: key, Free: free, Expr: u.Moments[k]})
 	}
 	kdoc := []string{fmt.Sprintf("%sMoments adds E_q[t(%s)] (%s) into its outputs: the expected", qi.upper, qi.v.Name, strings.Join(qi.q.MomentStats, "; ")),

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/vigen-go/vigen/derive"
-	"github.com/vigen-go/vigen/runtime"
 )
 
 // This file emits what stochastic variational inference (runtime.FitSVI)
@@ -39,7 +38,7 @@ func (f *fitGen) sviReason() string {
 			why = append(why, fmt.Sprintf("the global %s (%s) is nonconjugate, and SVI steps only conjugate globals", qi.v.Name, f.pos(qi.v)))
 		case f.unit != nil && qi.upd != nil && !qi.local && qi.upd.SVI == nil:
 			why = append(why, qi.upd.NoSVI)
-		case f.unit != nil && qi.upd != nil && !qi.local && !runtime.NaturalFamily(qi.q.Family):
+		case f.unit != nil && qi.upd != nil && !qi.local && !hasNaturalMaps(qi.q.Family):
 			why = append(why, fmt.Sprintf("the global %s (%s) is %s, whose natural parameters SVI cannot step", qi.v.Name, f.pos(qi.v), qi.q.Family))
 		}
 	}
@@ -147,13 +146,13 @@ func (f *fitGen) emitSVIGlobals(globals []*qInfo) {
 	}
 	w.Func([]string{"Natural writes the natural parameters of global factor g into eta."}, "(a *caModel) Natural(q *state, g int, eta []float64)", func() {
 		cases(func(qi *qInfo) {
-			w.Pf("%s(%q, eta, %s)", rt("ToNatural"), qi.q.Family, fields(qi))
+			w.Pf("%s(eta, %s, %s)", rt("ToNatural"), naturalFunc(qi.q.Family, true), fields(qi))
 		})
 	})
 	w.Func([]string{"SetNatural sets global factor g to the natural parameters eta and", "refreshes its expectations."},
 		"(a *caModel) SetNatural(q *state, g int, eta []float64)", func() {
 			cases(func(qi *qInfo) {
-				w.Pf("%s(%q, eta, %s)", rt("FromNatural"), qi.q.Family, fields(qi))
+				w.Pf("%s(eta, %s, %s)", rt("FromNatural"), naturalFunc(qi.q.Family, false), fields(qi))
 				if len(qi.mfields) > 0 {
 					w.Pf("a.m.moments%s(q)", qi.upper)
 				}
@@ -186,6 +185,40 @@ func joinArgs(args ...string) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// hasNaturalMaps reports whether SVI can step a conjugate factor of family.
+func hasNaturalMaps(family string) bool {
+	num := func(int) derive.Expr { return derive.N(0) }
+	_, _, ok := derive.NaturalMaps(family, num, num)
+	return ok
+}
+
+// naturalFunc prints the conversion of one element of a factor of family
+// to its natural parameters (func(e, p []float64), for runtime.ToNatural)
+// or back (func(p, e []float64), for runtime.FromNatural), from the
+// family's table entry.
+func naturalFunc(family string, to bool) string {
+	tensors := map[string]tensorInfo{}
+	read := func(slice string) func(k int) derive.Expr {
+		return func(k int) derive.Expr {
+			name := fmt.Sprintf("%s%d", slice, k)
+			tensors[name] = tensorInfo{Go: fmt.Sprintf("%s[%d]", slice, k)}
+			return derive.T(name)
+		}
+	}
+	toEta, toParams, _ := derive.NaturalMaps(family, read("p"), read("e"))
+	out, exprs, sig := "e", toEta, "e, p"
+	if !to {
+		out, exprs, sig = "p", toParams, "p, e"
+	}
+	pr := newGoPrinter(tensors, map[string]string{}, map[string]bool{})
+	var lhs, rhs []string
+	for k, x := range exprs {
+		lhs = append(lhs, fmt.Sprintf("%s[%d]", out, k))
+		rhs = append(rhs, pr.expr(x, 0))
+	}
+	return fmt.Sprintf("func(%s []float64) { %s = %s }", sig, strings.Join(lhs, ", "), strings.Join(rhs, ", "))
 }
 
 // sviKernels prints the kernels of a global's SVI split: its prior part

@@ -176,7 +176,7 @@ func (b *Builder) entropy(q *QFactor, unit *Index) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	vectorFam := q.IsCategorical() || q.Family == "Dirichlet"
+	vectorFam := q.IsCategorical() || q.IsSimplex()
 	outer := at
 	if vectorFam {
 		outer = at[:len(at)-1]

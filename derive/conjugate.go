@@ -76,6 +76,40 @@ func ConjugateFamilies() []string {
 	return out
 }
 
+// NaturalMaps gives the two conversions SVI steps between (FitSVI), for one
+// element of a conjugate factor of family: toEta[k] is its natural
+// parameter η_k (ExpFam's Eta) as a function of q's parameters, read as
+// the scalar tensors p(0), p(1), …, and toParams[j] is q's parameter j
+// (Conj.FromNatural) as a function of the natural parameters, read as the
+// tensors e(0), e(1), …. ok is false for a family SVI cannot step (one
+// without FromNatural: Categorical).
+func NaturalMaps(family string, p, e func(k int) Expr) (toEta, toParams []Expr, ok bool) {
+	d := Dists[family]
+	if d == nil || d.ExpFam == nil || d.Conj == nil || d.Conj.FromNatural == nil {
+		return nil, nil, false
+	}
+	var dims []string
+	if d.Value.Shape != "" {
+		dims = []string{"K"} // a vector family: one component of it
+	}
+	sel := make([]Expr, len(dims))
+	for k := range sel {
+		sel[k] = N(0)
+	}
+	args := make([]Val, len(d.Conj.Params))
+	for j := range args {
+		t := p(j)
+		args[j] = Val{Dims: dims, At: func([]Expr) Expr { return t }}
+	}
+	b := &Builder{}
+	etas := make([]Expr, len(d.ExpFam.Stats))
+	for k, st := range d.ExpFam.Stats {
+		toEta = append(toEta, st.Eta(b, args).At(sel))
+		etas[k] = e(k)
+	}
+	return toEta, d.Conj.FromNatural(etas), true
+}
+
 // TableQ is q(v) in one of the conjugate families, with parameters read
 // from the tensors v.<name> (see Conjugacy.Params); vector families run
 // over the last of dims.
@@ -85,23 +119,30 @@ func TableQ(v, family string, dims ...string) *QFactor {
 	for _, n := range names {
 		q.Params = append(q.Params, tensorValN(v+"."+n, dims))
 	}
-	if d := Dists[family]; d != nil && d.ExpFam != nil && family != "Categorical" {
+	if d := Dists[family]; d != nil && d.ExpFam != nil && d.Conj != nil && !d.Conj.Normalize {
 		q.Moments = map[string]Val{}
 		for _, st := range d.ExpFam.Stats {
-			if _, ok := d.Expect[st.Name]; ok {
+			if _, ok := d.Expect[st.Name]; ok && st.Moment != "" {
 				q.MomentStats = append(q.MomentStats, st.Name)
-				q.Moments[st.Name] = tensorValN(v+"."+momentSuffix[st.Name], dims)
+				q.Moments[st.Name] = tensorValN(v+"."+st.Moment, dims)
 			}
 		}
 	}
 	return q
 }
 
-// momentSuffix names the tensor holding E[stat].
-var momentSuffix = map[string]string{"x": "mean", "log x": "elog", "log(1-x)": "elog1m", "1/x": "einv", "x^2": "esq"}
-
-// MomentName is the short name of the tensor holding E[stat].
-func MomentName(stat string) string { return momentSuffix[stat] }
+// MomentName is the short name of the tensor holding E[stat] of q (the
+// statistic's Moment in q's table entry).
+func (q *QFactor) MomentName(stat string) string {
+	if d := Dists[q.Family]; d != nil && d.ExpFam != nil {
+		for _, st := range d.ExpFam.Stats {
+			if st.Name == stat {
+				return st.Moment
+			}
+		}
+	}
+	return ""
+}
 
 // MomentExprs are E_q[t(v)] for each of q's moment tensors at the element
 // at, from q's parameters.
@@ -240,6 +281,17 @@ func (b *Builder) expectedNatural(u *Update, qs map[string]*QFactor, pos *ir.Fac
 			eta[k] = append(eta[k], parts[k])
 		}
 	}
+	if lh := b.logBaseOf(q, at); lh != nil {
+		// log p(x | η) = log h(x) + ⟨η, t(x)⟩ − a(η): a base measure that
+		// reads x (the LogNormal's −log x) is not part of η.
+		parts, err := b.naturalParts(Neg(lh), q, stats, at, pos)
+		if err != nil {
+			return nil, err
+		}
+		for k := range parts {
+			eta[k] = append(eta[k], parts[k])
+		}
+	}
 	natural := make([]Expr, len(stats))
 	for k := range eta {
 		natural[k] = Add(eta[k]...)
@@ -260,6 +312,24 @@ func (b *Builder) expectedNatural(u *Update, qs map[string]*QFactor, pos *ir.Fac
 		expected[k] = x
 	}
 	return expected, nil
+}
+
+// logBaseOf is log h(v) of q's family at the element at, or nil when it
+// does not depend on v (every family but the LogNormal) or q normalizes.
+func (b *Builder) logBaseOf(q *QFactor, at []Index) Expr {
+	d := q.dist()
+	if q.IsCategorical() || d.ExpFam == nil || d.ExpFam.LogBase == nil {
+		return nil
+	}
+	sel := make([]Expr, len(at))
+	for k, i := range at {
+		sel[k] = IxE(i)
+	}
+	lh := d.ExpFam.LogBase(b, scalar(T(q.Var, sel...)), nil)
+	if !DependsOn(lh, q.Var) {
+		return nil
+	}
+	return lh
 }
 
 // splitByIndex splits a sum into the terms with k free and the others.
@@ -315,8 +385,8 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 		}
 		lp = e
 		tensors = []string{q.Params[0].Tensor}
-	} else if q.Family == "Normal" {
-		return b.polynomialParts(lp, q, at, f)
+	} else if g := Dists[q.Family].Conj.Quadratic; g != "" {
+		return b.polynomialParts(lp, q, g, at, f)
 	} else {
 		for _, s := range stats {
 			tensors = append(tensors, v+".t("+s+")")
@@ -450,21 +520,67 @@ func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*
 	return r, nil
 }
 
-// polynomialParts handles a family whose statistics are x and x² (the
-// Normal): the log joint must be a quadratic polynomial in the scalar
-// latent, and η₁ = ∂L/∂x at x = 0, η₂ = ½∂²L/∂x².
-func (b *Builder) polynomialParts(lp Expr, q *QFactor, at []Index, f *ir.Factor) ([]Expr, error) {
+// polynomialParts handles a family whose statistics are g(x) and g(x)²
+// (the Normal, g(x) = x; the LogNormal, g(x) = log x): the log joint must
+// be a quadratic polynomial in g of the scalar latent, and η₁ = ∂L/∂g at
+// g = 0, η₂ = ½∂²L/∂g².
+func (b *Builder) polynomialParts(lp Expr, q *QFactor, g string, at []Index, f *ir.Factor) ([]Expr, error) {
 	v := q.Var
 	if len(at) > 0 {
-		return nil, ir.Errorf(f.Pos, "%s is declared conjugate with a Normal prior, but it is not a scalar, and conjugate Normal latents must be scalars for now", v).Hintf("declare it `nonconjugate laplace`: a Gaussian factor over the whole vector")
+		return nil, ir.Errorf(f.Pos, "%s is declared conjugate with a %s prior, but it is not a scalar, and conjugate %s latents must be scalars for now", v, q.Family, q.Family).Hintf("declare it `nonconjugate laplace`: a Gaussian factor over the whole vector")
 	}
-	d1 := Diff(lp, v, nil)
-	d2 := Diff(d1, v, nil)
-	if !isZero(Diff(d2, v, nil)) {
-		return nil, notLinear(f, q, []string{"x", "x^2"}, lp)
+	stats := []string{g, g + "^2"}
+	if g != "x" {
+		stats[1] = "(" + g + ")^2"
 	}
-	zero := func(e Expr) Expr { return replaceTensorPure(e, v, func(*Tensor) Expr { return N(0) }) }
+	u := v // the tensor standing for g(v)
+	if g != "x" {
+		u = v + ".t(" + g + ")"
+		lp = replaceTensorStats(lp, v, []string{g}, []string{u})
+		if DependsOn(lp, v) {
+			return nil, ir.Errorf(f.Pos, "%s is declared conjugate with a %s prior, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s)", v, q.Family, readOf(lp, v), q.Family, strings.Join(statNames(stats, v), ", ")).Hintf("give it a prior conjugate to this statement, or %s", nonconjugateAdvice(v, true))
+		}
+	}
+	d1 := Diff(lp, u, nil)
+	d2 := Diff(d1, u, nil)
+	if !isZero(Diff(d2, u, nil)) {
+		return nil, notLinear(f, q, stats, lp)
+	}
+	zero := func(e Expr) Expr { return replaceTensorPure(e, u, func(*Tensor) Expr { return N(0) }) }
 	return []Expr{zero(d1), Mul(N(0.5), zero(d2))}, nil
+}
+
+// quadraticInStat is E over q(v) alone of e when q's family is quadratic
+// in a statistic g(v) other than v (Conj.Quadratic: log v for the
+// LogNormal) and e is a polynomial of degree ≤ 2 in g(v): exactly
+// e(E[g]) + ½ e”·Var[g], with Var[g] = E[g²] − E[g]² from the table. It
+// is nil otherwise.
+func (x *expecter) quadraticInStat(e Expr, q *QFactor) Expr {
+	d := q.dist()
+	if d.Conj == nil || d.Conj.Quadratic == "" || d.Conj.Quadratic == "x" || len(q.Dims) > 0 {
+		return nil
+	}
+	g := d.Conj.Quadratic
+	u := q.Var + ".t(" + g + ")"
+	orig := e
+	e = replaceTensorStats(e, q.Var, []string{g}, []string{u})
+	if DependsOn(e, q.Var) {
+		return nil
+	}
+	d2 := Diff(Diff(e, u, nil), u, nil)
+	if !isZero(Diff(d2, u, nil)) {
+		return nil
+	}
+	moment := func(stat string) Expr {
+		if m, ok := q.Moments[stat]; ok {
+			return m.At(nil)
+		}
+		return momentOf(x.b, q, d.Expect[stat], nil)
+	}
+	m1, m2 := moment(g), moment("("+g+")^2")
+	at := func(e Expr) Expr { return replaceTensorPure(e, u, func(*Tensor) Expr { return m1 }) }
+	x.record(orig, fmt.Sprintf("exact: degree 2 in %s, its mean and variance under q = %s", statName(g, q.Var), q.Family), true)
+	return Add(at(e), Mul(N(0.5), at(d2), Sub(m2, Pow(m1, N(2)))))
 }
 
 // notLinear explains why a statement is not linear in q's sufficient

@@ -3,18 +3,27 @@ package derive
 import (
 	"math"
 	"sort"
+
+	"github.com/vigen-go/vigen/spec/ir"
 )
 
-// Dist is one entry of the distribution table: the mathematics of a family
-// whose signature is ir.Families[Name]. Every expression is built in index
+// Dist is one entry of the distribution table: everything the compiler
+// knows about a family. Its signature (ir.Family: the value's and the
+// parameters' shapes, classes and ranges) is what the checker unifies a
+// `~` statement against; the rest is the mathematics, built in index
 // notation from the family's value x and arguments, so the same entry
 // serves as a likelihood, as a prior, and as a variational family q.
+// Adding a family is adding one entry to table (and its tests).
 type Dist struct {
-	Name  string
+	ir.Family
 	Latex string
 	// Support and Constraints document the value's domain and the
-	// parameters' (shown by vigen check and in the language reference).
+	// parameters' (shown by vigen check and in the language reference,
+	// and read by codegen's data checks).
 	Support, Constraints string
+	// Gaussian marks a family whose value is Gaussian: expectations of
+	// polynomials of degree ≤ 2 and of exp of a linear form are exact.
+	Gaussian bool
 	// LogDensity is log p(x | args), normalizing constants included (they
 	// matter for the ELBO and drop out of derivatives by themselves). For
 	// elementwise families x and args are scalars; the caller sums over
@@ -44,7 +53,23 @@ type Conjugacy struct {
 	// FromNatural maps the natural parameters (one per sufficient
 	// statistic, in ExpFam order) to q's new parameters. It is nil for
 	// Categorical, whose update normalizes its log-probabilities instead.
+	// With ExpFam's Eta (the other direction) it is also what SVI steps
+	// between, printed into the generated package.
 	FromNatural func(eta []Expr) []Expr
+	// Normalize marks a family over categories (Categorical): its update
+	// normalizes log-probabilities over the last index and expectations
+	// sum over the categories.
+	Normalize bool
+	// Quadratic, if set, names the statistic g(x) (x for the Normal, log x
+	// for the LogNormal) in which the log joint must be a polynomial of
+	// degree ≤ 2, its statistics being g(x) and g(x)²: η₁ and η₂ are read
+	// off its first and second derivatives in g(x).
+	Quadratic string
+	// Moments computes, numerically, the marginal mean and standard
+	// deviation of every element of a factor from its parameters (p in
+	// Params order, flattened row-major; k is the last dimension, used by
+	// the vector families). An undefined moment is NaN.
+	Moments func(p [][]float64, k int, mean, sd []float64)
 }
 
 // ExpFam is a family's exponential-family decomposition.
@@ -58,12 +83,57 @@ type ExpFam struct {
 // are values of the same shape; ⟨η, t⟩ sums over their elements.
 type Stat struct {
 	Name string
-	T    func(b *Builder, x Val) Val
-	Eta  func(b *Builder, args []Val) Val
+	// Moment names the tensor v.<Moment> holding E_q[t_k] of a conjugate
+	// factor ("" for a statistic whose expectation the generated code
+	// does not keep).
+	Moment string
+	T      func(b *Builder, x Val) Val
+	Eta    func(b *Builder, args []Val) Val
+}
+
+// dist is q's table entry.
+func (q *QFactor) dist() *Dist { return Dists[q.Family] }
+
+// IsGaussianVector reports whether q is the Gaussian factor N(μ, Σ) of a
+// nonconjugate latent (updated by Laplace or delta), one per unit for a
+// per-unit latent.
+func (q *QFactor) IsGaussianVector() bool { return q.dist().Gaussian && q.dist().Value.Shape != "" }
+
+// IsCategorical reports whether q is a Categorical factor, whose closed-form
+// update normalizes log-probabilities and whose expectations sum over the
+// categories.
+func (q *QFactor) IsCategorical() bool { c := q.dist().Conj; return c != nil && c.Normalize }
+
+// IsSimplex reports whether q's value is a point on the simplex (a
+// Dirichlet): a vector over the last of q.Dims, the leading ones selecting
+// the vector.
+func (q *QFactor) IsSimplex() bool { return q.dist().Value.Class == ir.Simplex }
+
+// table is the distribution table, one literal entry per family.
+var table = []*Dist{
+	normalDist, gammaDist, inverseGammaDist, betaDist, bernoulliDist, binomialDist,
+	poissonDist, exponentialDist, logNormalDist, studentTDist,
+	mvNormalDist("MvNormal", false), mvNormalDist("MvNormalPrec", true),
+	dirichletDist(), categoricalDist(), multinomialDist(), wishartDist(),
 }
 
 // Dists is the distribution table, keyed by family name.
-var Dists = map[string]*Dist{}
+var Dists = func() map[string]*Dist {
+	m := map[string]*Dist{}
+	for _, d := range table {
+		m[d.Name] = d
+	}
+	return m
+}()
+
+// The table's signatures are the checker's: ir.Families is filled in from
+// it, so that package spec (which derive's tests use, and so cannot
+// import derive) checks `~` statements against the same entries.
+func init() {
+	for _, d := range table {
+		ir.Families[d.Name] = &d.Family
+	}
+}
 
 // DistNames lists the table's families, sorted.
 func DistNames() []string {
@@ -103,11 +173,20 @@ func (b *Builder) sumOver(dim string, f func(i Expr) Expr) Expr {
 	return Sum([]Index{i}, f(IxE(i)))
 }
 
-func scalarDist(name, latex, support, constraints string, logp func(x Expr, a []Expr) Expr) *Dist {
-	return &Dist{Name: name, Latex: latex, Support: support, Constraints: constraints,
-		LogDensity: func(b *Builder, x Val, args []Val) (Expr, error) {
-			return logp(x.Scalar(), scalars(args)), nil
-		}}
+// scalarSig is the signature of an elementwise family over scalars.
+func scalarSig(name, doc string, value ir.ParamSig, params ...string) ir.Family {
+	f := ir.Family{Name: name, Value: value, Elementwise: true, Doc: doc}
+	for _, p := range params {
+		f.Params = append(f.Params, ir.ParamSig{Name: p})
+	}
+	return f
+}
+
+// slogp is the log density of a scalar family.
+func slogp(logp func(x Expr, a []Expr) Expr) func(*Builder, Val, []Val) (Expr, error) {
+	return func(b *Builder, x Val, args []Val) (Expr, error) {
+		return logp(x.Scalar(), scalars(args)), nil
+	}
 }
 
 func scalars(args []Val) []Expr {
@@ -118,9 +197,9 @@ func scalars(args []Val) []Expr {
 	return out
 }
 
-// sstat is a scalar statistic.
-func sstat(name string, t func(x Expr) Expr, eta func(a []Expr) Expr) Stat {
-	return Stat{Name: name,
+// sstat is a scalar statistic whose expectation is kept in v.<moment>.
+func sstat(name, moment string, t func(x Expr) Expr, eta func(a []Expr) Expr) Stat {
+	return Stat{Name: name, Moment: moment,
 		T:   func(b *Builder, x Val) Val { return scalar(t(x.Scalar())) },
 		Eta: func(b *Builder, args []Val) Val { return scalar(eta(scalars(args))) }}
 }
@@ -134,11 +213,9 @@ func sexpect(m map[string]func(a []Expr) Expr) map[string]func(*Builder, []Val, 
 	return out
 }
 
-func sentropy(f func(a []Expr) Expr) func(*Builder, []Val) Expr {
-	return func(b *Builder, args []Val) Expr { return f(scalars(args)) }
-}
-
-func slogNorm(f func(a []Expr) Expr) func(*Builder, []Val) Expr {
+// sfunc adapts a function of scalar arguments (an entropy or a log
+// normalizer).
+func sfunc(f func(a []Expr) Expr) func(*Builder, []Val) Expr {
 	return func(b *Builder, args []Val) Expr { return f(scalars(args)) }
 }
 
@@ -146,101 +223,149 @@ func slogBase(f func(x Expr) Expr) func(*Builder, Val, []Val) Expr {
 	return func(b *Builder, x Val, _ []Val) Expr { return f(x.Scalar()) }
 }
 
-func init() {
-	// Normal(x; m, s) = −½log 2π − log s − ½((x−m)/s)²
-	d := scalarDist("Normal", `\mathcal{N}`, "x ∈ ℝ", "sd > 0", func(x Expr, a []Expr) Expr {
+// elementwise applies one element's moments to every element of a
+// factor's parameters.
+func elementwise(f func(p []float64) (mean, sd float64)) func([][]float64, int, []float64, []float64) {
+	return func(p [][]float64, _ int, mean, sd []float64) {
+		e := make([]float64, len(p))
+		for i := range mean {
+			for k := range p {
+				e[k] = p[k][i]
+			}
+			mean[i], sd[i] = f(e)
+		}
+	}
+}
+
+// realX is the value of a family over real numbers.
+var realX = ir.ParamSig{Name: "x"}
+
+// Normal(x; m, s) = −½log 2π − log s − ½((x−m)/s)²
+var normalDist = &Dist{
+	Family: scalarSig("Normal", "univariate normal with mean and standard deviation", realX, "mean", "sd"),
+	Latex:  `\mathcal{N}`, Support: "x ∈ ℝ", Constraints: "sd > 0", Gaussian: true,
+	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		m, s := a[0], a[1]
 		return Add(N(-0.5*log2Pi), Neg(logE(s)), Mul(N(-0.5), Pow(Sub(x, m), N(2)), Pow(s, N(-2))))
-	})
-	d.ExpFam = &ExpFam{
+	}),
+	ExpFam: &ExpFam{
 		Stats: []Stat{
-			sstat("x", func(x Expr) Expr { return x }, func(a []Expr) Expr { return Mul(a[0], Pow(a[1], N(-2))) }),
-			sstat("x^2", func(x Expr) Expr { return Pow(x, N(2)) }, func(a []Expr) Expr { return Mul(N(-0.5), Pow(a[1], N(-2))) }),
+			sstat("x", "mean", func(x Expr) Expr { return x }, func(a []Expr) Expr { return Mul(a[0], Pow(a[1], N(-2))) }),
+			sstat("x^2", "esq", func(x Expr) Expr { return Pow(x, N(2)) }, func(a []Expr) Expr { return Mul(N(-0.5), Pow(a[1], N(-2))) }),
 		},
-		LogNorm: slogNorm(func(a []Expr) Expr { return Add(Mul(N(0.5), Pow(a[0], N(2)), Pow(a[1], N(-2))), logE(a[1])) }),
+		LogNorm: sfunc(func(a []Expr) Expr { return Add(Mul(N(0.5), Pow(a[0], N(2)), Pow(a[1], N(-2))), logE(a[1])) }),
 		LogBase: slogBase(func(Expr) Expr { return N(-0.5 * log2Pi) }),
-	}
-	d.Expect = sexpect(map[string]func(a []Expr) Expr{
+	},
+	Expect: sexpect(map[string]func(a []Expr) Expr{
 		"x":   func(a []Expr) Expr { return a[0] },
 		"x^2": func(a []Expr) Expr { return Add(Pow(a[0], N(2)), Pow(a[1], N(2))) },
 		"var": func(a []Expr) Expr { return Pow(a[1], N(2)) },
-	})
-	d.Entropy = sentropy(func(a []Expr) Expr { return Add(N(0.5*(1+log2Pi)), logE(a[1])) })
+	}),
+	Entropy: sfunc(func(a []Expr) Expr { return Add(N(0.5*(1+log2Pi)), logE(a[1])) }),
 	// t = (x, x²), η = (m/s², −1/(2s²)): s² = −1/(2η₂), m = η₁s²
-	d.Conj = &Conjugacy{Params: []string{"mean", "sd"}, FromNatural: func(eta []Expr) []Expr {
-		v := Neg(Pow(Mul(N(2), eta[1]), N(-1)))
-		return []Expr{Mul(eta[0], v), Call1("sqrt", v)}
-	}}
-	Dists[d.Name] = d
+	Conj: &Conjugacy{Params: []string{"mean", "sd"}, Quadratic: "x", FromNatural: normalFromNatural,
+		Moments: elementwise(func(p []float64) (float64, float64) { return p[0], p[1] })},
+}
 
-	// Gamma(x; α, β) = α log β − log Γ(α) + (α−1) log x − βx   (β a rate)
-	d = scalarDist("Gamma", `\operatorname{Gamma}`, "x > 0", "shape > 0, rate > 0", func(x Expr, a []Expr) Expr {
+// normalFromNatural is (m, s) from η = (m/s², −1/(2s²)), shared by the
+// Normal and the LogNormal (a Normal in log x).
+func normalFromNatural(eta []Expr) []Expr {
+	v := Neg(Pow(Mul(N(2), eta[1]), N(-1)))
+	return []Expr{Mul(eta[0], v), Call1("sqrt", v)}
+}
+
+// Gamma(x; α, β) = α log β − log Γ(α) + (α−1) log x − βx   (β a rate)
+var gammaDist = &Dist{
+	Family: scalarSig("Gamma", "gamma with shape and rate", realX, "shape", "rate"),
+	Latex:  `\operatorname{Gamma}`, Support: "x > 0", Constraints: "shape > 0, rate > 0",
+	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		al, be := a[0], a[1]
 		return Add(Mul(al, logE(be)), Neg(lg(al)), Mul(Sub(al, N(1)), logE(x)), Neg(Mul(be, x)))
-	})
-	d.ExpFam = &ExpFam{
+	}),
+	ExpFam: &ExpFam{
 		Stats: []Stat{
-			sstat("log x", func(x Expr) Expr { return logE(x) }, func(a []Expr) Expr { return Sub(a[0], N(1)) }),
-			sstat("x", func(x Expr) Expr { return x }, func(a []Expr) Expr { return Neg(a[1]) }),
+			sstat("log x", "elog", func(x Expr) Expr { return logE(x) }, func(a []Expr) Expr { return Sub(a[0], N(1)) }),
+			sstat("x", "mean", func(x Expr) Expr { return x }, func(a []Expr) Expr { return Neg(a[1]) }),
 		},
-		LogNorm: slogNorm(func(a []Expr) Expr { return Sub(lg(a[0]), Mul(a[0], logE(a[1]))) }),
+		LogNorm: sfunc(func(a []Expr) Expr { return Sub(lg(a[0]), Mul(a[0], logE(a[1]))) }),
 		LogBase: slogBase(func(Expr) Expr { return N(0) }),
-	}
-	d.Expect = sexpect(map[string]func(a []Expr) Expr{
+	},
+	Expect: sexpect(map[string]func(a []Expr) Expr{
 		"x":     func(a []Expr) Expr { return Div(a[0], a[1]) },
 		"log x": func(a []Expr) Expr { return Sub(psi(a[0]), logE(a[1])) },
 		"x^2":   func(a []Expr) Expr { return Mul(a[0], Add(a[0], N(1)), Pow(a[1], N(-2))) },
 		"var":   func(a []Expr) Expr { return Mul(a[0], Pow(a[1], N(-2))) },
-	})
+	}),
 	// H = α − log β + log Γ(α) + (1−α)ψ(α)
-	d.Entropy = sentropy(func(a []Expr) Expr {
+	Entropy: sfunc(func(a []Expr) Expr {
 		return Add(a[0], Neg(logE(a[1])), lg(a[0]), Mul(Sub(N(1), a[0]), psi(a[0])))
-	})
-	// t = (log x, x), η = (α − 1, −β)
-	d.Conj = &Conjugacy{Params: []string{"shape", "rate"}, FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Neg(eta[1])} }}
-	Dists[d.Name] = d
+	}),
+	// t = (log x, x), η = (α − 1, −β); mean a/b, sd √a/b
+	Conj: &Conjugacy{Params: []string{"shape", "rate"},
+		FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Neg(eta[1])} },
+		Moments:     elementwise(func(p []float64) (float64, float64) { return p[0] / p[1], math.Sqrt(p[0]) / p[1] })},
+}
 
-	// InverseGamma(x; α, β) = α log β − log Γ(α) − (α+1) log x − β/x   (β a scale)
-	d = scalarDist("InverseGamma", `\operatorname{InvGamma}`, "x > 0", "shape > 0, scale > 0", func(x Expr, a []Expr) Expr {
+// InverseGamma(x; α, β) = α log β − log Γ(α) − (α+1) log x − β/x   (β a scale)
+var inverseGammaDist = &Dist{
+	Family: scalarSig("InverseGamma", "inverse gamma with shape and scale", realX, "shape", "scale"),
+	Latex:  `\operatorname{InvGamma}`, Support: "x > 0", Constraints: "shape > 0, scale > 0",
+	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		al, be := a[0], a[1]
 		return Add(Mul(al, logE(be)), Neg(lg(al)), Neg(Mul(Add(al, N(1)), logE(x))), Neg(Div(be, x)))
-	})
-	d.ExpFam = &ExpFam{
+	}),
+	ExpFam: &ExpFam{
 		Stats: []Stat{
-			sstat("log x", func(x Expr) Expr { return logE(x) }, func(a []Expr) Expr { return Neg(Add(a[0], N(1))) }),
-			sstat("1/x", func(x Expr) Expr { return Pow(x, N(-1)) }, func(a []Expr) Expr { return Neg(a[1]) }),
+			sstat("log x", "elog", func(x Expr) Expr { return logE(x) }, func(a []Expr) Expr { return Neg(Add(a[0], N(1))) }),
+			sstat("1/x", "einv", func(x Expr) Expr { return Pow(x, N(-1)) }, func(a []Expr) Expr { return Neg(a[1]) }),
 		},
-		LogNorm: slogNorm(func(a []Expr) Expr { return Sub(lg(a[0]), Mul(a[0], logE(a[1]))) }),
+		LogNorm: sfunc(func(a []Expr) Expr { return Sub(lg(a[0]), Mul(a[0], logE(a[1]))) }),
 		LogBase: slogBase(func(Expr) Expr { return N(0) }),
-	}
-	d.Expect = sexpect(map[string]func(a []Expr) Expr{
+	},
+	Expect: sexpect(map[string]func(a []Expr) Expr{
 		"1/x":   func(a []Expr) Expr { return Div(a[0], a[1]) },
 		"log x": func(a []Expr) Expr { return Sub(logE(a[1]), psi(a[0])) },
 		"x":     func(a []Expr) Expr { return Div(a[1], Sub(a[0], N(1))) }, // α > 1
 		// no "var": it needs α > 2, which nothing guarantees of q's shape
-	})
+	}),
 	// H = α + log β + log Γ(α) − (1+α)ψ(α)
-	d.Entropy = sentropy(func(a []Expr) Expr {
+	Entropy: sfunc(func(a []Expr) Expr {
 		return Add(a[0], logE(a[1]), lg(a[0]), Neg(Mul(Add(N(1), a[0]), psi(a[0]))))
-	})
-	// t = (log x, 1/x), η = (−α − 1, −β)
-	d.Conj = &Conjugacy{Params: []string{"shape", "scale"}, FromNatural: func(eta []Expr) []Expr { return []Expr{Neg(Add(eta[0], N(1))), Neg(eta[1])} }}
-	Dists[d.Name] = d
+	}),
+	// t = (log x, 1/x), η = (−α − 1, −β); mean b/(a−1) for a > 1, sd
+	// b/((a−1)√(a−2)) for a > 2
+	Conj: &Conjugacy{Params: []string{"shape", "scale"},
+		FromNatural: func(eta []Expr) []Expr { return []Expr{Neg(Add(eta[0], N(1))), Neg(eta[1])} },
+		Moments: elementwise(func(p []float64) (mean, sd float64) {
+			a, b := p[0], p[1]
+			mean, sd = math.NaN(), math.NaN()
+			if a > 1 {
+				mean = b / (a - 1)
+			}
+			if a > 2 {
+				sd = b / ((a - 1) * math.Sqrt(a-2))
+			}
+			return mean, sd
+		})},
+}
 
-	// Beta(x; a, b) = log Γ(a+b) − log Γ(a) − log Γ(b) + (a−1) log x + (b−1) log(1−x)
-	d = scalarDist("Beta", `\operatorname{Beta}`, "0 < x < 1", "a > 0, b > 0", func(x Expr, a []Expr) Expr {
+// Beta(x; a, b) = log Γ(a+b) − log Γ(a) − log Γ(b) + (a−1) log x + (b−1) log(1−x)
+var betaDist = &Dist{
+	Family: scalarSig("Beta", "beta on (0, 1) with shapes a and b", realX, "a", "b"),
+	Latex:  `\operatorname{Beta}`, Support: "0 < x < 1", Constraints: "a > 0, b > 0",
+	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		return Add(lg(Add(a[0], a[1])), Neg(lg(a[0])), Neg(lg(a[1])),
 			Mul(Sub(a[0], N(1)), logE(x)), Mul(Sub(a[1], N(1)), Call1("log1p", Neg(x))))
-	})
-	d.ExpFam = &ExpFam{
+	}),
+	ExpFam: &ExpFam{
 		Stats: []Stat{
-			sstat("log x", func(x Expr) Expr { return logE(x) }, func(a []Expr) Expr { return Sub(a[0], N(1)) }),
-			sstat("log(1-x)", func(x Expr) Expr { return Call1("log1p", Neg(x)) }, func(a []Expr) Expr { return Sub(a[1], N(1)) }),
+			sstat("log x", "elog", func(x Expr) Expr { return logE(x) }, func(a []Expr) Expr { return Sub(a[0], N(1)) }),
+			sstat("log(1-x)", "elog1m", func(x Expr) Expr { return Call1("log1p", Neg(x)) }, func(a []Expr) Expr { return Sub(a[1], N(1)) }),
 		},
-		LogNorm: slogNorm(func(a []Expr) Expr { return Add(lg(a[0]), lg(a[1]), Neg(lg(Add(a[0], a[1])))) }),
+		LogNorm: sfunc(func(a []Expr) Expr { return Add(lg(a[0]), lg(a[1]), Neg(lg(Add(a[0], a[1])))) }),
 		LogBase: slogBase(func(Expr) Expr { return N(0) }),
-	}
-	d.Expect = sexpect(map[string]func(a []Expr) Expr{
+	},
+	Expect: sexpect(map[string]func(a []Expr) Expr{
 		"x": func(a []Expr) Expr { return Div(a[0], Add(a[0], a[1])) },
 		"var": func(a []Expr) Expr {
 			ab := Add(a[0], a[1])
@@ -248,121 +373,145 @@ func init() {
 		},
 		"log x":    func(a []Expr) Expr { return Sub(psi(a[0]), psi(Add(a[0], a[1]))) },
 		"log(1-x)": func(a []Expr) Expr { return Sub(psi(a[1]), psi(Add(a[0], a[1]))) },
-	})
+	}),
 	// H = log B(a,b) − (a−1)ψ(a) − (b−1)ψ(b) + (a+b−2)ψ(a+b)
-	d.Entropy = sentropy(func(a []Expr) Expr {
+	Entropy: sfunc(func(a []Expr) Expr {
 		ab := Add(a[0], a[1])
 		return Add(lg(a[0]), lg(a[1]), Neg(lg(ab)), Neg(Mul(Sub(a[0], N(1)), psi(a[0]))),
 			Neg(Mul(Sub(a[1], N(1)), psi(a[1]))), Mul(Sub(ab, N(2)), psi(ab)))
-	})
-	// t = (log x, log(1−x)), η = (a − 1, b − 1)
-	d.Conj = &Conjugacy{Params: []string{"a", "b"}, FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Add(eta[1], N(1))} }}
-	Dists[d.Name] = d
+	}),
+	// t = (log x, log(1−x)), η = (a − 1, b − 1); mean a/(a+b), variance
+	// ab/((a+b)²(a+b+1))
+	Conj: &Conjugacy{Params: []string{"a", "b"},
+		FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Add(eta[1], N(1))} },
+		Moments: elementwise(func(p []float64) (float64, float64) {
+			s := p[0] + p[1]
+			return p[0] / s, math.Sqrt(p[0] * p[1] / (s * s * (s + 1)))
+		})},
+}
 
-	// Bernoulli(y; p) = y·logit(p) − softplus(logit(p)): natural parameter
-	// logit(p); with p = logistic(u) the simplifier reduces it to y·u − softplus(u).
-	d = scalarDist("Bernoulli", `\operatorname{Bernoulli}`, "y ∈ {0, 1}", "0 < p < 1", func(y Expr, a []Expr) Expr {
+// Bernoulli(y; p) = y·logit(p) − softplus(logit(p)): natural parameter
+// logit(p); with p = logistic(u) the simplifier reduces it to y·u − softplus(u).
+var bernoulliDist = &Dist{
+	Family: scalarSig("Bernoulli", "a 0/1 outcome with success probability p", ir.ParamSig{Name: "y", Int: true, Range: "0..1"}, "p"),
+	Latex:  `\operatorname{Bernoulli}`, Support: "y ∈ {0, 1}", Constraints: "0 < p < 1",
+	LogDensity: slogp(func(y Expr, a []Expr) Expr {
 		eta := Call1("logit", a[0])
 		return Sub(Mul(y, eta), Call1("softplus", eta))
-	})
-	d.ExpFam = &ExpFam{
-		Stats:   []Stat{sstat("x", func(y Expr) Expr { return y }, func(a []Expr) Expr { return Call1("logit", a[0]) })},
-		LogNorm: slogNorm(func(a []Expr) Expr { return Call1("softplus", Call1("logit", a[0])) }),
+	}),
+	ExpFam: &ExpFam{
+		Stats:   []Stat{sstat("x", "", func(y Expr) Expr { return y }, func(a []Expr) Expr { return Call1("logit", a[0]) })},
+		LogNorm: sfunc(func(a []Expr) Expr { return Call1("softplus", Call1("logit", a[0])) }),
 		LogBase: slogBase(func(Expr) Expr { return N(0) }),
-	}
-	d.Expect = sexpect(map[string]func(a []Expr) Expr{"x": func(a []Expr) Expr { return a[0] }})
-	d.Entropy = sentropy(func(a []Expr) Expr {
+	},
+	Expect: sexpect(map[string]func(a []Expr) Expr{"x": func(a []Expr) Expr { return a[0] }}),
+	Entropy: sfunc(func(a []Expr) Expr {
 		p := a[0]
 		return Neg(Add(Mul(p, logE(p)), Mul(Sub(N(1), p), Call1("log1p", Neg(p)))))
-	})
-	Dists[d.Name] = d
+	}),
+}
 
-	// Binomial(k; n, p) = log C(n, k) + k·logit(p) − n·softplus(logit(p))
-	d = scalarDist("Binomial", `\operatorname{Binomial}`, "k ∈ {0, …, n}", "n ≥ 0, 0 < p < 1", func(k Expr, a []Expr) Expr {
+// Binomial(k; n, p) = log C(n, k) + k·logit(p) − n·softplus(logit(p))
+var binomialDist = &Dist{
+	Family: scalarSig("Binomial", "successes in n trials with success probability p", ir.ParamSig{Name: "k", Int: true}, "n", "p"),
+	Latex:  `\operatorname{Binomial}`, Support: "k ∈ {0, …, n}", Constraints: "n ≥ 0, 0 < p < 1",
+	LogDensity: slogp(func(k Expr, a []Expr) Expr {
 		n, eta := a[0], Call1("logit", a[1])
 		return Add(binomLogCoef(n, k), Mul(k, eta), Neg(Mul(n, Call1("softplus", eta))))
-	})
-	d.ExpFam = &ExpFam{
-		Stats:   []Stat{sstat("x", func(k Expr) Expr { return k }, func(a []Expr) Expr { return Call1("logit", a[1]) })},
-		LogNorm: slogNorm(func(a []Expr) Expr { return Mul(a[0], Call1("softplus", Call1("logit", a[1]))) }),
+	}),
+	ExpFam: &ExpFam{
+		Stats:   []Stat{sstat("x", "", func(k Expr) Expr { return k }, func(a []Expr) Expr { return Call1("logit", a[1]) })},
+		LogNorm: sfunc(func(a []Expr) Expr { return Mul(a[0], Call1("softplus", Call1("logit", a[1]))) }),
 		LogBase: func(b *Builder, k Val, a []Val) Expr { return binomLogCoef(a[0].Scalar(), k.Scalar()) },
-	}
-	d.Expect = sexpect(map[string]func(a []Expr) Expr{"x": func(a []Expr) Expr { return Mul(a[0], a[1]) }})
-	Dists[d.Name] = d
+	},
+	Expect: sexpect(map[string]func(a []Expr) Expr{"x": func(a []Expr) Expr { return Mul(a[0], a[1]) }}),
+}
 
-	// Poisson(k; λ) = k log λ − λ − log Γ(k+1)
-	d = scalarDist("Poisson", `\operatorname{Poisson}`, "k ∈ {0, 1, …}", "rate > 0", func(k Expr, a []Expr) Expr {
+// Poisson(k; λ) = k log λ − λ − log Γ(k+1)
+var poissonDist = &Dist{
+	Family: scalarSig("Poisson", "a count with the given rate", ir.ParamSig{Name: "k", Int: true}, "rate"),
+	Latex:  `\operatorname{Poisson}`, Support: "k ∈ {0, 1, …}", Constraints: "rate > 0",
+	LogDensity: slogp(func(k Expr, a []Expr) Expr {
 		return Add(Mul(k, logE(a[0])), Neg(a[0]), Neg(lg(Add(k, N(1)))))
-	})
-	d.ExpFam = &ExpFam{
-		Stats:   []Stat{sstat("x", func(k Expr) Expr { return k }, func(a []Expr) Expr { return logE(a[0]) })},
-		LogNorm: slogNorm(func(a []Expr) Expr { return a[0] }),
+	}),
+	ExpFam: &ExpFam{
+		Stats:   []Stat{sstat("x", "", func(k Expr) Expr { return k }, func(a []Expr) Expr { return logE(a[0]) })},
+		LogNorm: sfunc(func(a []Expr) Expr { return a[0] }),
 		LogBase: slogBase(func(k Expr) Expr { return Neg(lg(Add(k, N(1)))) }),
-	}
-	d.Expect = sexpect(map[string]func(a []Expr) Expr{"x": func(a []Expr) Expr { return a[0] }})
-	Dists[d.Name] = d
+	},
+	Expect: sexpect(map[string]func(a []Expr) Expr{"x": func(a []Expr) Expr { return a[0] }}),
+}
 
-	// Exponential(x; λ) = log λ − λx
-	d = scalarDist("Exponential", `\operatorname{Exp}`, "x > 0", "rate > 0", func(x Expr, a []Expr) Expr {
+// Exponential(x; λ) = log λ − λx
+var exponentialDist = &Dist{
+	Family: scalarSig("Exponential", "exponential with the given rate", realX, "rate"),
+	Latex:  `\operatorname{Exp}`, Support: "x > 0", Constraints: "rate > 0",
+	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		return Sub(logE(a[0]), Mul(a[0], x))
-	})
-	d.ExpFam = &ExpFam{
-		Stats:   []Stat{sstat("x", func(x Expr) Expr { return x }, func(a []Expr) Expr { return Neg(a[0]) })},
-		LogNorm: slogNorm(func(a []Expr) Expr { return Neg(logE(a[0])) }),
+	}),
+	ExpFam: &ExpFam{
+		Stats:   []Stat{sstat("x", "", func(x Expr) Expr { return x }, func(a []Expr) Expr { return Neg(a[0]) })},
+		LogNorm: sfunc(func(a []Expr) Expr { return Neg(logE(a[0])) }),
 		LogBase: slogBase(func(Expr) Expr { return N(0) }),
-	}
-	d.Expect = sexpect(map[string]func(a []Expr) Expr{
+	},
+	Expect: sexpect(map[string]func(a []Expr) Expr{
 		"x":     func(a []Expr) Expr { return Pow(a[0], N(-1)) },
 		"log x": func(a []Expr) Expr { return Sub(N(-eulerGamma), logE(a[0])) },
-	})
-	d.Entropy = sentropy(func(a []Expr) Expr { return Sub(N(1), logE(a[0])) })
-	Dists[d.Name] = d
+	}),
+	Entropy: sfunc(func(a []Expr) Expr { return Sub(N(1), logE(a[0])) }),
+}
 
-	// LogNormal(x; m, s) = −log x − log s − ½log 2π − (log x − m)²/(2s²)
-	d = scalarDist("LogNormal", `\operatorname{LogNormal}`, "x > 0", "sdlog > 0", func(x Expr, a []Expr) Expr {
+// LogNormal(x; m, s) = −log x − log s − ½log 2π − (log x − m)²/(2s²)
+var logNormalDist = &Dist{
+	Family: scalarSig("LogNormal", "x whose logarithm is normal with meanlog and sdlog", realX, "meanlog", "sdlog"),
+	Latex:  `\operatorname{LogNormal}`, Support: "x > 0", Constraints: "sdlog > 0",
+	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		lx := logE(x)
 		return Add(Neg(lx), Neg(logE(a[1])), N(-0.5*log2Pi), Mul(N(-0.5), Pow(Sub(lx, a[0]), N(2)), Pow(a[1], N(-2))))
-	})
-	d.ExpFam = &ExpFam{
+	}),
+	ExpFam: &ExpFam{
 		Stats: []Stat{
-			sstat("log x", func(x Expr) Expr { return logE(x) }, func(a []Expr) Expr { return Mul(a[0], Pow(a[1], N(-2))) }),
-			sstat("(log x)^2", func(x Expr) Expr { return Pow(logE(x), N(2)) }, func(a []Expr) Expr { return Mul(N(-0.5), Pow(a[1], N(-2))) }),
+			sstat("log x", "elog", func(x Expr) Expr { return logE(x) }, func(a []Expr) Expr { return Mul(a[0], Pow(a[1], N(-2))) }),
+			sstat("(log x)^2", "elogsq", func(x Expr) Expr { return Pow(logE(x), N(2)) }, func(a []Expr) Expr { return Mul(N(-0.5), Pow(a[1], N(-2))) }),
 		},
-		LogNorm: slogNorm(func(a []Expr) Expr { return Add(Mul(N(0.5), Pow(a[0], N(2)), Pow(a[1], N(-2))), logE(a[1])) }),
+		LogNorm: sfunc(func(a []Expr) Expr { return Add(Mul(N(0.5), Pow(a[0], N(2)), Pow(a[1], N(-2))), logE(a[1])) }),
 		LogBase: slogBase(func(x Expr) Expr { return Sub(N(-0.5*log2Pi), logE(x)) }),
-	}
-	d.Expect = sexpect(map[string]func(a []Expr) Expr{
+	},
+	Expect: sexpect(map[string]func(a []Expr) Expr{
 		"log x":     func(a []Expr) Expr { return a[0] },
 		"(log x)^2": func(a []Expr) Expr { return Add(Pow(a[0], N(2)), Pow(a[1], N(2))) },
 		"x":         func(a []Expr) Expr { return Call1("exp", Add(a[0], Mul(N(0.5), Pow(a[1], N(2))))) },
-	})
-	d.Entropy = sentropy(func(a []Expr) Expr { return Add(a[0], N(0.5*(1+log2Pi)), logE(a[1])) })
-	Dists[d.Name] = d
+	}),
+	Entropy: sfunc(func(a []Expr) Expr { return Add(a[0], N(0.5*(1+log2Pi)), logE(a[1])) }),
+	// a Normal in log x: t = (log x, (log x)²), η = (m/s², −1/(2s²));
+	// mean exp(m + s²/2), variance (exp(s²) − 1)·exp(2m + s²)
+	Conj: &Conjugacy{Params: []string{"meanlog", "sdlog"}, Quadratic: "log x", FromNatural: normalFromNatural,
+		Moments: elementwise(func(p []float64) (float64, float64) {
+			m, v := p[0], p[1]*p[1]
+			return math.Exp(m + v/2), math.Sqrt(math.Expm1(v) * math.Exp(2*m+v))
+		})},
+}
 
-	// StudentT(x; ν, μ, σ) = log Γ((ν+1)/2) − log Γ(ν/2) − ½log(νπ) − log σ
-	//                        − (ν+1)/2 · log(1 + ((x−μ)/σ)²/ν)
-	d = scalarDist("StudentT", `t`, "x ∈ ℝ", "dof > 0, scale > 0", func(x Expr, a []Expr) Expr {
+// StudentT(x; ν, μ, σ) = log Γ((ν+1)/2) − log Γ(ν/2) − ½log(νπ) − log σ
+//
+//	− (ν+1)/2 · log(1 + ((x−μ)/σ)²/ν)
+var studentTDist = &Dist{
+	Family: scalarSig("StudentT", "Student's t with degrees of freedom, location and scale", realX, "dof", "location", "scale"),
+	Latex:  `t`, Support: "x ∈ ℝ", Constraints: "dof > 0, scale > 0",
+	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		nu, mu, sg := a[0], a[1], a[2]
 		z2 := Mul(Pow(Sub(x, mu), N(2)), Pow(sg, N(-2)), Pow(nu, N(-1)))
 		return Add(lg(Mul(N(0.5), Add(nu, N(1)))), Neg(lg(Mul(N(0.5), nu))), Mul(N(-0.5), logE(Mul(N(math.Pi), nu))),
 			Neg(logE(sg)), Mul(N(-0.5), Add(nu, N(1)), Call1("log1p", z2)))
-	})
-	d.Expect = sexpect(map[string]func(a []Expr) Expr{"x": func(a []Expr) Expr { return a[1] }}) // ν > 1
+	}),
+	Expect: sexpect(map[string]func(a []Expr) Expr{"x": func(a []Expr) Expr { return a[1] }}), // ν > 1
 	// H = (ν+1)/2 [ψ((ν+1)/2) − ψ(ν/2)] + ½log ν + log B(ν/2, ½) + log σ
-	d.Entropy = sentropy(func(a []Expr) Expr {
+	Entropy: sfunc(func(a []Expr) Expr {
 		nu, sg := a[0], a[2]
 		h1, h2 := Mul(N(0.5), Add(nu, N(1))), Mul(N(0.5), nu)
 		return Add(Mul(h1, Sub(psi(h1), psi(h2))), Mul(N(0.5), logE(nu)),
 			lg(h2), N(math.Log(math.Sqrt(math.Pi))), Neg(lg(h1)), logE(sg))
-	})
-	Dists[d.Name] = d
-
-	Dists["MvNormal"] = mvNormalDist("MvNormal", false)
-	Dists["MvNormalPrec"] = mvNormalDist("MvNormalPrec", true)
-	Dists["Dirichlet"] = dirichletDist()
-	Dists["Categorical"] = categoricalDist()
-	Dists["Multinomial"] = multinomialDist()
-	Dists["Wishart"] = wishartDist()
+	}),
 }
 
 // binomLogCoef is log C(n, k) = log Γ(n+1) − log Γ(k+1) − log Γ(n−k+1).

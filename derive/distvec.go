@@ -42,7 +42,14 @@ func mvNormalDist(name string, isPrec bool) *Dist {
 		inv := b.aux("inv", t, k)
 		return func(i, j Expr) Expr { return TSym(inv, i, j) }, T(b.aux("logdet", t, k)), nil
 	}
-	d := &Dist{Name: name, Latex: `\mathcal{N}`, Support: "x ∈ ℝᴷ", Constraints: "cov (precision) symmetric positive definite"}
+	sig := ir.Family{Name: name, Value: ir.ParamSig{Name: "x", Shape: "K"},
+		Params: []ir.ParamSig{{Name: "mean", Shape: "K"}, {Name: "cov", Shape: "KxK", Class: ir.Cov}},
+		Doc:    "multivariate normal with mean vector and covariance matrix"}
+	if isPrec {
+		sig.Params[1].Name = "precision"
+		sig.Doc = "multivariate normal with mean vector and precision (inverse covariance) matrix"
+	}
+	d := &Dist{Family: sig, Latex: `\mathcal{N}`, Support: "x ∈ ℝᴷ", Constraints: "cov (precision) symmetric positive definite", Gaussian: true}
 	// log p = −(K/2)log 2π − ½log|Σ| − ½ Σ_ij (x_i−m_i) Λ_ij (x_j−m_j)
 	d.LogDensity = func(b *Builder, x Val, a []Val) (Expr, error) {
 		lam, logdet, err := prec(b, a[1])
@@ -105,7 +112,10 @@ func mvNormalDist(name string, isPrec bool) *Dist {
 }
 
 func dirichletDist() *Dist {
-	d := &Dist{Name: "Dirichlet", Latex: `\operatorname{Dir}`, Support: "x on the simplex", Constraints: "alpha > 0"}
+	d := &Dist{Family: ir.Family{Name: "Dirichlet", Value: ir.ParamSig{Name: "x", Shape: "K", Class: ir.Simplex},
+		Params: []ir.ParamSig{{Name: "alpha", Shape: "K"}},
+		Doc:    "a point on the simplex with concentrations alpha"},
+		Latex: `\operatorname{Dir}`, Support: "x on the simplex", Constraints: "alpha > 0"}
 	alpha0 := func(b *Builder, a Val) Expr {
 		return b.sumOver(a.Dims[0], func(i Expr) Expr { return a.At([]Expr{i}) })
 	}
@@ -122,7 +132,7 @@ func dirichletDist() *Dist {
 			b.sumOver(k, func(i Expr) Expr { return Mul(Sub(al.At([]Expr{i}), N(1)), logE(x.At([]Expr{i}))) })), nil
 	}
 	d.ExpFam = &ExpFam{
-		Stats: []Stat{{Name: "log x",
+		Stats: []Stat{{Name: "log x", Moment: "elog",
 			T: func(b *Builder, x Val) Val {
 				return vector(x.Dims[0], func(i Expr) Expr { return logE(x.At([]Expr{i})) })
 			},
@@ -147,13 +157,31 @@ func dirichletDist() *Dist {
 			Mul(Sub(a0, SizeE(k)), psi(a0)),
 			Neg(b.sumOver(k, func(i Expr) Expr { return Mul(Sub(a[0].At([]Expr{i}), N(1)), psi(a[0].At([]Expr{i}))) })))
 	}
-	// t = log x, η = α − 1
-	d.Conj = &Conjugacy{Params: []string{"param"}, FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1))} }}
+	// t = log x, η = α − 1. Over each row: mean α_i/α₀, variance
+	// α_i(α₀−α_i)/(α₀²(α₀+1)).
+	d.Conj = &Conjugacy{Params: []string{"param"},
+		FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1))} },
+		Moments: func(p [][]float64, k int, mean, sd []float64) {
+			a := p[0]
+			for off := 0; off+k <= len(a); off += k {
+				a0 := 0.0
+				for _, v := range a[off : off+k] {
+					a0 += v
+				}
+				for i := off; i < off+k; i++ {
+					mean[i] = a[i] / a0
+					sd[i] = math.Sqrt(a[i] * (a0 - a[i]) / (a0 * a0 * (a0 + 1)))
+				}
+			}
+		}}
 	return d
 }
 
 func categoricalDist() *Dist {
-	d := &Dist{Name: "Categorical", Latex: `\operatorname{Cat}`, Support: "z ∈ {1, …, K}", Constraints: "p on the simplex"}
+	d := &Dist{Family: ir.Family{Name: "Categorical", Value: ir.ParamSig{Name: "z", Int: true, Range: "1..K"},
+		Params: []ir.ParamSig{{Name: "p", Shape: "K", Class: ir.Simplex}},
+		Doc:    "an outcome in 1..K with probabilities p"},
+		Latex: `\operatorname{Cat}`, Support: "z ∈ {1, …, K}", Constraints: "p on the simplex"}
 	// log p = log p_z (z is 1-based; as an index it selects element z−1)
 	d.LogDensity = func(b *Builder, z Val, a []Val) (Expr, error) {
 		return logE(a[0].At([]Expr{z.Scalar()})), nil
@@ -181,13 +209,22 @@ func categoricalDist() *Dist {
 		}))
 	}
 	// any function of a categorical is linear in its indicator; the update
-	// normalizes the log-probabilities
-	d.Conj = &Conjugacy{Params: []string{"prob"}}
+	// normalizes the log-probabilities. As a one-hot vector: mean p_i,
+	// variance p_i(1−p_i).
+	d.Conj = &Conjugacy{Params: []string{"prob"}, Normalize: true,
+		Moments: func(p [][]float64, _ int, mean, sd []float64) {
+			for i, v := range p[0] {
+				mean[i], sd[i] = v, math.Sqrt(v*(1-v))
+			}
+		}}
 	return d
 }
 
 func multinomialDist() *Dist {
-	d := &Dist{Name: "Multinomial", Latex: `\operatorname{Mult}`, Support: "x ∈ ℕᴷ (total given by the data)", Constraints: "p on the simplex"}
+	d := &Dist{Family: ir.Family{Name: "Multinomial", Value: ir.ParamSig{Name: "x", Shape: "K", Int: true},
+		Params: []ir.ParamSig{{Name: "p", Shape: "K", Class: ir.Simplex}},
+		Doc:    "counts over K outcomes with probabilities p (total given by the data)"},
+		Latex: `\operatorname{Mult}`, Support: "x ∈ ℕᴷ (total given by the data)", Constraints: "p on the simplex"}
 	total := func(b *Builder, x Val) Expr {
 		return b.sumOver(x.Dims[0], func(i Expr) Expr { return x.At([]Expr{i}) })
 	}
@@ -210,7 +247,10 @@ func multinomialDist() *Dist {
 }
 
 func wishartDist() *Dist {
-	d := &Dist{Name: "Wishart", Latex: `\mathcal{W}`, Support: "W symmetric positive definite K×K", Constraints: "dof > K − 1, scale symmetric positive definite"}
+	d := &Dist{Family: ir.Family{Name: "Wishart", Value: ir.ParamSig{Name: "W", Shape: "KxK", Class: ir.Cov},
+		Params: []ir.ParamSig{{Name: "dof"}, {Name: "scale", Shape: "KxK", Class: ir.Cov}},
+		Doc:    "Wishart over K×K precision matrices with degrees of freedom and scale"},
+		Latex: `\mathcal{W}`, Support: "W symmetric positive definite K×K", Constraints: "dof > K − 1, scale symmetric positive definite"}
 	// log Γ_K(a) = K(K−1)/4 log π + Σ_{j<K} log Γ(a − j/2)
 	logGammaK := func(b *Builder, k string, a Expr) Expr {
 		kk := SizeE(k)

@@ -35,16 +35,6 @@ type QFactor struct {
 	MomentStats []string
 }
 
-// IsGaussianVector reports whether q is the Gaussian factor N(μ, Σ) of a
-// nonconjugate latent (updated by Laplace or delta), one per unit for a
-// per-unit latent.
-func (q *QFactor) IsGaussianVector() bool { return q.Family == "MvNormal" }
-
-// IsCategorical reports whether q is a Categorical factor, whose closed-form
-// update normalizes log-probabilities and whose expectations sum over the
-// categories.
-func (q *QFactor) IsCategorical() bool { return q.Family == "Categorical" }
-
 // Tensors are q's parameter tensors followed by its moment tensors.
 func (q *QFactor) Tensors() []Val {
 	out := append([]Val(nil), q.Params...)
@@ -278,7 +268,7 @@ func (x *expecter) joint(e Expr) Expr {
 func (x *expecter) integrateQuadratic(e Expr, q *QFactor) Expr {
 	v := q.Var
 	dims := q.Dims
-	if q.Family == "Dirichlet" {
+	if q.IsSimplex() {
 		dims = dims[:len(dims)-1]
 	}
 	at := func(p string) []Index {
@@ -421,6 +411,9 @@ func (x *expecter) single(e Expr, q *QFactor) Expr {
 			// a polynomial of degree ≤ 2, from the mean and variance
 			r = x.integrateQuadratic(rest, q)
 		}
+		if r == nil {
+			r = x.quadraticInStat(rest, q)
+		}
 	}
 	if r == nil {
 		if isGaussian(q) {
@@ -458,7 +451,7 @@ func (x *expecter) byTable(e Expr, q *QFactor) Expr {
 
 // momentOf is E[stat] of q at element sel from q's parameters.
 func momentOf(b *Builder, q *QFactor, rule func(*Builder, []Val, []Expr) Expr, sel []Expr) Expr {
-	if q.Family == "Dirichlet" {
+	if q.IsSimplex() {
 		// Dirichlet over the last dimension: leading indices select the
 		// vector, the last its component.
 		lead := sel[:len(sel)-1]
@@ -515,7 +508,7 @@ func matchStat(e Expr, v string) (string, []Expr) {
 
 // isGaussian reports whether q is a Gaussian factor: a multivariate q(θ) =
 // N(μ, Σ) or a (elementwise) Normal.
-func isGaussian(q *QFactor) bool { return q.IsGaussianVector() || q.Family == "Normal" }
+func isGaussian(q *QFactor) bool { return q.dist().Gaussian }
 
 // indices returns fresh indices over q's dimensions (none for a scalar).
 func (x *expecter) indices(q *QFactor) []Index {
@@ -540,7 +533,7 @@ func (x *expecter) gaussian(e Expr, q *QFactor) Expr {
 	third := Diff(hess, v, x.indices(q))
 	if isZero(third) {
 		// Degree ≤ 2: the second-order expansion is exact.
-		if q.Family == "Normal" {
+		if !q.IsGaussianVector() {
 			x.record(e, "exact: Normal moments up to second order", true)
 		} else {
 			x.record(e, "exact: Gaussian moments up to second order", true)

@@ -151,13 +151,14 @@ func (b *Builder) qFactor(v *ir.Var) *QFactor {
 	if prior == nil {
 		return nil
 	}
-	if prior.Dist == "Categorical" {
+	d := Dists[prior.Dist]
+	if d != nil && d.Conj != nil && d.Conj.Normalize {
 		if v.Type.Range == nil || v.Type.Range[1].Size == "" {
 			return nil
 		}
 		return CategoricalQ(v.Name, v.Type.Range[1].Size, dims...)
 	}
-	if d := Dists[prior.Dist]; d != nil && d.Conj != nil && d.Conj.FromNatural != nil {
+	if d != nil && d.Conj != nil && d.Conj.FromNatural != nil {
 		return TableQ(v.Name, prior.Dist, dims...)
 	}
 	return nil

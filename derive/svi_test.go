@@ -7,58 +7,61 @@ import (
 	"github.com/vigen-go/vigen/runtime"
 )
 
-// The runtime's natural parameters of each conjugate family (what SVI
-// steps) must be those Eq. 18's closed forms read: runtime.FromNatural
-// agrees with the table's Conjugacy.FromNatural, and runtime.ToNatural inverts both.
-func TestRuntimeNaturalParametersMatchConjugateFamilies(t *testing.T) {
-	params := map[string][]float64{
-		"Dirichlet": {2.5}, "Gamma": {3.2, 0.7}, "Beta": {1.7, 4.1}, "InverseGamma": {2.9, 1.3}, "Normal": {-0.8, 0.6},
-	}
+// The natural parameters of each conjugate family (what SVI steps, printed
+// into generated packages from NaturalMaps) must be those Eq. 18's closed
+// forms read: the table's Conjugacy.FromNatural inverts ExpFam's Eta, and
+// runtime.ToNatural and FromNatural apply them element by element.
+func TestNaturalMapsInvertEachOther(t *testing.T) {
 	for _, fam := range ConjugateFamilies() {
-		if fam == "Categorical" {
-			continue // its updates normalize; SVI does not step it
-		}
-		if !runtime.NaturalFamily(fam) {
-			t.Errorf("%s: the runtime has no natural parameters for it", fam)
-			continue
-		}
-		p := params[fam]
-		if p == nil {
-			t.Errorf("%s: no test values", fam)
-			continue
-		}
-		slices := make([][]float64, len(p))
-		for k := range p {
-			slices[k] = []float64{p[k]}
-		}
-		stats := len(Dists[fam].ExpFam.Stats)
-		eta := make([]float64, stats)
-		runtime.ToNatural(fam, eta, slices...)
 		env := &Env{Tensors: map[string]*Value{}}
-		var sym []Expr
-		for k := range eta {
-			name := "eta" + string(rune('0'+k))
-			env.Tensors[name] = &Value{Data: []float64{eta[k]}}
-			sym = append(sym, T(name))
+		read := func(prefix string) func(k int) Expr {
+			return func(k int) Expr { return T(prefix + string(rune('0'+k))) }
 		}
-		got := Dists[fam].Conj.FromNatural(sym)
-		if len(got) != len(p) {
-			t.Fatalf("%s: %d closed-form parameters for %d", fam, len(got), len(p))
-		}
-		for k := range got {
-			if v := Eval(got[k], env); math.Abs(v-p[k]) > 1e-12*math.Max(1, math.Abs(p[k])) {
-				t.Errorf("%s: parameter %d from ToNatural's η = %v is %v, want %v", fam, k, eta, v, p[k])
+		toEta, toParams, ok := NaturalMaps(fam, read("p"), read("e"))
+		if !ok {
+			if !Dists[fam].Conj.Normalize {
+				t.Errorf("%s: SVI cannot step it", fam)
 			}
+			continue // a categorical's updates normalize; SVI does not step it
+		}
+		// valid parameters for every family: positive, and for a vector
+		// family one component
+		p := []float64{1.7, 2.3, 0.9, 3.1}[:len(toParams)]
+		for k, v := range p {
+			env.Tensors["p"+string(rune('0'+k))] = &Value{Data: []float64{v}}
+		}
+		eta := make([]float64, len(toEta))
+		for k, x := range toEta {
+			eta[k] = Eval(x, env)
+			env.Tensors["e"+string(rune('0'+k))] = &Value{Data: []float64{eta[k]}}
+		}
+		for k, x := range toParams {
+			if v := Eval(x, env); math.Abs(v-p[k]) > 1e-12*math.Max(1, math.Abs(p[k])) {
+				t.Errorf("%s: parameter %d from η = %v is %v, want %v", fam, k, eta, v, p[k])
+			}
+		}
+		// the runtime's layout: one block of n per statistic
+		params := make([][]float64, len(p))
+		for k := range p {
+			params[k] = []float64{p[k], p[k]}
+		}
+		blocks := make([]float64, 2*len(eta))
+		runtime.ToNatural(blocks, func(e, q []float64) {
+			if q[0] != p[0] {
+				t.Errorf("%s: ToNatural passed parameters %v, want %v", fam, q, p)
+			}
+			copy(e, eta)
+		}, params...)
+		if blocks[0] != eta[0] || blocks[1] != eta[0] || blocks[2*len(eta)-1] != eta[len(eta)-1] {
+			t.Errorf("%s: ToNatural's blocks %v, want each of %v twice", fam, blocks, eta)
 		}
 		back := make([][]float64, len(p))
 		for k := range back {
-			back[k] = make([]float64, 1)
+			back[k] = make([]float64, 2)
 		}
-		runtime.FromNatural(fam, eta, back...)
-		for k := range back {
-			if math.Abs(back[k][0]-p[k]) > 1e-12*math.Max(1, math.Abs(p[k])) {
-				t.Errorf("%s: FromNatural(ToNatural(p))[%d] = %v, want %v", fam, k, back[k][0], p[k])
-			}
+		runtime.FromNatural(blocks, func(q, e []float64) { copy(q, p) }, back...)
+		if back[len(p)-1][1] != p[len(p)-1] {
+			t.Errorf("%s: FromNatural wrote %v, want %v", fam, back, p)
 		}
 	}
 }

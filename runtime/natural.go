@@ -1,94 +1,64 @@
 package runtime
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // The natural parameters of the conjugate families, as SVI steps them
 // (FitSVI): a factor of n elements with variational parameters params (one
-// slice of n per parameter, in derive.ConjugateParamNames order) has the
+// slice of n per parameter, in the family's parameter order) has the
 // natural parameter vector eta = (η_1[0..n), η_2[0..n), …), one block per
 // sufficient statistic of the family, in its exponential-family order. A
 // convex combination of valid natural parameters is valid, which is what
-// keeps SVI's steps inside the family.
+// keeps SVI's steps inside the family. The conversion of one element is
+// the family's, printed into the generated package from its entry in the
+// distribution table.
 
-// naturalFamily converts one element between the two parameterizations.
-type naturalFamily struct {
-	stats int
-	// to writes the natural parameters of element (p[0], p[1], …) into eta.
-	to func(eta, p []float64)
-	// from is its inverse.
-	from func(p, eta []float64)
-}
+// maxNatural bounds the parameters and statistics of one element.
+const maxNatural = 4
 
-// naturalFamilies has one entry per conjugate family SVI can step.
-var naturalFamilies = map[string]naturalFamily{
-	// t = log x, η = α − 1
-	"Dirichlet": {1, func(eta, p []float64) { eta[0] = p[0] - 1 }, func(p, eta []float64) { p[0] = eta[0] + 1 }},
-	// t = (log x, x), η = (α − 1, −β)
-	"Gamma": {2, func(eta, p []float64) { eta[0], eta[1] = p[0]-1, -p[1] }, func(p, eta []float64) { p[0], p[1] = eta[0]+1, -eta[1] }},
-	// t = (log x, log(1−x)), η = (a − 1, b − 1)
-	"Beta": {2, func(eta, p []float64) { eta[0], eta[1] = p[0]-1, p[1]-1 }, func(p, eta []float64) { p[0], p[1] = eta[0]+1, eta[1]+1 }},
-	// t = (log x, 1/x), η = (−α − 1, −β)
-	"InverseGamma": {2, func(eta, p []float64) { eta[0], eta[1] = -p[0]-1, -p[1] }, func(p, eta []float64) { p[0], p[1] = -eta[0]-1, -eta[1] }},
-	// t = (x, x²), η = (m/s², −1/(2s²)), params (m, s)
-	"Normal": {2, func(eta, p []float64) {
-		prec := 1 / (p[1] * p[1])
-		eta[0], eta[1] = p[0]*prec, -0.5*prec
-	}, func(p, eta []float64) {
-		v := -0.5 / eta[1]
-		p[0], p[1] = eta[0]*v, math.Sqrt(v)
-	}},
-}
-
-// NaturalFamily reports whether SVI can step a conjugate factor of family.
-func NaturalFamily(family string) bool {
-	_, ok := naturalFamilies[family]
-	return ok
-}
-
-// ToNatural writes the natural parameters of a factor of family with
-// variational parameters params into eta (len(params[0]) × the family's
-// number of statistics).
-func ToNatural(family string, eta []float64, params ...[]float64) {
-	nf, n := naturalOf(family, eta, params)
-	var p, e [2]float64
+// ToNatural writes the natural parameters of a factor with variational
+// parameters params into eta (len(params[0]) × the number of statistics);
+// to writes those of one element (p[0], p[1], …) into e.
+func ToNatural(eta []float64, to func(e, p []float64), params ...[]float64) {
+	stats, n := naturalShape(eta, params)
+	var p, e [maxNatural]float64
 	for i := 0; i < n; i++ {
 		for k := range params {
 			p[k] = params[k][i]
 		}
-		nf.to(e[:], p[:])
-		for k := 0; k < nf.stats; k++ {
+		to(e[:stats], p[:len(params)])
+		for k := 0; k < stats; k++ {
 			eta[k*n+i] = e[k]
 		}
 	}
 }
 
-// FromNatural sets the variational parameters params of a factor of
-// family to those with natural parameters eta (ToNatural's inverse).
-func FromNatural(family string, eta []float64, params ...[]float64) {
-	nf, n := naturalOf(family, eta, params)
-	var p, e [2]float64
+// FromNatural sets the variational parameters params of a factor to those
+// with natural parameters eta (ToNatural's inverse); from converts one
+// element.
+func FromNatural(eta []float64, from func(p, e []float64), params ...[]float64) {
+	stats, n := naturalShape(eta, params)
+	var p, e [maxNatural]float64
 	for i := 0; i < n; i++ {
-		for k := 0; k < nf.stats; k++ {
+		for k := 0; k < stats; k++ {
 			e[k] = eta[k*n+i]
 		}
-		nf.from(p[:], e[:])
+		from(p[:len(params)], e[:stats])
 		for k := range params {
 			params[k][i] = p[k]
 		}
 	}
 }
 
-func naturalOf(family string, eta []float64, params [][]float64) (naturalFamily, int) {
-	nf, ok := naturalFamilies[family]
-	if !ok || len(params) == 0 || len(params) > 2 {
-		panic(fmt.Sprintf("vigen runtime: no natural parameters for %s with %d parameters", family, len(params)))
+func naturalShape(eta []float64, params [][]float64) (stats, n int) {
+	if len(params) == 0 || len(params) > maxNatural {
+		panic(fmt.Sprintf("vigen runtime: natural parameters of a factor with %d parameters", len(params)))
 	}
-	n := len(params[0])
-	if len(eta) != nf.stats*n {
-		panic(fmt.Sprintf("vigen runtime: %d natural parameters for %d elements of %s", len(eta), n, family))
+	n = len(params[0])
+	if n == 0 {
+		return 0, 0
 	}
-	return nf, n
+	if len(eta)%n != 0 || len(eta)/n > maxNatural {
+		panic(fmt.Sprintf("vigen runtime: %d natural parameters for %d elements", len(eta), n))
+	}
+	return len(eta) / n, n
 }

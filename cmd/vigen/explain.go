@@ -278,9 +278,9 @@ func (r *report) conjugate(u *derive.Update) {
 	switch {
 	case strings.HasPrefix(firstDim(q.Dims), "@"):
 		per = "one for each entry of the bag `" + firstDim(q.Dims)[1:] + "`"
-	case q.Family == "Dirichlet" && len(q.Dims) > 1:
+	case q.IsSimplex() && len(q.Dims) > 1:
 		per = "one for each row of `" + v.Name + "`"
-	case q.Family == "Dirichlet" || len(q.Dims) == 0:
+	case q.IsSimplex() || len(q.Dims) == 0:
 		per = "a single factor"
 	}
 	unit := ""
@@ -357,11 +357,12 @@ func statistics(u *derive.Update) (string, []string) {
 // statLaTeX writes the sufficient statistics of the conjugate families
 // (Dist.ExpFam), %s standing for the latent's element.
 var statLaTeX = map[string]string{
-	"x":        "%s",
-	"x^2":      "%s^{2}",
-	"log x":    "\\log %s",
-	"log(1-x)": "\\log(1 - %s)",
-	"1/x":      "%s^{-1}",
+	"x":         "%s",
+	"x^2":       "%s^{2}",
+	"log x":     "\\log %s",
+	"log(1-x)":  "\\log(1 - %s)",
+	"1/x":       "%s^{-1}",
+	"(log x)^2": "(\\log %s)^{2}",
 }
 
 // mstep reports one M-step.

@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/vigen-go/vigen/derive"
 	"github.com/vigen-go/vigen/runtime"
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -177,11 +178,48 @@ func latentMoments(raw json.RawMessage) (mean, sd []float64, units int, err erro
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, nil, 0, err
 	}
-	mean, sd, err = f.Moments()
+	mean, sd, err = factorMoments(f.Family, f.Shape, f.Params)
 	if len(f.Shape) > 1 {
 		units = f.Shape[0]
 	}
 	return mean, sd, units, err
+}
+
+// factorMoments returns the marginal mean and standard deviation of every
+// element of a conjugate factor of family with the given shape and
+// variational parameters (as a fit's Result stores them, row-major), by
+// the family's Conj.Moments in derive's table, or an error for a family
+// or parameters it does not know.
+func factorMoments(family string, shape []int, params map[string][]float64) (mean, sd []float64, err error) {
+	d := derive.Dists[family]
+	if d == nil || d.Conj == nil || d.Conj.Moments == nil {
+		return nil, nil, fmt.Errorf("no moments for a %s factor", family)
+	}
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	k := 1
+	if len(shape) > 0 {
+		k = shape[len(shape)-1]
+	}
+	if k == 0 {
+		return nil, nil, fmt.Errorf("%s factor of shape %v is empty", family, shape)
+	}
+	p := make([][]float64, len(d.Conj.Params))
+	for j, name := range d.Conj.Params {
+		v, ok := params[name]
+		if !ok {
+			return nil, nil, fmt.Errorf("%s factor has no parameter %q", family, name)
+		}
+		if len(v) != n {
+			return nil, nil, fmt.Errorf("%s factor: parameter %q has %d values, shape %v needs %d", family, name, len(v), shape, n)
+		}
+		p[j] = v
+	}
+	mean, sd = make([]float64, n), make([]float64, n)
+	d.Conj.Moments(p, k, mean, sd)
+	return mean, sd, nil
 }
 
 // meanBars are posterior means with ±2 sd error bars.

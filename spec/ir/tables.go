@@ -19,9 +19,9 @@ type ParamSig struct {
 }
 
 // Family is a distribution's signature: what its value (the target of `~`)
-// and its arguments must be. The mathematics of each family (log density,
-// exponential-family pieces, expectations) lives in derive's table, keyed by
-// Name; a test checks the two tables agree.
+// and its arguments must be. Each family's signature is part of its entry
+// in derive's distribution table (derive.Dists), which holds everything
+// else about it too; derive.Families lists the signatures by name.
 type Family struct {
 	Name   string
 	Value  ParamSig // the target's required shape and kind
@@ -32,57 +32,10 @@ type Family struct {
 	Doc         string
 }
 
-// Families is the table of distribution signatures, keyed by name.
-var Families = map[string]*Family{
-	"Normal": {Name: "Normal", Value: ParamSig{Name: "x"},
-		Params:      []ParamSig{{Name: "mean"}, {Name: "sd"}},
-		Elementwise: true, Doc: "univariate normal with mean and standard deviation"},
-	"MvNormal": {Name: "MvNormal", Value: ParamSig{Name: "x", Shape: "K"},
-		Params: []ParamSig{{Name: "mean", Shape: "K"}, {Name: "cov", Shape: "KxK", Class: Cov}},
-		Doc:    "multivariate normal with mean vector and covariance matrix"},
-	"MvNormalPrec": {Name: "MvNormalPrec", Value: ParamSig{Name: "x", Shape: "K"},
-		Params: []ParamSig{{Name: "mean", Shape: "K"}, {Name: "precision", Shape: "KxK", Class: Cov}},
-		Doc:    "multivariate normal with mean vector and precision (inverse covariance) matrix"},
-	"Bernoulli": {Name: "Bernoulli", Value: ParamSig{Name: "y", Int: true, Range: "0..1"},
-		Params:      []ParamSig{{Name: "p"}},
-		Elementwise: true, Doc: "a 0/1 outcome with success probability p"},
-	"Categorical": {Name: "Categorical", Value: ParamSig{Name: "z", Int: true, Range: "1..K"},
-		Params: []ParamSig{{Name: "p", Shape: "K", Class: Simplex}},
-		Doc:    "an outcome in 1..K with probabilities p"},
-	"Dirichlet": {Name: "Dirichlet", Value: ParamSig{Name: "x", Shape: "K", Class: Simplex},
-		Params: []ParamSig{{Name: "alpha", Shape: "K"}},
-		Doc:    "a point on the simplex with concentrations alpha"},
-	"Multinomial": {Name: "Multinomial", Value: ParamSig{Name: "x", Shape: "K", Int: true},
-		Params: []ParamSig{{Name: "p", Shape: "K", Class: Simplex}},
-		Doc:    "counts over K outcomes with probabilities p (total given by the data)"},
-	"Gamma": {Name: "Gamma", Value: ParamSig{Name: "x"},
-		Params:      []ParamSig{{Name: "shape"}, {Name: "rate"}},
-		Elementwise: true, Doc: "gamma with shape and rate"},
-	"Wishart": {Name: "Wishart", Value: ParamSig{Name: "W", Shape: "KxK", Class: Cov},
-		Params: []ParamSig{{Name: "dof"}, {Name: "scale", Shape: "KxK", Class: Cov}},
-		Doc:    "Wishart over K×K precision matrices with degrees of freedom and scale"},
-	"InverseGamma": {Name: "InverseGamma", Value: ParamSig{Name: "x"},
-		Params:      []ParamSig{{Name: "shape"}, {Name: "scale"}},
-		Elementwise: true, Doc: "inverse gamma with shape and scale"},
-	"Beta": {Name: "Beta", Value: ParamSig{Name: "x"},
-		Params:      []ParamSig{{Name: "a"}, {Name: "b"}},
-		Elementwise: true, Doc: "beta on (0, 1) with shapes a and b"},
-	"Binomial": {Name: "Binomial", Value: ParamSig{Name: "k", Int: true},
-		Params:      []ParamSig{{Name: "n"}, {Name: "p"}},
-		Elementwise: true, Doc: "successes in n trials with success probability p"},
-	"Poisson": {Name: "Poisson", Value: ParamSig{Name: "k", Int: true},
-		Params:      []ParamSig{{Name: "rate"}},
-		Elementwise: true, Doc: "a count with the given rate"},
-	"Exponential": {Name: "Exponential", Value: ParamSig{Name: "x"},
-		Params:      []ParamSig{{Name: "rate"}},
-		Elementwise: true, Doc: "exponential with the given rate"},
-	"LogNormal": {Name: "LogNormal", Value: ParamSig{Name: "x"},
-		Params:      []ParamSig{{Name: "meanlog"}, {Name: "sdlog"}},
-		Elementwise: true, Doc: "x whose logarithm is normal with meanlog and sdlog"},
-	"StudentT": {Name: "StudentT", Value: ParamSig{Name: "x"},
-		Params:      []ParamSig{{Name: "dof"}, {Name: "location"}, {Name: "scale"}},
-		Elementwise: true, Doc: "Student's t with degrees of freedom, location and scale"},
-}
+// Families are the distribution signatures, keyed by name. Package derive
+// fills it in from its distribution table (one entry per family) when it
+// is linked into the program; the checker reports an empty table.
+var Families = map[string]*Family{}
 
 // Func is a built-in function's signature.
 type Func struct {

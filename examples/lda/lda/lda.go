@@ -464,7 +464,7 @@ func (a *caModel) Stochastic() runtime.SVIShape {
 func (a *caModel) Natural(q *state, g int, eta []float64) {
 	switch g {
 	case 0: // beta (lda.vi:13:8)
-		runtime.ToNatural("Dirichlet", eta, q.betaParam)
+		runtime.ToNatural(eta, func(e, p []float64) { e[0] = p[0] - 1.0 }, q.betaParam)
 	}
 }
 
@@ -473,7 +473,7 @@ func (a *caModel) Natural(q *state, g int, eta []float64) {
 func (a *caModel) SetNatural(q *state, g int, eta []float64) {
 	switch g {
 	case 0: // beta (lda.vi:13:8)
-		runtime.FromNatural("Dirichlet", eta, q.betaParam)
+		runtime.FromNatural(eta, func(p, e []float64) { p[0] = e[0] + 1.0 }, q.betaParam)
 		a.m.momentsBeta(q)
 	}
 }
