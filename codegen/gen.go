@@ -6,7 +6,6 @@ package codegen
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"go/format"
 	"go/token"
@@ -249,7 +248,7 @@ func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []S
 		ctx.Aux = append(ctx.Aux, g.auxCtx(a))
 	}
 	if len(g.errs) > 0 {
-		return nil, errors.Join(g.errs...)
+		return nil, ir.Join(g.errs...)
 	}
 	kernels := newGoFile()
 	for _, o := range d.Objectives {
@@ -270,7 +269,7 @@ func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []S
 	ctx.AtLeast, ctx.Allocs = g.allocCheck(fit)
 	ctx.DomainChecks = g.domainChecks()
 	if len(g.errs) > 0 {
-		return nil, errors.Join(g.errs...)
+		return nil, ir.Join(g.errs...)
 	}
 
 	tmpl, err := template.ParseFS(templates.FS, "model.go.tmpl")

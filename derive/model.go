@@ -1,7 +1,6 @@
 package derive
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -113,7 +112,7 @@ func Derive(m *ir.Model) (*Derivation, error) {
 		d.Objectives = append(d.Objectives, obj)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(dedupe(errs)...)
+		return nil, ir.Join(errs...)
 	}
 	for _, o := range d.Objectives {
 		o.Collapsed = b.collapse(o, d.Updates, qs)
@@ -263,20 +262,6 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 	}
 	o.F, o.Grad, o.Hess, o.Trace, o.TraceGrad = Add(fs...), Add(gs...), Add(hs...), Add(ts...), Add(tgs...)
 	return o, nil
-}
-
-// dedupe drops errors whose text an earlier one has (an error about a
-// statement read by two latents' objectives is found by both).
-func dedupe(errs []error) []error {
-	seen := map[string]bool{}
-	var out []error
-	for _, err := range errs {
-		if !seen[err.Error()] {
-			seen[err.Error()] = true
-			out = append(out, err)
-		}
-	}
-	return out
 }
 
 func sortedKeys(m map[string]*QFactor) []string {

@@ -1,7 +1,6 @@
 package derive
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/vigen-go/vigen/spec/ir"
@@ -132,7 +131,7 @@ func (b *Builder) mSteps(qs map[string]*QFactor) ([]*MStep, error) {
 		out = append(out, s)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, ir.Join(errs...)
 	}
 	return out, nil
 }

@@ -1,7 +1,6 @@
 package derive
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -111,7 +110,7 @@ func (b *Builder) predictive(qs map[string]*QFactor) (p *Predictive, err error) 
 		}
 		errs = append(errs, fmt.Errorf("%w\n%s", err, shape))
 	}
-	return nil, errors.Join(errs...)
+	return nil, ir.Join(errs...)
 }
 
 // bagPredictive derives the predictive of the bag data variable w.

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -86,4 +87,48 @@ func Errorf(pos Pos, format string, args ...any) *Error {
 func (e *Error) Hintf(format string, args ...any) *Error {
 	e.Hint = fmt.Sprintf(format, args...)
 	return e
+}
+
+// Unwrap returns the list's errors, so that errors.As finds an *Error in it.
+func (l ErrorList) Unwrap() []error {
+	out := make([]error, len(l))
+	for k, e := range l {
+		out[k] = e
+	}
+	return out
+}
+
+// Join gathers the errors of a stage into one error, or nil if there are
+// none. When every one is an *Error or an ErrorList the result is an
+// ErrorList (sorted by position, duplicates removed); otherwise it is
+// errors.Join of them, duplicate messages removed, in the order given.
+func Join(errs ...error) error {
+	var list ErrorList
+	var other []error
+	seen := map[string]bool{}
+	for _, err := range errs {
+		if err == nil || seen[err.Error()] {
+			continue
+		}
+		seen[err.Error()] = true
+		other = append(other, err)
+		switch x := err.(type) {
+		case *Error:
+			list = append(list, x)
+		case ErrorList:
+			list = append(list, x...)
+		}
+	}
+	if len(other) == 0 {
+		return nil
+	}
+	for _, err := range other {
+		switch err.(type) {
+		case *Error, ErrorList:
+		default:
+			return errors.Join(other...)
+		}
+	}
+	list.Sort()
+	return list
 }
