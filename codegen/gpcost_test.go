@@ -45,7 +45,11 @@ func TestGenerateGP(t *testing.T) {
 	for _, f := range files {
 		for _, mt := range sig.FindAllStringSubmatch(string(f.Src), -1) {
 			params := strings.Split(strings.TrimSuffix(mt[3], " []float64"), ", ")
-			calls = append(calls, fmt.Sprintf("{%q, %q, %q, func(a [][]float64) float64 { return m.%s%s(a...) }},", strings.ToLower(mt[1][:1])+mt[1][1:], mt[2], strings.Join(params, ","), mt[1], mt[2]))
+			args := make([]string, len(params))
+			for k := range params {
+				args[k] = fmt.Sprintf("a[%d]", k)
+			}
+			calls = append(calls, fmt.Sprintf("{%q, %q, %q, func(a [][]float64) float64 { return m.%s%s(%s) }},", strings.ToLower(mt[1][:1])+mt[1][1:], mt[2], strings.Join(params, ","), mt[1], mt[2], strings.Join(args, ", ")))
 		}
 	}
 	if len(calls) != 16 {
