@@ -89,6 +89,9 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 		} else {
 			fmt.Fprintf(sb, "var %s float64\n", tempName(s.Name))
 		}
+		for _, f := range s.Fused {
+			fmt.Fprintf(sb, "var %s float64\n", tempName(f.Name))
+		}
 		p.declareViews(sb, s.Loop, s.Body)
 		p.loopHead(sb, s.Loop)
 		p.push(s.Loop.Idx.Name)
@@ -97,6 +100,9 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 			fmt.Fprintf(sb, "%s = math.Max(%s, %s)\n", tempName(s.Name), tempName(s.Name), p.expr(s.Body, 0))
 		} else {
 			p.accum(sb, tempName(s.Name), s.Body)
+		}
+		for _, f := range s.Fused {
+			p.accum(sb, tempName(f.Name), f.Expr)
 		}
 		p.pop()
 		sb.WriteString("}\n")

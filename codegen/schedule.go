@@ -52,6 +52,10 @@ type Reduce struct {
 	Loop *Loop
 	Body derive.Expr // accumulated at the innermost statement of Loop
 	Max  bool
+	// Fused are further sums over the same loop, each Name = Σ_Loop Expr:
+	// the reductions of other terms sharing this pass and its temporaries
+	// (see fuseReductions).
+	Fused []*Let
 }
 
 // VecLet computes the vector temporary Name[j] = Body for every j of Loop:
@@ -161,6 +165,9 @@ func Schedule(outs []Output) []Stmt {
 	}
 	s.mergeAccums(s.root)
 	out := s.emit(s.root)
+	if countStmts(out) >= fuseMin {
+		out = fuseReductions(out)
+	}
 	mirrored := map[string]bool{}
 	for _, o := range outs {
 		if o.Symmetric && !mirrored[o.Target] {

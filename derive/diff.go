@@ -12,7 +12,7 @@ import "fmt"
 // are DAGs whose trees are much larger) is differentiated once: the results
 // are memoized by key.
 func Diff(e Expr, v string, at []Index) Expr {
-	d := &differ{v: v, at: at, memo: map[string]Expr{}}
+	d := &differ{v: v, at: at, memo: map[string]Expr{}, big: treeSize(e, bigTree) > bigTree}
 	return d.diff(e)
 }
 
@@ -20,7 +20,23 @@ type differ struct {
 	v    string
 	at   []Index
 	memo map[string]Expr
+	// big: e is large enough for the derivatives of its sums to stay
+	// factored (see bigTree).
+	big bool
 }
+
+// bigTree is the tree size (treeSize) of an expression from which Diff
+// keeps its results factored. In normal form a product is flat and a sum
+// of Σ terms is distributed over every product it multiplies, so the k-th
+// derivative of a product of p factors, each reading a plate scalar such
+// as Σ_i x[n,i]·w(θ)[i], has about p^k terms, each a nest of loops:
+// coupled latents whose f holds the Taylor terms of the others (Eq. 19)
+// generate hundreds of thousands of lines. Above this size the derivative
+// of a Σ that is a scalar per data point (its free indices are plates) is
+// a group(Σ …): one value per point that products keep as a factor
+// instead of distributing. Every example model's expressions are far
+// below the bound, so their kernels are unaffected.
+const bigTree = 10000
 
 func (d *differ) diff(e Expr) Expr {
 	switch e.(type) {
@@ -103,9 +119,39 @@ func (d *differ) diff1(e Expr) Expr {
 				}
 			}
 		}
-		return Sum(e.Idx, d.diff(e.Body))
+		return d.atom(Sum(e.Idx, d.diff(e.Body)))
 	}
 	panic(fmt.Sprintf("derive: Diff of %T", e))
+}
+
+// atom keeps r, the derivative of a Σ, as one factor group(r) in big mode
+// when r is a scalar per data point (its free indices are plates): Mul
+// would otherwise pull its Σ out of every product it enters and distribute
+// the products over it.
+func (d *differ) atom(r Expr) Expr {
+	if !d.big {
+		return r
+	}
+	c, rest := coefRest(r)
+	switch x := rest.(type) {
+	case *SumNode:
+	case *AddNode:
+		if !hasSumTerm(x) {
+			return r
+		}
+	default:
+		return r
+	}
+	free := rest.Free()
+	if len(free) == 0 {
+		return r
+	}
+	for _, i := range free {
+		if !i.Plate {
+			return r
+		}
+	}
+	return scaleAny(c, Call1("group", rest))
 }
 
 // groupMin is the number of factors from which chainProduct groups them.

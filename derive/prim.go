@@ -165,10 +165,11 @@ func definePrims() bool {
 		Eval:     func(x []float64) float64 { return x[0] },
 		Partials: func(a []Expr, self Expr) []Expr { return []Expr{N(1)} },
 		Simplify: func(a []Expr) Expr {
-			if _, ok := a[0].(*MulNode); !ok {
-				return a[0]
+			switch a[0].(type) {
+			case *MulNode, *SumNode, *AddNode:
+				return nil
 			}
-			return nil
+			return a[0]
 		}})
 	// eq(a, b) is 1 when two integer values are equal (from indirect deltas).
 	def(&Prim{Name: "eq", Arity: 2, Go: "runtime.Eq", Domain: "integers", Latex: `\mathbb{1}`,

@@ -1,0 +1,45 @@
+package derive
+
+// treeSize is the number of nodes of e written out as a tree (a node
+// shared by several parents counted at each use), counted up to limit: the
+// size that flattening products and distributing sums would print.
+func treeSize(e Expr, limit float64) float64 {
+	memo := map[string]float64{}
+	var rec func(Expr) float64
+	rec = func(e Expr) float64 {
+		k := e.Key()
+		if t, ok := memo[k]; ok {
+			return t
+		}
+		t := 1.0
+		for _, c := range Children(e) {
+			t += rec(c)
+			if t > limit {
+				break
+			}
+		}
+		memo[k] = t
+		return t
+	}
+	return rec(e)
+}
+
+// RenameTensors returns e with every read of a tensor named in m renamed
+// to m's value (its indices kept). The result is rebuilt in normal form.
+func RenameTensors(e Expr, m map[string]string) Expr {
+	if len(m) == 0 {
+		return e
+	}
+	return memoized(func(e Expr, rec func(Expr) Expr) Expr {
+		if t, ok := e.(*Tensor); ok {
+			if to, ok := m[t.Name]; ok {
+				idx := make([]Expr, len(t.Idx))
+				for k, x := range t.Idx {
+					idx[k] = rec(x)
+				}
+				return newTensor(to, idx, t.Sym, t.Int)
+			}
+		}
+		return mapChildren(e, rec)
+	})(e)
+}
