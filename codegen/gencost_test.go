@@ -1,11 +1,15 @@
 package codegen
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/vigen-go/vigen/spec"
+	"gonum.org/v1/gonum/mat"
 )
 
 // Models whose generation cost issue 17 bounds: deep nesting of one
@@ -162,5 +166,72 @@ func TestGenerateCostModels(t *testing.T) {
 				t.Errorf("%d lines generated, want at most %d", n, m.maxLines)
 			}
 		})
+	}
+}
+
+// A model of more statements than one kernel function holds (kernelChunk
+// outputs) gets kernels split into parts that accumulate into grad and
+// hess; its fit must still be the exact posterior of the linear-Gaussian
+// model: precision I + Σ_i XᵀX/s_i², mean precision⁻¹·Σ_i Xᵀy_i/s_i².
+func TestSplitKernelExactPosterior(t *testing.T) {
+	const k, n, p = 70, 12, 3
+	src := manyStatementsModel(k)
+	files := generateSrc(t, "split", src)
+	if s := string(files[0].Src); !strings.Contains(s, "func (m *Model) thetaFPart1(") || !strings.Contains(s, "f += m.thetaDeltaPart1(") {
+		t.Fatal("the kernels of 70 statements were not split")
+	}
+	rng := rand.New(rand.NewPCG(5, 17))
+	x := make([][]float64, n)
+	for i := range x {
+		x[i] = []float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}
+	}
+	data := map[string]any{"x": x}
+	prec := mat.NewSymDense(p, nil)
+	for a := 0; a < p; a++ {
+		prec.SetSym(a, a, 1)
+	}
+	rhs := mat.NewVecDense(p, nil)
+	for i := 1; i <= k; i++ {
+		s := 1 + float64(i)/1000
+		y := make([]float64, n)
+		for r := range y {
+			y[r] = 0.5*x[r][0] - x[r][2] + s*rng.NormFloat64()
+			for a := 0; a < p; a++ {
+				rhs.SetVec(a, rhs.AtVec(a)+x[r][a]*y[r]/(s*s))
+				for b := a; b < p; b++ {
+					prec.SetSym(a, b, prec.At(a, b)+x[r][a]*x[r][b]/(s*s))
+				}
+			}
+		}
+		data[fmt.Sprintf("y%d", i)] = y
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(prec) {
+		t.Fatal("precision not positive definite")
+	}
+	var mean mat.VecDense
+	var cov mat.SymDense
+	if err := chol.SolveVecTo(&mean, rhs); err != nil {
+		t.Fatal(err)
+	}
+	if err := chol.InverseTo(&cov); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range buildAndRunWith(t, "split", src, raw, ", Tol: 1e-12") {
+		q := r.Latent["theta"]
+		for a := 0; a < p; a++ {
+			if d := math.Abs(q.Mean[a] - mean.AtVec(a)); d > 1e-8 {
+				t.Errorf("%s: mean[%d] = %g, exact %g", r.Method, a, q.Mean[a], mean.AtVec(a))
+			}
+			for b := 0; b < p; b++ {
+				if d := math.Abs(q.Cov[a][b] - cov.At(a, b)); d > 1e-10 {
+					t.Errorf("%s: cov[%d][%d] = %g, exact %g", r.Method, a, b, q.Cov[a][b], cov.At(a, b))
+				}
+			}
+		}
 	}
 }

@@ -33,8 +33,18 @@ type kernelSpec struct {
 	Scalar bool
 }
 
+// kernelChunk is the most outputs one generated function evaluates. The
+// Go compiler's time grows faster than linearly in the size of a function,
+// so the kernel of a model with many statements is split into methods of
+// kernelChunk outputs each (a statement gives f, ∇f and ∇²f: three), which
+// it calls in order. No example comes near it.
+const kernelChunk = 3 * 64
+
 // emitKernel schedules the outputs of k and prints the method.
 func (g *gen) emitKernel(k kernelSpec) string {
+	if len(k.Outputs) > kernelChunk {
+		return g.splitKernel(k)
+	}
 	local := newNamer("f", "m")
 	unit := ""
 	if k.Unit != nil {
@@ -99,29 +109,11 @@ func (g *gen) emitKernel(k kernelSpec) string {
 	p.topStmts(&body, stmts)
 
 	var sb strings.Builder
-	sb.WriteString("\n")
-	for _, l := range k.Doc {
-		if l == "" {
-			sb.WriteString("//\n")
-		} else {
-			fmt.Fprintf(&sb, "// %s\n", l)
-		}
-	}
-	params := ""
+	args := sig
 	if unit != "" {
-		params = unit + " int, "
+		args = append([]string{unit}, sig...)
 	}
-	params += strings.Join(sig, ", ")
-	if len(sig) > 0 {
-		params += " []float64"
-	} else {
-		params = strings.TrimSuffix(params, ", ")
-	}
-	ret := ""
-	if k.Scalar {
-		ret = " float64"
-	}
-	fmt.Fprintf(&sb, "func (m *Model) %s(%s)%s {\n", k.Name, params, ret)
+	sb.WriteString(kernelHead(k, args))
 	var sizeNames []string
 	for s := range p.usedS {
 		sizeNames = append(sizeNames, s)
@@ -253,4 +245,79 @@ func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc 
 			"through expectations.")
 	}
 	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true})
+}
+
+// splitKernel prints kernel k, of more than kernelChunk outputs, as methods
+// of kernelChunk outputs each (the first Part0, the next Part1, …) that
+// accumulate into k's outputs, and k calling them in order: it clears the
+// outputs it should and sums the parts' scalar results.
+func (g *gen) splitKernel(k kernelSpec) string {
+	local := newNamer("f", "m")
+	var args []string
+	if k.Unit != nil {
+		args = append(args, local.get(k.Unit.Name))
+	}
+	for _, prm := range k.Params {
+		args = append(args, local.get(prm.Want))
+	}
+	var parts, calls strings.Builder
+	parts.WriteString(kernelHead(k, args))
+	named := args[len(args)-len(k.Params):]
+	for i, prm := range k.Params {
+		if prm.Clear {
+			fmt.Fprintf(&parts, "\tclear(%s)\n", named[i])
+		}
+	}
+	for c, lo := 0, 0; lo < len(k.Outputs); c, lo = c+1, lo+kernelChunk {
+		part := k
+		part.Name = fmt.Sprintf("%sPart%d", lowerFirst(k.Name), c)
+		part.Outputs = k.Outputs[lo:min(lo+kernelChunk, len(k.Outputs))]
+		part.Params = append([]kernelParam(nil), k.Params...)
+		for i := range part.Params {
+			part.Params[i].Clear = false
+		}
+		part.Doc = []string{fmt.Sprintf("%s adds outputs %d to %d of %s's %d (see %s).", part.Name, lo+1, lo+len(part.Outputs), k.Name, len(k.Outputs), k.Name)}
+		calls.WriteString(g.emitKernel(part))
+		call := fmt.Sprintf("m.%s(%s)", part.Name, strings.Join(args, ", "))
+		switch {
+		case !k.Scalar:
+			fmt.Fprintf(&parts, "\t%s\n", call)
+		case c == 0:
+			fmt.Fprintf(&parts, "\tf := %s\n", call)
+		default:
+			fmt.Fprintf(&parts, "\tf += %s\n", call)
+		}
+	}
+	if k.Scalar {
+		parts.WriteString("\treturn f\n")
+	}
+	parts.WriteString("}\n")
+	return parts.String() + calls.String()
+}
+
+// kernelHead prints the doc comment and signature of kernel k whose
+// parameters are named args (the unit's first).
+func kernelHead(k kernelSpec, args []string) string {
+	var sb strings.Builder
+	sb.WriteString("\n")
+	for _, l := range k.Doc {
+		if l == "" {
+			sb.WriteString("//\n")
+		} else {
+			fmt.Fprintf(&sb, "// %s\n", l)
+		}
+	}
+	var params []string
+	if k.Unit != nil {
+		params, args = append(params, args[0]+" int"), args[1:]
+	}
+	if len(args) > 0 {
+		params = append(params, strings.Join(args, ", ")+" []float64")
+	}
+	ret := ""
+	if k.Scalar {
+		ret = " float64"
+	}
+	fmt.Fprintf(&sb, "func (m *Model) %s(%s)%s {\n", k.Name, strings.Join(params, ", "), ret)
+	return sb.String()
 }
