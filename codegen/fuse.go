@@ -310,33 +310,7 @@ func readTemps(st Stmt) map[string]bool {
 			}
 		})
 	}
-	var walk func(st Stmt)
-	walk = func(st Stmt) {
-		switch st := st.(type) {
-		case *Let:
-			add(st.Expr)
-		case *Reduce:
-			add(st.Body)
-			for _, f := range st.Fused {
-				add(f.Expr)
-			}
-		case *VecLet:
-			if st.Body != nil {
-				add(st.Body)
-			}
-		case *Accum:
-			add(st.Expr)
-			for _, x := range st.At {
-				add(x)
-			}
-		}
-		for _, b := range bodies(st) {
-			for _, s := range b {
-				walk(s)
-			}
-		}
-	}
-	walk(st)
+	walkStmt(st, func(*Loop) {}, add)
 	return out
 }
 
