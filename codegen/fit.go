@@ -511,29 +511,51 @@ func (f *fitGen) rows(qi *qInfo) (lo, hi string, rowSlice bool) {
 	return "d*" + rest, "(d+1)*" + rest, true
 }
 
+// unitRows is how an update or moments method of q(v) reaches the part of
+// q's arrays it writes: all of them, or for a local latent unit d's rows.
+type unitRows struct {
+	param, arg string // the method's unit parameter and its kernels' unit argument (unitParam)
+	lo, hi     string // the part written, [lo, hi) in elements (rows)
+	rowSlice   bool   // the kernels get that part as its own slice
+	forUnit    string // " for unit d" for a local latent, for doc comments
+}
+
+func (f *fitGen) unitRows(qi *qInfo) unitRows {
+	var r unitRows
+	r.param, r.arg = f.unitParam(qi)
+	r.lo, r.hi, r.rowSlice = f.rows(qi)
+	if qi.local {
+		r.forUnit = " for unit d"
+	}
+	return r
+}
+
+// out is the argument through which a kernel writes q's array field.
+func (r unitRows) out(field string) string {
+	if r.rowSlice {
+		return "q." + field + "[lo:hi]"
+	}
+	return "q." + field
+}
+
 func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 	w := f.w
 	u := qi.upd
-	param, unitArg := f.unitParam(qi)
-	lo, hi, rowSlice := f.rows(qi)
+	r := f.unitRows(qi)
 	forUnit := ""
 	if qi.local {
-		forUnit = ", for unit d"
+		forUnit = "," + r.forUnit
 	}
 	doc := []string{fmt.Sprintf("update%s sets q(%s) (%s) to its optimum given the other factors, the", qi.upper, qi.v.Name, f.pos(qi.v)),
 		fmt.Sprintf("closed form of Eq. 18%s, and returns the relative change of its parameters.", forUnit)}
-	w.Func(doc, fmt.Sprintf("(m *Model) update%s(q *state, w *scratch%s) float64", qi.upper, param), func() {
-		w.Pf("lo, hi := %s, %s", lo, hi)
+	w.Func(doc, fmt.Sprintf("(m *Model) update%s(q *state, w *scratch%s) float64", qi.upper, r.param), func() {
+		w.Pf("lo, hi := %s, %s", r.lo, r.hi)
 		w.Pf("prev := %s(&w.prev, %s)", rt("Grow"), times(len(qi.fields), "hi-lo"))
 		var outs []string
 		for k, fl := range qi.fields {
 			w.Pf("copy(%s, q.%s[lo:hi])", sliceExpr("prev", times(k, "hi-lo"), ""), fl)
 			w.Pf("clear(q.%s[lo:hi])", fl)
-			if rowSlice {
-				outs = append(outs, fmt.Sprintf("q.%s[lo:hi]", fl))
-			} else {
-				outs = append(outs, "q."+fl)
-			}
+			outs = append(outs, r.out(fl))
 		}
 		inputs := f.args(u.Inputs, "d")
 		if inputs != "" {
@@ -550,14 +572,14 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 					expInputs += "q." + f.hoistOf[tt.Name].field + ", "
 				}
 			}
-			w.Pf("m.%sNaturalExp(%s%s%s)", qi.upper, unitArg, expInputs, strings.Join(outs, ", "))
+			w.Pf("m.%sNaturalExp(%s%s%s)", qi.upper, r.arg, expInputs, strings.Join(outs, ", "))
 			w.Block(w.Sf("if !%s(q.%s[lo:hi], %s)", rt("NormalizeRows"), qi.fields[0], f.dim(qi.q.K)), func() {
 				w.Pf("clear(q.%s[lo:hi])", qi.fields[0])
-				w.Pf("m.%sNatural(%s%s%s)", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
+				w.Pf("m.%sNatural(%s%s%s)", qi.upper, r.arg, inputs, strings.Join(outs, ", "))
 				w.Pf("%s(q.%s[lo:hi], %s)", rt("SoftmaxRows"), qi.fields[0], f.dim(qi.q.K))
 			})
 		} else {
-			w.Pf("m.%sNatural(%s%s%s)", qi.upper, unitArg, inputs, strings.Join(outs, ", "))
+			w.Pf("m.%sNatural(%s%s%s)", qi.upper, r.arg, inputs, strings.Join(outs, ", "))
 		}
 		if len(qi.mfields) > 0 {
 			unit := ""
@@ -870,28 +892,19 @@ func (f *fitGen) boundKernels() string {
 func (f *fitGen) emitMoments(qi *qInfo) {
 	w := f.w
 	u := qi.upd
-	param, unitArg := f.unitParam(qi)
-	lo, hi, rowSlice := f.rows(qi)
-	forUnit := ""
-	if qi.local {
-		forUnit = " for unit d"
-	}
-	doc := fmt.Sprintf("moments%s recomputes E_q[t(%s)] = ∇a(φ) (%s) from q(%s)'s parameters%s.", qi.upper, qi.v.Name, strings.Join(qi.q.MomentStats, "; "), qi.v.Name, forUnit)
-	w.Func([]string{doc}, fmt.Sprintf("(m *Model) moments%s(q *state%s)", qi.upper, param), func() {
+	r := f.unitRows(qi)
+	doc := fmt.Sprintf("moments%s recomputes E_q[t(%s)] = ∇a(φ) (%s) from q(%s)'s parameters%s.", qi.upper, qi.v.Name, strings.Join(qi.q.MomentStats, "; "), qi.v.Name, r.forUnit)
+	w.Func([]string{doc}, fmt.Sprintf("(m *Model) moments%s(q *state%s)", qi.upper, r.param), func() {
 		var ins, outs []string
 		for _, fl := range qi.fields {
 			ins = append(ins, "q."+fl)
 		}
-		w.Pf("lo, hi := %s, %s", lo, hi)
+		w.Pf("lo, hi := %s, %s", r.lo, r.hi)
 		for _, fl := range qi.mfields {
-			if rowSlice {
-				outs = append(outs, fmt.Sprintf("q.%s[lo:hi]", fl))
-			} else {
-				outs = append(outs, "q."+fl)
-			}
+			outs = append(outs, r.out(fl))
 			w.Pf("clear(q.%s[lo:hi])", fl)
 		}
-		w.Pf("m.%sMoments(%s%s, %s)", qi.upper, unitArg, strings.Join(ins, ", "), strings.Join(outs, ", "))
+		w.Pf("m.%sMoments(%s%s, %s)", qi.upper, r.arg, strings.Join(ins, ", "), strings.Join(outs, ", "))
 		for _, h := range f.hoistedOf(qi) {
 			w.Pf("%s(q.%s, q.%s)", rt("ExpTo"), h.field, f.momentField(h))
 		}
@@ -906,7 +919,7 @@ func (f *fitGen) emitMoments(qi *qInfo) {
 		mt := qi.q.Moments[st]
 		key := "out:" + mt.Tensor
 		dims := mt.Dims
-		if rowSlice {
+		if r.rowSlice {
 			dims = dims[1:]
 		}
 		params = append(params, kernelParam{Want: qi.q.MomentName(st), Tensor: key, Dims: dims, Out: true})
