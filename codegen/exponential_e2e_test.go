@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 
@@ -18,35 +19,15 @@ import (
 //   - lam ~ Gamma(a, b), x_n ~ Exponential(lam): q = Gamma(a + N, b + Σx),
 //     log p(x) = a log b − log Γ(a) + log Γ(a+N) − (a+N) log(b+Σx);
 //   - lam ~ Exponential(r), x_n ~ Exponential(lam): the same with a = 1.
-const expPoissonVI = `model exppois
+//
+// rateVI is each model: its name, data declaration, prior and likelihood.
+const rateVI = `model %s
 size N
-data y : int[N]
+data %s
 latent lam : real conjugate
-lam ~ Exponential(1.3)
+lam ~ %s
 for n in 1:N {
-  y[n] ~ Poisson(lam)
-}
-`
-
-const gammaExpVI = `model gammaexp
-size N
-data x : real[N]
-const a : real = 2.5
-const b : real = 0.8
-latent lam : real conjugate
-lam ~ Gamma(a, b)
-for n in 1:N {
-  x[n] ~ Exponential(lam)
-}
-`
-
-const expExpVI = `model expexp
-size N
-data x : real[N]
-latent lam : real conjugate
-lam ~ Exponential(1.3)
-for n in 1:N {
-  x[n] ~ Exponential(lam)
+  %s
 }
 `
 
@@ -75,18 +56,20 @@ func TestEndToEndConjugateExponential(t *testing.T) {
 	ea, eb, ee := gammaPosterior(1, r, x)
 	ga, gb, ge := gammaPosterior(2.5, 0.8, x)
 	cases := []struct {
-		name, src, data      string
-		values               []float64
-		shape, rate, logEvid float64
+		name, decl, prior, lik string // rateVI's
+		data                   string
+		values                 []float64
+		shape, rate, logEvid   float64
 	}{
-		{"exppois", expPoissonVI, "y", y, 1 + sy, r + ny, math.Log(r) + lgamma(1+sy) - (1+sy)*math.Log(r+ny) - logFact},
-		{"gammaexp", gammaExpVI, "x", x, ga, gb, ge},
-		{"expexp", expExpVI, "x", x, ea, eb, ee},
+		{"exppois", "y : int[N]", "Exponential(1.3)", "y[n] ~ Poisson(lam)", "y", y, 1 + sy, r + ny, math.Log(r) + lgamma(1+sy) - (1+sy)*math.Log(r+ny) - logFact},
+		{"gammaexp", "x : real[N]", "Gamma(2.5, 0.8)", "x[n] ~ Exponential(lam)", "x", x, ga, gb, ge},
+		{"expexp", "x : real[N]", "Exponential(1.3)", "x[n] ~ Exponential(lam)", "x", x, ea, eb, ee},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			data, _ := json.Marshal(map[string]any{c.data: c.values})
-			res := buildAndRunWith(t, c.name, c.src, data, ", Tol: 1e-14")
+			src := fmt.Sprintf(rateVI, c.name, c.decl, c.prior, c.lik)
+			res := buildAndRunWith(t, c.name, src, data, ", Tol: 1e-14")
 			for _, r := range res {
 				if !r.Converged {
 					t.Errorf("%s: not converged: %s", r.Method, r.Status)
