@@ -84,7 +84,7 @@ func ConjugateFamilies() []string {
 // tensors e(0), e(1), …. ok is false for a family SVI cannot step (one
 // without FromNatural: Categorical).
 func NaturalMaps(family string, p, e func(k int) Expr) (toEta, toParams []Expr, ok bool) {
-	d := Dists[family]
+	d := Dists[QFamily(family)]
 	if d == nil || d.ExpFam == nil || d.Conj == nil || d.Conj.FromNatural == nil {
 		return nil, nil, false
 	}
@@ -110,10 +110,21 @@ func NaturalMaps(family string, p, e func(k int) Expr) (toEta, toParams []Expr, 
 	return toEta, d.Conj.FromNatural(etas), true
 }
 
-// TableQ is q(v) in one of the conjugate families, with parameters read
-// from the tensors v.<name> (see Conjugacy.Params); vector families run
-// over the last of dims.
+// QFamily is the family of q for a conjugate latent whose prior is in
+// family: family itself, or the family it is a special case of
+// (Conjugacy.Family).
+func QFamily(family string) string {
+	if d := Dists[family]; d != nil && d.Conj != nil && d.Conj.Family != "" {
+		return d.Conj.Family
+	}
+	return family
+}
+
+// TableQ is q(v) for a conjugate latent with a prior in family (q in
+// QFamily(family)), with parameters read from the tensors v.<name> (see
+// Conjugacy.Params); vector families run over the last of dims.
 func TableQ(v, family string, dims ...string) *QFactor {
+	family = QFamily(family)
 	names := ConjugateParamNames(family)
 	q := &QFactor{Var: v, Family: family, Dims: dims}
 	for _, n := range names {
@@ -399,7 +410,7 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 			}
 		})
 		if left != nil {
-			return nil, ir.Errorf(f.Pos, "%s is declared conjugate with a %s prior, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s)", v, q.Family, readOf(lp, v), q.Family, strings.Join(statNames(stats, v), ", ")).Hintf("give it a prior conjugate to this statement, or %s", nonconjugateAdvice(v, len(q.Dims) == 0))
+			return nil, ir.Errorf(f.Pos, "%s is declared conjugate with %s, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s)", v, b.priorOf(q), readOf(lp, v), q.Family, strings.Join(statNames(stats, v), ", ")).Hintf("give it a prior conjugate to this statement, or %s", nonconjugateAdvice(v, len(q.Dims) == 0))
 		}
 	}
 	out := make([]Expr, len(tensors))
@@ -411,7 +422,7 @@ func (b *Builder) naturalParts(lp Expr, q *QFactor, stats []string, at []Index, 
 				at2[n] = Index{Name: i.Name + "'", Size: i.Size, Plate: i.Plate}
 			}
 			if !isZero(Diff(d, t2, at2)) {
-				return nil, notLinear(f, q, stats, orig)
+				return nil, notLinear(f, q, b.priorOf(q), stats, orig)
 			}
 		}
 		out[k] = d
@@ -527,7 +538,7 @@ func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*
 func (b *Builder) polynomialParts(lp Expr, q *QFactor, g string, at []Index, f *ir.Factor) ([]Expr, error) {
 	v := q.Var
 	if len(at) > 0 {
-		return nil, ir.Errorf(f.Pos, "%s is declared conjugate with a %s prior, but it is not a scalar, and conjugate %s latents must be scalars for now", v, q.Family, q.Family).Hintf("declare it `nonconjugate laplace`: a Gaussian factor over the whole vector")
+		return nil, ir.Errorf(f.Pos, "%s is declared conjugate with %s, but it is not a scalar, and conjugate %s latents must be scalars for now", v, b.priorOf(q), q.Family).Hintf("declare it `nonconjugate laplace`: a Gaussian factor over the whole vector")
 	}
 	stats := []string{g, g + "^2"}
 	if g != "x" {
@@ -538,13 +549,13 @@ func (b *Builder) polynomialParts(lp Expr, q *QFactor, g string, at []Index, f *
 		u = v + ".t(" + g + ")"
 		lp = replaceTensorStats(lp, v, []string{g}, []string{u})
 		if DependsOn(lp, v) {
-			return nil, ir.Errorf(f.Pos, "%s is declared conjugate with a %s prior, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s)", v, q.Family, readOf(lp, v), q.Family, strings.Join(statNames(stats, v), ", ")).Hintf("give it a prior conjugate to this statement, or %s", nonconjugateAdvice(v, true))
+			return nil, ir.Errorf(f.Pos, "%s is declared conjugate with %s, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s)", v, b.priorOf(q), readOf(lp, v), q.Family, strings.Join(statNames(stats, v), ", ")).Hintf("give it a prior conjugate to this statement, or %s", nonconjugateAdvice(v, true))
 		}
 	}
 	d1 := Diff(lp, u, nil)
 	d2 := Diff(d1, u, nil)
 	if !isZero(Diff(d2, u, nil)) {
-		return nil, notLinear(f, q, stats, lp)
+		return nil, notLinear(f, q, b.priorOf(q), stats, lp)
 	}
 	zero := func(e Expr) Expr { return replaceTensorPure(e, u, func(*Tensor) Expr { return N(0) }) }
 	return []Expr{zero(d1), Mul(N(0.5), zero(d2))}, nil
@@ -583,16 +594,31 @@ func (x *expecter) quadraticInStat(e Expr, q *QFactor) Expr {
 	return Add(at(e), Mul(N(0.5), at(d2), Sub(m2, Pow(m1, N(2)))))
 }
 
+// priorOf names the prior of q's latent for messages: "a Gamma prior",
+// or for a special case of q's family (Conjugacy.Family) "an Exponential
+// prior (q = Gamma)".
+func (b *Builder) priorOf(q *QFactor) string {
+	p := b.Model.Prior(q.Var)
+	if p == nil || p.Dist == q.Family {
+		return "a " + q.Family + " prior"
+	}
+	article := "a"
+	if strings.ContainsRune("AEIOU", rune(p.Dist[0])) {
+		article = "an"
+	}
+	return fmt.Sprintf("%s %s prior (q = %s)", article, p.Dist, q.Family)
+}
+
 // notLinear explains why a statement is not linear in q's sufficient
 // statistics, naming the first read of the latent that is not one.
-func notLinear(f *ir.Factor, q *QFactor, stats []string, lp Expr) error {
+func notLinear(f *ir.Factor, q *QFactor, prior string, stats []string, lp Expr) error {
 	names := statNames(stats, q.Var)
 	read := nonlinearRead(lp, q.Var, stats)
 	what := "a nonlinear function of it"
 	if read != nil {
 		what = String(read)
 	}
-	return ir.Errorf(f.Pos, "%s is declared conjugate with a %s prior, but this statement reads it through %s, which is not linear in the %s sufficient statistics (%s)", q.Var, q.Family, what, q.Family, strings.Join(names, ", ")).Hintf("give it a prior conjugate to this statement, or %s", nonconjugateAdvice(q.Var, len(q.Dims) == 0))
+	return ir.Errorf(f.Pos, "%s is declared conjugate with %s, but this statement reads it through %s, which is not linear in the %s sufficient statistics (%s)", q.Var, prior, what, q.Family, strings.Join(names, ", ")).Hintf("give it a prior conjugate to this statement, or %s", nonconjugateAdvice(q.Var, len(q.Dims) == 0))
 }
 
 // nonconjugateAdvice is the hint to fit latent v with a Gaussian factor

@@ -47,6 +47,13 @@ type Dist struct {
 
 // Conjugacy is the closed-form update of a conjugate family.
 type Conjugacy struct {
+	// Family, if set, names the conjugate family this one is a special
+	// case of (Exponential(r) is Gamma(1, r)): q of a latent with this
+	// prior is in that family, and the other fields, filled in from its
+	// entry when the table is built, are that family's. The prior's own
+	// log density gives its part of η, and must be linear in that
+	// family's statistics (the update checks it).
+	Family string
 	// Params names q's parameter tensors (v.<name>), in the family's
 	// argument order.
 	Params []string
@@ -122,6 +129,13 @@ var Dists = func() map[string]*Dist {
 	m := map[string]*Dist{}
 	for _, d := range table {
 		m[d.Name] = d
+	}
+	for _, d := range table {
+		if c := d.Conj; c != nil && c.Family != "" {
+			f := c.Family
+			*c = *m[f].Conj // q is that family's, parameters and all
+			c.Family = f
+		}
 	}
 	return m
 }()
@@ -459,6 +473,8 @@ var exponentialDist = &Dist{
 		"log x": func(a []Expr) Expr { return Sub(N(-eulerGamma), logE(a[0])) },
 	}),
 	Entropy: sfunc(func(a []Expr) Expr { return Sub(N(1), logE(a[0])) }),
+	// Exponential(r) is Gamma(1, r): a conjugate latent's q is a Gamma
+	Conj: &Conjugacy{Family: "Gamma"},
 }
 
 // LogNormal(x; m, s) = −log x − log s − ½log 2π − (log x − m)²/(2s²)

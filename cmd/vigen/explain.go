@@ -287,8 +287,12 @@ func (r *report) conjugate(u *derive.Update) {
 	if u.Unit != nil {
 		unit = fmt.Sprintf(", updated unit by unit over `%s`", u.Unit.Name)
 	}
-	r.para(fmt.Sprintf("Declared at `%s` as `%s`. Its factor is in the family of its prior, $q(%s) = %s(%s)$, %s%s.",
-		v.Pos, v.Type, z, family, strings.Join(params, ", "), per, unit))
+	of := "the family of its prior"
+	if len(u.Factors) > 0 && u.Factors[0].Dist != q.Family {
+		of = "the family its prior `" + u.Factors[0].Dist + "` is a special case of" // Exponential(r) = Gamma(1, r)
+	}
+	r.para(fmt.Sprintf("Declared at `%s` as `%s`. Its factor is in %s, $q(%s) = %s(%s)$, %s%s.",
+		v.Pos, v.Type, of, z, family, strings.Join(params, ", "), per, unit))
 	r.para(fmt.Sprintf("The log joint restricted to the statements that read `%s` is linear in the sufficient statistics of the family; "+
 		"their coefficients are the natural parameters $"+r.eta+"$. The statements:", v.Name))
 	r.statements(u.Factors)
