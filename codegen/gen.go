@@ -144,10 +144,14 @@ func (g *gen) upper(name string) string {
 // the base of its Model field's name.
 func (g *gen) lower(name string) string { return lowerFirst(g.upper(name)) }
 
-// Generate derives m and returns the Go package implementing it. A failure
-// inside vigen is returned as an error, never a panic.
-func Generate(m *ir.Model, opts Options) (files []File, err error) {
-	return generate(m, opts, nil)
+// Generate returns the Go package implementing the model derived as d
+// (derive.Derive). Unless opts.KernelsOnly, the package has a Fit, which
+// needs d's ELBO and M-steps: why they could not be derived is returned as
+// the error. A failure inside vigen is returned as an error, never a
+// panic. Generate does not modify d, so one derivation serves several
+// generations.
+func Generate(d *derive.Derivation, opts Options) (files []File, err error) {
+	return generate(d, opts, nil)
 }
 
 // KernelSchedule is the statement tree Schedule made for one kernel of a
@@ -157,13 +161,13 @@ type KernelSchedule struct {
 	Stmts []Stmt
 }
 
-// Schedules generates m as Generate does and returns the statement tree of
+// Schedules generates d as Generate does and returns the statement tree of
 // every kernel of the package, in the order they are emitted: loop order,
 // fusion, hoisting and common subexpressions made reviewable (golden/'s
 // testdata/sched) without reading the printed Go.
-func Schedules(m *ir.Model, opts Options) ([]KernelSchedule, error) {
+func Schedules(d *derive.Derivation, opts Options) ([]KernelSchedule, error) {
 	var out []KernelSchedule
-	_, err := generate(m, opts, func(name string, stmts []Stmt) {
+	_, err := generate(d, opts, func(name string, stmts []Stmt) {
 		out = append(out, KernelSchedule{Name: name, Stmts: stmts})
 	})
 	return out, err
@@ -171,16 +175,13 @@ func Schedules(m *ir.Model, opts Options) ([]KernelSchedule, error) {
 
 // generate is Generate, calling scheduled (if not nil) with every kernel's
 // statement tree.
-func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []Stmt)) (files []File, err error) {
+func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, stmts []Stmt)) (files []File, err error) {
+	m := d.Model
 	defer func() {
 		if r := recover(); r != nil {
 			files, err = nil, ir.Errorf(ir.Pos{File: m.File}, "internal error in vigen while generating code (please report it with the model): %v", r)
 		}
 	}()
-	d, err := derive.Derive(m)
-	if err != nil {
-		return nil, err
-	}
 	pkg := opts.Package
 	if pkg == "" {
 		pkg = strings.ToLower(sanitize(m.Name))

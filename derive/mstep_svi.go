@@ -43,7 +43,7 @@ func (b *Builder) onlineMSteps(d *Derivation, qs map[string]*QFactor) {
 	for _, u := range d.Updates {
 		local[u.Latent.Name] = u.Unit != nil
 	}
-	for _, s := range d.MSteps {
+	for _, s := range d.mSteps {
 		if s.Kind == "counts" {
 			s.Online, s.OnlineWhy = b.onlineCounts(s, *unit, local, qs)
 		}
