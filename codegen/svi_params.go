@@ -40,8 +40,8 @@ func (f *fitGen) sviParams() (statsLen, reason string) {
 		switch s.Kind {
 		case "counts":
 			switch {
-			case s.OnlineWhy != "":
-				why = append(why, s.OnlineWhy)
+			case s.NoOnlineReason != "":
+				why = append(why, s.NoOnlineReason)
 			case s.Online == nil:
 				why = append(why, fmt.Sprintf("%s: internal error in vigen: the counts M-step of param %s has no online form (please report it with the model)", f.pos(s.Params[0]), s.Params[0].Name))
 			case s.Online.Unit != nil:

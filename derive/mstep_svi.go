@@ -29,7 +29,7 @@ type OnlineCounts struct {
 	Unit, Rest *Update
 }
 
-// onlineMSteps sets Online (or OnlineWhy) of the counts M-steps of d, for
+// onlineMSteps sets Online (or NoOnlineReason) of the counts M-steps of d, for
 // a model with a unit plate.
 func (b *Builder) onlineMSteps(d *Derivation, qs map[string]*QFactor) {
 	unit, err := d.unit()
@@ -45,7 +45,7 @@ func (b *Builder) onlineMSteps(d *Derivation, qs map[string]*QFactor) {
 	}
 	for _, s := range d.mSteps {
 		if s.Kind == "counts" {
-			s.Online, s.OnlineWhy = b.onlineCounts(s, *unit, local, qs)
+			s.Online, s.NoOnlineReason = b.onlineCounts(s, *unit, local, qs)
 		}
 	}
 }

@@ -29,7 +29,7 @@ type SVIPart struct {
 }
 
 // sviParts sets the SVI split (Update.SVI) of every global conjugate
-// update, or says why it has none (Update.NoSVI).
+// update, or says why it has none (Update.NoSVIReason).
 func (b *Builder) sviParts(d *Derivation, qs map[string]*QFactor) {
 	if d.bound == nil || d.bound.Unit == nil {
 		return
@@ -46,7 +46,7 @@ func (b *Builder) sviParts(d *Derivation, qs map[string]*QFactor) {
 		if u.Unit != nil {
 			continue
 		}
-		u.SVI, u.NoSVI = b.sviPart(u, unit, local, qs)
+		u.SVI, u.NoSVIReason = b.sviPart(u, unit, local, qs)
 	}
 }
 
