@@ -9,15 +9,24 @@ import (
 
 // alloc is an array (or Copies arrays) whose length is the product of Dims
 // (size names, or "@w" for the entries of bag w) that the generated code
-// allocates once the sizes are known.
+// allocates once the sizes are known: an entry of the list of
+// runtime.Sizes.CheckAllocs.
 type alloc struct {
-	what   string
-	dims   []string
-	copies int
+	What   string
+	Dims   []string
+	Copies int
 }
 
-// allocCheck returns the Go code, for NewModel right after the sizes are
-// resolved, that refuses sizes a fit cannot run with: minimums checks the
+// atLeastCtx checks that the size Size is at least Min, Why saying what
+// needs it (runtime.Sizes.AtLeast).
+type atLeastCtx struct {
+	Size string
+	Min  int
+	Why  string
+}
+
+// allocCheck returns the checks, for NewModel right after the sizes are
+// resolved, that refuse sizes a fit cannot run with: minimums checks the
 // sizes that must be at least 1, and allocs is the list, beyond the arrays
 // of the data table (runtime.DataTable.CheckAllocs: data, consts and
 // params), of the arrays for which the fit would allocate more than
@@ -28,7 +37,7 @@ type alloc struct {
 // length is a product of sizes, so this bounds every makeslice in the
 // generated code up to the small per-worker scratch (one unit's vectors
 // and matrices).
-func (g *gen) allocCheck(f *fitGen) (minimums, allocs string) {
+func (g *gen) allocCheck(f *fitGen) (minimums []atLeastCtx, allocs []alloc) {
 	var as []alloc
 	for _, a := range g.d.Aux {
 		if a.Op == "inv" {
@@ -58,8 +67,8 @@ func (g *gen) allocCheck(f *fitGen) (minimums, allocs string) {
 	// and scalars.
 	kept := as[:0]
 	for _, a := range as {
-		ok := len(a.dims) > 0 // a scalar's few numbers need no check
-		for _, d := range a.dims {
+		ok := len(a.Dims) > 0 // a scalar's few numbers need no check
+		for _, d := range a.Dims {
 			if name, isEntries := strings.CutPrefix(d, "@"); isEntries {
 				v := g.m.Lookup(name)
 				ok = ok && v != nil && v.Type.Class == ir.Bag && g.dataField[name] != ""
@@ -72,7 +81,6 @@ func (g *gen) allocCheck(f *fitGen) (minimums, allocs string) {
 		}
 	}
 	as = kept
-	var sb strings.Builder
 	// A simplex has no points of length 0, and a categorical latent in
 	// 1..K no outcomes for K = 0 (the updates would divide by zero or not
 	// end), so those sizes must be at least 1.
@@ -83,24 +91,14 @@ func (g *gen) allocCheck(f *fitGen) (minimums, allocs string) {
 		case t.Class == ir.Simplex && len(t.Dims) > 0 && !atLeast[t.Dims[len(t.Dims)-1]]:
 			d := t.Dims[len(t.Dims)-1]
 			atLeast[d] = true
-			fmt.Fprintf(&sb, "\tif err := sz.AtLeast(%q, 1, %q); err != nil {\n\t\treturn nil, err\n\t}\n", d, fmt.Sprintf("it is the length of the simplex %s (%s)", v.Name, v.Pos))
+			minimums = append(minimums, atLeastCtx{d, 1, fmt.Sprintf("it is the length of the simplex %s (%s)", v.Name, v.Pos)})
 		case v.Role == ir.RoleLatent && t.Kind == ir.Int && t.Range != nil && t.Range[1].Size != "" && t.Range[0].Size == "" && !atLeast[t.Range[1].Size]:
 			atLeast[t.Range[1].Size] = true
-			fmt.Fprintf(&sb, "\tif err := sz.AtLeast(%q, %d, %q); err != nil {\n\t\treturn nil, err\n\t}\n", t.Range[1].Size, t.Range[0].Value,
-				fmt.Sprintf("it bounds the values %s of the latent %s (%s)", fmtRange(t), v.Name, v.Pos))
+			minimums = append(minimums, atLeastCtx{t.Range[1].Size, t.Range[0].Value,
+				fmt.Sprintf("it bounds the values %s of the latent %s (%s)", fmtRange(t), v.Name, v.Pos)})
 		}
 	}
-	minimums = strings.TrimRight(sb.String(), "\n")
-	if len(as) == 0 {
-		return minimums, "nil"
-	}
-	var lb strings.Builder
-	lb.WriteString("[]runtime.Alloc{\n")
-	for _, a := range as {
-		fmt.Fprintf(&lb, "\t\t{What: %q, Dims: %s, Copies: %d},\n", a.what, stringsLiteral(a.dims), a.copies)
-	}
-	lb.WriteString("\t}")
-	return minimums, lb.String()
+	return minimums, as
 }
 
 // fmtRange writes an int type's range as in the model: 1..K.

@@ -51,7 +51,7 @@ func TestGeneratedGlueHasNoArtifacts(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		for _, kernels := range []bool{false, true} {
-			out, err := Generate(m, Options{KernelsOnly: kernels})
+			out, err := generateModel(m, Options{KernelsOnly: kernels})
 			if err != nil {
 				continue // a model the generator refuses says why elsewhere
 			}

@@ -138,14 +138,59 @@ func (d domainSpec) requirement() string {
 	return "a real number"
 }
 
-// domainChecks returns the Go code, for the end of NewModel, that checks
-// every data, const and given param appearing whole (indexed only by loop
-// variables) as a constrained argument of a distribution, or as the target
-// of a distribution with a constrained support: a call of
-// runtime.CheckDomains with a table of the checks, one line each.
-func (g *gen) domainChecks() string {
-	var sb strings.Builder
+// domainCheckCtx is one entry (runtime.DomainCheck) of the table of
+// checks that NewModel passes to runtime.CheckDomains: the values of the
+// variable Name (Role data, const or param) in Model field Values (one
+// number if Scalar; of the shape of the Model size fields Shape, if
+// given) must lie in the domain Lo..Hi. Text is the requirement as
+// messages show it or, if TextBound is set, a format whose %v is that
+// bound's value; What says where the variable is an argument. Absent, for
+// a param, is its Data field: a param not in the data is started by Fit,
+// in its domain.
+type domainCheckCtx struct {
+	Role, Name, Values string
+	Scalar             bool
+	Shape              []string
+	Lo, Hi             domainBound
+	LoOpen, HiOpen     bool
+	Text               string
+	TextBound          *domainBound
+	What, Absent       string
+}
+
+// domainBound is an end of a domain in generated code: Value, an infinity
+// of the sign of Inf (if not 0), or the Model size field Size plus Add
+// minus Sub.
+type domainBound struct {
+	Value    float64
+	Inf      int
+	Size     string
+	Add, Sub float64
+}
+
+// domainChecks returns the checks, for the end of NewModel, of every data,
+// const and given param appearing whole (indexed only by loop variables)
+// as a constrained argument of a distribution, or as the target of a
+// distribution with a constrained support: the table of
+// runtime.CheckDomains, without repeats.
+func (g *gen) domainChecks() []domainCheckCtx {
+	var checks []domainCheckCtx
 	seen := map[string]bool{}
+	add := func(c *domainCheckCtx) {
+		if c == nil {
+			return
+		}
+		k := *c
+		k.TextBound = nil // compared by value, below
+		key := fmt.Sprint(k)
+		if c.TextBound != nil {
+			key += fmt.Sprint(*c.TextBound)
+		}
+		if !seen[key] {
+			seen[key] = true
+			checks = append(checks, *c)
+		}
+	}
 	for _, f := range g.m.Factors {
 		dist := derive.Dists[f.Dist]
 		fam := ir.Families[f.Dist]
@@ -166,7 +211,7 @@ func (g *gen) domainChecks() string {
 					}
 					continue
 				}
-				g.domainCheck(&sb, seen, f, f.Args[k], d, fmt.Sprintf("it is the %s of %s at %s", p.Name, f.Dist, f.Args[k].Position()))
+				add(g.domainCheck(f, f.Args[k], d, fmt.Sprintf("it is the %s of %s at %s", p.Name, f.Dist, f.Args[k].Position())))
 			}
 		}
 		support, err := parseDomains(dist.Support)
@@ -175,85 +220,62 @@ func (g *gen) domainChecks() string {
 			continue
 		}
 		if d, ok := support[fam.Value.Name]; ok && f.Target != nil {
-			g.domainCheck(&sb, seen, f, f.Target, d, fmt.Sprintf("it is drawn from %s at %s", f.Dist, f.Pos))
+			add(g.domainCheck(f, f.Target, d, fmt.Sprintf("it is drawn from %s at %s", f.Dist, f.Pos)))
 		}
 	}
-	if sb.Len() == 0 {
-		return ""
-	}
-	return "\tif err := runtime.CheckDomains([]runtime.DomainCheck{\n" + sb.String() + "\t}); err != nil {\n\t\treturn nil, err\n\t}"
+	return checks
 }
 
-// domainCheck emits the table entry (runtime.DomainCheck) of the check of
-// one argument e of f against d, if e reads a data, const or param
-// variable whole.
-func (g *gen) domainCheck(sb *strings.Builder, seen map[string]bool, f *ir.Factor, e ir.Expr, d domainSpec, what string) {
+// domainCheck returns the table entry of the check of one argument e of f
+// against d, or nil if e does not read a data, const or param variable
+// whole.
+func (g *gen) domainCheck(f *ir.Factor, e ir.Expr, d domainSpec, what string) *domainCheckCtx {
 	r, ok := e.(*ir.Ref)
 	if !ok {
-		return
+		return nil
 	}
 	v := r.Var
 	role := map[ir.Role]string{ir.RoleData: "data", ir.RoleConst: "const", ir.RoleParam: "param"}[v.Role]
 	goName, loaded := g.goName[v.Name]
 	if role == "" || !loaded || v.Type.Class == ir.Bag {
-		return
+		return nil
 	}
 	for _, ix := range r.Index {
 		if _, ok := ix.(*ir.Index); !ok {
-			return // a part of the array (x[1], x[g[n]]): its other entries may be anything
+			return nil // a part of the array (x[1], x[g[n]]): its other entries may be anything
 		}
 	}
-	lo, hi := fmt.Sprint(d.lo), fmt.Sprint(d.hi)
-	text := strconv.Quote(d.requirement())
+	c := &domainCheckCtx{Role: role, Name: v.Name, Values: goName, Scalar: len(v.Type.Dims) == 0,
+		Lo: domainBound{Value: d.lo}, Hi: domainBound{Value: d.hi}, LoOpen: d.loOpen, HiOpen: d.hiOpen, Text: d.requirement(), What: what}
 	for _, b := range []struct {
 		letter string
 		v      float64
-		expr   *string
-	}{{d.loLetter, d.lo, &lo}, {d.hiLetter, d.hi, &hi}} {
+		bound  *domainBound
+	}{{d.loLetter, d.lo, &c.Lo}, {d.hiLetter, d.hi, &c.Hi}} {
 		if b.letter == "" {
 			if math.IsInf(b.v, 0) {
-				*b.expr = fmt.Sprintf("math.Inf(%d)", int(math.Copysign(1, b.v)))
+				*b.bound = domainBound{Inf: int(math.Copysign(1, b.v))}
 			}
 			continue
 		}
 		size := g.letterSize(f, b.letter)
 		if size == "" || g.sizeGo[size] == "" {
-			return
+			return nil
 		}
-		*b.expr = "float64(m." + g.sizeGo[size] + ")"
-		if b.v > 0 {
-			*b.expr += " + " + fmt.Sprint(b.v)
-		} else if b.v < 0 {
-			*b.expr += " - " + fmt.Sprint(-b.v)
-		}
+		*b.bound = domainBound{Size: g.sizeGo[size], Add: max(b.v, 0), Sub: max(-b.v, 0)}
 		req := strings.Replace(d.requirement(), b.letter, size, 1)
-		text = fmt.Sprintf("fmt.Sprintf(%q, %s)", strings.ReplaceAll(req, "%", "%%")+" = %v", *b.expr)
+		tb := *b.bound
+		c.Text, c.TextBound = strings.ReplaceAll(req, "%", "%%")+" = %v", &tb
 	}
-	entry := []string{fmt.Sprintf("Role: %q, Name: %q", role, v.Name)}
-	if len(v.Type.Dims) == 0 {
-		entry = append(entry, fmt.Sprintf("Values: []float64{m.%s}", goName))
-	} else {
-		entry = append(entry, "Values: m."+goName)
-		if derive.BagDim(g.m, v) == 0 {
-			var dims []string
-			for _, s := range v.Type.Dims {
-				dims = append(dims, "m."+g.sizeGo[s])
-			}
-			entry = append(entry, "Shape: []int{"+strings.Join(dims, ", ")+"}")
+	if !c.Scalar && derive.BagDim(g.m, v) == 0 {
+		for _, s := range v.Type.Dims {
+			c.Shape = append(c.Shape, g.sizeGo[s])
 		}
 	}
-	entry = append(entry, fmt.Sprintf("Domain: runtime.Domain{Lo: %s, Hi: %s, LoOpen: %v, HiOpen: %v, Text: %s}", lo, hi, d.loOpen, d.hiOpen, text),
-		fmt.Sprintf("What: %q", what))
 	if v.Role == ir.RoleParam {
-		// A param not in the data is started by Fit, in its domain.
-		entry = append(entry, fmt.Sprintf("Absent: d.%s == nil", g.dataField[v.Name]))
+		c.Absent = g.dataField[v.Name]
 	}
-	check := "{" + strings.Join(entry, ", ") + "}"
-	if seen[check] {
-		return
-	}
-	seen[check] = true
-	fmt.Fprintf(sb, "\t\t%s,\n", check)
+	return c
 }
 
 // letterSize returns the size that the shape letter stands for in f: the

@@ -107,7 +107,7 @@ func TestEndToEndDomains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(m, Options{})
+	files, err := generateModel(m, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,11 +29,12 @@ type driverCtx struct {
 // bound ("" when the bound is a number).
 type driverBag struct{ Name, Size string }
 
-// Driver returns the main.go of a command that fits m with the package
-// Generate emitted for it, imported from importPath: it reads a JSON data
+// Driver returns the main.go of a command that fits the model of d with
+// the package Generate emitted for it, imported from importPath: it reads a JSON data
 // file (-data), reports progress on stderr and writes the Result as JSON
 // (stdout or -out). `vigen run` builds and runs it.
-func Driver(m *ir.Model, importPath string) (File, error) {
+func Driver(d *derive.Derivation, importPath string) (File, error) {
+	m := d.Model
 	tmpl, err := template.ParseFS(templates.FS, "run.go.tmpl")
 	if err != nil {
 		return File{}, err
@@ -48,13 +49,7 @@ func Driver(m *ir.Model, importPath string) (File, error) {
 			ctx.Bags = append(ctx.Bags, b)
 		}
 	}
-	if d, err := derive.Derive(m); err != nil {
-		ctx.NoHeldout = err.Error()
-	} else if d.Predictive != nil {
-		ctx.Heldout = true
-	} else {
-		ctx.NoHeldout = d.NoPredictive.Error()
-	}
+	ctx.Heldout, ctx.NoHeldout = d.Predictive != nil, d.NoPredictiveReason
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, ctx); err != nil {
 		return File{}, err

@@ -12,7 +12,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/vigen-go/vigen/derive"
 	"github.com/vigen-go/vigen/spec"
+	"github.com/vigen-go/vigen/spec/ir"
 )
 
 // End-to-end: generate a package from a model, compile it with a small
@@ -150,7 +152,7 @@ func buildAndRunFiles(t *testing.T, name, src string, data []byte, drv string, e
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(m, Options{})
+	files, err := generateModel(m, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +320,7 @@ func TestBadPackageName(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Generate(m, Options{})
+		_, err = generateModel(m, Options{})
 		if err == nil || !strings.Contains(err.Error(), "cannot be the name of a Go package") {
 			t.Errorf("model %s: error %v", name, err)
 		}
@@ -532,4 +534,13 @@ for n in 1:N {
 			t.Errorf("variance %.12g, −1/f″ = %.12g", g.Cov[0][0], -1/h)
 		}
 	}
+}
+
+// generateModel derives m and generates its package, as vigen gen does.
+func generateModel(m *ir.Model, opts Options) ([]File, error) {
+	d, err := derive.Derive(m)
+	if err != nil {
+		return nil, err
+	}
+	return Generate(d, opts)
 }

@@ -32,6 +32,8 @@ type qInfo struct {
 type fitGen struct {
 	g      *gen
 	d      *derive.Derivation
+	bound  *derive.Bound   // d.Bound()
+	msteps []*derive.MStep // d.MSteps()
 	qs     []*qInfo
 	byT    map[string]*qInfo // q parameter tensor → its latent
 	unit   *derive.Index
@@ -59,13 +61,15 @@ type hoisted struct {
 // fitGen's goFile.
 func (g *gen) fitCode() (*fitGen, error) {
 	d := g.d
-	if d.BoundErr != nil {
-		return nil, d.BoundErr
+	bound, err := d.Bound()
+	if err != nil {
+		return nil, err
 	}
-	if d.MStepErr != nil {
-		return nil, d.MStepErr
+	msteps, err := d.MSteps()
+	if err != nil {
+		return nil, err
 	}
-	f := &fitGen{g: g, d: d, byT: map[string]*qInfo{}, unit: d.Bound.Unit, w: newGoFile(), fnames: newNamer("rng", "hess", "grad", "prev", "curv", "cov")}
+	f := &fitGen{g: g, d: d, bound: bound, msteps: msteps, byT: map[string]*qInfo{}, unit: bound.Unit, w: newGoFile(), fnames: newNamer("rng", "hess", "grad", "prev", "curv", "cov")}
 	objs := map[string]*derive.Objective{}
 	for _, o := range d.Objectives {
 		objs[o.Latent.Name] = o
@@ -662,7 +666,7 @@ func (f *fitGen) emitLoops() {
 		shape = append(shape, "Units: "+strings.Replace(f.dim(f.unit.Size), "m.", "a.m.", 1))
 	}
 	field("Globals", constBool(len(global) > 0))
-	field("EM", constBool(len(f.d.MSteps) > 0).and(cond("!a.opts.FixParams")))
+	field("EM", constBool(len(f.msteps) > 0).and(cond("!a.opts.FixParams")))
 	onePass := constBool(len(global) == 0)
 	if f.unit == nil && len(global) == 1 && global[0].obj != nil {
 		onePass = cond(fmt.Sprintf("q.%s == \"laplace\"", global[0].method))
@@ -744,7 +748,7 @@ func (f *fitGen) emitFingerprint() {
 
 func (f *fitGen) emitELBO() {
 	w := f.w
-	b := f.d.Bound
+	b := f.bound
 	w.Func([]string{"ELBO is the evidence lower bound E_q[log p] + H[q], with Eq. 19's",
 		"expansion where no exact rule applies (Eq. 21 for the Gaussian factors).",
 		"Units are evaluated on `workers` goroutines into perUnit and summed in",
@@ -872,7 +876,7 @@ func (f *fitGen) updateKernel(qi *qInfo) string {
 }
 
 func (f *fitGen) boundKernels() string {
-	b := f.d.Bound
+	b := f.bound
 	var sb strings.Builder
 	sb.WriteString(f.g.emitKernel(kernelSpec{Name: "elboGlobal", Scalar: true,
 		Doc:     []string{"elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of", "the global statements and the entropies of the global non-Gaussian factors."},

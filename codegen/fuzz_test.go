@@ -49,7 +49,7 @@ func FuzzGenerate(f *testing.F) {
 		if err != nil {
 			return // FuzzLoad in spec checks the checker's errors
 		}
-		files, err := Generate(m, Options{})
+		files, err := generateModel(m, Options{})
 		if err == nil {
 			if len(files) == 0 {
 				t.Fatal("Generate returned neither files nor an error")

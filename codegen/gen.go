@@ -11,7 +11,6 @@ import (
 	"go/token"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"text/template"
 
@@ -69,12 +68,56 @@ type varCtx struct {
 	Doc                string
 	Pos                ir.Pos
 	Optional           bool
-	// Entry is the variable's line of the data table (runtime.DataVar).
-	Entry string
+	// Entry is the variable's entry of the data table.
+	Entry tableEntry
 }
 
+// tableEntry is one entry of the data table (runtime.DataVar), field by
+// field; the template leaves out the empty ones.
+type tableEntry struct {
+	Name string
+	// Kind, Role and Class name runtime constants (KindInt, RoleConst,
+	// ClassCov), or are empty for a real, data or plain variable.
+	Kind, Role, Class string
+	Dims              []string
+	Range             []ir.Bound // an int's range, or nil
+	// Pos is the position of a const that the data must give.
+	Pos string
+	// Data is the Data field; Model the Model field, or a bag's offsets
+	// with Term and Count its other Model fields; Off, for one value per
+	// entry of a bag, the Model field of the bag's offsets.
+	Data, Model, Term, Count, Off string
+	// Default, if set, fills in the variable's default value.
+	Default *defaultCtx
+}
+
+// defaultCtx is the body of a table entry's Default: Model field Field
+// set to Value, element by element in nested Loops over its dimensions
+// (none for a scalar).
+type defaultCtx struct {
+	Field string
+	Loops []loopCtx
+	// Value is the default's expression, printed by the kernels' Go
+	// printer, reading the loops' variables.
+	Value string
+}
+
+// loopCtx is a loop for Var := 0; Var < m.Size; Var++, Size a Model field.
+type loopCtx struct{ Var, Size string }
+
+// groupCtx builds a grouping once the data are loaded: the Model fields
+// Off and Rows list each unit's points, from the int data By, one unit
+// per 1..Size (Model fields).
+type groupCtx struct{ Off, Rows, By, Size string }
+
+// auxCtx is a value derived from a const or param (derive.Aux), in Model
+// field Go: for Op "inv" the inverse, for "logdet" the log-determinant, of
+// the N×N matrix in Model field Src, of the variable Arg (What says data
+// or param). A param's (Param) is computed only once the param is set.
 type auxCtx struct {
-	Go, Type, Doc, Code string
+	Go, Type, Doc         string
+	Op, Src, N, What, Arg string
+	Param                 bool
 }
 
 type fileCtx struct {
@@ -86,17 +129,19 @@ type fileCtx struct {
 	Vars                               []varCtx
 	// Table is the data table (runtime.DataTable) of the sizes and Vars,
 	// one entry each, in the order of the model.
-	Table []string
-	// GroupCode are the statements, after the table is loaded, that
-	// build the groupings (groupings).
-	GroupCode []string
-	Aux       []auxCtx
+	Table []tableEntry
+	// Groups are the groupings, built after the table is loaded
+	// (groupings).
+	Groups []groupCtx
+	Aux    []auxCtx
 	// AtLeast checks sizes against their minimum and Allocs lists the
 	// arrays of the fit, beyond the table's, for the check that refuses
 	// sizes that would make the fit allocate too much (alloc.go);
 	// DomainChecks checks values against the domains of the distributions
 	// they are arguments of (domain.go).
-	AtLeast, Allocs, DomainChecks string
+	AtLeast      []atLeastCtx
+	Allocs       []alloc
+	DomainChecks []domainCheckCtx
 	// Bags are the bag data, whose documents Fit checks are not empty.
 	Bags []bagCtx
 	// HasParams says the model has params (estimated by M-steps); without
@@ -144,10 +189,14 @@ func (g *gen) upper(name string) string {
 // the base of its Model field's name.
 func (g *gen) lower(name string) string { return lowerFirst(g.upper(name)) }
 
-// Generate derives m and returns the Go package implementing it. A failure
-// inside vigen is returned as an error, never a panic.
-func Generate(m *ir.Model, opts Options) (files []File, err error) {
-	return generate(m, opts, nil)
+// Generate returns the Go package implementing the model derived as d
+// (derive.Derive). Unless opts.KernelsOnly, the package has a Fit, which
+// needs d's ELBO and M-steps: why they could not be derived is returned as
+// the error. A failure inside vigen is returned as an error, never a
+// panic. Generate does not modify d, so one derivation serves several
+// generations.
+func Generate(d *derive.Derivation, opts Options) (files []File, err error) {
+	return generate(d, opts, nil)
 }
 
 // KernelSchedule is the statement tree Schedule made for one kernel of a
@@ -157,13 +206,13 @@ type KernelSchedule struct {
 	Stmts []Stmt
 }
 
-// Schedules generates m as Generate does and returns the statement tree of
+// Schedules generates d as Generate does and returns the statement tree of
 // every kernel of the package, in the order they are emitted: loop order,
 // fusion, hoisting and common subexpressions made reviewable (golden/'s
 // testdata/sched) without reading the printed Go.
-func Schedules(m *ir.Model, opts Options) ([]KernelSchedule, error) {
+func Schedules(d *derive.Derivation, opts Options) ([]KernelSchedule, error) {
 	var out []KernelSchedule
-	_, err := generate(m, opts, func(name string, stmts []Stmt) {
+	_, err := generate(d, opts, func(name string, stmts []Stmt) {
 		out = append(out, KernelSchedule{Name: name, Stmts: stmts})
 	})
 	return out, err
@@ -171,16 +220,13 @@ func Schedules(m *ir.Model, opts Options) ([]KernelSchedule, error) {
 
 // generate is Generate, calling scheduled (if not nil) with every kernel's
 // statement tree.
-func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []Stmt)) (files []File, err error) {
+func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, stmts []Stmt)) (files []File, err error) {
+	m := d.Model
 	defer func() {
 		if r := recover(); r != nil {
 			files, err = nil, ir.Errorf(ir.Pos{File: m.File}, "internal error in vigen while generating code (please report it with the model): %v", r)
 		}
 	}()
-	d, err := derive.Derive(m)
-	if err != nil {
-		return nil, err
-	}
 	pkg := opts.Package
 	if pkg == "" {
 		pkg = strings.ToLower(sanitize(m.Name))
@@ -211,7 +257,7 @@ func generate(m *ir.Model, opts Options, scheduled func(kernel string, stmts []S
 			s := sizeCtx{Name: v.Name, Field: g.dfields.get(g.upper(v.Name)), Go: g.fields.get(g.lower(v.Name)), Pos: v.Pos}
 			g.sizeGo[v.Name] = s.Go
 			ctx.Sizes = append(ctx.Sizes, s)
-			ctx.Table = append(ctx.Table, fmt.Sprintf("{Name: %q, Kind: runtime.KindSize, Data: &d.%s, Model: &m.%s}", v.Name, s.Field, s.Go))
+			ctx.Table = append(ctx.Table, tableEntry{Name: v.Name, Kind: "KindSize", Data: s.Field, Model: s.Go})
 		case ir.RoleData, ir.RoleConst, ir.RoleParam:
 			vc, err := g.varCtx(v)
 			if err != nil {
@@ -321,23 +367,20 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 		vc.Doc += " = " + fmtIR(v.Default)
 	}
 	dims := t.Dims
-	// The table entry (runtime.DataVar), field by field; zero values are
-	// left out.
-	entry := []string{fmt.Sprintf("Name: %q", v.Name)}
+	e := tableEntry{Name: v.Name, Data: vc.Field, Model: vc.Go}
 	switch {
 	case t.Kind == ir.Int && g.isCount(v):
-		entry = append(entry, "Kind: runtime.KindCount") // a Multinomial, Binomial or Poisson draw
+		e.Kind = "KindCount" // a Multinomial, Binomial or Poisson draw
 	case t.Kind == ir.Int:
-		entry = append(entry, "Kind: runtime.KindInt")
+		e.Kind = "KindInt"
 	}
 	switch v.Role {
 	case ir.RoleConst:
-		entry = append(entry, "Role: runtime.RoleConst")
+		e.Role = "RoleConst"
 	case ir.RoleParam:
-		entry = append(entry, "Role: runtime.RoleParam")
+		e.Role = "RoleParam"
 	}
-	class := map[ir.Class]string{ir.Cov: "ClassCov", ir.Simplex: "ClassSimplex", ir.Bag: "ClassBag"}[t.Class]
-	model := "&m." + vc.Go
+	e.Class = map[ir.Class]string{ir.Cov: "ClassCov", ir.Simplex: "ClassSimplex", ir.Bag: "ClassBag"}[t.Class]
 	switch {
 	case t.Kind == ir.Real && t.Class == ir.Plain && len(dims) == 0:
 		vc.DataType, vc.FlatType = "float64", "float64"
@@ -352,7 +395,7 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 		vc.Doc += " (documents as [term, count] pairs)"
 		off, term, count := g.fields.get(vc.Go+"Off"), g.fields.get(vc.Go+"Term"), g.fields.get(vc.Go+"Count")
 		vc.Extra = []fieldCtx{{off, "[]int", "document i's entries are at off[i]:off[i+1]"}, {term, "[]int", "term ids (1-based)"}, {count, "[]float64", "counts"}}
-		model = fmt.Sprintf("&m.%s, Term: &m.%s, Count: &m.%s", off, term, count)
+		e.Model, e.Term, e.Count = off, term, count
 		g.goName[v.Name+".off"], g.goName[v.Name+".term"], g.goName[v.Name+".count"] = off, term, count
 		g.bags = append(g.bags, bagCtx{Name: v.Name, Off: off})
 		g.tensors[v.Name+".off"] = tensorInfo{Dims: []string{dims[0]}, Int: true}
@@ -366,8 +409,8 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 			elem = "int"
 		}
 		vc.DataType, vc.FlatType = "[][]"+elem, "[]"+elem
-		class = "ClassRagged"
-		model += ", Off: &m." + g.goName[bag.Name+".off"]
+		e.Class = "ClassRagged"
+		e.Off = g.goName[bag.Name+".off"]
 		dims = []string{"@" + bag.Name}
 	case len(dims) >= 1 && len(dims) <= 3:
 		if v.Role != ir.RoleData && t.Kind == ir.Int {
@@ -382,54 +425,26 @@ func (g *gen) varCtx(v *ir.Var) (varCtx, error) {
 	default:
 		return vc, ir.Errorf(v.Pos, "%s of type %s is not supported by the code generator yet", v.Name, t)
 	}
-	if class != "" {
-		entry = append(entry, "Class: runtime."+class)
-	}
-	if len(t.Dims) > 0 {
-		entry = append(entry, "Dims: "+stringsLiteral(t.Dims))
-	}
+	e.Dims = t.Dims
 	if t.Range != nil {
-		entry = append(entry, fmt.Sprintf("Range: []runtime.Bound{%s, %s}", bound(t.Range[0]), bound(t.Range[1])))
+		e.Range = t.Range[:]
 	}
 	if requiredConst(v) {
-		entry = append(entry, fmt.Sprintf("Pos: %q", v.Pos.String()))
-	}
-	entry = append(entry, "Data: &d."+vc.Field)
-	if t.Class == ir.Bag {
-		entry = append(entry, "Off: "+model)
-	} else {
-		entry = append(entry, "Model: "+model)
+		e.Pos = v.Pos.String()
 	}
 	if v.Default != nil {
-		n := ""
-		if len(t.Dims) > 0 {
-			var sizes []string
-			for _, d := range t.Dims {
-				sizes = append(sizes, "m."+g.sizeGo[d])
-			}
-			n = strings.Join(sizes, "*")
-		}
-		entry = append(entry, "Default: func() {\n"+g.defaultCode(v, n)+"\n}")
+		e.Default = g.defaultCtx(v)
 	}
-	vc.Entry = "{" + strings.Join(entry, ", ") + "}"
+	vc.Entry = e
 	if t.Class != ir.Bag {
 		g.tensors[v.Name] = tensorInfo{Go: "@" + v.Name, Dims: dims, Int: t.Kind == ir.Int}
 	}
 	return vc, nil
 }
 
-// stringsLiteral writes a []string literal.
-func stringsLiteral(ss []string) string {
-	q := make([]string, len(ss))
-	for k, s := range ss {
-		q[k] = strconv.Quote(s)
-	}
-	return "[]string{" + strings.Join(q, ", ") + "}"
-}
-
 // groupings adds, for each int data g through which a statement reads a
 // per-unit latent as θ[g[n]], the Model fields listing each unit's points
-// (derive/group.go), built once the data are loaded (fileCtx.GroupCode).
+// (derive/group.go), built once the data are loaded (fileCtx.Groups).
 func (g *gen) groupings(ctx *fileCtx) {
 	done := map[string]bool{}
 	for _, o := range g.d.Objectives {
@@ -449,7 +464,7 @@ func (g *gen) groupings(ctx *fileCtx) {
 				vc.Extra = append(vc.Extra,
 					fieldCtx{off, "[]int", fmt.Sprintf("the points of unit i (%s[n] = i+1) are %s[%s[i]:%s[i+1]]", by, list, off, off)},
 					fieldCtx{list, "[]int", "point numbers (1-based), unit by unit"})
-				ctx.GroupCode = append(ctx.GroupCode, fmt.Sprintf("m.%s, m.%s = runtime.GroupRows(m.%s, m.%s)", off, list, vc.Go, g.sizeGo[o.Unit.Size]))
+				ctx.Groups = append(ctx.Groups, groupCtx{Off: off, Rows: list, By: vc.Go, Size: g.sizeGo[o.Unit.Size]})
 				g.goName[rows+".off"], g.goName[rows] = off, list
 				g.tensors[rows+".off"] = tensorInfo{Go: "@" + rows + ".off", Dims: []string{o.Unit.Size}, Int: true}
 				g.tensors[rows] = tensorInfo{Go: "@" + rows, Dims: []string{"@" + rows}, Int: true}
@@ -458,23 +473,13 @@ func (g *gen) groupings(ctx *fileCtx) {
 	}
 }
 
-// bound writes an end of an int's range as a runtime.Bound.
-func bound(b ir.Bound) string {
-	if b.Size != "" {
-		return fmt.Sprintf("{Size: %q}", b.Size)
-	}
-	return fmt.Sprintf("{Value: %d}", b.Value)
-}
-
 // requiredConst reports whether v is a const without a default, which the
 // data must give.
 func requiredConst(v *ir.Var) bool { return v.Role == ir.RoleConst && v.Default == nil }
 
-// defaultCode fills m.<v>, of n numbers (n empty for a scalar), with v's
-// default expression, element by element: the body of its table entry's
-// Default.
-func (g *gen) defaultCode(v *ir.Var, n string) string {
-	goField := "m." + g.goName[v.Name]
+// defaultCtx fills the Model field of v with v's default expression,
+// element by element: the body of its table entry's Default.
+func (g *gen) defaultCtx(v *ir.Var) *defaultCtx {
 	b := derive.NewBuilder(g.m)
 	var idx []derive.Index
 	var sel []derive.Expr
@@ -487,62 +492,40 @@ func (g *gen) defaultCode(v *ir.Var, n string) string {
 	e, err := b.Lower(v.Default, defSel)
 	if err != nil {
 		g.errs = append(g.errs, err)
-		return ""
+		return nil
 	}
 	sizes := map[string]string{}
 	for k, s := range g.sizeGo {
 		sizes[k] = "m." + s
 	}
 	p := newGoPrinter(g.tensors, sizes, map[string]bool{"m": true})
-	var sb strings.Builder
-	if n == "" {
-		fmt.Fprintf(&sb, "\t\t%s = %s", goField, p.expr(e, 0))
-		return sb.String()
+	c := &defaultCtx{Field: g.goName[v.Name]}
+	for _, i := range idx {
+		c.Loops = append(c.Loops, loopCtx{Var: p.index(i.Name), Size: g.sizeGo[i.Size]})
 	}
-	fmt.Fprintf(&sb, "\t\t%s = make([]float64, %s)\n", goField, n)
-	off := ""
-	for k, i := range idx {
-		gi := p.index(i.Name)
-		fmt.Fprintf(&sb, "\t\tfor %s := 0; %s < %s; %s++ {\n", gi, gi, sizes[i.Size], gi)
-		if k == 0 {
-			off = gi
-		} else {
-			off = fmt.Sprintf("%s*%s+%s", off, sizes[i.Size], gi)
-		}
-	}
-	fmt.Fprintf(&sb, "\t\t%s[%s] = %s\n", goField, off, p.expr(e, 0))
-	for range idx {
-		sb.WriteString("\t\t}\n")
-	}
-	return strings.TrimRight(sb.String(), "\n")
+	c.Value = p.expr(e, 0)
+	return c
 }
 
 func (g *gen) auxCtx(a derive.Aux) auxCtx {
-	goName := g.fields.get(g.lower(a.Arg) + exported(a.Op))
-	g.goName[a.Name] = goName
-	n := "m." + g.sizeGo[a.Dim]
-	src := "m." + g.goName[a.Arg]
-	what := "data"
-	guard := func(code string) string { return code }
+	c := auxCtx{Go: g.fields.get(g.lower(a.Arg) + exported(a.Op)), Op: a.Op, Src: g.goName[a.Arg], N: g.sizeGo[a.Dim], What: "data", Arg: a.Arg}
+	g.goName[a.Name] = c.Go
 	if v := g.m.Lookup(a.Arg); v != nil && v.Role == ir.RoleParam {
 		// A param may be missing until Fit starts it; its aux values are
 		// recomputed after every M-step.
-		what = "param"
-		guard = func(code string) string {
-			return fmt.Sprintf("\tif %s != nil {\n%s\n\t}", src, strings.ReplaceAll(code, "\n", "\n\t"))
-		}
+		c.What, c.Param = "param", true
 	}
 	switch a.Op {
 	case "inv":
 		g.tensors[a.Name] = tensorInfo{Go: "@" + a.Name, Dims: []string{a.Dim, a.Dim}}
-		return auxCtx{Go: goName, Type: "[]float64", Doc: "inverse of " + a.Arg,
-			Code: guard(fmt.Sprintf("\tm.%s = make([]float64, %s*%s)\n\tif !runtime.InvSPD(m.%s, %s, %s) {\n\t\treturn fmt.Errorf(\"%s %%q: not positive definite\", %q)\n\t}", goName, n, n, goName, src, n, what, a.Arg))}
+		c.Type, c.Doc = "[]float64", "inverse of "+a.Arg
 	case "logdet":
 		g.tensors[a.Name] = tensorInfo{Go: "@" + a.Name}
-		return auxCtx{Go: goName, Type: "float64", Doc: "log-determinant of " + a.Arg,
-			Code: guard(fmt.Sprintf("\tif ld, ok := runtime.LogDetSPD(%s, %s); ok {\n\t\tm.%s = ld\n\t} else {\n\t\treturn fmt.Errorf(\"%s %%q: not positive definite\", %q)\n\t}", src, n, goName, what, a.Arg))}
+		c.Type, c.Doc = "float64", "log-determinant of "+a.Arg
+	default:
+		panic("codegen: unknown aux op " + a.Op)
 	}
-	panic("codegen: unknown aux op " + a.Op)
+	return c
 }
 
 // fmtFactor prints a statement of the model, with its plates.

@@ -107,7 +107,7 @@ func generateSrc(tb testing.TB, name, src string) []File {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	files, err := Generate(m, Options{})
+	files, err := generateModel(m, Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

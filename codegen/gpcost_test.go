@@ -30,7 +30,7 @@ func TestGenerateGP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(m, Options{})
+	files, err := generateModel(m, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

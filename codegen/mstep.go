@@ -142,14 +142,14 @@ func (f *fitGen) emitMSteps() {
 		"priors) and returns the largest relative change of a param."},
 		"(m *Model) mstep(q *state, opts Options) (float64, error)", func() {
 			w.P("change := 0.0")
-			for _, s := range f.d.MSteps {
+			for _, s := range f.msteps {
 				w.Define("c, err", fmt.Sprintf("m.mstep%s(q, opts)", f.stepName(s)))
 				w.CheckErr("change", "err")
 				w.Pf("change = %s(change, c)", goMath.Ident("Max"))
 			}
 			w.Return("change", "nil")
 		})
-	for _, s := range f.d.MSteps {
+	for _, s := range f.msteps {
 		switch s.Kind {
 		case "counts":
 			f.emitCountsStep(s)

@@ -37,7 +37,7 @@ func (f *fitGen) sviReason() string {
 		case qi.obj != nil && !qi.local:
 			why = append(why, fmt.Sprintf("the global %s (%s) is nonconjugate, and SVI steps only conjugate globals", qi.v.Name, f.pos(qi.v)))
 		case f.unit != nil && qi.upd != nil && !qi.local && qi.upd.SVI == nil:
-			why = append(why, qi.upd.NoSVI)
+			why = append(why, qi.upd.NoSVIReason)
 		case f.unit != nil && qi.upd != nil && !qi.local && !hasNaturalMaps(qi.q.Family):
 			why = append(why, fmt.Sprintf("the global %s (%s) is %s, whose natural parameters SVI cannot step", qi.v.Name, f.pos(qi.v), qi.q.Family))
 		}

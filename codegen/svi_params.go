@@ -12,7 +12,7 @@ import (
 // online EM (runtime.SVIParams; Cappé & Moulines 2009), the M-steps taken
 // from running averages of expected sufficient statistics. The statistics
 // are those the batch M-steps (mstep.go) sum over all units, laid out one
-// M-step after another in the order of f.d.MSteps:
+// M-step after another in the order of f.msteps:
 //
 //   - counts: the param's expected counts from the statements inside the
 //     unit plate (derive.OnlineCounts.Unit), shaped as the param; the rest
@@ -36,12 +36,12 @@ func (f *fitGen) sviParams() (statsLen, reason string) {
 		return "", "" // without a unit plate, sviReason says why SVI does not apply
 	}
 	var parts, why []string
-	for _, s := range f.d.MSteps {
+	for _, s := range f.msteps {
 		switch s.Kind {
 		case "counts":
 			switch {
-			case s.OnlineWhy != "":
-				why = append(why, s.OnlineWhy)
+			case s.NoOnlineReason != "":
+				why = append(why, s.NoOnlineReason)
 			case s.Online == nil:
 				why = append(why, fmt.Sprintf("%s: internal error in vigen: the counts M-step of param %s has no online form (please report it with the model)", f.pos(s.Params[0]), s.Params[0].Name))
 			case s.Online.Unit != nil:
@@ -81,7 +81,7 @@ func (f *fitGen) emitSVIParams() {
 		return
 	}
 	var layout []string
-	for _, s := range f.d.MSteps {
+	for _, s := range f.msteps {
 		switch {
 		case s.Kind == "counts" && s.Online.Unit != nil:
 			layout = append(layout, fmt.Sprintf("the expected counts of %s (%s)", s.Params[0].Name, strings.Join(s.Params[0].Type.Dims, "×")))
@@ -102,7 +102,7 @@ func (f *fitGen) emitSVIParams() {
 	w.Func(doc, "(a *caModel) UnitParamStats(q *state, w *scratch, d int, stats []float64)", func() {
 		w.P("m := a.m")
 		pos := newStatsPos(w, len(layout))
-		for _, s := range f.d.MSteps {
+		for _, s := range f.msteps {
 			switch {
 			case s.Kind == "counts" && s.Online.Unit != nil:
 				v := s.Params[0]
@@ -131,7 +131,7 @@ func (f *fitGen) emitSVIParams() {
 			w.P("m, opts := a.m, a.opts")
 			w.P("change := 0.0")
 			pos := newStatsPos(w, len(layout))
-			for _, s := range f.d.MSteps {
+			for _, s := range f.msteps {
 				switch s.Kind {
 				case "counts":
 					f.emitCountsParamStep(s, pos)
@@ -143,7 +143,7 @@ func (f *fitGen) emitSVIParams() {
 			w.Return("change", "nil")
 		})
 
-	for _, s := range f.d.MSteps {
+	for _, s := range f.msteps {
 		if s.Kind != "counts" {
 			continue
 		}

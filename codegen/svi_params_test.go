@@ -277,7 +277,7 @@ for d in 1:D {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(m, Options{})
+	files, err := generateModel(m, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ for d in 1:D {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(m, Options{})
+	files, err := generateModel(m, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

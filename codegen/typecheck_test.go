@@ -103,7 +103,7 @@ func generateChecked(t *testing.T, name, src string) []File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(m, Options{})
+	files, err := generateModel(m, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,10 +49,10 @@ type Update struct {
 	Inputs       []*QFactor
 	Expectations []Approx
 	// SVI is a global update split for stochastic variational inference
-	// (svi.go), or nil with NoSVI saying why it cannot be (nil and "" for
-	// local updates and models without a unit plate).
-	SVI   *SVIPart
-	NoSVI string
+	// (svi.go), or nil with NoSVIReason saying why it cannot be (nil and ""
+	// for local updates and models without a unit plate).
+	SVI         *SVIPart
+	NoSVIReason string
 }
 
 // ConjugateParamNames names the variational parameters of a family, in

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vigen-go/vigen/codegen"
+	"github.com/vigen-go/vigen/derive"
 	"github.com/vigen-go/vigen/spec"
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -402,14 +403,19 @@ func prepare(c fdCase, pkg, dir string, seed uint64) (p *prepared, skip bool, er
 	return p, false, nil
 }
 
-// generate runs codegen.Generate, turning a panic into an error.
+// generate derives m and runs codegen.Generate, turning a panic into an
+// error.
 func generate(m *ir.Model, pkg string) (files []codegen.File, err error) {
 	defer func() {
 		if e := recover(); e != nil {
 			err = fmt.Errorf("panic: %v", e)
 		}
 	}()
-	return codegen.Generate(m, codegen.Options{Package: pkg})
+	d, err := derive.Derive(m)
+	if err != nil {
+		return nil, err
+	}
+	return codegen.Generate(d, codegen.Options{Package: pkg})
 }
 
 // randomPoint draws θ ~ N(0, 0.5²) and a small random SPD Σ = BBᵀ + 0.01 I

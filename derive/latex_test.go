@@ -197,7 +197,8 @@ func derivationExprs(d *Derivation) []Expr {
 	for _, u := range d.Updates {
 		upd(u)
 	}
-	for _, s := range d.MSteps {
+	steps, _ := d.MSteps()
+	for _, s := range steps {
 		if s.Counts != nil {
 			upd(s.Counts)
 		}
@@ -205,8 +206,8 @@ func derivationExprs(d *Derivation) []Expr {
 			obj(s.Numeric)
 		}
 	}
-	if d.Bound != nil {
-		out = append(out, d.Bound.Local, d.Bound.Global)
+	if b, _ := d.Bound(); b != nil {
+		out = append(out, b.Local, b.Global)
 	}
 	return out
 }

@@ -54,36 +54,56 @@ type Part struct {
 	F, Grad, Hess, Trace, TraceGrad Expr
 }
 
-// Derivation is the result of deriving a model.
+// Derivation is the result of deriving a model: the objectives and updates
+// of its latents, which every generated package needs. What a Fit needs
+// beyond them, the ELBO and the M-steps of the params, is read through
+// Bound and MSteps, which return why it could not be derived as an error:
+// kernels-only generation does without them.
 type Derivation struct {
 	Model      *ir.Model
 	Objectives []*Objective
 	Updates    []*Update
 	// Q is the variational factor of every latent, in declaration order.
-	Q     []*QFactor
-	Bound *Bound
-	// BoundErr says why the ELBO could not be derived, if it could not.
-	BoundErr error
-	// MSteps update the params (variational EM), in declaration order;
-	// MStepErr says why some param has none.
-	MSteps   []*MStep
-	MStepErr error
-	Aux      []Aux
+	Q   []*QFactor
+	Aux []Aux
 	// Predictive is the per-token predictive of a bag data variable, for
-	// held-out evaluation (predictive.go); NoPredictive says why the model
-	// has none.
-	Predictive   *Predictive
-	NoPredictive error
+	// held-out evaluation (predictive.go), or nil; NoPredictiveReason then
+	// says why the model has none, as positioned lines with a hint. It is
+	// not an error: such a model fits, without held-out evaluation.
+	Predictive         *Predictive
+	NoPredictiveReason string
+
+	bound    *Bound
+	boundErr error
+	mSteps   []*MStep
+	mStepErr error
 }
+
+// Bound returns the ELBO of the model, or why it could not be derived: a
+// positioned error. Only Fit needs it.
+func (d *Derivation) Bound() (*Bound, error) { return d.bound, d.boundErr }
+
+// MSteps returns the updates of the params (variational EM), in
+// declaration order, or why some param has none: a positioned error.
+func (d *Derivation) MSteps() ([]*MStep, error) { return d.mSteps, d.mStepErr }
 
 // CovTensor is the name under which an objective's Trace reads Σ.
 func CovTensor(latent string) string { return latent + ".cov" }
 
-// Derive builds the objective of every nonconjugate latent of m. Models
-// outside what the code generator supports yet get a positioned error.
-func Derive(m *ir.Model) (*Derivation, error) {
+// Derive builds the objective of every nonconjugate latent of m and the
+// update of every conjugate one; models outside what the code generator
+// supports yet get positioned errors, one per latent that cannot be
+// fitted. The ELBO and the M-steps are derived too; their failures are
+// returned by Derivation.Bound and MSteps. A failure inside vigen is
+// returned as an error, never a panic.
+func Derive(m *ir.Model) (d *Derivation, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = nil, ir.Errorf(ir.Pos{File: m.File}, "internal error in vigen while deriving (please report it with the model): %v", r)
+		}
+	}()
 	b := NewBuilder(m)
-	d := &Derivation{Model: m}
+	d = &Derivation{Model: m}
 	var errs []error
 	qs := map[string]*QFactor{}
 	for _, v := range m.VarsWithRole(ir.RoleLatent) {
@@ -117,13 +137,15 @@ func Derive(m *ir.Model) (*Derivation, error) {
 	for _, o := range d.Objectives {
 		o.Collapsed = b.collapse(o, d.Updates, qs)
 	}
-	// The bound is needed by Fit only; kernels-only generation does
-	// without it, so an error here is kept for the code generator.
-	d.Bound, d.BoundErr = b.bound(d, qs)
+	d.bound, d.boundErr = b.bound(d, qs)
 	b.sviParts(d, qs)
-	d.MSteps, d.MStepErr = b.mSteps(qs)
+	d.mSteps, d.mStepErr = b.mSteps(qs)
 	b.onlineMSteps(d, qs)
-	d.Predictive, d.NoPredictive = b.predictive(qs)
+	if p, reason := b.predictive(qs); p != nil {
+		d.Predictive = p
+	} else if reason != nil {
+		d.NoPredictiveReason = reason.Error()
+	}
 	d.Aux = b.Aux
 	return d, nil
 }

@@ -39,9 +39,9 @@ type MStep struct {
 	Numeric *Objective
 	// Online (kind "counts", in a model with a unit plate) splits Counts
 	// for online EM, the params' side of stochastic variational inference
-	// (mstep_svi.go); OnlineWhy says why it could not be (positioned).
-	Online    *OnlineCounts
-	OnlineWhy string
+	// (mstep_svi.go); NoOnlineReason says why it could not be (positioned).
+	Online         *OnlineCounts
+	NoOnlineReason string
 }
 
 // GaussStep describes a Gaussian M-step: the statement `Target[Unit] ~

@@ -29,7 +29,7 @@ type OnlineCounts struct {
 	Unit, Rest *Update
 }
 
-// onlineMSteps sets Online (or OnlineWhy) of the counts M-steps of d, for
+// onlineMSteps sets Online (or NoOnlineReason) of the counts M-steps of d, for
 // a model with a unit plate.
 func (b *Builder) onlineMSteps(d *Derivation, qs map[string]*QFactor) {
 	unit, err := d.unit()
@@ -43,9 +43,9 @@ func (b *Builder) onlineMSteps(d *Derivation, qs map[string]*QFactor) {
 	for _, u := range d.Updates {
 		local[u.Latent.Name] = u.Unit != nil
 	}
-	for _, s := range d.MSteps {
+	for _, s := range d.mSteps {
 		if s.Kind == "counts" {
-			s.Online, s.OnlineWhy = b.onlineCounts(s, *unit, local, qs)
+			s.Online, s.NoOnlineReason = b.onlineCounts(s, *unit, local, qs)
 		}
 	}
 }

@@ -46,7 +46,7 @@ func TestPredictiveOfTopicModels(t *testing.T) {
 		d := derivePredictive(t, c.name+".vi", readExample(t, c.name))
 		p := d.Predictive
 		if p == nil {
-			t.Fatalf("%s: no predictive: %v", c.name, d.NoPredictive)
+			t.Fatalf("%s: no predictive: %s", c.name, d.NoPredictiveReason)
 		}
 		if p.Bag.Name != "w" || p.Local.Name != "z" || p.Unit.Name != "d" || p.K.Size != "K" || p.V.Size != "V" ||
 			RuleSummary(p.MixRules) != c.mixRule || RuleSummary(p.TopicRules) != c.topicRule || p.Exact() != c.exact ||
@@ -90,9 +90,9 @@ for d in 1:D {
 		if c.name == "logreg" {
 			d = derivePredictive(t, "logreg.vi", c.src)
 		}
-		if d.Predictive != nil || d.NoPredictive == nil || !strings.Contains(d.NoPredictive.Error(), c.want) ||
-			!strings.Contains(d.NoPredictive.Error(), "\thint: held-out evaluation needs") {
-			t.Errorf("%s: predictive %v, reason %v; want one containing %q", c.name, d.Predictive, d.NoPredictive, c.want)
+		if d.Predictive != nil || !strings.Contains(d.NoPredictiveReason, c.want) ||
+			!strings.Contains(d.NoPredictiveReason, "\thint: held-out evaluation needs") {
+			t.Errorf("%s: predictive %v, reason %q; want one containing %q", c.name, d.Predictive, d.NoPredictiveReason, c.want)
 		}
 	}
 }

@@ -29,12 +29,12 @@ type SVIPart struct {
 }
 
 // sviParts sets the SVI split (Update.SVI) of every global conjugate
-// update, or says why it has none (Update.NoSVI).
+// update, or says why it has none (Update.NoSVIReason).
 func (b *Builder) sviParts(d *Derivation, qs map[string]*QFactor) {
-	if d.Bound == nil || d.Bound.Unit == nil {
+	if d.bound == nil || d.bound.Unit == nil {
 		return
 	}
-	unit := *d.Bound.Unit
+	unit := *d.bound.Unit
 	local := map[string]bool{}
 	for _, o := range d.Objectives {
 		local[o.Latent.Name] = o.Unit != nil
@@ -46,7 +46,7 @@ func (b *Builder) sviParts(d *Derivation, qs map[string]*QFactor) {
 		if u.Unit != nil {
 			continue
 		}
-		u.SVI, u.NoSVI = b.sviPart(u, unit, local, qs)
+		u.SVI, u.NoSVIReason = b.sviPart(u, unit, local, qs)
 	}
 }
 

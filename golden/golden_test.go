@@ -24,8 +24,8 @@ import (
 	"testing"
 
 	"github.com/vigen-go/vigen/codegen"
+	"github.com/vigen-go/vigen/derive"
 	"github.com/vigen-go/vigen/spec"
-	"github.com/vigen-go/vigen/spec/ir"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated example packages and testdata/sched")
@@ -51,9 +51,9 @@ func examples(t *testing.T) []string {
 	return out
 }
 
-// load reads an example model and the Options its go:generate line asks
+// load reads and derives an example model, and returns the Options its go:generate line asks
 // for (-kernels).
-func load(t *testing.T, vi string) (*ir.Model, codegen.Options) {
+func load(t *testing.T, vi string) (*derive.Derivation, codegen.Options) {
 	t.Helper()
 	src, err := os.ReadFile(vi)
 	if err != nil {
@@ -63,14 +63,18 @@ func load(t *testing.T, vi string) (*ir.Model, codegen.Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	d, err := derive.Derive(m)
+	if err != nil {
+		t.Fatal(err)
+	}
 	gen, _ := os.ReadFile(filepath.Join(filepath.Dir(vi), "gen.go"))
-	return m, codegen.Options{KernelsOnly: strings.Contains(string(gen), " -kernels ")}
+	return d, codegen.Options{KernelsOnly: strings.Contains(string(gen), " -kernels ")}
 }
 
 func generate(t *testing.T, vi string) codegen.File {
 	t.Helper()
-	m, opts := load(t, vi)
-	files, err := codegen.Generate(m, opts)
+	d, opts := load(t, vi)
+	files, err := codegen.Generate(d, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,8 +38,8 @@ func TestSchedules(t *testing.T) {
 	trees := map[string]map[string][]codegen.Stmt{}
 	for _, vi := range examples(t) {
 		name := strings.TrimSuffix(filepath.Base(vi), ".vi")
-		m, opts := load(t, vi)
-		ks, err := codegen.Schedules(m, opts)
+		d, opts := load(t, vi)
+		ks, err := codegen.Schedules(d, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

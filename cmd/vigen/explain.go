@@ -86,8 +86,12 @@ func (r *report) explain(d *derive.Derivation) {
 	for _, v := range m.VarsWithRole(ir.RoleLatent) {
 		items = append(items, fmt.Sprintf("latent `%s` (`%s`): %s", v.Name, v.Type, treatmentDoc[v.Treatment.String()]))
 	}
+	// An M-step or ELBO that could not be derived is shown at the end;
+	// the M-steps that could be are shown all the same.
+	steps, mstepErr := d.MSteps()
+	_, boundErr := d.Bound()
 	stepOf := map[*ir.Var]*derive.MStep{}
-	for _, s := range d.MSteps {
+	for _, s := range steps {
 		for _, p := range s.Params {
 			stepOf[p] = s
 		}
@@ -117,19 +121,19 @@ func (r *report) explain(d *derive.Derivation) {
 			r.conjugate(u)
 		}
 	}
-	if len(d.MSteps) > 0 {
+	if len(steps) > 0 {
 		r.heading(2, "Params: M-steps")
 		r.para("Params are point estimates (variational EM): after the variational updates, each M-step sets its params " +
 			"to the maximum of the expected complete log likelihood $\\mathbb{E}_q[\\log p]$ with $q$ held fixed, " +
 			"plus the log prior of a param that has one (a MAP estimate).")
-		for _, s := range d.MSteps {
+		for _, s := range steps {
 			r.mstep(s)
 		}
 	}
-	if d.MStepErr != nil || d.BoundErr != nil {
+	if mstepErr != nil || boundErr != nil {
 		r.heading(2, "Not supported yet")
 		r.para("`vigen gen` generates the derivative kernels of this model but not its `Fit`:")
-		for _, err := range []error{d.MStepErr, d.BoundErr} {
+		for _, err := range []error{mstepErr, boundErr} {
 			if err != nil {
 				r.code(err.Error())
 			}
@@ -177,7 +181,8 @@ func reportExprs(d *derive.Derivation) []derive.Expr {
 			out = append(out, derive.T(t.Tensor))
 		}
 	}
-	for _, s := range d.MSteps {
+	steps, _ := d.MSteps()
+	for _, s := range steps {
 		if s.Counts != nil {
 			upd(s.Counts)
 		}

@@ -128,11 +128,12 @@ func cmdGen(args []string, stdout, stderr io.Writer) int {
 	pkg := fs.String("pkg", "", "Go package name (default: the model name)")
 	kernels := fs.Bool("kernels", false, "emit data types and derivative kernels only (no Fit)")
 	check := fs.Bool("check", false, "write nothing; exit 1, naming the files, unless the package in the output directory is what gen would write")
-	m, code := parseAndLoad(fs, args, stderr)
-	if m == nil {
+	d, code := parseAndDerive(fs, args, stderr)
+	if d == nil {
 		return code
 	}
-	files, err := codegen.Generate(m, codegen.Options{Package: *pkg, KernelsOnly: *kernels})
+	m := d.Model
+	files, err := codegen.Generate(d, codegen.Options{Package: *pkg, KernelsOnly: *kernels})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -146,7 +147,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) int {
 		dir = name
 	}
 	if *check {
-		return checkGenerated(dir, m, files, stderr)
+		return checkGenerated(dir, d, files, stderr)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintln(stderr, err)
@@ -166,7 +167,7 @@ func cmdGen(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	left, err := removeStale(dir, m, files)
+	left, err := removeStale(dir, d, files)
 	if err != nil {
 		fmt.Fprintln(stderr, "vigen:", err)
 		return 1
@@ -192,8 +193,8 @@ func checkOverwrite(path string) error {
 // and that this run did not write, and the temporary files an interrupted
 // run left of the files it writes. It returns the other generated files it
 // left alone, for a warning.
-func removeStale(dir string, m *ir.Model, written []codegen.File) (left []string, err error) {
-	remove, left, err := staleFiles(dir, m, written)
+func removeStale(dir string, d *derive.Derivation, written []codegen.File) (left []string, err error) {
+	remove, left, err := staleFiles(dir, d, written)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +207,8 @@ func removeStale(dir string, m *ir.Model, written []codegen.File) (left []string
 }
 
 // staleFiles lists the files in dir that removeStale removes (remove), and
-// the other files vigen generated that it leaves alone (left).
+// the other files vigen generated that it leaves alone (left); d is the
+// derivation of the model m whose package vigen gen writes.
 //
 // A Go file is removed only if it is exactly what vigen gen writes now for
 // m with the package name of the file (NAME.go holds package NAME), with or
@@ -217,7 +219,7 @@ func removeStale(dir string, m *ir.Model, written []codegen.File) (left []string
 // the same relative name), an edited file, a renamed copy and a file an
 // older vigen wrote all differ, and stay. The header's source line alone
 // would not do: two copies of a model in different directories share it.
-func staleFiles(dir string, m *ir.Model, written []codegen.File) (remove, left []string, err error) {
+func staleFiles(dir string, d *derive.Derivation, written []codegen.File) (remove, left []string, err error) {
 	keep := map[string]bool{}
 	for _, f := range written {
 		keep[f.Name] = true
@@ -247,7 +249,7 @@ func staleFiles(dir string, m *ir.Model, written []codegen.File) (remove, left [
 		if !bytes.HasPrefix(old, []byte(codegen.Header+"\n")) {
 			continue
 		}
-		if regenerates(m, pkg, old) {
+		if regenerates(d, pkg, old) {
 			remove = append(remove, path)
 			continue
 		}
@@ -260,7 +262,8 @@ func staleFiles(dir string, m *ir.Model, written []codegen.File) (remove, left [
 // into dir with what dir holds, writing nothing, and names on stderr each
 // file that is missing or differs, and each file gen would remove. It
 // returns 0 if there is none, else 1.
-func checkGenerated(dir string, m *ir.Model, files []codegen.File, stderr io.Writer) int {
+func checkGenerated(dir string, d *derive.Derivation, files []codegen.File, stderr io.Writer) int {
+	m := d.Model
 	status := 0
 	for _, f := range files {
 		path := filepath.Join(dir, f.Name)
@@ -277,7 +280,7 @@ func checkGenerated(dir string, m *ir.Model, files []codegen.File, stderr io.Wri
 		}
 		status = 1
 	}
-	remove, _, err := staleFiles(dir, m, files)
+	remove, _, err := staleFiles(dir, d, files)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintln(stderr, "vigen:", err)
 		return 1
@@ -321,11 +324,11 @@ func isOurTemp(name string, written []codegen.File) bool {
 	return false
 }
 
-// regenerates reports whether src is exactly what vigen gen writes for m
-// as package pkg, with or without -kernels.
-func regenerates(m *ir.Model, pkg string, src []byte) bool {
+// regenerates reports whether src is exactly what vigen gen writes for the
+// model derived as d as package pkg, with or without -kernels.
+func regenerates(d *derive.Derivation, pkg string, src []byte) bool {
 	for _, kernels := range []bool{false, true} {
-		files, err := codegen.Generate(m, codegen.Options{Package: pkg, KernelsOnly: kernels})
+		files, err := codegen.Generate(d, codegen.Options{Package: pkg, KernelsOnly: kernels})
 		if err == nil && len(files) == 1 && files[0].Name == pkg+".go" && bytes.Equal(files[0].Src, src) {
 			return true
 		}
@@ -356,7 +359,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	m := d.Model
 	// "ok" promises that vigen gen and vigen run accept the model.
-	if _, err := codegen.Generate(m, codegen.Options{}); err != nil {
+	if _, err := codegen.Generate(d, codegen.Options{}); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
@@ -381,21 +384,10 @@ func parseAndDerive(fs *flag.FlagSet, args []string, stderr io.Writer) (*derive.
 	if m == nil {
 		return nil, code
 	}
-	d, err := deriveSafely(m)
+	d, err := derive.Derive(m)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return nil, 1
 	}
 	return d, 0
-}
-
-// deriveSafely is derive.Derive, with a failure inside vigen reported as an
-// error rather than a crash.
-func deriveSafely(m *ir.Model) (d *derive.Derivation, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			d, err = nil, fmt.Errorf("%s: internal error in vigen while deriving (please report it with the model): %v", m.File, r)
-		}
-	}()
-	return derive.Derive(m)
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/vigen-go/vigen/codegen"
+	"github.com/vigen-go/vigen/derive"
 	"github.com/vigen-go/vigen/runtime"
 	"github.com/vigen-go/vigen/spec"
 	"github.com/vigen-go/vigen/spec/ir"
@@ -454,11 +455,15 @@ func cacheRoot() (string, error) {
 // in the source vigen was built from (or, failing that, at vigen's
 // released version through the module proxy); src is that source, or "".
 func buildFiles(m *ir.Model, src string) ([]codegen.File, error) {
-	pkg, err := codegen.Generate(m, codegen.Options{Package: "model"})
+	d, err := derive.Derive(m)
 	if err != nil {
 		return nil, err
 	}
-	driver, err := codegen.Driver(m, "vigenrun/model")
+	pkg, err := codegen.Generate(d, codegen.Options{Package: "model"})
+	if err != nil {
+		return nil, err
+	}
+	driver, err := codegen.Driver(d, "vigenrun/model")
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,8 @@ func writeTable(w io.Writer, d *derive.Derivation) {
 		q[f.Var] = f
 	}
 	msteps := map[string]*derive.MStep{}
-	for _, s := range d.MSteps {
+	steps, _ := d.MSteps() // a param without one is shown as such
+	for _, s := range steps {
 		for _, p := range s.Params {
 			msteps[p.Name] = s
 		}
