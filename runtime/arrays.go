@@ -142,30 +142,24 @@ func DecodeIntRows(raw []byte, name string) ([][]int, error) {
 
 // DecodeRealCube decodes a JSON array of matrices.
 func DecodeRealCube(raw []byte, name string) ([][][]float64, error) {
-	var parts []json.RawMessage
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return nil, fmt.Errorf("data %q: expected an array of matrices", name)
-	}
-	out := make([][][]float64, len(parts))
-	for i, p := range parts {
-		m, err := DecodeRealRows(p, fmt.Sprintf("%s[%d]", name, i+1))
-		if err != nil {
-			return nil, err
-		}
-		out[i] = m
-	}
-	return out, nil
+	return decodeCube(raw, name, DecodeRealRows)
 }
 
 // DecodeIntCube decodes a JSON array of integer matrices.
 func DecodeIntCube(raw []byte, name string) ([][][]int, error) {
+	return decodeCube(raw, name, DecodeIntRows)
+}
+
+// decodeCube decodes a JSON array of matrices, each with rows, naming the
+// i-th (from 1) name[i] in errors.
+func decodeCube[T any](raw []byte, name string, rows func([]byte, string) ([][]T, error)) ([][][]T, error) {
 	var parts []json.RawMessage
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return nil, fmt.Errorf("data %q: expected an array of matrices", name)
 	}
-	out := make([][][]int, len(parts))
+	out := make([][][]T, len(parts))
 	for i, p := range parts {
-		m, err := DecodeIntRows(p, fmt.Sprintf("%s[%d]", name, i+1))
+		m, err := rows(p, fmt.Sprintf("%s[%d]", name, i+1))
 		if err != nil {
 			return nil, err
 		}
