@@ -11,10 +11,11 @@ import (
 // This file emits Model.Heldout for a model with a per-token predictive
 // (derive.Predictive): held-out evaluation by document completion. The
 // kernels HeldoutMix and HeldoutTopics evaluate E_q[Q_k] for a test
-// document and E_q[P_v | z = k]; Heldout fits the test documents' local
-// factors with the trained globals and params held fixed (one coordinate
-// ascent iteration, as examples/lda's InferTheta does) and scores the
-// held-out halves with runtime.HeldoutMixture.
+// document and E_q[P_v | z = k]; Heldout is runtime.Heldout (the
+// algorithm: fit the test documents' local factors with the trained
+// globals and params held fixed, one coordinate-ascent iteration, and score
+// the held-out halves with runtime.HeldoutMixture) given heldoutModel, the
+// package's adapter to runtime.HeldoutModel.
 
 // PredictiveLabel says how the per-token predictive of p is computed, for
 // Heldout's doc comment and runtime.HeldoutScore.Predictive.
@@ -60,55 +61,58 @@ func (f *fitGen) emitHeldout() {
 		doc = append(doc, "\t"+l)
 	}
 	doc = append(doc, "", fmt.Sprintf("Terms that never occur in m's %s are left out of both halves", bag),
-		"(runtime.HeldoutSplit, runtime.HeldoutMixture).")
-	fail := func() { w.CheckErr("s", "err") }
+		"(runtime.Heldout).")
 	w.Func(doc, w.Sf("(m *Model) Heldout(ctx %s, r *Result, obs, held [][][2]int, opts Options) (%s, error)", goContext.Ident("Context"), rt("HeldoutScore")), func() {
-		w.Pf("var s %s", rt("HeldoutScore"))
-		w.If(cond("r == nil"), func() { w.Return("s", w.Sf(`%s("held-out evaluation: no fit")`, goFmt.Ident("Errorf"))) })
-		w.Pf("seen, kept, err := %s(m.%s, m.%s, m.%s, obs, held)", rt("HeldoutSplit"), term, count, vGo)
-		fail()
-		w.P("t := *m")
-		w.Pf("t.%s = len(kept)", unitGo)
-		w.IfErr(w.Sf("t.%s, t.%s, t.%s, err = %s(%q, kept, t.%s, 1, t.%s)", off, term, count, rt("FlattenBag"), bag, unitGo, vGo), "s", "err")
-		w.P("opts = opts.Heldout()")
-		w.P("q, err := t.newState(opts)")
-		fail()
-		w.Doc("the test documents' local factors start as Fit starts them, the", "globals at r's")
-		w.P("l := q.latent(&t)")
-		keep := func() {
-			for _, qi := range f.qs {
-				if !qi.local {
-					w.Pf("l.%s = r.Latent.%s", qi.field, qi.field)
-				}
+		w.Return(w.Sf("%s(ctx, heldoutModel{m}, r, obs, held, opts, %q)", rt("Heldout"), label))
+	})
+	w.P()
+	w.Doc("heldoutModel adapts Model to runtime.HeldoutModel for Heldout.")
+	w.P("type heldoutModel struct{ m *Model }")
+	w.Func(nil, "(h heldoutModel) Bag() ([]int, []float64, int)", func() {
+		w.Return("h.m."+term, "h.m."+count, "h.m."+vGo)
+	})
+	w.Func(nil, w.Sf("(h heldoutModel) Docs(docs [][][2]int) (%s[Latent, Params], error)", rt("HeldoutModel")), func() {
+		w.P("t := *h.m")
+		w.Pf("t.%s = len(docs)", unitGo)
+		w.P("var err error")
+		w.Pf("t.%s, t.%s, t.%s, err = %s(%q, docs, t.%s, 1, t.%s)", off, term, count, rt("FlattenBag"), bag, unitGo, vGo)
+		w.Return("heldoutModel{&t}", "err")
+	})
+	w.Func(nil, "(h heldoutModel) Start(opts Options) (Latent, error)", func() {
+		w.P("q, err := h.m.newState(opts)")
+		w.CheckErr("Latent{}", "err")
+		w.Return("q.latent(h.m)", "nil")
+	})
+	w.Func(nil, "(h heldoutModel) Globals(l, g Latent) Latent", func() {
+		for _, qi := range f.qs {
+			if !qi.local {
+				w.Pf("l.%s = g.%s", qi.field, qi.field)
 			}
 		}
-		keep()
-		w.P("opts.Start = &Result{Latent: l, Params: r.Params}")
-		w.P("res, err := t.Fit(ctx, opts)")
-		fail()
-		w.If(cond("res.Iterations != 1"), func() {
-			w.Return("s", w.Sf(`%s("held-out evaluation: the fit of the test documents stopped: %%s", res.Status)`, goFmt.Ident("Errorf")))
-		})
-		w.Doc("the iteration's global update moved the globals; the score reads r's")
-		w.P("l = res.Latent")
-		keep()
-		w.P("start := Options{Method: opts.Method, Start: &Result{Latent: l, Params: r.Params}}")
+		w.Return("l")
+	})
+	w.Func(nil, w.Sf("(h heldoutModel) Fit(ctx %s, opts Options) (*Result, error)", goContext.Ident("Context")), func() {
+		w.Return("h.m.Fit(ctx, opts)")
+	})
+	w.Func(nil, "(h heldoutModel) Predictive(start Options) ([]float64, []float64, int, error)", func() {
+		fail := func() { w.CheckErr("nil", "nil", "0", "err") }
+		w.P("m := h.m")
 		if len(g.m.VarsWithRole(ir.RoleParam)) > 0 {
-			w.P("u, err := t.withOwnParams(start)")
+			w.P("u, err := m.withOwnParams(start)")
 			fail()
+			w.P("q, err := u.newState(start)")
 		} else {
-			w.P("u := &t")
+			w.P("u := m")
+			w.P("q, err := u.newState(start)")
 		}
-		w.IfErr("q, err = u.newState(start)", "s", "err")
+		fail()
 		w.Pf("mix := make([]float64, u.%s*u.%s)", unitGo, kGo)
 		w.Block(fmt.Sprintf("for d := 0; d < u.%s; d++", unitGo), func() {
 			w.Pf("u.HeldoutMix(%s)", joinArgs("d", f.args(p.MixInputs, "d"), fmt.Sprintf("mix[d*u.%s:(d+1)*u.%s]", kGo, kGo)))
 		})
 		w.Pf("topics := make([]float64, u.%s*u.%s)", kGo, vGo)
 		w.Pf("u.HeldoutTopics(%s)", joinArgs(f.args(p.TopicInputs, ""), "topics"))
-		w.Pf("s, err = %s(mix, topics, u.%s, held, seen)", rt("HeldoutMixture"), kGo)
-		w.Pf("s.Unsettled, s.Predictive = len(res.Unsettled), %q", label)
-		w.Return("s", "err")
+		w.Return("mix", "topics", "u."+kGo, "nil")
 	})
 
 	mixParams := append(inputParams(p.MixInputs), kernelParam{Want: "mix", Tensor: "out:mix", Dims: []string{p.K.Size}, Out: true})

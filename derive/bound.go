@@ -53,12 +53,9 @@ func (d *Derivation) unit() (*Index, error) {
 	return u, nil
 }
 
-func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
-	unit, err := d.unit()
-	if err != nil {
-		return nil, err
-	}
-	bd := &Bound{Unit: unit}
+// localLatents tells, for each latent of d by name, whether it is local to
+// the units of the unit plate (its objective or update has a Unit).
+func (d *Derivation) localLatents() map[string]bool {
 	local := map[string]bool{}
 	for _, o := range d.Objectives {
 		local[o.Latent.Name] = o.Unit != nil
@@ -66,6 +63,31 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 	for _, u := range d.Updates {
 		local[u.Latent.Name] = u.Unit != nil
 	}
+	return local
+}
+
+// expectAt takes the expectation of e under the q factors over (e itself
+// when over is empty), appending how to *log; it fails, positioned at pos
+// and naming context (e.g. "for the ELBO"), when no rule covers e.
+func (b *Builder) expectAt(e Expr, over []*QFactor, log *[]Approx, pos ir.Pos, context string) (Expr, error) {
+	if len(over) == 0 {
+		return e, nil
+	}
+	r, l := b.Expect(e, over)
+	*log = append(*log, l...)
+	if r == nil {
+		return nil, expectFailure(pos, l, context)
+	}
+	return r, nil
+}
+
+func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
+	unit, err := d.unit()
+	if err != nil {
+		return nil, err
+	}
+	bd := &Bound{Unit: unit}
+	local := d.localLatents()
 	var loc, glob []Expr
 	for _, f := range b.Model.Factors {
 		inUnit := unit != nil && len(f.Plates) > 0 && f.Plates[0].Bag == nil && f.Plates[0].Index == unit.Name
@@ -115,13 +137,8 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 			}
 			read = append(read, q)
 		}
-		if len(read) > 0 {
-			e, log := b.Expect(lp, read)
-			bd.Expectations = append(bd.Expectations, log...)
-			if e == nil {
-				return nil, expectFailure(f.Pos, log, "for the ELBO")
-			}
-			lp = e
+		if lp, err = b.expectAt(lp, read, &bd.Expectations, f.Pos, "for the ELBO"); err != nil {
+			return nil, err
 		}
 		if inUnit {
 			loc = append(loc, lp)

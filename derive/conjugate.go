@@ -519,13 +519,9 @@ func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*
 		}
 		others = append(others, q)
 	}
-	if len(others) == 0 {
-		return e, nil
-	}
-	r, log := b.Expect(e, others)
-	u.Expectations = append(u.Expectations, log...)
-	if r == nil {
-		return nil, expectFailure(f.Pos, log, "in the update of "+self)
+	r, err := b.expectAt(e, others, &u.Expectations, f.Pos, "in the update of "+self)
+	if err != nil {
+		return nil, err
 	}
 	u.Inputs = addInputs(u.Inputs, others)
 	return r, nil

@@ -12,15 +12,7 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 		return nil, ir.Errorf(f.Pos, "the %s distribution is not supported by the code generator yet", f.Dist).Hintf("spec/README.md lists what each distribution supports")
 	}
 	fam := ir.Families[f.Dist]
-	defer func() {
-		if r := recover(); r != nil {
-			le, ok := r.(lowerError)
-			if !ok {
-				panic(r)
-			}
-			e, err = nil, le.err
-		}
-	}()
+	defer recoverLowerError(&e, &err)
 	var plates []Index
 	var weights []Expr
 	for _, p := range f.Plates {

@@ -114,6 +114,20 @@ func (b *Builder) ValOf(e ir.Expr) Val {
 
 type lowerError struct{ err error }
 
+// recoverLowerError, deferred by a function with results (v, err), turns a
+// lowerError panic (how ValOf's At reports an expression it cannot lower)
+// into the results (zero, the error); any other panic goes on.
+func recoverLowerError[T any](v *T, err *error) {
+	if r := recover(); r != nil {
+		le, ok := r.(lowerError)
+		if !ok {
+			panic(r)
+		}
+		var zero T
+		*v, *err = zero, le.err
+	}
+}
+
 // Lower returns the element sel of the model expression e. len(sel) must
 // equal e's rank; scalar operands broadcast.
 func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {

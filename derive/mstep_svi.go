@@ -36,24 +36,12 @@ func (b *Builder) onlineMSteps(d *Derivation, qs map[string]*QFactor) {
 	if err != nil || unit == nil {
 		return
 	}
-	local := map[string]bool{}
-	for _, o := range d.Objectives {
-		local[o.Latent.Name] = o.Unit != nil
-	}
-	for _, u := range d.Updates {
-		local[u.Latent.Name] = u.Unit != nil
-	}
+	local := d.localLatents()
 	for _, s := range d.mSteps {
 		if s.Kind == "counts" {
 			s.Online, s.NoOnlineReason = b.onlineCounts(s, *unit, local, qs)
 		}
 	}
-}
-
-// InUnitPlate reports whether statement f is drawn inside the unit plate
-// `for unit in 1:Size` (as its outermost loop).
-func InUnitPlate(f *ir.Factor, unit Index) bool {
-	return len(f.Plates) > 0 && f.Plates[0].Bag == nil && f.Plates[0].Index == unit.Name && f.Plates[0].Size == unit.Size
 }
 
 // onlineCounts splits the counts M-step s at the unit plate.
@@ -66,7 +54,7 @@ func (b *Builder) onlineCounts(s *MStep, unit Index, local map[string]bool, qs m
 	}
 	var in, rest []*ir.Factor
 	for _, f := range full.Factors {
-		if InUnitPlate(f, unit) {
+		if InPlate(f, unit) {
 			in = append(in, f)
 		} else {
 			rest = append(rest, f)

@@ -83,15 +83,7 @@ func RuleSummary(rules []Approx) string {
 // none: a positioned error whose message ends in a hint.
 func (b *Builder) predictive(qs map[string]*QFactor) (p *Predictive, err error) {
 	m := b.Model
-	defer func() {
-		if r := recover(); r != nil {
-			le, ok := r.(lowerError)
-			if !ok {
-				panic(r)
-			}
-			p, err = nil, le.err
-		}
-	}()
+	defer recoverLowerError(&p, &err)
 	var bags []*ir.Var
 	for _, v := range m.VarsWithRole(ir.RoleData) {
 		if v.Type.Class == ir.Bag {

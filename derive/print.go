@@ -34,12 +34,7 @@ func write(sb *strings.Builder, e Expr, ctx int) {
 		sb.WriteString(e.Name)
 		if len(e.Idx) > 0 {
 			sb.WriteByte('[')
-			for k, x := range e.Idx {
-				if k > 0 {
-					sb.WriteByte(',')
-				}
-				write(sb, x, 0)
-			}
+			writeList(sb, e.Idx, ",")
 			sb.WriteByte(']')
 		}
 	case *Call:
@@ -61,12 +56,7 @@ func write(sb *strings.Builder, e Expr, ctx int) {
 			return
 		}
 		sb.WriteString(e.Prim.Name + "(")
-		for k, a := range e.Args {
-			if k > 0 {
-				sb.WriteString(", ")
-			}
-			write(sb, a, 0)
-		}
+		writeList(sb, e.Args, ", ")
 		sb.WriteByte(')')
 	case *AddNode:
 		if ctx > 1 {
@@ -111,12 +101,7 @@ func write(sb *strings.Builder, e Expr, ctx int) {
 		}
 	case *MaxNode:
 		sb.WriteString("max_")
-		for k, i := range e.Idx {
-			if k > 0 {
-				sb.WriteByte(',')
-			}
-			sb.WriteString(i.Name)
-		}
+		writeIndices(sb, e.Idx)
 		sb.WriteByte('(')
 		write(sb, e.Body, 0)
 		sb.WriteByte(')')
@@ -129,16 +114,31 @@ func write(sb *strings.Builder, e Expr, ctx int) {
 			sb.WriteByte('(')
 		}
 		sb.WriteString("Σ_")
-		for k, i := range e.Idx {
-			if k > 0 {
-				sb.WriteByte(',')
-			}
-			sb.WriteString(i.Name)
-		}
+		writeIndices(sb, e.Idx)
 		sb.WriteByte(' ')
 		write(sb, e.Body, 2)
 		if ctx > 1 {
 			sb.WriteByte(')')
 		}
+	}
+}
+
+// writeList writes xs at the top precedence level, separated by sep.
+func writeList(sb *strings.Builder, xs []Expr, sep string) {
+	for k, x := range xs {
+		if k > 0 {
+			sb.WriteString(sep)
+		}
+		write(sb, x, 0)
+	}
+}
+
+// writeIndices writes the names of a Σ's or max's indices, comma-separated.
+func writeIndices(sb *strings.Builder, idx []Index) {
+	for k, i := range idx {
+		if k > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(i.Name)
 	}
 }

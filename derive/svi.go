@@ -35,13 +35,7 @@ func (b *Builder) sviParts(d *Derivation, qs map[string]*QFactor) {
 		return
 	}
 	unit := *d.bound.Unit
-	local := map[string]bool{}
-	for _, o := range d.Objectives {
-		local[o.Latent.Name] = o.Unit != nil
-	}
-	for _, u := range d.Updates {
-		local[u.Latent.Name] = u.Unit != nil
-	}
+	local := d.localLatents()
 	for _, u := range d.Updates {
 		if u.Unit != nil {
 			continue

@@ -142,34 +142,28 @@ func DecodeIntRows(raw []byte, name string) ([][]int, error) {
 
 // DecodeRealCube decodes a JSON array of matrices.
 func DecodeRealCube(raw []byte, name string) ([][][]float64, error) {
-	var parts []json.RawMessage
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return nil, fmt.Errorf("data %q: expected an array of matrices", name)
-	}
-	out := make([][][]float64, len(parts))
-	for i, p := range parts {
-		m, err := DecodeRealRows(p, fmt.Sprintf("%s[%d]", name, i+1))
-		if err != nil {
-			return nil, err
-		}
-		out[i] = m
-	}
-	return out, nil
+	return decodeArray(raw, name, "an array of matrices", DecodeRealRows)
 }
 
 // DecodeIntCube decodes a JSON array of integer matrices.
 func DecodeIntCube(raw []byte, name string) ([][][]int, error) {
+	return decodeArray(raw, name, "an array of matrices", DecodeIntRows)
+}
+
+// decodeArray decodes a JSON array (what it must be, for the error) whose
+// elements elem decodes, naming the i-th (from 1) name[i] in its errors.
+func decodeArray[R ~[]byte, T any](raw []byte, name, what string, elem func(raw R, name string) (T, error)) ([]T, error) {
 	var parts []json.RawMessage
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return nil, fmt.Errorf("data %q: expected an array of matrices", name)
+		return nil, fmt.Errorf("data %q: expected %s", name, what)
 	}
-	out := make([][][]int, len(parts))
+	out := make([]T, len(parts))
 	for i, p := range parts {
-		m, err := DecodeIntRows(p, fmt.Sprintf("%s[%d]", name, i+1))
+		v, err := elem(R(p), fmt.Sprintf("%s[%d]", name, i+1))
 		if err != nil {
 			return nil, err
 		}
-		out[i] = m
+		out[i] = v
 	}
 	return out, nil
 }
@@ -288,36 +282,14 @@ func FlatRagged[T number](name string, v [][]T, off []int, lo, hi int) ([]T, err
 // DecodeRaggedReal decodes an array of rows of possibly different lengths
 // (per-entry data of a bag).
 func DecodeRaggedReal(raw []byte, name string) ([][]float64, error) {
-	var rows []json.RawMessage
-	if err := json.Unmarshal(raw, &rows); err != nil {
-		return nil, fmt.Errorf("data %q: expected an array of arrays, one per document", name)
-	}
-	out := make([][]float64, len(rows))
-	for d, r := range rows {
-		v, err := DecodeRealVector(r, fmt.Sprintf("%s[%d]", name, d+1))
-		if err != nil {
-			return nil, err
-		}
-		out[d] = v
-	}
-	return out, nil
+	return decodeArray(raw, name, "an array of arrays, one per document", DecodeRealVector)
 }
 
 // DecodeRaggedInt is DecodeRaggedReal for integers.
 func DecodeRaggedInt(raw []byte, name string) ([][]int, error) {
-	var rows []json.RawMessage
-	if err := json.Unmarshal(raw, &rows); err != nil {
-		return nil, fmt.Errorf("data %q: expected an array of arrays, one per document", name)
-	}
-	out := make([][]int, len(rows))
-	for d, r := range rows {
-		v, err := DecodeIntVector(r, fmt.Sprintf("%s[%d]", name, d+1), math.MinInt, math.MaxInt)
-		if err != nil {
-			return nil, err
-		}
-		out[d] = v
-	}
-	return out, nil
+	return decodeArray(raw, name, "an array of arrays, one per document", func(raw []byte, name string) ([]int, error) {
+		return DecodeIntVector(raw, name, math.MinInt, math.MaxInt)
+	})
 }
 
 // CopyRows copies a row-major flat matrix with c columns into a slice of rows.

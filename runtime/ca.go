@@ -133,12 +133,7 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 	// more workers than units would only hold scratch (and a huge
 	// -workers would run out of memory); results do not depend on it
 	workers := min(Workers(s.Workers), max(shape.Units, 1))
-	troubles := make([]Trouble, workers)
-	ws := make([]W, workers)
-	for w := range ws {
-		troubles[w] = Trouble{}
-		ws[w] = m.NewWorker(troubles[w])
-	}
+	ws, troubles := newWorkers(workers, m.NewWorker)
 	units := shape.Units
 	done := make([]bool, units) // units that settled
 	perUnit := make([]float64, units)
@@ -285,4 +280,16 @@ func unsettledUnits(done []bool) []int {
 		}
 	}
 	return out
+}
+
+// newWorkers makes n workers with newWorker, each counting its troubles in
+// a Trouble of its own.
+func newWorkers[W any](n int, newWorker func(Trouble) W) ([]W, []Trouble) {
+	troubles := make([]Trouble, n)
+	ws := make([]W, n)
+	for w := range ws {
+		troubles[w] = Trouble{}
+		ws[w] = newWorker(troubles[w])
+	}
+	return ws, troubles
 }

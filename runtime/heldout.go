@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -213,6 +214,79 @@ func HeldoutMixture(mix, topics []float64, k int, held [][][2]int, seen []bool) 
 		beta[j] = topics[j*v : (j+1)*v : (j+1)*v]
 	}
 	return HeldoutPerWord(theta, beta, held, seen)
+}
+
+// HeldoutModel adapts a generated package's model with a per-token
+// predictive to Heldout: a fitted model of a bag of documents (the units)
+// and the kernels of its predictive p(w = t | d) = Σ_j mix_dj · topic_jt.
+type HeldoutModel[L, P any] interface {
+	// Bag returns the training bag as FlattenBag flattens it: term ids
+	// 1..v and their counts.
+	Bag() (term []int, count []float64, v int)
+	// Docs returns the model over the documents docs in place of the
+	// training documents, its other data, sizes and params unchanged.
+	Docs(docs [][][2]int) (HeldoutModel[L, P], error)
+	// Start returns the latent factors as Fit with opts starts them.
+	Start(opts Settings[L, P]) (L, error)
+	// Globals returns l with its global factors (those not per unit)
+	// replaced by g's.
+	Globals(l, g L) L
+	// Fit is the package's Model.Fit.
+	Fit(ctx context.Context, opts Settings[L, P]) (*Result[L, P], error)
+	// Predictive returns the predictive under the q of start.Start (with
+	// its params): k mixture weights per document and k topics of v term
+	// probabilities, both row-major, as HeldoutMixture takes them.
+	Predictive(start Settings[L, P]) (mix, topics []float64, k int, err error)
+}
+
+// Heldout scores r, a fit of m, by document completion: obs and held are
+// the observed and the held-out halves of test documents (line-aligned
+// bags of 1-based term ids). The test documents' local factors are fitted
+// to their observed halves with r's global factors and params held fixed
+// (one coordinate-ascent iteration started from them with opts.Heldout()),
+// and the held-out halves are scored under the predictive with those
+// local factors and r's globals (HeldoutMixture). Terms that never occur
+// in m's training bag are left out of both halves (HeldoutSplit).
+// predictive says how the package computes the predictive
+// (HeldoutScore.Predictive).
+func Heldout[L, P any](ctx context.Context, m HeldoutModel[L, P], r *Result[L, P], obs, held [][][2]int, opts Settings[L, P], predictive string) (HeldoutScore, error) {
+	var s HeldoutScore
+	if r == nil {
+		return s, fmt.Errorf("held-out evaluation: no fit")
+	}
+	term, count, v := m.Bag()
+	seen, kept, err := HeldoutSplit(term, count, v, obs, held)
+	if err != nil {
+		return s, err
+	}
+	t, err := m.Docs(kept)
+	if err != nil {
+		return s, err
+	}
+	opts = opts.Heldout()
+	// the test documents' local factors start as Fit starts them, the
+	// globals at r's
+	l, err := t.Start(opts)
+	if err != nil {
+		return s, err
+	}
+	opts.Start = &Result[L, P]{Latent: t.Globals(l, r.Latent), Params: r.Params}
+	res, err := t.Fit(ctx, opts)
+	if err != nil {
+		return s, err
+	}
+	if res.Iterations != 1 {
+		return s, fmt.Errorf("held-out evaluation: the fit of the test documents stopped: %s", res.Status)
+	}
+	// the iteration's global update moved the globals; the score reads r's
+	start := Settings[L, P]{Method: opts.Method, Start: &Result[L, P]{Latent: t.Globals(res.Latent, r.Latent), Params: r.Params}}
+	mix, topics, k, err := t.Predictive(start)
+	if err != nil {
+		return s, err
+	}
+	s, err = HeldoutMixture(mix, topics, k, held, seen)
+	s.Unsettled, s.Predictive = len(res.Unsettled), predictive
+	return s, err
 }
 
 // WithBags returns the JSON data object src with the bags added under

@@ -199,12 +199,7 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 	}
 	batch := min(svi.BatchSize, units)
 	workers := min(Workers(s.Workers), batch)
-	troubles := make([]Trouble, workers)
-	ws := make([]W, workers)
-	for w := range ws {
-		troubles[w] = Trouble{}
-		ws[w] = m.NewWorker(troubles[w])
-	}
+	ws, troubles := newWorkers(workers, m.NewWorker)
 	rng := NewRand(seed ^ 0x5f3759df)
 	order := make([]int, units)
 	for i := range order {

@@ -105,24 +105,17 @@ type gFor struct {
 
 type gTilde struct {
 	Pos    lexer.Position
-	Target *gExpr    `parser:"@@"`
-	Tilde  *gTildeOp `parser:"@@"`
-	Dist   *gIdent   `parser:"@@"`
-	Args   *gArgs    `parser:"@@"`
+	Target *gExpr `parser:"@@"`
+	Draw   *gDraw `parser:"@@"`
 }
 
-// gTildeOp is the `~` itself, for its position. (Capturing into a
-// lexer.Token field can report the position of the elided whitespace
-// before the token.)
-type gTildeOp struct {
-	Pos lexer.Position
-	Op  string `parser:"@'~'"`
-}
-
-// gCaret is the `^` of a power, for its position.
-type gCaret struct {
-	Pos lexer.Position
-	Op  string `parser:"@'^'"`
+// gDraw is `~ Dist(Args)`, a node of its own so that its Pos is the
+// position of the `~`. (Capturing into a lexer.Token field can report the
+// position of the elided whitespace before the token.)
+type gDraw struct {
+	Pos  lexer.Position
+	Dist *gIdent `parser:"'~' @@"`
+	Args *gArgs  `parser:"@@"`
 }
 
 type gArgs struct {
@@ -136,28 +129,38 @@ type gIndices struct {
 }
 
 // gExpr is a sum: Term (('+' | '-') Term)*.
-type gExpr struct {
-	Left *gTerm     `parser:"@@"`
-	Rest []*gOpTerm `parser:"@@*"`
-}
-
-type gOpTerm struct {
-	Pos   lexer.Position
-	Op    string `parser:"@('+' | '-')"`
-	Right *gTerm `parser:"@@"`
-}
+type gExpr = gChain[gTerm, gAddOp]
 
 // gTerm is a product: Unary (('*' | '/') Unary)*.
-type gTerm struct {
-	Left *gUnary     `parser:"@@"`
-	Rest []*gOpUnary `parser:"@@*"`
+type gTerm = gChain[gUnary, gMulOp]
+
+// gChain is a left-associative chain of binary operators of one
+// precedence level: Operand (Op Operand)*. Op is the node that captures
+// the level's operator symbols (gAddOp, gMulOp).
+type gChain[Operand, Op any] struct {
+	Left *Operand              `parser:"@@"`
+	Rest []*gLink[Operand, Op] `parser:"@@*"`
 }
 
-type gOpUnary struct {
+// gLink is one `Op Right` step of a gChain; Pos is the operator's.
+type gLink[Operand, Op any] struct {
 	Pos   lexer.Position
-	Op    string  `parser:"@('*' | '/')"`
-	Right *gUnary `parser:"@@"`
+	Op    Op       `parser:"@@"`
+	Right *Operand `parser:"@@"`
 }
+
+// gAddOp is the operator of a sum.
+type gAddOp struct {
+	Sym string `parser:"@('+' | '-')"`
+}
+
+// gMulOp is the operator of a product.
+type gMulOp struct {
+	Sym string `parser:"@('*' | '/')"`
+}
+
+func (o gAddOp) symbol() byte { return o.Sym[0] }
+func (o gMulOp) symbol() byte { return o.Sym[0] }
 
 // gUnary is '-' Unary | Power, so that -x^2 is -(x^2).
 type gUnary struct {
@@ -168,9 +171,14 @@ type gUnary struct {
 
 // gPower is Primary ('^' Unary)?: right-associative, and 2^-1 is allowed.
 type gPower struct {
-	Base  *gPrimary `parser:"@@"`
-	Caret *gCaret   `parser:"(@@"`
-	Exp   *gUnary   `parser:" @@)?"`
+	Base *gPrimary  `parser:"@@"`
+	Exp  *gExponent `parser:"@@?"`
+}
+
+// gExponent is the `^ Unary` of a power; its Pos is the `^`'s.
+type gExponent struct {
+	Pos   lexer.Position
+	Unary *gUnary `parser:"'^' @@"`
 }
 
 type gPrimary struct {

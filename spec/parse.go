@@ -103,9 +103,9 @@ func convertStmt(g *gStmt) Stmt {
 	return &TildeStmt{
 		Pos:    t.Pos,
 		Target: convertExpr(t.Target),
-		Tilde:  t.Tilde.Pos,
-		Dist:   convertIdent(t.Dist),
-		Args:   convertExprs(t.Args.Args),
+		Tilde:  t.Draw.Pos,
+		Dist:   convertIdent(t.Draw.Dist),
+		Args:   convertExprs(t.Draw.Args.Args),
 	}
 }
 
@@ -117,18 +117,16 @@ func convertExprs(gs []*gExpr) []Expr {
 	return out
 }
 
-func convertExpr(g *gExpr) Expr {
-	x := convertTerm(g.Left)
-	for _, r := range g.Rest {
-		x = &BinaryExpr{Pos: r.Pos, Op: r.Op[0], X: x, Y: convertTerm(r.Right)}
-	}
-	return x
-}
+func convertExpr(g *gExpr) Expr { return convertChain(g, convertTerm) }
 
-func convertTerm(g *gTerm) Expr {
-	x := convertUnary(g.Left)
+func convertTerm(g *gTerm) Expr { return convertChain(g, convertUnary) }
+
+// convertChain folds a chain of one precedence level into left-nested
+// BinaryExprs, converting each operand with operand.
+func convertChain[Operand any, Op interface{ symbol() byte }](g *gChain[Operand, Op], operand func(*Operand) Expr) Expr {
+	x := operand(g.Left)
 	for _, r := range g.Rest {
-		x = &BinaryExpr{Pos: r.Pos, Op: r.Op[0], X: x, Y: convertUnary(r.Right)}
+		x = &BinaryExpr{Pos: r.Pos, Op: r.Op.symbol(), X: x, Y: operand(r.Right)}
 	}
 	return x
 }
@@ -140,7 +138,7 @@ func convertUnary(g *gUnary) Expr {
 	p := g.Power
 	x := convertPrimary(p.Base)
 	if p.Exp != nil {
-		x = &BinaryExpr{Pos: p.Caret.Pos, Op: '^', X: x, Y: convertUnary(p.Exp)}
+		x = &BinaryExpr{Pos: p.Exp.Pos, Op: '^', X: x, Y: convertUnary(p.Exp.Unary)}
 	}
 	return x
 }

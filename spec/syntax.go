@@ -17,8 +17,7 @@ import (
 var productions = map[string]string{
 	"GIdent":     "a name",
 	"GType":      "a type",
-	"GExpr":      "an expression",
-	"GTerm":      "an expression",
+	"GChain":     "an expression", // sums and products, gChain[...]
 	"GUnary":     "an expression",
 	"GPower":     "an expression",
 	"GPrimary":   "an expression",
@@ -29,8 +28,8 @@ var productions = map[string]string{
 	"GBound":     "a number or a size name",
 	"GRange":     "a range",
 	"GTreatment": "a treatment",
-	"GTildeOp":   `"~"`, // as the literal
-	"GCaret":     `"^"`,
+	"GDraw":      `"~"`, // as the literal
+	"GExponent":  `"^"`,
 }
 
 // literals maps an expected literal token to a phrase, and where it helps
@@ -85,6 +84,11 @@ func syntaxError(base string, src []byte, err error) *Error {
 		e.Hint = "a model is a list of declarations (`data x : real[N]`), loops (`for n in 1:N { ... }`) and statements (`y[n] ~ Normal(mu, 1)`)"
 	default:
 		first := firstItem(expected)
+		if !strings.HasPrefix(first, `"`) {
+			// A generic production is named with its type arguments:
+			// GChain[...gUnary,...gMulOp].
+			first, _, _ = strings.Cut(first, "[")
+		}
 		if p, ok := productions[first]; ok && strings.HasPrefix(p, `"`) {
 			first = p
 		}

@@ -554,45 +554,49 @@ func (m *Model) BetaNaturalUnit(d int, zProb, eta []float64) {
 //	| z = k]: exact: E[x] of Dirichlet
 //
 // Terms that never occur in m's w are left out of both halves
-// (runtime.HeldoutSplit, runtime.HeldoutMixture).
+// (runtime.Heldout).
 func (m *Model) Heldout(ctx context.Context, r *Result, obs, held [][][2]int, opts Options) (runtime.HeldoutScore, error) {
-	var s runtime.HeldoutScore
-	if r == nil {
-		return s, fmt.Errorf("held-out evaluation: no fit")
-	}
-	seen, kept, err := runtime.HeldoutSplit(m.wTerm, m.wCount, m.v, obs, held)
+	return runtime.Heldout(ctx, heldoutModel{m}, r, obs, held, opts, "p(w[d, n] = v) = Σ_k E_q[theta[d]_k] · E_q[beta[z[d, n]]_v | z[d, n] = k], where E_q[theta[d]_k]: exact: E[x] of Dirichlet; E_q[beta[z[d, n]]_v | z = k]: exact: E[x] of Dirichlet")
+}
+
+// heldoutModel adapts Model to runtime.HeldoutModel for Heldout.
+type heldoutModel struct{ m *Model }
+
+func (h heldoutModel) Bag() ([]int, []float64, int) {
+	return h.m.wTerm, h.m.wCount, h.m.v
+}
+
+func (h heldoutModel) Docs(docs [][][2]int) (runtime.HeldoutModel[Latent, Params], error) {
+	t := *h.m
+	t.d = len(docs)
+	var err error
+	t.wOff, t.wTerm, t.wCount, err = runtime.FlattenBag("w", docs, t.d, 1, t.v)
+	return heldoutModel{&t}, err
+}
+
+func (h heldoutModel) Start(opts Options) (Latent, error) {
+	q, err := h.m.newState(opts)
 	if err != nil {
-		return s, err
+		return Latent{}, err
 	}
-	t := *m
-	t.d = len(kept)
-	if t.wOff, t.wTerm, t.wCount, err = runtime.FlattenBag("w", kept, t.d, 1, t.v); err != nil {
-		return s, err
-	}
-	opts = opts.Heldout()
-	q, err := t.newState(opts)
+	return q.latent(h.m), nil
+}
+
+func (h heldoutModel) Globals(l, g Latent) Latent {
+	l.Beta = g.Beta
+	return l
+}
+
+func (h heldoutModel) Fit(ctx context.Context, opts Options) (*Result, error) {
+	return h.m.Fit(ctx, opts)
+}
+
+func (h heldoutModel) Predictive(start Options) ([]float64, []float64, int, error) {
+	m := h.m
+	u := m
+	q, err := u.newState(start)
 	if err != nil {
-		return s, err
-	}
-	// the test documents' local factors start as Fit starts them, the
-	// globals at r's
-	l := q.latent(&t)
-	l.Beta = r.Latent.Beta
-	opts.Start = &Result{Latent: l, Params: r.Params}
-	res, err := t.Fit(ctx, opts)
-	if err != nil {
-		return s, err
-	}
-	if res.Iterations != 1 {
-		return s, fmt.Errorf("held-out evaluation: the fit of the test documents stopped: %s", res.Status)
-	}
-	// the iteration's global update moved the globals; the score reads r's
-	l = res.Latent
-	l.Beta = r.Latent.Beta
-	start := Options{Method: opts.Method, Start: &Result{Latent: l, Params: r.Params}}
-	u := &t
-	if q, err = u.newState(start); err != nil {
-		return s, err
+		return nil, nil, 0, err
 	}
 	mix := make([]float64, u.d*u.k)
 	for d := 0; d < u.d; d++ {
@@ -600,9 +604,7 @@ func (m *Model) Heldout(ctx context.Context, r *Result, obs, held [][][2]int, op
 	}
 	topics := make([]float64, u.k*u.v)
 	u.HeldoutTopics(q.betaParam, q.betaElog, topics)
-	s, err = runtime.HeldoutMixture(mix, topics, u.k, held, seen)
-	s.Unsettled, s.Predictive = len(res.Unsettled), "p(w[d, n] = v) = Σ_k E_q[theta[d]_k] · E_q[beta[z[d, n]]_v | z[d, n] = k], where E_q[theta[d]_k]: exact: E[x] of Dirichlet; E_q[beta[z[d, n]]_v | z = k]: exact: E[x] of Dirichlet"
-	return s, err
+	return mix, topics, u.k, nil
 }
 
 // HeldoutMix adds into mix E_q[theta[d]_k], k = 1..K, for document d, the
