@@ -1,8 +1,9 @@
 package derive
 
 import (
+	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -150,14 +151,7 @@ func init() {
 }
 
 // DistNames lists the table's families, sorted.
-func DistNames() []string {
-	var out []string
-	for n := range Dists {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func DistNames() []string { return slices.Sorted(maps.Keys(Dists)) }
 
 var log2Pi = math.Log(2 * math.Pi)
 
