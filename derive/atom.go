@@ -133,18 +133,8 @@ func atomize(e Expr) Expr {
 // Σs or a multiple of one) whose body is atomized.
 func atomSum(s Expr) Expr {
 	switch s := s.(type) {
-	case *AddNode:
-		ts := make([]Expr, len(s.Terms))
-		for k, t := range s.Terms {
-			ts[k] = atomSum(t)
-		}
-		return Add(ts...)
-	case *MulNode:
-		fs := make([]Expr, len(s.Factors))
-		for k, f := range s.Factors {
-			fs[k] = atomSum(f)
-		}
-		return Mul(fs...)
+	case *AddNode, *MulNode:
+		return mapChildren(s, atomSum)
 	case *SumNode:
 		r := Expr(s)
 		if f := factorSum(s); f != nil {

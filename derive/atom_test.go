@@ -1,39 +1,31 @@
 package derive
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"sort"
 	"testing"
-
-	"github.com/vigen-go/vigen/spec"
 )
 
 // coupledModel is a small version of issue 17's basis-function GP: the
 // sd's basis weights z are also the mean's regression weights, so every
 // latent's f holds the Taylor terms of the others.
-const coupledModel = `model coupled
-
-size N, One, K
-data X : real[N, K]
-data sl : real[K]
-data Y : real[N]
-latent a : real[One] nonconjugate laplace
-latent as : real[One] nonconjugate laplace
-latent lsd : real[One] nonconjugate laplace
-latent lls : real[One] nonconjugate laplace
-latent z : real[K] nonconjugate laplace
-
-a ~ Normal(0, 1)
-as ~ Normal(0, 1)
-lsd ~ Normal(0, 1)
-lls ~ Normal(0, 1)
-z ~ Normal(0, 1)
-for n in 1:N {
+func coupledModel() string {
+	src := "model coupled\n\nsize N, One, K\ndata X : real[N, K]\ndata sl : real[K]\ndata Y : real[N]\n"
+	for _, v := range []string{"a", "as", "lsd", "lls", "z"} {
+		dim := "One"
+		if v == "z" {
+			dim = "K"
+		}
+		src += fmt.Sprintf("latent %s : real[%s] nonconjugate laplace\n%s ~ Normal(0, 1)\n", v, dim, v)
+	}
+	return src + `for n in 1:N {
   Y[n] ~ Normal(sum(a) + dot(X[n], z),
                 exp(sum(as) + dot(X[n], 1.58 * exp(sum(lsd) + 0.5 * sum(lls) - 0.25 * exp(2 * sum(lls)) * sl) * z)))
 }
 `
+}
 
 // deriveWithBigTree derives coupledModel with the size from which
 // expressions keep their per-point sums as factors set to limit.
@@ -42,15 +34,7 @@ func deriveWithBigTree(t *testing.T, limit float64) *Derivation {
 	old := bigTree
 	bigTree = limit
 	defer func() { bigTree = old }()
-	m, err := spec.Load("coupled.vi", []byte(coupledModel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Derive(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return derivePredictive(t, "coupled.vi", coupledModel())
 }
 
 // Kept as per-point factors (every expression in big mode), the bound and
