@@ -16,6 +16,18 @@ import (
 // over the data and everything computed in it.
 const fuseMin = 500
 
+// holdsAtoms reports whether an output keeps per-point sums as factors
+// (derive.HasPerPointAtoms): derive does so for large expressions only, and
+// their kernels hold one reduction over the data per term.
+func holdsAtoms(outs []Output) bool {
+	for _, o := range outs {
+		if derive.HasPerPointAtoms(o.Expr) {
+			return true
+		}
+	}
+	return false
+}
+
 // countStmts is the number of statements in ss, nested ones included.
 func countStmts(ss []Stmt) int {
 	n := 0

@@ -15,7 +15,7 @@ import (
 )
 
 // gpMaxLines bounds the generated GP (issue 17's target is 10,000).
-const gpMaxLines = 60000
+const gpMaxLines = 6500
 
 // TestGenerateGP generates issue 17's eight-latent GP, bounds its size,
 // compiles it and checks every F and Delta kernel's gradient and Hessian

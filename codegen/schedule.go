@@ -165,7 +165,7 @@ func Schedule(outs []Output) []Stmt {
 	}
 	s.mergeAccums(s.root)
 	out := s.emit(s.root)
-	if countStmts(out) >= fuseMin {
+	if countStmts(out) >= fuseMin || holdsAtoms(outs) {
 		out = fuseReductions(out)
 	}
 	mirrored := map[string]bool{}

@@ -12,7 +12,7 @@ import "fmt"
 // are DAGs whose trees are much larger) is differentiated once: the results
 // are memoized by key.
 func Diff(e Expr, v string, at []Index) Expr {
-	d := &differ{v: v, at: at, memo: map[string]Expr{}, big: treeSize(e, bigTree) > bigTree}
+	d := &differ{v: v, at: at, memo: map[string]Expr{}, big: treeSize(e, bigTree) > bigTree || HasPerPointAtoms(e)}
 	return d.diff(e)
 }
 
@@ -34,9 +34,12 @@ type differ struct {
 // generate hundreds of thousands of lines. Above this size the derivative
 // of a Σ that is a scalar per data point (its free indices are plates) is
 // a group(Σ …): one value per point that products keep as a factor
-// instead of distributing. Every example model's expressions are far
-// below the bound, so their kernels are unaffected.
-const bigTree = 10000
+// instead of distributing; so is every Σ of an expression that holds such
+// groups (HasPerPointAtoms), and Sums split by factorSum, and Expect keeps
+// per-point sums as factors when its result is above this size (atom.go).
+// Every example model's expressions are far below the bound, so their
+// kernels are unaffected. A variable so that tests can compare both forms.
+var bigTree = 10000.0
 
 func (d *differ) diff(e Expr) Expr {
 	switch e.(type) {
@@ -117,6 +120,11 @@ func (d *differ) diff1(e Expr) Expr {
 				if j.Name == a.Name {
 					panic(fmt.Sprintf("derive: index %s is bound and free", a.Name))
 				}
+			}
+		}
+		if d.big {
+			if f := factorSum(e); f != nil {
+				return d.diff(f)
 			}
 		}
 		return d.atom(Sum(e.Idx, d.diff(e.Body)))

@@ -179,7 +179,18 @@ func (x *expecter) expect(e Expr) Expr {
 			}
 			out = append(out, r)
 		}
-		return Mul(out...)
+		p := Mul(out...)
+		if len(groups) > 1 && treeSize(p, bigTree) > bigTree {
+			// Large (Mul multiplies out the Σ terms of the factors'
+			// Taylor expansions, Eq. 19, with each other): the product of
+			// the expectations with their per-point sums kept as factors
+			// (atom.go).
+			for k := len(plain); k < len(out); k++ {
+				out[k] = atomize(out[k])
+			}
+			p = Mul(out...)
+		}
+		return p
 	}
 	if len(vs) > 1 {
 		return x.joint(e)

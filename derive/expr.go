@@ -79,6 +79,8 @@ type base struct {
 	sdepth int
 	// grouped marks a node holding a group(…) call (see chainProduct).
 	grouped bool
+	// atoms marks a node holding a group(Σ …) (HasPerPointAtoms).
+	atoms bool
 }
 
 // mkBase is the base of a node with the given key, free indices and
@@ -95,6 +97,7 @@ func mkBaseGrouped(key string, free []Index, grouped bool, children ...Expr) bas
 			b.sdepth = d
 		}
 		b.grouped = b.grouped || c.(interface{ isGrouped() bool }).isGrouped()
+		b.atoms = b.atoms || c.(interface{ hasAtoms() bool }).hasAtoms()
 	}
 	b.key = compactKey(key, free, b.grouped)
 	return b
@@ -150,6 +153,8 @@ func compactKey(key string, free []Index, grouped bool) string {
 func (b *base) sumDepth() int { return b.sdepth }
 
 func (b *base) isGrouped() bool { return b.grouped }
+
+func (b *base) hasAtoms() bool { return b.atoms }
 
 func (b *base) Key() string    { return b.key }
 func (b *base) Free() []Index  { return b.free }
@@ -344,7 +349,9 @@ func CallE(p *Prim, args ...Expr) Expr {
 		sb.WriteString(a.Key())
 	}
 	sb.WriteByte(')')
-	return &Call{base: mkBaseGrouped(sb.String(), unionFree(args), p.Name == "group", args...), Prim: p, Args: append([]Expr(nil), args...)}
+	c := &Call{base: mkBaseGrouped(sb.String(), unionFree(args), p.Name == "group", args...), Prim: p, Args: append([]Expr(nil), args...)}
+	c.atoms = c.atoms || p.Name == "group" && isSumAtom(args[0])
+	return c
 }
 
 // Call1 applies the primitive named name to one argument.
