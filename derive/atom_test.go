@@ -49,11 +49,13 @@ func TestPerPointAtomsKeepValues(t *testing.T) {
 	atoms := deriveWithBigTree(t, 0)
 	rng := rand.New(rand.NewSource(3))
 	env := &Env{Tensors: map[string]*Value{}, Sizes: map[string]int{"N": 2, "One": 1, "K": 2}, Index: map[string]int{}}
-	if flat.Bound == nil || atoms.Bound == nil || flat.Bound.Unit != nil {
-		t.Fatalf("want a global bound, got %v and %v", flat.BoundErr, atoms.BoundErr)
+	flatBound, flatErr := flat.Bound()
+	atomsBound, atomsErr := atoms.Bound()
+	if flatBound == nil || atomsBound == nil || flatBound.Unit != nil {
+		t.Fatalf("want a global bound, got %v and %v", flatErr, atomsErr)
 	}
-	randomTensors(env, rng, flat.Bound.Global, atoms.Bound.Global)
-	if want, got := Eval(flat.Bound.Global, env), Eval(atoms.Bound.Global, env); math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+	randomTensors(env, rng, flatBound.Global, atomsBound.Global)
+	if want, got := Eval(flatBound.Global, env), Eval(atomsBound.Global, env); math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
 		t.Errorf("the bound: %.15g with per-point factors, %.15g multiplied out", got, want)
 	}
 	for k, o := range flat.Objectives {
