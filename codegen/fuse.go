@@ -256,37 +256,7 @@ func renameIndex(r *Reduce, from, to derive.Index) *Reduce {
 	stmts = func(ss []Stmt) []Stmt {
 		out := make([]Stmt, len(ss))
 		for k, st := range ss {
-			switch st := st.(type) {
-			case *Let:
-				out[k] = &Let{Name: st.Name, Expr: sub(st.Expr)}
-			case *Reduce:
-				r := &Reduce{Name: st.Name, Loop: &Loop{Idx: st.Loop.Idx, From: st.Loop.From, Body: stmts(st.Loop.Body)}, Body: sub(st.Body), Max: st.Max}
-				for _, f := range st.Fused {
-					r.Fused = append(r.Fused, &Let{Name: f.Name, Expr: sub(f.Expr)})
-				}
-				out[k] = r
-			case *VecLet:
-				v := *st
-				if st.Loop != nil {
-					v.Loop = &Loop{Idx: st.Loop.Idx, From: st.Loop.From, Body: stmts(st.Loop.Body)}
-					v.Body = sub(st.Body)
-				} else {
-					v.Stmts = stmts(st.Stmts)
-				}
-				out[k] = &v
-			case *Loop:
-				out[k] = &Loop{Idx: st.Idx, From: st.From, Body: stmts(st.Body)}
-			case *Accum:
-				a := *st
-				a.Expr = sub(st.Expr)
-				a.At = make([]derive.Expr, len(st.At))
-				for j, x := range st.At {
-					a.At[j] = sub(x)
-				}
-				out[k] = &a
-			default:
-				out[k] = st
-			}
+			out[k] = rebuildStmt(st, sub, stmts)
 		}
 		return out
 	}
@@ -373,28 +343,44 @@ func cseBlock(ss []Stmt, scope *cseScope, ren map[string]string) []Stmt {
 				r.Fused = append(r.Fused, &Let{Name: f.Name, Expr: e})
 			}
 			out = append(out, r)
-		case *Loop:
-			out = append(out, &Loop{Idx: st.Idx, From: st.From, Body: cseBlock(st.Body, scope.child(), ren)})
-		case *VecLet:
-			v := *st
-			if st.Loop != nil {
-				v.Loop = &Loop{Idx: st.Loop.Idx, From: st.Loop.From, Body: cseBlock(st.Loop.Body, scope.child(), ren)}
-				v.Body = rn(st.Body)
-			} else {
-				v.Stmts = cseBlock(st.Stmts, scope.child(), ren)
-			}
-			out = append(out, &v)
-		case *Accum:
-			a := *st
-			a.Expr = rn(st.Expr)
-			a.At = make([]derive.Expr, len(st.At))
-			for k, x := range st.At {
-				a.At[k] = rn(x)
-			}
-			out = append(out, &a)
 		default:
-			out = append(out, st)
+			out = append(out, rebuildStmt(st, rn, func(ss []Stmt) []Stmt { return cseBlock(ss, scope.child(), ren) }))
 		}
 	}
 	return out
+}
+
+// rebuildStmt returns st with its expressions rewritten by expr and its
+// blocks by block (each block before the expressions beside it).
+func rebuildStmt(st Stmt, expr func(derive.Expr) derive.Expr, block func([]Stmt) []Stmt) Stmt {
+	switch st := st.(type) {
+	case *Let:
+		return &Let{Name: st.Name, Expr: expr(st.Expr)}
+	case *Reduce:
+		r := &Reduce{Name: st.Name, Loop: &Loop{Idx: st.Loop.Idx, From: st.Loop.From, Body: block(st.Loop.Body)}, Body: expr(st.Body), Max: st.Max}
+		for _, f := range st.Fused {
+			r.Fused = append(r.Fused, &Let{Name: f.Name, Expr: expr(f.Expr)})
+		}
+		return r
+	case *VecLet:
+		v := *st
+		if st.Loop != nil {
+			v.Loop = &Loop{Idx: st.Loop.Idx, From: st.Loop.From, Body: block(st.Loop.Body)}
+			v.Body = expr(st.Body)
+		} else {
+			v.Stmts = block(st.Stmts)
+		}
+		return &v
+	case *Loop:
+		return &Loop{Idx: st.Idx, From: st.From, Body: block(st.Body)}
+	case *Accum:
+		a := *st
+		a.Expr = expr(st.Expr)
+		a.At = make([]derive.Expr, len(st.At))
+		for k, x := range st.At {
+			a.At[k] = expr(x)
+		}
+		return &a
+	}
+	return st
 }

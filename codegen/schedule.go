@@ -359,14 +359,7 @@ func eliminate(idx []derive.Index, factors []derive.Expr, free []derive.Index) (
 			return idx, factors
 		}
 		j := idx[best]
-		var in, out []derive.Expr
-		for _, f := range factors {
-			if uses(f, j) {
-				in = append(in, f)
-			} else {
-				out = append(out, f)
-			}
-		}
+		in, out := partition(factors, func(f derive.Expr) bool { return uses(f, j) })
 		red := derive.Sum([]derive.Index{j}, derive.Mul(in...))
 		factors = append(out, red)
 		idx = append(idx[:best:best], idx[best+1:]...)
@@ -380,40 +373,24 @@ func work(e derive.Expr) float64 {
 	case *derive.Num, *derive.Tensor, *derive.Ix, *derive.Delta:
 		return 0
 	}
-	return workMemo(e, map[string]float64{})
+	return derive.Memoized(work1)(e)
 }
 
-func workMemo(e derive.Expr, memo map[string]float64) float64 {
-	switch e.(type) {
-	case *derive.Num, *derive.Tensor, *derive.Ix, *derive.Delta:
-		return 0
+func work1(e derive.Expr, work func(derive.Expr) float64) float64 {
+	loops := func(idx []derive.Index, body derive.Expr) float64 {
+		w := 1.0
+		for range idx {
+			w *= sizeGuess
+		}
+		return w * (1 + work(body))
 	}
-	k := e.Key()
-	if w, ok := memo[k]; ok {
-		return w
-	}
-	w := work1(e, memo)
-	memo[k] = w
-	return w
-}
-
-func work1(e derive.Expr, memo map[string]float64) float64 {
-	work := func(e derive.Expr) float64 { return workMemo(e, memo) }
 	switch e := e.(type) {
 	case *derive.Num, *derive.Tensor, *derive.Ix, *derive.Delta:
 		return 0
 	case *derive.SumNode:
-		w := 1.0
-		for range e.Idx {
-			w *= sizeGuess
-		}
-		return w * (1 + work(e.Body))
+		return loops(e.Idx, e.Body)
 	case *derive.MaxNode:
-		w := 1.0
-		for range e.Idx {
-			w *= sizeGuess
-		}
-		return w * (1 + work(e.Body))
+		return loops(e.Idx, e.Body)
 	case *derive.Call:
 		w := 10.0
 		for _, a := range e.Args {
@@ -539,16 +516,8 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 			if !ok {
 				continue
 			}
-			var a derive.Index
-			switch b.Name {
-			case d.A.Name:
-				a = d.B
-			case d.B.Name:
-				a = d.A
-			default:
-				continue
-			}
-			if !containsIdx(free, a) {
+			a, ok := d.Other(b)
+			if !ok || !containsIdx(free, a) {
 				continue
 			}
 			at[k] = derive.IxE(a)
@@ -575,14 +544,7 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 	if !s.inner && len(free) == 1 && len(idx) > 0 && !tiesAny(idx, tied) && (linkedOnlyByLeaves(factors, idx, free) || noPlates(idx) && linksFree(factors, idx, free)) {
 		// Σ_J g(J)·h(J, a) with h a plain read: the sum over J is a vector
 		// over a (shared with other uses), not a loop nest.
-		var in, out []derive.Expr
-		for _, f := range factors {
-			if usesAny(f, idx) {
-				in = append(in, f)
-			} else {
-				out = append(out, f)
-			}
-		}
+		in, out := partition(factors, func(f derive.Expr) bool { return usesAny(f, idx) })
 		factors = append(out, derive.Sum(idx, derive.Mul(in...)))
 		idx = nil
 	}
@@ -811,39 +773,33 @@ func (s *scheduler) val1(n *node, e derive.Expr) derive.Expr {
 	case *derive.MaxNode:
 		return s.reduction(at, e.Key(), e.Idx, e.Body, true)
 	case *derive.Tensor:
-		idx := make([]derive.Expr, len(e.Idx))
-		for k, x := range e.Idx {
-			idx[k] = s.val(at, x)
-		}
-		return rebuildTensor(e, idx)
+		return rebuildTensor(e, s.vals(at, e.Idx))
 	case *derive.Call:
-		args := make([]derive.Expr, len(e.Args))
-		for k, a := range e.Args {
-			args[k] = s.val(at, a)
-		}
-		return s.let(at, derive.CallE(e.Prim, args...))
+		return s.let(at, derive.CallE(e.Prim, s.vals(at, e.Args)...))
 	case *derive.AddNode:
-		ts := make([]derive.Expr, len(e.Terms))
-		for k, t := range e.Terms {
-			ts[k] = s.val(at, t)
-		}
-		r := derive.Add(ts...)
-		if at != n {
-			return s.let(at, r)
-		}
-		return r
+		return s.letAbove(n, at, derive.Add(s.vals(at, e.Terms)...))
 	case *derive.MulNode:
-		fs := make([]derive.Expr, len(e.Factors))
-		for k, f := range e.Factors {
-			fs[k] = s.val(at, f)
-		}
-		r := derive.Mul(fs...)
-		if at != n {
-			return s.let(at, r)
-		}
-		return r
+		return s.letAbove(n, at, derive.Mul(s.vals(at, e.Factors)...))
 	}
 	return e
+}
+
+// vals is val at at of each of xs.
+func (s *scheduler) vals(at *node, xs []derive.Expr) []derive.Expr {
+	out := make([]derive.Expr, len(xs))
+	for k, x := range xs {
+		out[k] = s.val(at, x)
+	}
+	return out
+}
+
+// letAbove is r as a temporary at at when at is above n, where r is
+// needed; else r itself.
+func (s *scheduler) letAbove(n, at *node, r derive.Expr) derive.Expr {
+	if at != n {
+		return s.let(at, r)
+	}
+	return r
 }
 
 func rebuildTensor(t *derive.Tensor, idx []derive.Expr) derive.Expr {
@@ -1297,4 +1253,17 @@ func tiesAny(idx, tied []derive.Index) bool {
 		}
 	}
 	return false
+}
+
+// partition splits factors into those for which in holds and the others,
+// each in order.
+func partition(factors []derive.Expr, in func(derive.Expr) bool) (yes, no []derive.Expr) {
+	for _, f := range factors {
+		if in(f) {
+			yes = append(yes, f)
+		} else {
+			no = append(no, f)
+		}
+	}
+	return yes, no
 }

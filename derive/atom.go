@@ -114,7 +114,7 @@ func plateScalar(e Expr) bool {
 // one factor group(Σ …), and the Σs over plates and other indices split by
 // factorSum, rebuilt bottom-up.
 func atomize(e Expr) Expr {
-	return memoized(func(e Expr, rec func(Expr) Expr) Expr {
+	return Memoized(func(e Expr, rec func(Expr) Expr) Expr {
 		switch e := e.(type) {
 		case *SumNode:
 			return atomSum(Sum(e.Idx, rec(e.Body)))

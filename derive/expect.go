@@ -769,7 +769,7 @@ func rename(e Expr, from, to string) Expr {
 // distinct subexpression is rewritten once (by key), however many times
 // it occurs.
 func replaceTensorPure(e Expr, v string, fn func(*Tensor) Expr) Expr {
-	return memoized(func(e Expr, rec func(Expr) Expr) Expr {
+	return Memoized(func(e Expr, rec func(Expr) Expr) Expr {
 		if t, ok := e.(*Tensor); ok && t.Name == v {
 			return fn(t)
 		}

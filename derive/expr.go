@@ -192,6 +192,18 @@ type Delta struct {
 	A, B Index
 }
 
+// Other is the index δ pairs with j (B for A, A for B), if j is one of its
+// two.
+func (d *Delta) Other(j Index) (Index, bool) {
+	switch j.Name {
+	case d.A.Name:
+		return d.B, true
+	case d.B.Name:
+		return d.A, true
+	}
+	return Index{}, false
+}
+
 // IDelta is the indirect Kronecker delta: 1 when the integer-valued
 // expression X, a 1-based value such as data z[n], selects index I (that
 // is, X − 1 = I). It is what differentiating θ[z[n]] produces.
@@ -273,19 +285,27 @@ func newTensor(name string, idx []Expr, sym, isInt bool) Expr {
 	if sym && len(idx) == 2 && idx[1].Key() < idx[0].Key() {
 		idx[0], idx[1] = idx[1], idx[0]
 	}
-	var sb strings.Builder
-	sb.WriteString(name)
+	key := name
 	if len(idx) > 0 {
-		sb.WriteByte('[')
-		for k, e := range idx {
-			if k > 0 {
-				sb.WriteByte(',')
-			}
-			sb.WriteString(e.Key())
-		}
-		sb.WriteByte(']')
+		key = listKey(name, '[', idx, ']')
 	}
-	return &Tensor{base: mkBase(sb.String(), unionFree(idx), idx...), Name: name, Idx: idx, Sym: sym, Int: isInt}
+	return &Tensor{base: mkBase(key, unionFree(idx), idx...), Name: name, Idx: idx, Sym: sym, Int: isInt}
+}
+
+// listKey is the key head(x1,x2,…) of a tensor read or a call, with the
+// keys of xs between open and close.
+func listKey(head string, open byte, xs []Expr, close byte) string {
+	var sb strings.Builder
+	sb.WriteString(head)
+	sb.WriteByte(open)
+	for k, x := range xs {
+		if k > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(x.Key())
+	}
+	sb.WriteByte(close)
+	return sb.String()
 }
 
 // Dlt returns the Kronecker delta δ(a, b).
@@ -339,17 +359,7 @@ func CallE(p *Prim, args ...Expr) Expr {
 			return e
 		}
 	}
-	var sb strings.Builder
-	sb.WriteString(p.Name)
-	sb.WriteByte('(')
-	for k, a := range args {
-		if k > 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteString(a.Key())
-	}
-	sb.WriteByte(')')
-	c := &Call{base: mkBaseGrouped(sb.String(), unionFree(args), p.Name == "group", args...), Prim: p, Args: append([]Expr(nil), args...)}
+	c := &Call{base: mkBaseGrouped(listKey(p.Name, '(', args, ')'), unionFree(args), p.Name == "group", args...), Prim: p, Args: append([]Expr(nil), args...)}
 	c.atoms = c.atoms || p.Name == "group" && isSumAtom(args[0])
 	return c
 }
@@ -672,13 +682,8 @@ func Sum(idx []Index, body Expr) Expr {
 			continue
 		}
 		for jpos, j := range idx {
-			var other Index
-			switch j.Name {
-			case d.A.Name:
-				other = d.B
-			case d.B.Name:
-				other = d.A
-			default:
+			other, ok := d.Other(j)
+			if !ok {
 				continue
 			}
 			others := append(append([]Expr(nil), factors[:k]...), factors[k+1:]...)
@@ -855,16 +860,17 @@ func SubstIdx(e Expr, j Index, x Expr) Expr {
 	if xi, ok := x.(*Ix); ok {
 		return Subst(e, j, xi.I)
 	}
-	return memoized(func(e Expr, rec func(Expr) Expr) Expr { return substIdx(e, j, x, rec) })(e)
+	return Memoized(func(e Expr, rec func(Expr) Expr) Expr { return substIdx(e, j, x, rec) })(e)
 }
 
-// memoized returns the recursive rewrite fn, which calls rec on the
-// subexpressions it rewrites, with its results memoized by key, so that a
-// subexpression occurring many times is rewritten once.
-func memoized(fn func(e Expr, rec func(Expr) Expr) Expr) func(Expr) Expr {
-	memo := map[string]Expr{}
-	var rec func(Expr) Expr
-	rec = func(e Expr) Expr {
+// Memoized returns the recursive function fn, which calls rec on the
+// subexpressions it needs, with its results memoized by key, so that a
+// subexpression occurring many times is visited once (rewrites, sizes,
+// cost estimates).
+func Memoized[T any](fn func(e Expr, rec func(Expr) T) T) func(Expr) T {
+	memo := map[string]T{}
+	var rec func(Expr) T
+	rec = func(e Expr) T {
 		k := e.Key()
 		if r, ok := memo[k]; ok {
 			return r
@@ -929,7 +935,7 @@ func Subst(e Expr, from, to Index) Expr {
 // the subexpressions it rewrote across calls: for many substitutions of
 // the same index in expressions that share parts.
 func Substituter(from, to Index) func(Expr) Expr {
-	return memoized(func(e Expr, rec func(Expr) Expr) Expr { return subst(e, from, to, rec) })
+	return Memoized(func(e Expr, rec func(Expr) Expr) Expr { return subst(e, from, to, rec) })
 }
 
 func subst(e Expr, from, to Index, rec func(Expr) Expr) Expr {

@@ -2,8 +2,9 @@ package derive
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	"gonum.org/v1/gonum/mathext"
 )
@@ -50,14 +51,7 @@ func MustPrim(name string) *Prim {
 func LookupPrim(name string) (*Prim, bool) { p, ok := prims[name]; return p, ok }
 
 // PrimNames lists the primitives.
-func PrimNames() []string {
-	var out []string
-	for n := range prims {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func PrimNames() []string { return slices.Sorted(maps.Keys(prims)) }
 
 // The table is filled during package variable initialization, before any
 // init function that builds on it runs.
@@ -135,19 +129,18 @@ func definePrims() bool {
 		Eval: func(x []float64) float64 { return mathext.Zeta(2, x[0]) },
 		// ψ₂(x) = −2 ζ(3, x)
 		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Mul(N(-2), Call1("zeta3", a[0]))} }})
-	def(&Prim{Name: "zeta3", Arity: 1, Go: "runtime.Zeta3", Domain: "positive", Latex: `\zeta_3`,
-		Eval: func(x []float64) float64 { return mathext.Zeta(3, x[0]) },
-		// d/dx ζ(3, x) = −3 ζ(4, x)
-		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Mul(N(-3), Call1("zeta4", a[0]))} }})
-	def(&Prim{Name: "zeta4", Arity: 1, Go: "runtime.Zeta4", Domain: "positive", Latex: `\zeta_4`,
-		Eval:     func(x []float64) float64 { return mathext.Zeta(4, x[0]) },
-		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Mul(N(-4), Call1("zeta5", a[0]))} }})
-	def(&Prim{Name: "zeta5", Arity: 1, Go: "runtime.Zeta5", Domain: "positive", Latex: `\zeta_5`,
-		Eval: func(x []float64) float64 { return mathext.Zeta(5, x[0]) },
-		// the delta method's Newton matrix takes f's fourth derivative
-		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Mul(N(-5), Call1("zeta6", a[0]))} }})
-	def(&Prim{Name: "zeta6", Arity: 1, Go: "runtime.Zeta6", Domain: "positive", Latex: `\zeta_6`,
-		Eval: func(x []float64) float64 { return mathext.Zeta(6, x[0]) }})
+	// ζ(n, x) for n = 3…6, with d/dx ζ(n, x) = −n ζ(n+1, x): the
+	// derivatives of trigamma (the delta method's Newton matrix takes f's
+	// fourth derivative, so the chain goes on to ζ(6, ·)).
+	for n := 3; n <= 6; n++ {
+		p := &Prim{Name: fmt.Sprintf("zeta%d", n), Arity: 1, Go: fmt.Sprintf("runtime.Zeta%d", n), Domain: "positive", Latex: fmt.Sprintf(`\zeta_%d`, n),
+			Eval: func(x []float64) float64 { return mathext.Zeta(float64(n), x[0]) }}
+		if n < 6 {
+			next := fmt.Sprintf("zeta%d", n+1)
+			p.Partials = func(a []Expr, self Expr) []Expr { return []Expr{Mul(N(-float64(n)), Call1(next, a[0]))} }
+		}
+		def(p)
+	}
 	// xlogx(x) = x log x, continued by 0 at x = 0 (entropies of
 	// probabilities that underflowed).
 	def(&Prim{Name: "xlogx", Arity: 1, Go: "runtime.XLogX", Domain: "x ≥ 0", Latex: `\operatorname{xlogx}`,

@@ -4,13 +4,7 @@ package derive
 // shared by several parents counted at each use), counted up to limit: the
 // size that flattening products and distributing sums would print.
 func treeSize(e Expr, limit float64) float64 {
-	memo := map[string]float64{}
-	var rec func(Expr) float64
-	rec = func(e Expr) float64 {
-		k := e.Key()
-		if t, ok := memo[k]; ok {
-			return t
-		}
+	return Memoized(func(e Expr, rec func(Expr) float64) float64 {
 		t := 1.0
 		for _, c := range Children(e) {
 			t += rec(c)
@@ -18,10 +12,8 @@ func treeSize(e Expr, limit float64) float64 {
 				break
 			}
 		}
-		memo[k] = t
 		return t
-	}
-	return rec(e)
+	})(e)
 }
 
 // RenameTensors returns e with every read of a tensor named in m renamed
@@ -30,7 +22,7 @@ func RenameTensors(e Expr, m map[string]string) Expr {
 	if len(m) == 0 {
 		return e
 	}
-	return memoized(func(e Expr, rec func(Expr) Expr) Expr {
+	return Memoized(func(e Expr, rec func(Expr) Expr) Expr {
 		if t, ok := e.(*Tensor); ok {
 			if to, ok := m[t.Name]; ok {
 				idx := make([]Expr, len(t.Idx))
