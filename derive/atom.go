@@ -44,8 +44,7 @@ func factorSum(e *SumNode) Expr {
 	for k := range comp {
 		comp[k] = k
 	}
-	var find func(int) int
-	find = func(k int) int {
+	find := func(k int) int {
 		for comp[k] != k {
 			k = comp[k]
 		}
