@@ -79,5 +79,6 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 			return nil, err
 		}
 	}
+	lp = splitPositiveLogs(lp, b.positiveLatents())
 	return Sum(plates, Mul(append(weights, lp)...)), nil
 }

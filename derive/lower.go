@@ -25,6 +25,7 @@ type Builder struct {
 	// perEntry drops the count weights of bag plates: the update of a
 	// latent with one value per (term, count) entry is per token.
 	perEntry bool
+	positive map[string]bool // positiveLatents, computed once
 }
 
 // Aux is a derived tensor computed from a variable before it is used: the
