@@ -533,9 +533,6 @@ func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*
 // g = 0, η₂ = ½∂²L/∂g².
 func (b *Builder) polynomialParts(lp Expr, q *QFactor, g string, at []Index, f *ir.Factor) ([]Expr, error) {
 	v := q.Var
-	if len(at) > 0 {
-		return nil, ir.Errorf(f.Pos, "%s is declared conjugate with %s, but it is not a scalar, and conjugate %s latents must be scalars for now", v, b.priorOf(q), q.Family).Hintf("declare it `nonconjugate laplace`: a Gaussian factor over the whole vector")
-	}
 	stats := []string{g, g + "^2"}
 	if g != "x" {
 		stats[1] = "(" + g + ")^2"
@@ -545,16 +542,114 @@ func (b *Builder) polynomialParts(lp Expr, q *QFactor, g string, at []Index, f *
 		u = v + ".t(" + g + ")"
 		lp = replaceTensorStats(lp, v, []string{g}, []string{u})
 		if DependsOn(lp, v) {
-			return nil, ir.Errorf(f.Pos, "%s is declared conjugate with %s, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s)", v, b.priorOf(q), readOf(lp, v), q.Family, strings.Join(statNames(stats, v), ", ")).Hintf("give it a prior conjugate to this statement, or %s", nonconjugateAdvice(v, true))
+			return nil, ir.Errorf(f.Pos, "%s is declared conjugate with %s, but this statement reads it as %s, which is not one of the %s sufficient statistics (%s)", v, b.priorOf(q), readOf(lp, v), q.Family, strings.Join(statNames(stats, v), ", ")).Hintf("give it a prior conjugate to this statement, or %s", nonconjugateAdvice(v, len(at) == 0))
 		}
 	}
-	d1 := Diff(lp, u, nil)
-	d2 := Diff(d1, u, nil)
-	if !isZero(Diff(d2, u, nil)) {
+	// For an array latent (one independent factor per element, at the
+	// element at), the statement must couple no two elements: its second
+	// derivative in u[at], u[at'] must vanish unless at = at'.
+	at2 := primed(at)
+	d1 := Diff(lp, u, at)
+	d2 := Diff(d1, u, at2)
+	if !isZero(Diff(d2, u, primed(at2))) {
 		return nil, notLinear(f, q, b.priorOf(q), stats, lp)
 	}
+	diag := diagonal(d2, at, at2)
+	if diag == nil {
+		return nil, ir.Errorf(f.Pos, "%s is declared conjugate with %s, one independent factor per element, but this statement couples different elements of it", v, b.priorOf(q)).Hintf("read one element of %s per statement, as %s[k] or %s[z[n]], or declare it `nonconjugate laplace`: a Gaussian factor over the whole vector", v, v, v)
+	}
 	zero := func(e Expr) Expr { return replaceTensorPure(e, u, func(*Tensor) Expr { return N(0) }) }
-	return []Expr{zero(d1), Mul(N(0.5), zero(d2))}, nil
+	return []Expr{zero(d1), Mul(N(0.5), diag)}, nil
+}
+
+// primed returns fresh copies of the indices at (i becomes i').
+func primed(at []Index) []Index {
+	out := make([]Index, len(at))
+	for n, i := range at {
+		out[n] = Index{Name: i.Name + "'", Size: i.Size, Plate: i.Plate}
+	}
+	return out
+}
+
+// diagonal returns e at at' = at when e vanishes unless at' = at, which it
+// proves term by term from a factor δ(at, at') or a pair of indicators
+// δ[x, at], δ[x, at'] of the same x; it returns nil when it cannot.
+func diagonal(e Expr, at, at2 []Index) Expr {
+	for k := range at {
+		e = diagonal1(e, at[k], at2[k])
+		if e == nil {
+			return nil
+		}
+	}
+	return e
+}
+
+func diagonal1(e Expr, i, j Index) Expr {
+	if !hasFree(e, j) {
+		if isZero(e) {
+			return e
+		}
+		return nil
+	}
+	switch e := e.(type) {
+	case *AddNode:
+		out := make([]Expr, len(e.Terms))
+		for k, t := range e.Terms {
+			if out[k] = diagonal1(t, i, j); out[k] == nil {
+				return nil
+			}
+		}
+		return Add(out...)
+	case *SumNode:
+		if containsIndex(e.Idx, i) || containsIndex(e.Idx, j) {
+			return nil
+		}
+		body := diagonal1(e.Body, i, j)
+		if body == nil {
+			return nil
+		}
+		return Sum(e.Idx, body)
+	case *Delta:
+		if (e.A == i && e.B == j) || (e.A == j && e.B == i) {
+			return N(1)
+		}
+	case *MulNode:
+		for k, f := range e.Factors {
+			if d, ok := f.(*Delta); ok && ((d.A == i && d.B == j) || (d.A == j && d.B == i)) {
+				rest := append(append([]Expr(nil), e.Factors[:k]...), e.Factors[k+1:]...)
+				return Subst(Mul(rest...), j, i)
+			}
+		}
+		for k, f := range e.Factors {
+			d, ok := f.(*IDelta)
+			if !ok || d.I != j {
+				continue
+			}
+			for _, g := range e.Factors {
+				if di, ok := g.(*IDelta); ok && di.I == i && di.X.Key() == d.X.Key() {
+					rest := append(append([]Expr(nil), e.Factors[:k]...), e.Factors[k+1:]...)
+					return Subst(Mul(rest...), j, i)
+				}
+			}
+		}
+		// one factor carries at': the others are left as they are
+		var with []int
+		for k, f := range e.Factors {
+			if hasFree(f, j) {
+				with = append(with, k)
+			}
+		}
+		if len(with) == 1 {
+			inner := diagonal1(e.Factors[with[0]], i, j)
+			if inner == nil {
+				return nil
+			}
+			fs := append([]Expr(nil), e.Factors...)
+			fs[with[0]] = inner
+			return Mul(fs...)
+		}
+	}
+	return nil
 }
 
 // quadraticInStat is E over q(v) alone of e when q's family is quadratic
