@@ -79,5 +79,12 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 			return nil, err
 		}
 	}
+	if Transformed(f.Target.Var) {
+		jac, err := b.logJacobian(f)
+		if err != nil {
+			return nil, err
+		}
+		lp = Add(lp, jac)
+	}
 	return Sum(plates, Mul(append(weights, lp)...)), nil
 }
