@@ -15,8 +15,8 @@ import (
 //	     = Y u − N e^u − ½((u − m)/t)² + const
 //
 // (Y = Σ_n y_n; the last u is the log-Jacobian of s = e^u), with variance
-// −1/f''(û); the delta method's fixed point solves
-// f'(μ) + ½ f'''(μ) σ² = 0 with σ² = −1/f''(μ). The reported constrained
+// −1/f”(û); the delta method's fixed point solves
+// f'(μ) + ½ f”'(μ) σ² = 0 with σ² = −1/f”(μ). The reported constrained
 // summaries must be the log-normal moments of e^u and exp of the
 // Gaussian's quantiles.
 const positiveVI = `model positive
@@ -169,5 +169,52 @@ func TestEndToEndLowerUpperLatent(t *testing.T) {
 				t.Errorf("%s [%d]: quantiles %g..%g outside the bounds", r.Method, i, c.Q05[i], c.Q95[i])
 			}
 		}
+	}
+}
+
+// Data outside its declared bounds is a data error naming the variable
+// and the index, as Stan checks data at load.
+func TestEndToEndDataBounds(t *testing.T) {
+	const src = `model databounds
+size N
+data y : real<lower=0>[N]
+data w : real<lower=-1, upper=1>[N]
+latent mu : real<lower=0>[N] nonconjugate laplace
+mu ~ LogNormal(0, 1)
+for n in 1:N {
+  y[n] ~ Normal(mu[n] * w[n], 1)
+}
+`
+	const drv = `package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	model "tmpe2e/PKG"
+)
+
+func main() {
+	for _, d := range []string{
+		` + "`" + `{"N": 3, "y": [1, 2, 0.5], "w": [0, 0.5, 0.2]}` + "`" + `,
+		` + "`" + `{"N": 3, "y": [1, 2, -0.5], "w": [0, 0.5, 0.2]}` + "`" + `,
+		` + "`" + `{"N": 3, "y": [1, 2, 0.5], "w": [0, 1.5, 0.2]}` + "`" + `,
+	} {
+		data, err := model.LoadData(strings.NewReader(d))
+		if err == nil {
+			_, err = model.NewModel(data)
+		}
+		fmt.Println(err)
+	}
+	_ = os.Stdout
+}
+`
+	out := string(buildAndRunDriver(t, "databounds", src, nil, drv))
+	want := "<nil>\n" +
+		`data "y"[3] = -0.5: it is declared real<lower=0>[N] at databounds.vi:3:6, which must be ≥ 0` + "\n" +
+		`data "w"[2] = 1.5: it is declared real<lower=-1, upper=1>[N] at databounds.vi:4:6, which must be in [-1, 1]` + "\n"
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
 }
