@@ -191,6 +191,9 @@ func (g *gen) domainChecks() []domainCheckCtx {
 			checks = append(checks, *c)
 		}
 	}
+	for _, v := range g.m.Vars {
+		add(g.boundCheck(v))
+	}
 	for _, f := range g.m.Factors {
 		dist := derive.Dists[f.Dist]
 		fam := ir.Families[f.Dist]
@@ -337,4 +340,48 @@ func (d domainSpec) holds(v float64) bool {
 		return false
 	}
 	return true
+}
+
+// boundCheck returns the check of a data or const variable against its
+// declared bounds (real<lower=a, upper=b>), as Stan checks data at load,
+// or nil if it has none. Bounds are numbers here; a bound that reads a
+// const or size is reported as not supported yet on data.
+func (g *gen) boundCheck(v *ir.Var) *domainCheckCtx {
+	t := v.Transform
+	if t == nil || (v.Role != ir.RoleData && v.Role != ir.RoleConst) || !t.Kind.Elementwise() {
+		return nil
+	}
+	d := domainSpec{lo: math.Inf(-1), hi: math.Inf(1)}
+	for _, b := range []struct {
+		x   ir.Expr
+		dst *float64
+	}{{t.Lo, &d.lo}, {t.Hi, &d.hi}} {
+		if b.x == nil {
+			continue
+		}
+		val, ok := g.literal(b.x)
+		if !ok {
+			g.errs = append(g.errs, ir.Errorf(v.Pos, "the bounds of %s %s must be numbers: bounds reading consts or sizes are supported on latents only", v.Role, v.Name).
+				Hintf("write the bound as a number, e.g. `real<lower=0>`"))
+			return nil
+		}
+		*b.dst = val
+	}
+	goName, loaded := g.goName[v.Name]
+	if !loaded {
+		return nil
+	}
+	c := &domainCheckCtx{Role: v.Role.String(), Name: v.Name, Values: goName, Scalar: len(v.Type.Dims) == 0,
+		Lo: domainBound{Value: d.lo}, Hi: domainBound{Value: d.hi}, Text: d.requirement(), What: fmt.Sprintf("it is declared %s at %s", v.TypeString(), v.Pos)}
+	for _, b := range []*domainBound{&c.Lo, &c.Hi} {
+		if math.IsInf(b.Value, 0) {
+			*b = domainBound{Inf: int(math.Copysign(1, b.Value))}
+		}
+	}
+	if !c.Scalar {
+		for _, s := range v.Type.Dims {
+			c.Shape = append(c.Shape, g.sizeGo[s])
+		}
+	}
+	return c
 }

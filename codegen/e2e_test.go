@@ -84,6 +84,11 @@ type gaussianJSON struct {
 	Cov    [][]float64          `json:"cov"`
 	Params map[string][]float64 `json:"params"` // conjugate factors
 	Units  []gaussianJSON       `json:"-"`      // a per-unit latent: one Gaussian per unit
+	// Constrained is a constrained latent's summary on its own scale.
+	Constrained *struct {
+		Method                  string
+		Mean, SD, Q05, Q50, Q95 []float64
+	} `json:"constrained"`
 }
 
 // UnmarshalJSON reads one factor, or a per-unit latent's list of them

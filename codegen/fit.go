@@ -788,10 +788,10 @@ func (f *fitGen) emitResult() {
 				n := f.dim(qi.q.Dims[0])
 				w.Pf("l.%s = make([]*%s, %s)", qi.field, rt("Gaussian"), f.dim(f.unit.Size))
 				w.Block(fmt.Sprintf("for d := range l.%s", qi.field), func() {
-					w.Pf(`l.%s[d] = %s("MvNormal", q.%s[d*%s:(d+1)*%s], q.%s[d*%s*%s:(d+1)*%s*%s])`, qi.field, rt("NewGaussian"), qi.fields[0], n, n, qi.fields[1], n, n, n, n)
+					w.Pf(`l.%s[d] = %s("MvNormal", q.%s[d*%s:(d+1)*%s], q.%s[d*%s*%s:(d+1)*%s*%s])%s`, qi.field, rt("NewGaussian"), qi.fields[0], n, n, qi.fields[1], n, n, n, n, f.constrain(qi))
 				})
 			case qi.q.IsGaussianVector():
-				w.Pf(`l.%s = %s("MvNormal", q.%s, q.%s)`, qi.field, rt("NewGaussian"), qi.fields[0], qi.fields[1])
+				w.Pf(`l.%s = %s("MvNormal", q.%s, q.%s)%s`, qi.field, rt("NewGaussian"), qi.fields[0], qi.fields[1], f.constrain(qi))
 			default:
 				dims := qi.q.Params[0].Dims
 				var shape []string
@@ -983,4 +983,40 @@ func (f *fitGen) emitUnitSweeps(local []*qInfo) {
 		})
 		w.Return("false")
 	})
+}
+
+// constrain returns, for a latent fitted on the unconstrained scale
+// (derive/transform.go), the call adding the constrained summaries to its
+// Gaussian in the result, `.Constrain(runtime.Transform{...})`; "" for
+// any other latent. The bounds are constant expressions of the Model.
+func (f *fitGen) constrain(qi *qInfo) string {
+	v := qi.v
+	if !derive.Transformed(v) {
+		return ""
+	}
+	sizes := map[string]string{}
+	for k, s := range f.g.sizeGo {
+		sizes[k] = "m." + s
+	}
+	b := derive.NewBuilder(f.g.m)
+	bound := func(x ir.Expr) string {
+		if x == nil {
+			return "0"
+		}
+		e, err := b.Lower(x, nil)
+		if err != nil {
+			f.g.errs = append(f.g.errs, err)
+			return "0"
+		}
+		// the consts the bound reads are Model fields
+		tensors := map[string]tensorInfo{}
+		ir.Walk(x, func(x ir.Expr) {
+			if r, ok := x.(*ir.Ref); ok && r.Var.Role == ir.RoleConst {
+				tensors[r.Var.Name] = tensorInfo{Go: "m." + f.g.goName[r.Var.Name]}
+			}
+		})
+		return newGoPrinter(tensors, sizes, map[string]bool{"m": true, "q": true, "l": true, "d": true}).expr(e, 0)
+	}
+	t := v.Transform
+	return fmt.Sprintf(".Constrain(%s{Kind: %q, Lo: %s, Hi: %s})", f.w.Sf("%s", rt("Transform")), t.Kind.String(), bound(t.Lo), bound(t.Hi))
 }

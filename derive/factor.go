@@ -80,5 +80,12 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 		}
 	}
 	lp = splitPositiveLogs(lp, b.positiveLatents())
+	if Transformed(f.Target.Var) {
+		jac, err := b.logJacobian(f)
+		if err != nil {
+			return nil, err
+		}
+		lp = Add(lp, jac)
+	}
 	return Sum(plates, Mul(append(weights, lp)...)), nil
 }

@@ -42,7 +42,8 @@ func (b *Builder) positiveLatents() map[string]bool {
 // of a latent known to be positive (positiveLatents): a known multiplier
 // such as an exposure, y[i] ~ Poisson(t[i] * theta[i]), then leaves the
 // statement linear in theta's statistics log θ and θ, and the conjugate
-// update and the ELBO take it exactly. It is an identity wherever the
+// update and the ELBO take it exactly. Factors exp(a) are positive too:
+// log(c·exp(a)) = log c + a. It is an identity wherever the
 // density is defined: x > 0 and c·x > 0 give c > 0.
 func splitPositiveLogs(e Expr, positive map[string]bool) Expr {
 	if len(positive) == 0 {
@@ -62,6 +63,8 @@ func splitPositiveLogs(e Expr, positive map[string]bool) Expr {
 		for _, f := range m.Factors {
 			if t, ok := f.(*Tensor); ok && positive[t.Name] {
 				pos = append(pos, f)
+			} else if c, ok := f.(*Call); ok && c.Prim.Name == "exp" {
+				pos = append(pos, f) // a constrained latent's exp(u), say
 			} else {
 				rest = append(rest, f)
 			}

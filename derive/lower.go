@@ -26,6 +26,9 @@ type Builder struct {
 	// latent with one value per (term, count) entry is per token.
 	perEntry bool
 	positive map[string]bool // positiveLatents, computed once
+	// raw reads transformed latents on their unconstrained scale
+	// (transform.go), for their log-Jacobians.
+	raw bool
 }
 
 // Aux is a derived tensor computed from a variable before it is used: the
@@ -101,7 +104,7 @@ func (v Val) Scalar() Expr { return v.At(nil) }
 // ValOf wraps a model expression.
 func (b *Builder) ValOf(e ir.Expr) Val {
 	tensor := ""
-	if r, ok := e.(*ir.Ref); ok && len(r.Index) == 0 && r.Var.Role != ir.RoleSize {
+	if r, ok := e.(*ir.Ref); ok && len(r.Index) == 0 && r.Var.Role != ir.RoleSize && !Transformed(r.Var) {
 		tensor = r.Var.Name
 	}
 	return Val{Dims: e.Typ().Dims, Src: e, Tensor: tensor, At: func(sel []Expr) Expr {
@@ -187,7 +190,11 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		if v.Type.Class == ir.Cov && len(idx) == 2 {
 			return newTensor(v.Name, idx, true, false), nil
 		}
-		return newTensor(v.Name, idx, false, v.Type.Kind == ir.Int), nil
+		t := newTensor(v.Name, idx, false, v.Type.Kind == ir.Int)
+		if Transformed(v) && !b.raw {
+			return b.constrain(v, t)
+		}
+		return t, nil
 	case *ir.Unary:
 		x, err := b.Lower(e.X, sel)
 		if err != nil {

@@ -116,6 +116,10 @@ func Derive(m *ir.Model) (d *Derivation, err error) {
 			d.Q = append(d.Q, q)
 		}
 		if !v.Treatment.Nonconjugate() {
+			if err := checkConjugateBound(v, m.Prior(v.Name)); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			u, err := b.conjugateUpdate(v, qs)
 			if err != nil {
 				errs = append(errs, err)
@@ -189,6 +193,11 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 	prior := b.Model.Prior(v.Name)
 	if prior == nil && v.Role != ir.RoleParam {
 		return nil, ir.Errorf(v.Pos, "latent %s has no prior", v.Name).Hintf("give it a distribution with `~`")
+	}
+	if Transformed(v) {
+		if _, ok := Transforms[v.Transform.Kind]; !ok {
+			return nil, transformError(v)
+		}
 	}
 	if v.Type.Kind != ir.Real || v.Type.Class != ir.Plain || len(v.Type.Dims) < 1 || len(v.Type.Dims) > 2 {
 		return nil, ir.Errorf(v.Pos, "nonconjugate latent %s must be a real vector real[P], or one vector per unit real[D, P]", v.Name).Hintf("%s", nonconjugateShapeHint(v))

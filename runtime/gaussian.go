@@ -12,6 +12,10 @@ type Gaussian struct {
 	Family string      `json:"family"`
 	Mean   []float64   `json:"mean"`
 	Cov    [][]float64 `json:"cov"`
+	// Constrained, for a constrained latent fitted on the unconstrained
+	// scale (Mean and Cov are q's on that scale), summarizes each
+	// coordinate on the constrained scale (constrained.go); nil otherwise.
+	Constrained *Constrained `json:"constrained,omitempty"`
 }
 
 // NewGaussian copies mean and the flat row-major covariance into a Gaussian.

@@ -54,10 +54,19 @@ type VarDecl struct {
 // TypeExpr is a type as written: `real`, `int[N] in 0..1`, `cov[P]`,
 // `simplex[K, V]`, `bag[D] of 1..V`.
 type TypeExpr struct {
+	Pos    lexer.Position
+	Name   *Ident       // real, int, cov, simplex, ordered, positive_ordered or bag (checked later)
+	Bounds []*TypeBound // `<lower=LO, upper=HI>` as written; nil when absent
+	Dims   []*Bound     // the bracketed dimensions; nil when absent
+	Range  *Range       // `in LO..HI` or `of LO..HI`; nil when absent
+}
+
+// TypeBound is one `lower=EXPR` or `upper=EXPR` of a type's `<...>`, as in
+// Stan's `real<lower=0>`.
+type TypeBound struct {
 	Pos   lexer.Position
-	Name  *Ident   // real, int, cov, simplex or bag (checked later)
-	Dims  []*Bound // the bracketed dimensions; nil when absent
-	Range *Range   // `in LO..HI` or `of LO..HI`; nil when absent
+	Name  *Ident // lower or upper (checked later)
+	Value Expr
 }
 
 // Range is `in LO..HI` (int ranges) or `of LO..HI` (bag term ids).
@@ -164,6 +173,7 @@ func (n *SizeDecl) Position() lexer.Position   { return n.Pos }
 func (n *VarDecl) Position() lexer.Position    { return n.Pos }
 func (n *TypeExpr) Position() lexer.Position   { return n.Pos }
 func (n *Range) Position() lexer.Position      { return n.Pos }
+func (n *TypeBound) Position() lexer.Position  { return n.Pos }
 func (n *Bound) Position() lexer.Position      { return n.Pos }
 func (n *Treatment) Position() lexer.Position  { return n.Pos }
 func (n *TildeStmt) Position() lexer.Position  { return n.Pos }

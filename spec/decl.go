@@ -34,7 +34,11 @@ var typeCtors = map[string]typeCtor{
 	"int":     {kind: ir.Int, class: ir.Plain, maxDims: -1, rangeKw: "in", bagDims: true, example: "int[N] in 0..1"},
 	"cov":     {kind: ir.Real, class: ir.Cov, minDims: 1, maxDims: -1, example: "cov[P]"},
 	"simplex": {kind: ir.Real, class: ir.Simplex, minDims: 1, maxDims: -1, example: "simplex[K]"},
-	"bag":     {kind: ir.Int, class: ir.Bag, minDims: 1, maxDims: 1, rangeKw: "of", needsRg: true, example: "bag[D] of 1..V"},
+	// ordered vectors (Stan's ordered, positive_ordered): the last
+	// dimension is increasing; fitted on the unconstrained scale
+	"ordered":          {kind: ir.Real, class: ir.Plain, minDims: 1, maxDims: -1, example: "ordered[K]"},
+	"positive_ordered": {kind: ir.Real, class: ir.Plain, minDims: 1, maxDims: -1, example: "positive_ordered[K]"},
+	"bag":              {kind: ir.Int, class: ir.Bag, minDims: 1, maxDims: 1, rangeKw: "of", needsRg: true, example: "bag[D] of 1..V"},
 }
 
 // methods maps the word after `nonconjugate` to a treatment.
@@ -251,6 +255,7 @@ func (c *checker) checkDecls() {
 		if d == nil {
 			continue
 		}
+		c.transform(s)
 		c.treatment(s)
 		if d.Default != nil {
 			c.defaultValue(s)
@@ -274,6 +279,11 @@ func (c *checker) treatment(s *symbol) bool {
 	}
 	if tr.Kind == "conjugate" {
 		v.Treatment = ir.Conjugate
+		if t := v.Transform; t != nil && !t.Kind.Elementwise() {
+			c.errorf(tr.Pos, "declare it `nonconjugate laplace` (fitted on the unconstrained scale), or `real[...]` with a conjugate prior",
+				"%s latent %s cannot be conjugate: no prior of the conjugate table has an ordered support", t.Text, v.Name)
+			return false
+		}
 		return true
 	}
 	if tr.Method == nil {
@@ -286,6 +296,11 @@ func (c *checker) treatment(s *symbol) bool {
 		return false
 	}
 	v.Treatment = m
+	if s.ok && v.Type.Class == ir.Simplex && v.Type.Kind == ir.Real {
+		// fitted on the unconstrained scale (K − 1 coordinates)
+		v.Transform = &ir.Transform{Kind: ir.SimplexMap, Text: "simplex"}
+		return true
+	}
 	if s.ok && (v.Type.Kind != ir.Real || v.Type.Class != ir.Plain) {
 		c.errorf(tr.Pos, "declare it `conjugate`, or make it real-valued", "nonconjugate latent %s must be real-valued, but it is %s", v.Name, v.Type)
 		return false
@@ -383,4 +398,160 @@ func sameDims(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// transform checks a type's constraint, Stan's `real<lower=a, upper=b>`
+// (a and b constant scalar expressions) or the types ordered[K] and
+// positive_ordered[K], and records it as v.Transform. Where it applies
+// depends on the role: data and consts are checked against it when
+// loaded; a nonconjugate latent is fitted on the unconstrained scale; a
+// conjugate latent's bound must be its prior's support (derive checks
+// that); params take none yet.
+func (c *checker) transform(s *symbol) bool {
+	d, v := s.decl, s.v
+	te := d.Type
+	if te.Name == nil {
+		return false
+	}
+	var t *ir.Transform
+	switch te.Name.Name {
+	case "ordered":
+		t = &ir.Transform{Kind: ir.Ordered, Text: "ordered"}
+	case "positive_ordered":
+		t = &ir.Transform{Kind: ir.PositiveOrdered, Text: "positive_ordered"}
+	}
+	if len(te.Bounds) > 0 {
+		b0 := te.Bounds[0]
+		if te.Name.Name != "real" {
+			c.errorf(b0.Pos, "write the bounds on a real type, e.g. `real<lower=0>[N]`; an int takes a range, `int[N] in 0..10`",
+				"%s takes no bounds `<lower=..., upper=...>`: only real does", te.Name.Name)
+			return false
+		}
+		t = &ir.Transform{}
+		ok := true
+		var texts []string
+		for _, b := range te.Bounds {
+			if b.Name == nil {
+				return false
+			}
+			texts = append(texts, b.Name.Name+"="+printExpr(b.Value, 0))
+			var dst *ir.Expr
+			switch b.Name.Name {
+			case "lower":
+				dst = &t.Lo
+			case "upper":
+				dst = &t.Hi
+			default:
+				c.errorf(b.Name.Pos, "write `<lower=a>`, `<upper=b>` or `<lower=a, upper=b>`"+suggestSuffix(b.Name.Name, []string{"lower", "upper"}),
+					"unknown bound %s", b.Name.Name)
+				ok = false
+				continue
+			}
+			if *dst != nil {
+				c.errorf(b.Name.Pos, "give each bound once", "%s bound given twice", b.Name.Name)
+				ok = false
+				continue
+			}
+			x, xok := c.boundExpr(v, b)
+			if !xok {
+				ok = false
+				continue
+			}
+			*dst = x
+		}
+		if !ok {
+			return false
+		}
+		t.Text = "<" + strings.Join(texts, ", ") + ">"
+		switch {
+		case t.Lo != nil && t.Hi != nil:
+			t.Kind = ir.LowerUpper
+			lo, lok := t.Lo.(*ir.Num)
+			hi, hok := t.Hi.(*ir.Num)
+			if lok && hok && lo.Value >= hi.Value {
+				c.errorf(b0.Pos, "the lower bound must be below the upper bound", "empty bounds %s: %v ≥ %v", t.Text, lo.Value, hi.Value)
+				return false
+			}
+		case t.Lo != nil:
+			t.Kind = ir.LowerBound
+		default:
+			t.Kind = ir.UpperBound
+		}
+	}
+	if t == nil {
+		return true
+	}
+	switch v.Role {
+	case ir.RoleParam:
+		c.errorf(te.Pos, "declare it `latent "+v.Name+" : "+typeString(te)+" nonconjugate laplace` with a prior, or estimate the param on the unconstrained scale (e.g. its log) yourself",
+			"param %s cannot be constrained (%s) yet: only data, consts and nonconjugate latents take constraints", v.Name, t.Text)
+		return false
+	case ir.RoleData, ir.RoleConst:
+		if !t.Kind.Elementwise() {
+			c.errorf(te.Name.Pos, "declare it `real[...]`; ordered types are for nonconjugate latents", "%s %s cannot be %s yet: only latents take ordered types", v.Role, v.Name, t.Text)
+			return false
+		}
+	}
+	v.Transform = t
+	return true
+}
+
+// boundExpr checks the value of a bound: a scalar constant expression
+// (numbers, consts, sizes and arithmetic).
+func (c *checker) boundExpr(v *ir.Var, b *TypeBound) (ir.Expr, bool) {
+	x, ok := c.expr(b.Value, nil)
+	if !ok || !c.value(x) {
+		return nil, false
+	}
+	constant := true
+	ir.Walk(x, func(e ir.Expr) {
+		if r, isRef := e.(*ir.Ref); isRef && constant && r.Var.Role != ir.RoleSize && r.Var.Role != ir.RoleConst {
+			constant = false
+			c.errorAt(r.Pos, "bounds may use numbers, consts, sizes, functions and arithmetic",
+				"the %s bound of %s must be a constant expression, but it reads %s", b.Name.Name, v.Name, describe(r.Var))
+		}
+	})
+	if !constant {
+		return nil, false
+	}
+	if x.Typ().Rank() > 0 {
+		c.errorAt(x.Position(), "give one number for all elements", "the %s bound of %s must be a scalar, but it is %s", b.Name.Name, v.Name, x.Typ())
+		return nil, false
+	}
+	if n, isNum := foldNumber(x); isNum {
+		return &ir.Num{Value: n, Pos: x.Position()}, true
+	}
+	return x, true
+}
+
+// foldNumber evaluates an expression of numbers and arithmetic (-1, 1/2).
+func foldNumber(x ir.Expr) (float64, bool) {
+	switch x := x.(type) {
+	case *ir.Num:
+		return x.Value, true
+	case *ir.Unary:
+		v, ok := foldNumber(x.X)
+		return -v, ok
+	case *ir.Binary:
+		a, aok := foldNumber(x.X)
+		b, bok := foldNumber(x.Y)
+		if !aok || !bok {
+			return 0, false
+		}
+		switch x.Op {
+		case '+':
+			return a + b, true
+		case '-':
+			return a - b, true
+		case '*':
+			return a * b, true
+		case '/':
+			if b != 0 {
+				return a / b, true
+			}
+		case '^':
+			return math.Pow(a, b), true
+		}
+	}
+	return 0, false
 }

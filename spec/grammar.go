@@ -19,7 +19,7 @@ var viLexer = lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "Keyword", Pattern: `(?:model|size|data|const|param|latent|for|in|of|conjugate|nonconjugate)\b`},
 	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
 	{Name: "Number", Pattern: `(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?`},
-	{Name: "Punct", Pattern: `\.\.|[-+*/^~:,=()\[\]{}]`},
+	{Name: "Punct", Pattern: `\.\.|[-+*/^~:,=()\[\]{}<>]`},
 })
 
 var viParser = participle.MustBuild[gFile](
@@ -64,10 +64,24 @@ type gVar struct {
 }
 
 type gType struct {
+	Pos    lexer.Position
+	Name   *gIdent      `parser:"@@"`
+	Bounds *gTypeBounds `parser:"@@?"`
+	Dims   []*gBound    `parser:"('[' @@ (',' @@)* ']')?"`
+	Range  *gRange      `parser:"@@?"`
+}
+
+// gTypeBounds is Stan's `<lower=LO, upper=HI>` after a type name.
+type gTypeBounds struct {
+	Pos    lexer.Position
+	Bounds []*gTypeBound `parser:"'<' @@ (',' @@)* '>'"`
+}
+
+// gTypeBound is one `lower=EXPR` or `upper=EXPR` of a gTypeBounds.
+type gTypeBound struct {
 	Pos   lexer.Position
-	Name  *gIdent   `parser:"@@"`
-	Dims  []*gBound `parser:"('[' @@ (',' @@)* ']')?"`
-	Range *gRange   `parser:"@@?"`
+	Name  *gIdent `parser:"@@ '='"`
+	Value *gExpr  `parser:"@@"`
 }
 
 type gRange struct {

@@ -65,6 +65,11 @@ func convertIdent(g *gIdent) *Ident {
 func convertVar(g *gVar) *VarDecl {
 	d := &VarDecl{Pos: g.Pos, Role: g.Role, Name: convertIdent(g.Name)}
 	t := &TypeExpr{Pos: g.Type.Pos, Name: convertIdent(g.Type.Name)}
+	if g.Type.Bounds != nil {
+		for _, b := range g.Type.Bounds.Bounds {
+			t.Bounds = append(t.Bounds, &TypeBound{Pos: b.Pos, Name: convertIdent(b.Name), Value: convertExpr(b.Value)})
+		}
+	}
 	for _, b := range g.Type.Dims {
 		t.Dims = append(t.Dims, convertBound(b))
 	}

@@ -219,6 +219,13 @@ func (p *printer) render() []byte {
 
 func typeString(t *TypeExpr) string {
 	s := t.Name.Name
+	if len(t.Bounds) > 0 {
+		bs := make([]string, len(t.Bounds))
+		for i, b := range t.Bounds {
+			bs[i] = b.Name.Name + "=" + printExpr(b.Value, 0)
+		}
+		s += "<" + strings.Join(bs, ", ") + ">"
+	}
 	if len(t.Dims) > 0 {
 		dims := make([]string, len(t.Dims))
 		for i, d := range t.Dims {

@@ -84,7 +84,7 @@ func (r *report) explain(d *derive.Derivation) {
 		"the updates below are applied in turn until they converge (Fig. 1).", m.Name, m.File))
 	var items []string
 	for _, v := range m.VarsWithRole(ir.RoleLatent) {
-		items = append(items, fmt.Sprintf("latent `%s` (`%s`): %s", v.Name, v.Type, treatmentDoc[v.Treatment.String()]))
+		items = append(items, fmt.Sprintf("latent `%s` (`%s`): %s", v.Name, v.TypeString(), treatmentDoc[v.Treatment.String()]))
 	}
 	// An M-step or ELBO that could not be derived is shown at the end;
 	// the M-steps that could be are shown all the same.
@@ -226,7 +226,15 @@ func (r *report) nonconjugate(o *derive.Objective) {
 			td, derive.LaTeX(derive.SizeE(o.Dim)), derive.LaTeX(u), o.Unit.Name,
 			td, derive.LaTeX(derive.T(v.Name+".mean", u)), derive.LaTeX(derive.T(o.CovName, u)), theta, td, derive.LaTeX(u))
 	}
-	r.para(fmt.Sprintf("Declared at `%s` as `%s`: %s.", v.Pos, v.Type, what))
+	r.para(fmt.Sprintf("Declared at `%s` as `%s`: %s.", v.Pos, v.TypeString(), what))
+	if derive.Transformed(v) {
+		if tr, ok := derive.Transforms[v.Transform.Kind]; ok {
+			r.para(fmt.Sprintf("It is constrained (`%s`), so it is fitted on the unconstrained scale, as Stan does: $%s$ below is the unconstrained u, "+
+				"every read of `%s` is the constrained value (%s), and its prior's statement includes the log-Jacobian (%s). "+
+				"The result reports q on u and the mean, sd and quantiles of the constrained value; the inverse map is %s.",
+				v.Transform.Text, theta, v.Name, tr.Text, tr.JacText, tr.InverseText))
+		}
+	}
 	r.para(fmt.Sprintf("Its objective $f(%s)$ (Eq. 12) is the log joint restricted to the statements that read `%s`, "+
 		"with the expectation under $q$ of every other latent it reads. It is built from:", theta, v.Name))
 	r.statements(o.Factors)

@@ -56,7 +56,7 @@ func writeTable(w io.Writer, d *derive.Derivation) {
 		if f := prior[v.Name]; f != nil {
 			dist, plates = f.Dist, platesString(f.Plates)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Name, v.Role, v.Type, dist, plates, treatment(v, prior[v.Name], q[v.Name], msteps[v.Name]))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Name, v.Role, v.TypeString(), dist, plates, treatment(v, prior[v.Name], q[v.Name], msteps[v.Name]))
 	}
 	tw.Flush()
 

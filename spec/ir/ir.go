@@ -151,7 +151,62 @@ type Var struct {
 	Type      Type      // zero for sizes
 	Treatment Treatment // latents only
 	Default   Expr      // consts (and optionally params): initial value, element-wise; may be nil
+	// Transform is the declared constraint of a real variable
+	// (real<lower=0>, ordered[K], a nonconjugate simplex[K]), or nil. It
+	// is on the Var, not its Type, because it describes the variable's
+	// values and, for a nonconjugate latent, how its Gaussian factor's
+	// unconstrained coordinates map to them; expressions reading the
+	// variable have plain real types.
+	Transform *Transform
 	Pos       Pos
+}
+
+// TypeString is v's type as declared, with its constraint:
+// real<lower=0>[P], ordered[K].
+func (v *Var) TypeString() string {
+	s := v.Type.String()
+	t := v.Transform
+	if t == nil || t.Kind == SimplexMap {
+		return s
+	}
+	if t.Kind.Elementwise() {
+		return "real" + t.Text + s[len("real"):]
+	}
+	return t.Text + s[len("real"):]
+}
+
+// TransformKind is the kind of a Transform.
+type TransformKind int
+
+// The transforms, as Stan's (Stan Reference Manual, "Constraint
+// transforms"): x is the constrained value, u the unconstrained one.
+const (
+	NoTransform     TransformKind = iota
+	LowerBound                    // real<lower=a>: x = a + exp(u)
+	UpperBound                    // real<upper=b>: x = b − exp(u)
+	LowerUpper                    // real<lower=a, upper=b>: x = a + (b − a)·logistic(u)
+	Ordered                       // ordered[K]: x_1 = u_1, x_k = x_{k−1} + exp(u_k)
+	PositiveOrdered               // positive_ordered[K]: x_1 = exp(u_1), x_k = x_{k−1} + exp(u_k)
+	SimplexMap                    // simplex[K] nonconjugate: stick-breaking from K − 1 coordinates
+)
+
+var transformNames = [...]string{"", "lower", "upper", "lower-upper", "ordered", "positive_ordered", "simplex"}
+
+func (k TransformKind) String() string { return transformNames[k] }
+
+// Elementwise reports whether the transform maps each coordinate alone.
+func (k TransformKind) Elementwise() bool {
+	return k == LowerBound || k == UpperBound || k == LowerUpper
+}
+
+// Transform is a declared constraint: its kind and, for bounds, the
+// constant scalar expressions Lo and Hi (nil when absent). Text is the
+// constraint as written in the type, `<lower=0>`, or the type name
+// (ordered, positive_ordered, simplex).
+type Transform struct {
+	Kind   TransformKind
+	Lo, Hi Expr
+	Text   string
 }
 
 // Model is a checked model.

@@ -1,0 +1,186 @@
+package derive
+
+import (
+	"fmt"
+
+	"github.com/vigen-go/vigen/spec/ir"
+)
+
+// Constrained latents (real<lower=a>, real<lower=a, upper=b>, ordered,
+// simplex) are fitted by transformation, as Stan fits them (Stan Reference
+// Manual, "Constraint transforms"): the Gaussian factor q(u) = N(μ, Σ) lives
+// on the unconstrained scale u, every read of the variable x is the
+// constrained expression x = T(u), and the prior's statement gains the
+// log-Jacobian log|det ∂T/∂u|, so that the density of u is
+// p(T(u)) |det ∂T/∂u|. Since FactorLogDensity adds it, the objectives, the
+// ELBO and the expectations all see it: the ELBO is
+// E_q[log p(y, T(u)) + log|det ∂T/∂u|] + H[q(u)], the ELBO of q on u.
+//
+// In derive's expressions the tensor named after the variable is u.
+
+// TransformRule is one entry of the transform table: the constrained
+// value of an element, its log-Jacobian and the inverse map, as
+// expressions and as text (for documentation and `vigen explain`).
+type TransformRule struct {
+	// X returns x as an expression of the unconstrained element u, with
+	// lo and hi the lowered bounds (nil when absent).
+	X func(u, lo, hi Expr) Expr
+	// LogJac returns log|dx/du| for one element.
+	LogJac func(u, lo, hi Expr) Expr
+	// Text, JacText and InverseText state the map, its log-Jacobian and
+	// its inverse (used to start and report; runtime/constrained.go
+	// implements them on numbers).
+	Text, JacText, InverseText string
+}
+
+// Transforms is the table of elementwise transforms, one entry per kind.
+// The vector transforms (ordered, positive_ordered, simplex) are accepted
+// by the language but not yet derived (transformError).
+var Transforms = map[ir.TransformKind]TransformRule{
+	ir.LowerBound: {
+		X:           func(u, lo, _ Expr) Expr { return Add(lo, Call1("exp", u)) },
+		LogJac:      func(u, _, _ Expr) Expr { return u },
+		Text:        "x = a + exp(u)",
+		JacText:     "log|dx/du| = u",
+		InverseText: "u = log(x − a)",
+	},
+	ir.UpperBound: {
+		X:           func(u, _, hi Expr) Expr { return Sub(hi, Call1("exp", u)) },
+		LogJac:      func(u, _, _ Expr) Expr { return u },
+		Text:        "x = b − exp(u)",
+		JacText:     "log|dx/du| = u",
+		InverseText: "u = log(b − x)",
+	},
+	ir.LowerUpper: {
+		X: func(u, lo, hi Expr) Expr { return Add(lo, Mul(Sub(hi, lo), Call1("logistic", u))) },
+		// log((b − a) σ(u) σ(−u)) = log(b − a) − softplus(−u) − softplus(u)
+		LogJac: func(u, lo, hi Expr) Expr {
+			return Add(Call1("log", Sub(hi, lo)), Neg(Call1("softplus", Neg(u))), Neg(Call1("softplus", u)))
+		},
+		Text:        "x = a + (b − a)·logistic(u)",
+		JacText:     "log|dx/du| = log(b − a) + log logistic(u) + log logistic(−u)",
+		InverseText: "u = logit((x − a)/(b − a))",
+	},
+}
+
+// Transformed reports whether reads of v go through a transform: v is a
+// nonconjugate latent with a declared constraint.
+func Transformed(v *ir.Var) bool {
+	return v != nil && v.Role == ir.RoleLatent && v.Treatment.Nonconjugate() && v.Transform != nil
+}
+
+// constrain returns the constrained element x = T(u) of the transformed
+// variable v whose unconstrained element is the tensor u.
+func (b *Builder) constrain(v *ir.Var, u Expr) (Expr, error) {
+	r, lo, hi, err := b.transformRule(v)
+	if err != nil {
+		return nil, err
+	}
+	return r.X(u, lo, hi), nil
+}
+
+// transformRule returns v's rule and lowered bounds.
+func (b *Builder) transformRule(v *ir.Var) (TransformRule, Expr, Expr, error) {
+	t := v.Transform
+	r, ok := Transforms[t.Kind]
+	if !ok {
+		return TransformRule{}, nil, nil, transformError(v)
+	}
+	var lo, hi Expr
+	var err error
+	if t.Lo != nil {
+		if lo, err = b.Lower(t.Lo, nil); err != nil {
+			return r, nil, nil, err
+		}
+	}
+	if t.Hi != nil {
+		if hi, err = b.Lower(t.Hi, nil); err != nil {
+			return r, nil, nil, err
+		}
+	}
+	return r, lo, hi, nil
+}
+
+// transformError is the error for a transform the derivation does not
+// implement yet.
+func transformError(v *ir.Var) error {
+	return ir.Errorf(v.Pos, "nonconjugate %s latent %s is not supported yet: vigen fits bounded reals (real<lower=a>, real<upper=b>, real<lower=a, upper=b>) on the unconstrained scale, not yet %s vectors", v.Transform.Text, v.Name, v.Transform.Text).
+		Hintf("declare it `real[...]` and write the constraint by hand, or for a simplex declare it `conjugate` with a Dirichlet prior")
+}
+
+// logJacobian returns the log-Jacobian of the target of f, the prior of a
+// transformed latent, summed over the target's elements: with the plates
+// summed by the caller, f's statement then gives the density of u.
+func (b *Builder) logJacobian(f *ir.Factor) (Expr, error) {
+	v := f.Target.Var
+	r, lo, hi, err := b.transformRule(v)
+	if err != nil {
+		return nil, err
+	}
+	var el []Index
+	var sel []Expr
+	for _, d := range f.Target.Typ().Dims {
+		i := b.freshFor(d)
+		el = append(el, i)
+		sel = append(sel, IxE(i))
+	}
+	b.raw = true
+	u, err := b.Lower(f.Target, sel)
+	b.raw = false
+	if err != nil {
+		return nil, err
+	}
+	return Sum(el, r.LogJac(u, lo, hi)), nil
+}
+
+// checkConjugateBound checks the bound of a conjugate latent v with prior
+// f: it may only state the support of the prior's family (Dist.Support),
+// as `real<lower=0>` does for a Gamma.
+func checkConjugateBound(v *ir.Var, f *ir.Factor) error {
+	t := v.Transform
+	if t == nil || f == nil {
+		return nil
+	}
+	d := Dists[f.Dist]
+	fam := ir.Families[f.Dist]
+	lo, hi := 0.0, 0.0
+	loOK, hiOK := t.Lo == nil, t.Hi == nil
+	if n, ok := t.Lo.(*ir.Num); ok {
+		lo, loOK = n.Value, true
+	}
+	if n, ok := t.Hi.(*ir.Num); ok {
+		hi, hiOK = n.Value, true
+	}
+	support := ""
+	if d != nil && fam != nil {
+		support = d.Support
+		if sLo, sHi, ok := supportInterval(d.Support, fam.Value.Name); ok && loOK && hiOK &&
+			(t.Lo == nil) == (sLo == nil) && (t.Hi == nil) == (sHi == nil) &&
+			(sLo == nil || *sLo == lo) && (sHi == nil || *sHi == hi) {
+			return nil
+		}
+	}
+	if support == "" {
+		support = "the real line"
+	}
+	return ir.Errorf(v.Pos, "conjugate latent %s is declared %s, but its prior %s at %s has support %s: on a conjugate latent a bound only restates the prior's support", v.Name, v.TypeString(), f.Dist, f.Pos, support).
+		Hintf("%s", fmt.Sprintf("remove the bound, or declare %s `nonconjugate laplace` to fit it on the unconstrained scale", v.Name))
+}
+
+// supportInterval reads the interval of the value called name from a
+// distribution's support text ("x > 0", "0 < x < 1"): nil ends are
+// unbounded. It reports false when the text states no interval.
+func supportInterval(support, name string) (lo, hi *float64, ok bool) {
+	var a, c float64
+	var x string
+	if n, _ := fmt.Sscanf(support, "%g < %s < %g", &a, &x, &c); n == 3 && x == name {
+		return &a, &c, true
+	}
+	if n, _ := fmt.Sscanf(support, "%s > %g", &x, &a); n == 2 && x == name {
+		return &a, nil, true
+	}
+	if n, _ := fmt.Sscanf(support, "%s ≥ %g", &x, &a); n == 2 && x == name {
+		return &a, nil, true
+	}
+	return nil, nil, false
+}
