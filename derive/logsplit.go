@@ -46,9 +46,6 @@ func (b *Builder) positiveLatents() map[string]bool {
 // log(c·exp(a)) = log c + a. It is an identity wherever the
 // density is defined: x > 0 and c·x > 0 give c > 0.
 func splitPositiveLogs(e Expr, positive map[string]bool) Expr {
-	if len(positive) == 0 {
-		return e
-	}
 	return Memoized(func(e Expr, rec func(Expr) Expr) Expr {
 		e = mapChildren(e, rec)
 		c, ok := e.(*Call)
