@@ -100,7 +100,9 @@ func TestDataTable(t *testing.T) {
 		{"given size disagrees", func(d *tableData) { d.K = 3 }, `size "K": "K" is 3 but "x" has 2 columns`},
 		{"not inferred", func(d *tableData) { d.V, d.given, d.W, d.R = 0, nil, nil, nil },
 			`size "V": cannot be inferred from the data; give it as "V", or give data "w" (its values range up to V, which is then their largest)`},
-		{"not inferred, empty", func(d *tableData) { d.V, d.given, d.W, d.R, d.X, d.C = 0, nil, [][][2]int{}, [][]float64{}, [][]float64{}, [][][]int{} },
+		{"not inferred, empty", func(d *tableData) {
+			d.V, d.given, d.W, d.R, d.X, d.C = 0, nil, [][][2]int{}, [][]float64{}, [][]float64{}, [][][]int{}
+		},
 			`size "V": cannot be inferred from the data; give it as "V", or give data "w" (its values range up to V, which is then their largest)`},
 		{"given size wins", func(d *tableData) { d.V = 2 }, `data "w"[1]: term 3 of entry 2 is outside 1..2`},
 		{"int range", func(d *tableData) { d.C[1][0][1] = 3 }, `"c"`},
