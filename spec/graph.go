@@ -11,7 +11,7 @@ import (
 func (c *checker) checkPriors() {
 	for _, s := range c.order {
 		v := s.v
-		if v.Role == ir.RoleLatent && len(s.priors) == 0 {
+		if v.Role == ir.RoleLatent && len(s.priors) == 0 && !(c.termRead[v.Name] && v.Treatment.Nonconjugate()) {
 			c.errorAt(v.Pos, "give it a distribution with `"+v.Name+" ~ ...` (inside loops over its leading dimensions if it is an array)",
 				"latent %s has no prior", v.Name)
 		}

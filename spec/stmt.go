@@ -15,6 +15,10 @@ func (c *checker) stmts(ss []Stmt, sc *scope, plates []ir.Plate) {
 			c.forStmt(s, sc, plates)
 		case *TildeStmt:
 			c.tilde(s, sc, plates)
+		case *LetStmt:
+			c.letStmt(s, sc)
+		case *FactorStmt:
+			c.factorStmt(s, sc, plates)
 		}
 	}
 }

@@ -412,7 +412,7 @@ func (r *report) countsStep(s *derive.MStep, who string) {
 	idx := strings.Join(latexIndices(u.At), ",")
 	last := latexIndices(u.At)[len(u.At)-1]
 	prior := ""
-	if len(u.Factors) > 0 && u.Factors[0].Target.Var.Name == v.Name {
+	if len(u.Factors) > 0 && !u.Factors[0].IsTerm() && u.Factors[0].Target.Var.Name == v.Name {
 		prior = " (they include $\\alpha - 1$ from its Dirichlet prior: a MAP estimate)"
 	}
 	r.para(fmt.Sprintf("Declared at `%s` as `%s`. It is read only through the log of its entries, so the objective is linear in "+

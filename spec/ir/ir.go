@@ -193,7 +193,7 @@ func (m *Model) VarsWithRole(r Role) []*Var {
 // Prior returns the factor whose target is the variable called name, or nil.
 func (m *Model) Prior(name string) *Factor {
 	for _, f := range m.Factors {
-		if f.Target.Var.Name == name {
+		if f.Target != nil && f.Target.Var.Name == name {
 			return f
 		}
 	}
@@ -205,7 +205,7 @@ func (m *Model) Prior(name string) *Factor {
 func (m *Model) Children(name string) []*Factor {
 	var out []*Factor
 	for _, f := range m.Factors {
-		if f.Target.Var.Name == name {
+		if f.Target != nil && f.Target.Var.Name == name {
 			continue
 		}
 		for _, a := range f.Args {
@@ -228,7 +228,10 @@ type Plate struct {
 	Pos   Pos
 }
 
-// Factor is a `target ~ Dist(args)` statement with its enclosing plates.
+// Factor is a `target ~ Dist(args)` statement with its enclosing plates,
+// or a `factor EXPR` statement (a term of the log density, Stan's
+// `target += EXPR`): Target nil, Dist "", and Args the one real scalar
+// EXPR, which is the factor's log density (IsTerm).
 type Factor struct {
 	Plates []Plate // outermost first
 	Target *Ref    // the variable (possibly indexed) being distributed
@@ -236,6 +239,10 @@ type Factor struct {
 	Args   []Expr
 	Pos    Pos
 }
+
+// IsTerm reports whether f is a `factor EXPR` statement, whose log
+// density is Args[0] and which has no target.
+func (f *Factor) IsTerm() bool { return f.Target == nil }
 
 // Expr is a checked expression. Every expression has a type.
 type Expr interface {
