@@ -25,6 +25,8 @@ func Check(f *File) (*ir.Model, error) {
 		loops: make(map[string]lexer.Position),
 		model: &ir.Model{},
 		letAt: make(map[string]lexer.Position),
+		// letMentioned: let names used where they are not visible
+		letMentioned: make(map[string]bool),
 		// termRead: the latents read by `factor` statements
 		termRead: make(map[string]bool),
 	}
@@ -65,6 +67,9 @@ type checker struct {
 	lets     []*letDef
 	letAt    map[string]lexer.Position
 	termRead map[string]bool // latents read by `factor` statements
+	// letMentioned are let names used where no definition is visible
+	// (reported there, so not again as unused).
+	letMentioned map[string]bool
 }
 
 // symbol is a declared name.

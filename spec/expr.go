@@ -148,6 +148,7 @@ func (c *checker) lookup(id *Ident, sc *scope) *symbol {
 	}
 	hint := ""
 	if p, ok := c.letAt[id.Name]; ok {
+		c.letMentioned[id.Name] = true
 		hint = id.Name + " is defined by the let at " + c.where(c.pos(p)) + "; a let is used after it, and one inside a loop only in that loop's body"
 	} else if p, ok := c.loops[id.Name]; ok {
 		hint = id.Name + " is the index of the loop at " + c.where(c.pos(p)) + " and exists only inside that loop"

@@ -45,6 +45,7 @@ func (c *checker) letStmt(s *LetStmt, sc *scope) {
 		bad = true
 	default:
 		if prev := c.findLet(name, sc); prev != nil {
+			prev.used = true // reported here, not again as unused
 			c.errorf(s.Name.Pos, "a name is defined once; rename one of them", "%s is already defined at %s", name, c.where(c.pos(prev.pos)))
 			bad = true
 		}
@@ -70,7 +71,7 @@ func (c *checker) letStmt(s *LetStmt, sc *scope) {
 					"let %s is indexed by %s, which runs over the tokens of a bag; define arrays over loops `for i in 1:N` only", name, id.Name)
 				bad = true
 			case seen[id.Name]:
-				c.errorf(e.Position(), "", "let %s is indexed twice by %s", name, id.Name)
+				c.errorf(e.Position(), "index it once by each loop: `let "+name+"[i, j] = ...` inside `for i ... { for j ... { ... } }`", "let %s is indexed twice by %s", name, id.Name)
 				bad = true
 			default:
 				if l.bad {
@@ -226,7 +227,7 @@ func substitute(e ir.Expr, sub map[string]ir.Expr) ir.Expr {
 // checkLets reports definitions never used.
 func (c *checker) checkLets() {
 	for _, d := range c.lets {
-		if !d.used {
+		if !d.used && !c.letMentioned[d.name] {
 			c.errorf(d.pos, "remove it, or use it in a statement", "%s is defined but never used", d.name)
 		}
 	}
