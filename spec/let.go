@@ -109,6 +109,7 @@ func (c *checker) letStmt(s *LetStmt, sc *scope) {
 	}
 	d.value = x
 	c.lets = append(c.lets, d)
+	c.model.Lets = append(c.model.Lets, &ir.Let{Name: name, Index: d.params, Value: x, Pos: c.pos(s.Name.Pos)})
 }
 
 func contains(list []string, s string) bool {

@@ -104,6 +104,17 @@ func (r *report) explain(d *derive.Derivation) {
 		}
 	}
 	r.list(items)
+	if len(m.Lets) > 0 {
+		var defs []string
+		for _, l := range m.Lets {
+			name := l.Name
+			if l.Index != nil {
+				name += "[" + strings.Join(l.Index, ", ") + "]"
+			}
+			defs = append(defs, fmt.Sprintf("`%s` (`%s`)", name, l.Pos))
+		}
+		r.para("The model's `let` definitions are substituted where they are used, so the formulas below show their expanded expressions: " + strings.Join(defs, ", ") + ".")
+	}
 	r.notation(d)
 
 	objs := map[*ir.Var]*derive.Objective{}

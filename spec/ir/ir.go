@@ -161,7 +161,10 @@ type Model struct {
 	File    string // base name of the .vi file, e.g. "logreg.vi"
 	Vars    []*Var // in declaration order
 	Factors []*Factor
-	byName  map[string]*Var
+	// Lets are the `let` definitions, in source order, for reports: their
+	// uses are already expanded in Factors.
+	Lets   []*Let
+	byName map[string]*Var
 	// SourceHash is the SHA-256 of the .vi source in hex, set by
 	// spec.Load; generated files carry it so that a stale package can be
 	// told from a fresh one (vigen gen -check).
@@ -238,6 +241,15 @@ type Factor struct {
 	Dist   string  // family name, an entry of Families
 	Args   []Expr
 	Pos    Pos
+}
+
+// Let is a `let NAME = Value` definition, or `let NAME[Index...] = Value`
+// (an array over the loops of those indices).
+type Let struct {
+	Name  string
+	Index []string // the loop indices of an indexed let; nil otherwise
+	Value Expr
+	Pos   Pos
 }
 
 // IsTerm reports whether f is a `factor EXPR` statement, whose log
