@@ -542,6 +542,10 @@ func fmtFactor(f *ir.Factor) string {
 	for k, a := range f.Args {
 		args[k] = fmtIR(a)
 	}
+	if f.IsTerm() {
+		fmt.Fprintf(&sb, "factor %s", args[0])
+		return sb.String()
+	}
 	fmt.Fprintf(&sb, "%s ~ %s(%s)", fmtIR(f.Target), f.Dist, strings.Join(args, ", "))
 	return sb.String()
 }

@@ -229,7 +229,7 @@ func (b *Builder) entropy(q *QFactor, unit *Index) (Expr, error) {
 
 // mentionsVar reports whether statement f reads the variable called name.
 func mentionsVar(f *ir.Factor, name string) bool {
-	if ir.Mentions(f.Target, name) {
+	if !f.IsTerm() && ir.Mentions(f.Target, name) {
 		return true
 	}
 	for _, a := range f.Args {

@@ -21,7 +21,7 @@ func tensorOf(v Val, what string) (string, error) {
 	if v.Src != nil {
 		pos = v.Src.Position()
 	}
-	return "", ir.Errorf(pos, "the %s must be a declared matrix variable (not an expression) for now", what).Hintf("declare a `cov` const or param and pass its name")
+	return "", ir.Errorf(pos, "the %s must be a declared matrix variable, not an expression: its inverse and log-determinant are computed once, when the data are loaded", what).Hintf("declare it as a `cov` const (its default may be a constant expression, as in `const Sigma0 : cov[P] = 2 * eye(P)`) or param, and pass its name")
 }
 
 func mvNormalDist(name string, isPrec bool) *Dist {

@@ -69,7 +69,9 @@ func (b *Builder) grouping(f *ir.Factor, v string, unit Index) (*Grouping, error
 			g = &Grouping{Plate: n.Index, By: by}
 		})
 	}
-	visit(f.Target)
+	if !f.IsTerm() {
+		visit(f.Target)
+	}
 	for _, a := range f.Args {
 		visit(a)
 	}

@@ -191,7 +191,7 @@ func (b *Builder) qFactor(v *ir.Var) *QFactor {
 
 func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, error) {
 	prior := b.Model.Prior(v.Name)
-	if prior == nil && v.Role != ir.RoleParam {
+	if prior == nil && v.Role != ir.RoleParam && (len(v.Type.Dims) != 1 || !readByTerm(b.Model, v.Name)) {
 		return nil, ir.Errorf(v.Pos, "latent %s has no prior", v.Name).Hintf("give it a distribution with `~`")
 	}
 	if Transformed(v) {

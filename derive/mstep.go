@@ -181,7 +181,11 @@ func (b *Builder) gaussMStep(v *ir.Var, qs map[string]*QFactor) (*MStep, error) 
 		return nil, ir.Errorf(v.Pos, "param %s is never read, so it has no M-step", v.Name).Hintf("remove it, or use it in a statement")
 	}
 	if stmt.Dist != "MvNormal" && stmt.Dist != "MvNormalPrec" {
-		return nil, noForm(stmt.Pos, "it is read by a "+stmt.Dist+", not an MvNormal")
+		what := "a " + stmt.Dist
+		if stmt.IsTerm() {
+			what = "a factor statement"
+		}
+		return nil, noForm(stmt.Pos, "it is read by "+what+", not an MvNormal")
 	}
 	g := &GaussStep{Stmt: stmt, Precision: stmt.Dist == "MvNormalPrec"}
 	args := make([]*ir.Var, 2)

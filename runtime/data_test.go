@@ -203,7 +203,7 @@ func TestSplitObject(t *testing.T) {
 		t.Errorf("empty object: %v, %v", m, err)
 	}
 	for in, msg := range map[string]string{
-		`{"N": 3, "z": 1}`:         `data: line 1, column 10: unknown key "z"; known names are "N", "x", "y"`,
+		"{\"z\": 3,\n \"z\": 4}":   `data: line 2, column 2: duplicate key "z"`,
 		"{\"N\": 3,\n \"N\": 4}":   `data: line 2, column 2: duplicate key "N"`,
 		`[1, 2]`:                   `data: expected a JSON object, got an array`,
 		`"N"`:                      `data: expected a JSON object, got a string`,
@@ -221,6 +221,42 @@ func TestSplitObject(t *testing.T) {
 	} {
 		_, err := SplitObject(strings.NewReader(in), known)
 		wantErr(t, err, msg)
+	}
+}
+
+// Keys the model does not declare are left out with one note naming them,
+// sorted, with "did you mean" for those close to a declared name (a
+// misspelled const override would otherwise silently leave the default).
+func TestSplitObjectUnknownKeys(t *testing.T) {
+	var notes []string
+	defer func(f func(string)) { Notes = f }(Notes)
+	Notes = func(msg string) { notes = append(notes, msg) }
+	known := []string{"N", "sigma", "x", "y", "alpha0"}
+	m, err := SplitObject(strings.NewReader(`{"N": 3, "zz": 1, "Sigma": 2, "x": [1], "alpah0": 1, "N_extra": {"a": 1}}`), known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 2 || string(m["N"]) != "3" || string(m["x"]) != "[1]" {
+		t.Errorf("SplitObject = %v", m)
+	}
+	want := `data: ignoring 4 keys that the model does not declare: "N_extra", "Sigma" (did you mean "sigma"?), "alpah0" (did you mean "alpha0"?), "zz"`
+	if len(notes) != 1 || notes[0] != want {
+		t.Errorf("notes = %q\nwant [%q]", notes, want)
+	}
+	notes = nil
+	if _, err := SplitObject(strings.NewReader(`{"y": [1], "yy": 2}`), known); err != nil {
+		t.Fatal(err)
+	}
+	if want := `data: ignoring a key that the model does not declare: "yy" (did you mean "y"?)`; len(notes) != 1 || notes[0] != want {
+		t.Errorf("notes = %q\nwant [%q]", notes, want)
+	}
+	notes = nil
+	if _, err := SplitObject(strings.NewReader(`{"y": [1]}`), known); err != nil || notes != nil {
+		t.Errorf("no unknown keys: err %v, notes %q", err, notes)
+	}
+	Notes = nil // silenced: no panic, no output
+	if _, err := SplitObject(strings.NewReader(`{"q": 1}`), known); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -311,6 +347,8 @@ func decodeAll(t *testing.T, b []byte) {
 	}
 	_, err = DecodeBag(r, "w")
 	named("DecodeBag", err, `data "w"`)
+	defer func(f func(string)) { Notes = f }(Notes)
+	Notes = nil
 	obj, err := SplitObject(strings.NewReader(string(b)), []string{"N", "x"})
 	named("SplitObject", err, "data: ")
 	for key := range obj {

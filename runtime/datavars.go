@@ -5,7 +5,9 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // This file is the data glue of generated packages, driven by a table:
@@ -200,17 +202,116 @@ func (t *DataTable) BindSizes() (*Sizes, error) {
 			return nil, err
 		}
 	}
+	if err := t.bindRanges(sz); err != nil {
+		return nil, err
+	}
 	for _, v := range t.Vars {
 		if v.Kind != KindSize {
 			continue
 		}
 		n, ok := sz.Get(v.Name)
 		if !ok {
-			return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as %q", v.Name, v.Name)
+			return nil, fmt.Errorf("size %q: cannot be inferred from the data; give it as %q%s", v.Name, v.Name, t.wouldGive(v.Name))
 		}
 		*v.Model.(*int) = n
 	}
 	return sz, nil
+}
+
+// bindRanges binds each size still unbound that is the upper end of the
+// declared range of int data the data give (`group : int[N] in 1..J`, or
+// the term ids of a bag `of 1..V`) to the largest value of that data (of
+// all such data together): J = max(group). A size given explicitly or by
+// an array's shape wins, and the values are range-checked against it by
+// Load. A size whose data are all empty stays unbound.
+func (t *DataTable) bindRanges(sz *Sizes) error {
+	type found struct {
+		max   int
+		names []string
+	}
+	var order []string
+	maxima := map[string]*found{}
+	for _, v := range t.Vars {
+		if v.Kind == KindSize || len(v.Range) != 2 || v.Range[1].Size == "" || v.Class == ClassRagged {
+			continue
+		}
+		size := v.Range[1].Size
+		if _, ok := sz.Get(size); ok {
+			continue
+		}
+		m, ok := maxInt(reflect.ValueOf(v.Data).Elem(), v.Class == ClassBag)
+		if !ok {
+			continue
+		}
+		f := maxima[size]
+		if f == nil {
+			f = &found{max: m}
+			maxima[size] = f
+			order = append(order, size)
+		}
+		f.max = max(f.max, m)
+		f.names = append(f.names, strconv.Quote(v.Name))
+	}
+	for _, size := range order {
+		f := maxima[size]
+		what := "the largest value of " + strings.Join(f.names, " and ") + ", %d,"
+		if err := sz.Bind(size, f.max, what); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxInt returns the largest int in a (an int or a nested slice of them;
+// of a bag's [term, count] pairs, the largest term), and false if there is
+// none.
+func maxInt(a reflect.Value, bag bool) (int, bool) {
+	switch a.Kind() {
+	case reflect.Int:
+		return int(a.Int()), true
+	case reflect.Array: // a bag's [term, count]
+		if bag && a.Len() == 2 {
+			return int(a.Index(0).Int()), true
+		}
+		return 0, false
+	case reflect.Slice:
+		best, found := 0, false
+		for i := range a.Len() {
+			if m, ok := maxInt(a.Index(i), bag); ok && (!found || m > best) {
+				best, found = m, true
+			}
+		}
+		return best, found
+	}
+	return 0, false
+}
+
+// wouldGive lists, for the message of a size that is not determined, the
+// variables of the table that the data could give instead to determine
+// it: an array with a dimension of that size, or int data ranging up to
+// it.
+func (t *DataTable) wouldGive(size string) string {
+	var alts []string
+	for _, v := range t.Vars {
+		if v.Kind == KindSize {
+			continue
+		}
+		what := v.Role.word() + " " + strconv.Quote(v.Name)
+		dims := v.Dims
+		if v.Class == ClassBag || v.Class == ClassRagged {
+			dims = dims[:1]
+		}
+		switch {
+		case slices.Contains(dims, size):
+			alts = append(alts, what+" (one of its dimensions is "+size+")")
+		case len(v.Range) == 2 && v.Range[1].Size == size && v.Class != ClassRagged:
+			alts = append(alts, what+" (its values range up to "+size+", which is then their largest)")
+		}
+	}
+	if len(alts) == 0 {
+		return ""
+	}
+	return ", or give " + strings.Join(alts, " or ")
 }
 
 // bindWords describe the length of an array's k-th dimension.

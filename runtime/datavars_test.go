@@ -98,7 +98,13 @@ func TestDataTable(t *testing.T) {
 		{"missing const", func(d *tableData) { d.P = nil }, `const "p" is missing: t.vi:9:7 declares it without a default, so the data must give it`},
 		{"sizes disagree", func(d *tableData) { d.X = d.X[:1] }, `size "N": "x" has 1 entries but "c" has 2 entries`},
 		{"given size disagrees", func(d *tableData) { d.K = 3 }, `size "K": "K" is 3 but "x" has 2 columns`},
-		{"not inferred", func(d *tableData) { d.V, d.given = 0, nil }, `size "V": cannot be inferred from the data; give it as "V"`},
+		{"not inferred", func(d *tableData) { d.V, d.given, d.W, d.R = 0, nil, nil, nil },
+			`size "V": cannot be inferred from the data; give it as "V", or give data "w" (its values range up to V, which is then their largest)`},
+		{"not inferred, empty", func(d *tableData) {
+			d.V, d.given, d.W, d.R, d.X, d.C = 0, nil, [][][2]int{}, [][]float64{}, [][]float64{}, [][][]int{}
+		},
+			`size "V": cannot be inferred from the data; give it as "V", or give data "w" (its values range up to V, which is then their largest)`},
+		{"given size wins", func(d *tableData) { d.V = 2 }, `data "w"[1]: term 3 of entry 2 is outside 1..2`},
 		{"int range", func(d *tableData) { d.C[1][0][1] = 3 }, `"c"`},
 		{"bag range", func(d *tableData) { d.W[1][0][0] = 4 }, `"w"`},
 		{"ragged length", func(d *tableData) { d.R[1] = nil }, `"r"`},
@@ -116,6 +122,35 @@ func TestDataTable(t *testing.T) {
 				t.Fatalf("error %v, want one containing %s", err, c.want)
 			}
 		})
+	}
+}
+
+// A size that is neither given nor the length of an array is the largest
+// value of the int data whose range it ends (J = max(group) for
+// `group : int[N] in 1..J`, V = the largest term id of a bag `of 1..V`).
+func TestDataTableSizeFromRange(t *testing.T) {
+	const good = `{"x": [[1, 2], [3, 4]], "c": [[[0, 1], [2, 2]], [[1, 1], [0, 0]]],
+		"w": [[[1, 2], [4, 1]], [[2, 5]]], "r": [[0.5, 1.5], [2.5]], "p": [0.25, 0.75]}`
+	d := new(tableData)
+	if err := d.table(new(tableModel)).Decode(strings.NewReader(good)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := loadTable(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.v != 4 {
+		t.Errorf("V = %d, want 4 (the largest term id)", m.v)
+	}
+	// A missing size with no data to infer it from names what would give it.
+	d = new(tableData)
+	if err := d.table(new(tableModel)).Decode(strings.NewReader(`{"p": [0.5, 0.5]}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = loadTable(d)
+	want := `size "N": cannot be inferred from the data; give it as "N", or give data "x" (one of its dimensions is N) or data "c" (one of its dimensions is N) or data "w" (one of its dimensions is N) or data "r" (one of its dimensions is N)`
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant %s", err, want)
 	}
 }
 

@@ -12,9 +12,10 @@ import (
 )
 
 // SplitObject decodes a JSON object into its members, keeping each value
-// undecoded. A key not in known is an error listing the known names, as is a
-// duplicate key, a value that is not an object, or anything after it. Errors
-// give the line and column in the input.
+// undecoded. Keys not in known are left out, as CmdStan leaves them, with
+// one note to Notes naming them (sorted, each with the known names close to
+// it). A duplicate key is an error, as is a value that is not an object, or
+// anything after it. Errors give the line and column in the input.
 //
 // It reads at most DataLimit bytes, and stops at once if the first byte that
 // is not white space cannot begin an object, so an endless stream such as
@@ -74,6 +75,8 @@ func SplitObject(r io.Reader, known []string) (map[string]json.RawMessage, error
 		isKnown[k] = true
 	}
 	out := map[string]json.RawMessage{}
+	var unknown []string
+	seen := map[string]bool{}
 	for dec.More() {
 		at := position(b, skipSeparators(b, dec.InputOffset()))
 		tok, err := dec.Token()
@@ -88,13 +91,18 @@ func SplitObject(r io.Reader, known []string) (map[string]json.RawMessage, error
 		if err := dec.Decode(&raw); err != nil {
 			return nil, syntaxError(b)
 		}
-		if !isKnown[key] {
-			return nil, fmt.Errorf("data: %s: unknown key %q; known names are %s", at, key, quoteList(known))
-		}
-		if _, dup := out[key]; dup {
+		if seen[key] {
 			return nil, fmt.Errorf("data: %s: duplicate key %q", at, key)
 		}
+		seen[key] = true
+		if !isKnown[key] {
+			unknown = append(unknown, key)
+			continue
+		}
 		out[key] = raw
+	}
+	if len(unknown) > 0 {
+		note(unknownKeysNote(unknown, known))
 	}
 	return out, nil
 }
@@ -168,15 +176,4 @@ func tokenKind(tok json.Token) string {
 		return "a boolean"
 	}
 	return "null"
-}
-
-func quoteList(names []string) string {
-	if len(names) == 0 {
-		return "(none)"
-	}
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	return strings.Join(q, ", ")
 }

@@ -100,7 +100,7 @@ type Treatment struct {
 	Method *Ident // laplace or delta; nil when absent
 }
 
-// Stmt is a statement: *TildeStmt or *ForStmt.
+// Stmt is a statement: *TildeStmt, *ForStmt, *LetStmt or *FactorStmt.
 type Stmt interface {
 	Node
 	stmtNode()
@@ -113,6 +113,23 @@ type TildeStmt struct {
 	Tilde  lexer.Position // position of the `~`
 	Dist   *Ident
 	Args   []Expr
+}
+
+// LetStmt is a deterministic definition, `let NAME = VALUE`, or one
+// element of an array defined inside loops, `let NAME[I, ...] = VALUE` with
+// I the indices of enclosing loops.
+type LetStmt struct {
+	Pos     lexer.Position
+	Name    *Ident
+	Indices []Expr // nil when not indexed
+	Value   Expr
+}
+
+// FactorStmt is `factor EXPR`: EXPR is added to the log density (Stan's
+// `target += EXPR`).
+type FactorStmt struct {
+	Pos  lexer.Position
+	Expr Expr
 }
 
 // ForStmt is a plate: `for INDEX in FROM:TO { BODY }`, or a loop over the
@@ -178,6 +195,8 @@ func (n *Bound) Position() lexer.Position      { return n.Pos }
 func (n *Treatment) Position() lexer.Position  { return n.Pos }
 func (n *TildeStmt) Position() lexer.Position  { return n.Pos }
 func (n *ForStmt) Position() lexer.Position    { return n.Pos }
+func (n *LetStmt) Position() lexer.Position    { return n.Pos }
+func (n *FactorStmt) Position() lexer.Position { return n.Pos }
 func (n *Number) Position() lexer.Position     { return n.Pos }
 func (n *IndexExpr) Position() lexer.Position  { return n.Pos }
 func (n *CallExpr) Position() lexer.Position   { return n.Pos }
@@ -187,8 +206,10 @@ func (n *UnaryExpr) Position() lexer.Position  { return n.Pos }
 func (*SizeDecl) declNode() {}
 func (*VarDecl) declNode()  {}
 
-func (*TildeStmt) stmtNode() {}
-func (*ForStmt) stmtNode()   {}
+func (*TildeStmt) stmtNode()  {}
+func (*ForStmt) stmtNode()    {}
+func (*LetStmt) stmtNode()    {}
+func (*FactorStmt) stmtNode() {}
 
 func (*Number) exprNode()     {}
 func (*Ident) exprNode()      {}

@@ -24,6 +24,11 @@ func Check(f *File) (*ir.Model, error) {
 		syms:  make(map[string]*symbol),
 		loops: make(map[string]lexer.Position),
 		model: &ir.Model{},
+		letAt: make(map[string]lexer.Position),
+		// letMentioned: let names used where they are not visible
+		letMentioned: make(map[string]bool),
+		// termRead: the latents read by `factor` statements
+		termRead: make(map[string]bool),
 	}
 	c.model.File = c.file
 	if f.Name == nil {
@@ -34,7 +39,9 @@ func Check(f *File) (*ir.Model, error) {
 	c.declare(f.Decls)
 	c.resolveTypes()
 	c.checkDecls()
+	c.collectLets(f.Stmts)
 	c.stmts(f.Stmts, nil, nil)
+	c.checkLets()
 	c.checkPriors()
 	c.checkUsage()
 	c.checkCycles()
@@ -55,6 +62,14 @@ type checker struct {
 	// loops records, for every loop index name, the first loop that binds
 	// it, so that a use outside the loop gets a helpful hint.
 	loops map[string]lexer.Position
+	// lets are the `let` definitions checked so far, in source order;
+	// letAt is where each let name is first defined (let.go).
+	lets     []*letDef
+	letAt    map[string]lexer.Position
+	termRead map[string]bool // latents read by `factor` statements
+	// letMentioned are let names used where no definition is visible
+	// (reported there, so not again as unused).
+	letMentioned map[string]bool
 }
 
 // symbol is a declared name.

@@ -129,6 +129,9 @@ func (c *checker) name(id *Ident, sc *scope) (ir.Expr, bool) {
 		}
 		return &ir.Index{Name: id.Name, Size: l.size, Pos: c.pos(id.Pos)}, true
 	}
+	if d := c.findLet(id.Name, sc); d != nil && c.syms[id.Name] == nil {
+		return c.letUse(d, id, nil, sc)
+	}
 	s := c.lookup(id, sc)
 	if s == nil {
 		return nil, false
@@ -144,7 +147,10 @@ func (c *checker) lookup(id *Ident, sc *scope) *symbol {
 		return s
 	}
 	hint := ""
-	if p, ok := c.loops[id.Name]; ok {
+	if p, ok := c.letAt[id.Name]; ok {
+		c.letMentioned[id.Name] = true
+		hint = id.Name + " is defined by the let at " + c.where(c.pos(p)) + "; a let is used after it, and one inside a loop only in that loop's body"
+	} else if p, ok := c.loops[id.Name]; ok {
 		hint = id.Name + " is the index of the loop at " + c.where(c.pos(p)) + " and exists only inside that loop"
 	} else {
 		names := sc.names()
@@ -165,6 +171,9 @@ func (c *checker) indexed(id *Ident, idx []Expr, sc *scope) (ir.Expr, bool) {
 	if l := sc.lookup(id.Name); l != nil {
 		c.errorf(id.Pos, "a loop index is an int scalar; index a variable with it, as in `x["+id.Name+"]`", "loop index %s cannot be indexed", id.Name)
 		return nil, false
+	}
+	if d := c.findLet(id.Name, sc); d != nil && c.syms[id.Name] == nil {
+		return c.letUse(d, id, idx, sc)
 	}
 	s := c.lookup(id, sc)
 	if s == nil {

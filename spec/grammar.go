@@ -10,13 +10,13 @@ import (
 // identifiers that the checker interprets by position.
 var keywords = []string{
 	"model", "size", "data", "const", "param", "latent",
-	"for", "in", "of", "conjugate", "nonconjugate",
+	"for", "in", "of", "conjugate", "nonconjugate", "let", "factor",
 }
 
 var viLexer = lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "Comment", Pattern: `(?:#|//)[^\n]*`},
 	{Name: "Whitespace", Pattern: `\s+`},
-	{Name: "Keyword", Pattern: `(?:model|size|data|const|param|latent|for|in|of|conjugate|nonconjugate)\b`},
+	{Name: "Keyword", Pattern: `(?:model|size|data|const|param|latent|for|in|of|conjugate|nonconjugate|let|factor)\b`},
 	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
 	{Name: "Number", Pattern: `(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?`},
 	{Name: "Punct", Pattern: `\.\.|[-+*/^~:,=()\[\]{}<>]`},
@@ -105,8 +105,24 @@ type gTreatment struct {
 }
 
 type gStmt struct {
-	For   *gFor   `parser:"  @@"`
-	Tilde *gTilde `parser:"| @@"`
+	For    *gFor    `parser:"  @@"`
+	Let    *gLet    `parser:"| @@"`
+	Factor *gFactor `parser:"| @@"`
+	Tilde  *gTilde  `parser:"| @@"`
+}
+
+// gLet is `let NAME = EXPR` or `let NAME[I, ...] = EXPR`.
+type gLet struct {
+	Pos   lexer.Position
+	Name  *gIdent   `parser:"'let' @@"`
+	Index *gIndices `parser:"@@?"`
+	Value *gExpr    `parser:"'=' @@"`
+}
+
+// gFactor is `factor EXPR`, a term added to the log density.
+type gFactor struct {
+	Pos  lexer.Position
+	Expr *gExpr `parser:"'factor' @@"`
 }
 
 type gFor struct {

@@ -11,9 +11,12 @@ import (
 func (c *checker) checkPriors() {
 	for _, s := range c.order {
 		v := s.v
-		if v.Role == ir.RoleLatent && len(s.priors) == 0 {
-			c.errorAt(v.Pos, "give it a distribution with `"+v.Name+" ~ ...` (inside loops over its leading dimensions if it is an array)",
-				"latent %s has no prior", v.Name)
+		if v.Role == ir.RoleLatent && len(s.priors) == 0 && !(c.termRead[v.Name] && v.Treatment.Nonconjugate()) {
+			hint := "give it a distribution with `" + v.Name + " ~ ...` (inside loops over its leading dimensions if it is an array)"
+			if c.termRead[v.Name] {
+				hint = "a conjugate latent's q is in the family of its `~` prior, which `factor` statements do not give: " + hint + ", or declare it nonconjugate"
+			}
+			c.errorAt(v.Pos, hint, "latent %s has no prior", v.Name)
 		}
 		for _, f := range s.priors[min(1, len(s.priors)):] {
 			what := "distribution"

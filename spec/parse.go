@@ -104,6 +104,16 @@ func convertStmt(g *gStmt) Stmt {
 		}
 		return s
 	}
+	if l := g.Let; l != nil {
+		s := &LetStmt{Pos: l.Pos, Name: convertIdent(l.Name), Value: convertExpr(l.Value)}
+		if l.Index != nil {
+			s.Indices = convertExprs(l.Index.Indices)
+		}
+		return s
+	}
+	if f := g.Factor; f != nil {
+		return &FactorStmt{Pos: f.Pos, Expr: convertExpr(f.Expr)}
+	}
 	t := g.Tilde
 	return &TildeStmt{
 		Pos:    t.Pos,

@@ -132,6 +132,14 @@ func (p *printer) item(n Node, depth int) {
 		p.emit(depth, n.Pos.Line, s)
 	case *TildeStmt:
 		p.emit(depth, n.Pos.Line, printExpr(n.Target, 0)+" ~ "+n.Dist.Name+"("+printExprs(n.Args)+")")
+	case *LetStmt:
+		name := n.Name.Name
+		if n.Indices != nil {
+			name += "[" + printExprs(n.Indices) + "]"
+		}
+		p.emit(depth, n.Pos.Line, "let "+name+" = "+printExpr(n.Value, 0))
+	case *FactorStmt:
+		p.emit(depth, n.Pos.Line, "factor "+printExpr(n.Expr, 0))
 	case *ForStmt:
 		head := "for " + n.Index.Name + " in " + printExpr(n.From, 0)
 		if n.To != nil {

@@ -34,6 +34,10 @@ func irDump(m *ir.Model) string {
 				fmt.Fprintf(&b, "for %s in 1:%s ", p.Index, p.Size)
 			}
 		}
+		if f.IsTerm() {
+			fmt.Fprintf(&b, "factor %s\n", exprsString(f.Args))
+			continue
+		}
 		fmt.Fprintf(&b, "%s ~ %s(%s)\n", exprString(f.Target), f.Dist, exprsString(f.Args))
 	}
 	return b.String()

@@ -89,6 +89,10 @@ func (u *unifier) arg(p ir.ParamSig, desc desc, t ir.Type, pos ir.Pos) bool {
 			hint = "softmax(x) maps a real vector onto the simplex"
 		} else if p.Class == ir.Cov && t.Rank() >= 2 {
 			hint = "a covariance or precision argument must be a variable declared cov[P], e.g. `const Sigma0 : cov[P] = 0.01 * eye(P)`"
+			switch desc.x.(type) {
+			case *ir.Binary, *ir.Unary:
+				hint = "arithmetic on a matrix gives a plain matrix, not known to be positive definite, so " + hint + ", or give the matrix you mean in the data"
+			}
 		}
 		return fail(hint, "%s must be %s, but it is %s", desc, shapePhrase(p), t)
 	}

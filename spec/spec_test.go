@@ -66,8 +66,18 @@ func checkInvariants(t *testing.T, m *ir.Model) {
 			t.Errorf("%s: var %s has position %v", m.Name, v.Name, v.Pos)
 		}
 	}
+	termRead := map[string]bool{} // latents whose density comes from factor statements
+	for _, f := range m.Factors {
+		if f.IsTerm() {
+			ir.Walk(f.Args[0], func(e ir.Expr) {
+				if r, ok := e.(*ir.Ref); ok {
+					termRead[r.Var.Name] = true
+				}
+			})
+		}
+	}
 	for _, v := range m.VarsWithRole(ir.RoleLatent) {
-		if m.Prior(v.Name) == nil {
+		if m.Prior(v.Name) == nil && !termRead[v.Name] {
 			t.Errorf("%s: latent %s has no prior", m.Name, v.Name)
 		}
 		if v.Treatment == ir.NoTreatment {
@@ -75,10 +85,18 @@ func checkInvariants(t *testing.T, m *ir.Model) {
 		}
 	}
 	for _, f := range m.Factors {
-		if ir.Families[f.Dist] == nil || len(f.Args) != len(ir.Families[f.Dist].Params) {
+		exprs := f.Args
+		switch {
+		case f.IsTerm():
+			if f.Dist != "" || len(f.Args) != 1 || f.Args[0].Typ().Rank() != 0 {
+				t.Errorf("%s: factor statement at %v has dist %q and args %v", m.Name, f.Pos, f.Dist, f.Args)
+			}
+		case ir.Families[f.Dist] == nil || len(f.Args) != len(ir.Families[f.Dist].Params):
 			t.Errorf("%s: factor %s at %v has bad dist or args", m.Name, f.Dist, f.Pos)
+		default:
+			exprs = append([]ir.Expr{f.Target}, f.Args...)
 		}
-		for _, a := range append([]ir.Expr{f.Target}, f.Args...) {
+		for _, a := range exprs {
 			ir.Walk(a, func(e ir.Expr) {
 				if r, ok := e.(*ir.Ref); ok && (r.Var == nil || m.Lookup(r.Var.Name) != r.Var) {
 					t.Errorf("%s: unresolved ref at %v", m.Name, r.Pos)

@@ -15,6 +15,10 @@ func (c *checker) stmts(ss []Stmt, sc *scope, plates []ir.Plate) {
 			c.forStmt(s, sc, plates)
 		case *TildeStmt:
 			c.tilde(s, sc, plates)
+		case *LetStmt:
+			c.letStmt(s, sc)
+		case *FactorStmt:
+			c.factorStmt(s, sc, plates)
 		}
 	}
 }
@@ -149,7 +153,11 @@ func (c *checker) target(e Expr, sc *scope) (r *ir.Ref, sym *symbol) {
 	}
 	if id == nil {
 		c.markRead(e)
-		c.errorf(e.Position(), "write e.g. `y[n] ~ Normal(mu, 1)` and put the expression inside the arguments", "the target of ~ must be a variable, possibly indexed")
+		hint := "write e.g. `y[n] ~ Normal(mu, 1)` and put the expression inside the arguments"
+		if _, isCall := e.(*CallExpr); isCall {
+			hint = "the density of a transformed value needs the transform's Jacobian: write the distribution of the variable itself (`y[n] ~ LogNormal(m, s)` for `log(y[n]) ~ Normal(m, s)`), or give the transformed values as data"
+		}
+		c.errorf(e.Position(), hint, "the target of ~ must be a variable, possibly indexed")
 		return nil, nil
 	}
 	if sc.lookup(id.Name) != nil {

@@ -29,6 +29,8 @@ var productions = map[string]string{
 	"GRange":     "a range",
 	"GTreatment": "a treatment",
 	"GDraw":      `"~"`, // as the literal
+	"GLet":       "a statement",
+	"GFactor":    "a statement",
 	"GExponent":  `"^"`,
 }
 
@@ -36,6 +38,7 @@ var productions = map[string]string{
 // a hint.
 var literals = map[string]struct{ phrase, hint string }{
 	"~":     {"`~` and a distribution", "a statement reads `TARGET ~ Dist(ARGS)`"},
+	"=":     {"`=` and a value", "a definition reads `let NAME = EXPR`, or `let NAME[n] = EXPR` inside `for n in 1:N`"},
 	":":     {"`:` and a type", "a declaration reads `ROLE NAME : TYPE`, e.g. `data x : real[N]`"},
 	"in":    {"`in`", "a loop reads `for n in 1:N { ... }` or `for n in w[d] { ... }`"},
 	"{":     {"`{`", "a loop reads `for n in 1:N { ... }`"},
@@ -80,7 +83,7 @@ func syntaxError(base string, src []byte, err error) *Error {
 		e.Msg = "unexpected " + what + ", expected `model NAME`"
 		e.Hint = literals["model"].hint
 	case expected == "":
-		e.Msg = "unexpected " + what + ", expected a declaration (size, data, const, param, latent), a `for` loop or a `~` statement"
+		e.Msg = "unexpected " + what + ", expected a declaration (size, data, const, param, latent), a `for` loop, a `~` statement, a `let` or a `factor`"
 		e.Hint = "a model is a list of declarations (`data x : real[N]`), loops (`for n in 1:N { ... }`) and statements (`y[n] ~ Normal(mu, 1)`)"
 	default:
 		first := firstItem(expected)

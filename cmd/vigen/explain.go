@@ -104,6 +104,17 @@ func (r *report) explain(d *derive.Derivation) {
 		}
 	}
 	r.list(items)
+	if len(m.Lets) > 0 {
+		var defs []string
+		for _, l := range m.Lets {
+			name := l.Name
+			if l.Index != nil {
+				name += "[" + strings.Join(l.Index, ", ") + "]"
+			}
+			defs = append(defs, fmt.Sprintf("`%s` (`%s`)", name, l.Pos))
+		}
+		r.para("The model's `let` definitions are substituted where they are used, so the formulas below show their expanded expressions: " + strings.Join(defs, ", ") + ".")
+	}
 	r.notation(d)
 
 	objs := map[*ir.Var]*derive.Objective{}
@@ -420,7 +431,7 @@ func (r *report) countsStep(s *derive.MStep, who string) {
 	idx := strings.Join(latexIndices(u.At), ",")
 	last := latexIndices(u.At)[len(u.At)-1]
 	prior := ""
-	if len(u.Factors) > 0 && u.Factors[0].Target.Var.Name == v.Name {
+	if len(u.Factors) > 0 && !u.Factors[0].IsTerm() && u.Factors[0].Target.Var.Name == v.Name {
 		prior = " (they include $\\alpha - 1$ from its Dirichlet prior: a MAP estimate)"
 	}
 	r.para(fmt.Sprintf("Declared at `%s` as `%s`. It is read only through the log of its entries, so the objective is linear in "+

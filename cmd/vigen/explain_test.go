@@ -344,3 +344,16 @@ func TestExplainErrors(t *testing.T) {
 		}
 	}
 }
+
+// vigen explain names the let definitions it shows expanded.
+func TestExplainListsLets(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"explain", filepath.Join("..", "..", "spec", "testdata", "good", "letfactor.vi")}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"`eta[n]` (`letfactor.vi:19:7`), `rate` (`letfactor.vi:22:7`)", "`factor -0.5 * u[j]^2"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("the report does not contain %q", want)
+		}
+	}
+}

@@ -24,7 +24,9 @@ func writeTable(w io.Writer, d *derive.Derivation) {
 	m := d.Model
 	prior := map[string]*ir.Factor{}
 	for _, f := range m.Factors {
-		prior[f.Target.Var.Name] = f
+		if !f.IsTerm() {
+			prior[f.Target.Var.Name] = f
+		}
 	}
 	q := map[string]*derive.QFactor{}
 	for _, f := range d.Q {
@@ -55,6 +57,8 @@ func writeTable(w io.Writer, d *derive.Derivation) {
 		dist, plates := "—", "—"
 		if f := prior[v.Name]; f != nil {
 			dist, plates = f.Dist, platesString(f.Plates)
+		} else if v.Role == ir.RoleLatent {
+			dist = "factor" // its density is given by `factor` statements
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Name, v.Role, v.TypeString(), dist, plates, treatment(v, prior[v.Name], q[v.Name], msteps[v.Name]))
 	}

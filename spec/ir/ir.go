@@ -216,7 +216,10 @@ type Model struct {
 	File    string // base name of the .vi file, e.g. "logreg.vi"
 	Vars    []*Var // in declaration order
 	Factors []*Factor
-	byName  map[string]*Var
+	// Lets are the `let` definitions, in source order, for reports: their
+	// uses are already expanded in Factors.
+	Lets   []*Let
+	byName map[string]*Var
 	// SourceHash is the SHA-256 of the .vi source in hex, set by
 	// spec.Load; generated files carry it so that a stale package can be
 	// told from a fresh one (vigen gen -check).
@@ -248,7 +251,7 @@ func (m *Model) VarsWithRole(r Role) []*Var {
 // Prior returns the factor whose target is the variable called name, or nil.
 func (m *Model) Prior(name string) *Factor {
 	for _, f := range m.Factors {
-		if f.Target.Var.Name == name {
+		if f.Target != nil && f.Target.Var.Name == name {
 			return f
 		}
 	}
@@ -260,7 +263,7 @@ func (m *Model) Prior(name string) *Factor {
 func (m *Model) Children(name string) []*Factor {
 	var out []*Factor
 	for _, f := range m.Factors {
-		if f.Target.Var.Name == name {
+		if f.Target != nil && f.Target.Var.Name == name {
 			continue
 		}
 		for _, a := range f.Args {
@@ -283,7 +286,10 @@ type Plate struct {
 	Pos   Pos
 }
 
-// Factor is a `target ~ Dist(args)` statement with its enclosing plates.
+// Factor is a `target ~ Dist(args)` statement with its enclosing plates,
+// or a `factor EXPR` statement (a term of the log density, Stan's
+// `target += EXPR`): Target nil, Dist "", and Args the one real scalar
+// EXPR, which is the factor's log density (IsTerm).
 type Factor struct {
 	Plates []Plate // outermost first
 	Target *Ref    // the variable (possibly indexed) being distributed
@@ -291,6 +297,19 @@ type Factor struct {
 	Args   []Expr
 	Pos    Pos
 }
+
+// Let is a `let NAME = Value` definition, or `let NAME[Index...] = Value`
+// (an array over the loops of those indices).
+type Let struct {
+	Name  string
+	Index []string // the loop indices of an indexed let; nil otherwise
+	Value Expr
+	Pos   Pos
+}
+
+// IsTerm reports whether f is a `factor EXPR` statement, whose log
+// density is Args[0] and which has no target.
+func (f *Factor) IsTerm() bool { return f.Target == nil }
 
 // Expr is a checked expression. Every expression has a type.
 type Expr interface {
