@@ -1,9 +1,11 @@
 package codegen
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -221,4 +223,33 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestEndToEndOrdinalOutcomeRange: an ordinal outcome is checked against
+// 1..C+1 (C the number of cutpoints) and a negative-binomial count against
+// y ≥ 0 when the data are loaded, naming the variable and index.
+func TestEndToEndOrdinalOutcomeRange(t *testing.T) {
+	const src = `model ordr
+size N, C
+data u : real[N]
+data y : int[N]
+data k : int[N]
+const c : real[C]
+for n in 1:N {
+  y[n] ~ OrderedLogistic(u[n], c)
+  k[n] ~ NegativeBinomial(exp(u[n]), 2)
+}
+`
+	for _, tc := range []struct{ y, k, want string }{
+		{"[1, 3]", "[0, 4]", "<nil>"},
+		{"[1, 4]", "[0, 4]", `data "y"[2] = 4: it is drawn from OrderedLogistic at ordr.vi:8:3, which must be in [1, C + 1] = 3`},
+		{"[0, 2]", "[0, 4]", `data "y"[1] = 0: it is drawn from OrderedLogistic at ordr.vi:8:3, which must be in [1, C + 1] = 3`},
+		{"[1, 2]", "[0, -1]", `data "k"[2] = -1: it is drawn from NegativeBinomial at ordr.vi:9:3, which must be ≥ 0`},
+	} {
+		data := `{"u": [0.5, -1], "c": [-0.5, 0.5], "y": ` + tc.y + `, "k": ` + tc.k + `}`
+		out := buildAndRunDriver(t, "ordr", src, []byte(data), strings.ReplaceAll(domainsDriver, "tmpe2e/doms", "tmpe2e/PKG"))
+		if got := string(bytes.TrimSpace(out)); got != tc.want {
+			t.Errorf("y = %s, k = %s: %s,\n want %s", tc.y, tc.k, got, tc.want)
+		}
+	}
 }
