@@ -274,7 +274,7 @@ func broadcast(e ir.Expr, sel []Expr) []Expr {
 var funcs = map[string]func(b *Builder, e *ir.Call, sel []Expr) (Expr, error){}
 
 func init() {
-	for _, name := range []string{"exp", "log", "log1p", "expm1", "sqrt", "logistic", "softplus", "lgamma", "digamma", "trigamma"} {
+	for _, name := range []string{"exp", "log", "log1p", "expm1", "sqrt", "logistic", "softplus", "lgamma", "digamma", "trigamma", "Phi"} {
 		p := MustPrim(name)
 		funcs[name] = func(b *Builder, e *ir.Call, sel []Expr) (Expr, error) {
 			x, err := b.Lower(e.Args[0], broadcast(e.Args[0], sel))
@@ -349,6 +349,12 @@ func init() {
 			return nil, ir.Errorf(e.Pos, "eye() indexed indirectly").Hintf("index eye(P) by loop indices only")
 		}
 		return Dlt(a.I, c.I), nil
+	}
+	// aliases lower as the function they name
+	for name, fn := range ir.Funcs {
+		if fn.Alias != "" {
+			funcs[name] = funcs[fn.Alias]
+		}
 	}
 }
 
