@@ -51,6 +51,9 @@ func (p *goPrinter) index(name string) string {
 }
 
 func (p *goPrinter) size(name string) string {
+	if name == derive.ScalarSize {
+		return "1"
+	}
 	g, ok := p.sizes[name]
 	if !ok {
 		panic("codegen: unknown size " + name)

@@ -147,6 +147,11 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		if v.Role == ir.RoleSize {
 			return SizeE(v.Name), nil
 		}
+		if ScalarGaussian(v) {
+			// a scalar latent's Gaussian factor is over a 1-vector
+			i := b.freshFor(ScalarSize)
+			return Sum([]Index{i}, T(v.Name, IxE(i))), nil
+		}
 		if v.Type.Class == ir.Bag {
 			// w[d, n] inside `for n in w[d]`: the term id of entry n, read by
 			// its flat position in the bag.
