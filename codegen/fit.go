@@ -180,6 +180,9 @@ func (f *fitGen) dim(name string) string {
 	if name == derive.ScalarSize {
 		return "1"
 	}
+	if size, lo, hi, ok := derive.SizeRange(name); ok {
+		return fmt.Sprintf("max(0, m.%s%+d)", f.g.sizeGo[size], hi-lo)
+	}
 	return "m." + f.g.sizeGo[name]
 }
 

@@ -141,7 +141,7 @@ func platesString(ps []ir.Plate) string {
 			}
 			parts[i] = fmt.Sprintf("%s in %s[%s]", p.Index, p.Bag.Var.Name, strings.Join(idx, ", "))
 		} else {
-			parts[i] = fmt.Sprintf("%s in 1:%s", p.Index, p.Size)
+			parts[i] = fmt.Sprintf("%s in %s", p.Index, p.Range())
 		}
 	}
 	return strings.Join(parts, ", ")
