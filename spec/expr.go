@@ -306,6 +306,10 @@ func (c *checker) checkIndex(r *ir.Ref, x ir.Expr, i int, dims []string, sc *sco
 		// when the data is loaded
 		return true
 	}
+	if n, ok := x.(*ir.Num); ok {
+		c.errorAt(x.Position(), "a literal index is a whole number of at least 1, as in "+v.Name+"[1]", "literal index %s into dimension %d of %s must be a whole number from 1 to %s", exprString(n), i+1, v.Name, dim)
+		return false
+	}
 	t := x.Typ()
 	want := "an int in 1.." + dim
 	switch {
@@ -313,9 +317,6 @@ func (c *checker) checkIndex(r *ir.Ref, x ir.Expr, i int, dims []string, sc *sco
 		c.errorAt(x.Position(), "an index is one int value; loop over the elements with `for i in 1:"+dim+"`", "index %s must be %s, but it is %s", exprString(x), want, t)
 	case t.Kind != ir.Int:
 		hint := "arithmetic gives a real, so an index is a loop index or an int variable declared `in 1.." + dim + "`; for a shifted read, pass the shifted values as data"
-		if _, isNum := x.(*ir.Num); isNum {
-			hint = "a literal index is a whole number of at least 1, as in " + v.Name + "[1]"
-		}
 		c.errorAt(x.Position(), hint, "non-integer index %s: an index into dimension %d of %s must be %s", exprString(x), i+1, v.Name, want)
 	case t.Range == nil:
 		hint := "an index must be a loop index or an int declared `in 1.." + dim + "`"

@@ -114,7 +114,10 @@ func treatment(v *ir.Var, f *ir.Factor, q *derive.QFactor, s *derive.MStep) stri
 		return "point estimate: M-step, " + s.Kind
 	case ir.RoleLatent:
 		t := treatmentDoc[v.Treatment.String()]
-		if q != nil {
+		switch {
+		case q != nil && derive.ScalarGaussian(v):
+			t += ", q = Normal"
+		case q != nil:
 			t += ", q = " + q.Family
 		}
 		return t
