@@ -43,7 +43,7 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 			}
 			continue
 		}
-		i := Index{Name: p.Index, Size: p.Size, Plate: true}
+		i := Index{Name: p.Index, Size: RangedSize(p.Size, p.Lo, p.Hi), Plate: true}
 		if b.group != nil && b.unit != nil && b.group.Plate == p.Index {
 			// the unit's own points of a grouped statement (group.go)
 			i.Size = RaggedSize(GroupRows(b.group.By.Name), *b.unit)

@@ -603,13 +603,17 @@ func (p *latexPrinter) tensor(t *Tensor) (string, bool) {
 	if size, ok := strings.CutPrefix(t.Name, "#"); ok {
 		return latexIdentOf(size).String(), true
 	}
+	name, shift, _ := Shifted(t.Name)
 	idx := make([]string, len(t.Idx))
 	for k, x := range t.Idx {
 		var q latexPrinter
 		q.write(x, 0)
 		idx[k] = q.String()
+		if k < len(shift) && shift[k] != 0 {
+			idx[k] += fmt.Sprintf("%+d", shift[k]) // y_{t-1}
+		}
 	}
-	v, suffix, _ := strings.Cut(t.Name, ".")
+	v, suffix, _ := strings.Cut(name, ".")
 	s, ok := latexSuffixes[suffix]
 	if !ok {
 		// a tensor no entry describes: v with the suffix as superscript
