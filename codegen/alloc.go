@@ -133,7 +133,9 @@ func literalIndexMinimums(m *ir.Model) []atLeastCtx {
 		})
 	}
 	for _, f := range m.Factors {
-		visit(f.Target)
+		if f.Target != nil { // nil for a `factor` term
+			visit(f.Target)
+		}
 		for _, a := range f.Args {
 			visit(a)
 		}

@@ -803,7 +803,7 @@ func (f *fitGen) emitResult() {
 					w.Pf(`l.%s[d] = %s("MvNormal", q.%s[d*%s:(d+1)*%s], q.%s[d*%s*%s:(d+1)*%s*%s])%s`, qi.field, rt("NewGaussian"), qi.fields[0], n, n, qi.fields[1], n, n, n, n, f.constrain(qi))
 				})
 			case derive.ScalarGaussian(qi.v):
-				w.Pf(`l.%s = %s(q.%s, q.%s)`, qi.field, rt("NewNormal"), qi.fields[0], qi.fields[1])
+				w.Pf(`l.%s = %s(q.%s, q.%s)%s`, qi.field, rt("NewNormal"), qi.fields[0], qi.fields[1], f.constrain(qi))
 			case qi.q.IsGaussianVector():
 				w.Pf(`l.%s = %s("MvNormal", q.%s, q.%s)%s`, qi.field, rt("NewGaussian"), qi.fields[0], qi.fields[1], f.constrain(qi))
 			default:

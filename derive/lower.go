@@ -156,7 +156,11 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		if ScalarGaussian(v) {
 			// a scalar latent's Gaussian factor is over a 1-vector
 			i := b.freshFor(ScalarSize)
-			return Sum([]Index{i}, T(v.Name, IxE(i))), nil
+			u := Sum([]Index{i}, T(v.Name, IxE(i)))
+			if Transformed(v) && !b.raw {
+				return b.constrain(v, u)
+			}
+			return u, nil
 		}
 		if v.Type.Class == ir.Bag {
 			// w[d, n] inside `for n in w[d]`: the term id of entry n, read by

@@ -135,6 +135,10 @@ type Normal struct {
 	Family string  `json:"family"`
 	Mean   float64 `json:"mean"`
 	SD     float64 `json:"sd"`
+	// Constrained, for a constrained latent fitted on the unconstrained
+	// scale (Mean and SD are q's on that scale), summarizes it on the
+	// constrained scale (constrained.go); nil otherwise.
+	Constrained *ConstrainedScalar `json:"constrained,omitempty"`
 }
 
 // NewNormal is the Normal of the one-element Gaussian with mean mean[0]
