@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigen-go/vigen/runtime"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -308,4 +309,77 @@ func runScalarLaplace(t *testing.T, name, src string, data []byte, opts string) 
 		t.Fatalf("want one converged Laplace fit, got %s", out)
 	}
 	return res
+}
+
+// The BUGS pumps model as written there: the Gamma shape alpha is a
+// positive latent with an Exponential(1) prior (fitted on log scale by
+// Laplace), the rate beta and the pumps' failure rates conjugate Gammas,
+// and the exposures a known multiplier of the rates.
+const pumpsVI = `model pumps
+size N
+data y : int[N]
+data t : real[N]
+latent alpha : real<lower=0> nonconjugate laplace
+latent beta : real<lower=0> conjugate
+latent theta : real<lower=0>[N] conjugate
+alpha ~ Exponential(1)
+beta ~ Gamma(0.1, 1)
+for i in 1:N {
+  theta[i] ~ Gamma(alpha, beta)
+  y[i] ~ Poisson(theta[i] * t[i])
+}
+`
+
+func TestEndToEndPumps(t *testing.T) {
+	y := []float64{5, 1, 5, 14, 3, 19, 1, 1, 4, 22}
+	expo := []float64{94.3, 15.7, 62.9, 126, 5.24, 31.4, 1.05, 1.05, 2.1, 10.5}
+	N := float64(len(y))
+	// q(alpha) = logN via u ~ N(m, v); q(beta) = Gamma(ba, bb); q(theta_i) = Gamma(ta_i, tb_i).
+	m, v := 0.0, 0.1
+	ba, bb := 0.1+N, 1.0
+	ta, tb := make([]float64, len(y)), make([]float64, len(y))
+	for range 100000 {
+		ea, eb := math.Exp(m+v/2), ba/bb
+		sumT, sumLogT := 0.0, 0.0
+		for i := range y {
+			ta[i], tb[i] = ea+y[i], eb+expo[i]
+			sumT += ta[i] / tb[i]
+			sumLogT += runtime.Digamma(ta[i]) - math.Log(tb[i])
+		}
+		ba, bb = 0.1+N*ea, 1+sumT
+		elb := runtime.Digamma(ba) - math.Log(bb)
+		m0 := m
+		u := m
+		for range 200 {
+			a := math.Exp(u)
+			d1 := -a + 1 + N*a*elb - N*a*runtime.Digamma(a) + a*sumLogT
+			d2 := -a + N*a*elb - N*(a*runtime.Digamma(a)+a*a*runtime.Trigamma(a)) + a*sumLogT
+			step := d1 / d2
+			u -= step
+			if math.Abs(step) < 1e-15 {
+				break
+			}
+		}
+		a := math.Exp(u)
+		m, v = u, -1/(-a+N*a*elb-N*(a*runtime.Digamma(a)+a*a*runtime.Trigamma(a))+a*sumLogT)
+		if math.Abs(m-m0) < 1e-15 {
+			break
+		}
+	}
+	data, _ := json.Marshal(map[string]any{"y": y, "t": expo})
+	for _, r := range runScalarLaplace(t, "pumps", pumpsVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000") {
+		um, us := scalarOf(t, r, "alpha")
+		scalarClose(t, r.Method, "mean of log alpha", um, m, 1e-7)
+		scalarClose(t, r.Method, "sd of log alpha", us, math.Sqrt(v), 1e-7)
+		var beta, theta struct{ Params map[string][]float64 }
+		json.Unmarshal(r.Latent["beta"], &beta)
+		json.Unmarshal(r.Latent["theta"], &theta)
+		scalarClose(t, r.Method, "beta shape", beta.Params["shape"][0], ba, 1e-7)
+		scalarClose(t, r.Method, "beta rate", beta.Params["rate"][0], bb, 1e-7)
+		for i := range y {
+			scalarClose(t, r.Method, "theta shape", theta.Params["shape"][i], ta[i], 1e-7)
+			scalarClose(t, r.Method, "theta rate", theta.Params["rate"][i], tb[i], 1e-7)
+		}
+		t.Logf("pumps: E[alpha] %.4f (sd %.4f), E[beta] %.4f (sd %.4f)", math.Exp(m+v/2), math.Sqrt(math.Expm1(v))*math.Exp(m+v/2), ba/bb, math.Sqrt(ba)/bb)
+	}
 }
