@@ -128,6 +128,10 @@ func Derive(m *ir.Model) (d *Derivation, err error) {
 			d.Updates = append(d.Updates, u)
 			continue
 		}
+		if err := checkPriorSupport(v, m.Prior(v.Name)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		obj, err := b.objective(v, qs)
 		if err != nil {
 			errs = append(errs, err)
