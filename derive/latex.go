@@ -513,6 +513,10 @@ func (p *latexPrinter) write(e Expr, ctx int) {
 	case *MulNode:
 		p.mul(e, ctx)
 	case *SumNode:
+		if scalarSum(e) {
+			p.write(e.Body, ctx) // a scalar latent's read Σ_i mu[i]: mu
+			return
+		}
 		wide := ctx > 1 && p.isWide(e, 1)
 		if ctx > 1 {
 			p.open(wide)
@@ -604,14 +608,18 @@ func (p *latexPrinter) tensor(t *Tensor) (string, bool) {
 		return latexIdentOf(size).String(), true
 	}
 	name, shift, _ := Shifted(t.Name)
-	idx := make([]string, len(t.Idx))
+	var idx []string
 	for k, x := range t.Idx {
+		if scalarIx(x) {
+			continue // a scalar latent's one-element vector (and its cov)
+		}
 		var q latexPrinter
 		q.write(x, 0)
-		idx[k] = q.String()
+		ix := q.String()
 		if k < len(shift) && shift[k] != 0 {
-			idx[k] += fmt.Sprintf("%+d", shift[k]) // y_{t-1}
+			ix += fmt.Sprintf("%+d", shift[k]) // y_{t-1}
 		}
+		idx = append(idx, ix)
 	}
 	v, suffix, _ := strings.Cut(name, ".")
 	s, ok := latexSuffixes[suffix]
