@@ -25,6 +25,15 @@ type atLeastCtx struct {
 	Why  string
 }
 
+// sizeEqCtx checks that the size Size is Const plus the sizes Plus, the
+// length of the vector What built in the model (runtime.Sizes.Equals).
+type sizeEqCtx struct {
+	Size  string
+	Const int
+	Plus  []string
+	What  string
+}
+
 // allocCheck returns the checks, for NewModel right after the sizes are
 // resolved, that refuse sizes a fit cannot run with: minimums checks the
 // sizes that must be at least 1, and allocs is the list, beyond the arrays

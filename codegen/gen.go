@@ -140,6 +140,7 @@ type fileCtx struct {
 	// DomainChecks checks values against the domains of the distributions
 	// they are arguments of (domain.go).
 	AtLeast      []atLeastCtx
+	SizeEqs      []sizeEqCtx
 	Allocs       []alloc
 	DomainChecks []domainCheckCtx
 	// Bags are the bag data, whose documents Fit checks are not empty.
@@ -313,6 +314,10 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 		fit = f
 	}
 	ctx.AtLeast, ctx.Allocs = g.allocCheck(fit)
+	for _, sc := range g.m.SizeChecks {
+		ctx.SizeEqs = append(ctx.SizeEqs, sizeEqCtx{Size: sc.Size, Const: sc.Const, Plus: sc.Sizes,
+			What: fmt.Sprintf("the vector %s (%s:%d:%d)", sc.What, g.m.File, sc.Pos.Line, sc.Pos.Col)})
+	}
 	ctx.DomainChecks = g.domainChecks()
 	if len(g.errs) > 0 {
 		return nil, ir.Join(g.errs...)

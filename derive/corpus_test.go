@@ -531,7 +531,8 @@ func domains(m *ir.Model) map[string]domain {
 	return out
 }
 
-// randomData draws a JSON data object for m: every size uniformly in 2..5,
+// randomData draws a JSON data object for m: every size uniformly in 2..5
+// (or the length of the vector built in the model it was matched with),
 // every data variable and every const without a default according to its
 // type (reals by domains; ints uniformly in their declared range, 0..5 if
 // unbounded; cov random SPD; simplex random points; bags random documents
@@ -542,6 +543,16 @@ func randomData(m *ir.Model, rng *rand.Rand) (map[string]any, map[string]int, er
 	for _, v := range m.VarsWithRole(ir.RoleSize) {
 		sizes[v.Name] = 2 + rng.IntN(4)
 		data[v.Name] = sizes[v.Name]
+	}
+	// A size matched with the length of a vector built in the model is
+	// that length.
+	for _, sc := range m.SizeChecks {
+		n := sc.Const
+		for _, s := range sc.Sizes {
+			n += sizes[s]
+		}
+		sizes[sc.Size] = n
+		data[sc.Size] = n
 	}
 	// Bags come first: a dimension naming a bag has one entry per token,
 	// that is per (term, count) entry, of each document.

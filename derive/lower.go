@@ -231,6 +231,9 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		}
 		return Neg(x), nil
 	case *ir.Binary:
+		if e.Op == ir.OpMatMul {
+			return b.matMul(e, sel)
+		}
 		x, err := b.Lower(e.X, broadcast(e.X, sel))
 		if err != nil {
 			return nil, err

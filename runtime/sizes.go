@@ -79,6 +79,29 @@ func describeSize(what string, n int) string {
 	return what + " is " + v
 }
 
+// Equals returns an error unless size name is n plus the sum of the sizes
+// plus; what is the vector whose length that is, as in
+//
+//	size "K" = 4: it is the length of the vector [a, b, 0] (m.vi:9:30), which has 3 elements
+func (s *Sizes) Equals(name string, n int, plus []string, what string) error {
+	want := n
+	for _, p := range plus {
+		want += s.bound[p].n
+	}
+	if got := s.bound[name].n; got != want {
+		how := strconv.Itoa(want)
+		if len(plus) > 0 {
+			how = strings.Join(plus, " + ")
+			if n > 0 {
+				how += " + " + strconv.Itoa(n)
+			}
+			how += " = " + strconv.Itoa(want)
+		}
+		return fmt.Errorf("size %q = %d: it is the length of %s, which has %s elements", name, got, what, how)
+	}
+	return nil
+}
+
 // AtLeast returns an error if size name is below min; why says what the
 // size is the length of, as in
 //

@@ -143,7 +143,7 @@ type ForStmt struct {
 }
 
 // Expr is an expression: *Number, *Ident, *IndexExpr, *CallExpr,
-// *BinaryExpr or *UnaryExpr.
+// *VectorExpr, *BinaryExpr or *UnaryExpr.
 type Expr interface {
 	Node
 	exprNode()
@@ -170,14 +170,41 @@ type CallExpr struct {
 	Args []Expr
 }
 
-// BinaryExpr is `X op Y` with op one of + - * / ^; Pos is the operator's.
+// BinaryExpr is `X op Y` with op one of + - * / ^, OpElemMul (`.*`) or
+// OpElemDiv (`./`); Pos is the operator's.
 type BinaryExpr struct {
 	Pos  lexer.Position
 	Op   byte
 	X, Y Expr
 }
 
-// UnaryExpr is `-X`.
+// The operators of BinaryExpr written with two characters.
+const (
+	OpElemMul byte = 'M' // `.*`, the elementwise product
+	OpElemDiv byte = 'D' // `./`, the elementwise quotient
+)
+
+// OpTranspose is the Op of a UnaryExpr `X'`, a transpose.
+const OpTranspose byte = '\''
+
+// opString is how an operator is written.
+func opString(op byte) string {
+	switch op {
+	case OpElemMul:
+		return ".*"
+	case OpElemDiv:
+		return "./"
+	}
+	return string(op)
+}
+
+// VectorExpr is a vector literal `[E1, ..., En]` of scalars.
+type VectorExpr struct {
+	Pos   lexer.Position
+	Elems []Expr
+}
+
+// UnaryExpr is `-X`, or the transpose `X'` (Op OpTranspose).
 type UnaryExpr struct {
 	Pos lexer.Position
 	Op  byte
@@ -202,6 +229,7 @@ func (n *IndexExpr) Position() lexer.Position  { return n.Pos }
 func (n *CallExpr) Position() lexer.Position   { return n.Pos }
 func (n *BinaryExpr) Position() lexer.Position { return n.Pos }
 func (n *UnaryExpr) Position() lexer.Position  { return n.Pos }
+func (n *VectorExpr) Position() lexer.Position { return n.Pos }
 
 func (*SizeDecl) declNode() {}
 func (*VarDecl) declNode()  {}
@@ -217,3 +245,4 @@ func (*IndexExpr) exprNode()  {}
 func (*CallExpr) exprNode()   {}
 func (*BinaryExpr) exprNode() {}
 func (*UnaryExpr) exprNode()  {}
+func (*VectorExpr) exprNode() {}

@@ -41,6 +41,7 @@ func Check(f *File) (*ir.Model, error) {
 	c.checkDecls()
 	c.collectLets(f.Stmts)
 	c.stmts(f.Stmts, nil, nil)
+	c.settlePending()
 	c.checkLets()
 	c.checkPriors()
 	c.checkUsage()
@@ -70,6 +71,10 @@ type checker struct {
 	// letMentioned are let names used where no definition is visible
 	// (reported there, so not again as unused).
 	letMentioned map[string]bool
+	// pend are the pending dimensions of vectors built in the model
+	// (algebra.go), by name and in order of creation.
+	pend      map[string]*pendSize
+	pendOrder []*pendSize
 }
 
 // symbol is a declared name.

@@ -332,7 +332,7 @@ func (c *checker) defaultValue(s *symbol) bool {
 				"the default of %s must be a constant expression, but it reads %s", v.Name, describe(r.Var))
 		}
 	})
-	if !constant {
+	if !constant || !c.noBuiltVector(x, "in the default of "+v.Name, "leave out the default and give the values in the data") {
 		return false
 	}
 	v.Default = x

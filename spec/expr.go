@@ -63,17 +63,15 @@ func (c *checker) expr(e Expr, sc *scope) (ir.Expr, bool) {
 	case *CallExpr:
 		return c.call(e, sc)
 	case *BinaryExpr:
-		x, xok := c.operand(e.X, sc)
-		y, yok := c.operand(e.Y, sc)
-		if !xok || !yok {
-			return nil, false
-		}
-		t, ok := c.binaryType(e, x, y)
-		if !ok {
-			return nil, false
-		}
-		return &ir.Binary{Op: e.Op, X: x, Y: y, T: t, Pos: c.pos(e.Pos)}, true
+		return c.binary(e, sc)
+	case *VectorExpr:
+		return c.vectorLit(e, sc)
 	case *UnaryExpr:
+		if e.Op == OpTranspose {
+			c.errorf(e.Pos, "a transpose is supported on a vector on the left of `*`: `a' * b` is the inner product dot(a, b), `a' * M` the product of a with the matrix M", "a transpose is only supported in a product `a' * b`")
+			c.markRead(e.X)
+			return nil, false
+		}
 		x, ok := c.operand(e.X, sc)
 		if !ok {
 			return nil, false
@@ -112,11 +110,15 @@ func (c *checker) binaryType(e *BinaryExpr, x, y ir.Expr) (ir.Type, bool) {
 	switch {
 	case xt.Rank() == 0:
 		t.Dims = yt.Dims
-	case yt.Rank() == 0 || sameDims(xt.Dims, yt.Dims):
+	case yt.Rank() == 0 || c.sameDimsU(xt.Dims, yt.Dims):
 		t.Dims = xt.Dims
 	default:
-		c.errorf(e.Pos, "arithmetic works elementwise on equal shapes; either side may be a scalar",
-			"shape mismatch in %s: %s is %s but %s is %s", string(e.Op), exprString(x), xt, exprString(y), yt)
+		hint := "arithmetic works elementwise on equal shapes; either side may be a scalar"
+		if e.Op == '*' {
+			hint = "`*` multiplies by a scalar, equal shapes elementwise, and a matrix by a vector or a matrix (real[N, P] * real[P] is real[N])"
+		}
+		c.errorf(e.Pos, hint,
+			"shape mismatch in %s: %s is %s but %s is %s", opString(e.Op), exprString(x), xt, exprString(y), yt)
 		return t, false
 	}
 	return t, true

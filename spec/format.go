@@ -46,13 +46,23 @@ func writeExpr(b *strings.Builder, e ir.Expr) {
 	case *ir.Offset:
 		b.WriteString(e.String())
 	case *ir.Call:
+		if e.Func == ir.FuncVector {
+			b.WriteByte('[')
+			writeExprs(b, e.Args)
+			b.WriteByte(']')
+			return
+		}
 		b.WriteString(e.Func)
 		b.WriteByte('(')
 		writeExprs(b, e.Args)
 		b.WriteByte(')')
 	case *ir.Binary:
 		writeOperand(b, e.X)
-		b.WriteString(" " + string(e.Op) + " ")
+		op := string(e.Op)
+		if e.Op == ir.OpMatMul {
+			op = "*"
+		}
+		b.WriteString(" " + op + " ")
 		writeOperand(b, e.Y)
 	case *ir.Unary:
 		b.WriteByte(e.Op)

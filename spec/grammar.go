@@ -19,7 +19,7 @@ var viLexer = lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "Keyword", Pattern: `(?:model|size|data|const|param|latent|for|in|of|conjugate|nonconjugate|let|factor)\b`},
 	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
 	{Name: "Number", Pattern: `(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?`},
-	{Name: "Punct", Pattern: `\.\.|[-+*/^~:,=()\[\]{}<>]`},
+	{Name: "Punct", Pattern: `\.\.|\.\*|\./|[-+*/^~:,=()\[\]{}<>']`},
 })
 
 var viParser = participle.MustBuild[gFile](
@@ -161,7 +161,7 @@ type gIndices struct {
 // gExpr is a sum: Term (('+' | '-') Term)*.
 type gExpr = gChain[gTerm, gAddOp]
 
-// gTerm is a product: Unary (('*' | '/') Unary)*.
+// gTerm is a product: Unary (('*' | '/' | '.*' | './') Unary)*.
 type gTerm = gChain[gUnary, gMulOp]
 
 // gChain is a left-associative chain of binary operators of one
@@ -186,11 +186,19 @@ type gAddOp struct {
 
 // gMulOp is the operator of a product.
 type gMulOp struct {
-	Sym string `parser:"@('*' | '/')"`
+	Sym string `parser:"@('*' | '/' | '.*' | './')"`
 }
 
 func (o gAddOp) symbol() byte { return o.Sym[0] }
-func (o gMulOp) symbol() byte { return o.Sym[0] }
+func (o gMulOp) symbol() byte {
+	switch o.Sym {
+	case ".*":
+		return OpElemMul
+	case "./":
+		return OpElemDiv
+	}
+	return o.Sym[0]
+}
 
 // gUnary is '-' Unary | Power, so that -x^2 is -(x^2).
 type gUnary struct {
@@ -199,10 +207,18 @@ type gUnary struct {
 	Power *gPower `parser:"| @@"`
 }
 
-// gPower is Primary ('^' Unary)?: right-associative, and 2^-1 is allowed.
+// gPower is Primary "'"? ('^' Unary)?: right-associative, and 2^-1 is
+// allowed. The optional "'" is a transpose, as in Stan's `a' * b`.
 type gPower struct {
-	Base *gPrimary  `parser:"@@"`
-	Exp  *gExponent `parser:"@@?"`
+	Base      *gPrimary   `parser:"@@"`
+	Transpose *gTranspose `parser:"@@?"`
+	Exp       *gExponent  `parser:"@@?"`
+}
+
+// gTranspose is the postfix "'" of a transpose; its Pos is the "'"'s.
+type gTranspose struct {
+	Pos  lexer.Position
+	Tick string `parser:"@\"'\""`
 }
 
 // gExponent is the `^ Unary` of a power; its Pos is the `^`'s.
@@ -216,6 +232,7 @@ type gPrimary struct {
 	Number *string   `parser:"  @Number"`
 	Name   *gOperand `parser:"| @@"`
 	Paren  *gExpr    `parser:"| '(' @@ ')'"`
+	Vector []*gExpr  `parser:"| '[' @@ (',' @@)* ']'"`
 }
 
 // gOperand is a name, optionally called or indexed.

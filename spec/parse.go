@@ -152,6 +152,9 @@ func convertUnary(g *gUnary) Expr {
 	}
 	p := g.Power
 	x := convertPrimary(p.Base)
+	if p.Transpose != nil {
+		x = &UnaryExpr{Pos: p.Transpose.Pos, Op: OpTranspose, X: x}
+	}
 	if p.Exp != nil {
 		x = &BinaryExpr{Pos: p.Exp.Pos, Op: '^', X: x, Y: convertUnary(p.Exp.Unary)}
 	}
@@ -164,6 +167,8 @@ func convertPrimary(g *gPrimary) Expr {
 		return &Number{Pos: g.Pos, Text: *g.Number}
 	case g.Paren != nil:
 		return convertExpr(g.Paren)
+	case g.Vector != nil:
+		return &VectorExpr{Pos: g.Pos, Elems: convertExprs(g.Vector)}
 	}
 	o := g.Name
 	var x Expr = &Ident{Pos: o.Pos, Name: o.Name}

@@ -277,17 +277,23 @@ func printExpr(e Expr, min int) string {
 		s = printExpr(e.X, precPrimary) + "[" + printExprs(e.Indices) + "]"
 	case *CallExpr:
 		s = e.Func.Name + "(" + printExprs(e.Args) + ")"
+	case *VectorExpr:
+		s = "[" + printExprs(e.Elems) + "]"
 	case *UnaryExpr:
 		prec = precUnary
 		s = string(e.Op) + printExpr(e.X, precUnary)
+		if e.Op == OpTranspose {
+			prec = precPower
+			s = printExpr(e.X, precPrimary) + "'"
+		}
 	case *BinaryExpr:
 		switch e.Op {
 		case '+', '-':
 			prec = precSum
 			s = printExpr(e.X, precSum) + " " + string(e.Op) + " " + printExpr(e.Y, precProduct)
-		case '*', '/':
+		case '*', '/', OpElemMul, OpElemDiv:
 			prec = precProduct
-			s = printExpr(e.X, precProduct) + " " + string(e.Op) + " " + printExpr(e.Y, precUnary)
+			s = printExpr(e.X, precProduct) + " " + opString(e.Op) + " " + printExpr(e.Y, precUnary)
 		case '^':
 			prec = precPower
 			s = printExpr(e.X, precPrimary) + "^" + printExpr(e.Y, precUnary)

@@ -106,7 +106,7 @@ func (u *unifier) arg(p ir.ParamSig, desc desc, t ir.Type, pos ir.Pos) bool {
 	for i, l := range pat {
 		d := t.Dims[i]
 		if b, bound := u.bind[l]; bound {
-			if b != d {
+			if !c.unifyDim(b, d) {
 				return fail("the sizes must agree: check the declarations, or index the arguments to match", "size mismatch: %s is %s but %s (%s ≠ %s)", desc, t, u.by[l], d, b)
 			}
 			continue
@@ -133,7 +133,7 @@ func (u *unifier) rangeEnd(pat string, b ir.Bound) bool {
 		return false
 	}
 	if s, bound := u.bind[pat]; bound {
-		return s == b.Size
+		return u.c.unifyDim(s, b.Size)
 	}
 	u.bind[pat] = b.Size
 	return true
@@ -150,6 +150,9 @@ func (u *unifier) instantiate(pat string) string {
 // call checks a call of a built-in function.
 func (c *checker) call(e *CallExpr, sc *scope) (ir.Expr, bool) {
 	name := e.Func.Name
+	if name == ir.FuncAppend || name == "append_row" {
+		return c.appendCall(e, sc)
+	}
 	fn, known := ir.Funcs[name]
 	if !known {
 		if _, isDist := ir.Families[name]; isDist {
@@ -262,7 +265,7 @@ func (c *checker) elementwiseType(name string, params []ir.ParamSig, args []ir.E
 			shapeFrom, t.Dims = a, at.Dims
 			continue
 		}
-		if !sameDims(at.Dims, t.Dims) {
+		if !c.sameDimsU(at.Dims, t.Dims) {
 			c.errorAt(a.Position(), "", "%s: shape mismatch: %s is %s but %s is %s", name, exprString(a), at, exprString(shapeFrom), shapeFrom.Typ())
 			return t, false
 		}

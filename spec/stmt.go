@@ -265,6 +265,10 @@ func (c *checker) markRead(e Expr) {
 		c.markRead(e.Y)
 	case *UnaryExpr:
 		c.markRead(e.X)
+	case *VectorExpr:
+		for _, x := range e.Elems {
+			c.markRead(x)
+		}
 	}
 }
 
@@ -372,7 +376,7 @@ func (c *checker) family(fam *ir.Family, f *ir.Factor) bool {
 			case p.Int && at.Kind != ir.Int:
 				c.errorAt(a.Position(), "", "%s: %s must be integer-valued, but it is %s", fam.Name, adesc, at)
 				u.ok = false
-			case at.Rank() > 0 && !sameDims(at.Dims, t.Dims):
+			case at.Rank() > 0 && !c.sameDimsU(at.Dims, t.Dims):
 				c.errorAt(a.Position(), "arguments of an elementwise distribution are scalars or shaped like its target",
 					"%s: %s is %s but %s is %s", fam.Name, adesc, at, tdesc, t)
 				u.ok = false
@@ -386,7 +390,13 @@ func (c *checker) family(fam *ir.Family, f *ir.Factor) bool {
 		if rangeFail || t.Range == nil || !u.rangeEnd(lo, t.Range[0]) || !u.rangeEnd(hi, t.Range[1]) {
 			want := u.instantiate(lo) + ".." + u.instantiate(hi)
 			hint := ""
-			if v.Type.Class == ir.Plain {
+			if p := c.pend[c.resolve(u.instantiate(hi))]; p != nil {
+				// the probabilities are a vector built in the model whose
+				// length cannot be the target's size
+				p.reported = true
+				want = u.instantiate(lo) + ".." + p.length()
+				hint = p.what + " has " + p.length() + " elements: give the outcomes a size of their own, as in `size J` and `" + v.Name + " : int[...] in 1..J`; vigen checks at data load that J is " + p.length()
+			} else if v.Type.Class == ir.Plain {
 				hint = "declare it `" + ir.Type{Kind: ir.Int, Dims: v.Type.Dims, Range: &[2]ir.Bound{toBound(u.instantiate(lo)), toBound(u.instantiate(hi))}}.String() + "`"
 			}
 			c.errorAt(pos, hint, "%s: %s must be an int in %s, but %s is %s", fam.Name, tdesc, want, v.Name, v.Type)

@@ -218,12 +218,26 @@ type Model struct {
 	Factors []*Factor
 	// Lets are the `let` definitions, in source order, for reports: their
 	// uses are already expanded in Factors.
-	Lets   []*Let
-	byName map[string]*Var
+	Lets []*Let
+	// SizeChecks are the sizes the checker matched with the lengths of
+	// vectors built in the model ([a, b, 0], append(v, 0)); generated code
+	// compares them when the data is loaded.
+	SizeChecks []SizeCheck
+	byName     map[string]*Var
 	// SourceHash is the SHA-256 of the .vi source in hex, set by
 	// spec.Load; generated files carry it so that a stale package can be
 	// told from a fresh one (vigen gen -check).
 	SourceHash string
+}
+
+// SizeCheck says that the declared size Size must equal the length of a
+// vector built in the model: Const plus the sum of the sizes Sizes.
+type SizeCheck struct {
+	Size  string
+	Const int
+	Sizes []string
+	What  string // the vector as written, for messages
+	Pos   Pos
 }
 
 // Lookup returns the declared variable called name, or nil.
@@ -385,14 +399,28 @@ type Call struct {
 	Pos  Pos
 }
 
-// Binary is an arithmetic operator: one of + - * / ^. Operands are scalars,
-// or elementwise on equal shapes (one side may be a scalar).
+// Binary is an arithmetic operator: one of + - * / ^, elementwise on
+// scalars or equal shapes (one side may be a scalar), or OpMatMul.
 type Binary struct {
 	Op   byte
 	X, Y Expr
 	T    Type
 	Pos  Pos
 }
+
+// OpMatMul is the Op of a Binary that is a matrix product, written `*`:
+// real[A, B] by real[B] gives real[A], real[A] by real[A, B] gives real[B],
+// real[A, B] by real[B, C] gives real[A, C].
+const OpMatMul byte = '@'
+
+// FuncVector is the Func of a Call that is a vector literal [a, b, ...]
+// of scalars; FuncAppend ("append") concatenates two vectors or scalars.
+// Their length is a dimension of their type like any other: a declared
+// size that the checker matched with it (Model.SizeChecks).
+const (
+	FuncVector = "[]"
+	FuncAppend = "append"
+)
 
 // Unary is negation.
 type Unary struct {

@@ -102,6 +102,12 @@ var Funcs = map[string]*Func{
 		Result: ParamSig{Shape: "K", Class: Simplex}, Doc: "exp(x) / sum(exp(x))"},
 	"logsumexp": {Name: "logsumexp", Params: []ParamSig{{Name: "x", Shape: "K"}},
 		Result: ParamSig{}, Doc: "log(sum(exp(x))), computed stably"},
+	"rows_dot_product": {Name: "rows_dot_product", Params: []ParamSig{{Name: "x", Shape: "NxP"}, {Name: "y", Shape: "NxP"}},
+		Result: ParamSig{Shape: "N"}, Doc: "the dot products of the rows of two matrices"},
+	"append": {Name: "append", Params: []ParamSig{{Name: "a"}, {Name: "b"}},
+		Result: ParamSig{Shape: "K"}, Doc: "the vector of a's elements then b's (each a vector or a scalar); also append_row"},
+	"append_row": {Name: "append_row", Params: []ParamSig{{Name: "a"}, {Name: "b"}},
+		Result: ParamSig{Shape: "K"}, Doc: "append(a, b), Stan's name"},
 	"eye": {Name: "eye", Params: []ParamSig{{Name: "n", Size: true}},
 		Result: ParamSig{Shape: "KxK", Class: Cov}, Doc: "the n×n identity matrix (in defaults)"},
 }
