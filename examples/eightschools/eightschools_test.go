@@ -210,6 +210,7 @@ func TestExactByTwoDimensionalQuadrature(t *testing.T) {
 	// 2-D trapezoid over mu in [−40, 50], u in [−15, 8].
 	const nm, nu = 901, 1151
 	var z, m1, m2, t1, t2 float64
+	wu, us := make([]float64, nu), make([]float64, nu)
 	for a := range nm {
 		mu := -40 + 90*float64(a)/(nm-1)
 		for b := range nu {
@@ -228,6 +229,8 @@ func TestExactByTwoDimensionalQuadrature(t *testing.T) {
 				w /= 2
 			}
 			z += w
+			wu[b] += w
+			us[b] = u
 			m1 += w * mu
 			m2 += w * mu * mu
 			t1 += w * math.Exp(u)
@@ -243,6 +246,16 @@ func TestExactByTwoDimensionalQuadrature(t *testing.T) {
 	}{{"mu mean", ex.Mu.Mean, mu}, {"mu sd", ex.Mu.SD, muSD}, {"tau mean", ex.Tau.Mean, tau}, {"tau sd", ex.Tau.SD, tauSD}} {
 		if math.Abs(c.got-c.want) > 1e-4 {
 			t.Errorf("%s: Exact %.8g, 2-D grid %.8g", c.what, c.got, c.want)
+		}
+	}
+	for k := range wu {
+		wu[k] /= z
+	}
+	for _, q := range []struct{ p, got float64 }{{0.05, ex.Tau.Q05}, {0.5, ex.Tau.Q50}, {0.95, ex.Tau.Q95}} {
+		want := math.Exp(gridQuantile(wu, us, q.p))
+		t.Logf("tau %g quantile: Exact %.6f, 2-D grid %.6f", q.p, q.got, want)
+		if math.Abs(q.got-want) > 1e-3*want {
+			t.Errorf("tau %g quantile: Exact %.6g, 2-D grid %.6g", q.p, q.got, want)
 		}
 	}
 	for _, c := range []struct {

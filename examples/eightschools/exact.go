@@ -139,16 +139,15 @@ func mixture(w, mean, vr []float64) Summary {
 	return Summary{Mean: e1, SD: math.Sqrt(e2 - e1*e1), Q05: q(0.05), Q50: q(0.5), Q95: q(0.95)}
 }
 
-// gridQuantile is the p-quantile of the distribution with weights w (the
-// trapezoid weights) on the points x, interpolating linearly between them.
+// gridQuantile is the p-quantile of the distribution with weights w on the
+// equally spaced points x: each weight is spread evenly over the cell of
+// width h around its point, so the quantile is second-order accurate in h.
 func gridQuantile(w, x []float64, p float64) float64 {
+	h := x[1] - x[0]
 	c := 0.0
 	for k := range w {
 		if c+w[k] >= p {
-			if k == 0 {
-				return x[0]
-			}
-			return x[k-1] + (p-c)/w[k]*(x[k]-x[k-1])
+			return x[k] - h/2 + (p-c)/w[k]*h
 		}
 		c += w[k]
 	}
