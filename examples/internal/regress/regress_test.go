@@ -17,11 +17,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigen-go/vigen/examples/ar2/ar2"
 	"github.com/vigen-go/vigen/examples/ctm/ctm"
+	"github.com/vigen-go/vigen/examples/eightschools/eightschools"
 	"github.com/vigen-go/vigen/examples/hierlogreg/hierlogreg"
 	"github.com/vigen-go/vigen/examples/hlm/hlm"
 	"github.com/vigen-go/vigen/examples/lda/lda"
 	"github.com/vigen-go/vigen/examples/logreg/logreg"
+	"github.com/vigen-go/vigen/examples/pumps/pumps"
+	"github.com/vigen-go/vigen/examples/schoolreg/schoolreg"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/results.sha256")
@@ -56,8 +60,17 @@ func fitOf[D, O, R any](load func(*os.File) (D, error), fit func(context.Context
 
 // The examples. Every fit runs with default Options but for Method; none
 // needs an iteration cap (each converges on its bundled data in well under
-// a second).
+// a second, or, as eightschools with the delta method, stops at the
+// default limit of 1000 iterations within a second).
 var examples = map[string]fitter{
+	"ar2": fitOf(func(f *os.File) (*ar2.Data, error) { return ar2.LoadData(f) }, ar2.Fit,
+		func(m string) ar2.Options { return ar2.Options{Method: m} }, func(r *ar2.Result) { r.Seconds = 0 }),
+	"eightschools": fitOf(func(f *os.File) (*eightschools.Data, error) { return eightschools.LoadData(f) }, eightschools.Fit,
+		func(m string) eightschools.Options { return eightschools.Options{Method: m} }, func(r *eightschools.Result) { r.Seconds = 0 }),
+	"pumps": fitOf(func(f *os.File) (*pumps.Data, error) { return pumps.LoadData(f) }, pumps.Fit,
+		func(m string) pumps.Options { return pumps.Options{Method: m} }, func(r *pumps.Result) { r.Seconds = 0 }),
+	"schoolreg": fitOf(func(f *os.File) (*schoolreg.Data, error) { return schoolreg.LoadData(f) }, schoolreg.Fit,
+		func(m string) schoolreg.Options { return schoolreg.Options{Method: m} }, func(r *schoolreg.Result) { r.Seconds = 0 }),
 	"ctm": fitOf(func(f *os.File) (*ctm.Data, error) { return ctm.LoadData(f) }, ctm.Fit,
 		func(m string) ctm.Options { return ctm.Options{Method: m} }, func(r *ctm.Result) { r.Seconds = 0 }),
 	"hierlogreg": fitOf(func(f *os.File) (*hierlogreg.Data, error) { return hierlogreg.LoadData(f) }, hierlogreg.Fit,
