@@ -200,9 +200,14 @@ func (f *fitGen) length(dims []string) string {
 	if len(dims) == 0 {
 		return "1"
 	}
-	parts := make([]string, len(dims))
-	for k, d := range dims {
-		parts[k] = f.dim(d)
+	var parts []string
+	for _, d := range dims {
+		if d != derive.ScalarSize { // a scalar latent's one element
+			parts = append(parts, f.dim(d))
+		}
+	}
+	if len(parts) == 0 {
+		return "1"
 	}
 	return strings.Join(parts, "*")
 }

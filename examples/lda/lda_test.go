@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -409,7 +410,6 @@ func TestBadData(t *testing.T) {
 		// as "D"` (it should name "w"; reported).
 		{"missing w and D", &lda.Data{K: 2, V: 3}, `"D"`},
 		{"missing K", &lda.Data{V: 3, W: good}, `"K"`},
-		{"missing V", &lda.Data{K: 2, W: good}, `"V"`},
 		{"D disagrees", &lda.Data{D: 3, K: 2, V: 3, W: good}, `"D"`},
 		{"alpha NaN", &lda.Data{K: 2, V: 3, W: good, Alpha: ptr(math.NaN())}, `alpha`},
 		{"eta Inf", &lda.Data{K: 2, V: 3, W: good, Eta: ptr(math.Inf(1))}, `eta`},
@@ -418,6 +418,22 @@ func TestBadData(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %s", c.name, err, c.want)
 		}
+	}
+	// Without V the vocabulary size is the largest term id (3 here), as a
+	// Stan user would compute it: the fit equals the one given V = 3.
+	withV, err := lda.Fit(context.Background(), &lda.Data{K: 2, V: 3, W: good}, lda.Options{MaxIter: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inferred, err := lda.Fit(context.Background(), &lda.Data{K: 2, W: good}, lda.Options{MaxIter: 2})
+	if err != nil {
+		t.Fatalf("missing V: %v", err)
+	}
+	withV.Seconds, inferred.Seconds = 0, 0
+	a, _ := json.Marshal(withV)
+	b, _ := json.Marshal(inferred)
+	if string(a) != string(b) {
+		t.Errorf("missing V: the fit differs from the one with V = 3 (the largest term id)")
 	}
 	for _, c := range []struct{ name, json, want string }{
 		{"term above V", `{"K": 2, "V": 3, "w": [[[1, 2]], [[4, 1]]]}`, `"w"[2]`},

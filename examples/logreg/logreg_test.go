@@ -309,7 +309,6 @@ func TestBadDataNamesTheField(t *testing.T) {
 		{`{"x": [[1, 2], [3, 4]], "y": [0, 2]}`, `"y"[2]: 2 is outside 0..1`},
 		{`{"x": [[1, 2], [3, 4]], "y": [0, 1, 1]}`, `"y"`},
 		{`{"x": [[1, 2], [3, 4]]}`, `"y" is missing`},
-		{`{"x": [[1, 2], [3, 4]], "y": [0, 1], "z": 1}`, `"z"`},
 		{`{"x": "no", "y": [0, 1]}`, `"x"`},
 		{`{"x": [[1, 2], [3, 4]], "y": [0, 1], "Sigma0": [[1, 2], [2, 1]]}`, `"Sigma0"`},
 	} {
@@ -462,5 +461,20 @@ func TestOverflowIsReportedNotReturned(t *testing.T) {
 			t.Errorf("%s: converged with an overflowing Hessian", method)
 		}
 		t.Logf("%s: status %q after %d iterations", method, res.Status, res.Iterations)
+	}
+}
+
+// A key the model does not declare is ignored with a note naming it (as
+// CmdStan does), not an error; a close name gets a suggestion.
+func TestUnknownDataKeyIsANote(t *testing.T) {
+	var notes []string
+	old := runtime.Notes
+	runtime.Notes = func(msg string) { notes = append(notes, msg) }
+	defer func() { runtime.Notes = old }()
+	if _, err := logreg.LoadData(strings.NewReader(`{"x": [[1, 2], [3, 4]], "y": [0, 1], "z": 1, "Mu0": [0, 0]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], `"z"`) || !strings.Contains(notes[0], `did you mean "mu0"`) {
+		t.Errorf("notes %q, want one naming \"z\" and suggesting mu0 for Mu0", notes)
 	}
 }

@@ -209,7 +209,7 @@ type scratch struct {
 func (m *Model) newState(opts Options) (*state, error) {
 	q := &state{rng: runtime.NewRand(opts.Seed)}
 	q.alphaMean = make([]float64, 1)
-	q.alphaCov = make([]float64, 1*1)
+	q.alphaCov = make([]float64, 1)
 	runtime.Identity(q.alphaCov, 1)
 	q.alphaMethod = "laplace"
 	if opts.Method != "" {
@@ -219,7 +219,7 @@ func (m *Model) newState(opts Options) (*state, error) {
 		return nil, fmt.Errorf("ar2: unknown method %q for alpha (want laplace or delta)", q.alphaMethod)
 	}
 	q.beta1Mean = make([]float64, 1)
-	q.beta1Cov = make([]float64, 1*1)
+	q.beta1Cov = make([]float64, 1)
 	runtime.Identity(q.beta1Cov, 1)
 	q.beta1Method = "laplace"
 	if opts.Method != "" {
@@ -229,7 +229,7 @@ func (m *Model) newState(opts Options) (*state, error) {
 		return nil, fmt.Errorf("ar2: unknown method %q for beta1 (want laplace or delta)", q.beta1Method)
 	}
 	q.beta2Mean = make([]float64, 1)
-	q.beta2Cov = make([]float64, 1*1)
+	q.beta2Cov = make([]float64, 1)
 	runtime.Identity(q.beta2Cov, 1)
 	q.beta2Method = "laplace"
 	if opts.Method != "" {
@@ -239,7 +239,7 @@ func (m *Model) newState(opts Options) (*state, error) {
 		return nil, fmt.Errorf("ar2: unknown method %q for beta2 (want laplace or delta)", q.beta2Method)
 	}
 	q.sigmaMean = make([]float64, 1)
-	q.sigmaCov = make([]float64, 1*1)
+	q.sigmaCov = make([]float64, 1)
 	runtime.Identity(q.sigmaCov, 1)
 	q.sigmaMethod = "laplace"
 	if opts.Method != "" {

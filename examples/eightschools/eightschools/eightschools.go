@@ -219,7 +219,7 @@ type scratch struct {
 func (m *Model) newState(opts Options) (*state, error) {
 	q := &state{rng: runtime.NewRand(opts.Seed)}
 	q.muMean = make([]float64, 1)
-	q.muCov = make([]float64, 1*1)
+	q.muCov = make([]float64, 1)
 	runtime.Identity(q.muCov, 1)
 	q.muMethod = "laplace"
 	if opts.Method != "" {
@@ -229,7 +229,7 @@ func (m *Model) newState(opts Options) (*state, error) {
 		return nil, fmt.Errorf("eightschools: unknown method %q for mu (want laplace or delta)", q.muMethod)
 	}
 	q.tauMean = make([]float64, 1)
-	q.tauCov = make([]float64, 1*1)
+	q.tauCov = make([]float64, 1)
 	runtime.Identity(q.tauCov, 1)
 	q.tauMethod = "laplace"
 	if opts.Method != "" {

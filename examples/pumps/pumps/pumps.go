@@ -221,7 +221,7 @@ type scratch struct {
 func (m *Model) newState(opts Options) (*state, error) {
 	q := &state{rng: runtime.NewRand(opts.Seed)}
 	q.alphaMean = make([]float64, 1)
-	q.alphaCov = make([]float64, 1*1)
+	q.alphaCov = make([]float64, 1)
 	runtime.Identity(q.alphaCov, 1)
 	q.alphaMethod = "laplace"
 	if opts.Method != "" {

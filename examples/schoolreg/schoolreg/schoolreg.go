@@ -236,7 +236,7 @@ type scratch struct {
 func (m *Model) newState(opts Options) (*state, error) {
 	q := &state{rng: runtime.NewRand(opts.Seed)}
 	q.muMean = make([]float64, 1)
-	q.muCov = make([]float64, 1*1)
+	q.muCov = make([]float64, 1)
 	runtime.Identity(q.muCov, 1)
 	q.muMethod = "laplace"
 	if opts.Method != "" {
@@ -246,7 +246,7 @@ func (m *Model) newState(opts Options) (*state, error) {
 		return nil, fmt.Errorf("schoolreg: unknown method %q for mu (want laplace or delta)", q.muMethod)
 	}
 	q.b1Mean = make([]float64, 1)
-	q.b1Cov = make([]float64, 1*1)
+	q.b1Cov = make([]float64, 1)
 	runtime.Identity(q.b1Cov, 1)
 	q.b1Method = "laplace"
 	if opts.Method != "" {
@@ -256,7 +256,7 @@ func (m *Model) newState(opts Options) (*state, error) {
 		return nil, fmt.Errorf("schoolreg: unknown method %q for b1 (want laplace or delta)", q.b1Method)
 	}
 	q.b2Mean = make([]float64, 1)
-	q.b2Cov = make([]float64, 1*1)
+	q.b2Cov = make([]float64, 1)
 	runtime.Identity(q.b2Cov, 1)
 	q.b2Method = "laplace"
 	if opts.Method != "" {
@@ -266,7 +266,7 @@ func (m *Model) newState(opts Options) (*state, error) {
 		return nil, fmt.Errorf("schoolreg: unknown method %q for b2 (want laplace or delta)", q.b2Method)
 	}
 	q.tauMean = make([]float64, 1)
-	q.tauCov = make([]float64, 1*1)
+	q.tauCov = make([]float64, 1)
 	runtime.Identity(q.tauCov, 1)
 	q.tauMethod = "laplace"
 	if opts.Method != "" {
@@ -276,7 +276,7 @@ func (m *Model) newState(opts Options) (*state, error) {
 		return nil, fmt.Errorf("schoolreg: unknown method %q for tau (want laplace or delta)", q.tauMethod)
 	}
 	q.sigmaMean = make([]float64, 1)
-	q.sigmaCov = make([]float64, 1*1)
+	q.sigmaCov = make([]float64, 1)
 	runtime.Identity(q.sigmaCov, 1)
 	q.sigmaMethod = "laplace"
 	if opts.Method != "" {
