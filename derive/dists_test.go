@@ -338,7 +338,7 @@ func TestNewFamiliesDerivativesMatchFiniteDifferences(t *testing.T) {
 				"latent theta : real[P] nonconjugate laplace\ntheta ~ Cauchy(0.2, 2)\nfor n in 1:N {\n  %s\n}\n", c.decl, c.stmt)
 			if c.kind != "ordinal" {
 				src = fmt.Sprintf("model fd\nsize N, P\ndata x : real[N, P]\n%s\n"+
-					"latent theta : real[P] nonconjugate laplace\ntheta ~ HalfCauchy(2)\nfor n in 1:N {\n  %s\n}\n", c.decl, c.stmt)
+					"latent theta : real<lower=0>[P] nonconjugate laplace\ntheta ~ HalfCauchy(2)\nfor n in 1:N {\n  %s\n}\n", c.decl, c.stmt)
 			}
 			m, err := spec.Load("fd.vi", []byte(src))
 			if err != nil {

@@ -314,7 +314,7 @@ func (x *expecter) integrateQuadratic(e Expr, q *QFactor) Expr {
 	if h == nil {
 		return nil
 	}
-	x.record(e, "exact: degree 2 in "+v+", E["+v+"] and Cov["+v+"] of q = "+q.Family, true)
+	x.record(e, "exact: degree 2 in "+v+", E["+v+"] and Cov["+v+"] of q = "+q.familyName(), true)
 	return Add(mean, Mul(N(0.5), Sum(append(append([]Index(nil), i...), j...), Mul(h, cov))))
 }
 
@@ -437,7 +437,7 @@ func (x *expecter) single(e Expr, q *QFactor) Expr {
 			}
 			return scaleAny(c, t)
 		}
-		x.record(rest, fmt.Sprintf("no rule for this function of %s under q = %s", q.Var, q.Family), false)
+		x.record(rest, fmt.Sprintf("no rule for this function of %s under q = %s", q.Var, q.familyName()), false)
 		return nil
 	}
 	return scaleAny(c, r)
@@ -556,6 +556,15 @@ func matchStat(e Expr, v string) (string, []Expr) {
 		}
 	}
 	return "", nil
+}
+
+// familyName names q's family for labels: a scalar latent's Gaussian over
+// a one-element vector is a Normal.
+func (q *QFactor) familyName() string {
+	if q.IsGaussianVector() && len(q.Dims) == 1 && q.Dims[0] == ScalarSize {
+		return "Normal"
+	}
+	return q.Family
 }
 
 // isGaussian reports whether q is a Gaussian factor: a multivariate q(θ) =

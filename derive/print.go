@@ -29,6 +29,11 @@ func write(sb *strings.Builder, e Expr, ctx int) {
 		sb.WriteString("δ(" + e.A.Name + "," + e.B.Name + ")")
 	case *Tensor:
 		if strings.HasPrefix(e.Name, "#") {
+			if size, lo, hi, ok := SizeRange(e.Name[1:]); ok {
+				// the length of a loop over part of a size: T − 2 for 3:T
+				fmt.Fprintf(sb, "(%s%+d)", size, hi-lo)
+				return
+			}
 			sb.WriteString(e.Name[1:])
 			return
 		}

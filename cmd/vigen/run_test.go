@@ -53,7 +53,12 @@ func TestRunEveryExample(t *testing.T) {
 			if json.Unmarshal(b, &st); !st.Converged || st.Status != "converged" {
 				t.Errorf("did not converge with the default tolerances: %s", st.Status)
 			}
-			for _, f := range []string{"elbo.svg", "latent-theta.svg"} {
+			latents, _ := filepath.Glob(filepath.Join("plots", "latent-*.svg"))
+			if len(latents) == 0 {
+				t.Errorf("no latent plots in %s", "plots")
+			}
+			for _, f := range append([]string{"elbo.svg"}, latents...) {
+				f = filepath.Base(f)
 				svg, err := os.ReadFile(filepath.Join("plots", f))
 				if err != nil {
 					t.Fatal(err)
