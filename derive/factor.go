@@ -19,6 +19,9 @@ func readByTerm(m *ir.Model, name string) bool {
 // plates: Σ_plates log p(target | args); of a `factor EXPR` statement, Σ_plates
 // EXPR.
 func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
+	if f.Dist == FlatDist {
+		return b.logJacobian(f) // the constrained latent's improper flat prior
+	}
 	d, ok := Dists[f.Dist]
 	if !ok && !f.IsTerm() {
 		return nil, ir.Errorf(f.Pos, "the %s distribution is not supported by the code generator yet", f.Dist).Hintf("spec/README.md lists what each distribution supports")

@@ -215,6 +215,37 @@ func (b *Builder) logJacobian(f *ir.Factor) (Expr, error) {
 	return Sum(el, r.LogJac(u, lo, hi)), nil
 }
 
+// FlatDist is the Dist of the statement FlatPrior makes up.
+const FlatDist = "flat"
+
+// FlatPrior is the statement standing for the improper flat prior of a
+// constrained latent v with no `~` (Stan's implicit prior, flat on the
+// constrained scale x): its log density is 0 on x, so on u it is the
+// log-Jacobian alone, which FactorLogDensity returns. It is not in the
+// model's statements: the objective of v (as its prior) and the ELBO
+// (flatPriors) add it, so that the Jacobian is never dropped.
+func FlatPrior(v *ir.Var) *ir.Factor {
+	return &ir.Factor{Target: &ir.Ref{Var: v, T: v.Type, Pos: v.Pos}, Dist: FlatDist, Pos: v.Pos}
+}
+
+// ImproperFlat reports whether v is a latent with an improper flat prior:
+// a nonconjugate latent with no `~` (constrained or not).
+func ImproperFlat(m *ir.Model, v *ir.Var) bool {
+	return v.Role == ir.RoleLatent && v.Treatment.Nonconjugate() && m.Prior(v.Name) == nil
+}
+
+// flatPriors returns FlatPrior of every constrained latent of m with an
+// improper flat prior, in declaration order.
+func flatPriors(m *ir.Model) []*ir.Factor {
+	var out []*ir.Factor
+	for _, v := range m.VarsWithRole(ir.RoleLatent) {
+		if ImproperFlat(m, v) && Transformed(v) {
+			out = append(out, FlatPrior(v))
+		}
+	}
+	return out
+}
+
 // checkConjugateBound checks the bound of a conjugate latent v with prior
 // f: it may only state the support of the prior's family (Dist.Support),
 // as `real<lower=0>` does for a Gamma.

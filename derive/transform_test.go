@@ -3,6 +3,7 @@ package derive
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/vigen-go/vigen/spec"
@@ -234,6 +235,91 @@ for n in 1:N {
 			}
 			delete(env.Index, o.A.Name)
 			fdCheck(t, kind+" trace grad", o.Trace, o.TraceGrad, o.A, "c", env, 1e-6)
+		}
+	}
+}
+
+// A constrained latent with no `~` (an improper flat prior, here with a
+// `factor` term) still gets its log-Jacobian, in its objective and in the
+// ELBO: f(u) = Σ_i (−e^{u_i} + u_i) + Σ_{n,i} log Poisson(y_ni; e^{u_i}),
+// the last u_i the Jacobian of s = e^u. Dropping it (as when the Jacobian
+// rode only on the prior's statement) changes f and the bound.
+func TestTransformFlatPriorKeepsJacobian(t *testing.T) {
+	for _, src := range []string{`model flat
+size N, P
+data y : int[N, P]
+latent s : real<lower=0>[P] nonconjugate laplace
+factor -sum(s)
+for n in 1:N {
+  y[n] ~ Poisson(s)
+}
+`, `model flat
+size N, P
+data y : int[N, P]
+latent s : real<lower=0>[P] nonconjugate laplace
+for n in 1:N {
+  y[n] ~ Poisson(s)
+}
+`} {
+		m, err := spec.Load("flat.vi", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := Derive(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		withFactor := len(m.Factors) == 2
+		o := d.Objectives[0]
+		const n, p = 3, 2
+		y := []float64{1, 4, 0, 2, 3, 5}
+		u := []float64{0.3, -0.4}
+		env := &Env{Sizes: map[string]int{"N": n, "P": p}, Index: map[string]int{}, Tensors: map[string]*Value{
+			"y": {Dims: []int{n, p}, Data: y}, "s": {Dims: []int{p}, Data: u},
+			"s.cov": {Dims: []int{p, p}, Data: []float64{0.2, 0, 0, 0.3}},
+		}}
+		want := 0.0
+		for i := 0; i < p; i++ {
+			want += u[i] // the log-Jacobian
+			if withFactor {
+				want -= math.Exp(u[i])
+			}
+			for k := 0; k < n; k++ {
+				lg, _ := math.Lgamma(y[k*p+i] + 1)
+				want += y[k*p+i]*u[i] - math.Exp(u[i]) - lg
+			}
+		}
+		if got := Eval(o.F, env); math.Abs(got-want) > 1e-12*math.Abs(want) {
+			t.Errorf("factor=%v: f = %.12g, by hand (with the log-Jacobian Σu) %.12g", withFactor, got, want)
+		}
+		fdCheck(t, "grad", o.F, o.Grad, o.A, "s", env, 1e-7)
+		// the ELBO equals that of the same density written as a proper
+		// prior, s ~ Gamma(1, 1) (log density −s), whose Jacobian rides
+		// on its statement; without the factor the flat prior is 0 on s
+		prop := strings.Replace(src, "factor -sum(s)", "s ~ Gamma(1, 1)", 1)
+		if !withFactor {
+			continue
+		}
+		mp, err := spec.Load("proper.vi", []byte(prop))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dp, err := Derive(mp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Tensors["s.mean"] = env.Tensors["s"]
+		ba, err := d.Bound()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bp, err := dp.Bound()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := Eval(Add(ba.Global, ba.Local), env), Eval(Add(bp.Global, bp.Local), env)
+		if math.Abs(got-want) > 1e-12*math.Abs(want) {
+			t.Errorf("ELBO with the flat prior and factor −Σs: %.12g; with s ~ Gamma(1, 1): %.12g", got, want)
 		}
 	}
 }
