@@ -98,7 +98,53 @@ func (g *gen) allocCheck(f *fitGen) (minimums []atLeastCtx, allocs []alloc) {
 				fmt.Sprintf("it bounds the values %s of the latent %s (%s)", fmtRange(t), v.Name, v.Pos)})
 		}
 	}
-	return minimums, as
+	return append(minimums, literalIndexMinimums(g.m)...), as
+}
+
+// literalIndexMinimums are the checks that every literal index (beta[2])
+// is within its dimension: the size must be at least the largest literal
+// that indexes it, named with the read that needs it.
+func literalIndexMinimums(m *ir.Model) []atLeastCtx {
+	need := map[string]atLeastCtx{}
+	var order []string
+	visit := func(e ir.Expr) {
+		ir.Walk(e, func(x ir.Expr) {
+			r, ok := x.(*ir.Ref)
+			if !ok {
+				return
+			}
+			for k, ix := range r.Index {
+				n, ok := ix.(*ir.Num)
+				if !ok || k >= len(r.Var.Type.Dims) {
+					continue
+				}
+				d := r.Var.Type.Dims[k]
+				if v := m.Lookup(d); v == nil || v.Role != ir.RoleSize {
+					continue
+				}
+				c, seen := need[d]
+				if !seen {
+					order = append(order, d)
+				}
+				if !seen || int(n.Value) > c.Min {
+					need[d] = atLeastCtx{d, int(n.Value), fmt.Sprintf("%s at %s reads index %d of dimension %d of %s", fmtIR(r), r.Pos, int(n.Value), k+1, r.Var.Name)}
+				}
+			}
+		})
+	}
+	for _, f := range m.Factors {
+		if f.Target != nil { // nil for a `factor` term
+			visit(f.Target)
+		}
+		for _, a := range f.Args {
+			visit(a)
+		}
+	}
+	var out []atLeastCtx
+	for _, d := range order {
+		out = append(out, need[d])
+	}
+	return out
 }
 
 // fmtRange writes an int type's range as in the model: 1..K.

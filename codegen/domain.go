@@ -37,7 +37,9 @@ var (
 	numRE    = `(-?[0-9]+(?:\.[0-9]+)?)`
 	boundRE  = `([A-Z])(?: ([−+-]) ([0-9]+(?:\.[0-9]+)?))?|` + numRE
 	oneSided = regexp.MustCompile(`^(\w+) ([<>]|≤|≥) (?:` + boundRE + `)$`)
-	twoSided = regexp.MustCompile(`^` + numRE + ` (<|≤) (\w+) (<|≤) ` + numRE + `$`)
+	// the upper end may be a size letter plus a constant (OrderedLogistic's
+	// 1 ≤ y ≤ C + 1)
+	twoSided = regexp.MustCompile(`^` + numRE + ` (<|≤) (\w+) (<|≤) (?:` + boundRE + `)$`)
 	// structural clauses are enforced by the declared types (simplex, cov,
 	// int ranges) or are the unconstrained reals.
 	structural = regexp.MustCompile(`simplex|positive definite|∈`)
@@ -53,25 +55,14 @@ func parseDomains(clauses string) (map[string]domainSpec, error) {
 		d := domainSpec{lo: math.Inf(-1), hi: math.Inf(1), loOpen: true, hiOpen: true, text: c}
 		if m := twoSided.FindStringSubmatch(c); m != nil {
 			d.lo, _ = strconv.ParseFloat(m[1], 64)
-			d.hi, _ = strconv.ParseFloat(m[5], 64)
+			d.hi, d.hiLetter = letterBound(m[5], m[6], m[7], m[8])
 			d.loOpen, d.hiOpen = m[2] == "<", m[4] == "<"
 			out[m[3]] = d
 			continue
 		}
 		if m := oneSided.FindStringSubmatch(c); m != nil {
 			name, op := m[1], m[2]
-			var v float64
-			letter := m[3]
-			if letter != "" {
-				if m[5] != "" {
-					v, _ = strconv.ParseFloat(m[5], 64)
-					if m[4] != "+" {
-						v = -v
-					}
-				}
-			} else {
-				v, _ = strconv.ParseFloat(m[6], 64)
-			}
+			v, letter := letterBound(m[3], m[4], m[5], m[6])
 			switch op {
 			case ">", "≥":
 				d.lo, d.loOpen, d.loLetter = v, op == ">", letter
@@ -87,6 +78,23 @@ func parseDomains(clauses string) (map[string]domainSpec, error) {
 		return nil, fmt.Errorf("cannot read the clause %q", c)
 	}
 	return out, nil
+}
+
+// letterBound reads a bound matched by boundRE: a size letter with an
+// optional sign and constant, or a number.
+func letterBound(letter, sign, add, num string) (float64, string) {
+	if letter == "" {
+		v, _ := strconv.ParseFloat(num, 64)
+		return v, ""
+	}
+	var v float64
+	if add != "" {
+		v, _ = strconv.ParseFloat(add, 64)
+		if sign != "+" {
+			v = -v
+		}
+	}
+	return v, letter
 }
 
 // splitClauses splits a list at the commas outside braces ("y ∈ {0, 1}" is

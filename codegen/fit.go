@@ -177,6 +177,12 @@ func (f *fitGen) dim(name string) string {
 	if strings.HasPrefix(name, "@") {
 		return "len(m." + f.g.goName[name[1:]+".term"] + ")"
 	}
+	if name == derive.ScalarSize {
+		return "1"
+	}
+	if size, lo, hi, ok := derive.SizeRange(name); ok {
+		return fmt.Sprintf("max(0, m.%s%+d)", f.g.sizeGo[size], hi-lo)
+	}
 	return "m." + f.g.sizeGo[name]
 }
 
@@ -272,7 +278,9 @@ func (f *fitGen) emitTypes() {
 		for _, qi := range f.qs {
 			typ := "*" + w.Sf("%s", rt("Factor"))
 			doc := fmt.Sprintf("q(%s), %s", qi.v.Name, qi.q.Family)
-			if qi.q.IsGaussianVector() {
+			if derive.ScalarGaussian(qi.v) {
+				typ, doc = "*"+w.Sf("%s", rt("Normal")), fmt.Sprintf("q(%s) = N(mean, sd²)", qi.v.Name)
+			} else if qi.q.IsGaussianVector() {
 				typ, doc = "*"+w.Sf("%s", rt("Gaussian")), fmt.Sprintf("q(%s) = N(mean, cov)", qi.v.Name)
 				if qi.local {
 					typ, doc = "[]"+typ, doc+", one per unit "+f.unit.Name
@@ -388,7 +396,11 @@ func (f *fitGen) emitNewState() {
 					})
 				} else {
 					w.Block("", func() {
-						w.Pf("mean, cov, err := r.Latent.%s.Flat(%q, %s)", qi.field, qi.v.Name, n)
+						if derive.ScalarGaussian(qi.v) {
+							w.Pf("mean, cov, err := r.Latent.%s.Flat(%q)", qi.field, qi.v.Name)
+						} else {
+							w.Pf("mean, cov, err := r.Latent.%s.Flat(%q, %s)", qi.field, qi.v.Name, n)
+						}
 						w.CheckErr("err")
 						w.Pf("copy(q.%s, mean)", qi.fields[0])
 						w.Pf("copy(q.%s, cov)", qi.fields[1])
@@ -790,6 +802,8 @@ func (f *fitGen) emitResult() {
 				w.Block(fmt.Sprintf("for d := range l.%s", qi.field), func() {
 					w.Pf(`l.%s[d] = %s("MvNormal", q.%s[d*%s:(d+1)*%s], q.%s[d*%s*%s:(d+1)*%s*%s])%s`, qi.field, rt("NewGaussian"), qi.fields[0], n, n, qi.fields[1], n, n, n, n, f.constrain(qi))
 				})
+			case derive.ScalarGaussian(qi.v):
+				w.Pf(`l.%s = %s(q.%s, q.%s)%s`, qi.field, rt("NewNormal"), qi.fields[0], qi.fields[1], f.constrain(qi))
 			case qi.q.IsGaussianVector():
 				w.Pf(`l.%s = %s("MvNormal", q.%s, q.%s)%s`, qi.field, rt("NewGaussian"), qi.fields[0], qi.fields[1], f.constrain(qi))
 			default:

@@ -557,7 +557,7 @@ func fmtFactor(f *ir.Factor) string {
 		if p.Bag != nil {
 			fmt.Fprintf(&sb, "for %s in %s: ", p.Index, fmtIR(p.Bag))
 		} else {
-			fmt.Fprintf(&sb, "for %s in 1:%s: ", p.Index, p.Size)
+			fmt.Fprintf(&sb, "for %s in %s: ", p.Index, p.Range())
 		}
 	}
 	args := make([]string, len(f.Args))
@@ -582,6 +582,8 @@ func fmtIR(e ir.Expr) string {
 		return fmt.Sprint(e.Value)
 	case *ir.Index:
 		return e.Name
+	case *ir.Offset:
+		return e.String()
 	case *ir.Ref:
 		if len(e.Index) == 0 {
 			return e.Var.Name

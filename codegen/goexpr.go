@@ -51,6 +51,13 @@ func (p *goPrinter) index(name string) string {
 }
 
 func (p *goPrinter) size(name string) string {
+	if name == derive.ScalarSize {
+		return "1"
+	}
+	if size, lo, hi, ok := derive.SizeRange(name); ok {
+		// the number of values of a loop over part of size
+		return fmt.Sprintf("max(0, %s%+d)", p.size(size), hi-lo)
+	}
 	g, ok := p.sizes[name]
 	if !ok {
 		panic("codegen: unknown size " + name)
@@ -149,6 +156,14 @@ func (p *goPrinter) loopHead(sb *strings.Builder, l *Loop) {
 		off = strings.TrimSuffix(strings.TrimPrefix(off, "float64("), ")")
 		end := strings.Replace(off, "["+p.index(parent.Name)+"]", "["+p.index(parent.Name)+"+1]", 1)
 		fmt.Fprintf(sb, "for %s := %s; %s < %s; %s++ {\n", i, off, i, end, i)
+		return
+	}
+	if size, lo, hi, ok := derive.SizeRange(l.Idx.Size); ok && l.From == "" {
+		end := p.size(size)
+		if hi != 0 {
+			end = fmt.Sprintf("%s%+d", end, hi)
+		}
+		fmt.Fprintf(sb, "for %s := %d; %s < %s; %s++ {\n", i, lo, i, end, i)
 		return
 	}
 	n := p.size(l.Idx.Size)
@@ -318,6 +333,9 @@ func (p *goPrinter) tensor(t *derive.Tensor) string {
 	if strings.HasPrefix(t.Name, "#") {
 		return "float64(" + p.size(t.Name[1:]) + ")"
 	}
+	if base, offs, ok := derive.Shifted(t.Name); ok {
+		return p.shifted(t, base, offs)
+	}
 	info, ok := p.tensors[t.Name]
 	if !ok {
 		panic("codegen: unknown tensor " + t.Name)
@@ -348,6 +366,33 @@ func (p *goPrinter) tensor(t *derive.Tensor) string {
 	return s
 }
 
+// shifted prints a read of base at shifted indices (derive.ShiftedName):
+// y[t-1] is y[t-1] of y's array, never a row view.
+func (p *goPrinter) shifted(t *derive.Tensor, base string, offs []int) string {
+	info, ok := p.tensors[base]
+	if !ok {
+		panic("codegen: unknown tensor " + base)
+	}
+	p.usedT[base] = true
+	var off string
+	for k, x := range t.Idx {
+		ix := p.subscript(x)
+		if k < len(offs) && offs[k] != 0 {
+			ix = fmt.Sprintf("%s%+d", ix, offs[k])
+		}
+		if k == 0 {
+			off = ix
+		} else {
+			off = fmt.Sprintf("%s*%s+%s", wrapIf(off, strings.ContainsAny(off, "+-")), p.size(info.Dims[k]), ix)
+		}
+	}
+	s := fmt.Sprintf("%s[%s]", info.Go, off)
+	if info.Int {
+		s = "float64(" + s + ")"
+	}
+	return s
+}
+
 // subscript prints an index expression: a loop index, or an int tensor read
 // indirectly (1-based in the language, hence −1).
 func (p *goPrinter) subscript(x derive.Expr) string {
@@ -358,6 +403,9 @@ func (p *goPrinter) subscript(x derive.Expr) string {
 		s := p.tensor(x)
 		s = strings.TrimSuffix(strings.TrimPrefix(s, "float64("), ")")
 		return s + "-1"
+	case *derive.Num:
+		// a literal index, 1-based in the language
+		return strconv.Itoa(int(x.V) - 1)
 	}
 	if c, ok := x.(*derive.Call); ok && c.Prim.Name == "eq" {
 		return p.expr(x, 0)

@@ -306,14 +306,27 @@ func (f *fitGen) emitNumericStep(s *derive.MStep) {
 	w.Func([]string{fmt.Sprintf("mstep%s sets %s (%s) to the maximum of the expected complete log", name, v.Name, f.pos(v)),
 		fmt.Sprintf("likelihood in %s (%s), by Newton's method from its current value.", v.Name, kernel)},
 		fmt.Sprintf("(m *Model) mstep%s(q *state, opts Options) (float64, error)", name), func() {
-			w.Pf("prev := append([]float64(nil), m.%s...)", model)
+			x := "m." + model
+			if len(v.Type.Dims) == 0 {
+				// a scalar param: Newton's method on a one-element vector
+				x = "x"
+				w.Pf("x := []float64{m.%s}", model)
+			}
+			w.Pf("prev := append([]float64(nil), %s...)", x)
 			w.Block("obj := func(x, g, h []float64) float64", func() { w.Return(fmt.Sprintf("m.%s(x%s, g, h)", kernel, inputs)) })
-			w.Pf("r := %s(obj, m.%s, opts.Newton)", rt("Maximize"), model)
+			w.Pf("r := %s(obj, %s, opts.Newton)", rt("Maximize"), x)
 			w.If(cond(w.Sf("r.Status == %s", rt("StatusNotFinite"))), func() {
-				w.Pf("copy(m.%s, prev)", model)
+				if x == "x" {
+					w.Pf("m.%s = prev[0]", model)
+				} else {
+					w.Pf("copy(%s, prev)", x)
+				}
 				w.Return("0", w.Sf(`%s("the M-step of %s (%s): the objective is not finite after %%d Newton steps; %s was left at its previous value", r.Iterations)`, goFmt.Ident("Errorf"), v.Name, f.pos(v), v.Name))
 			})
-			w.Return(w.Sf("%s(m.%s, prev)", rt("L2Change"), model), "nil")
+			if x == "x" {
+				w.Pf("m.%s = x[0]", model)
+			}
+			w.Return(w.Sf("%s(%s, prev)", rt("L2Change"), x), "nil")
 		})
 	doc := []string{fmt.Sprintf("%s evaluates the expected complete log likelihood as a function of", kernel),
 		fmt.Sprintf("the param %s (%s), writing its gradient into grad and its Hessian", v.Name, f.pos(v)),

@@ -502,7 +502,11 @@ func domains(m *ir.Model) map[string]domain {
 		}
 	}
 	for _, f := range m.Factors {
-		mark(f.Target, valueDomain[f.Dist])
+		d := valueDomain[f.Dist]
+		if fam := ir.Families[f.Dist]; fam != nil && fam.Support == ir.SupportPositive {
+			d = positive // HalfNormal, Weibull, …: the table's support
+		}
+		mark(f.Target, d)
 		for k, a := range f.Args {
 			if ds := paramDomain[f.Dist]; k < len(ds) {
 				mark(a, ds[k])

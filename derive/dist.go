@@ -121,6 +121,9 @@ func (q *QFactor) IsSimplex() bool { return q.dist().Value.Class == ir.Simplex }
 var table = []*Dist{
 	normalDist, gammaDist, inverseGammaDist, betaDist, bernoulliDist, binomialDist,
 	poissonDist, exponentialDist, logNormalDist, studentTDist,
+	halfNormalDist, halfCauchyDist, halfStudentTDist, cauchyDist, uniformDist, weibullDist,
+	negBinomialDist, negBinomialLogDist, bernoulliLogitDist, poissonLogDist, binomialLogitDist,
+	orderedDist("OrderedLogistic", false), orderedDist("OrderedProbit", true), dirichletMultinomialDist(),
 	mvNormalDist("MvNormal", false), mvNormalDist("MvNormalPrec", true),
 	dirichletDist(), categoricalDist(), multinomialDist(), wishartDist(),
 }
@@ -182,8 +185,8 @@ func (b *Builder) sumOver(dim string, f func(i Expr) Expr) Expr {
 }
 
 // scalarSig is the signature of an elementwise family over scalars.
-func scalarSig(name, doc string, value ir.ParamSig, params ...string) ir.Family {
-	f := ir.Family{Name: name, Value: value, Elementwise: true, Doc: doc}
+func scalarSig(name, doc string, value ir.ParamSig, support ir.Support, params ...string) ir.Family {
+	f := ir.Family{Name: name, Value: value, Elementwise: true, Support: support, Doc: doc}
 	for _, p := range params {
 		f.Params = append(f.Params, ir.ParamSig{Name: p})
 	}
@@ -250,7 +253,7 @@ var realX = ir.ParamSig{Name: "x"}
 
 // Normal(x; m, s) = −½log 2π − log s − ½((x−m)/s)²
 var normalDist = &Dist{
-	Family: scalarSig("Normal", "univariate normal with mean and standard deviation", realX, "mean", "sd"),
+	Family: scalarSig("Normal", "univariate normal with mean and standard deviation", realX, ir.SupportReal, "mean", "sd"),
 	Latex:  `\mathcal{N}`, Support: "x ∈ ℝ", Constraints: "sd > 0", Gaussian: true,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		m, s := a[0], a[1]
@@ -284,7 +287,7 @@ func normalFromNatural(eta []Expr) []Expr {
 
 // Gamma(x; α, β) = α log β − log Γ(α) + (α−1) log x − βx   (β a rate)
 var gammaDist = &Dist{
-	Family: scalarSig("Gamma", "gamma with shape and rate", realX, "shape", "rate"),
+	Family: scalarSig("Gamma", "gamma with shape and rate", realX, ir.SupportPositive, "shape", "rate"),
 	Latex:  `\operatorname{Gamma}`, Support: "x > 0", Constraints: "shape > 0, rate > 0",
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		al, be := a[0], a[1]
@@ -316,7 +319,7 @@ var gammaDist = &Dist{
 
 // InverseGamma(x; α, β) = α log β − log Γ(α) − (α+1) log x − β/x   (β a scale)
 var inverseGammaDist = &Dist{
-	Family: scalarSig("InverseGamma", "inverse gamma with shape and scale", realX, "shape", "scale"),
+	Family: scalarSig("InverseGamma", "inverse gamma with shape and scale", realX, ir.SupportPositive, "shape", "scale"),
 	Latex:  `\operatorname{InvGamma}`, Support: "x > 0", Constraints: "shape > 0, scale > 0",
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		al, be := a[0], a[1]
@@ -359,7 +362,7 @@ var inverseGammaDist = &Dist{
 
 // Beta(x; a, b) = log Γ(a+b) − log Γ(a) − log Γ(b) + (a−1) log x + (b−1) log(1−x)
 var betaDist = &Dist{
-	Family: scalarSig("Beta", "beta on (0, 1) with shapes a and b", realX, "a", "b"),
+	Family: scalarSig("Beta", "beta on (0, 1) with shapes a and b", realX, ir.SupportUnit, "a", "b"),
 	Latex:  `\operatorname{Beta}`, Support: "0 < x < 1", Constraints: "a > 0, b > 0",
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		return Add(lg(Add(a[0], a[1])), Neg(lg(a[0])), Neg(lg(a[1])),
@@ -401,9 +404,12 @@ var betaDist = &Dist{
 // Bernoulli(y; p) = y·logit(p) − softplus(logit(p)): natural parameter
 // logit(p); with p = logistic(u) the simplifier reduces it to y·u − softplus(u).
 var bernoulliDist = &Dist{
-	Family: scalarSig("Bernoulli", "a 0/1 outcome with success probability p", ir.ParamSig{Name: "y", Int: true, Range: "0..1"}, "p"),
+	Family: scalarSig("Bernoulli", "a 0/1 outcome with success probability p", ir.ParamSig{Name: "y", Int: true, Range: "0..1"}, ir.SupportInt, "p"),
 	Latex:  `\operatorname{Bernoulli}`, Support: "y ∈ {0, 1}", Constraints: "0 < p < 1",
 	LogDensity: slogp(func(y Expr, a []Expr) Expr {
+		if lp, lq, ok := probitLogs(a[0]); ok {
+			return Add(Mul(y, lp), Mul(Sub(N(1), y), lq))
+		}
 		eta := Call1("logit", a[0])
 		return Sub(Mul(y, eta), Call1("softplus", eta))
 	}),
@@ -421,10 +427,14 @@ var bernoulliDist = &Dist{
 
 // Binomial(k; n, p) = log C(n, k) + k·logit(p) − n·softplus(logit(p))
 var binomialDist = &Dist{
-	Family: scalarSig("Binomial", "successes in n trials with success probability p", ir.ParamSig{Name: "k", Int: true}, "n", "p"),
+	Family: scalarSig("Binomial", "successes in n trials with success probability p", ir.ParamSig{Name: "k", Int: true}, ir.SupportInt, "n", "p"),
 	Latex:  `\operatorname{Binomial}`, Support: "k ∈ {0, …, n}", Constraints: "n ≥ 0, 0 < p < 1",
 	LogDensity: slogp(func(k Expr, a []Expr) Expr {
-		n, eta := a[0], Call1("logit", a[1])
+		n := a[0]
+		if lp, lq, ok := probitLogs(a[1]); ok {
+			return Add(binomLogCoef(n, k), Mul(k, lp), Mul(Sub(n, k), lq))
+		}
+		eta := Call1("logit", a[1])
 		return Add(binomLogCoef(n, k), Mul(k, eta), Neg(Mul(n, Call1("softplus", eta))))
 	}),
 	ExpFam: &ExpFam{
@@ -437,7 +447,7 @@ var binomialDist = &Dist{
 
 // Poisson(k; λ) = k log λ − λ − log Γ(k+1)
 var poissonDist = &Dist{
-	Family: scalarSig("Poisson", "a count with the given rate", ir.ParamSig{Name: "k", Int: true}, "rate"),
+	Family: scalarSig("Poisson", "a count with the given rate", ir.ParamSig{Name: "k", Int: true}, ir.SupportInt, "rate"),
 	Latex:  `\operatorname{Poisson}`, Support: "k ∈ {0, 1, …}", Constraints: "rate > 0",
 	LogDensity: slogp(func(k Expr, a []Expr) Expr {
 		return Add(Mul(k, logE(a[0])), Neg(a[0]), Neg(lg(Add(k, N(1)))))
@@ -452,7 +462,7 @@ var poissonDist = &Dist{
 
 // Exponential(x; λ) = log λ − λx
 var exponentialDist = &Dist{
-	Family: scalarSig("Exponential", "exponential with the given rate", realX, "rate"),
+	Family: scalarSig("Exponential", "exponential with the given rate", realX, ir.SupportPositive, "rate"),
 	Latex:  `\operatorname{Exp}`, Support: "x > 0", Constraints: "rate > 0",
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		return Sub(logE(a[0]), Mul(a[0], x))
@@ -473,7 +483,7 @@ var exponentialDist = &Dist{
 
 // LogNormal(x; m, s) = −log x − log s − ½log 2π − (log x − m)²/(2s²)
 var logNormalDist = &Dist{
-	Family: scalarSig("LogNormal", "x whose logarithm is normal with meanlog and sdlog", realX, "meanlog", "sdlog"),
+	Family: scalarSig("LogNormal", "x whose logarithm is normal with meanlog and sdlog", realX, ir.SupportPositive, "meanlog", "sdlog"),
 	Latex:  `\operatorname{LogNormal}`, Support: "x > 0", Constraints: "sdlog > 0",
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		lx := logE(x)
@@ -506,15 +516,10 @@ var logNormalDist = &Dist{
 //
 //	− (ν+1)/2 · log(1 + ((x−μ)/σ)²/ν)
 var studentTDist = &Dist{
-	Family: scalarSig("StudentT", "Student's t with degrees of freedom, location and scale", realX, "dof", "location", "scale"),
+	Family: scalarSig("StudentT", "Student's t with degrees of freedom, location and scale", realX, ir.SupportReal, "dof", "location", "scale"),
 	Latex:  `t`, Support: "x ∈ ℝ", Constraints: "dof > 0, scale > 0",
-	LogDensity: slogp(func(x Expr, a []Expr) Expr {
-		nu, mu, sg := a[0], a[1], a[2]
-		z2 := Mul(Pow(Sub(x, mu), N(2)), Pow(sg, N(-2)), Pow(nu, N(-1)))
-		return Add(lg(Mul(N(0.5), Add(nu, N(1)))), Neg(lg(Mul(N(0.5), nu))), Mul(N(-0.5), logE(Mul(N(math.Pi), nu))),
-			Neg(logE(sg)), Mul(N(-0.5), Add(nu, N(1)), Call1("log1p", z2)))
-	}),
-	Expect: sexpect(map[string]func(a []Expr) Expr{"x": func(a []Expr) Expr { return a[1] }}), // ν > 1
+	LogDensity: slogp(func(x Expr, a []Expr) Expr { return studentTLogDensity(x, a[0], a[1], a[2]) }),
+	Expect:     sexpect(map[string]func(a []Expr) Expr{"x": func(a []Expr) Expr { return a[1] }}), // ν > 1
 	// H = (ν+1)/2 [ψ((ν+1)/2) − ψ(ν/2)] + ½log ν + log B(ν/2, ½) + log σ
 	Entropy: sfunc(func(a []Expr) Expr {
 		nu, sg := a[0], a[2]
@@ -527,4 +532,152 @@ var studentTDist = &Dist{
 // binomLogCoef is log C(n, k) = log Γ(n+1) − log Γ(k+1) − log Γ(n−k+1).
 func binomLogCoef(n, k Expr) Expr {
 	return Add(lg(Add(n, N(1))), Neg(lg(Add(k, N(1)))), Neg(lg(Add(Sub(n, k), N(1)))))
+}
+
+// probitLogs returns log p and log(1 − p) of a probability p = Φ(u) written
+// with the normal distribution function (a probit link), as log Φ(u) and
+// log Φ(−u): accurate far in both tails, where Φ(u) rounds to 0 or 1 (the
+// logit form log(Φ/(1−Φ)) would lose everything there).
+func probitLogs(p Expr) (lp, lq Expr, ok bool) {
+	c, ok := p.(*Call)
+	if !ok || c.Prim.Name != "Phi" {
+		return nil, nil, false
+	}
+	return Call1("logPhi", c.Args[0]), Call1("logPhi", Neg(c.Args[0])), true
+}
+
+// The families users write as priors on scales and as robust or count
+// likelihoods, with Stan's parameterizations. None is conjugate: a latent
+// with one of these priors is nonconjugate (a positive one is declared
+// real<lower=0>, and its Gaussian lives on the log scale).
+
+// log1pSq is log(1 + z²).
+func log1pSq(z Expr) Expr { return Call1("log1p", Pow(z, N(2))) }
+
+// HalfNormal(x; σ) = log 2 − ½log 2π − log σ − x²/(2σ²),  x ≥ 0
+var halfNormalDist = &Dist{
+	Family: scalarSig("HalfNormal", "half-normal: the absolute value of a Normal(0, sigma), a prior for a scale", realX, ir.SupportPositive, "sigma"),
+	Latex:  `\mathcal{N}^{+}`, Support: "x ≥ 0", Constraints: "sigma > 0",
+	LogDensity: slogp(func(x Expr, a []Expr) Expr {
+		return Add(N(math.Ln2-0.5*log2Pi), Neg(logE(a[0])), Mul(N(-0.5), Pow(x, N(2)), Pow(a[0], N(-2))))
+	}),
+}
+
+// HalfCauchy(x; s) = log 2 − log π − log s − log(1 + (x/s)²),  x ≥ 0
+var halfCauchyDist = &Dist{
+	Family: scalarSig("HalfCauchy", "half-Cauchy with the given scale (Stan's cauchy(0, scale) on a <lower=0> variable), a prior for a scale", realX, ir.SupportPositive, "scale"),
+	Latex:  `\operatorname{Cauchy}^{+}`, Support: "x ≥ 0", Constraints: "scale > 0",
+	LogDensity: slogp(func(x Expr, a []Expr) Expr {
+		return Add(N(math.Ln2-math.Log(math.Pi)), Neg(logE(a[0])), Neg(log1pSq(Div(x, a[0]))))
+	}),
+}
+
+// studentTLogDensity is StudentT(x; ν, μ, σ), shared with HalfStudentT.
+func studentTLogDensity(x, nu, mu, sg Expr) Expr {
+	z2 := Mul(Pow(Sub(x, mu), N(2)), Pow(sg, N(-2)), Pow(nu, N(-1)))
+	return Add(lg(Mul(N(0.5), Add(nu, N(1)))), Neg(lg(Mul(N(0.5), nu))), Mul(N(-0.5), logE(Mul(N(math.Pi), nu))),
+		Neg(logE(sg)), Mul(N(-0.5), Add(nu, N(1)), Call1("log1p", z2)))
+}
+
+// HalfStudentT(x; ν, s) = log 2 + StudentT(x; ν, 0, s),  x ≥ 0
+var halfStudentTDist = &Dist{
+	Family: scalarSig("HalfStudentT", "half-Student-t with degrees of freedom and scale, a prior for a scale", realX, ir.SupportPositive, "dof", "scale"),
+	Latex:  `t^{+}`, Support: "x ≥ 0", Constraints: "dof > 0, scale > 0",
+	LogDensity: slogp(func(x Expr, a []Expr) Expr {
+		return Add(N(math.Ln2), studentTLogDensity(x, a[0], N(0), a[1]))
+	}),
+}
+
+// Cauchy(x; μ, s) = −log π − log s − log(1 + ((x−μ)/s)²)
+var cauchyDist = &Dist{
+	Family: scalarSig("Cauchy", "Cauchy with location and scale", realX, ir.SupportReal, "location", "scale"),
+	Latex:  `\operatorname{Cauchy}`, Support: "x ∈ ℝ", Constraints: "scale > 0",
+	LogDensity: slogp(func(x Expr, a []Expr) Expr {
+		return Add(N(-math.Log(math.Pi)), Neg(logE(a[1])), Neg(log1pSq(Div(Sub(x, a[0]), a[1]))))
+	}),
+}
+
+// Uniform(x; lo, hi) = −log(hi − lo),  lo ≤ x ≤ hi. Its value must lie
+// between the bounds: a latent with this prior is declared
+// real<lower=lo, upper=hi>, whose transform keeps it there.
+var uniformDist = &Dist{
+	Family: scalarSig("Uniform", "uniform between lower and upper (a latent must be declared with those bounds)", realX, ir.SupportInterval, "lower", "upper"),
+	Latex:  `\operatorname{U}`, Support: "x ∈ (lower, upper)", Constraints: "",
+	LogDensity: slogp(func(x Expr, a []Expr) Expr { return Neg(logE(Sub(a[1], a[0]))) }),
+}
+
+// Weibull(x; k, λ) = log k − log λ + (k−1)(log x − log λ) − (x/λ)^k  (Stan's
+// weibull(alpha = k, sigma = λ))
+var weibullDist = &Dist{
+	Family: scalarSig("Weibull", "Weibull with shape and scale (Stan's weibull(alpha, sigma))", realX, ir.SupportPositive, "shape", "scale"),
+	Latex:  `\operatorname{Weibull}`, Support: "x > 0", Constraints: "shape > 0, scale > 0",
+	LogDensity: slogp(func(x Expr, a []Expr) Expr {
+		k, lam := a[0], a[1]
+		return Add(logE(k), Neg(logE(lam)), Mul(Sub(k, N(1)), Sub(logE(x), logE(lam))), Neg(Pow(Div(x, lam), k)))
+	}),
+}
+
+// countX is the value of a family over counts.
+var countX = ir.ParamSig{Name: "y", Int: true}
+
+// negBinomialBase is log Γ(y+φ) − log Γ(y+1) − log Γ(φ).
+func negBinomialBase(y, phi Expr) Expr {
+	return Add(lg(Add(y, phi)), Neg(lg(Add(y, N(1)))), Neg(lg(phi)))
+}
+
+// NegativeBinomial(y; μ, φ) = log Γ(y+φ) − log Γ(y+1) − log Γ(φ)
+//
+//   - φ(log φ − log(μ+φ)) + y(log μ − log(μ+φ))
+//
+// Stan's neg_binomial_2: mean μ, variance μ + μ²/φ.
+var negBinomialDist = &Dist{
+	Family: scalarSig("NegativeBinomial", "a count with mean mu and dispersion phi: variance mu + mu²/phi (Stan's neg_binomial_2)", countX, ir.SupportInt, "mu", "phi"),
+	Latex:  `\operatorname{NB}`, Support: "y ≥ 0", Constraints: "mu > 0, phi > 0",
+	LogDensity: slogp(func(y Expr, a []Expr) Expr {
+		mu, phi := a[0], a[1]
+		lmp := logE(Add(mu, phi))
+		return Add(negBinomialBase(y, phi), Mul(phi, Sub(logE(phi), lmp)), Mul(y, Sub(logE(mu), lmp)))
+	}),
+}
+
+// NegativeBinomialLog(y; η, φ) is NegativeBinomial(y; exp(η), φ), computed
+// without forming exp(η): log(exp(η) + φ) = log φ + softplus(η − log φ), so
+//
+//	log p = log Γ(y+φ) − log Γ(y+1) − log Γ(φ) + y(η − log φ) − (y+φ)·softplus(η − log φ)
+var negBinomialLogDist = &Dist{
+	Family: scalarSig("NegativeBinomialLog", "NegativeBinomial(exp(eta), phi), stable for any eta (Stan's neg_binomial_2_log)", countX, ir.SupportInt, "eta", "phi"),
+	Latex:  `\operatorname{NB}_{\log}`, Support: "y ≥ 0", Constraints: "phi > 0",
+	LogDensity: slogp(func(y Expr, a []Expr) Expr {
+		eta, phi := a[0], a[1]
+		d := Sub(eta, logE(phi))
+		return Add(negBinomialBase(y, phi), Mul(y, d), Neg(Mul(Add(y, phi), Call1("softplus", d))))
+	}),
+}
+
+// BernoulliLogit(y; α) = yα − softplus(α): Bernoulli(logistic(α)).
+var bernoulliLogitDist = &Dist{
+	Family: scalarSig("BernoulliLogit", "a 0/1 outcome with log-odds alpha: Bernoulli(logistic(alpha))", ir.ParamSig{Name: "y", Int: true, Range: "0..1"}, ir.SupportInt, "alpha"),
+	Latex:  `\operatorname{Bernoulli}_{\operatorname{logit}}`, Support: "y ∈ {0, 1}", Constraints: "",
+	LogDensity: slogp(func(y Expr, a []Expr) Expr {
+		return Sub(Mul(y, a[0]), Call1("softplus", a[0]))
+	}),
+}
+
+// PoissonLog(y; α) = yα − exp(α) − log Γ(y+1): Poisson(exp(α)).
+var poissonLogDist = &Dist{
+	Family: scalarSig("PoissonLog", "a count with log rate alpha: Poisson(exp(alpha))", countX, ir.SupportInt, "alpha"),
+	Latex:  `\operatorname{Poisson}_{\log}`, Support: "y ≥ 0", Constraints: "",
+	LogDensity: slogp(func(y Expr, a []Expr) Expr {
+		return Add(Mul(y, a[0]), Neg(Call1("exp", a[0])), Neg(lg(Add(y, N(1)))))
+	}),
+}
+
+// BinomialLogit(k; n, α) = log C(n, k) + kα − n·softplus(α): Binomial(n, logistic(α)).
+var binomialLogitDist = &Dist{
+	Family: scalarSig("BinomialLogit", "successes in n trials with log-odds alpha: Binomial(n, logistic(alpha))", ir.ParamSig{Name: "k", Int: true}, ir.SupportInt, "n", "alpha"),
+	Latex:  `\operatorname{Binomial}_{\operatorname{logit}}`, Support: "k ∈ {0, …, n}", Constraints: "n ≥ 0",
+	LogDensity: slogp(func(k Expr, a []Expr) Expr {
+		n, al := a[0], a[1]
+		return Add(binomLogCoef(n, k), Mul(k, al), Neg(Mul(n, Call1("softplus", al))))
+	}),
 }

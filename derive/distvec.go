@@ -43,8 +43,8 @@ func mvNormalDist(name string, isPrec bool) *Dist {
 		return func(i, j Expr) Expr { return TSym(inv, i, j) }, T(b.aux("logdet", t, k)), nil
 	}
 	sig := ir.Family{Name: name, Value: ir.ParamSig{Name: "x", Shape: "K"},
-		Params: []ir.ParamSig{{Name: "mean", Shape: "K"}, {Name: "cov", Shape: "KxK", Class: ir.Cov}},
-		Doc:    "multivariate normal with mean vector and covariance matrix"}
+		Params:  []ir.ParamSig{{Name: "mean", Shape: "K"}, {Name: "cov", Shape: "KxK", Class: ir.Cov}},
+		Support: ir.SupportReal, Doc: "multivariate normal with mean vector and covariance matrix"}
 	if isPrec {
 		sig.Params[1].Name = "precision"
 		sig.Doc = "multivariate normal with mean vector and precision (inverse covariance) matrix"
@@ -113,8 +113,8 @@ func mvNormalDist(name string, isPrec bool) *Dist {
 
 func dirichletDist() *Dist {
 	d := &Dist{Family: ir.Family{Name: "Dirichlet", Value: ir.ParamSig{Name: "x", Shape: "K", Class: ir.Simplex},
-		Params: []ir.ParamSig{{Name: "alpha", Shape: "K"}},
-		Doc:    "a point on the simplex with concentrations alpha"},
+		Params:  []ir.ParamSig{{Name: "alpha", Shape: "K"}},
+		Support: ir.SupportSimplex, Doc: "a point on the simplex with concentrations alpha"},
 		Latex: `\operatorname{Dir}`, Support: "x on the simplex", Constraints: "alpha > 0"}
 	alpha0 := func(b *Builder, a Val) Expr {
 		return b.sumOver(a.Dims[0], func(i Expr) Expr { return a.At([]Expr{i}) })
@@ -179,8 +179,8 @@ func dirichletDist() *Dist {
 
 func categoricalDist() *Dist {
 	d := &Dist{Family: ir.Family{Name: "Categorical", Value: ir.ParamSig{Name: "z", Int: true, Range: "1..K"},
-		Params: []ir.ParamSig{{Name: "p", Shape: "K", Class: ir.Simplex}},
-		Doc:    "an outcome in 1..K with probabilities p"},
+		Params:  []ir.ParamSig{{Name: "p", Shape: "K", Class: ir.Simplex}},
+		Support: ir.SupportInt, Doc: "an outcome in 1..K with probabilities p"},
 		Latex: `\operatorname{Cat}`, Support: "z ∈ {1, …, K}", Constraints: "p on the simplex"}
 	// log p = log p_z (z is 1-based; as an index it selects element z−1)
 	d.LogDensity = func(b *Builder, z Val, a []Val) (Expr, error) {
@@ -222,8 +222,8 @@ func categoricalDist() *Dist {
 
 func multinomialDist() *Dist {
 	d := &Dist{Family: ir.Family{Name: "Multinomial", Value: ir.ParamSig{Name: "x", Shape: "K", Int: true},
-		Params: []ir.ParamSig{{Name: "p", Shape: "K", Class: ir.Simplex}},
-		Doc:    "counts over K outcomes with probabilities p (total given by the data)"},
+		Params:  []ir.ParamSig{{Name: "p", Shape: "K", Class: ir.Simplex}},
+		Support: ir.SupportInt, Doc: "counts over K outcomes with probabilities p (total given by the data)"},
 		Latex: `\operatorname{Mult}`, Support: "x ∈ ℕᴷ (total given by the data)", Constraints: "p on the simplex"}
 	total := func(b *Builder, x Val) Expr {
 		return b.sumOver(x.Dims[0], func(i Expr) Expr { return x.At([]Expr{i}) })
@@ -248,8 +248,8 @@ func multinomialDist() *Dist {
 
 func wishartDist() *Dist {
 	d := &Dist{Family: ir.Family{Name: "Wishart", Value: ir.ParamSig{Name: "W", Shape: "KxK", Class: ir.Cov},
-		Params: []ir.ParamSig{{Name: "dof"}, {Name: "scale", Shape: "KxK", Class: ir.Cov}},
-		Doc:    "Wishart over K×K precision matrices with degrees of freedom and scale"},
+		Params:  []ir.ParamSig{{Name: "dof"}, {Name: "scale", Shape: "KxK", Class: ir.Cov}},
+		Support: ir.SupportCov, Doc: "Wishart over K×K precision matrices with degrees of freedom and scale"},
 		Latex: `\mathcal{W}`, Support: "W symmetric positive definite K×K", Constraints: "dof > K − 1, scale symmetric positive definite"}
 	// log Γ_K(a) = K(K−1)/4 log π + Σ_{j<K} log Γ(a − j/2)
 	logGammaK := func(b *Builder, k string, a Expr) Expr {
@@ -328,6 +328,91 @@ func wishartDist() *Dist {
 		psiK := b.sumOver(k, func(j Expr) Expr { return psi(Mul(N(0.5), Sub(nu, j))) })
 		return Add(Mul(N(0.5), Add(kk, N(1)), ldV), Mul(N(0.5*math.Ln2), kk, Add(kk, N(1))), logGammaK(b, k, Mul(N(0.5), nu)),
 			Mul(N(-0.5), Sub(Sub(nu, kk), N(1)), psiK), Mul(N(0.5), nu, kk))
+	}
+	return d
+}
+
+// orderedDist is ordered regression with a logistic or probit link:
+// outcome y in 1..K with K = C + 1, linear predictor η and increasing
+// cutpoints c_1 < … < c_C (Stan's ordered_logistic and ordered_probit).
+// With F the link's distribution function,
+//
+//	P(y = 1) = F(c_1 − η),  P(y = k) = F(c_k − η) − F(c_{k−1} − η),  P(y = K) = 1 − F(c_C − η).
+//
+// The cutpoint count C is a size of its own: the outcome's range is not
+// tied to it by the checker, but by the data check 1 ≤ y ≤ C + 1 (from the
+// support below), which names the variable and index of a bad outcome.
+// The cutpoints must be increasing (declared ordered once constrained
+// types exist); unordered cutpoints make the log density NaN, which the fit
+// reports.
+func orderedDist(name string, probit bool) *Dist {
+	link, latex := "logistic", `\operatorname{OrdLogit}`
+	if probit {
+		link, latex = "probit (normal)", `\operatorname{OrdProbit}`
+	}
+	d := &Dist{Family: ir.Family{Name: name, Value: ir.ParamSig{Name: "y", Int: true},
+		Params:  []ir.ParamSig{{Name: "eta"}, {Name: "cutpoints", Shape: "C"}},
+		Support: ir.SupportInt,
+		Doc:     "an ordered outcome in 1..C+1 with linear predictor eta and increasing cutpoints (" + link + " link)"},
+		Latex: latex, Support: "1 ≤ y ≤ C + 1", Constraints: ""}
+	// log F(x), log(1 − F(x)) and log(F(u) − F(l)) for u > l
+	logF := func(x Expr) Expr { return Neg(Call1("softplus", Neg(x))) }
+	log1mF := func(x Expr) Expr { return Neg(Call1("softplus", x)) }
+	// σ(u) − σ(l) = σ(u)σ(−l)(1 − e^{l−u})
+	logDiff := func(u, l Expr) Expr {
+		return Add(logF(u), log1mF(l), logE(Neg(Call1("expm1", Sub(l, u)))))
+	}
+	if probit {
+		logF = func(x Expr) Expr { return Call1("logPhi", x) }
+		log1mF = func(x Expr) Expr { return Call1("logPhi", Neg(x)) }
+		logDiff = func(u, l Expr) Expr { return CallE(MustPrim("logdiffPhi"), u, l) }
+	}
+	d.LogDensity = func(b *Builder, y Val, a []Val) (Expr, error) {
+		yv, eta, c := y.Scalar(), a[0].Scalar(), a[1]
+		k := c.Dims[0]
+		// cut(s) is the cutpoint numbered y − s (1-based), or 0 if there
+		// is none: Σ_j [j + 1 + s = y] c_j. Indicator sums, not an
+		// indirect read, so y = 1 and y = K read nothing out of range.
+		cut := func(s float64) Expr {
+			return b.sumOver(k, func(j Expr) Expr { return Mul(idltExprs(Add(j, N(1+s)), yv), c.At([]Expr{j})) })
+		}
+		u, l := Sub(cut(0), eta), Sub(cut(1), eta) // c_y − η, c_{y−1} − η
+		first := idltExprs(yv, N(1))               // y = 1: no lower cutpoint
+		last := idltExprs(yv, Add(SizeE(k), N(1))) // y = K: no upper cutpoint
+		mid := Mul(Sub(N(1), first), Sub(N(1), last))
+		// at the ends the interval term is multiplied by 0, and its
+		// arguments are set to (1, 0) so that it stays finite
+		inner := logDiff(Add(Mul(mid, u), Sub(N(1), mid)), Mul(mid, l))
+		return Add(Mul(first, logF(u)), Mul(last, log1mF(l)), Mul(mid, inner)), nil
+	}
+	return d
+}
+
+// dirichletMultinomialDist is the Dirichlet-multinomial (Pólya) over count
+// vectors: the Multinomial with its probabilities drawn from
+// Dirichlet(alpha) and summed out. With n = Σ x_k and α₀ = Σ α_k,
+//
+//	log p = log Γ(n+1) − Σ log Γ(x_k+1) + log Γ(α₀) − log Γ(n+α₀) + Σ [log Γ(x_k+α_k) − log Γ(α_k)].
+func dirichletMultinomialDist() *Dist {
+	d := &Dist{Family: ir.Family{Name: "DirichletMultinomial", Value: ir.ParamSig{Name: "x", Shape: "K", Int: true},
+		Params:  []ir.ParamSig{{Name: "alpha", Shape: "K"}},
+		Support: ir.SupportInt,
+		Doc:     "counts over K outcomes from a Multinomial whose probabilities are Dirichlet(alpha), summed out (total given by the data)"},
+		Latex: `\operatorname{DirMult}`, Support: "x ∈ ℕᴷ (total given by the data)", Constraints: "alpha > 0"}
+	d.LogDensity = func(b *Builder, x Val, a []Val) (Expr, error) {
+		k := x.Dims[0]
+		al := a[0]
+		if len(al.Dims) == 0 {
+			s := al // a scalar concentration is the same for every component
+			al = Val{Dims: x.Dims, Src: s.Src, At: func([]Expr) Expr { return s.Scalar() }}
+		}
+		at := func(v Val, i Expr) Expr { return v.At([]Expr{i}) }
+		n := b.sumOver(k, func(i Expr) Expr { return at(x, i) })
+		a0 := b.sumOver(k, func(i Expr) Expr { return at(al, i) })
+		return Add(lg(Add(n, N(1))), lg(a0), Neg(lg(Add(n, a0))),
+			b.sumOver(k, func(i Expr) Expr {
+				return Add(lg(Add(at(x, i), at(al, i))), Neg(lg(at(al, i))), Neg(lg(Add(at(x, i), N(1)))))
+			})), nil
 	}
 	return d
 }

@@ -39,9 +39,16 @@ func Eval(e Expr, env *Env) float64 {
 		return 0
 	case *Tensor:
 		if len(e.Name) > 0 && e.Name[0] == '#' {
+			if size, l, h, ok := SizeRange(e.Name[1:]); ok {
+				return math.Max(0, float64(env.Sizes[size]+h-l))
+			}
+			if e.Name[1:] == ScalarSize {
+				return 1
+			}
 			return float64(env.Sizes[e.Name[1:]])
 		}
-		v, ok := env.Tensors[e.Name]
+		name, shift, _ := Shifted(e.Name) // y[t-1]: y's entry at shifted indices
+		v, ok := env.Tensors[name]
 		if !ok {
 			panic(fmt.Sprintf("derive.Eval: no tensor %q", e.Name))
 		}
@@ -51,7 +58,10 @@ func Eval(e Expr, env *Env) float64 {
 			if ix, ok := x.(*Ix); ok {
 				i = env.Index[ix.I.Name]
 			} else {
-				i = int(Eval(x, env)) - 1 // indirect indices are 1-based values
+				i = int(Eval(x, env)) - 1 // indirect and literal indices are 1-based values
+			}
+			if k < len(shift) {
+				i += shift[k]
 			}
 			off = off*v.Dims[k] + i
 		}
@@ -92,6 +102,10 @@ func evalSum(idx []Index, body Expr, env *Env) float64 {
 		off := env.Tensors[bag+".off"].Data
 		d := env.Index[parent.Name]
 		lo, n = int(off[d]), int(off[d+1])
+	} else if size, l, h, ok := SizeRange(j.Size); ok {
+		lo, n = l, env.Sizes[size]+h // a loop over part of a size
+	} else if j.Size == ScalarSize {
+		n = 1
 	} else if n, ok = env.Sizes[j.Size]; !ok {
 		panic(fmt.Sprintf("derive.Eval: no size %q", j.Size))
 	}

@@ -415,6 +415,9 @@ func (x *expecter) single(e Expr, q *QFactor) Expr {
 		if r = x.gaussian(rest, q); r == nil {
 			r = x.byTable(rest, q)
 		}
+		if r == nil {
+			r = x.expanded(rest, q)
+		}
 	case q.IsCategorical():
 		r = x.categorical(rest, q)
 	default:
@@ -438,6 +441,44 @@ func (x *expecter) single(e Expr, q *QFactor) Expr {
 		return nil
 	}
 	return scaleAny(c, r)
+}
+
+// expanded takes E[e] under the Gaussian q term by term after
+// multiplying e out (expandPoly), when every term then has an exact rule:
+// E[(a − b·exp(u))²] from E[exp(u)] and E[exp(2u)]. It is nil otherwise,
+// leaving e to the Taylor expansion.
+func (x *expecter) expanded(e Expr, q *QFactor) Expr {
+	ex := expandPoly(e)
+	if ex == nil {
+		return nil
+	}
+	n := len(x.log)
+	var ts []Expr
+	for _, t := range terms(ex) {
+		c, rest := coefRest(t)
+		var r Expr
+		switch {
+		case rest == nil || !DependsOn(rest, q.Var):
+			r = t
+		default:
+			if r = x.single(rest, q); r != nil {
+				r = scaleAny(c, r)
+			}
+		}
+		if r == nil {
+			x.log = x.log[:n]
+			return nil
+		}
+		ts = append(ts, r)
+	}
+	for _, l := range x.log[n:] {
+		if !l.Exact {
+			x.log = x.log[:n]
+			return nil
+		}
+	}
+	x.log = append(x.log[:n], Approx{Term: String(e), Rule: "exact: multiplied out, each term by the rules of a Gaussian", Exact: true})
+	return Add(ts...)
 }
 
 // byTable matches e against the statistics a family's table entry knows
@@ -551,7 +592,22 @@ func (x *expecter) gaussian(e Expr, q *QFactor) Expr {
 		}
 		return Add(x.meanOf(e, q), Mul(N(0.5), Sum(append(append([]Index(nil), i...), j...), Mul(x.meanOf(hess, q), x.covOf(q, i, j)))))
 	}
-	if l := expExponent(e); l != nil {
+	// c·exp(l) with c free of v (a quadratic form in another variable,
+	// say): c·E[exp(l)].
+	var cons []Expr
+	dep := e
+	if m, ok := e.(*MulNode); ok {
+		var fs []Expr
+		for _, f := range m.Factors {
+			if DependsOn(f, v) {
+				fs = append(fs, f)
+			} else {
+				cons = append(cons, f)
+			}
+		}
+		dep = Mul(fs...)
+	}
+	if l := expExponent(dep); l != nil {
 		ga := Diff(l, v, i)
 		if isZero(Diff(ga, v, j)) {
 			// E[exp(aᵀθ + c)] = exp(aᵀμ + c + ½aᵀΣa)
@@ -561,7 +617,7 @@ func (x *expecter) gaussian(e Expr, q *QFactor) Expr {
 			}
 			varL := Sum(append(append([]Index(nil), i...), j...), Mul(ga, x.covOf(q, i, j), gb))
 			x.record(e, "exact: E[exp(linear)] of a Gaussian", true)
-			return Call1("exp", Add(x.meanOf(l, q), Mul(N(0.5), varL)))
+			return Mul(append(cons, Call1("exp", Add(x.meanOf(l, q), Mul(N(0.5), varL))))...)
 		}
 	}
 	return nil

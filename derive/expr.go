@@ -667,8 +667,8 @@ func Sum(idx []Index, body Expr) Expr {
 	for k, f := range factors {
 		if d, ok := f.(*IDelta); ok {
 			for jpos, j := range idx {
-				if d.I.Name != j.Name || hasFree(d.X, j) {
-					continue
+				if d.I.Name != j.Name || hasFree(d.X, j) || ranged(j) {
+					continue // (over part of a size, X may fall outside j's values)
 				}
 				others := append(append([]Expr(nil), factors[:k]...), factors[k+1:]...)
 				nb := SubstIdx(Mul(others...), j, d.X)
@@ -683,8 +683,8 @@ func Sum(idx []Index, body Expr) Expr {
 		}
 		for jpos, j := range idx {
 			other, ok := d.Other(j)
-			if !ok {
-				continue
+			if !ok || other.Size != j.Size && (ranged(j) || ranged(other)) {
+				continue // other may fall outside j's values
 			}
 			others := append(append([]Expr(nil), factors[:k]...), factors[k+1:]...)
 			nb := Subst(Mul(others...), j, other)
@@ -715,6 +715,12 @@ func Sum(idx []Index, body Expr) Expr {
 		return rest
 	}
 	return sumNode(used, rest)
+}
+
+// ranged reports whether j runs over part of a size (RangedSize).
+func ranged(j Index) bool {
+	_, _, _, ok := SizeRange(j.Size)
+	return ok
 }
 
 // Max returns the (derivative-free) maximum over idx of body.

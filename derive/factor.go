@@ -4,17 +4,6 @@ import (
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
-// readByTerm reports whether a `factor` statement of m reads the variable
-// called name: a latent with no `~` whose density is given by such terms.
-func readByTerm(m *ir.Model, name string) bool {
-	for _, f := range m.Children(name) {
-		if f.IsTerm() {
-			return true
-		}
-	}
-	return false
-}
-
 // FactorLogDensity returns the log density of a `~` statement summed over its
 // plates: Σ_plates log p(target | args); of a `factor EXPR` statement, Σ_plates
 // EXPR.
@@ -46,7 +35,7 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 			}
 			continue
 		}
-		i := Index{Name: p.Index, Size: p.Size, Plate: true}
+		i := Index{Name: p.Index, Size: RangedSize(p.Size, p.Lo, p.Hi), Plate: true}
 		if b.group != nil && b.unit != nil && b.group.Plate == p.Index {
 			// the unit's own points of a grouped statement (group.go)
 			i.Size = RaggedSize(GroupRows(b.group.By.Name), *b.unit)

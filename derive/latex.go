@@ -515,6 +515,10 @@ func (p *latexPrinter) write(e Expr, ctx int) {
 	case *MulNode:
 		p.mul(e, ctx)
 	case *SumNode:
+		if scalarSum(e) {
+			p.write(e.Body, ctx) // a scalar latent's read Σ_i mu[i]: mu
+			return
+		}
 		wide := ctx > 1 && p.isWide(e, 1)
 		if ctx > 1 {
 			p.open(wide)
@@ -605,13 +609,21 @@ func (p *latexPrinter) tensor(t *Tensor) (string, bool) {
 	if size, ok := strings.CutPrefix(t.Name, "#"); ok {
 		return latexIdentOf(size).String(), true
 	}
-	idx := make([]string, len(t.Idx))
+	name, shift, _ := Shifted(t.Name)
+	var idx []string
 	for k, x := range t.Idx {
+		if scalarIx(x) {
+			continue // a scalar latent's one-element vector (and its cov)
+		}
 		var q latexPrinter
 		q.write(x, 0)
-		idx[k] = q.String()
+		ix := q.String()
+		if k < len(shift) && shift[k] != 0 {
+			ix += fmt.Sprintf("%+d", shift[k]) // y_{t-1}
+		}
+		idx = append(idx, ix)
 	}
-	v, suffix, _ := strings.Cut(t.Name, ".")
+	v, suffix, _ := strings.Cut(name, ".")
 	s, ok := latexSuffixes[suffix]
 	if !ok {
 		// a tensor no entry describes: v with the suffix as superscript

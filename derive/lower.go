@@ -1,8 +1,10 @@
 package derive
 
 import (
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -151,6 +153,15 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		if v.Role == ir.RoleSize {
 			return SizeE(v.Name), nil
 		}
+		if ScalarGaussian(v) {
+			// a scalar latent's Gaussian factor is over a 1-vector
+			i := b.freshFor(ScalarSize)
+			u := Sum([]Index{i}, T(v.Name, IxE(i)))
+			if Transformed(v) && !b.raw {
+				return b.constrain(v, u)
+			}
+			return u, nil
+		}
 		if v.Type.Class == ir.Bag {
 			// w[d, n] inside `for n in w[d]`: the term id of entry n, read by
 			// its flat position in the bag.
@@ -170,14 +181,29 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 			refIndex = refIndex[k:]
 		}
 		var idx []Expr
-		for _, x := range refIndex {
+		var offs []int // y[t-1]: a shifted read (ShiftedName)
+		fitted := v.Role == ir.RoleLatent || v.Role == ir.RoleParam
+		for k, x := range refIndex {
 			if ix, ok := b.groupedIndex(x); ok {
 				idx = append(idx, ix)
 				continue
 			}
 			switch x := x.(type) {
+			case *ir.Offset:
+				if fitted {
+					return nil, ir.Errorf(x.Pos, "reading the %s %s at an offset (%s) is not supported yet: vigen derives the updates of latents and params read at their loop's own index", v.Role, v.Name, x).Hintf("time chains such as x[t] ~ Normal(x[t-1], q) over a latent x are not supported yet; offsets may read data and consts")
+				}
+				if offs == nil {
+					offs = make([]int, len(refIndex))
+				}
+				offs[k] = x.Off
+				idx = append(idx, IxE(b.indexFor(x.Index)))
 			case *ir.Index:
-				idx = append(idx, IxE(b.indexFor(x)))
+				i := b.indexFor(x)
+				if _, _, _, ranged := SizeRange(i.Size); ranged && fitted {
+					return nil, ir.Errorf(x.Pos, "reading the %s %s inside a loop over part of its dimension (%s) is not supported yet", v.Role, v.Name, x.Name).Hintf("loop over the whole dimension (1:%s) where a latent or param vector is read at the loop index", x.Size)
+				}
+				idx = append(idx, IxE(i))
 			default:
 				ix, err := b.Lower(x, nil)
 				if err != nil {
@@ -187,6 +213,9 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 			}
 		}
 		idx = append(idx, sel...)
+		if offs != nil {
+			return newTensor(ShiftedName(v.Name, offs), idx, false, v.Type.Kind == ir.Int), nil
+		}
 		if v.Type.Class == ir.Cov && len(idx) == 2 {
 			return newTensor(v.Name, idx, true, false), nil
 		}
@@ -236,6 +265,57 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 	return nil, ir.Errorf(e.Position(), "internal error in vigen: cannot lower %T (please report it with the model)", e)
 }
 
+// ShiftedName is the name of the tensor a read of v at shifted indices
+// (y[t-1], x[t+2, p]) is lowered to: to derive a tensor of its own, read by
+// generated code from v's array with offs added to the first indices.
+func ShiftedName(v string, offs []int) string {
+	parts := make([]string, len(offs))
+	for k, o := range offs {
+		parts[k] = strconv.Itoa(o)
+	}
+	return v + "~" + strings.Join(parts, ",")
+}
+
+// Shifted splits a ShiftedName into the variable and the offsets of its
+// first indices.
+func Shifted(name string) (v string, offs []int, ok bool) {
+	v, rest, ok := strings.Cut(name, "~")
+	if !ok {
+		return name, nil, false
+	}
+	for _, p := range strings.Split(rest, ",") {
+		o, err := strconv.Atoi(p)
+		if err != nil {
+			return name, nil, false
+		}
+		offs = append(offs, o)
+	}
+	return v, offs, true
+}
+
+// RangedSize is the Size of a plate index over part of size: its values
+// (0-based) run from lo to size+hi−1, for a loop `for t in lo+1:size+hi`.
+func RangedSize(size string, lo, hi int) string {
+	if lo == 0 && hi == 0 {
+		return size
+	}
+	return fmt.Sprintf("%s~%d~%d", size, lo, hi)
+}
+
+// SizeRange splits a RangedSize.
+func SizeRange(s string) (size string, lo, hi int, ok bool) {
+	parts := strings.Split(s, "~")
+	if len(parts) != 3 {
+		return s, 0, 0, false
+	}
+	l, err1 := strconv.Atoi(parts[1])
+	h, err2 := strconv.Atoi(parts[2])
+	if err1 != nil || err2 != nil {
+		return s, 0, 0, false
+	}
+	return parts[0], l, h, true
+}
+
 // bagDim returns the position of v's dimension that names a bag (one entry
 // per token of each document), or 0 if there is none.
 func bagDim(m *ir.Model, v *ir.Var) int {
@@ -274,7 +354,7 @@ func broadcast(e ir.Expr, sel []Expr) []Expr {
 var funcs = map[string]func(b *Builder, e *ir.Call, sel []Expr) (Expr, error){}
 
 func init() {
-	for _, name := range []string{"exp", "log", "log1p", "expm1", "sqrt", "logistic", "softplus", "lgamma", "digamma", "trigamma"} {
+	for _, name := range []string{"exp", "log", "log1p", "expm1", "sqrt", "logistic", "softplus", "lgamma", "digamma", "trigamma", "Phi"} {
 		p := MustPrim(name)
 		funcs[name] = func(b *Builder, e *ir.Call, sel []Expr) (Expr, error) {
 			x, err := b.Lower(e.Args[0], broadcast(e.Args[0], sel))
@@ -349,6 +429,12 @@ func init() {
 			return nil, ir.Errorf(e.Pos, "eye() indexed indirectly").Hintf("index eye(P) by loop indices only")
 		}
 		return Dlt(a.I, c.I), nil
+	}
+	// aliases lower as the function they name
+	for name, fn := range ir.Funcs {
+		if fn.Alias != "" {
+			funcs[name] = funcs[fn.Alias]
+		}
 	}
 }
 

@@ -128,6 +128,10 @@ func Derive(m *ir.Model) (d *Derivation, err error) {
 			d.Updates = append(d.Updates, u)
 			continue
 		}
+		if err := checkPriorSupport(v, m.Prior(v.Name)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		obj, err := b.objective(v, qs)
 		if err != nil {
 			errs = append(errs, err)
@@ -163,6 +167,9 @@ func (b *Builder) qFactor(v *ir.Var) *QFactor {
 		dims = append([]string{"@" + dims[k]}, dims[k+1:]...)
 	}
 	if v.Treatment.Nonconjugate() {
+		if scalarReal(v) {
+			return GaussianQ(v.Name, ScalarSize)
+		}
 		if len(dims) == 1 {
 			return GaussianQ(v.Name, dims[0])
 		}
@@ -191,7 +198,7 @@ func (b *Builder) qFactor(v *ir.Var) *QFactor {
 
 func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, error) {
 	prior := b.Model.Prior(v.Name)
-	if prior == nil && v.Role != ir.RoleParam && (len(v.Type.Dims) != 1 || len(b.Model.Children(v.Name)) == 0) {
+	if prior == nil && v.Role != ir.RoleParam && (len(v.Type.Dims) > 1 || len(b.Model.Children(v.Name)) == 0) {
 		return nil, ir.Errorf(v.Pos, "latent %s has no prior", v.Name).Hintf("give it a distribution with `~`")
 	}
 	if prior == nil && Transformed(v) {
@@ -202,10 +209,13 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 			return nil, transformError(v)
 		}
 	}
-	if v.Type.Kind != ir.Real || v.Type.Class != ir.Plain || len(v.Type.Dims) < 1 || len(v.Type.Dims) > 2 {
-		return nil, ir.Errorf(v.Pos, "nonconjugate latent %s must be a real vector real[P], or one vector per unit real[D, P]", v.Name).Hintf("%s", nonconjugateShapeHint(v))
+	if v.Type.Kind != ir.Real || v.Type.Class != ir.Plain || len(v.Type.Dims) > 2 {
+		return nil, ir.Errorf(v.Pos, "nonconjugate latent %s must be a real scalar, a real vector real[P], or one vector per unit real[D, P]", v.Name).Hintf("%s", nonconjugateShapeHint(v))
 	}
-	o := &Objective{Latent: v, Dim: v.Type.Dims[len(v.Type.Dims)-1], CovName: CovTensor(v.Name)}
+	o := &Objective{Latent: v, Dim: ScalarSize, CovName: CovTensor(v.Name)}
+	if len(v.Type.Dims) > 0 {
+		o.Dim = v.Type.Dims[len(v.Type.Dims)-1]
+	}
 	var groupOf map[*ir.Factor]*Grouping // the children read as θ[g[n]]
 	if len(v.Type.Dims) == 2 {
 		// A per-unit latent θ[d] drawn inside `for d in 1:D`: f is the
@@ -256,6 +266,11 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		if o.Unit != nil {
 			lp = unitView(lp, v.Name, *o.Unit)
 		}
+		if v.Role == ir.RoleParam && scalarReal(v) {
+			// a scalar param is read as a number everywhere else; its own
+			// objective sees it as a one-element vector
+			lp = b.scalarView(lp, v.Name)
+		}
 		// Eq. 12: f(θ) takes the expectation under q of every other latent.
 		var others []*QFactor
 		for _, name := range sortedKeys(qs) {
@@ -296,6 +311,35 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 	}
 	o.F, o.Grad, o.Hess, o.Trace, o.TraceGrad = Add(fs...), Add(gs...), Add(hs...), Add(ts...), Add(tgs...)
 	return o, nil
+}
+
+// ScalarSize is the size of the one-element vector as which a scalar
+// nonconjugate latent (and a scalar param, in its own M-step) is fitted: its
+// Gaussian factor is N(mean, cov) over a 1-vector. Generated code prints
+// it as the constant 1; results report a scalar mean and sd.
+const ScalarSize = "1"
+
+// scalarReal reports whether v is a plain real scalar.
+func scalarReal(v *ir.Var) bool {
+	return v.Type.Kind == ir.Real && v.Type.Class == ir.Plain && len(v.Type.Dims) == 0
+}
+
+// ScalarGaussian reports whether v is a scalar latent with a Gaussian
+// factor over a one-element vector (ScalarSize).
+func ScalarGaussian(v *ir.Var) bool {
+	return v.Role == ir.RoleLatent && v.Treatment.Nonconjugate() && scalarReal(v)
+}
+
+// scalarView rewrites the reads of the scalar v as Σ_i v[i] over the
+// one-element ScalarSize, the form in which it is differentiated.
+func (b *Builder) scalarView(e Expr, v string) Expr {
+	return replaceTensorPure(e, v, func(t *Tensor) Expr {
+		if len(t.Idx) > 0 {
+			return t
+		}
+		i := b.Fresh("i", ScalarSize)
+		return Sum([]Index{i}, T(v, IxE(i)))
+	})
 }
 
 func sortedKeys(m map[string]*QFactor) []string {
@@ -357,9 +401,6 @@ func plateSize(f *ir.Factor) string {
 // `conjugate`, which is what led to this error when the prior is not
 // conjugate to every statement reading v.
 func nonconjugateShapeHint(v *ir.Var) string {
-	if len(v.Type.Dims) == 0 && v.Type.Kind == ir.Real && v.Type.Class == ir.Plain {
-		return fmt.Sprintf("a scalar nonconjugate latent is not supported yet: declare `size One` (give One = 1 in the data), `latent %s : real[One] nonconjugate laplace`, and read it as sum(%s)", v.Name, v.Name)
-	}
 	if v.Type.Kind != ir.Real || v.Type.Class != ir.Plain {
 		return fmt.Sprintf("a Gaussian factor fits real vectors only; declare %s `conjugate` with a prior from the conjugate table", v.Name)
 	}

@@ -66,9 +66,9 @@ var MStepKinds = map[string]string{
 }
 
 // numericEligible reports whether a param without a closed-form M-step can
-// be maximized numerically: an unconstrained real vector.
+// be maximized numerically: an unconstrained real scalar or vector.
 func numericEligible(v *ir.Var) bool {
-	return v.Type.Kind == ir.Real && v.Type.Class == ir.Plain && len(v.Type.Dims) == 1
+	return v.Type.Kind == ir.Real && v.Type.Class == ir.Plain && len(v.Type.Dims) <= 1
 }
 
 // numericMStep derives the objective of a real vector param: log p(v), if

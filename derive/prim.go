@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/mathext"
+
+	"github.com/vigen-go/vigen/runtime"
 )
 
 // Prim is one entry of the primitive table: a scalar function with its
@@ -77,6 +79,8 @@ func definePrims() bool {
 					return c.Args[0]
 				case "logistic": // log σ(u) = −softplus(−u)
 					return Neg(Call1("softplus", Neg(c.Args[0])))
+				case "Phi": // log Φ(u), stable in the lower tail
+					return Call1("logPhi", c.Args[0])
 				case "sqrt": // log √x = ½ log x
 					return Mul(N(0.5), Call1("log", c.Args[0]))
 				case "pow": // log x^c = c log x (x > 0 in the log's domain)
@@ -89,7 +93,18 @@ func definePrims() bool {
 		}})
 	def(&Prim{Name: "log1p", Arity: 1, Go: "math.Log1p", Domain: "x > -1", Latex: `\operatorname{log1p}`,
 		Eval:     func(x []float64) float64 { return math.Log1p(x[0]) },
-		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Pow(Add(N(1), a[0]), N(-1))} }})
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Pow(Add(N(1), a[0]), N(-1))} },
+		Simplify: func(a []Expr) Expr {
+			// log(1 − Φ(u)) = log Φ(−u), stable in the upper tail
+			if m, ok := a[0].(*MulNode); ok && len(m.Factors) == 2 {
+				if c, ok := m.Factors[0].(*Num); ok && c.V == -1 {
+					if p, ok := m.Factors[1].(*Call); ok && p.Prim.Name == "Phi" {
+						return Call1("logPhi", Neg(p.Args[0]))
+					}
+				}
+			}
+			return nil
+		}})
 	def(&Prim{Name: "expm1", Arity: 1, Go: "math.Expm1", Domain: "all", Latex: `\operatorname{expm1}`,
 		Eval:     func(x []float64) float64 { return math.Expm1(x[0]) },
 		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Call1("exp", a[0])} }})
@@ -106,8 +121,13 @@ func definePrims() bool {
 			return []Expr{Pow(Mul(a[0], Sub(N(1), a[0])), N(-1))}
 		},
 		Simplify: func(a []Expr) Expr {
-			if c, ok := a[0].(*Call); ok && c.Prim.Name == "logistic" {
-				return c.Args[0]
+			if c, ok := a[0].(*Call); ok {
+				switch c.Prim.Name {
+				case "logistic":
+					return c.Args[0]
+				case "Phi": // logit Φ(u) = log Φ(u) − log Φ(−u)
+					return Sub(Call1("logPhi", c.Args[0]), Call1("logPhi", Neg(c.Args[0])))
+				}
 			}
 			return nil
 		}})
@@ -141,6 +161,31 @@ func definePrims() bool {
 		}
 		def(p)
 	}
+	// The standard normal distribution function and its logarithm, for
+	// probit links: log Φ is a primitive of its own (log(Phi(x)) simplifies
+	// to it), with derivative the inverse Mills ratio φ/Φ, so that
+	// likelihoods stay accurate far in the tails where Φ underflows.
+	def(&Prim{Name: "Phi", Arity: 1, Go: "runtime.Phi", Domain: "all", Latex: `\Phi`,
+		Eval: func(x []float64) float64 { return runtime.Phi(x[0]) },
+		// Φ' = φ(x) = exp(−x²/2)/√(2π)
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{normalDensity(a[0])} }})
+	def(&Prim{Name: "logPhi", Arity: 1, Go: "runtime.LogPhi", Domain: "all", Latex: `\log\Phi`,
+		Eval:     func(x []float64) float64 { return runtime.LogPhi(x[0]) },
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Call1("invmills", a[0])} }})
+	// invmills(x) = φ(x)/Φ(x), with derivative −m(x)(x + m(x))
+	def(&Prim{Name: "invmills", Arity: 1, Go: "runtime.InvMills", Domain: "all", Latex: `\lambda`,
+		Eval: func(x []float64) float64 { return runtime.InvMills(x[0]) },
+		Partials: func(a []Expr, self Expr) []Expr {
+			return []Expr{Neg(Mul(self, Add(a[0], self)))}
+		}})
+	// logdiffPhi(u, l) = log(Φ(u) − Φ(l)) for u > l (an interval
+	// probability of ordered probit), with ∂/∂u = φ(u)/(Φ(u) − Φ(l)) =
+	// exp(log φ(u) − self) and ∂/∂l = −exp(log φ(l) − self).
+	def(&Prim{Name: "logdiffPhi", Arity: 2, Go: "runtime.LogDiffPhi", Domain: "u > l", Latex: `\operatorname{logdiff}\Phi`,
+		Eval: func(x []float64) float64 { return runtime.LogDiffPhi(x[0], x[1]) },
+		Partials: func(a []Expr, self Expr) []Expr {
+			return []Expr{Call1("exp", Sub(logNormalDensity(a[0]), self)), Neg(Call1("exp", Sub(logNormalDensity(a[1]), self)))}
+		}})
 	// xlogx(x) = x log x, continued by 0 at x = 0 (entropies of
 	// probabilities that underflowed).
 	def(&Prim{Name: "xlogx", Arity: 1, Go: "runtime.XLogX", Domain: "x ≥ 0", Latex: `\operatorname{xlogx}`,
@@ -200,3 +245,11 @@ func definePrims() bool {
 		}})
 	return true
 }
+
+// logNormalDensity is log φ(x) = −x²/2 − ½log 2π.
+func logNormalDensity(x Expr) Expr {
+	return Sub(Mul(N(-0.5), Pow(x, N(2))), N(0.5*math.Log(2*math.Pi)))
+}
+
+// normalDensity is φ(x), the standard normal density.
+func normalDensity(x Expr) Expr { return Call1("exp", logNormalDensity(x)) }

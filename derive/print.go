@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -31,10 +32,22 @@ func write(sb *strings.Builder, e Expr, ctx int) {
 			sb.WriteString(e.Name[1:])
 			return
 		}
-		sb.WriteString(e.Name)
+		name, shift, _ := Shifted(e.Name)
+		sb.WriteString(name)
+		if len(e.Idx) == 1 && scalarIx(e.Idx[0]) {
+			return // a scalar latent's one-element vector
+		}
 		if len(e.Idx) > 0 {
 			sb.WriteByte('[')
-			writeList(sb, e.Idx, ",")
+			for k, x := range e.Idx {
+				if k > 0 {
+					sb.WriteByte(',')
+				}
+				write(sb, x, 0)
+				if k < len(shift) && shift[k] != 0 {
+					fmt.Fprintf(sb, "%+d", shift[k]) // y[t-1]
+				}
+			}
 			sb.WriteByte(']')
 		}
 	case *Call:
@@ -110,6 +123,10 @@ func write(sb *strings.Builder, e Expr, ctx int) {
 		write(sb, e.X, 0)
 		sb.WriteString("," + e.I.Name + ")")
 	case *SumNode:
+		if scalarSum(e) {
+			write(sb, e.Body, ctx) // a scalar latent's read Σ_i mu[i]: mu
+			return
+		}
 		if ctx > 1 {
 			sb.WriteByte('(')
 		}
@@ -141,4 +158,21 @@ func writeIndices(sb *strings.Builder, idx []Index) {
 		}
 		sb.WriteString(i.Name)
 	}
+}
+
+// scalarSum reports whether s is a sum over the one-element ScalarSize only
+// (how a scalar latent is read), printed as its body.
+func scalarSum(s *SumNode) bool {
+	for _, i := range s.Idx {
+		if i.Size != ScalarSize {
+			return false
+		}
+	}
+	return true
+}
+
+// scalarIx reports whether x is an index over ScalarSize.
+func scalarIx(x Expr) bool {
+	ix, ok := x.(*Ix)
+	return ok && ix.I.Size == ScalarSize
 }

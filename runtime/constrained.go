@@ -117,6 +117,29 @@ func (g *Gaussian) Constrain(t Transform) *Gaussian {
 	return g
 }
 
+// ConstrainedScalar is Constrained for a scalar latent: the summaries of
+// x = T(u) under q(u) = N(Mean, SD²).
+type ConstrainedScalar struct {
+	Transform string   `json:"transform"`
+	Lower     *float64 `json:"lower,omitempty"`
+	Upper     *float64 `json:"upper,omitempty"`
+	Method    string   `json:"method"`
+	Mean      float64  `json:"mean"`
+	SD        float64  `json:"sd"`
+	Q05       float64  `json:"q05"`
+	Q50       float64  `json:"q50"`
+	Q95       float64  `json:"q95"`
+}
+
+// Constrain sets g.Constrained to the summary of x = T(u) under g, as
+// Gaussian.Constrain does for each coordinate of a vector, and returns g.
+func (g *Normal) Constrain(t Transform) *Normal {
+	c := (&Gaussian{Mean: []float64{g.Mean}, Cov: [][]float64{{g.SD * g.SD}}}).Constrain(t).Constrained
+	g.Constrained = &ConstrainedScalar{Transform: c.Transform, Lower: c.Lower, Upper: c.Upper, Method: c.Method,
+		Mean: c.Mean[0], SD: c.SD[0], Q05: c.Q05[0], Q50: c.Q50[0], Q95: c.Q95[0]}
+	return g
+}
+
 // GaussHermiteMoments returns the mean and sd of f(u) for u ~ N(mu, sd²)
 // by the Gauss–Hermite rule of GaussHermiteNodes nodes.
 func GaussHermiteMoments(f func(float64) float64, mu, sd float64) (mean, stdev float64) {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mathext"
@@ -125,4 +126,35 @@ func NegInvSPDDamped(dst, h []float64, n int) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// Normal is the fitted normal factor q(θ) = N(Mean, SD²) of a scalar latent
+// as it appears in a Result. Generated code fits it as a Gaussian over a
+// one-element vector; NewNormal and Flat convert between the two.
+type Normal struct {
+	Family string  `json:"family"`
+	Mean   float64 `json:"mean"`
+	SD     float64 `json:"sd"`
+	// Constrained, for a constrained latent fitted on the unconstrained
+	// scale (Mean and SD are q's on that scale), summarizes it on the
+	// constrained scale (constrained.go); nil otherwise.
+	Constrained *ConstrainedScalar `json:"constrained,omitempty"`
+}
+
+// NewNormal is the Normal of the one-element Gaussian with mean mean[0]
+// and variance cov[0].
+func NewNormal(mean, cov []float64) *Normal {
+	return &Normal{Family: "Normal", Mean: mean[0], SD: math.Sqrt(cov[0])}
+}
+
+// Flat returns the mean and variance of a starting Normal as one-element
+// slices, checking that the sd is positive and finite.
+func (g *Normal) Flat(what string) (mean, cov []float64, err error) {
+	if g == nil {
+		return nil, nil, fmt.Errorf("start: latent %q is missing", what)
+	}
+	if !(g.SD > 0) || math.IsInf(g.SD, 0) || math.IsNaN(g.Mean) || math.IsInf(g.Mean, 0) {
+		return nil, nil, fmt.Errorf("start: latent %q has mean %v and sd %v; want a finite mean and a positive, finite sd", what, g.Mean, g.SD)
+	}
+	return []float64{g.Mean}, []float64{g.SD * g.SD}, nil
 }

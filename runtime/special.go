@@ -159,3 +159,78 @@ func XLogX(x float64) float64 {
 	}
 	return x * math.Log(x)
 }
+
+// logSqrt2Pi is ½ log 2π, minus the log of the standard normal density's
+// normalizer.
+var logSqrt2Pi = 0.5 * math.Log(2*math.Pi)
+
+// normalTailRatio returns R(t) = (1 − Φ(t))/φ(t) for t ≥ 20 (Mills's
+// ratio), from its continued fraction 1/(t + 1/(t + 2/(t + 3/(t + …))))
+// evaluated backwards from 60 terms: at t ≥ 20 the truncation error is far
+// below float64 precision.
+func normalTailRatio(t float64) float64 {
+	f := t
+	for k := 60; k >= 1; k-- {
+		f = t + float64(k)/f
+	}
+	return 1 / f
+}
+
+// Phi returns Φ(x), the standard normal distribution function, as
+// erfc(−x/√2)/2 (accurate in the lower tail; 1 − Φ(x) underflows to 0 only
+// where it is below 1e-308).
+func Phi(x float64) float64 {
+	return 0.5 * math.Erfc(-x/math.Sqrt2)
+}
+
+// LogPhi returns log Φ(x), accurate for every x:
+//
+//	log1p(−erfc(x/√2)/2)              for x > 0 (Φ near 1: log Φ ≈ −(1 − Φ))
+//	log(erfc(−x/√2)/2)                for −20 ≤ x ≤ 0
+//	−x²/2 − ½log 2π + log R(−x)       for x < −20 (R Mills's ratio)
+//
+// so that probit likelihoods stay finite and accurate far in the tails
+// (log Φ(−40) ≈ −804.6, where Φ itself is 0 in float64 below x ≈ −38.5).
+func LogPhi(x float64) float64 {
+	switch {
+	case math.IsNaN(x):
+		return x
+	case x > 0:
+		return math.Log1p(-0.5 * math.Erfc(x/math.Sqrt2))
+	case x >= -20:
+		return math.Log(0.5 * math.Erfc(-x/math.Sqrt2))
+	case math.IsInf(x, -1):
+		return x
+	}
+	return -0.5*x*x - logSqrt2Pi + math.Log(normalTailRatio(-x))
+}
+
+// InvMills returns φ(x)/Φ(x), the derivative of log Φ(x), accurate for
+// every x: ≈ −x for very negative x, ≈ φ(x) → 0 for large x.
+func InvMills(x float64) float64 {
+	switch {
+	case math.IsNaN(x):
+		return x
+	case x >= -20:
+		return math.Exp(-0.5*x*x - logSqrt2Pi - LogPhi(x))
+	case math.IsInf(x, -1):
+		return math.Inf(1)
+	}
+	return 1 / normalTailRatio(-x)
+}
+
+// LogDiffPhi returns log(Φ(u) − Φ(l)) for u > l (NaN for u < l, −Inf for
+// u = l). Both normal probabilities are taken from the tail where they are
+// small (by Φ(u) − Φ(l) = Φ(−l) − Φ(−u) when l > 0), so the difference
+// keeps its accuracy away from a tiny interval:
+// log Φ(u) + log(1 − exp(log Φ(l) − log Φ(u))).
+func LogDiffPhi(u, l float64) float64 {
+	if l > 0 {
+		u, l = -l, -u
+	}
+	lu, ll := LogPhi(u), LogPhi(l)
+	if math.IsInf(ll, -1) {
+		return lu
+	}
+	return lu + math.Log(-math.Expm1(ll-lu))
+}

@@ -296,3 +296,73 @@ func TestGammaFamilyExtremes(t *testing.T) {
 		}
 	}
 }
+
+// normalLogCDFAsymptotic is log Φ(x) for x ≪ 0 from the asymptotic series
+// Φ(x) = φ(x)/|x| · (1 − 1/x² + 3/x⁴ − 15/x⁶ + 105/x⁸ − 945/x¹⁰), whose
+// truncation error at x ≤ −20 is below 1e-13 relative.
+func normalLogCDFAsymptotic(x float64) float64 {
+	z := 1 / (x * x)
+	series := 1 - z*(1-3*z*(1-5*z*(1-7*z*(1-9*z))))
+	return -0.5*x*x - 0.5*math.Log(2*math.Pi) - math.Log(-x) + math.Log(series)
+}
+
+func TestLogPhi(t *testing.T) {
+	// where Φ is representable and not near 1, log(Φ) is accurate
+	for x := -30.0; x <= 0.5; x += 0.37 {
+		want := math.Log(0.5 * math.Erfc(-x/math.Sqrt2))
+		if got := LogPhi(x); math.Abs(got-want) > 1e-14*math.Max(1, math.Abs(want)) {
+			t.Errorf("LogPhi(%g) = %.17g, log(Φ) = %.17g", x, got, want)
+		}
+	}
+	// the lower tail, on both sides of the switch at −20 and beyond Φ's underflow
+	for _, x := range []float64{-19.5, -20, -20.5, -25, -38, -40, -100, -1e4} {
+		want := normalLogCDFAsymptotic(x)
+		if got := LogPhi(x); math.Abs(got-want) > 1e-13*math.Abs(want) {
+			t.Errorf("LogPhi(%g) = %.17g, asymptotic series %.17g", x, got, want)
+		}
+	}
+	// the upper tail: log Φ(x) = log(1 − q) = −q − q²/2 − q³/3 − …, q = Φ(−x)
+	for _, x := range []float64{5, 10, 20} {
+		q := 0.5 * math.Erfc(x/math.Sqrt2)
+		want := -q - q*q/2 - q*q*q/3
+		if got := LogPhi(x); math.Abs(got-want) > 1e-14*math.Abs(want) {
+			t.Errorf("LogPhi(%g) = %.17g, want %.17g", x, got, want)
+		}
+	}
+	if !math.IsInf(LogPhi(math.Inf(-1)), -1) || LogPhi(math.Inf(1)) != 0 || !math.IsNaN(LogPhi(math.NaN())) {
+		t.Errorf("LogPhi(±Inf, NaN) = %v, %v, %v", LogPhi(math.Inf(-1)), LogPhi(math.Inf(1)), LogPhi(math.NaN()))
+	}
+}
+
+func TestInvMillsIsTheDerivativeOfLogPhi(t *testing.T) {
+	for _, x := range []float64{-60, -30, -20.01, -19.99, -5, -1, 0, 0.7, 3, 8} {
+		h := 1e-5 * math.Max(1, math.Abs(x))
+		fd := (LogPhi(x+h) - LogPhi(x-h)) / (2 * h)
+		if got := InvMills(x); math.Abs(got-fd) > 1e-7*math.Max(1, math.Abs(fd)) {
+			t.Errorf("InvMills(%g) = %.12g, finite differences of LogPhi %.12g", x, got, fd)
+		}
+	}
+	// ≈ −x − 1/x for x ≪ 0 (the reciprocal of Mills's ratio)
+	if got, want := InvMills(-1e3), 1e3+1e-3-2e-9; math.Abs(got-want) > 1e-9 {
+		t.Errorf("InvMills(-1000) = %.15g, want %.15g", got, want)
+	}
+}
+
+func TestLogDiffPhi(t *testing.T) {
+	for _, c := range [][2]float64{{1, -1}, {0.3, 0.2}, {2, 1.5}, {-1, -3}, {4, -0.5}} {
+		want := math.Log(Phi(c[0]) - Phi(c[1]))
+		if got := LogDiffPhi(c[0], c[1]); math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+			t.Errorf("LogDiffPhi(%g, %g) = %.15g, direct %.15g", c[0], c[1], got, want)
+		}
+	}
+	// both ends far in a tail: Φ(41) − Φ(40) = Φ(−40) − Φ(−41) ≈ Φ(−40)
+	want := normalLogCDFAsymptotic(-40)
+	for _, c := range [][2]float64{{-40, -41}, {41, 40}} {
+		if got := LogDiffPhi(c[0], c[1]); math.Abs(got-want) > 1e-12*math.Abs(want) {
+			t.Errorf("LogDiffPhi(%g, %g) = %.15g, want %.15g", c[0], c[1], got, want)
+		}
+	}
+	if !math.IsNaN(LogDiffPhi(0, 1)) {
+		t.Errorf("LogDiffPhi(0, 1) = %v, want NaN (u < l)", LogDiffPhi(0, 1))
+	}
+}

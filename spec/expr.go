@@ -16,6 +16,7 @@ type scope struct {
 	parent *scope
 	name   string
 	size   string  // `for n in 1:N`: "N"; "" for a bag-token loop
+	lo, hi int     // `for t in 3:T-1`: 2 and −1 (ir.Plate)
 	bag    *ir.Ref // `for n in w[d]`: the document w[d]
 	pos    lexer.Position
 	bad    bool // the loop header did not check; uses stay silent
@@ -204,7 +205,7 @@ func (c *checker) ref(s *symbol, id *Ident, idx []Expr, sc *scope) (*ir.Ref, boo
 	r := &ir.Ref{Var: v, Pos: c.pos(id.Pos)}
 	ok := s.ok
 	for i, e := range idx {
-		x, xok := c.expr(e, sc)
+		x, xok := c.indexExpr(e, sc)
 		if !xok {
 			ok = false
 			continue
@@ -219,6 +220,26 @@ func (c *checker) ref(s *symbol, id *Ident, idx []Expr, sc *scope) (*ir.Ref, boo
 	}
 	r.T = indexType(v, len(idx))
 	return r, true
+}
+
+// indexExpr checks one index: a loop index plus or minus an int literal
+// (y[t-1]) is an ir.Offset, anything else an expression.
+func (c *checker) indexExpr(e Expr, sc *scope) (ir.Expr, bool) {
+	if b, ok := e.(*BinaryExpr); ok && (b.Op == '+' || b.Op == '-') {
+		id, isID := b.X.(*Ident)
+		n, isInt := intLiteral(b.Y)
+		if isID && isInt && sc.lookup(id.Name) != nil {
+			x, ok := c.name(id, sc)
+			if !ok {
+				return nil, false
+			}
+			if b.Op == '-' {
+				n = -n
+			}
+			return &ir.Offset{Index: x.(*ir.Index), Off: n, Pos: c.pos(b.Pos)}, true
+		}
+	}
+	return c.expr(e, sc)
 }
 
 // effectiveDims are a variable's dimensions, with a bag's implicit token
@@ -280,7 +301,23 @@ func (c *checker) checkIndex(r *ir.Ref, x ir.Expr, i int, dims []string, sc *sco
 				return false
 			}
 		}
+		if l.size != "" && l.hi > 0 {
+			c.errorAt(ix.Pos, "end the loop at "+dim+", or index with "+ix.Name+"-"+strconv.Itoa(l.hi), "index %s runs up to %s+%d, past the end of dimension %d of %s, which has size %s", ix.Name, l.size, l.hi, i+1, v.Name, dim)
+			return false
+		}
 		return true
+	}
+	if o, ok := x.(*ir.Offset); ok {
+		return c.checkOffset(r, o, i, dim, sc)
+	}
+	if n, ok := x.(*ir.Num); ok && n.Value == math.Trunc(n.Value) && n.Value >= 1 && n.Value < 1<<31 {
+		// a literal index; the generated code checks it against the size
+		// when the data is loaded
+		return true
+	}
+	if n, ok := x.(*ir.Num); ok {
+		c.errorAt(x.Position(), "a literal index is a whole number of at least 1, as in "+v.Name+"[1]", "literal index %s into dimension %d of %s must be a whole number from 1 to %s", exprString(n), i+1, v.Name, dim)
+		return false
 	}
 	t := x.Typ()
 	want := "an int in 1.." + dim
@@ -289,9 +326,6 @@ func (c *checker) checkIndex(r *ir.Ref, x ir.Expr, i int, dims []string, sc *sco
 		c.errorAt(x.Position(), "an index is one int value; loop over the elements with `for i in 1:"+dim+"`", "index %s must be %s, but it is %s", exprString(x), want, t)
 	case t.Kind != ir.Int:
 		hint := "arithmetic gives a real, so an index is a loop index or an int variable declared `in 1.." + dim + "`; for a shifted read, pass the shifted values as data"
-		if _, isNum := x.(*ir.Num); isNum {
-			hint = "literal indices are not supported; use a loop `for i in 1:" + dim + "`"
-		}
 		c.errorAt(x.Position(), hint, "non-integer index %s: an index into dimension %d of %s must be %s", exprString(x), i+1, v.Name, want)
 	case t.Range == nil:
 		hint := "an index must be a loop index or an int declared `in 1.." + dim + "`"
@@ -305,6 +339,41 @@ func (c *checker) checkIndex(r *ir.Ref, x ir.Expr, i int, dims []string, sc *sco
 		return true
 	}
 	return false
+}
+
+// checkOffset checks y[t+k] in position i of r: t must run over the
+// dimension's size, and t+k stay within 1..size for every t of its loop.
+func (c *checker) checkOffset(r *ir.Ref, o *ir.Offset, i int, dim string, sc *scope) bool {
+	v := r.Var
+	l := sc.lookup(o.Index.Name)
+	if l.size == "" {
+		c.errorAt(o.Pos, "read tokens at the loop index itself, as in "+v.Name+"[d, "+o.Index.Name+"]", "index %s runs over the tokens of %s and cannot be shifted", o.Index.Name, exprString(l.bag))
+		return false
+	}
+	if l.size != dim {
+		c.errorAt(o.Pos, indexHint(c, v, i, dim), "index %s runs over 1:%s but dimension %d of %s %s", o.Index.Name, l.size, i+1, v.Name, dimPhrase(c, dim))
+		return false
+	}
+	first, last := 1+l.lo+o.Off, l.hi+o.Off // last relative to the size
+	plate := ir.Plate{Size: l.size, Lo: l.lo, Hi: l.hi}
+	switch {
+	case first < 1:
+		start := 1 - o.Off
+		c.errorAt(o.Pos, fmt.Sprintf("start the loop at %d, `for %s in %d:%s`, so that %s is at least 1", start, o.Index.Name, start, plate.Range()[strings.IndexByte(plate.Range(), ':')+1:], o),
+			"%s[%s] reads before the start of %s: for %s = %d (loop %s in %s at %s) the index is %d", v.Name, exprsString(append(append([]ir.Expr{}, r.Index[:i]...), o)), v.Name, o.Index.Name, 1+l.lo, o.Index.Name, plate.Range(), c.where(c.pos(l.pos)), first)
+		return false
+	case last > 0:
+		end := dim
+		if -o.Off < 0 {
+			end += strconv.Itoa(-o.Off)
+		} else if o.Off > 0 {
+			end += "-" + strconv.Itoa(o.Off)
+		}
+		c.errorAt(o.Pos, fmt.Sprintf("end the loop at %s, `for %s in %d:%s`, so that %s is at most %s", end, o.Index.Name, 1+l.lo, end, o, dim),
+			"%s reads past the end of %s: for %s = %s (loop at %s) the index is %s%+d, but dimension %d of %s has size %s", o, v.Name, o.Index.Name, plate.Range()[strings.IndexByte(plate.Range(), ':')+1:], c.where(c.pos(l.pos)), dim, last, i+1, v.Name, dim)
+		return false
+	}
+	return true
 }
 
 // indexHint suggests how to index dimension i (of size dim) of v.

@@ -43,6 +43,8 @@ func writeExpr(b *strings.Builder, e ir.Expr) {
 		}
 	case *ir.Index:
 		b.WriteString(e.Name)
+	case *ir.Offset:
+		b.WriteString(e.String())
 	case *ir.Call:
 		b.WriteString(e.Func)
 		b.WriteByte('(')

@@ -40,8 +40,8 @@ func (c *checker) forStmt(s *ForStmt, sc *scope, plates []ir.Plate) {
 	}
 	plate := ir.Plate{Index: name, Pos: c.pos(s.Pos)}
 	if s.To != nil {
-		inner.size, inner.bad = c.plateRange(s)
-		plate.Size = inner.size
+		inner.size, inner.lo, inner.hi, inner.bad = c.plateRange(s)
+		plate.Size, plate.Lo, plate.Hi = inner.size, inner.lo, inner.hi
 	} else {
 		inner.bag = c.bagDoc(s, sc)
 		inner.bad = inner.bag == nil
@@ -50,28 +50,58 @@ func (c *checker) forStmt(s *ForStmt, sc *scope, plates []ir.Plate) {
 	c.stmts(s.Body, inner, append(plates[:len(plates):len(plates)], plate))
 }
 
-// plateRange checks `1:N` and returns N.
-func (c *checker) plateRange(s *ForStmt) (size string, bad bool) {
+// plateRange checks `A:N`, `A:N-B` or `A:N+B` (A ≥ 1 and B int literals, N
+// a size) and returns N, A−1 and ±B.
+func (c *checker) plateRange(s *ForStmt) (size string, lo, hi int, bad bool) {
 	c.markRead(s.From)
-	if n, ok := s.From.(*Number); !ok || n.Text != "1" {
-		c.errorf(s.From.Position(), "write `for "+s.Index.Name+" in 1:N` with N a size", "loops run from 1")
+	form := "write `for " + s.Index.Name + " in 1:N` with N a size, or a part of it such as `2:N` or `1:N-1`"
+	if n, ok := intLiteral(s.From); !ok || n < 1 {
+		c.errorf(s.From.Position(), form, "a loop starts at an int literal of at least 1")
+		bad = true
+	} else {
+		lo = n - 1
 	}
-	id, ok := s.To.(*Ident)
+	to := s.To
+	if b, ok := to.(*BinaryExpr); ok && (b.Op == '+' || b.Op == '-') {
+		n, isInt := intLiteral(b.Y)
+		if !isInt {
+			c.markRead(b)
+			c.errorf(b.Y.Position(), form, "the upper end of a loop is a size, or a size plus or minus an int literal")
+			return "", 0, 0, true
+		}
+		hi = n
+		if b.Op == '-' {
+			hi = -n
+		}
+		to = b.X
+	}
+	id, ok := to.(*Ident)
 	if !ok {
-		c.errorf(s.To.Position(), "write `for "+s.Index.Name+" in 1:N` with N a size", "the upper end of a loop must be a size name")
-		return "", true
+		c.markRead(to)
+		c.errorf(to.Position(), form, "the upper end of a loop must be a size name")
+		return "", 0, 0, true
 	}
 	d := c.syms[id.Name]
 	switch {
 	case d == nil:
 		c.errorf(id.Pos, suggest(id.Name, c.namesWithRole(ir.RoleSize)), "unknown size %s", id.Name)
-		return "", true
+		return "", 0, 0, true
 	case d.v.Role != ir.RoleSize:
 		d.read = true
 		c.errorf(id.Pos, "loops run over sizes: `for "+s.Index.Name+" in 1:N`", "%s is %s, not a size", id.Name, roleNouns[d.v.Role])
-		return "", true
+		return "", 0, 0, true
 	}
-	return id.Name, false
+	return id.Name, lo, hi, bad
+}
+
+// intLiteral returns the value of a number written as an integer.
+func intLiteral(e Expr) (int, bool) {
+	n, ok := e.(*Number)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.Atoi(n.Text)
+	return v, err == nil
 }
 
 // bagDoc checks the `w[d]` of `for n in w[d]` and returns it.
@@ -117,7 +147,7 @@ func (c *checker) tilde(s *TildeStmt, sc *scope, plates []ir.Plate) {
 	if sym != nil {
 		sym.priors = append(sym.priors, f)
 		ir.Walk(&ir.Call{Args: f.Args}, func(e ir.Expr) {
-			if r, ok := e.(*ir.Ref); ok && r.Var.Role != ir.RoleSize {
+			if r, ok := e.(*ir.Ref); ok && r.Var.Role != ir.RoleSize && !earlier(r, target) {
 				sym.deps = append(sym.deps, r.Var)
 			}
 		})
@@ -187,6 +217,25 @@ func (c *checker) target(e Expr, sc *scope) (r *ir.Ref, sym *symbol) {
 	return r, s
 }
 
+// earlier reports whether r reads data target's own variable at earlier
+// elements only, as y[t-1] in `y[t] ~ Normal(b * y[t-1], s)`: not a cycle,
+// since each element depends on those before it.
+func earlier(r, target *ir.Ref) bool {
+	if target == nil || r.Var != target.Var || r.Var.Role != ir.RoleData {
+		return false
+	}
+	for k, x := range r.Index {
+		o, ok := x.(*ir.Offset)
+		if !ok || o.Off >= 0 || k >= len(target.Index) {
+			continue
+		}
+		if ix, ok := target.Index[k].(*ir.Index); ok && ix.Name == o.Index.Name {
+			return true
+		}
+	}
+	return false
+}
+
 func idxExprs(r *ir.Ref) []ir.Expr {
 	if r == nil {
 		return nil
@@ -228,6 +277,19 @@ func (c *checker) coverage(f *ir.Factor, sc *scope) {
 		}
 	}
 	for _, p := range f.Plates {
+		if p.Ranged() && f.Target.Var.Role != ir.RoleData {
+			c.errorAt(f.Target.Pos, "a "+f.Target.Var.Role.String()+" is drawn over whole dimensions; loops over part of a size (such as chains over time, x[t] ~ Normal(x[t-1], s)) may draw data only, for now",
+				"%s %s is drawn only for %s in %s (loop at %s), so its other elements would have no distribution", f.Target.Var.Role, f.Target.Var.Name, p.Index, p.Range(), c.where(p.Pos))
+			return
+		}
+	}
+	for _, x := range f.Target.Index {
+		if o, ok := x.(*ir.Offset); ok {
+			c.errorAt(o.Pos, "index the target by the loop index itself, as in `y[t] ~ ...`, and shift the reads in the arguments instead (y[t-1])", "the target of ~ cannot be indexed at an offset (%s)", o)
+			return
+		}
+	}
+	for _, p := range f.Plates {
 		found := false
 		for _, x := range f.Target.Index {
 			if ix, ok := x.(*ir.Index); ok && ix.Name == p.Index {
@@ -237,7 +299,7 @@ func (c *checker) coverage(f *ir.Factor, sc *scope) {
 		if found {
 			continue
 		}
-		over := "1:" + p.Size
+		over := p.Range()
 		if p.Bag != nil {
 			over = "the tokens of " + exprString(p.Bag)
 		}

@@ -229,6 +229,10 @@ func (r *report) nonconjugate(o *derive.Objective) {
 	mean, cov := derive.LaTeX(derive.T(v.Name+".mean")), derive.LaTeX(derive.T(o.CovName))
 	what := fmt.Sprintf("a vector $%s \\in \\mathbb{R}^{%s}$ with the Gaussian factor $q(%s) = \\mathcal{N}(%s, %s)$",
 		theta, derive.LaTeX(derive.SizeE(o.Dim)), theta, mean, cov)
+	if derive.ScalarGaussian(v) {
+		what = fmt.Sprintf("a scalar $%s \\in \\mathbb{R}$ with the Gaussian factor $q(%s) = \\mathcal{N}(%s, %s)$ ($%s$ is its variance)",
+			theta, theta, mean, cov, cov)
+	}
 	if o.Unit != nil {
 		u := derive.IxE(*o.Unit)
 		td := derive.LaTeX(derive.T(v.Name, u))

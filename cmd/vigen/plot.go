@@ -163,9 +163,18 @@ func latentMoments(raw json.RawMessage) (mean, sd []float64, units int, err erro
 	var head struct {
 		Family string          `json:"family"`
 		Cov    json.RawMessage `json:"cov"`
+		SD     json.RawMessage `json:"sd"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
 		return nil, nil, 0, err
+	}
+	if head.SD != nil && head.Cov == nil {
+		// a scalar latent's runtime.Normal
+		var g runtime.Normal
+		if err := json.Unmarshal(raw, &g); err != nil {
+			return nil, nil, 0, err
+		}
+		return []float64{g.Mean}, []float64{g.SD}, 0, nil
 	}
 	if head.Cov != nil {
 		var g runtime.Gaussian

@@ -126,7 +126,10 @@ func treatment(v *ir.Var, f *ir.Factor, q *derive.QFactor, s *derive.MStep) stri
 		return "point estimate: M-step, " + s.Kind
 	case ir.RoleLatent:
 		t := treatmentDoc[v.Treatment.String()]
-		if q != nil {
+		switch {
+		case q != nil && derive.ScalarGaussian(v):
+			t += ", q = Normal"
+		case q != nil:
 			t += ", q = " + q.Family
 		}
 		return t
@@ -153,7 +156,7 @@ func platesString(ps []ir.Plate) string {
 			}
 			parts[i] = fmt.Sprintf("%s in %s[%s]", p.Index, p.Bag.Var.Name, strings.Join(idx, ", "))
 		} else {
-			parts[i] = fmt.Sprintf("%s in 1:%s", p.Index, p.Size)
+			parts[i] = fmt.Sprintf("%s in %s", p.Index, p.Range())
 		}
 	}
 	return strings.Join(parts, ", ")

@@ -278,12 +278,29 @@ func (m *Model) Children(name string) []*Factor {
 
 // Plate is one enclosing loop of a factor: `for n in 1:N` has Index "n" and
 // Size "N". A loop over the tokens of a bag, `for n in w[d]`, has Size "" and
-// Bag set to the indexed bag expression.
+// Bag set to the indexed bag expression. A loop over part of a size runs
+// from 1+Lo to Size+Hi: `for t in 3:T` has Lo 2, `for t in 1:T-1` Hi −1.
 type Plate struct {
-	Index string
-	Size  string
-	Bag   *Ref
-	Pos   Pos
+	Index  string
+	Size   string
+	Lo, Hi int
+	Bag    *Ref
+	Pos    Pos
+}
+
+// Ranged reports whether the plate runs over part of its size only.
+func (p Plate) Ranged() bool { return p.Lo != 0 || p.Hi != 0 }
+
+// Range writes the plate's range as in the model: "1:N", "3:T", "1:T-1".
+func (p Plate) Range() string {
+	s := fmt.Sprintf("%d:%s", 1+p.Lo, p.Size)
+	switch {
+	case p.Hi > 0:
+		s += fmt.Sprintf("+%d", p.Hi)
+	case p.Hi < 0:
+		s += fmt.Sprint(p.Hi)
+	}
+	return s
 }
 
 // Factor is a `target ~ Dist(args)` statement with its enclosing plates,
@@ -342,6 +359,24 @@ type Index struct {
 	Pos  Pos
 }
 
+// Offset reads a loop index shifted by an int literal, as the t-1 of
+// y[t-1]; it appears only as an index of a Ref. Its value is Index's plus
+// Off, and the checker has proved it within the indexed dimension for every
+// value of the loop.
+type Offset struct {
+	Index *Index
+	Off   int
+	Pos   Pos
+}
+
+// String writes the offset as in the model: "t-1", "t+2".
+func (e *Offset) String() string {
+	if e.Off < 0 {
+		return fmt.Sprintf("%s-%d", e.Index.Name, -e.Off)
+	}
+	return fmt.Sprintf("%s+%d", e.Index.Name, e.Off)
+}
+
 // Call applies a built-in function (an entry of Funcs).
 type Call struct {
 	Func string
@@ -370,6 +405,7 @@ type Unary struct {
 func (e *Num) Position() Pos    { return e.Pos }
 func (e *Ref) Position() Pos    { return e.Pos }
 func (e *Index) Position() Pos  { return e.Pos }
+func (e *Offset) Position() Pos { return e.Pos }
 func (e *Call) Position() Pos   { return e.Pos }
 func (e *Binary) Position() Pos { return e.Pos }
 func (e *Unary) Position() Pos  { return e.Pos }
@@ -377,6 +413,7 @@ func (e *Unary) Position() Pos  { return e.Pos }
 func (e *Num) Typ() Type    { return Type{Kind: Real} }
 func (e *Ref) Typ() Type    { return e.T }
 func (e *Index) Typ() Type  { return Type{Kind: Int} }
+func (e *Offset) Typ() Type { return Type{Kind: Int} }
 func (e *Call) Typ() Type   { return e.T }
 func (e *Binary) Typ() Type { return e.T }
 func (e *Unary) Typ() Type  { return e.T }
@@ -384,6 +421,7 @@ func (e *Unary) Typ() Type  { return e.T }
 func (*Num) exprNode()    {}
 func (*Ref) exprNode()    {}
 func (*Index) exprNode()  {}
+func (*Offset) exprNode() {}
 func (*Call) exprNode()   {}
 func (*Binary) exprNode() {}
 func (*Unary) exprNode()  {}
@@ -419,6 +457,8 @@ func Walk(e Expr, fn func(Expr)) {
 		Walk(e.Y, fn)
 	case *Unary:
 		Walk(e.X, fn)
+	case *Offset:
+		Walk(e.Index, fn)
 	}
 }
 

@@ -29,7 +29,30 @@ type Family struct {
 	// Elementwise: a scalar family may be applied to an array target with
 	// scalar or equal-shaped arguments, meaning independent draws.
 	Elementwise bool
-	Doc         string
+	// Support is the kind of value the family draws: what a latent or
+	// param target must be declared as (a positive family's latent is a
+	// real<lower=0>, whose Gaussian lives on the log scale).
+	Support Support
+	Doc     string
+}
+
+// Support is the domain of a family's value, coarsely.
+type Support int
+
+// The supports of the families.
+const (
+	SupportReal     Support = iota // all reals (or ℝᴷ)
+	SupportPositive                // reals > 0 (or ≥ 0: HalfNormal and friends)
+	SupportUnit                    // reals in (0, 1)
+	SupportInterval                // reals between two of the family's arguments (Uniform)
+	SupportInt                     // integers (counts, outcomes, indicators)
+	SupportSimplex                 // points on the simplex
+	SupportCov                     // symmetric positive-definite matrices
+)
+
+// String names the support as documentation writes it.
+func (s Support) String() string {
+	return [...]string{"real", "positive", "unit interval", "interval", "integer", "simplex", "positive definite"}[s]
 }
 
 // Families are the distribution signatures, keyed by name. Package derive
@@ -45,7 +68,10 @@ type Func struct {
 	// Elementwise functions take and return scalars but apply to arrays
 	// element by element.
 	Elementwise bool
-	Doc         string
+	// Alias, if set, names the function this one is another name for
+	// (Stan's inv_logit is logistic): derive lowers it as that one.
+	Alias string
+	Doc   string
 }
 
 // Funcs is the table of built-in function signatures, keyed by name.
@@ -61,6 +87,11 @@ var Funcs = map[string]*Func{
 	"trigamma":    {Name: "trigamma", Params: []ParamSig{{Name: "x"}}, Elementwise: true, Doc: "ψ₁(x), the derivative of ψ"},
 	"expm1":       {Name: "expm1", Params: []ParamSig{{Name: "x"}}, Elementwise: true, Doc: "exp(x) − 1, accurate for small x"},
 	"loglogistic": {Name: "loglogistic", Params: []ParamSig{{Name: "x"}}, Elementwise: true, Doc: "log(logistic(x)), computed stably"},
+	"inv_logit":   {Name: "inv_logit", Params: []ParamSig{{Name: "x"}}, Elementwise: true, Alias: "logistic", Doc: "logistic(x) (Stan's name)"},
+	"log_inv_logit": {Name: "log_inv_logit", Params: []ParamSig{{Name: "x"}}, Elementwise: true, Alias: "loglogistic",
+		Doc: "loglogistic(x) (Stan's name)"},
+	"Phi": {Name: "Phi", Params: []ParamSig{{Name: "x"}}, Elementwise: true,
+		Doc: "Φ(x), the standard normal distribution function (the probit link); log(Phi(x)) and log(1 - Phi(x)) are computed stably in the tails"},
 	"dot": {Name: "dot", Params: []ParamSig{{Name: "x", Shape: "K"}, {Name: "y", Shape: "K"}},
 		Result: ParamSig{}, Doc: "inner product of two vectors"},
 	"sum": {Name: "sum", Params: []ParamSig{{Name: "x", Shape: "K"}},
