@@ -323,3 +323,25 @@ for n in 1:N {
 		}
 	}
 }
+
+// A positive_ordered latent is positive by its transform: a prior with
+// positive support (Gamma, Exponential) needs no <lower=0> on it.
+func TestTransformPositiveOrderedPositivePrior(t *testing.T) {
+	src := `model po
+size N, K
+data y : real[N]
+data g : int[N] in 1..K
+latent c : positive_ordered[K] nonconjugate laplace
+c ~ Gamma(2, 1)
+for n in 1:N {
+  y[n] ~ Normal(c[g[n]], 1)
+}
+`
+	m, err := spec.Load("po.vi", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Derive(m); err != nil {
+		t.Fatal(err)
+	}
+}
