@@ -148,6 +148,9 @@ type fileCtx struct {
 	// HasParams says the model has params (estimated by M-steps); without
 	// them Fit keeps only the stubs of the exported API.
 	HasParams bool
+	// ELBONote qualifies the ELBO in the Result (runtime.Result.ELBONote)
+	// when latents have improper flat priors; "" otherwise.
+	ELBONote string
 	// SourceHash is the SHA-256 of the .vi source (ir.Model.SourceHash),
 	// written on the header's source line.
 	SourceHash string
@@ -272,6 +275,7 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 	g.groupings(ctx)
 	ctx.Bags = g.bags
 	ctx.HasParams = len(m.VarsWithRole(ir.RoleParam)) > 0
+	ctx.ELBONote = elboNote(m)
 	methods := map[string]bool{}
 	for _, o := range d.Objectives {
 		v := o.Latent
@@ -533,8 +537,26 @@ func (g *gen) auxCtx(a derive.Aux) auxCtx {
 	return c
 }
 
+// elboNote is the note qualifying the ELBO of a model whose latents have
+// improper flat priors (derive.ImproperFlat); "" if none has.
+func elboNote(m *ir.Model) string {
+	var flat []string
+	for _, v := range m.VarsWithRole(ir.RoleLatent) {
+		if derive.ImproperFlat(m, v) {
+			flat = append(flat, v.Name)
+		}
+	}
+	if len(flat) == 0 {
+		return ""
+	}
+	return "improper flat prior on " + strings.Join(flat, ", ") + ": the ELBO is defined only up to a constant and is not a bound on the log evidence"
+}
+
 // fmtFactor prints a statement of the model, with its plates.
 func fmtFactor(f *ir.Factor) string {
+	if f.Dist == derive.FlatDist {
+		return f.Target.Var.Name + ": improper flat prior (its log-Jacobian)"
+	}
 	var sb strings.Builder
 	for _, p := range f.Plates {
 		if p.Bag != nil {

@@ -202,10 +202,17 @@ func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc 
 			hess = derive.Add(part.Hess, derive.Mul(derive.N(0.5), derive.Diff(part.TraceGrad, o.Latent.Name, []derive.Index{o.B})))
 		}
 		origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
-		outs = append(outs,
-			Output{Target: "f", Expr: value, Origin: origin},
-			Output{Target: "grad", Free: []derive.Index{o.A}, Expr: grad, Origin: origin},
-			Output{Target: "hess", Free: []derive.Index{o.A, o.B}, Expr: hess, Symmetric: true, Origin: origin})
+		for _, out := range []Output{
+			{Target: "f", Expr: value, Origin: origin},
+			{Target: "grad", Free: []derive.Index{o.A}, Expr: grad, Origin: origin},
+			{Target: "hess", Free: []derive.Index{o.A, o.B}, Expr: hess, Symmetric: true, Origin: origin},
+		} {
+			// a part linear in the latent, such as the log-Jacobian Σ_k u_k
+			// of an improper flat prior, adds nothing to the Hessian
+			if n, ok := out.Expr.(*derive.Num); !ok || n.V != 0 {
+				outs = append(outs, out)
+			}
+		}
 	}
 	l := o.Latent
 	params := []kernelParam{{Want: l.Name, Tensor: l.Name, Dims: []string{o.Dim}}}

@@ -2,6 +2,7 @@ package derive
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -89,7 +90,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 	bd := &Bound{Unit: unit}
 	local := d.localLatents()
 	var loc, glob []Expr
-	for _, f := range b.Model.Factors {
+	for _, f := range append(slices.Clone(b.Model.Factors), flatPriors(b.Model)...) {
 		inUnit := unit != nil && len(f.Plates) > 0 && f.Plates[0].Bag == nil && f.Plates[0].Index == unit.Name
 		var grp *Grouping
 		if unit != nil && !inUnit {

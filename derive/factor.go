@@ -4,21 +4,13 @@ import (
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
-// readByTerm reports whether a `factor` statement of m reads the variable
-// called name: a latent with no `~` whose density is given by such terms.
-func readByTerm(m *ir.Model, name string) bool {
-	for _, f := range m.Children(name) {
-		if f.IsTerm() {
-			return true
-		}
-	}
-	return false
-}
-
 // FactorLogDensity returns the log density of a `~` statement summed over its
 // plates: Σ_plates log p(target | args); of a `factor EXPR` statement, Σ_plates
 // EXPR.
 func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
+	if f.Dist == FlatDist {
+		return b.logJacobian(f) // the constrained latent's improper flat prior
+	}
 	d, ok := Dists[f.Dist]
 	if !ok && !f.IsTerm() {
 		return nil, ir.Errorf(f.Pos, "the %s distribution is not supported by the code generator yet", f.Dist).Hintf("spec/README.md lists what each distribution supports")

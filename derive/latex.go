@@ -168,6 +168,8 @@ var latexCalls = map[string]string{
 	"group": `\left(#1\right)`,
 	// eq(x, y) is the indicator that two integer values are equal
 	"eq": `\mathbf{1}\left[#1 = #2\right]`,
+	// le(x, y) is the step [x ≤ y] of two integer values
+	"le": `\mathbf{1}\left[#1 \le #2\right]`,
 }
 
 // latexGreek maps the identifiers written as Greek letters to their LaTeX

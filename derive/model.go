@@ -198,8 +198,11 @@ func (b *Builder) qFactor(v *ir.Var) *QFactor {
 
 func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, error) {
 	prior := b.Model.Prior(v.Name)
-	if prior == nil && v.Role != ir.RoleParam && (len(v.Type.Dims) > 1 || !readByTerm(b.Model, v.Name)) {
+	if prior == nil && v.Role != ir.RoleParam && (len(v.Type.Dims) > 1 || len(b.Model.Children(v.Name)) == 0) {
 		return nil, ir.Errorf(v.Pos, "latent %s has no prior", v.Name).Hintf("give it a distribution with `~`")
+	}
+	if prior == nil && Transformed(v) {
+		prior = FlatPrior(v) // improper flat prior: the log-Jacobian alone
 	}
 	if Transformed(v) {
 		if _, ok := Transforms[v.Transform.Kind]; !ok {

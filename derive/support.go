@@ -33,6 +33,9 @@ func checkPriorSupport(v *ir.Var, prior *ir.Factor) error {
 	var want string
 	switch fam.Support {
 	case ir.SupportPositive:
+		if t != nil && t.Kind == ir.PositiveOrdered {
+			return nil // positive by its transform
+		}
 		if lo {
 			if a, ok := num(t.Lo); !ok || a >= 0 {
 				return nil

@@ -23,10 +23,21 @@ import (
 // expressions and as text (for documentation and `vigen explain`).
 type TransformRule struct {
 	// X returns x as an expression of the unconstrained element u, with
-	// lo and hi the lowered bounds (nil when absent).
+	// lo and hi the lowered bounds (nil when absent). Elementwise
+	// transforms only.
 	X func(u, lo, hi Expr) Expr
-	// LogJac returns log|dx/du| for one element.
+	// LogJac returns log|dx/du| for one element. Elementwise transforms
+	// only.
 	LogJac func(u, lo, hi Expr) Expr
+	// VecX, for a vector transform (ordered, positive_ordered), returns
+	// element k of x from the whole vector: u(j) reads u's element at the
+	// index j, k is the 0-based value of x's element index, and j is a
+	// fresh index over the vector for the transform to sum over.
+	VecX func(u func(j Expr) Expr, k Expr, j Index) Expr
+	// VecLogJac, for a vector transform, returns the contribution of
+	// element k (u_k its unconstrained element, k its 0-based index as a
+	// value) to log|det ∂x/∂u|; the log-Jacobian is its sum over k.
+	VecLogJac func(uk, k Expr) Expr
 	// Text, JacText and InverseText state the map, its log-Jacobian and
 	// its inverse (used to start and report; runtime/constrained.go
 	// implements them on numbers).
@@ -34,8 +45,8 @@ type TransformRule struct {
 }
 
 // Transforms is the table of elementwise transforms, one entry per kind.
-// The vector transforms (ordered, positive_ordered, simplex) are accepted
-// by the language but not yet derived (transformError).
+// The ordered transforms are vector transforms (VecX, VecLogJac); simplex
+// is accepted by the language but not yet derived (transformError).
 var Transforms = map[ir.TransformKind]TransformRule{
 	ir.LowerBound: {
 		X:           func(u, lo, _ Expr) Expr { return Add(lo, Call1("exp", u)) },
@@ -61,6 +72,61 @@ var Transforms = map[ir.TransformKind]TransformRule{
 		JacText:     "log|dx/du| = log(b − a) + log logistic(u) + log logistic(−u)",
 		InverseText: "u = logit((x − a)/(b − a))",
 	},
+	// Stan's ordered transform: x_1 = u_1, x_k = x_{k−1} + exp(u_k), that
+	// is x_k = u_1 + Σ_{2≤j≤k} exp(u_j), written with the index step
+	// le(j, k) = [j ≤ k] (0-based here) so that it differentiates like any
+	// sum: ∂x_k/∂u_a = [a = 1] + [2 ≤ a ≤ k] exp(u_a). The Jacobian is
+	// triangular: log|det| = Σ_{k≥2} u_k.
+	ir.Ordered: {
+		VecX: func(u func(Expr) Expr, k Expr, j Index) Expr {
+			jv := IxE(j)
+			h := Add(Mul(CallE(MustPrim("eq"), jv, N(0)), u(jv)), Mul(Le(N(1), jv), Call1("exp", u(jv))))
+			return Sum([]Index{j}, Mul(Le(jv, k), h))
+		},
+		VecLogJac:   func(uk, k Expr) Expr { return Mul(Le(N(1), k), uk) },
+		Text:        "x_1 = u_1, x_k = x_{k−1} + exp(u_k)",
+		JacText:     "log|det ∂x/∂u| = Σ_{k≥2} u_k",
+		InverseText: "u_1 = x_1, u_k = log(x_k − x_{k−1})",
+	},
+	// Stan's positive_ordered transform: x_k = Σ_{j≤k} exp(u_j);
+	// log|det| = Σ_k u_k.
+	ir.PositiveOrdered: {
+		VecX: func(u func(Expr) Expr, k Expr, j Index) Expr {
+			jv := IxE(j)
+			return Sum([]Index{j}, Mul(Le(jv, k), Call1("exp", u(jv))))
+		},
+		VecLogJac:   func(uk, _ Expr) Expr { return uk },
+		Text:        "x_1 = exp(u_1), x_k = x_{k−1} + exp(u_k)",
+		JacText:     "log|det ∂x/∂u| = Σ_k u_k",
+		InverseText: "u_1 = log x_1, u_k = log(x_k − x_{k−1})",
+	},
+}
+
+// The index step le(a, b) = [a ≤ b] of two integer values, the
+// cumulative sums of the ordered transforms are written with.
+var _ = func() bool {
+	def(&Prim{Name: "le", Arity: 2, Go: "runtime.Le", Domain: "integers", Latex: `\mathbb{1}`,
+		Eval: func(x []float64) float64 {
+			if x[0] <= x[1] {
+				return 1
+			}
+			return 0
+		},
+		Partials: func(a []Expr, self Expr) []Expr { return []Expr{N(0), N(0)} }})
+	return true
+}()
+
+// Le returns the step [a ≤ b] of two integer-valued expressions (indices
+// as values are 0-based).
+func Le(a, b Expr) Expr { return CallE(MustPrim("le"), a, b) }
+
+// indexValue is the 0-based value of the index expression x: an index
+// itself, or a 1-based integer tensor (θ[g[n]]) less one.
+func indexValue(x Expr) Expr {
+	if _, ok := x.(*Ix); ok {
+		return x
+	}
+	return Sub(x, N(1))
 }
 
 // Transformed reports whether reads of v go through a transform: v is a
@@ -75,6 +141,19 @@ func (b *Builder) constrain(v *ir.Var, u Expr) (Expr, error) {
 	r, lo, hi, err := b.transformRule(v)
 	if err != nil {
 		return nil, err
+	}
+	if r.VecX != nil {
+		t, ok := u.(*Tensor)
+		if !ok || len(t.Idx) == 0 {
+			return nil, ir.Errorf(v.Pos, "internal error in vigen: the %s latent %s is read as a whole (please report it with the model)", v.Transform.Text, v.Name)
+		}
+		n := len(t.Idx) - 1
+		lead := t.Idx[:n]
+		read := func(j Expr) Expr {
+			return newTensor(t.Name, append(append([]Expr(nil), lead...), j), false, false)
+		}
+		j := b.Fresh("j", v.Type.Dims[len(v.Type.Dims)-1])
+		return r.VecX(read, indexValue(t.Idx[n]), j), nil
 	}
 	return r.X(u, lo, hi), nil
 }
@@ -104,7 +183,7 @@ func (b *Builder) transformRule(v *ir.Var) (TransformRule, Expr, Expr, error) {
 // transformError is the error for a transform the derivation does not
 // implement yet.
 func transformError(v *ir.Var) error {
-	return ir.Errorf(v.Pos, "nonconjugate %s latent %s is not supported yet: vigen fits bounded reals (real<lower=a>, real<upper=b>, real<lower=a, upper=b>) on the unconstrained scale, not yet %s vectors", v.Transform.Text, v.Name, v.Transform.Text).
+	return ir.Errorf(v.Pos, "nonconjugate %s latent %s is not supported yet: vigen fits bounded reals (real<lower=a>, real<upper=b>, real<lower=a, upper=b>) and ordered and positive_ordered vectors on the unconstrained scale, not yet %s vectors", v.Transform.Text, v.Name, v.Transform.Text).
 		Hintf("declare it `real[...]` and write the constraint by hand, or for a simplex declare it `conjugate` with a Dirichlet prior")
 }
 
@@ -130,7 +209,41 @@ func (b *Builder) logJacobian(f *ir.Factor) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.VecLogJac != nil {
+		return Sum(el, r.VecLogJac(u, IxE(el[len(el)-1]))), nil
+	}
 	return Sum(el, r.LogJac(u, lo, hi)), nil
+}
+
+// FlatDist is the Dist of the statement FlatPrior makes up.
+const FlatDist = "flat"
+
+// FlatPrior is the statement standing for the improper flat prior of a
+// constrained latent v with no `~` (Stan's implicit prior, flat on the
+// constrained scale x): its log density is 0 on x, so on u it is the
+// log-Jacobian alone, which FactorLogDensity returns. It is not in the
+// model's statements: the objective of v (as its prior) and the ELBO
+// (flatPriors) add it, so that the Jacobian is never dropped.
+func FlatPrior(v *ir.Var) *ir.Factor {
+	return &ir.Factor{Target: &ir.Ref{Var: v, T: v.Type, Pos: v.Pos}, Dist: FlatDist, Pos: v.Pos}
+}
+
+// ImproperFlat reports whether v is a latent with an improper flat prior:
+// a nonconjugate latent with no `~` (constrained or not).
+func ImproperFlat(m *ir.Model, v *ir.Var) bool {
+	return v.Role == ir.RoleLatent && v.Treatment.Nonconjugate() && m.Prior(v.Name) == nil
+}
+
+// flatPriors returns FlatPrior of every constrained latent of m with an
+// improper flat prior, in declaration order.
+func flatPriors(m *ir.Model) []*ir.Factor {
+	var out []*ir.Factor
+	for _, v := range m.VarsWithRole(ir.RoleLatent) {
+		if ImproperFlat(m, v) && Transformed(v) {
+			out = append(out, FlatPrior(v))
+		}
+	}
+	return out
 }
 
 // checkConjugateBound checks the bound of a conjugate latent v with prior

@@ -3,8 +3,11 @@ package runtime
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"sort"
 	"sync"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -15,19 +18,23 @@ import (
 // each coordinate's x under q, with the method that computed them named.
 
 // Transform is a constrained latent's map x = T(u), as generated code
-// states it: Kind is "lower" (x = Lo + exp(u)), "upper" (x = Hi − exp(u))
-// or "lower-upper" (x = Lo + (Hi − Lo)·logistic(u)).
+// states it: Kind is "lower" (x = Lo + exp(u)), "upper" (x = Hi − exp(u)),
+// "lower-upper" (x = Lo + (Hi − Lo)·logistic(u)), "ordered" (x_1 = u_1,
+// x_k = x_{k−1} + exp(u_k)) or "positive_ordered" (x_1 = exp(u_1),
+// x_k = x_{k−1} + exp(u_k)).
 type Transform struct {
 	Kind   string
 	Lo, Hi float64
 }
 
 // Constrained summarizes x = T(u) coordinate by coordinate under the
-// Gaussian q(u) it belongs to. The quantiles are exact (T is monotone:
-// they are the Gaussian's quantiles mapped through T); Method says how the
-// means and sds were computed.
+// Gaussian q(u) it belongs to. For the elementwise maps the quantiles are
+// exact (T is monotone: they are the Gaussian's quantiles mapped through
+// T); for the ordered maps they are Monte Carlo estimates from a fixed
+// seed. Method says how each was computed.
 type Constrained struct {
-	// Transform is the map: "lower", "upper" or "lower-upper".
+	// Transform is the map: "lower", "upper", "lower-upper", "ordered" or
+	// "positive_ordered".
 	Transform string `json:"transform"`
 	// Lower and Upper are the bounds (absent when unbounded).
 	Lower *float64 `json:"lower,omitempty"`
@@ -39,6 +46,15 @@ type Constrained struct {
 	Q05    []float64 `json:"q05"`
 	Q50    []float64 `json:"q50"`
 	Q95    []float64 `json:"q95"`
+}
+
+// Le is the step [a ≤ b] of two integer values (indices), which the
+// ordered transforms' cumulative sums are written with.
+func Le(a, b float64) float64 {
+	if a <= b {
+		return 1
+	}
+	return 0
 }
 
 // GaussHermiteNodes is the number of nodes of the Gauss–Hermite rule that
@@ -67,6 +83,9 @@ func (g *Gaussian) Constrain(t Transform) *Gaussian {
 		c.Lower, c.Upper = &lo, &hi
 		x = func(u float64) float64 { return lo + (hi-lo)*Logistic(u) }
 		c.Method = fmt.Sprintf("mean and sd: Gauss–Hermite quadrature (%d nodes); quantiles: exact (Gaussian quantiles of u mapped through x = lower + (upper − lower)·logistic(u))", GaussHermiteNodes)
+	case "ordered", "positive_ordered":
+		g.Constrained = constrainOrdered(g, t.Kind)
+		return g
 	default:
 		panic(fmt.Sprintf("runtime: unknown transform %q", t.Kind))
 	}
@@ -189,4 +208,113 @@ func gaussHermite() ([]float64, []float64) {
 		ghNodes, ghWeights = x, w
 	})
 	return ghNodes, ghWeights
+}
+
+// OrderedDraws is the number of draws from q(u), from a fixed seed, that
+// estimate the quantiles of an ordered vector x = T(u).
+const OrderedDraws = 40000
+
+// constrainOrdered summarizes x = T(u) for the ordered transforms. With
+// m_j = E[exp(u_j)] = exp(μ_j + Σ_jj/2), Cov(exp(u_i), exp(u_j)) =
+// m_i m_j (exp(Σ_ij) − 1) and Cov(u_1, exp(u_j)) = Σ_1j m_j (Stein's
+// lemma), the mean and variance of each x_k, a sum of u_1 (ordered) and
+// log-normals, are exact; its quantiles are estimated from OrderedDraws
+// draws of q(u) by a fixed seed, so the result is deterministic.
+func constrainOrdered(g *Gaussian, kind string) *Constrained {
+	n := len(g.Mean)
+	c := &Constrained{Transform: kind, Mean: make([]float64, n), SD: make([]float64, n),
+		Q05: make([]float64, n), Q50: make([]float64, n), Q95: make([]float64, n)}
+	first := 0 // the first coordinate summed as exp(u_j)
+	if kind == "ordered" {
+		first = 1
+	} else {
+		zero := 0.0
+		c.Lower = &zero
+	}
+	c.Method = fmt.Sprintf("mean and sd: closed form (moments of u_1 and log-normal sums); quantiles: Monte Carlo, %d draws of q(u) from a fixed seed mapped through x = %s", OrderedDraws, kind)
+	m := make([]float64, n)
+	for j := range m {
+		m[j] = math.Exp(g.Mean[j] + g.Cov[j][j]/2)
+	}
+	for k := 0; k < n; k++ {
+		var mean, v float64
+		if first == 1 {
+			mean, v = g.Mean[0], g.Cov[0][0]
+			for j := 1; j <= k; j++ {
+				v += 2 * g.Cov[0][j] * m[j]
+			}
+		}
+		for i := first; i <= k; i++ {
+			mean += m[i]
+			for j := first; j <= k; j++ {
+				v += m[i] * m[j] * math.Expm1(g.Cov[i][j])
+			}
+		}
+		c.Mean[k], c.SD[k] = mean, math.Sqrt(math.Max(v, 0))
+	}
+	if n == 0 {
+		return c
+	}
+	// draws u = μ + L z, L the Cholesky factor of Cov
+	l := choleskyLower(g.Cov)
+	rng := rand.New(rand.NewPCG(1, 2))
+	draws := make([][]float64, n)
+	for k := range draws {
+		draws[k] = make([]float64, OrderedDraws)
+	}
+	z := make([]float64, n)
+	for d := 0; d < OrderedDraws; d++ {
+		for i := range z {
+			z[i] = rng.NormFloat64()
+		}
+		x := 0.0
+		for k := 0; k < n; k++ {
+			u := g.Mean[k]
+			for i := 0; i <= k; i++ {
+				u += l[k][i] * z[i]
+			}
+			if k == 0 && first == 1 {
+				x = u
+			} else {
+				x += math.Exp(u)
+			}
+			draws[k][d] = x
+		}
+	}
+	for k := range draws {
+		sort.Float64s(draws[k])
+		c.Q05[k] = stat.Quantile(0.05, stat.LinInterp, draws[k], nil)
+		c.Q50[k] = stat.Quantile(0.5, stat.LinInterp, draws[k], nil)
+		c.Q95[k] = stat.Quantile(0.95, stat.LinInterp, draws[k], nil)
+	}
+	return c
+}
+
+// choleskyLower returns the lower Cholesky factor of the symmetric
+// matrix a; a direction with no positive variance left (a singular or,
+// by rounding, slightly indefinite a) gets a zero column.
+func choleskyLower(a [][]float64) [][]float64 {
+	n := len(a)
+	l := make([][]float64, n)
+	for i := range l {
+		l[i] = make([]float64, n)
+	}
+	for j := 0; j < n; j++ {
+		d := a[j][j]
+		for k := 0; k < j; k++ {
+			d -= l[j][k] * l[j][k]
+		}
+		if d <= 0 {
+			continue
+		}
+		l[j][j] = math.Sqrt(d)
+		for i := j + 1; i < n; i++ {
+			s := a[i][j]
+			for k := 0; k < j; k++ {
+				s -= l[i][k] * l[j][k]
+			}
+			l[i][j] = s / l[j][j]
+		}
+	}
+	return l
 }

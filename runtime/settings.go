@@ -96,9 +96,14 @@ type Result[L, P any] struct {
 	Status     string    `json:"status"`
 	Iterations int       `json:"iterations"`
 	ELBO       []float64 `json:"elbo"`
-	Seconds    float64   `json:"seconds"`
-	Latent     L         `json:"latent"`
-	Params     P         `json:"params"`
+	// ELBONote, when set, qualifies the ELBO: with an improper flat prior
+	// (a nonconjugate latent with no `~`) the log joint, and so the ELBO,
+	// is defined only up to a constant, and is not a bound on the log
+	// evidence.
+	ELBONote string  `json:"elbo_note,omitempty"`
+	Seconds  float64 `json:"seconds"`
+	Latent   L       `json:"latent"`
+	Params   P       `json:"params"`
 	// Unsettled lists the units (1-based) whose local updates did not
 	// settle within LocalMaxIter sweeps in the last iteration.
 	Unsettled []int `json:"unsettled,omitempty"`

@@ -11,10 +11,19 @@ import (
 func (c *checker) checkPriors() {
 	for _, s := range c.order {
 		v := s.v
-		if v.Role == ir.RoleLatent && len(s.priors) == 0 && !(c.termRead[v.Name] && v.Treatment.Nonconjugate()) {
+		// A nonconjugate latent with no `~` has Stan's implicit improper
+		// flat prior (on the constrained scale); statements reading it
+		// must make its posterior proper.
+		if v.Role == ir.RoleLatent && len(s.priors) == 0 && !((c.termRead[v.Name] || s.read) && v.Treatment.Nonconjugate()) {
 			hint := "give it a distribution with `" + v.Name + " ~ ...` (inside loops over its leading dimensions if it is an array)"
-			if c.termRead[v.Name] {
+			switch {
+			case c.termRead[v.Name]:
 				hint = "a conjugate latent's q is in the family of its `~` prior, which `factor` statements do not give: " + hint + ", or declare it nonconjugate"
+			case v.Treatment.Nonconjugate():
+				c.errorAt(v.Pos, hint, "latent %s has no prior and no statement reads it: its posterior would be its improper flat prior", v.Name)
+				continue
+			case s.read:
+				hint = "a conjugate latent's q is in the family of its `~` prior: " + hint + ", or declare it nonconjugate to give it an improper flat prior"
 			}
 			c.errorAt(v.Pos, hint, "latent %s has no prior", v.Name)
 		}

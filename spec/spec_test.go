@@ -77,8 +77,9 @@ func checkInvariants(t *testing.T, m *ir.Model) {
 		}
 	}
 	for _, v := range m.VarsWithRole(ir.RoleLatent) {
-		if m.Prior(v.Name) == nil && !termRead[v.Name] {
-			t.Errorf("%s: latent %s has no prior", m.Name, v.Name)
+		if m.Prior(v.Name) == nil && !termRead[v.Name] && (!v.Treatment.Nonconjugate() || len(m.Children(v.Name)) == 0) {
+			// a nonconjugate latent read by statements may have an improper flat prior
+			t.Errorf("%s: latent %s has no prior, and is not a nonconjugate latent read by statements", m.Name, v.Name)
 		}
 		if v.Treatment == ir.NoTreatment {
 			t.Errorf("%s: latent %s has no treatment", m.Name, v.Name)

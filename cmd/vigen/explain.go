@@ -250,6 +250,15 @@ func (r *report) nonconjugate(o *derive.Objective) {
 				v.Transform.Text, theta, v.Name, tr.Text, tr.JacText, tr.InverseText))
 		}
 	}
+	flat := true // no `~` of v among the statements of f
+	for _, f := range o.Factors {
+		if f.Target != nil && f.Target.Var == v && f.Dist != derive.FlatDist {
+			flat = false
+		}
+	}
+	if flat {
+		r.para(fmt.Sprintf("It has no `~`: its prior is Stan's implicit improper flat prior on the constrained scale (a log density of 0 on `%s`; on the unconstrained scale, the log-Jacobian alone). The statements reading it must make the posterior proper, and the ELBO is then defined only up to a constant: it is not a bound on the log evidence.", v.Name))
+	}
 	r.para(fmt.Sprintf("Its objective $f(%s)$ (Eq. 12) is the log joint restricted to the statements that read `%s`, "+
 		"with the expectation under $q$ of every other latent it reads. It is built from:", theta, v.Name))
 	r.statements(o.Factors)

@@ -264,6 +264,7 @@ var unreachableMessages = map[string]string{
 	"%s: %s must be indexed by its plate's index\n\thint: write it as x[d] inside `for d in 1:D`":                                                "spec: a target inside loops is indexed directly by every enclosing loop's index (stmt.go coverage), so a one-index target in one loop is indexed by it; other shapes get the error just before",
 	"%s: param %s is never read, so it has no M-step\n\thint: remove it, or use it in a statement":                                               "spec: a param no statement reads is never used (graph.go checkUsage); one read only in a target's index is an int, which codegen rejects before it reports M-step errors",
 	"%s: the prior of simplex param %s must be a Dirichlet for its closed-form M-step\n\thint: remove the prior, or make it a Dirichlet":         "spec: the target of a simplex distribution must be a simplex and Dirichlet is the only one (ir.Families)",
+	"%s: internal error in vigen: the %s latent %s is read as a whole (please report it with the model)":                                         "invariant: Lower selects every dimension of a read (one selector per dimension of the checked type), so a transformed latent's tensor has its element index",
 }
 
 // codegenWithoutHint are positioned errors of the code generator that

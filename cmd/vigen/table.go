@@ -58,7 +58,15 @@ func writeTable(w io.Writer, d *derive.Derivation) {
 		if f := prior[v.Name]; f != nil {
 			dist, plates = f.Dist, platesString(f.Plates)
 		} else if v.Role == ir.RoleLatent {
-			dist = "factor" // its density is given by `factor` statements
+			// Stan's implicit improper flat prior, with `factor` terms
+			// if statements give its density
+			dist = "improper flat prior"
+			for _, f := range m.Children(v.Name) {
+				if f.IsTerm() {
+					dist = "factor + improper flat prior"
+					break
+				}
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Name, v.Role, v.TypeString(), dist, plates, treatment(v, prior[v.Name], q[v.Name], msteps[v.Name]))
 	}
