@@ -451,6 +451,8 @@ func (p *latexPrinter) write(e Expr, ctx int) {
 		p.s(latexNumber(e.V))
 	case *Ix:
 		p.s(latexIndex(e.I.Name))
+	case *Shift:
+		p.s(latexIndex(e.I.Name) + fmt.Sprintf("%+d", e.Off))
 	case *Delta:
 		p.s(`\delta_{` + latexIndex(e.A.Name) + " " + latexIndex(e.B.Name) + "}")
 	case *IDelta:
@@ -549,7 +551,7 @@ func (p *latexPrinter) write(e Expr, ctx int) {
 // needs no sized parentheses.
 func latexPlain(e Expr) bool {
 	switch e := e.(type) {
-	case *Tensor, *Ix:
+	case *Tensor, *Ix, *Shift:
 		return true
 	case *Num:
 		return e.V >= 0
