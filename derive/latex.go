@@ -603,6 +603,10 @@ func (p *latexPrinter) sums(idx []Index) {
 // superscript as it is.
 func (p *latexPrinter) tensor(t *Tensor) (string, bool) {
 	if size, ok := strings.CutPrefix(t.Name, "#"); ok {
+		if whole, lo, hi, ok := SizeRange(size); ok {
+			// the number of values of a loop over part of a size
+			return fmt.Sprintf(`(%s %s %d)`, latexIdentOf(whole), map[bool]string{true: "+", false: "-"}[hi-lo > 0], abs(hi-lo)), false
+		}
 		return latexIdentOf(size).String(), true
 	}
 	name, shift, _ := Shifted(t.Name)
@@ -829,4 +833,11 @@ func (p *latexPrinter) powRaw(a []Expr) {
 	p.s("^{")
 	p.write(y, 0)
 	p.s("}")
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

@@ -31,6 +31,10 @@ func write(sb *strings.Builder, e Expr, ctx int) {
 		sb.WriteString("δ(" + e.A.Name + "," + e.B.Name + ")")
 	case *Tensor:
 		if strings.HasPrefix(e.Name, "#") {
+			if size, lo, hi, ok := SizeRange(e.Name[1:]); ok {
+				fmt.Fprintf(sb, "(%s%+d)", size, hi-lo) // the values of a loop over part of a size
+				return
+			}
 			sb.WriteString(e.Name[1:])
 			return
 		}
