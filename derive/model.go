@@ -244,7 +244,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		// (the checker proved the statements draw each element once)
 		o.Factors = priors
 	} else if prior != nil && (len(prior.Plates) > 0 || len(prior.Target.Index) > 0) {
-		return nil, ir.Errorf(prior.Pos, "nonconjugate latent %s is drawn element by element inside a loop; a Gaussian vector latent is drawn by one statement outside any loop", v.Name).Hintf("write its prior as one elementwise statement outside the loop, as in `%s ~ Normal(m, s)`, or declare it with one vector per unit, real[%s, P], drawn as %s[i] inside the loop", v.Name, plateSize(prior), v.Name)
+		return nil, ir.Errorf(prior.Pos, "nonconjugate latent %s is drawn at an index vigen cannot place; a Gaussian vector latent is drawn whole, or element by element at literal indices and at the index of loops over its size", v.Name).Hintf("write its prior as one elementwise statement, as in `%s ~ Normal(m, s)`, or as `%s[1] ~ …` and `for t in 2:%s { %s[t] ~ … }`", v.Name, v.Name, v.Type.Dims[0], v.Name)
 	}
 	if prior != nil && o.Factors == nil {
 		o.Factors = []*ir.Factor{prior}
@@ -427,14 +427,6 @@ func expectFailure(pos ir.Pos, log []Approx, context string) error {
 		}
 	}
 	return ir.Errorf(pos, "cannot take the expectation of this statement under q%s: no rule covers how it reads its latents together (a Categorical latent, for one, must be read at a single entry, as z[n])", context).Hintf("rewrite the statement so that it reads each Categorical latent at one entry; a real latent read nonlinearly can be declared `nonconjugate laplace`")
-}
-
-// plateSize is the size of the outermost loop around f, for hints.
-func plateSize(f *ir.Factor) string {
-	if len(f.Plates) > 0 && f.Plates[0].Size != "" {
-		return f.Plates[0].Size
-	}
-	return "D"
 }
 
 // nonconjugateShapeHint says how to write a latent of v's type that a
