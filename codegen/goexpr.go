@@ -237,6 +237,9 @@ func (p *goPrinter) expr(e derive.Expr, prec int) string {
 		return s
 	case *derive.Ix:
 		return "float64(" + p.index(e.I.Name) + ")"
+	case *derive.Shift:
+		// its value is 1-based, as an indirect index's
+		return fmt.Sprintf("float64(%s%+d)", p.index(e.I.Name), e.Off+1)
 	case *derive.Delta:
 		p.usesRuntime = true
 		return fmt.Sprintf("runtime.Kronecker(%s, %s)", p.index(e.A.Name), p.index(e.B.Name))
@@ -406,6 +409,12 @@ func (p *goPrinter) subscript(x derive.Expr) string {
 	case *derive.Num:
 		// a literal index, 1-based in the language
 		return strconv.Itoa(int(x.V) - 1)
+	case *derive.Shift:
+		// x[t-1]: the loop index shifted
+		if x.Off == 0 {
+			return p.index(x.I.Name)
+		}
+		return fmt.Sprintf("%s%+d", p.index(x.I.Name), x.Off)
 	}
 	if c, ok := x.(*derive.Call); ok && c.Prim.Name == "eq" {
 		return p.expr(x, 0)

@@ -370,7 +370,7 @@ func eliminate(idx []derive.Index, factors []derive.Expr, free []derive.Index) (
 // subexpression counts at each use, but is walked once).
 func work(e derive.Expr) float64 {
 	switch e.(type) {
-	case *derive.Num, *derive.Tensor, *derive.Ix, *derive.Delta:
+	case *derive.Num, *derive.Tensor, *derive.Ix, *derive.Shift, *derive.Delta:
 		return 0
 	}
 	return derive.Memoized(work1)(e)
@@ -385,7 +385,7 @@ func work1(e derive.Expr, work func(derive.Expr) float64) float64 {
 		return w * (1 + work(body))
 	}
 	switch e := e.(type) {
-	case *derive.Num, *derive.Tensor, *derive.Ix, *derive.Delta:
+	case *derive.Num, *derive.Tensor, *derive.Ix, *derive.Shift, *derive.Delta:
 		return 0
 	case *derive.SumNode:
 		return loops(e.Idx, e.Body)
@@ -648,7 +648,7 @@ func (s *scheduler) child(n *node, j derive.Index, from string) *node {
 
 func isLeaf(e derive.Expr) bool {
 	switch e := e.(type) {
-	case *derive.Num, *derive.Ix, *derive.Delta:
+	case *derive.Num, *derive.Ix, *derive.Shift, *derive.Delta:
 		return true
 	case *derive.IDelta:
 		return isLeaf(e.X)

@@ -43,7 +43,7 @@ var bigTree = 10000.0
 
 func (d *differ) diff(e Expr) Expr {
 	switch e.(type) {
-	case *Num, *Ix, *Delta, *IDelta, *MaxNode:
+	case *Num, *Ix, *Shift, *Delta, *IDelta, *MaxNode:
 		return N(0)
 	}
 	k := e.Key()
@@ -58,7 +58,7 @@ func (d *differ) diff(e Expr) Expr {
 func (d *differ) diff1(e Expr) Expr {
 	v, at := d.v, d.at
 	switch e := e.(type) {
-	case *Num, *Ix, *Delta, *IDelta, *MaxNode:
+	case *Num, *Ix, *Shift, *Delta, *IDelta, *MaxNode:
 		return N(0)
 	case *Tensor:
 		if e.Name != v {

@@ -27,6 +27,8 @@ func Eval(e Expr, env *Env) float64 {
 		return e.V
 	case *Ix:
 		return float64(env.Index[e.I.Name])
+	case *Shift:
+		return float64(env.Index[e.I.Name] + e.Off + 1) // a 1-based value
 	case *Delta:
 		if env.Index[e.A.Name] == env.Index[e.B.Name] {
 			return 1

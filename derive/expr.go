@@ -186,6 +186,18 @@ type Ix struct {
 	I Index
 }
 
+// Shift is an index shifted by a constant, the t-1 of a latent read
+// x[t-1] (ShiftE). Like an indirect index it is an integer-valued
+// expression whose value is 1-based: as a subscript it selects element
+// I+Off (0-based), and its value is I+Off+1. Off may be 0 only inside an
+// IDelta pairing an index over part of a size with one over all of it
+// (IDlt), where it keeps δ from being eliminated over the wrong range.
+type Shift struct {
+	base
+	I   Index
+	Off int
+}
+
 // Delta is the Kronecker delta δ(A, B): 1 when the two indices are equal.
 type Delta struct {
 	base
@@ -271,6 +283,19 @@ func IxE(i Index) Expr {
 
 func idxKey(i Index) string { return "⟨" + i.Name + "⟩" }
 
+// ShiftE returns the index i shifted by off (i itself for off 0), as a
+// subscript: x[t-1] is T("x", ShiftE(t, -1)).
+func ShiftE(i Index, off int) Expr {
+	if off == 0 {
+		return IxE(i)
+	}
+	return shiftNode(i, off)
+}
+
+func shiftNode(i Index, off int) *Shift {
+	return &Shift{base: mkBase(fmt.Sprintf("%s%+d", idxKey(i), off), []Index{i}), I: i, Off: off}
+}
+
 // T returns element idx of the tensor called name.
 func T(name string, idx ...Expr) Expr { return newTensor(name, idx, false, false) }
 
@@ -327,7 +352,16 @@ func IDlt(x, i Expr) Expr {
 		panic("derive: IDlt needs an index")
 	}
 	if xi, ok := x.(*Ix); ok {
-		return Dlt(xi.I, ii.I)
+		if xi.I.Size == ii.I.Size || !ranged(xi.I) && !ranged(ii.I) {
+			return Dlt(xi.I, ii.I)
+		}
+		// An index over part of a size against one over another range:
+		// Σ over the index of the whole range may be eliminated, over the
+		// partial one not (IDelta's elimination substitutes X for I).
+		if ranged(ii.I) && !ranged(xi.I) {
+			xi, ii = ii, xi
+		}
+		x = shiftNode(xi.I, 0)
 	}
 	return &IDelta{base: mkBase("δ["+x.Key()+","+idxKey(ii.I)+"]", unionFree([]Expr{x, i}), x), X: x, I: ii.I}
 }
@@ -493,7 +527,7 @@ func Mul(factors ...Expr) Expr {
 	// reach the top (Σ_J Π is the normal form the scheduler works on).
 	for k, f := range flat {
 		a, ok := f.(*AddNode)
-		if !ok || !hasSumTerm(a) {
+		if !ok || !hasSumTerm(a) && !hasShiftDelta(a) {
 			continue
 		}
 		others := append(append([]Expr{N(c)}, flat[:k]...), flat[k+1:]...)
@@ -538,6 +572,27 @@ func Mul(factors ...Expr) Expr {
 		return mulNode(append([]Expr{N(c)}, sortByKey(flat)...))
 	}
 	return mulNoCoef(flat)
+}
+
+// hasShiftDelta reports whether a term of a holds a δ(t+k, a) of a
+// shifted read (x[t-1] differentiated): such sums are distributed over
+// products, so that each δ selects one element, a Σ eliminates it, and
+// generated code scatters into the element instead of looping over a.
+func hasShiftDelta(a *AddNode) bool {
+	for _, t := range a.Terms {
+		fs := []Expr{t}
+		if m, ok := t.(*MulNode); ok {
+			fs = m.Factors
+		}
+		for _, f := range fs {
+			if d, ok := f.(*IDelta); ok {
+				if _, ok := d.X.(*Shift); ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func hasSumTerm(a *AddNode) bool {
@@ -866,6 +921,9 @@ func SubstIdx(e Expr, j Index, x Expr) Expr {
 	if xi, ok := x.(*Ix); ok {
 		return Subst(e, j, xi.I)
 	}
+	if sh, ok := x.(*Shift); ok && sh.Off == 0 {
+		return Subst(e, j, sh.I)
+	}
 	return Memoized(func(e Expr, rec func(Expr) Expr) Expr { return substIdx(e, j, x, rec) })(e)
 }
 
@@ -895,6 +953,8 @@ func substIdx(e Expr, j Index, x Expr, rec func(Expr) Expr) Expr {
 	switch e := e.(type) {
 	case *Ix:
 		return Sub(x, N(1)) // the 0-based value of the 1-based x
+	case *Shift:
+		return shiftBy(x, e.Off)
 	case *Delta:
 		other := e.A
 		if other.Name == j.Name {
@@ -918,6 +978,19 @@ func substIdx(e Expr, j Index, x Expr, rec func(Expr) Expr) Expr {
 		return newTensor(e.Name, idx, e.Sym, e.Int)
 	}
 	return mapChildren(e, rec)
+}
+
+// shiftBy is the index-valued expression x (1-based value) shifted by off.
+func shiftBy(x Expr, off int) Expr {
+	switch x := x.(type) {
+	case *Ix:
+		return shiftNode(x.I, off)
+	case *Shift:
+		return shiftNode(x.I, x.Off+off)
+	case *Num:
+		return N(x.V + float64(off))
+	}
+	panic("derive: a shifted read at an indirect index (" + x.Key() + ") is not supported")
 }
 
 // idltExprs is δ between two index-valued expressions, as an equality
@@ -951,6 +1024,8 @@ func subst(e Expr, from, to Index, rec func(Expr) Expr) Expr {
 	switch e := e.(type) {
 	case *Ix:
 		return IxE(to)
+	case *Shift:
+		return shiftNode(to, e.Off)
 	case *Delta:
 		a, b := e.A, e.B
 		if a.Name == from.Name {

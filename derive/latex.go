@@ -453,6 +453,8 @@ func (p *latexPrinter) write(e Expr, ctx int) {
 		p.s(latexNumber(e.V))
 	case *Ix:
 		p.s(latexIndex(e.I.Name))
+	case *Shift:
+		p.s(latexIndex(e.I.Name) + fmt.Sprintf("%+d", e.Off))
 	case *Delta:
 		p.s(`\delta_{` + latexIndex(e.A.Name) + " " + latexIndex(e.B.Name) + "}")
 	case *IDelta:
@@ -555,7 +557,7 @@ func (p *latexPrinter) write(e Expr, ctx int) {
 // needs no sized parentheses.
 func latexPlain(e Expr) bool {
 	switch e := e.(type) {
-	case *Tensor, *Ix:
+	case *Tensor, *Ix, *Shift:
 		return true
 	case *Num:
 		return e.V >= 0
@@ -591,6 +593,9 @@ func (p *latexPrinter) sums(idx []Index) {
 		}
 	}
 	for _, i := range idx {
+		if i.Size == ScalarSize {
+			continue // a scalar latent's one element
+		}
 		s, ragged := latexSumIndex(i)
 		if !ragged {
 			run = append(run, s)
@@ -607,6 +612,10 @@ func (p *latexPrinter) sums(idx []Index) {
 // superscript as it is.
 func (p *latexPrinter) tensor(t *Tensor) (string, bool) {
 	if size, ok := strings.CutPrefix(t.Name, "#"); ok {
+		if whole, lo, hi, ok := SizeRange(size); ok {
+			// the number of values of a loop over part of a size
+			return fmt.Sprintf(`(%s %s %d)`, latexIdentOf(whole), map[bool]string{true: "+", false: "-"}[hi-lo > 0], abs(hi-lo)), false
+		}
 		return latexIdentOf(size).String(), true
 	}
 	name, shift, _ := Shifted(t.Name)
@@ -837,4 +846,11 @@ func (p *latexPrinter) powRaw(a []Expr) {
 	p.s("^{")
 	p.write(y, 0)
 	p.s("}")
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

@@ -190,8 +190,14 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 			}
 			switch x := x.(type) {
 			case *ir.Offset:
+				if fitted && !chainable(v) {
+					return nil, ir.Errorf(x.Pos, "reading the %s %s at an offset (%s) is not supported: vigen derives offset reads of nonconjugate latent vectors only", v.Role, v.Name, x).Hintf("time chains such as x[t] ~ Normal(x[t-1], q) need x declared `latent x : real[T] nonconjugate laplace`; offsets may also read data and consts")
+				}
 				if fitted {
-					return nil, ir.Errorf(x.Pos, "reading the %s %s at an offset (%s) is not supported yet: vigen derives the updates of latents and params read at their loop's own index", v.Role, v.Name, x).Hintf("time chains such as x[t] ~ Normal(x[t-1], q) over a latent x are not supported yet; offsets may read data and consts")
+					// x[t-1] of a latent: the element at the shifted index,
+					// whose derivative is δ(t-1, a) (Shift)
+					idx = append(idx, ShiftE(b.indexFor(x.Index), x.Off))
+					continue
 				}
 				if offs == nil {
 					offs = make([]int, len(refIndex))
@@ -200,8 +206,8 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 				idx = append(idx, IxE(b.indexFor(x.Index)))
 			case *ir.Index:
 				i := b.indexFor(x)
-				if _, _, _, ranged := SizeRange(i.Size); ranged && fitted {
-					return nil, ir.Errorf(x.Pos, "reading the %s %s inside a loop over part of its dimension (%s) is not supported yet", v.Role, v.Name, x.Name).Hintf("loop over the whole dimension (1:%s) where a latent or param vector is read at the loop index", x.Size)
+				if _, _, _, ranged := SizeRange(i.Size); ranged && fitted && !chainable(v) {
+					return nil, ir.Errorf(x.Pos, "reading the %s %s inside a loop over part of its dimension (%s) is not supported: vigen derives such reads of nonconjugate latent vectors only", v.Role, v.Name, x.Name).Hintf("declare %s `nonconjugate laplace`, or loop over the whole dimension (1:%s) where it is read at the loop index", v.Name, x.Size)
 				}
 				idx = append(idx, IxE(i))
 			default:
@@ -266,6 +272,13 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		return fn(b, e, sel)
 	}
 	return nil, ir.Errorf(e.Position(), "internal error in vigen: cannot lower %T (please report it with the model)", e)
+}
+
+// chainable reports whether v is a latent whose reads at shifted indices
+// and in loops over part of its dimension derive exactly: a nonconjugate
+// vector with one Gaussian factor, differentiated element by element.
+func chainable(v *ir.Var) bool {
+	return v.Role == ir.RoleLatent && v.Treatment.Nonconjugate() && len(v.Type.Dims) == 1 && v.Type.Class == ir.Plain
 }
 
 // ShiftedName is the name of the tensor a read of v at shifted indices

@@ -116,6 +116,10 @@ func Derive(m *ir.Model) (d *Derivation, err error) {
 			d.Q = append(d.Q, q)
 		}
 		if !v.Treatment.Nonconjugate() {
+			if err := conjugateInParts(v, m.Priors(v.Name)); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			if err := checkConjugateBound(v, m.Prior(v.Name)); err != nil {
 				errs = append(errs, err)
 				continue
@@ -242,10 +246,14 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 				groupOf[c] = g
 			}
 		}
+	} else if priors := b.Model.Priors(v.Name); prior != nil && len(v.Type.Dims) == 1 && elementPriors(priors) {
+		// drawn element by element: x[1] ~ …, for t in 2:T { x[t] ~ … }
+		// (the checker proved the statements draw each element once)
+		o.Factors = priors
 	} else if prior != nil && (len(prior.Plates) > 0 || len(prior.Target.Index) > 0) {
-		return nil, ir.Errorf(prior.Pos, "nonconjugate latent %s is drawn element by element inside a loop; a Gaussian vector latent is drawn by one statement outside any loop", v.Name).Hintf("write its prior as one elementwise statement outside the loop, as in `%s ~ Normal(m, s)`, or declare it with one vector per unit, real[%s, P], drawn as %s[i] inside the loop", v.Name, plateSize(prior), v.Name)
+		return nil, ir.Errorf(prior.Pos, "nonconjugate latent %s is drawn at an index vigen cannot place; a Gaussian vector latent is drawn whole, or element by element at literal indices and at the index of loops over its size", v.Name).Hintf("write its prior as one elementwise statement, as in `%s ~ Normal(m, s)`, or as `%s[1] ~ …` and `for t in 2:%s { %s[t] ~ … }`", v.Name, v.Name, v.Type.Dims[0], v.Name)
 	}
-	if prior != nil {
+	if prior != nil && o.Factors == nil {
 		o.Factors = []*ir.Factor{prior}
 	}
 	o.Factors = append(o.Factors, b.Model.Children(v.Name)...)
@@ -311,6 +319,46 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 	}
 	o.F, o.Grad, o.Hess, o.Trace, o.TraceGrad = Add(fs...), Add(gs...), Add(hs...), Add(ts...), Add(tgs...)
 	return o, nil
+}
+
+// conjugateInParts is the error for a conjugate latent drawn by several
+// statements or over part of its size (x[1] ~ …, for t in 2:T { x[t] ~ …
+// }): its update is read off one prior.
+func conjugateInParts(v *ir.Var, priors []*ir.Factor) error {
+	for _, f := range priors {
+		ranged := len(priors) > 1
+		for _, p := range f.Plates {
+			ranged = ranged || p.Ranged()
+		}
+		if ranged {
+			return ir.Errorf(f.Pos, "conjugate latent %s is drawn in parts (by %d statements, or in a loop over part of its size): its update is read off one prior statement that draws every element", v.Name, len(priors)).Hintf("declare %s `nonconjugate laplace` (a Gaussian factor fits chains such as x[t] ~ Normal(x[t-1], q)), or draw it by one statement", v.Name)
+		}
+	}
+	return nil
+}
+
+// elementPriors reports whether the statements drawing a latent vector
+// draw it element by element, each at a literal index (x[1]) or at the
+// index of its one loop (x[t] in `for t in 2:T`).
+func elementPriors(priors []*ir.Factor) bool {
+	for _, f := range priors {
+		if len(f.Target.Index) != 1 {
+			return false
+		}
+		switch x := f.Target.Index[0].(type) {
+		case *ir.Num:
+			if len(f.Plates) != 0 {
+				return false
+			}
+		case *ir.Index:
+			if len(f.Plates) != 1 || f.Plates[0].Index != x.Name || f.Plates[0].Bag != nil {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // ScalarSize is the size of the one-element vector as which a scalar
@@ -386,14 +434,6 @@ func expectFailure(pos ir.Pos, log []Approx, context string) error {
 		}
 	}
 	return ir.Errorf(pos, "cannot take the expectation of this statement under q%s: no rule covers how it reads its latents together (a Categorical latent, for one, must be read at a single entry, as z[n])", context).Hintf("rewrite the statement so that it reads each Categorical latent at one entry; a real latent read nonlinearly can be declared `nonconjugate laplace`")
-}
-
-// plateSize is the size of the outermost loop around f, for hints.
-func plateSize(f *ir.Factor) string {
-	if len(f.Plates) > 0 && f.Plates[0].Size != "" {
-		return f.Plates[0].Size
-	}
-	return "D"
 }
 
 // nonconjugateShapeHint says how to write a latent of v's type that a

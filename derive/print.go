@@ -25,6 +25,8 @@ func write(sb *strings.Builder, e Expr, ctx int) {
 		sb.WriteString(fmtNum(e.V))
 	case *Ix:
 		sb.WriteString(e.I.Name)
+	case *Shift:
+		fmt.Fprintf(sb, "%s%+d", e.I.Name, e.Off)
 	case *Delta:
 		sb.WriteString("δ(" + e.A.Name + "," + e.B.Name + ")")
 	case *Tensor:

@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/vigen-go/vigen/spec/ir"
@@ -27,6 +29,9 @@ func (c *checker) checkPriors() {
 			}
 			c.errorAt(v.Pos, hint, "latent %s has no prior", v.Name)
 		}
+		if v.Role == ir.RoleLatent && len(v.Type.Dims) > 0 && c.pieces(s) {
+			continue
+		}
 		for _, f := range s.priors[min(1, len(s.priors)):] {
 			what := "distribution"
 			if v.Role == ir.RoleLatent || v.Role == ir.RoleParam {
@@ -36,6 +41,111 @@ func (c *checker) checkPriors() {
 				"%s has a second %s (the first is at %s)", describe(v), what, c.where(s.priors[0].Pos))
 		}
 	}
+}
+
+// piece is the part of a latent's first dimension one of its `~`
+// statements draws: from the element Lo (1-based) to Hi, or to its size
+// plus Hi when ToSize (the statement `x[1] ~ …` draws 1..1, the loop
+// `for t in 2:T { x[t] ~ … }` draws 2..T+0).
+type piece struct {
+	f      *ir.Factor
+	lo, hi int
+	toSize bool
+}
+
+// elements writes p as "element 1" or "elements 2..T".
+func (p piece) elements() string {
+	if !p.toSize && p.hi == p.lo {
+		return "element " + p.String()
+	}
+	return "elements " + p.String()
+}
+
+func (p piece) String() string {
+	end := fmt.Sprint(p.hi)
+	if p.toSize {
+		end = p.f.Target.Var.Type.Dims[0]
+		if p.hi != 0 {
+			end += fmt.Sprintf("%+d", p.hi)
+		}
+	}
+	if !p.toSize && p.hi == p.lo {
+		return fmt.Sprint(p.lo)
+	}
+	return fmt.Sprintf("%d..%s", p.lo, end)
+}
+
+// pieces checks a latent vector drawn by statements that each cover part
+// of its first dimension, at a literal index (x[1]) or in a loop over part
+// of its size (for t in 2:T): together they must draw every element
+// exactly once. It reports whether it handled s (false when s's priors
+// draw the whole variable, or the variable's elements through indices it
+// cannot place, which are checked as usual).
+func (c *checker) pieces(s *symbol) bool {
+	v := s.v
+	var ps []piece
+	partial := false
+	for _, f := range s.priors {
+		p, ok := priorPiece(f)
+		if !ok {
+			return false
+		}
+		partial = partial || p.lo != 1 || !p.toSize || p.hi != 0
+		ps = append(ps, p)
+	}
+	if !partial {
+		return false
+	}
+	hint := "draw each element of " + v.Name + " by exactly one `~`, as in `" + v.Name + "[1] ~ Normal(0, 10)` and `for t in 2:" + v.Type.Dims[0] + " { " + v.Name + "[t] ~ Normal(" + v.Name + "[t-1], q) }`"
+	sort.SliceStable(ps, func(a, b int) bool { return ps[a].lo < ps[b].lo })
+	next := 1 // the first element not drawn yet, while the ends are literal
+	for k, p := range ps {
+		switch {
+		case k > 0 && ps[k-1].toSize:
+			c.errorAt(p.f.Pos, hint, "this statement draws %s of latent %s, which the statement at %s may draw too (it draws %s)", p.elements(), v.Name, c.where(ps[k-1].f.Pos), ps[k-1])
+			return true
+		case p.lo < next:
+			c.errorAt(p.f.Pos, hint, "this statement draws %s of latent %s, which the statement at %s draws too (it draws %s)", p.elements(), v.Name, c.where(ps[k-1].f.Pos), ps[k-1])
+			return true
+		case p.lo > next:
+			c.errorAt(p.f.Pos, hint, "latent %s has no distribution for its %s (this statement draws %s)", v.Name, piece{f: p.f, lo: next, hi: p.lo - 1}.elements(), p)
+			return true
+		}
+		next = p.hi + 1
+	}
+	last := ps[len(ps)-1]
+	switch {
+	case !last.toSize:
+		c.errorAt(last.f.Pos, hint, "latent %s has no distribution for its elements after %d, up to %s (this statement draws %s)", v.Name, last.hi, v.Type.Dims[0], last)
+	case last.hi == -1:
+		c.errorAt(last.f.Pos, hint, "latent %s has no distribution for its last element (this statement draws %s)", v.Name, last)
+	case last.hi < 0:
+		c.errorAt(last.f.Pos, hint, "latent %s has no distribution for its last %d elements (this statement draws %s)", v.Name, -last.hi, last)
+	}
+	return true
+}
+
+// priorPiece is the part of its target's first dimension f draws, if f
+// indexes it by a literal or by the index of a loop over that dimension.
+func priorPiece(f *ir.Factor) (piece, bool) {
+	t := f.Target
+	if t == nil {
+		return piece{}, false // reported where it is written
+	}
+	if len(t.Index) == 0 {
+		return piece{f: f, lo: 1, toSize: true}, len(f.Plates) == 0
+	}
+	switch x := t.Index[0].(type) {
+	case *ir.Num:
+		return piece{f: f, lo: int(x.Value), hi: int(x.Value)}, true
+	case *ir.Index:
+		for _, p := range f.Plates {
+			if p.Index == x.Name && p.Bag == nil && p.Size == t.Var.Type.Dims[0] {
+				return piece{f: f, lo: 1 + p.Lo, hi: p.Hi, toSize: true}, true
+			}
+		}
+	}
+	return piece{}, false
 }
 
 // checkUsage reports data never used and consts and params never read.

@@ -217,14 +217,21 @@ func (c *checker) target(e Expr, sc *scope) (r *ir.Ref, sym *symbol) {
 	return r, s
 }
 
-// earlier reports whether r reads data target's own variable at earlier
-// elements only, as y[t-1] in `y[t] ~ Normal(b * y[t-1], s)`: not a cycle,
+// earlier reports whether r reads data or latent target's own variable at
+// earlier elements only, as y[t-1] in `y[t] ~ Normal(b * y[t-1], s)` or
+// x[t-1] in `x[t] ~ Normal(x[t-1], q)`: not a cycle,
 // since each element depends on those before it.
 func earlier(r, target *ir.Ref) bool {
-	if target == nil || r.Var != target.Var || r.Var.Role != ir.RoleData {
+	if target == nil || r.Var != target.Var || r.Var.Role != ir.RoleData && r.Var.Role != ir.RoleLatent {
 		return false
 	}
 	for k, x := range r.Index {
+		if n, ok := x.(*ir.Num); ok && k < len(target.Index) {
+			// w[2] ~ Normal(w[1], s): literal indices, an earlier element
+			if m, ok := target.Index[k].(*ir.Num); ok && n.Value < m.Value {
+				return true
+			}
+		}
 		o, ok := x.(*ir.Offset)
 		if !ok || o.Off >= 0 || k >= len(target.Index) {
 			continue
@@ -281,8 +288,11 @@ func (c *checker) coverage(f *ir.Factor, sc *scope) {
 		}
 	}
 	for _, p := range f.Plates {
+		if p.Ranged() && f.Target.Var.Role == ir.RoleLatent {
+			continue // with its other statements, it must draw every element (checkPriors)
+		}
 		if p.Ranged() && f.Target.Var.Role != ir.RoleData {
-			c.errorAt(f.Target.Pos, "a "+f.Target.Var.Role.String()+" is drawn over whole dimensions; loops over part of a size (such as chains over time, x[t] ~ Normal(x[t-1], s)) may draw data only, for now",
+			c.errorAt(f.Target.Pos, "a "+f.Target.Var.Role.String()+" is drawn over whole dimensions; loops over part of a size (such as chains over time, x[t] ~ Normal(x[t-1], s)) may draw data and latents only",
 				"%s %s is drawn only for %s in %s (loop at %s), so its other elements would have no distribution", f.Target.Var.Role, f.Target.Var.Name, p.Index, p.Range(), c.where(p.Pos))
 			return
 		}

@@ -272,6 +272,19 @@ func (m *Model) Prior(name string) *Factor {
 	return nil
 }
 
+// Priors returns the factors whose target is the variable called name, in
+// source order: one, or for a latent vector drawn in parts (x[1] ~ …,
+// `for t in 2:T { x[t] ~ … }`) one per part.
+func (m *Model) Priors(name string) []*Factor {
+	var out []*Factor
+	for _, f := range m.Factors {
+		if f.Target != nil && f.Target.Var.Name == name {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // Children returns the factors, other than its prior, whose arguments read
 // the variable called name, in source order.
 func (m *Model) Children(name string) []*Factor {
