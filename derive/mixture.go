@@ -1,8 +1,6 @@
 package derive
 
 import (
-	"fmt"
-
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
@@ -35,19 +33,20 @@ func init() { mixtureDist.LogDensity = mixtureLogDensity }
 // mixtureLogDensity is logaddexp over the components of log w_k + log p_k(x).
 func mixtureLogDensity(b *Builder, x Val, args []Val) (Expr, error) {
 	comps := args[1:]
-	logw, err := mixtureLogWeights(args[0], len(comps))
+	var pos ir.Pos
+	if args[0].Src != nil {
+		pos = args[0].Src.Position()
+	}
+	logw, err := mixtureLogWeights(pos, args[0], len(comps))
 	if err != nil {
 		return nil, err
 	}
 	var lp Expr
 	for k, c := range comps {
 		if c.Dist == nil {
-			return nil, fmt.Errorf("internal error in vigen: component %d of a Mixture is not a distribution (please report it with the model)", k+1)
+			return nil, ir.Errorf(pos, "internal error in vigen: component %d of a Mixture is not a distribution (please report it with the model)", k+1)
 		}
-		d, ok := Dists[c.Dist.Name]
-		if !ok {
-			return nil, fmt.Errorf("the %s distribution is not supported by the code generator yet", c.Dist.Name)
-		}
+		d := Dists[c.Dist.Name] // the checker took it from the same table
 		lk, err := d.LogDensity(b, x, c.Dist.Args)
 		if err != nil {
 			return nil, err
@@ -64,10 +63,10 @@ func mixtureLogDensity(b *Builder, x Val, args []Val) (Expr, error) {
 
 // mixtureLogWeights returns log w_k for k components: log w and log(1 − w)
 // for a scalar weight w of two, log w[k] for a simplex vector w.
-func mixtureLogWeights(w Val, k int) ([]Expr, error) {
+func mixtureLogWeights(pos ir.Pos, w Val, k int) ([]Expr, error) {
 	if len(w.Dims) == 0 {
 		if k != 2 {
-			return nil, fmt.Errorf("internal error in vigen: a scalar Mixture weight with %d components (please report it with the model)", k)
+			return nil, ir.Errorf(pos, "internal error in vigen: a scalar Mixture weight with %d components (please report it with the model)", k)
 		}
 		s := w.Scalar()
 		return []Expr{logE(s), Call1("log1p", Neg(s))}, nil
