@@ -20,9 +20,10 @@ type alloc struct {
 // atLeastCtx checks that the size Size is at least Min, Why saying what
 // needs it (runtime.Sizes.AtLeast).
 type atLeastCtx struct {
-	Size string
-	Min  int
-	Why  string
+	Size  string
+	Min   int
+	Why   string
+	Exact bool // the size must be exactly Min (runtime.Sizes.Exactly)
 }
 
 // sizeEqCtx checks that the size Size is Const plus the sizes Plus, the
@@ -100,14 +101,34 @@ func (g *gen) allocCheck(f *fitGen) (minimums []atLeastCtx, allocs []alloc) {
 		case t.Class == ir.Simplex && len(t.Dims) > 0 && !atLeast[t.Dims[len(t.Dims)-1]]:
 			d := t.Dims[len(t.Dims)-1]
 			atLeast[d] = true
-			minimums = append(minimums, atLeastCtx{d, 1, fmt.Sprintf("it is the length of the simplex %s (%s)", v.Name, v.Pos)})
+			minimums = append(minimums, atLeastCtx{Size: d, Min: 1, Why: fmt.Sprintf("it is the length of the simplex %s (%s)", v.Name, v.Pos)})
 		case v.Role == ir.RoleLatent && t.Kind == ir.Int && t.Range != nil && t.Range[1].Size != "" && t.Range[0].Size == "" && !atLeast[t.Range[1].Size]:
 			atLeast[t.Range[1].Size] = true
-			minimums = append(minimums, atLeastCtx{t.Range[1].Size, t.Range[0].Value,
-				fmt.Sprintf("it bounds the values %s of the latent %s (%s)", fmtRange(t), v.Name, v.Pos)})
+			minimums = append(minimums, atLeastCtx{Size: t.Range[1].Size, Min: t.Range[0].Value,
+				Why: fmt.Sprintf("it bounds the values %s of the latent %s (%s)", fmtRange(t), v.Name, v.Pos)})
 		}
 	}
-	return append(minimums, literalIndexMinimums(g.m)...), as
+	return append(append(minimums, literalIndexMinimums(g.m)...), mixtureWeightSizes(g.m)...), as
+}
+
+// mixtureWeightSizes are the checks that the simplex of weights of every
+// Mixture has one entry per component: its length, a size, must be their
+// number (or the weights would not sum to one over them).
+func mixtureWeightSizes(m *ir.Model) []atLeastCtx {
+	var out []atLeastCtx
+	for _, f := range m.Factors {
+		fam := ir.Families[f.Dist]
+		if fam == nil || !fam.Variadic || len(f.Args) == 0 {
+			continue
+		}
+		w := f.Args[0]
+		if dims := w.Typ().Dims; len(dims) == 1 {
+			k := len(f.Args) - len(fam.Params) + 1
+			out = append(out, atLeastCtx{Size: dims[0], Min: k, Exact: true,
+				Why: fmt.Sprintf("it is the length of the weights %s of the %s at %s, which has %d components", fmtIR(w), f.Dist, f.Pos, k)})
+		}
+	}
+	return out
 }
 
 // literalIndexMinimums are the checks that every literal index (beta[2])
@@ -136,7 +157,7 @@ func literalIndexMinimums(m *ir.Model) []atLeastCtx {
 					order = append(order, d)
 				}
 				if !seen || int(n.Value) > c.Min {
-					need[d] = atLeastCtx{d, int(n.Value), fmt.Sprintf("%s at %s reads index %d of dimension %d of %s", fmtIR(r), r.Pos, int(n.Value), k+1, r.Var.Name)}
+					need[d] = atLeastCtx{Size: d, Min: int(n.Value), Why: fmt.Sprintf("%s at %s reads index %d of dimension %d of %s", fmtIR(r), r.Pos, int(n.Value), k+1, r.Var.Name)}
 				}
 			}
 		})

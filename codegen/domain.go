@@ -202,7 +202,17 @@ func (g *gen) domainChecks() []domainCheckCtx {
 	for _, v := range g.m.Vars {
 		add(g.boundCheck(v))
 	}
+	factors := g.m.Factors
 	for _, f := range g.m.Factors {
+		// the components of a Mixture: their arguments' domains and
+		// their support, for the mixture's target
+		for _, a := range f.Args {
+			if d, ok := a.(*ir.DistArg); ok {
+				factors = append(factors, &ir.Factor{Plates: f.Plates, Target: f.Target, Dist: d.Dist, Args: d.Args, Pos: d.Pos})
+			}
+		}
+	}
+	for _, f := range factors {
 		dist := derive.Dists[f.Dist]
 		fam := ir.Families[f.Dist]
 		if dist == nil || fam == nil {

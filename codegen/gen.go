@@ -604,6 +604,12 @@ func fmtIR(e ir.Expr) string {
 			args[k] = fmtIR(a)
 		}
 		return e.Func + "(" + strings.Join(args, ", ") + ")"
+	case *ir.DistArg:
+		args := make([]string, len(e.Args))
+		for k, a := range e.Args {
+			args[k] = fmtIR(a)
+		}
+		return e.Dist + "(" + strings.Join(args, ", ") + ")"
 	case *ir.Binary:
 		return "(" + fmtIR(e.X) + " " + string(e.Op) + " " + fmtIR(e.Y) + ")"
 	case *ir.Unary:

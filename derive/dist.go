@@ -125,7 +125,7 @@ var table = []*Dist{
 	negBinomialDist, negBinomialLogDist, bernoulliLogitDist, poissonLogDist, binomialLogitDist,
 	orderedDist("OrderedLogistic", false), orderedDist("OrderedProbit", true), dirichletMultinomialDist(),
 	mvNormalDist("MvNormal", false), mvNormalDist("MvNormalPrec", true),
-	dirichletDist(), categoricalDist(), multinomialDist(), wishartDist(),
+	dirichletDist(), categoricalDist(), multinomialDist(), wishartDist(), mixtureDist,
 }
 
 // Dists is the distribution table, keyed by family name.

@@ -72,8 +72,7 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 		xs := Val{At: func([]Expr) Expr { return x.At(sel) }}
 		as := make([]Val, len(args))
 		for k, a := range args {
-			a := a
-			as[k] = Val{Src: a.Src, At: func([]Expr) Expr { return a.At(sel[len(sel)-len(a.Dims):]) }}
+			as[k] = elementOf(a, fam.Params[min(k, len(fam.Params)-1)], sel)
 		}
 		one, err := d.LogDensity(b, xs, as)
 		if err != nil {
@@ -95,4 +94,24 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 		lp = Add(lp, jac)
 	}
 	return Sum(plates, Mul(append(weights, lp)...)), nil
+}
+
+// elementOf is the argument a, for parameter p of an elementwise family,
+// at the element sel of an array target: a scalar broadcasts, an argument
+// shaped like the target is read at sel, a vector-shaped parameter (a
+// Mixture's simplex of weights) is passed whole, and a distribution
+// argument has each of its own arguments taken at sel.
+func elementOf(a Val, p ir.ParamSig, sel []Expr) Val {
+	switch {
+	case a.Dist != nil:
+		d := &DistVal{Name: a.Dist.Name}
+		sig := ir.Families[a.Dist.Name]
+		for k, x := range a.Dist.Args {
+			d.Args = append(d.Args, elementOf(x, sig.Params[k], sel))
+		}
+		return Val{Src: a.Src, Dist: d, At: a.At}
+	case p.Shape != "":
+		return a
+	}
+	return Val{Src: a.Src, At: func([]Expr) Expr { return a.At(sel[len(sel)-len(a.Dims):]) }}
 }

@@ -98,6 +98,16 @@ type Val struct {
 	At     func(sel []Expr) Expr
 	Src    ir.Expr // the model expression it came from (for positions), or nil
 	Tensor string  // the tensor it reads whole, if it is exactly one (for inverses and log-determinants)
+	// Dist is set for a distribution argument (a component of a Mixture,
+	// an *ir.DistArg), which has no elements: its family and arguments.
+	Dist *DistVal
+}
+
+// DistVal is a distribution given as an argument: a family of the table
+// and its arguments, whose target is the enclosing statement's.
+type DistVal struct {
+	Name string
+	Args []Val
 }
 
 // Scalar is the element of a rank-0 value.
@@ -105,6 +115,15 @@ func (v Val) Scalar() Expr { return v.At(nil) }
 
 // ValOf wraps a model expression.
 func (b *Builder) ValOf(e ir.Expr) Val {
+	if d, ok := e.(*ir.DistArg); ok {
+		dv := &DistVal{Name: d.Dist}
+		for _, a := range d.Args {
+			dv.Args = append(dv.Args, b.ValOf(a))
+		}
+		return Val{Dims: d.T.Dims, Src: e, Dist: dv, At: func([]Expr) Expr {
+			panic(lowerError{ir.Errorf(d.Pos, "internal error in vigen: the distribution %s read as a value (please report it with the model)", d.Dist)})
+		}}
+	}
 	tensor := ""
 	if r, ok := e.(*ir.Ref); ok && len(r.Index) == 0 && r.Var.Role != ir.RoleSize && !Transformed(r.Var) {
 		tensor = r.Var.Name
@@ -264,6 +283,8 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 			return Pow(x, y), nil
 		}
 		return nil, ir.Errorf(e.Pos, "internal error in vigen: unknown operator %c (please report it with the model)", e.Op)
+	case *ir.DistArg:
+		return nil, ir.Errorf(e.Pos, "the distribution %s is an argument of a distribution, not a value", e.Dist).Hintf("distributions are written on the right of ~, and as the components of a Mixture")
 	case *ir.Call:
 		fn, ok := funcs[e.Func]
 		if !ok {

@@ -95,11 +95,15 @@ func definePrims() bool {
 		Eval:     func(x []float64) float64 { return math.Log1p(x[0]) },
 		Partials: func(a []Expr, self Expr) []Expr { return []Expr{Pow(Add(N(1), a[0]), N(-1))} },
 		Simplify: func(a []Expr) Expr {
-			// log(1 − Φ(u)) = log Φ(−u), stable in the upper tail
+			// log(1 − Φ(u)) = log Φ(−u), stable in the upper tail;
+			// log(1 − σ(u)) = −softplus(u)
 			if m, ok := a[0].(*MulNode); ok && len(m.Factors) == 2 {
 				if c, ok := m.Factors[0].(*Num); ok && c.V == -1 {
 					if p, ok := m.Factors[1].(*Call); ok && p.Prim.Name == "Phi" {
 						return Call1("logPhi", Neg(p.Args[0]))
+					}
+					if p, ok := m.Factors[1].(*Call); ok && p.Prim.Name == "logistic" {
+						return Neg(Call1("softplus", p.Args[0]))
 					}
 				}
 			}
@@ -185,6 +189,14 @@ func definePrims() bool {
 		Eval: func(x []float64) float64 { return runtime.LogDiffPhi(x[0], x[1]) },
 		Partials: func(a []Expr, self Expr) []Expr {
 			return []Expr{Call1("exp", Sub(logNormalDensity(a[0]), self)), Neg(Call1("exp", Sub(logNormalDensity(a[1]), self)))}
+		}})
+	// logaddexp(a, b) = log(e^a + e^b), stable for any a and b (the log
+	// density of a mixture, summed over its components): ∂/∂a = e^{a −
+	// self} = logistic(a − b), the posterior weight of a's component.
+	def(&Prim{Name: "logaddexp", Arity: 2, Go: "runtime.LogAddExp", Domain: "all", Latex: `\operatorname{logaddexp}`,
+		Eval: func(x []float64) float64 { return runtime.LogAddExp(x[0], x[1]) },
+		Partials: func(a []Expr, self Expr) []Expr {
+			return []Expr{Call1("logistic", Sub(a[0], a[1])), Call1("logistic", Sub(a[1], a[0]))}
 		}})
 	// xlogx(x) = x log x, continued by 0 at x = 0 (entropies of
 	// probabilities that underflowed).

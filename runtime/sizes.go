@@ -102,6 +102,17 @@ func (s *Sizes) Equals(name string, n int, plus []string, what string) error {
 	return nil
 }
 
+// Exactly returns an error if size name is not n; why says what needs it,
+// as in
+//
+//	size "K" = 4: it is the length of the weights pi of the Mixture at m.vi:9:10, which has 3 components, so it must be 3
+func (s *Sizes) Exactly(name string, n int, why string) error {
+	if got := s.bound[name].n; got != n {
+		return fmt.Errorf("size %q = %d: %s, so it must be %d", name, got, why, n)
+	}
+	return nil
+}
+
 // AtLeast returns an error if size name is below min; why says what the
 // size is the length of, as in
 //

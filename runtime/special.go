@@ -234,3 +234,16 @@ func LogDiffPhi(u, l float64) float64 {
 	}
 	return lu + math.Log(-math.Expm1(ll-lu))
 }
+
+// LogAddExp returns log(e^a + e^b) without overflow or underflow: the
+// larger argument plus log1p(e^{−|a−b|}). It is −Inf when both are −Inf
+// (a component of weight zero contributes nothing) and NaN when either is.
+func LogAddExp(a, b float64) float64 {
+	if a < b {
+		a, b = b, a
+	}
+	if math.IsInf(b, -1) {
+		return a
+	}
+	return a + math.Log1p(math.Exp(b-a))
+}

@@ -56,6 +56,11 @@ func writeExpr(b *strings.Builder, e ir.Expr) {
 		b.WriteByte('(')
 		writeExprs(b, e.Args)
 		b.WriteByte(')')
+	case *ir.DistArg:
+		b.WriteString(e.Dist)
+		b.WriteByte('(')
+		writeExprs(b, e.Args)
+		b.WriteByte(')')
 	case *ir.Binary:
 		writeOperand(b, e.X)
 		op := string(e.Op)

@@ -92,7 +92,8 @@ func checkInvariants(t *testing.T, m *ir.Model) {
 			if f.Dist != "" || len(f.Args) != 1 || f.Args[0].Typ().Rank() != 0 {
 				t.Errorf("%s: factor statement at %v has dist %q and args %v", m.Name, f.Pos, f.Dist, f.Args)
 			}
-		case ir.Families[f.Dist] == nil || len(f.Args) != len(ir.Families[f.Dist].Params):
+		case ir.Families[f.Dist] == nil || !ir.Families[f.Dist].Variadic && len(f.Args) != len(ir.Families[f.Dist].Params) ||
+			ir.Families[f.Dist].Variadic && len(f.Args) <= len(ir.Families[f.Dist].Params):
 			t.Errorf("%s: factor %s at %v has bad dist or args", m.Name, f.Dist, f.Pos)
 		default:
 			exprs = append([]ir.Expr{f.Target}, f.Args...)

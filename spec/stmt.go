@@ -136,8 +136,14 @@ func (c *checker) tilde(s *TildeStmt, sc *scope, plates []ir.Plate) {
 	}
 	f := &ir.Factor{Plates: append([]ir.Plate(nil), plates...), Target: target, Dist: s.Dist.Name, Pos: c.pos(s.Pos)}
 	argsOK := true
-	for _, a := range s.Args {
-		x, ok := c.operand(a, sc)
+	for k, a := range s.Args {
+		var x ir.Expr
+		ok := false
+		if famOK && paramAt(fam, k).Dist {
+			x, ok = c.distArg(fam, k, a, sc)
+		} else {
+			x, ok = c.operand(a, sc)
+		}
 		if !ok {
 			argsOK = false
 			continue
@@ -157,6 +163,16 @@ func (c *checker) tilde(s *TildeStmt, sc *scope, plates []ir.Plate) {
 	}
 	c.coverage(f, sc)
 	if !argsOK {
+		return
+	}
+	if fam.Variadic {
+		if len(s.Args) < len(fam.Params)+1 {
+			c.errorf(s.Dist.Pos, "write "+variadicForm(fam), "%s takes %s, got %d", fam.Name, variadicList(fam), len(s.Args))
+			return
+		}
+		if c.mixture(fam, f) {
+			c.model.Factors = append(c.model.Factors, f)
+		}
 		return
 	}
 	if len(s.Args) != len(fam.Params) {

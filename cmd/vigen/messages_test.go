@@ -243,6 +243,10 @@ func TestFamiliesHaveDensities(t *testing.T) {
 // can produce, by format, with the reason: the checker (spec) rejects every
 // such model first, or the message guards an invariant of vigen itself.
 var unreachableMessages = map[string]string{
+	"%s: internal error in vigen: the distribution %s read as a value (please report it with the model)":                                                             "invariant: a distribution argument (ir.DistArg) is read only through Val.Dist by the Mixture's log density, never as a value",
+	"%s: the distribution %s is an argument of a distribution, not a value\n\thint: distributions are written on the right of ~, and as the components of a Mixture": "invariant: the checker puts an ir.DistArg only in a factor's argument for a Dist parameter, never inside an expression",
+	"%s: internal error in vigen: component %d of a Mixture is not a distribution (please report it with the model)":                                                 "invariant: the checker (spec/mixture.go) makes every argument after a Mixture's weights an ir.DistArg",
+	"%s: internal error in vigen: a scalar Mixture weight with %d components (please report it with the model)":                                                      "invariant: the checker rejects a scalar weight unless there are two components",
 	"%s: codegen: the constraints of %s: %v": "invariant: TestDomainsParse keeps every constraint clause of derive's table readable",
 	"%s: codegen: the support of %s: %v":     "invariant: TestDomainsParse keeps every support clause of derive's table readable",
 	"%s: no update for latent %s":            "Derive returns an error for every latent that gets neither an objective nor an update, so codegen never sees one (codegen/fit.go)",

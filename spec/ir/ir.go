@@ -443,6 +443,22 @@ type Unary struct {
 	Pos Pos
 }
 
+// DistArg is a distribution written as an argument of another one, without
+// its target: the components of `y ~ Mixture(w, Normal(m1, s1), Normal(m2,
+// s2))`. It appears only as an argument of a Factor, for a parameter of
+// its family marked Dist; its target is the factor's, and T is the
+// target's type.
+type DistArg struct {
+	Dist string // family name, an entry of Families
+	Args []Expr
+	T    Type
+	Pos  Pos
+}
+
+func (e *DistArg) Position() Pos { return e.Pos }
+func (e *DistArg) Typ() Type     { return e.T }
+func (*DistArg) exprNode()       {}
+
 func (e *Num) Position() Pos    { return e.Pos }
 func (e *Ref) Position() Pos    { return e.Pos }
 func (e *Index) Position() Pos  { return e.Pos }
@@ -490,6 +506,10 @@ func Walk(e Expr, fn func(Expr)) {
 			Walk(i, fn)
 		}
 	case *Call:
+		for _, a := range e.Args {
+			Walk(a, fn)
+		}
+	case *DistArg:
 		for _, a := range e.Args {
 			Walk(a, fn)
 		}

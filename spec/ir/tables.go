@@ -16,6 +16,12 @@ type ParamSig struct {
 	// is an int literal or a pattern letter (unified like shape letters, with
 	// the size named by the value's declared range); "" allows any integer.
 	Range string
+	// Dist marks a parameter whose argument is a distribution, written as
+	// a call of a family without its target (the Normal(mu, s) of
+	// Mixture(w, Normal(mu, s), ...)): the checker checks it against that
+	// family with the statement's target as its target, and it reaches
+	// derive as a *DistArg.
+	Dist bool
 }
 
 // Family is a distribution's signature: what its value (the target of `~`)
@@ -33,7 +39,10 @@ type Family struct {
 	// param target must be declared as (a positive family's latent is a
 	// real<lower=0>, whose Gaussian lives on the log scale).
 	Support Support
-	Doc     string
+	// Variadic: the last parameter stands for two or more arguments (the
+	// components of a Mixture).
+	Variadic bool
+	Doc      string
 }
 
 // Support is the domain of a family's value, coarsely.
