@@ -33,6 +33,12 @@ type QFactor struct {
 	// from the parameters (ψ(λ) − ψ(Σλ) once per update, not per read).
 	Moments     map[string]Val
 	MomentStats []string
+	// Rows marks the factors of a latent with one Gaussian per unit,
+	// read as a whole by a statement indexing it by one of its own plates
+	// (a two-plate model's W[d] read in z[n]'s objective): Dims is [U, P],
+	// the mean v.mean[u, a], and the covariance v.cov[u, a, b] with δ over
+	// the unit (distinct units are independent under q).
+	Rows bool
 }
 
 // Tensors are q's parameter tensors followed by its moment tensors.
@@ -49,6 +55,15 @@ func (q *QFactor) Tensors() []Val {
 func GaussianQ(v, dim string) *QFactor {
 	return &QFactor{Var: v, Family: "MvNormal", Dims: []string{dim}, Params: []Val{
 		tensorVal1(v+".mean", dim), {Dims: []string{dim, dim}, Tensor: v + ".cov", At: func(sel []Expr) Expr { return TSym(v+".cov", sel[0], sel[1]) }},
+	}}
+}
+
+// RowsGaussianQ is the factors q(v[u]) = N(mean[u], cov[u]), u = 1..units,
+// of a per-unit Gaussian latent read as a whole (QFactor.Rows).
+func RowsGaussianQ(v, units, dim string) *QFactor {
+	return &QFactor{Var: v, Family: "MvNormal", Dims: []string{units, dim}, Rows: true, Params: []Val{
+		tensorValN(v+".mean", []string{units, dim}),
+		tensorValN(v+".cov", []string{units, dim, dim}),
 	}}
 }
 
@@ -346,6 +361,9 @@ func (x *expecter) meanOf(e Expr, q *QFactor) Expr {
 // elementwise family the variance of its table entry on the diagonal; nil
 // when the table has none.
 func (x *expecter) covOf(q *QFactor, i, j []Index) Expr {
+	if q.Rows {
+		return Mul(Dlt(i[0], j[0]), q.Params[1].At([]Expr{IxE(i[0]), IxE(i[1]), IxE(j[1])}))
+	}
 	if q.IsGaussianVector() {
 		return q.Params[1].At([]Expr{IxE(i[0]), IxE(j[0])})
 	}

@@ -24,6 +24,9 @@ type Builder struct {
 	plates map[string]Index // the plate indices in scope, by name
 	unit   *Index           // while building a per-unit objective: the unit's plate, left unsummed
 	group  *Grouping        // while building a grouped statement (group.go) for unit
+	// rows are the factors of per-unit Gaussian latents read as a whole
+	// (rowsQ), by latent.
+	rows map[string]*QFactor
 	// perEntry drops the count weights of bag plates: the update of a
 	// latent with one value per (term, count) entry is per token.
 	perEntry bool

@@ -269,10 +269,15 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		for _, name := range sortedKeys(qs) {
 			if name != v.Name && DependsOn(lp, name) {
 				if fv := b.Model.Lookup(name); fv != nil && qs[name].IsGaussianVector() && len(fv.Type.Dims) == 2 {
-					// the expectation engine reads a Gaussian factor as
-					// one vector; one per unit is read so only by the
-					// unit's own objective (unitView)
-					return nil, perUnitReadError(f, readerOf(v), v, fv, b.Model.Prior(name))
+					// another per-unit latent, read at a plate index of
+					// the statement: its factors as a whole (two-plate
+					// models, QFactor.Rows)
+					rq := b.rowsQ(fv, lp, qs)
+					if rq == nil {
+						return nil, perUnitReadError(f, readerOf(v), v, fv, b.Model.Prior(name))
+					}
+					others = append(others, rq)
+					continue
 				}
 				others = append(others, qs[name])
 			}
@@ -304,6 +309,39 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 	}
 	o.F, o.Grad, o.Hess, o.Trace, o.TraceGrad = Add(fs...), Add(gs...), Add(hs...), Add(ts...), Add(tgs...)
 	return o, nil
+}
+
+// rowsQ is the factor through which e reads fv, a latent with one
+// Gaussian factor per unit (QFactor.Rows), when every read selects its
+// unit by an index (a plate of the statement, summed or free), and fv is
+// itself fitted unit by unit (an objective with a unit); nil otherwise.
+// The same factor is returned for every statement.
+func (b *Builder) rowsQ(fv *ir.Var, e Expr, qs map[string]*QFactor) *QFactor {
+	if !fv.Treatment.Nonconjugate() || b.localUnit(fv) == nil {
+		return nil
+	}
+	ok := true
+	Visit(e, func(y Expr) {
+		if t, isT := y.(*Tensor); isT && t.Name == fv.Name {
+			if len(t.Idx) != 2 {
+				ok = false
+			} else if _, isIx := t.Idx[0].(*Ix); !isIx {
+				ok = false
+			}
+		}
+	})
+	if !ok {
+		return nil
+	}
+	if b.rows == nil {
+		b.rows = map[string]*QFactor{}
+	}
+	if q := b.rows[fv.Name]; q != nil {
+		return q
+	}
+	q := RowsGaussianQ(fv.Name, fv.Type.Dims[0], qs[fv.Name].Dims[0])
+	b.rows[fv.Name] = q
+	return q
 }
 
 // ScalarSize is the size of the one-element vector as which a scalar
