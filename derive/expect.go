@@ -39,6 +39,9 @@ type QFactor struct {
 	// the mean v.mean[u, a], and the covariance v.cov[u, a, b] with δ over
 	// the unit (distinct units are independent under q).
 	Rows bool
+	// row, on a factor sliced from a Rows one (expecter.sliceRows), is
+	// the index of the unit whose factor it is.
+	row *Index
 }
 
 // Tensors are q's parameter tensors followed by its moment tensors.
@@ -156,6 +159,9 @@ func (x *expecter) expect(e Expr) Expr {
 		}
 		return Sum(e.Idx, body)
 	}
+	if r, ok := x.sliceRows(e, vs); ok {
+		return r
+	}
 	if len(vs) > 1 {
 		// A term reading a categorical latent and others: sum over the
 		// categories first (exact), then take the rest's expectation.
@@ -211,6 +217,52 @@ func (x *expecter) expect(e Expr) Expr {
 		return x.joint(e)
 	}
 	return x.single(e, x.qs[vs[0]])
+}
+
+// sliceRows takes E[e] when e reads a per-unit latent through its
+// factors as a whole (QFactor.Rows) at one unit only, v[i, ·] with the
+// same index i everywhere: under q(v[i]) alone, as a vector, so that no
+// Kronecker delta over units is left inside a Taylor expansion's sums.
+func (x *expecter) sliceRows(e Expr, vs []string) (Expr, bool) {
+	for _, v := range vs {
+		q := x.qs[v]
+		if !q.Rows {
+			continue
+		}
+		var at *Index
+		same := true
+		Visit(e, func(y Expr) {
+			t, ok := y.(*Tensor)
+			if !ok || t.Name != v {
+				return
+			}
+			ix, ok := t.Idx[0].(*Ix)
+			switch {
+			case !ok || len(t.Idx) != 2:
+				same = false
+			case at == nil:
+				i := ix.I
+				at = &i
+			case at.Name != ix.I.Name:
+				same = false
+			}
+		})
+		if !same || at == nil || !containsIndex(e.Free(), *at) {
+			continue // (an index bound inside e is not one unit)
+		}
+		i := *at
+		mean, cov := q.Params[0].Tensor, q.Params[1].Tensor
+		row := &QFactor{Var: v, Family: q.Family, Dims: q.Dims[1:], row: &i, Params: []Val{
+			{Dims: q.Dims[1:], Tensor: mean, At: func(sel []Expr) Expr { return T(mean, append([]Expr{IxE(i)}, sel...)...) }},
+			{Dims: []string{q.Dims[1], q.Dims[1]}, Tensor: cov, At: func(sel []Expr) Expr { return T(cov, IxE(i), sel[0], sel[1]) }},
+		}}
+		sliced := replaceTensorPure(e, v, func(t *Tensor) Expr { return newTensor(v, t.Idx[1:], t.Sym, t.Int) })
+		x.qs[v] = row
+		r := x.expect(sliced)
+		x.qs[v] = q
+		return r, true
+	}
+	return nil, false
 }
 
 // independentGroups splits the factors of a product into those that read
@@ -704,7 +756,12 @@ func (x *expecter) taylor(e Expr) Expr {
 }
 
 // atMean replaces the Gaussian latent of q by its mean.
-func (x *expecter) atMean(e Expr, q *QFactor) Expr { return rename(e, q.Var, q.Params[0].Tensor) }
+func (x *expecter) atMean(e Expr, q *QFactor) Expr {
+	if q.row != nil {
+		return replaceTensorPure(e, q.Var, func(t *Tensor) Expr { return q.Params[0].At(t.Idx) })
+	}
+	return rename(e, q.Var, q.Params[0].Tensor)
+}
 
 // atMeans replaces every latent by its mean (Gaussian mean, Dirichlet and
 // Gamma means by their table rules).

@@ -440,26 +440,24 @@ func nonconjugateShapeHint(v *ir.Var) string {
 
 // perUnitReadError is the error for statement f, read by reader (the
 // objective, update or M-step of v), that reads u, a latent with one
-// Gaussian factor per unit drawn by uPrior. The expectation engine reads a
-// Gaussian factor as one vector, and a per-unit one is read so (unitView)
-// only by u's own objective and the updates of conjugate latents local to
-// the same units.
+// Gaussian factor per unit drawn by uPrior, where no rule reads it: the
+// objective of a nonconjugate latent reads u's factors (QFactor.Rows) where
+// every read selects the unit by a loop index, and a conjugate update reads
+// them only inside its own loop over u's units (unitView).
 func perUnitReadError(f *ir.Factor, reader string, v, u *ir.Var, uPrior *ir.Factor) error {
 	separate := "fit one of them in a separate model and give its estimate to this one as `data`"
-	if v.Role == ir.RoleLatent && v.Treatment.Nonconjugate() && len(v.Type.Dims) == 2 {
-		a, b := v, u
-		if b.Pos.Line < a.Pos.Line || b.Pos.Line == a.Pos.Line && b.Pos.Col < a.Pos.Col {
-			a, b = b, a
-		}
-		// both objectives report it: the same text, reported once
-		return ir.Errorf(f.Pos, "this statement reads %s and %s, two latents with one Gaussian factor per unit, and vigen cannot yet take the expectation of one under the other's factors", a.Name, b.Name).Hintf("let each statement read one per-unit nonconjugate latent: %s", separate)
+	d := strings.ToLower(u.Type.Dims[0])
+	if uPrior != nil && len(uPrior.Plates) > 0 {
+		d = uPrior.Plates[0].Index
+	}
+	if v.Treatment.Nonconjugate() && v.Role == ir.RoleLatent {
+		return ir.Errorf(f.Pos, "%s reads %s, which has one Gaussian factor per unit, other than at a loop index: vigen takes expectations under such factors where every read selects the unit by the index of a loop, as %s[%s] inside `for %s in 1:%s`", reader, u.Name, u.Name, d, d, u.Type.Dims[0]).Hintf("read %s at a loop index, or %s", u.Name, separate)
 	}
 	hint := fmt.Sprintf("keep %s out of the statements that read %s, or %s", u.Name, v.Name, separate)
 	if f == uPrior {
-		d, p := uPrior.Plates[0].Index, u.Type.Dims[1]
-		hint = fmt.Sprintf("estimate %s's prior as params instead, `%s[%s] ~ MvNormal(mu0, Sigma0)` with `param mu0 : real[%s]` and `param Sigma0 : cov[%s]`: their M-step is in closed form (as in hierlogreg.vi)", u.Name, u.Name, d, p, p)
+		hint = fmt.Sprintf("estimate %s's prior as params instead, `%s[%s] ~ MvNormal(mu0, Sigma0)` with `param mu0 : real[%s]` and `param Sigma0 : cov[%s]`: their M-step is in closed form (as in hierlogreg.vi)", u.Name, u.Name, d, u.Type.Dims[1], u.Type.Dims[1])
 	}
-	return ir.Errorf(f.Pos, "%s reads %s, which has one Gaussian factor per unit: vigen takes expectations under such factors only in the updates of conjugate latents drawn in the same loop (as ctm.vi's z reads theta)", reader, u.Name).Hintf("%s", hint)
+	return ir.Errorf(f.Pos, "%s reads %s, which has one Gaussian factor per unit: vigen takes expectations under such factors in the objectives of nonconjugate latents, and in the updates of conjugate latents drawn in the same loop (as ctm.vi's z reads theta)", reader, u.Name).Hintf("%s", hint)
 }
 
 // readerOf names what derives v's new value: its objective, update or
