@@ -147,6 +147,13 @@ func TestEndToEndPPCAIsCAVIFixedPoint(t *testing.T) {
 			if mz, mw := maxAbsMean(z), maxAbsMean(w); mz < 0.1 || mw < 0.1 {
 				t.Errorf("%s %s: largest |E[z]| %.3g, |E[W]| %.3g: the fit stayed at the saddle point of zero means", src.name, r.Method, mz, mw)
 			}
+			// the ELBO of the fitted q, computed here from its moments
+			if len(r.ELBO) > 0 {
+				want := ppcaELBO(x, z, w, s)
+				if got := r.ELBO[len(r.ELBO)-1]; math.Abs(got-want) > 1e-9*math.Abs(want) {
+					t.Errorf("%s %s: ELBO %.12g, want %.12g", src.name, r.Method, got, want)
+				}
+			}
 			// the ELBO never decreases under exact coordinate updates
 			for it := 1; it < len(r.ELBO); it++ {
 				if r.ELBO[it] < r.ELBO[it-1]-1e-9*math.Abs(r.ELBO[it-1]) {
@@ -332,4 +339,127 @@ func TestEndToEndPoissonMatrixFactorizationRowsAreLaplace(t *testing.T) {
 		}
 		return pmfRowObjective(theta, col, 2, 3)
 	}, 1e-6)
+}
+
+// ppcaELBO is E_q[log p(x, z, W)] + H[q] of PPCA under mean-field Gaussian
+// rows: with E[(wᵀz)²] = tr(E[wwᵀ] E[zzᵀ]) for independent rows,
+//
+//	Σ_nd [−½log 2πs² − (x² − 2x·m_wᵀm_z + E[(wᵀz)²])/2s²]
+//	+ Σ_rows [−(K/2)log 2π − ½(|m|² + tr S) + ½log|S| + (K/2)(1 + log 2π)].
+func ppcaELBO(x [][]float64, z, w []gaussianJSON, s float64) float64 {
+	second := func(g gaussianJSON) *mat.Dense {
+		k := len(g.Mean)
+		e := mat.NewDense(k, k, nil)
+		for a := 0; a < k; a++ {
+			for b := 0; b < k; b++ {
+				e.Set(a, b, g.Mean[a]*g.Mean[b]+g.Cov[a][b])
+			}
+		}
+		return e
+	}
+	total := 0.0
+	for n, zn := range z {
+		ez := second(zn)
+		for d, wd := range w {
+			var p mat.Dense
+			p.Mul(second(wd), ez)
+			mm := mat.Dot(mat.NewVecDense(len(wd.Mean), wd.Mean), mat.NewVecDense(len(zn.Mean), zn.Mean))
+			total += -0.5*math.Log(2*math.Pi*s*s) - (x[n][d]*x[n][d]-2*x[n][d]*mm+mat.Trace(&p))/(2*s*s)
+		}
+	}
+	for _, g := range append(append([]gaussianJSON(nil), z...), w...) {
+		k := float64(len(g.Mean))
+		cov := mat.NewSymDense(len(g.Mean), nil)
+		for a := range g.Mean {
+			for b := a; b < len(g.Mean); b++ {
+				cov.SetSym(a, b, g.Cov[a][b])
+			}
+		}
+		var ch mat.Cholesky
+		if !ch.Factorize(cov) {
+			panic("ppcaELBO: covariance not positive definite")
+		}
+		total += -0.5*k*math.Log(2*math.Pi) - 0.5*(mat.Trace(second(g))) + 0.5*ch.LogDet() + 0.5*k*(1+math.Log(2*math.Pi))
+	}
+	return total
+}
+
+// A global effect and grouped per-unit effects read in one statement (a
+// linear mixed model): the global's objective reads each point's group
+// through its factor, m[group[n]]. The joint posterior is Gaussian, and
+// mean-field Gaussian VI recovers its mean exactly (each coordinate
+// update is exact CAVI, whose fixed point solves the same linear system).
+const mixedVI = `model mixed
+size N, P, K
+data y : real[N]
+data x : real[N, P]
+data group : int[N] in 1..K
+latent g : real[P] nonconjugate laplace
+latent m : real[K, P] nonconjugate laplace
+g ~ Normal(0, 1)
+for k in 1:K {
+  m[k] ~ Normal(0, 1)
+}
+for n in 1:N {
+  y[n] ~ Normal(dot(x[n], g) + dot(x[n], m[group[n]]), 1)
+}
+`
+
+func TestEndToEndGlobalReadsGroupedUnitsIsExactMean(t *testing.T) {
+	const n, p, k = 60, 2, 4
+	rng := rand.New(rand.NewPCG(5, 18))
+	x := make([][]float64, n)
+	y := make([]float64, n)
+	group := make([]int, n)
+	for i := range x {
+		group[i] = 1 + i%k
+		x[i] = []float64{1, rng.NormFloat64()}
+		y[i] = 0.5*x[i][0] - x[i][1] + 0.3*float64(group[i]-2)*x[i][1] + rng.NormFloat64()
+	}
+	data, _ := json.Marshal(map[string]any{"x": x, "y": y, "group": group, "K": k})
+	// exact posterior mean of (g, m_1, ..., m_K): (I + AᵀA)⁻¹ Aᵀy
+	dim := p * (k + 1)
+	prec := mat.NewSymDense(dim, nil)
+	rhs := mat.NewVecDense(dim, nil)
+	for i := range x {
+		row := make([]float64, dim)
+		for a := 0; a < p; a++ {
+			row[a] = x[i][a]
+			row[p*group[i]+a] = x[i][a]
+		}
+		for a := range row {
+			rhs.SetVec(a, rhs.AtVec(a)+row[a]*y[i])
+			for b := a; b < dim; b++ {
+				prec.SetSym(a, b, prec.At(a, b)+row[a]*row[b])
+			}
+		}
+	}
+	for a := 0; a < dim; a++ {
+		prec.SetSym(a, a, prec.At(a, a)+1)
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(prec) {
+		t.Fatal("posterior precision not positive definite")
+	}
+	var mean mat.VecDense
+	if err := ch.SolveVecTo(&mean, rhs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range buildAndRunWith(t, "mixed", mixedVI, data, ", MaxIter: 20000, Tol: 1e-15, MeanTol: 1e-12") {
+		if !r.Converged {
+			t.Errorf("%s: not converged: %s", r.Method, r.Status)
+		}
+		got := append([]float64(nil), r.Latent["g"].Mean...)
+		for _, u := range r.Latent["m"].Units {
+			got = append(got, u.Mean...)
+		}
+		if len(got) != dim {
+			t.Fatalf("%s: %d means, want %d", r.Method, len(got), dim)
+		}
+		for a := range got {
+			if math.Abs(got[a]-mean.AtVec(a)) > 1e-6 {
+				t.Errorf("%s: mean %d = %.9f, exact posterior mean %.9f", r.Method, a, got[a], mean.AtVec(a))
+			}
+		}
+	}
 }

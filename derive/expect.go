@@ -39,9 +39,9 @@ type QFactor struct {
 	// the mean v.mean[u, a], and the covariance v.cov[u, a, b] with δ over
 	// the unit (distinct units are independent under q).
 	Rows bool
-	// row, on a factor sliced from a Rows one (expecter.sliceRows), is
-	// the index of the unit whose factor it is.
-	row *Index
+	// row marks a factor sliced from a Rows one at one unit
+	// (expecter.sliceRows): its parameters' At select that unit.
+	row bool
 }
 
 // Tensors are q's parameter tensors followed by its moment tensors.
@@ -159,8 +159,25 @@ func (x *expecter) expect(e Expr) Expr {
 		}
 		return Sum(e.Idx, body)
 	}
-	if r, ok := x.sliceRows(e, vs); ok {
-		return r
+	if x.readsRows(vs) {
+		// c·Σ: term by term, so that each read of a factor read whole
+		// meets sliceRows with its unit's index free
+		if c, rest := coefRest(e); rest != nil {
+			if sn, ok := rest.(*SumNode); ok {
+				body := x.expect(sn.Body)
+				if body == nil {
+					return nil
+				}
+				return scaleAny(c, Sum(sn.Idx, body))
+			}
+		}
+		if r, ok := x.sliceRows(e, vs); ok {
+			return r
+		}
+		if v := x.rowsAtData(e); v != "" {
+			x.record(e, "no rule: "+v+" read at several of its units through int data", false)
+			return nil
+		}
 	}
 	if len(vs) > 1 {
 		// A term reading a categorical latent and others: sum over the
@@ -229,32 +246,37 @@ func (x *expecter) sliceRows(e Expr, vs []string) (Expr, bool) {
 		if !q.Rows {
 			continue
 		}
-		var at *Index
+		var at Expr // the unit: a loop index, or int data at loop indices (group[n])
 		same := true
 		Visit(e, func(y Expr) {
 			t, ok := y.(*Tensor)
 			if !ok || t.Name != v {
 				return
 			}
-			ix, ok := t.Idx[0].(*Ix)
 			switch {
-			case !ok || len(t.Idx) != 2:
+			case len(t.Idx) != 2:
 				same = false
 			case at == nil:
-				i := ix.I
-				at = &i
-			case at.Name != ix.I.Name:
+				at = t.Idx[0]
+			case at.Key() != t.Idx[0].Key():
 				same = false
 			}
 		})
-		if !same || at == nil || !containsIndex(e.Free(), *at) {
-			continue // (an index bound inside e is not one unit)
+		if at != nil {
+			for _, i := range at.Free() {
+				if !containsIndex(e.Free(), i) {
+					same = false // (an index bound inside e is not one unit)
+				}
+			}
 		}
-		i := *at
+		if !same || at == nil {
+			continue
+		}
+		unit := at
 		mean, cov := q.Params[0].Tensor, q.Params[1].Tensor
-		row := &QFactor{Var: v, Family: q.Family, Dims: q.Dims[1:], row: &i, Params: []Val{
-			{Dims: q.Dims[1:], Tensor: mean, At: func(sel []Expr) Expr { return T(mean, append([]Expr{IxE(i)}, sel...)...) }},
-			{Dims: []string{q.Dims[1], q.Dims[1]}, Tensor: cov, At: func(sel []Expr) Expr { return T(cov, IxE(i), sel[0], sel[1]) }},
+		row := &QFactor{Var: v, Family: q.Family, Dims: q.Dims[1:], row: true, Params: []Val{
+			{Dims: q.Dims[1:], Tensor: mean, At: func(sel []Expr) Expr { return T(mean, append([]Expr{unit}, sel...)...) }},
+			{Dims: []string{q.Dims[1], q.Dims[1]}, Tensor: cov, At: func(sel []Expr) Expr { return T(cov, unit, sel[0], sel[1]) }},
 		}}
 		sliced := replaceTensorPure(e, v, func(t *Tensor) Expr { return newTensor(v, t.Idx[1:], t.Sym, t.Int) })
 		x.qs[v] = row
@@ -263,6 +285,31 @@ func (x *expecter) sliceRows(e Expr, vs []string) (Expr, bool) {
 		return r, true
 	}
 	return nil, false
+}
+
+// readsRows reports whether one of the latents vs has a factor read whole
+// (QFactor.Rows).
+func (x *expecter) readsRows(vs []string) bool {
+	for _, v := range vs {
+		if x.qs[v].Rows {
+			return true
+		}
+	}
+	return false
+}
+
+// rowsAtData returns a latent with a factor read whole that e reads at a
+// unit given by int data (group[n]), where only sliceRows has a rule, or "".
+func (x *expecter) rowsAtData(e Expr) string {
+	out := ""
+	Visit(e, func(y Expr) {
+		if t, ok := y.(*Tensor); ok && out == "" && x.qs[t.Name] != nil && x.qs[t.Name].Rows {
+			if _, isIx := t.Idx[0].(*Ix); !isIx {
+				out = t.Name
+			}
+		}
+	})
+	return out
 }
 
 // independentGroups splits the factors of a product into those that read
@@ -757,7 +804,7 @@ func (x *expecter) taylor(e Expr) Expr {
 
 // atMean replaces the Gaussian latent of q by its mean.
 func (x *expecter) atMean(e Expr, q *QFactor) Expr {
-	if q.row != nil {
+	if q.row {
 		return replaceTensorPure(e, q.Var, func(t *Tensor) Expr { return q.Params[0].At(t.Idx) })
 	}
 	return rename(e, q.Var, q.Params[0].Tensor)

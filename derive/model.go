@@ -323,9 +323,7 @@ func (b *Builder) rowsQ(fv *ir.Var, e Expr, qs map[string]*QFactor) *QFactor {
 	ok := true
 	Visit(e, func(y Expr) {
 		if t, isT := y.(*Tensor); isT && t.Name == fv.Name {
-			if len(t.Idx) != 2 {
-				ok = false
-			} else if _, isIx := t.Idx[0].(*Ix); !isIx {
+			if len(t.Idx) != 2 || !unitSelector(t.Idx[0]) {
 				ok = false
 			}
 		}
@@ -342,6 +340,27 @@ func (b *Builder) rowsQ(fv *ir.Var, e Expr, qs map[string]*QFactor) *QFactor {
 	q := RowsGaussianQ(fv.Name, fv.Type.Dims[0], qs[fv.Name].Dims[0])
 	b.rows[fv.Name] = q
 	return q
+}
+
+// unitSelector reports whether x can select a unit of a per-unit latent
+// read whole: a loop index, or int data at loop indices (group[n]), which
+// the expectation engine reads at one unit (expecter.sliceRows).
+func unitSelector(x Expr) bool {
+	switch x := x.(type) {
+	case *Ix:
+		return true
+	case *Tensor:
+		if !x.Int {
+			return false
+		}
+		for _, i := range x.Idx {
+			if _, ok := i.(*Ix); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // ScalarSize is the size of the one-element vector as which a scalar
@@ -442,16 +461,14 @@ func nonconjugateShapeHint(v *ir.Var) string {
 // objective, update or M-step of v), that reads u, a latent with one
 // Gaussian factor per unit drawn by uPrior, where no rule reads it: the
 // objective of a nonconjugate latent reads u's factors (QFactor.Rows) where
-// every read selects the unit by a loop index, and a conjugate update reads
-// them only inside its own loop over u's units (unitView).
+// every read selects the unit by a loop index or by int data at loop
+// indices, and a conjugate update reads them only inside its own loop over
+// u's units (unitView).
 func perUnitReadError(f *ir.Factor, reader string, v, u *ir.Var, uPrior *ir.Factor) error {
 	separate := "fit one of them in a separate model and give its estimate to this one as `data`"
 	d := strings.ToLower(u.Type.Dims[0])
 	if uPrior != nil && len(uPrior.Plates) > 0 {
 		d = uPrior.Plates[0].Index
-	}
-	if v.Treatment.Nonconjugate() && v.Role == ir.RoleLatent {
-		return ir.Errorf(f.Pos, "%s reads %s, which has one Gaussian factor per unit, other than at a loop index: vigen takes expectations under such factors where every read selects the unit by the index of a loop, as %s[%s] inside `for %s in 1:%s`", reader, u.Name, u.Name, d, d, u.Type.Dims[0]).Hintf("read %s at a loop index, or %s", u.Name, separate)
 	}
 	hint := fmt.Sprintf("keep %s out of the statements that read %s, or %s", u.Name, v.Name, separate)
 	if f == uPrior {
