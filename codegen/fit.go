@@ -47,6 +47,11 @@ type fitGen struct {
 	// updates read, kept in the state (see findHoisted).
 	hoist   []*hoisted
 	hoistOf map[string]*hoisted // by moment tensor
+	// randomStart are the per-unit latents read whole by another per-unit
+	// latent's objective (derive.QFactor.Rows): their means start from
+	// N(0, 1) draws, since zero means for both are a fixed point of the
+	// alternation (PPCA's z and W).
+	randomStart map[string]bool
 }
 
 // hoisted is exp(E_q[t]) of a global factor's moment tensor that a
@@ -112,6 +117,17 @@ func (g *gen) fitCode() (*fitGen, error) {
 			qi.method = f.fnames.get(unexported(q.Var) + "Method")
 		}
 		f.qs = append(f.qs, qi)
+	}
+	f.randomStart = map[string]bool{}
+	for _, o := range d.Objectives {
+		if o.Unit == nil {
+			continue
+		}
+		for _, q := range o.Inputs {
+			if q.Rows {
+				f.randomStart[q.Var] = true
+			}
+		}
 	}
 	f.findHoisted()
 	f.emit()
@@ -348,10 +364,10 @@ func (f *fitGen) emitNewState() {
 		"otherwise Gaussian means 0 with identity covariances, uniform categorical",
 		"probabilities, and other parameters drawn near 1 from opts.Seed."}
 	for _, qi := range f.qs {
-		if qi.side {
+		if f.randomStart[qi.v.Name] {
 			doc[2] = "probabilities, and other parameters drawn near 1 from opts.Seed (the"
-			doc = append(doc, "means of latents local to loops other than the unit plate are drawn from",
-				"N(0, 1) instead: zero means in both plates would be a fixed point).")
+			doc = append(doc, "means of per-unit latents read by each other's updates are drawn from",
+				"N(0, 1) instead: zero means for both would be a fixed point).")
 			break
 		}
 	}
@@ -375,8 +391,8 @@ func (f *fitGen) emitNewState() {
 						w.Pf("%s(q.%s[d*%s*%s:(d+1)*%s*%s], %s)", rt("Identity"), qi.fields[1], n, n, n, n, n)
 					})
 					w.Pf("q.%sStarted = make([]bool, %s)", qi.fields[0], f.dim(u.Size))
-					if qi.side {
-						// zero means for both plates' factors are a fixed point
+					if f.randomStart[qi.v.Name] {
+						// zero means for both factors are a fixed point
 						w.Pf("%s(q.rng, q.%s)", rt("InitNormal"), qi.fields[0])
 					}
 				} else {

@@ -463,3 +463,90 @@ func TestEndToEndGlobalReadsGroupedUnitsIsExactMean(t *testing.T) {
 		}
 	}
 }
+
+// Two per-unit latents of the same loop read together, u[m] ~ N(θ_mᵀφ_m, 1):
+// each unit's sweeps alternate the two Laplace updates, exact CAVI
+// updates here, so the fit must be their fixed point — and not the saddle
+// at zero means, a fixed point too, from which the start must move away.
+const bilinearVI = `model bilinear
+size M, P
+data u : real[M]
+latent theta : real[M, P] nonconjugate laplace
+latent phi : real[M, P] nonconjugate laplace
+for m in 1:M {
+  theta[m] ~ Normal(0, 1)
+  phi[m] ~ Normal(0, 1)
+  u[m] ~ Normal(dot(theta[m], phi[m]), 1)
+}
+`
+
+func TestEndToEndSamePlatePairIsCAVIFixedPoint(t *testing.T) {
+	u := []float64{3, -2.5, 4, 0.5, -3.5}
+	data, _ := json.Marshal(map[string]any{"u": u, "P": 2})
+	for _, r := range buildAndRunWith(t, "bilinear", bilinearVI, data, ", MaxIter: 20000, Tol: 1e-15, MeanTol: 1e-12, LocalTol: 1e-13, LocalMaxIter: 100000") {
+		if !r.Converged {
+			t.Errorf("%s: not converged: %s", r.Method, r.Status)
+		}
+		theta, phi := r.Latent["theta"].Units, r.Latent["phi"].Units
+		if len(theta) != len(u) || len(phi) != len(u) {
+			t.Fatalf("%s: %d and %d units, want %d", r.Method, len(theta), len(phi), len(u))
+		}
+		if maxAbsMean(theta) < 0.1 || maxAbsMean(phi) < 0.1 {
+			t.Errorf("%s: the fit stayed at the saddle point of zero means", r.Method)
+		}
+		for m := range u {
+			checkCAVIFixedPoint(t, r.Method+" theta", theta[m:m+1], phi[m:m+1], func(int, int) float64 { return u[m] }, 1, 1e-6)
+			checkCAVIFixedPoint(t, r.Method+" phi", phi[m:m+1], theta[m:m+1], func(int, int) float64 { return u[m] }, 1, 1e-6)
+		}
+	}
+}
+
+// A global mean read by the prior of per-unit latents: mu's objective
+// reads every theta[m] through its factor. The model is linear-Gaussian,
+// so the fitted means are the exact posterior means.
+const hierMeanVI = `model hiermean
+size M, P
+data u : real[M, P]
+latent mu : real[P] nonconjugate laplace
+latent theta : real[M, P] nonconjugate laplace
+mu ~ Normal(0, 1)
+for m in 1:M {
+  theta[m] ~ Normal(mu, 1)
+  u[m] ~ Normal(theta[m], 1)
+}
+`
+
+func TestEndToEndGlobalPriorMeanOfUnitsIsExactMean(t *testing.T) {
+	u := [][]float64{{1, -2}, {2.5, 0}, {0.5, -1}, {3, 1.5}}
+	m := len(u)
+	data, _ := json.Marshal(map[string]any{"u": u})
+	for _, r := range buildAndRunWith(t, "hiermean", hierMeanVI, data, ", MaxIter: 20000, Tol: 1e-15, MeanTol: 1e-12") {
+		if !r.Converged {
+			t.Errorf("%s: not converged: %s", r.Method, r.Status)
+		}
+		for p := 0; p < 2; p++ {
+			// per component: precision of (mu, theta_1..M)
+			prec := mat.NewSymDense(m+1, nil)
+			rhs := mat.NewVecDense(m+1, nil)
+			prec.SetSym(0, 0, 1+float64(m))
+			for k := 0; k < m; k++ {
+				prec.SetSym(k+1, k+1, 2)
+				prec.SetSym(0, k+1, -1)
+				rhs.SetVec(k+1, u[k][p])
+			}
+			var exact mat.VecDense
+			if err := exact.SolveVec(prec, rhs); err != nil {
+				t.Fatal(err)
+			}
+			got := []float64{r.Latent["mu"].Mean[p]}
+			for _, th := range r.Latent["theta"].Units {
+				got = append(got, th.Mean[p])
+			}
+			for k := range got {
+				if math.Abs(got[k]-exact.AtVec(k)) > 1e-6 {
+					t.Errorf("%s: component %d, mean %d = %.9f, exact %.9f", r.Method, p, k, got[k], exact.AtVec(k))
+				}
+			}
+		}
+	}
+}
