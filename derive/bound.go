@@ -26,7 +26,7 @@ type Bound struct {
 // plates. Nonconjugate per-unit Gaussians may be local to other plates
 // too (two-plate models: PPCA's z[n] and W[d]); the unit plate is then
 // that of the conjugate local latents, or else of the first per-unit one,
-// and the others are updated unit by unit in their own loops (SidePlates).
+// and the others are updated unit by unit in their own loops.
 func (d *Derivation) unit() (*Index, error) {
 	var u *Index
 	var first *ir.Var
@@ -71,19 +71,6 @@ func (d *Derivation) unit() (*Index, error) {
 		}
 	}
 	return u, nil
-}
-
-// SidePlates lists the nonconjugate latents with one Gaussian per unit of a
-// loop other than the unit plate (unit), in declaration order: generated
-// code updates them after the units, unit by unit in parallel.
-func (d *Derivation) SidePlates(unit *Index) []*Objective {
-	var out []*Objective
-	for _, o := range d.Objectives {
-		if o.Unit != nil && unit != nil && (o.Unit.Name != unit.Name || o.Unit.Size != unit.Size) {
-			out = append(out, o)
-		}
-	}
-	return out
 }
 
 // localLatents tells, for each latent of d by name, whether it is local to
