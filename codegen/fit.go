@@ -16,11 +16,15 @@ import (
 
 // qInfo is what the generated code knows about one latent's factor.
 type qInfo struct {
-	v       *ir.Var
-	q       *derive.QFactor
-	obj     *derive.Objective
-	upd     *derive.Update
-	local   bool
+	v     *ir.Var
+	q     *derive.QFactor
+	obj   *derive.Objective
+	upd   *derive.Update
+	local bool
+	// side: a nonconjugate latent with one Gaussian per unit of a loop
+	// other than the unit plate (derive.Derivation.SidePlates), updated
+	// unit by unit after the units (UpdatePlateUnit)
+	side    bool
 	fields  []string // state fields, one per q.Params
 	mfields []string // state fields, one per q.MomentStats (E_q[t(v)])
 	field   string   // Result.Latent field
@@ -43,6 +47,11 @@ type fitGen struct {
 	// updates read, kept in the state (see findHoisted).
 	hoist   []*hoisted
 	hoistOf map[string]*hoisted // by moment tensor
+	// randomStart are the per-unit latents read whole by another per-unit
+	// latent's objective (derive.QFactor.Rows): their means start from
+	// N(0, 1) draws, since zero means for both are a fixed point of the
+	// alternation (PPCA's z and W).
+	randomStart map[string]bool
 }
 
 // hoisted is exp(E_q[t]) of a global factor's moment tensor that a
@@ -84,7 +93,8 @@ func (g *gen) fitCode() (*fitGen, error) {
 		qi := &qInfo{v: v, q: q, obj: objs[q.Var], upd: upds[q.Var], upper: g.upper(q.Var), field: latentNames.get(g.upper(q.Var))}
 		switch {
 		case qi.obj != nil:
-			qi.local = qi.obj.Unit != nil
+			qi.local = qi.obj.Unit != nil && sameIndex(*qi.obj.Unit, *f.unit)
+			qi.side = qi.obj.Unit != nil && !qi.local
 		case qi.upd != nil:
 			qi.local = qi.upd.Unit != nil
 			if err := f.checkUpdate(qi); err != nil {
@@ -108,9 +118,32 @@ func (g *gen) fitCode() (*fitGen, error) {
 		}
 		f.qs = append(f.qs, qi)
 	}
+	f.randomStart = map[string]bool{}
+	for _, o := range d.Objectives {
+		if o.Unit == nil {
+			continue
+		}
+		for _, q := range o.Inputs {
+			if q.Rows {
+				f.randomStart[q.Var] = true
+			}
+		}
+	}
 	f.findHoisted()
 	f.emit()
 	return f, nil
+}
+
+// sameIndex reports whether two plate indices are the same loop.
+func sameIndex(a, b derive.Index) bool { return a.Name == b.Name && a.Size == b.Size }
+
+// perUnit returns the loop of a latent with one Gaussian per unit (local
+// to the unit plate or to a side plate), or nil.
+func (f *fitGen) perUnit(qi *qInfo) *derive.Index {
+	if qi.obj != nil && qi.obj.Unit != nil {
+		return qi.obj.Unit
+	}
+	return nil
 }
 
 // findHoisted sets f.hoist: the global moment tensors that are whole terms
@@ -190,8 +223,8 @@ func (f *fitGen) dim(name string) string {
 // the state (per-unit Gaussians get the unit dimension in front).
 func (f *fitGen) paramDims(qi *qInfo, k int) []string {
 	dims := qi.q.Params[k].Dims
-	if qi.q.IsGaussianVector() && qi.local {
-		return append([]string{f.unit.Size}, dims...)
+	if u := f.perUnit(qi); qi.q.IsGaussianVector() && u != nil {
+		return append([]string{u.Size}, dims...)
 	}
 	return dims
 }
@@ -214,7 +247,7 @@ func (f *fitGen) length(dims []string) string {
 
 // arg is the Go expression passing the q parameter tensor t to a kernel:
 // a per-unit Gaussian's slice for unit d, or the whole array.
-func (f *fitGen) arg(t string, unit string) string {
+func (f *fitGen) arg(q *derive.QFactor, t string, unit string) string {
 	qi := f.byT[t]
 	k := 0
 	for n, p := range qi.q.Tensors() {
@@ -224,7 +257,8 @@ func (f *fitGen) arg(t string, unit string) string {
 	}
 	all := append(append([]string(nil), qi.fields...), qi.mfields...)
 	field := "q." + all[k]
-	if qi.q.IsGaussianVector() && qi.local {
+	if qi.q.IsGaussianVector() && qi.local && !q.Rows {
+		// a per-unit latent read whole (derive.QFactor.Rows) is passed whole
 		n := f.length(qi.q.Params[k].Dims)
 		return fmt.Sprintf("%s[%s*%s : (%s+1)*%s]", field, unit, n, unit, n)
 	}
@@ -235,7 +269,7 @@ func (f *fitGen) args(qs []*derive.QFactor, unit string) string {
 	var out []string
 	for _, q := range qs {
 		for _, p := range q.Tensors() {
-			out = append(out, f.arg(p.Tensor, unit))
+			out = append(out, f.arg(q, p.Tensor, unit))
 		}
 	}
 	return strings.Join(out, ", ")
@@ -287,8 +321,8 @@ func (f *fitGen) emitTypes() {
 				typ, doc = "*"+w.Sf("%s", rt("Normal")), fmt.Sprintf("q(%s) = N(mean, sd²)", qi.v.Name)
 			} else if qi.q.IsGaussianVector() {
 				typ, doc = "*"+w.Sf("%s", rt("Gaussian")), fmt.Sprintf("q(%s) = N(mean, cov)", qi.v.Name)
-				if qi.local {
-					typ, doc = "[]"+typ, doc+", one per unit "+f.unit.Name
+				if u := f.perUnit(qi); u != nil {
+					typ, doc = "[]"+typ, doc+", one per unit "+u.Name
 				}
 			}
 			w.Pf("// %s is %s (%s).", qi.field, doc, f.pos(qi.v))
@@ -308,7 +342,7 @@ func (f *fitGen) emitTypes() {
 			}
 			if qi.obj != nil {
 				w.Pf("%s string", qi.method)
-				if qi.local {
+				if f.perUnit(qi) != nil {
 					w.Pf("%sStarted []bool // per unit: whether its covariance has been set by an update", qi.fields[0])
 				}
 			}
@@ -331,64 +365,76 @@ func (f *fitGen) emitTypes() {
 
 func (f *fitGen) emitNewState() {
 	w := f.w
-	w.Func([]string{"newState allocates q and sets its starting point: opts.Start if given,",
+	doc := []string{"newState allocates q and sets its starting point: opts.Start if given,",
 		"otherwise Gaussian means 0 with identity covariances, uniform categorical",
-		"probabilities, and other parameters drawn near 1 from opts.Seed."},
-		"(m *Model) newState(opts Options) (*state, error)", func() {
-			w.Pf("q := &state{rng: %s(opts.Seed)}", rt("NewRand"))
-			for _, qi := range f.qs {
-				for k, fl := range qi.fields {
-					w.Pf("q.%s = make([]float64, %s)", fl, f.length(f.paramDims(qi, k)))
-				}
-				for _, fl := range qi.mfields {
-					w.Pf("q.%s = make([]float64, %s)", fl, f.length(f.paramDims(qi, 0)))
-				}
-				for _, h := range f.hoistedOf(qi) {
-					w.Pf("q.%s = make([]float64, %s)", h.field, f.length(f.paramDims(qi, 0)))
-				}
-				switch qi.q.Family {
-				case "MvNormal":
-					n := f.dim(qi.q.Dims[0])
-					if qi.local {
-						w.Block(fmt.Sprintf("for d := 0; d < %s; d++", f.dim(f.unit.Size)), func() {
-							w.Pf("%s(q.%s[d*%s*%s:(d+1)*%s*%s], %s)", rt("Identity"), qi.fields[1], n, n, n, n, n)
-						})
-						w.Pf("q.%sStarted = make([]bool, %s)", qi.fields[0], f.dim(f.unit.Size))
-					} else {
-						w.Pf("%s(q.%s, %s)", rt("Identity"), qi.fields[1], n)
-					}
-					w.Pf("q.%s = %q", qi.method, qi.v.Treatment.String())
-					w.If(cond(`opts.Method != ""`), func() { w.Pf("q.%s = opts.Method", qi.method) })
-					w.If(cond(fmt.Sprintf(`q.%s != "laplace" && q.%s != "delta"`, qi.method, qi.method)), func() {
-						w.Return("nil", w.Sf(`%s("%s: unknown method %%q for %s (want laplace or delta)", q.%s)`, goFmt.Ident("Errorf"), f.g.m.Name, qi.v.Name, qi.method))
+		"probabilities, and other parameters drawn near 1 from opts.Seed."}
+	for _, qi := range f.qs {
+		if f.randomStart[qi.v.Name] {
+			doc[2] = "probabilities, and other parameters drawn near 1 from opts.Seed (the"
+			doc = append(doc, "means of per-unit latents read by each other's updates are drawn from",
+				"N(0, 1) instead: zero means for both would be a fixed point).")
+			break
+		}
+	}
+	w.Func(doc, "(m *Model) newState(opts Options) (*state, error)", func() {
+		w.Pf("q := &state{rng: %s(opts.Seed)}", rt("NewRand"))
+		for _, qi := range f.qs {
+			for k, fl := range qi.fields {
+				w.Pf("q.%s = make([]float64, %s)", fl, f.length(f.paramDims(qi, k)))
+			}
+			for _, fl := range qi.mfields {
+				w.Pf("q.%s = make([]float64, %s)", fl, f.length(f.paramDims(qi, 0)))
+			}
+			for _, h := range f.hoistedOf(qi) {
+				w.Pf("q.%s = make([]float64, %s)", h.field, f.length(f.paramDims(qi, 0)))
+			}
+			switch qi.q.Family {
+			case "MvNormal":
+				n := f.dim(qi.q.Dims[0])
+				if u := f.perUnit(qi); u != nil {
+					w.Block(fmt.Sprintf("for d := 0; d < %s; d++", f.dim(u.Size)), func() {
+						w.Pf("%s(q.%s[d*%s*%s:(d+1)*%s*%s], %s)", rt("Identity"), qi.fields[1], n, n, n, n, n)
 					})
-				case "Categorical":
-					w.Pf("%s(q.%s, 1/float64(%s))", rt("Fill"), qi.fields[0], f.dim(qi.q.K))
-				default:
-					for _, fl := range qi.fields {
-						w.Pf("%s(q.rng, q.%s)", rt("InitPositive"), fl)
+					w.Pf("q.%sStarted = make([]bool, %s)", qi.fields[0], f.dim(u.Size))
+					if f.randomStart[qi.v.Name] {
+						// zero means for both factors are a fixed point
+						w.Pf("%s(q.rng, q.%s)", rt("InitNormal"), qi.fields[0])
 					}
-				}
-			}
-			w.If(cond("opts.Start != nil"), func() { w.IfErr("err := q.start(m, opts.Start)", "nil", "err") })
-			for _, qi := range f.qs {
-				if len(qi.mfields) == 0 {
-					continue
-				}
-				if qi.local {
-					w.Block(fmt.Sprintf("for d := 0; d < %s; d++", f.dim(f.unit.Size)), func() { w.Pf("m.moments%s(q, d)", qi.upper) })
 				} else {
-					w.Pf("m.moments%s(q)", qi.upper)
+					w.Pf("%s(q.%s, %s)", rt("Identity"), qi.fields[1], n)
+				}
+				w.Pf("q.%s = %q", qi.method, qi.v.Treatment.String())
+				w.If(cond(`opts.Method != ""`), func() { w.Pf("q.%s = opts.Method", qi.method) })
+				w.If(cond(fmt.Sprintf(`q.%s != "laplace" && q.%s != "delta"`, qi.method, qi.method)), func() {
+					w.Return("nil", w.Sf(`%s("%s: unknown method %%q for %s (want laplace or delta)", q.%s)`, goFmt.Ident("Errorf"), f.g.m.Name, qi.v.Name, qi.method))
+				})
+			case "Categorical":
+				w.Pf("%s(q.%s, 1/float64(%s))", rt("Fill"), qi.fields[0], f.dim(qi.q.K))
+			default:
+				for _, fl := range qi.fields {
+					w.Pf("%s(q.rng, q.%s)", rt("InitPositive"), fl)
 				}
 			}
-			w.Return("q", "nil")
-		})
+		}
+		w.If(cond("opts.Start != nil"), func() { w.IfErr("err := q.start(m, opts.Start)", "nil", "err") })
+		for _, qi := range f.qs {
+			if len(qi.mfields) == 0 {
+				continue
+			}
+			if qi.local {
+				w.Block(fmt.Sprintf("for d := 0; d < %s; d++", f.dim(f.unit.Size)), func() { w.Pf("m.moments%s(q, d)", qi.upper) })
+			} else {
+				w.Pf("m.moments%s(q)", qi.upper)
+			}
+		}
+		w.Return("q", "nil")
+	})
 	w.Func([]string{"start copies q from a previous result, checking its shapes."}, "(q *state) start(m *Model, r *Result) error", func() {
 		for _, qi := range f.qs {
 			if qi.q.IsGaussianVector() {
 				n := f.dim(qi.q.Dims[0])
-				if qi.local {
-					units := f.dim(f.unit.Size)
+				if u := f.perUnit(qi); u != nil {
+					units := f.dim(u.Size)
 					w.If(cond(fmt.Sprintf("len(r.Latent.%s) != %s", qi.field, units)), func() {
 						w.Return(w.Sf(`%s("start: latent %%q has %%d units, want %%d", %q, len(r.Latent.%s), %s)`, goFmt.Ident("Errorf"), qi.v.Name, qi.field, units))
 					})
@@ -446,7 +492,7 @@ func (f *fitGen) emitCopyState() {
 			for _, qi := range f.qs {
 				if qi.obj != nil {
 					w.Pf("dst.%s = q.%s", qi.method, qi.method)
-					if qi.local {
+					if f.perUnit(qi) != nil {
 						w.Pf("dst.%sStarted = append(dst.%sStarted[:0], q.%sStarted...)", qi.fields[0], qi.fields[0], qi.fields[0])
 					}
 				}
@@ -468,7 +514,7 @@ func (f *fitGen) emitCopyState() {
 // unitParam returns, for a local latent, the unit parameter of its update
 // method and the unit argument of its kernels (empty for a global one).
 func (f *fitGen) unitParam(qi *qInfo) (param, arg string) {
-	if qi.local {
+	if qi.local || qi.side {
 		return ", d int", "d, "
 	}
 	return "", ""
@@ -484,14 +530,14 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 		inputs = ", " + inputs
 	}
 	of := ""
-	if qi.local {
+	if qi.local || qi.side {
 		of = " of unit d"
 	}
 	doc := []string{fmt.Sprintf("gaussian%s is q(%s) (%s)%s,", qi.upper, qi.v.Name, f.pos(qi.v), of), "with the kernels of its Laplace and delta updates."}
 	w.Func(doc, w.Sf("(m *Model) gaussian%s(q *state%s) %s", qi.upper, param, rt("GaussianFactor")), func() {
 		mean, cov := "q."+qi.fields[0], "q."+qi.fields[1]
 		started := "nil"
-		if qi.local {
+		if qi.local || qi.side {
 			w.Pf("p := %s", n)
 			mean, cov = mean+"[d*p:(d+1)*p]", cov+"[d*p*p:(d+1)*p*p]"
 			started = fmt.Sprintf("&q.%sStarted[d]", qi.fields[0])
@@ -628,7 +674,7 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 // the largest change.
 func (f *fitGen) updateCall(qi *qInfo) {
 	unitArg := ""
-	if qi.local {
+	if qi.local || qi.side {
 		unitArg = ", d"
 	}
 	if qi.upd != nil {
@@ -642,13 +688,19 @@ func (f *fitGen) updateCall(qi *qInfo) {
 
 func (f *fitGen) emitLoops() {
 	w := f.w
-	var local, global []*qInfo
+	var local, side, global []*qInfo
 	for _, qi := range f.qs {
-		if qi.local {
+		switch {
+		case qi.local:
 			local = append(local, qi)
-		} else {
+		case qi.side:
+			side = append(side, qi)
+		default:
 			global = append(global, qi)
 		}
+	}
+	if len(side) > 0 {
+		f.emitPlateUnits(side)
 	}
 	if f.unit != nil {
 		if len(local) == 1 && local[0].obj == nil {
@@ -682,9 +734,16 @@ func (f *fitGen) emitLoops() {
 	if f.unit != nil {
 		shape = append(shape, "Units: "+strings.Replace(f.dim(f.unit.Size), "m.", "a.m.", 1))
 	}
+	if len(side) > 0 {
+		var ns []string
+		for _, qi := range side {
+			ns = append(ns, strings.Replace(f.dim(qi.obj.Unit.Size), "m.", "a.m.", 1))
+		}
+		shape = append(shape, "Plates: []int{"+strings.Join(ns, ", ")+"}")
+	}
 	field("Globals", constBool(len(global) > 0))
 	field("EM", constBool(len(f.msteps) > 0).and(cond("!a.opts.FixParams")))
-	onePass := constBool(len(global) == 0)
+	onePass := constBool(len(global) == 0 && len(side) == 0)
 	if f.unit == nil && len(global) == 1 && global[0].obj != nil {
 		onePass = cond(fmt.Sprintf("q.%s == \"laplace\"", global[0].method))
 	}
@@ -708,6 +767,28 @@ func (f *fitGen) emitLoops() {
 	w.Func([]string{"methods lists the update of each latent, for Result.Method."}, "(q *state) methods() string", func() {
 		w.Return(w.Sf(`%s([]string{%s}, ",")`, goStrings.Ident("Join"), strings.Join(ms, ", ")))
 	})
+}
+
+// emitPlateUnits writes UpdatePlateUnit, which updates unit d of the k-th
+// latent local to a loop other than the unit plate (runtime.CAPlates): the
+// W-step of a two-plate model, after the units' z-step. A unit's update
+// writes its own rows and reads the other latents' factors, which do not
+// change meanwhile, so the units of one latent update in parallel.
+func (f *fitGen) emitPlateUnits(side []*qInfo) {
+	w := f.w
+	w.Func([]string{"UpdatePlateUnit updates unit d of the k-th latent local to a loop other",
+		"than the unit plate (Laplace or delta) and returns its relative change."},
+		"(a *caModel) UpdatePlateUnit(q *state, w *scratch, k, d int) float64", func() {
+			w.P("m, opts := a.m, a.opts")
+			w.P("change := 0.0")
+			w.Block("switch k", func() {
+				for k, qi := range side {
+					w.Pf("case %d:", k)
+					f.updateCall(qi)
+				}
+			})
+			w.Return("change")
+		})
 }
 
 // emitUpdateGlobals writes UpdateGlobals, which updates the global factors.
@@ -774,7 +855,13 @@ func (f *fitGen) emitELBO() {
 			w.P("m := a.m")
 			w.Pf("total := m.elboGlobal(%s)", f.args(b.GlobalInputs, ""))
 			for _, qi := range f.qs {
-				if qi.q.IsGaussianVector() && !qi.local {
+				switch {
+				case qi.q.IsGaussianVector() && qi.side:
+					n := f.dim(qi.q.Dims[0])
+					w.Block(fmt.Sprintf("for d := 0; d < %s; d++", f.dim(qi.obj.Unit.Size)), func() {
+						w.Pf("total += %s(q.%s[d*%s*%s:(d+1)*%s*%s], %s)", rt("GaussianEntropy"), qi.fields[1], n, n, n, n, n)
+					})
+				case qi.q.IsGaussianVector() && !qi.local:
 					w.Pf("total += %s(q.%s, %s)", rt("GaussianEntropy"), qi.fields[1], f.dim(qi.q.Dims[0]))
 				}
 			}
@@ -801,9 +888,9 @@ func (f *fitGen) emitResult() {
 		w.P("var l Latent")
 		for _, qi := range f.qs {
 			switch {
-			case qi.q.IsGaussianVector() && qi.local:
+			case qi.q.IsGaussianVector() && f.perUnit(qi) != nil:
 				n := f.dim(qi.q.Dims[0])
-				w.Pf("l.%s = make([]*%s, %s)", qi.field, rt("Gaussian"), f.dim(f.unit.Size))
+				w.Pf("l.%s = make([]*%s, %s)", qi.field, rt("Gaussian"), f.dim(f.perUnit(qi).Size))
 				w.Block(fmt.Sprintf("for d := range l.%s", qi.field), func() {
 					w.Pf(`l.%s[d] = %s("MvNormal", q.%s[d*%s:(d+1)*%s], q.%s[d*%s*%s:(d+1)*%s*%s])%s`, qi.field, rt("NewGaussian"), qi.fields[0], n, n, qi.fields[1], n, n, n, n, f.constrain(qi))
 				})

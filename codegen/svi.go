@@ -34,6 +34,8 @@ func (f *fitGen) sviReason() string {
 	}
 	for _, qi := range f.qs {
 		switch {
+		case qi.side:
+			why = append(why, fmt.Sprintf("%s (%s) is local to `for %s in 1:%s`, a loop other than the unit plate's, and SVI samples the units of one loop", qi.v.Name, f.pos(qi.v), qi.obj.Unit.Name, qi.obj.Unit.Size))
 		case qi.obj != nil && !qi.local:
 			why = append(why, fmt.Sprintf("the global %s (%s) is nonconjugate, and SVI steps only conjugate globals", qi.v.Name, f.pos(qi.v)))
 		case f.unit != nil && qi.upd != nil && !qi.local && qi.upd.SVI == nil:

@@ -22,8 +22,12 @@ type Bound struct {
 	Expectations              []Approx
 }
 
-// Unit returns the plate of the model's local latents (nil if all latents
-// are global), or an error if they are local to different plates.
+// unit returns the plate of the model's local latents (nil if all latents
+// are global), or an error if conjugate latents are local to different
+// plates. Nonconjugate per-unit Gaussians may be local to other plates
+// too (two-plate models: PPCA's z[n] and W[d]); the unit plate is then
+// that of the conjugate local latents, or else of the first per-unit one,
+// and the others are updated unit by unit in their own loops.
 func (d *Derivation) unit() (*Index, error) {
 	var u *Index
 	var first *ir.Var
@@ -41,14 +45,30 @@ func (d *Derivation) unit() (*Index, error) {
 		u, first = x, v
 		return nil
 	}
-	for _, o := range d.Objectives {
-		if err := note(o.Latent, o.Unit); err != nil {
-			return nil, err
-		}
-	}
 	for _, up := range d.Updates {
 		if err := note(up.Latent, up.Unit); err != nil {
 			return nil, err
+		}
+	}
+	if u == nil {
+		for _, o := range d.Objectives {
+			if o.Unit != nil {
+				u, first = o.Unit, o.Latent
+				break
+			}
+		}
+	}
+	for _, o := range d.Objectives {
+		if o.Unit == nil || o.Unit.Name == u.Name && o.Unit.Size == u.Size {
+			continue
+		}
+		if u.Size == o.Unit.Size {
+			if err := note(o.Latent, o.Unit); err != nil {
+				return nil, err
+			}
+		}
+		if len(o.Groups) > 0 {
+			return nil, ir.Errorf(o.Latent.Pos, "%s is local to the units of `for %s in 1:%s`, read through %s, while the model's unit loop is `for %s in 1:%s` (%s's): grouped reads of a latent local to another loop are not supported yet", o.Latent.Name, o.Unit.Name, o.Unit.Size, o.Groups[0].By.Name, u.Name, u.Size, first.Name).Hintf("read %s inside `for %s in 1:%s`, or fit the two parts in separate models", o.Latent.Name, o.Unit.Name, o.Unit.Size)
 		}
 	}
 	return u, nil
@@ -89,6 +109,13 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 	}
 	bd := &Bound{Unit: unit}
 	local := d.localLatents()
+	unitOf := map[string]bool{} // the latents local to the unit plate
+	for _, o := range d.Objectives {
+		unitOf[o.Latent.Name] = o.Unit != nil && o.Unit.Name == unit.Name
+	}
+	for _, u := range d.Updates {
+		unitOf[u.Latent.Name] = u.Unit != nil
+	}
 	var loc, glob []Expr
 	for _, f := range append(slices.Clone(b.Model.Factors), flatPriors(b.Model)...) {
 		inUnit := unit != nil && len(f.Plates) > 0 && f.Plates[0].Bag == nil && f.Plates[0].Index == unit.Name
@@ -97,7 +124,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 			// a statement reading a per-unit latent as θ[g[n]] is summed
 			// unit by unit over the unit's points (group.go)
 			for _, o := range d.Objectives {
-				if o.Unit == nil || !mentionsVar(f, o.Latent.Name) {
+				if o.Unit == nil || o.Unit.Name != unit.Name || !mentionsVar(f, o.Latent.Name) {
 					continue
 				}
 				g, err := b.grouping(f, o.Latent.Name, *unit)
@@ -131,8 +158,15 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 				return nil, noFactorError(f.Pos, "this statement", v)
 			}
 			if q.IsGaussianVector() && local[v.Name] {
-				if !inUnit {
-					return nil, ir.Errorf(f.Pos, "internal error in vigen: the ELBO reads the per-unit latent %s outside its units (please report it with the model)", v.Name)
+				if !inUnit || !unitOf[v.Name] {
+					// a latent local to another loop (or read outside its
+					// unit's part): its factors as a whole
+					rq := b.rowsQ(v, lp, qs)
+					if rq == nil {
+						return nil, ir.Errorf(f.Pos, "internal error in vigen: the ELBO reads the per-unit latent %s outside its units (please report it with the model)", v.Name)
+					}
+					read = append(read, rq)
+					continue
 				}
 				lp = unitView(lp, v.Name, *unit)
 			}

@@ -191,7 +191,7 @@ func (b *Builder) localUnit(v *ir.Var) *Index {
 		if !v.Treatment.Nonconjugate() {
 			return nil
 		}
-		if g, err := b.grouping(c, v.Name, *u); err != nil || g == nil {
+		if g, err := b.grouping(c, v.Name, *u); err != nil || g == nil && !innerUnitPlate(c, *u) {
 			return nil
 		}
 	}

@@ -37,8 +37,8 @@ func TestGroupedReadsArePositioned(t *testing.T) {
 			"m.vi:12:52: this statement reads theta through both g and h"},
 		{"data u : real[M]\nfor n in 1:N {\n  y[n] ~ Normal(dot(x[n], theta[g[n]]) + h[n], 1)\n}\nfor k in 1:M {\n  u[k] ~ Normal(sum(theta[k]), 1)\n}\n",
 			"m.vi:16:21: this statement reads theta inside `for k in 1:M`, but the units of theta are drawn in `for m in 1:M`"},
-		{"data z : real[N, M]\nfor n in 1:N {\n  y[n] ~ Normal(dot(x[n], theta[g[n]]) + h[n], 1)\n  for m in 1:M {\n    z[n, m] ~ Normal(sum(theta[m]), 1)\n  }\n}\n",
-			"m.vi:15:26: this statement reads theta inside `for m in 1:M`, but that loop is not its outermost one"},
+		{"data z : real[N, M]\nfor n in 1:N {\n  y[n] ~ Normal(dot(x[n], theta[g[n]]) + h[n], 1)\n  for m in 2:M {\n    z[n, m] ~ Normal(sum(theta[m]), 1)\n  }\n}\n",
+			"m.vi:15:26: this statement reads theta inside `for m in 2:M`, an inner loop over part of its units"},
 	} {
 		m, err := spec.Load("m.vi", []byte(head+c.body))
 		if err != nil {

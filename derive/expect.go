@@ -33,6 +33,15 @@ type QFactor struct {
 	// from the parameters (ψ(λ) − ψ(Σλ) once per update, not per read).
 	Moments     map[string]Val
 	MomentStats []string
+	// Rows marks the factors of a latent with one Gaussian per unit,
+	// read as a whole by a statement indexing it by one of its own plates
+	// (a two-plate model's W[d] read in z[n]'s objective): Dims is [U, P],
+	// the mean v.mean[u, a], and the covariance v.cov[u, a, b] with δ over
+	// the unit (distinct units are independent under q).
+	Rows bool
+	// row marks a factor sliced from a Rows one at one unit
+	// (expecter.sliceRows): its parameters' At select that unit.
+	row bool
 }
 
 // Tensors are q's parameter tensors followed by its moment tensors.
@@ -49,6 +58,15 @@ func (q *QFactor) Tensors() []Val {
 func GaussianQ(v, dim string) *QFactor {
 	return &QFactor{Var: v, Family: "MvNormal", Dims: []string{dim}, Params: []Val{
 		tensorVal1(v+".mean", dim), {Dims: []string{dim, dim}, Tensor: v + ".cov", At: func(sel []Expr) Expr { return TSym(v+".cov", sel[0], sel[1]) }},
+	}}
+}
+
+// RowsGaussianQ is the factors q(v[u]) = N(mean[u], cov[u]), u = 1..units,
+// of a per-unit Gaussian latent read as a whole (QFactor.Rows).
+func RowsGaussianQ(v, units, dim string) *QFactor {
+	return &QFactor{Var: v, Family: "MvNormal", Dims: []string{units, dim}, Rows: true, Params: []Val{
+		tensorValN(v+".mean", []string{units, dim}),
+		tensorValN(v+".cov", []string{units, dim, dim}),
 	}}
 }
 
@@ -141,6 +159,26 @@ func (x *expecter) expect(e Expr) Expr {
 		}
 		return Sum(e.Idx, body)
 	}
+	if x.readsRows(vs) {
+		// c·Σ: term by term, so that each read of a factor read whole
+		// meets sliceRows with its unit's index free
+		if c, rest := coefRest(e); rest != nil {
+			if sn, ok := rest.(*SumNode); ok {
+				body := x.expect(sn.Body)
+				if body == nil {
+					return nil
+				}
+				return scaleAny(c, Sum(sn.Idx, body))
+			}
+		}
+		if r, ok := x.sliceRows(e, vs); ok {
+			return r
+		}
+		if v := x.rowsAtData(e); v != "" {
+			x.record(e, "no rule: "+v+" read at several of its units through int data", false)
+			return nil
+		}
+	}
 	if len(vs) > 1 {
 		// A term reading a categorical latent and others: sum over the
 		// categories first (exact), then take the rest's expectation.
@@ -196,6 +234,82 @@ func (x *expecter) expect(e Expr) Expr {
 		return x.joint(e)
 	}
 	return x.single(e, x.qs[vs[0]])
+}
+
+// sliceRows takes E[e] when e reads a per-unit latent through its
+// factors as a whole (QFactor.Rows) at one unit only, v[i, ·] with the
+// same index i everywhere: under q(v[i]) alone, as a vector, so that no
+// Kronecker delta over units is left inside a Taylor expansion's sums.
+func (x *expecter) sliceRows(e Expr, vs []string) (Expr, bool) {
+	for _, v := range vs {
+		q := x.qs[v]
+		if !q.Rows {
+			continue
+		}
+		var at Expr // the unit: a loop index, or int data at loop indices (group[n])
+		same := true
+		Visit(e, func(y Expr) {
+			t, ok := y.(*Tensor)
+			if !ok || t.Name != v {
+				return
+			}
+			switch {
+			case len(t.Idx) != 2:
+				same = false
+			case at == nil:
+				at = t.Idx[0]
+			case at.Key() != t.Idx[0].Key():
+				same = false
+			}
+		})
+		if at != nil {
+			for _, i := range at.Free() {
+				if !containsIndex(e.Free(), i) {
+					same = false // (an index bound inside e is not one unit)
+				}
+			}
+		}
+		if !same || at == nil {
+			continue
+		}
+		unit := at
+		mean, cov := q.Params[0].Tensor, q.Params[1].Tensor
+		row := &QFactor{Var: v, Family: q.Family, Dims: q.Dims[1:], row: true, Params: []Val{
+			{Dims: q.Dims[1:], Tensor: mean, At: func(sel []Expr) Expr { return T(mean, append([]Expr{unit}, sel...)...) }},
+			{Dims: []string{q.Dims[1], q.Dims[1]}, Tensor: cov, At: func(sel []Expr) Expr { return T(cov, unit, sel[0], sel[1]) }},
+		}}
+		sliced := replaceTensorPure(e, v, func(t *Tensor) Expr { return newTensor(v, t.Idx[1:], t.Sym, t.Int) })
+		x.qs[v] = row
+		r := x.expect(sliced)
+		x.qs[v] = q
+		return r, true
+	}
+	return nil, false
+}
+
+// readsRows reports whether one of the latents vs has a factor read whole
+// (QFactor.Rows).
+func (x *expecter) readsRows(vs []string) bool {
+	for _, v := range vs {
+		if x.qs[v].Rows {
+			return true
+		}
+	}
+	return false
+}
+
+// rowsAtData returns a latent with a factor read whole that e reads at a
+// unit given by int data (group[n]), where only sliceRows has a rule, or "".
+func (x *expecter) rowsAtData(e Expr) string {
+	out := ""
+	Visit(e, func(y Expr) {
+		if t, ok := y.(*Tensor); ok && out == "" && x.qs[t.Name] != nil && x.qs[t.Name].Rows {
+			if _, isIx := t.Idx[0].(*Ix); !isIx {
+				out = t.Name
+			}
+		}
+	})
+	return out
 }
 
 // independentGroups splits the factors of a product into those that read
@@ -346,6 +460,9 @@ func (x *expecter) meanOf(e Expr, q *QFactor) Expr {
 // elementwise family the variance of its table entry on the diagonal; nil
 // when the table has none.
 func (x *expecter) covOf(q *QFactor, i, j []Index) Expr {
+	if q.Rows {
+		return Mul(Dlt(i[0], j[0]), q.Params[1].At([]Expr{IxE(i[0]), IxE(i[1]), IxE(j[1])}))
+	}
 	if q.IsGaussianVector() {
 		return q.Params[1].At([]Expr{IxE(i[0]), IxE(j[0])})
 	}
@@ -695,7 +812,12 @@ func (x *expecter) taylor(e Expr) Expr {
 }
 
 // atMean replaces the Gaussian latent of q by its mean.
-func (x *expecter) atMean(e Expr, q *QFactor) Expr { return rename(e, q.Var, q.Params[0].Tensor) }
+func (x *expecter) atMean(e Expr, q *QFactor) Expr {
+	if q.row {
+		return replaceTensorPure(e, q.Var, func(t *Tensor) Expr { return q.Params[0].At(t.Idx) })
+	}
+	return rename(e, q.Var, q.Params[0].Tensor)
+}
 
 // atMeans replaces every latent by its mean (Gaussian mean, Dirichlet and
 // Gamma means by their table rules).

@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -514,6 +515,12 @@ func Mul(factors ...Expr) Expr {
 				c *= f.V
 			case *SumNode:
 				sums = append(sums, f)
+			case *Delta:
+				// δ_ab·δ_ab = δ_ab: a power of a delta would hide it from
+				// the sums that eliminate it
+				if !slices.ContainsFunc(flat, func(g Expr) bool { return g.Key() == f.Key() }) {
+					flat = append(flat, f)
+				}
 			default:
 				flat = append(flat, f)
 			}

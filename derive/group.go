@@ -34,9 +34,14 @@ func (b *Builder) grouping(f *ir.Factor, v string, unit Index) (*Grouping, error
 	if len(f.Plates) > 0 && f.Plates[0].Bag == nil && f.Plates[0].Index == unit.Name {
 		return nil, nil
 	}
+	if innerUnitPlate(f, unit) {
+		return nil, nil
+	}
 	outside := func(pos ir.Pos) error {
 		for k, p := range f.Plates {
 			switch {
+			case p.Bag == nil && p.Index == unit.Name && k > 0 && p.Ranged():
+				return ir.Errorf(pos, "this statement reads %s inside `for %s in %s`, an inner loop over part of its units", v, unit.Name, p.Range()).Hintf("an inner loop over %s's units must run over all of them, `for %s in 1:%s`; a loop over part of them must be the outermost one", v, unit.Name, unit.Size)
 			case p.Bag == nil && p.Index == unit.Name && k > 0:
 				return ir.Errorf(pos, "this statement reads %s inside `for %s in 1:%s`, but that loop is not its outermost one", v, unit.Name, unit.Size).Hintf("the loop over %s's units must come first: nest the other loops inside `for %s in 1:%s`", v, unit.Name, unit.Size)
 			case p.Bag == nil && p.Size == unit.Size && p.Index != unit.Name:
@@ -82,6 +87,27 @@ func (b *Builder) grouping(f *ir.Factor, v string, unit Index) (*Grouping, error
 		return nil, outside(f.Pos)
 	}
 	return g, nil
+}
+
+// innerUnitPlate reports whether the unit's plate is one of f's loops, not
+// the outermost, over the whole of its size, with no bag loop in f: the
+// unit's terms are then the statement's terms at that index, whatever the
+// order of its loops (`for n { for d { x[n, d] ~ … W[d] … } }` for W
+// local to d), since the other loops' ranges do not depend on it.
+func innerUnitPlate(f *ir.Factor, unit Index) bool {
+	found := false
+	for _, p := range f.Plates {
+		if p.Bag != nil {
+			return false
+		}
+		if p.Index == unit.Name {
+			if p.Size != unit.Size || p.Ranged() {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
 }
 
 // groupIndex returns g when r reads v[g[n], ...] with g : int[N] in

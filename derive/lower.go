@@ -24,6 +24,9 @@ type Builder struct {
 	plates map[string]Index // the plate indices in scope, by name
 	unit   *Index           // while building a per-unit objective: the unit's plate, left unsummed
 	group  *Grouping        // while building a grouped statement (group.go) for unit
+	// rows are the factors of per-unit Gaussian latents read as a whole
+	// (rowsQ), by latent.
+	rows map[string]*QFactor
 	// perEntry drops the count weights of bag plates: the update of a
 	// latent with one value per (term, count) entry is per token.
 	perEntry bool
@@ -226,7 +229,11 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 			case *ir.Index:
 				i := b.indexFor(x)
 				if _, _, _, ranged := SizeRange(i.Size); ranged && fitted && !chainable(v) {
-					return nil, ir.Errorf(x.Pos, "reading the %s %s inside a loop over part of its dimension (%s) is not supported: vigen derives such reads of nonconjugate latent vectors only", v.Role, v.Name, x.Name).Hintf("declare %s `nonconjugate laplace`, or loop over the whole dimension (1:%s) where it is read at the loop index", v.Name, x.Size)
+					hint := fmt.Sprintf("declare %s `nonconjugate laplace`, or loop over the whole dimension (1:%s) where it is read at the loop index", v.Name, x.Size)
+					if v.Treatment.Nonconjugate() {
+						hint = fmt.Sprintf("loop over the whole dimension (1:%s) where %s is read at the loop index", x.Size, v.Name)
+					}
+					return nil, ir.Errorf(x.Pos, "reading the %s %s inside a loop over part of its dimension (%s) is not supported: vigen derives such reads of nonconjugate latent vectors (real[T]) only", v.Role, v.Name, x.Name).Hintf("%s", hint)
 				}
 				idx = append(idx, IxE(i))
 			default:

@@ -284,10 +284,15 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		for _, name := range sortedKeys(qs) {
 			if name != v.Name && DependsOn(lp, name) {
 				if fv := b.Model.Lookup(name); fv != nil && qs[name].IsGaussianVector() && len(fv.Type.Dims) == 2 {
-					// the expectation engine reads a Gaussian factor as
-					// one vector; one per unit is read so only by the
-					// unit's own objective (unitView)
-					return nil, perUnitReadError(f, readerOf(v), v, fv, b.Model.Prior(name))
+					// another per-unit latent, read at a plate index of
+					// the statement: its factors as a whole (two-plate
+					// models, QFactor.Rows)
+					rq := b.rowsQ(fv, lp, qs)
+					if rq == nil {
+						return nil, perUnitReadError(f, readerOf(v), v, fv, b.Model.Prior(name))
+					}
+					others = append(others, rq)
+					continue
 				}
 				others = append(others, qs[name])
 			}
@@ -359,6 +364,58 @@ func elementPriors(priors []*ir.Factor) bool {
 		}
 	}
 	return true
+}
+
+// rowsQ is the factor through which e reads fv, a latent with one
+// Gaussian factor per unit (QFactor.Rows), when every read selects its
+// unit by an index (a plate of the statement, summed or free), and fv is
+// itself fitted unit by unit (an objective with a unit); nil otherwise.
+// The same factor is returned for every statement.
+func (b *Builder) rowsQ(fv *ir.Var, e Expr, qs map[string]*QFactor) *QFactor {
+	if !fv.Treatment.Nonconjugate() || b.localUnit(fv) == nil {
+		return nil
+	}
+	ok := true
+	Visit(e, func(y Expr) {
+		if t, isT := y.(*Tensor); isT && t.Name == fv.Name {
+			if len(t.Idx) != 2 || !unitSelector(t.Idx[0]) {
+				ok = false
+			}
+		}
+	})
+	if !ok {
+		return nil
+	}
+	if b.rows == nil {
+		b.rows = map[string]*QFactor{}
+	}
+	if q := b.rows[fv.Name]; q != nil {
+		return q
+	}
+	q := RowsGaussianQ(fv.Name, fv.Type.Dims[0], qs[fv.Name].Dims[0])
+	b.rows[fv.Name] = q
+	return q
+}
+
+// unitSelector reports whether x can select a unit of a per-unit latent
+// read whole: a loop index, or int data at loop indices (group[n]), which
+// the expectation engine reads at one unit (expecter.sliceRows).
+func unitSelector(x Expr) bool {
+	switch x := x.(type) {
+	case *Ix:
+		return true
+	case *Tensor:
+		if !x.Int {
+			return false
+		}
+		for _, i := range x.Idx {
+			if _, ok := i.(*Ix); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // ScalarSize is the size of the one-element vector as which a scalar
@@ -449,26 +506,22 @@ func nonconjugateShapeHint(v *ir.Var) string {
 
 // perUnitReadError is the error for statement f, read by reader (the
 // objective, update or M-step of v), that reads u, a latent with one
-// Gaussian factor per unit drawn by uPrior. The expectation engine reads a
-// Gaussian factor as one vector, and a per-unit one is read so (unitView)
-// only by u's own objective and the updates of conjugate latents local to
-// the same units.
+// Gaussian factor per unit drawn by uPrior, where no rule reads it: the
+// objective of a nonconjugate latent reads u's factors (QFactor.Rows) where
+// every read selects the unit by a loop index or by int data at loop
+// indices, and a conjugate update reads them only inside its own loop over
+// u's units (unitView).
 func perUnitReadError(f *ir.Factor, reader string, v, u *ir.Var, uPrior *ir.Factor) error {
 	separate := "fit one of them in a separate model and give its estimate to this one as `data`"
-	if v.Role == ir.RoleLatent && v.Treatment.Nonconjugate() && len(v.Type.Dims) == 2 {
-		a, b := v, u
-		if b.Pos.Line < a.Pos.Line || b.Pos.Line == a.Pos.Line && b.Pos.Col < a.Pos.Col {
-			a, b = b, a
-		}
-		// both objectives report it: the same text, reported once
-		return ir.Errorf(f.Pos, "this statement reads %s and %s, two latents with one Gaussian factor per unit, and vigen cannot yet take the expectation of one under the other's factors", a.Name, b.Name).Hintf("let each statement read one per-unit nonconjugate latent: %s", separate)
+	d := strings.ToLower(u.Type.Dims[0])
+	if uPrior != nil && len(uPrior.Plates) > 0 {
+		d = uPrior.Plates[0].Index
 	}
 	hint := fmt.Sprintf("keep %s out of the statements that read %s, or %s", u.Name, v.Name, separate)
 	if f == uPrior {
-		d, p := uPrior.Plates[0].Index, u.Type.Dims[1]
-		hint = fmt.Sprintf("estimate %s's prior as params instead, `%s[%s] ~ MvNormal(mu0, Sigma0)` with `param mu0 : real[%s]` and `param Sigma0 : cov[%s]`: their M-step is in closed form (as in hierlogreg.vi)", u.Name, u.Name, d, p, p)
+		hint = fmt.Sprintf("estimate %s's prior as params instead, `%s[%s] ~ MvNormal(mu0, Sigma0)` with `param mu0 : real[%s]` and `param Sigma0 : cov[%s]`: their M-step is in closed form (as in hierlogreg.vi)", u.Name, u.Name, d, u.Type.Dims[1], u.Type.Dims[1])
 	}
-	return ir.Errorf(f.Pos, "%s reads %s, which has one Gaussian factor per unit: vigen takes expectations under such factors only in the updates of conjugate latents drawn in the same loop (as ctm.vi's z reads theta)", reader, u.Name).Hintf("%s", hint)
+	return ir.Errorf(f.Pos, "%s reads %s, which has one Gaussian factor per unit: vigen takes expectations under such factors in the objectives of nonconjugate latents, and in the updates of conjugate latents drawn in the same loop (as ctm.vi's z reads theta)", reader, u.Name).Hintf("%s", hint)
 }
 
 // readerOf names what derives v's new value: its objective, update or

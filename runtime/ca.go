@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -51,6 +52,16 @@ type CAParams[S, P any] interface {
 	Params() P
 }
 
+// CAPlates is what a model with latents local to loops other than its unit
+// plate adds to CAModel (two-plate models: PPCA's loadings W[d] beside
+// the scores z[n]): FitCA updates them after the units, latent by latent,
+// the units of each in parallel (CAShape.Plates gives their numbers).
+type CAPlates[S, W any] interface {
+	// UpdatePlateUnit updates unit d (0-based) of the k-th such latent and
+	// returns its relative change. It writes only that unit's factor.
+	UpdatePlateUnit(q S, w W, k, d int) float64
+}
+
 // paramsOf returns pm's params, or the zero P without params.
 func paramsOf[S, P any](pm CAParams[S, P]) P {
 	var p P
@@ -64,6 +75,9 @@ func paramsOf[S, P any](pm CAParams[S, P]) P {
 type CAShape struct {
 	// Units is the number of units (0 without a unit plate).
 	Units int
+	// Plates is, for each latent local to a loop other than the unit
+	// plate, that loop's number of units (CAPlates).
+	Plates []int
 	// Globals says the model has global factors.
 	Globals bool
 	// EM says the params are estimated, by an M-step after each iteration.
@@ -132,7 +146,7 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 	run := Run{Status: "max_iterations"}
 	// more workers than units would only hold scratch (and a huge
 	// -workers would run out of memory); results do not depend on it
-	workers := min(Workers(s.Workers), max(shape.Units, 1))
+	workers := min(Workers(s.Workers), max(shape.Units, slices.Max(append([]int{1}, shape.Plates...))))
 	ws, troubles := newWorkers(workers, m.NewWorker)
 	units := shape.Units
 	done := make([]bool, units) // units that settled
@@ -168,6 +182,14 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 	var kept S
 	kept = m.Copy(kept, q)
 	pm, _ := m.(CAParams[S, P])
+	plates, _ := m.(CAPlates[S, W])
+	if len(shape.Plates) > 0 && plates == nil {
+		return zero, fmt.Errorf("the model has latents local to other loops (CAShape.Plates) but no update for them (CAPlates)")
+	}
+	var plateChange []float64
+	for _, n := range shape.Plates {
+		plateChange = make([]float64, max(len(plateChange), n))
+	}
 	keptParams, keptDone := paramsOf(pm), append([]bool(nil), done...)
 	if p := m.NonFinite(q); p != "" {
 		return zero, fmt.Errorf("the starting state is not finite: %s", p)
@@ -186,7 +208,7 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 			clear(tr)
 		}
 		complete := ParallelForUntil(ctx.Done(), units, workers, func(w, d int) {
-			if !shape.Globals && !em && done[d] {
+			if !shape.Globals && len(shape.Plates) == 0 && !em && done[d] {
 				return // nothing a settled unit reads has changed since
 			}
 			done[d] = m.UpdateUnit(q, ws[w], d)
@@ -196,6 +218,23 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 			break
 		}
 		change := 0.0
+		canceled := false
+		for k, n := range shape.Plates {
+			// each unit's change in its own slot, folded in unit order
+			if !ParallelForUntil(ctx.Done(), n, workers, func(w, d int) {
+				plateChange[d] = plates.UpdatePlateUnit(q, ws[w], k, d)
+			}) {
+				canceled = true
+				break
+			}
+			for _, c := range plateChange[:n] {
+				change = math.Max(change, c)
+			}
+		}
+		if canceled {
+			run.Status = "canceled"
+			break
+		}
 		if shape.Globals {
 			change = m.UpdateGlobals(q, ws[0])
 		}

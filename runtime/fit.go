@@ -134,6 +134,16 @@ func InitPositive(r *rand.Rand, x []float64) {
 	}
 }
 
+// InitNormal fills x with standard normal draws: the starting means of
+// the factors of a two-plate model's second factor (PPCA's loadings),
+// which must not all be 0, since zero means for both factors are a fixed
+// point of their alternating updates (a saddle of the ELBO).
+func InitNormal(r *rand.Rand, x []float64) {
+	for i := range x {
+		x[i] = r.NormFloat64()
+	}
+}
+
 // Trouble counts the numerical problems of one iteration by kind, such as
 // "theta: indefinite", so a status can say how often each happened.
 type Trouble map[string]int
