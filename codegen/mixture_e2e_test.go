@@ -159,7 +159,7 @@ func mixtureNewton(t *testing.T, theta []float64, f func([]float64) ([]float64, 
 			size = math.Max(size, math.Abs(step.AtVec(i)))
 		}
 		if size < 1e-13 {
-			g, h = f(x)
+			_, h = f(x)
 			for i := range p {
 				for j := range p {
 					H.Set(i, j, -h[i][j])
