@@ -35,3 +35,8 @@ func RenameTensors(e Expr, m map[string]string) Expr {
 		return mapChildren(e, rec)
 	})(e)
 }
+
+// TreeSize is the number of nodes of e written out as a tree, counted up
+// to limit (see treeSize): a measure of what printing e would cost before
+// common subexpressions are shared.
+func TreeSize(e Expr, limit float64) float64 { return treeSize(e, limit) }
