@@ -327,7 +327,7 @@ func (c *checker) checkIndex(r *ir.Ref, x ir.Expr, i int, dims []string, sc *sco
 	case t.Rank() > 0:
 		c.errorAt(x.Position(), "an index is one int value; loop over the elements with `for i in 1:"+dim+"`", "index %s must be %s, but it is %s", exprString(x), want, t)
 	case t.Kind != ir.Int:
-		hint := "arithmetic gives a real, so an index is a loop index or an int variable declared `in 1.." + dim + "`; for a shifted read, pass the shifted values as data"
+		hint := "arithmetic gives a real, so an index is a loop index, a loop index plus or minus an int literal (`t-1`), or an int variable declared `in 1.." + dim + "`"
 		c.errorAt(x.Position(), hint, "non-integer index %s: an index into dimension %d of %s must be %s", exprString(x), i+1, v.Name, want)
 	case t.Range == nil:
 		hint := "an index must be a loop index or an int declared `in 1.." + dim + "`"

@@ -100,10 +100,23 @@ func (c *checker) letStmt(s *LetStmt, sc *scope) {
 				stray = ix
 			}
 		})
-		if stray != nil {
+		var offset *ir.Offset
+		ir.Walk(x, func(e ir.Expr) {
+			if o, ok := e.(*ir.Offset); ok && offset == nil && contains(d.params, o.Index.Name) {
+				offset = o
+			}
+		})
+		if offset != nil {
+			c.errorAt(offset.Pos, "define it without an index, `let "+name+" = ...`: inside the loop that is one value per iteration, and it may read offsets",
+				"let %s[%s] reads %s, an offset of its own index", name, strings.Join(d.params, ", "), offset)
+		} else if stray != nil {
 			l := sc.lookup(stray.Name)
 			c.errorAt(stray.Pos, "index it by that loop's index too: `let "+name+"["+strings.Join(append(append([]string(nil), d.params...), stray.Name), ", ")+"] = ...`",
 				"let %s[%s] reads %s, the index of the loop at %s, which is not among its indices", name, strings.Join(d.params, ", "), stray.Name, c.where(c.pos(l.pos)))
+		}
+		if offset != nil || stray != nil {
+			d.used = true
+			c.lets = append(c.lets, d) // value nil: uses stay silent
 			return
 		}
 	}
@@ -166,7 +179,13 @@ func (c *checker) letUse(d *letDef, id *Ident, idx []Expr, sc *scope) (ir.Expr, 
 	ok := true
 	sub := map[string]ir.Expr{}
 	for i, e := range idx {
-		x, xok := c.expr(e, sc)
+		x, xok := c.indexExpr(e, sc)
+		if o, isOff := x.(*ir.Offset); isOff {
+			c.errorAt(o.Pos, "read the offsets in the definition instead: an unindexed `let "+d.name+" = ...` inside the loop is one value per iteration and may read offsets such as x["+o.String()+"]",
+				"%s (defined at %s) cannot be read at an offset (%s[%s])", d.name, where, d.name, o)
+			ok = false
+			continue
+		}
 		if !xok {
 			ok = false
 			continue
@@ -205,6 +224,14 @@ func substitute(e ir.Expr, sub map[string]ir.Expr) ir.Expr {
 		if len(e.Index) == 0 {
 			n.Index = nil
 		}
+		return &n
+	case *ir.Offset:
+		// An indexed let reads no offset of its own indices (letStmt), so
+		// only the offsets of enclosing loops' indices arrive here, and
+		// they are not substituted.
+		n := *e
+		ix := *e.Index
+		n.Index = &ix
 		return &n
 	case *ir.Call:
 		n := *e

@@ -141,9 +141,9 @@ func (p *printer) item(n Node, depth int) {
 	case *FactorStmt:
 		p.emit(depth, n.Pos.Line, "factor "+printExpr(n.Expr, 0))
 	case *ForStmt:
-		head := "for " + n.Index.Name + " in " + printExpr(n.From, 0)
+		head := "for " + n.Index.Name + " in " + printIndex(n.From)
 		if n.To != nil {
-			head += ":" + printExpr(n.To, 0)
+			head += ":" + printIndex(n.To)
 		}
 		p.emit(depth, n.Pos.Line, head+" {")
 		for _, s := range n.Body {
@@ -274,7 +274,11 @@ func printExpr(e Expr, min int) string {
 	case *Ident:
 		s = e.Name
 	case *IndexExpr:
-		s = printExpr(e.X, precPrimary) + "[" + printExprs(e.Indices) + "]"
+		parts := make([]string, len(e.Indices))
+		for i, x := range e.Indices {
+			parts[i] = printIndex(x)
+		}
+		s = printExpr(e.X, precPrimary) + "[" + strings.Join(parts, ", ") + "]"
 	case *CallExpr:
 		s = e.Func.Name + "(" + printExprs(e.Args) + ")"
 	case *VectorExpr:
@@ -305,6 +309,20 @@ func printExpr(e Expr, min int) string {
 		return "(" + s + ")"
 	}
 	return s
+}
+
+// printIndex prints one index or loop bound; an offset, a name plus or
+// minus an int literal, is written without spaces (y[t-1], 1:T-1), as the
+// reference writes it.
+func printIndex(e Expr) string {
+	if b, ok := e.(*BinaryExpr); ok && (b.Op == '+' || b.Op == '-') {
+		if id, ok := b.X.(*Ident); ok {
+			if n, ok := b.Y.(*Number); ok && !strings.ContainsAny(n.Text, ".eE") {
+				return id.Name + string(b.Op) + n.Text
+			}
+		}
+	}
+	return printExpr(e, 0)
 }
 
 func printExprs(es []Expr) string {
