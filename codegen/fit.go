@@ -113,7 +113,7 @@ func (g *gen) fitCode() (*fitGen, error) {
 			qi.mfields = append(qi.mfields, f.fnames.get(localName(t)))
 			f.byT[t] = qi
 		}
-		if qi.obj != nil {
+		if qi.obj != nil && !qi.obj.Conjugate {
 			qi.method = f.fnames.get(unexported(q.Var) + "Method")
 		}
 		f.qs = append(f.qs, qi)
@@ -340,8 +340,10 @@ func (f *fitGen) emitTypes() {
 			for _, h := range f.hoistedOf(qi) {
 				w.Pf("%s []float64 // exp(%s), read by categorical updates", h.field, f.momentField(h))
 			}
-			if qi.obj != nil {
+			if qi.method != "" {
 				w.Pf("%s string", qi.method)
+			}
+			if qi.obj != nil {
 				if f.perUnit(qi) != nil {
 					w.Pf("%sStarted []bool // per unit: whether its covariance has been set by an update", qi.fields[0])
 				}
@@ -402,6 +404,9 @@ func (f *fitGen) emitNewState() {
 					}
 				} else {
 					w.Pf("%s(q.%s, %s)", rt("Identity"), qi.fields[1], n)
+				}
+				if qi.method == "" {
+					break // conjugate: closed form, whatever opts.Method
 				}
 				w.Pf("q.%s = %q", qi.method, qi.v.Treatment.String())
 				w.If(cond(`opts.Method != ""`), func() { w.Pf("q.%s = opts.Method", qi.method) })
@@ -490,8 +495,10 @@ func (f *fitGen) emitCopyState() {
 				w.Pf("dst.%s = append(dst.%s[:0], q.%s...)", fl, fl, fl)
 			}
 			for _, qi := range f.qs {
-				if qi.obj != nil {
+				if qi.method != "" {
 					w.Pf("dst.%s = q.%s", qi.method, qi.method)
+				}
+				if qi.obj != nil {
 					if f.perUnit(qi) != nil {
 						w.Pf("dst.%sStarted = append(dst.%sStarted[:0], q.%sStarted...)", qi.fields[0], qi.fields[0], qi.fields[0])
 					}
@@ -544,12 +551,22 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 		}
 		w.P("return ", rt("GaussianFactor"), "{")
 		w.Pf("Mean: %s, Cov: %s,", mean, cov)
-		w.Pf(`Delta: q.%s == "delta", Started: %s,`, qi.method, started)
-		if unitArg == "" && inputs == "" {
-			w.Pf("F: m.%sF, DeltaF: m.%sDelta,", qi.upper, qi.upper)
-		} else {
-			w.Pf("F: func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },", qi.upper, unitArg, inputs)
-			w.Pf("DeltaF: func(x, cov, g, h []float64) float64 { return m.%sDelta(%sx, cov%s, g, h) },", qi.upper, unitArg, inputs)
+		switch {
+		case o.Conjugate:
+			w.Pf(`Closed: true, Started: %s,`, started)
+			if unitArg == "" && inputs == "" {
+				w.Pf("F: m.%sF,", qi.upper)
+			} else {
+				w.Pf("F: func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },", qi.upper, unitArg, inputs)
+			}
+		default:
+			w.Pf(`Delta: q.%s == "delta", Started: %s,`, qi.method, started)
+			if unitArg == "" && inputs == "" {
+				w.Pf("F: m.%sF, DeltaF: m.%sDelta,", qi.upper, qi.upper)
+			} else {
+				w.Pf("F: func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },", qi.upper, unitArg, inputs)
+				w.Pf("DeltaF: func(x, cov, g, h []float64) float64 { return m.%sDelta(%sx, cov%s, g, h) },", qi.upper, unitArg, inputs)
+			}
 		}
 		if c := o.Collapsed; c != nil && qi.local {
 			w.Pf("Collapsed: func(x, g, h []float64) float64 { return m.%sCollapsed(d, x, g, h) },", qi.upper)
@@ -745,7 +762,10 @@ func (f *fitGen) emitLoops() {
 	field("EM", constBool(len(f.msteps) > 0).and(cond("!a.opts.FixParams")))
 	onePass := constBool(len(global) == 0 && len(side) == 0)
 	if f.unit == nil && len(global) == 1 && global[0].obj != nil {
-		onePass = cond(fmt.Sprintf("q.%s == \"laplace\"", global[0].method))
+		onePass = constBool(true) // a closed-form update
+		if global[0].method != "" {
+			onePass = cond(fmt.Sprintf("q.%s == \"laplace\"", global[0].method))
+		}
 	}
 	field("OnePass", onePass)
 	w.Func([]string{"Shape describes the model's coordinate ascent."}, w.Sf("(a *caModel) Shape(q *state) %s", rt("CAShape")), func() {
@@ -758,7 +778,7 @@ func (f *fitGen) emitLoops() {
 	}
 	var ms []string
 	for _, qi := range f.qs {
-		if qi.obj != nil {
+		if qi.method != "" {
 			ms = append(ms, "q."+qi.method)
 		} else {
 			ms = append(ms, `"conjugate"`)
@@ -1083,7 +1103,11 @@ func (f *fitGen) emitUnitSweeps(local []*qInfo) {
 				w.Doc("A single local Gaussian is at its optimum after one Laplace",
 					"update; the delta method's objective depends on Σ, which is set",
 					"after μ, so it sweeps to the fixed point of μ and Σ.")
-				settled = cond(fmt.Sprintf("q.%s == \"laplace\"", local[0].method)).or(settled)
+				if local[0].method == "" { // a closed-form update
+					settled = constBool(true)
+				} else {
+					settled = cond(fmt.Sprintf("q.%s == \"laplace\"", local[0].method)).or(settled)
+				}
 			}
 			w.If(settled, func() { w.Return("true") })
 		})

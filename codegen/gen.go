@@ -277,9 +277,14 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 	ctx.HasParams = len(m.VarsWithRole(ir.RoleParam)) > 0
 	ctx.ELBONote = elboNote(m)
 	methods := map[string]bool{}
+	closed := len(d.Updates) > 0
 	for _, o := range d.Objectives {
 		v := o.Latent
-		methods[v.Treatment.String()] = true
+		if o.Conjugate {
+			closed = true
+		} else {
+			methods[v.Treatment.String()] = true
+		}
 		g.tensors[v.Name] = tensorInfo{Go: "@" + v.Name, Dims: []string{o.Dim}}
 		g.tensors[o.CovName] = tensorInfo{Go: "@cov", Dims: []string{o.Dim, o.Dim}}
 	}
@@ -291,7 +296,7 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 	what := strings.Join(ms, "/") + " updates (selectable through Options.Method) for its nonconjugate latents"
 	if len(ms) == 0 {
 		what = "closed-form updates (Eq. 18) for its conjugate latents"
-	} else if len(d.Updates) > 0 {
+	} else if closed {
 		what += " and closed-form updates (Eq. 18) for its conjugate latents"
 	}
 	ctx.MethodsDoc = comment(fmt.Sprintf("Package %s fits the model %s (%s) by variational inference: coordinate ascent (Wang & Blei 2013, Fig. 1) with %s.", pkg, m.Name, m.File, what))
@@ -304,7 +309,9 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 	kernels := newGoFile()
 	for _, o := range d.Objectives {
 		kernels.Raw(g.kernel(o, false))
-		kernels.Raw(g.kernel(o, true))
+		if !o.Conjugate { // a closed-form update needs no delta objective
+			kernels.Raw(g.kernel(o, true))
+		}
 		if o.Collapsed != nil && !opts.KernelsOnly {
 			kernels.Raw(g.collapsedKernel(o))
 		}

@@ -527,6 +527,89 @@ func (b *Builder) expectOthers(e Expr, self string, unit *Index, qs map[string]*
 	return r, nil
 }
 
+// ConjugateGaussian reports whether v is a latent declared conjugate with a
+// prior whose family is Gaussian over the whole vector (Conjugacy.Joint:
+// MvNormal, MvNormalPrec). It gets the Gaussian factor N(μ, Σ) and the
+// objective of a nonconjugate latent, updated in closed form
+// (closedGaussian).
+func ConjugateGaussian(m *ir.Model, v *ir.Var) bool {
+	if v.Role != ir.RoleLatent || v.Treatment != ir.Conjugate {
+		return false
+	}
+	prior := m.Prior(v.Name)
+	if prior == nil {
+		return false
+	}
+	d := Dists[prior.Dist]
+	return d != nil && d.Conj != nil && d.Conj.Joint
+}
+
+// closedGaussian derives the update of a latent θ declared conjugate with
+// a Gaussian prior (ConjugateGaussian). Its natural parameters are those
+// of t(θ) = (θ, θθᵀ) in the expected log joint f(θ) = E_q(−θ)[log p(θ, …)]
+// (the objective of Eq. 12), which is linear in them exactly when f is
+// quadratic in θ: then f(θ) = f(0) + η₁ᵀθ + θᵀη₂θ with η₁ = ∇f(0) and
+// η₂ = ½∇²f, and q(θ) ∝ exp f(θ) is N(μ, Σ) with Σ = −(∇²f)⁻¹ = −½η₂⁻¹
+// and μ = Ση₁ (Eq. 18). f is quadratic when ∇²f does not depend on θ,
+// which is checked statement by statement, so that an error names the
+// statement that is not. The objective is returned with Conjugate set:
+// generated code computes the update as one Newton step, exact here.
+func (b *Builder) closedGaussian(v *ir.Var, qs map[string]*QFactor) (*Objective, error) {
+	prior := b.Model.Prior(v.Name)
+	if qs[v.Name] == nil {
+		return nil, ir.Errorf(v.Pos, "%s is declared conjugate with %s prior, which gives it one Gaussian factor over a vector, but it is neither one vector real[K] nor one vector per unit real[D, K] read only inside the loop that draws it", v.Name, article(prior.Dist)).Hintf("declare %s as real[K] drawn whole, or draw %s[d] inside `for d in 1:D` and read it only there; or declare it `nonconjugate laplace`", v.Name, v.Name)
+	}
+	o, err := b.objective(v, qs)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range o.Parts {
+		if DependsOn(p.Hess, v.Name) {
+			read := "a function of degree above two in it"
+			if r := nonQuadraticRead(p.F, v.Name); r != nil {
+				read = String(r)
+			}
+			return nil, ir.Errorf(p.Factor.Pos, "%s is declared conjugate with %s prior, whose closed-form update (Eq. 18) needs the expected log joint to be quadratic in %s, but this statement reads it through %s, which is not", v.Name, article(prior.Dist), v.Name, read).Hintf("%s: a Gaussian factor at the mode of f (Eq. 14) or by the delta method (Eq. 17)", nonconjugateAdvice(v.Name, false))
+		}
+	}
+	o.Conjugate = true
+	return o, nil
+}
+
+// article prefixes a family's name with its indefinite article.
+func article(family string) string {
+	if strings.ContainsRune("AEIOU", rune(family[0])) {
+		return "an " + family
+	}
+	return "a " + family
+}
+
+// nonQuadraticRead returns the smallest call in e through which it reads v
+// other than as the square of an expression: the read that makes e more
+// than quadratic in v; nil if there is none.
+func nonQuadraticRead(e Expr, v string) Expr {
+	if !DependsOn(e, v) {
+		return nil
+	}
+	if c, ok := e.(*Call); ok {
+		for _, a := range c.Args {
+			if r := nonQuadraticRead(a, v); r != nil {
+				return r
+			}
+		}
+		if n, ok := c.Args[len(c.Args)-1].(*Num); c.Prim.Name == "pow" && ok && n.V == 2 {
+			return nil
+		}
+		return c
+	}
+	for _, c := range Children(e) {
+		if r := nonQuadraticRead(c, v); r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
 // polynomialParts handles a family whose statistics are g(x) and g(x)²
 // (the Normal, g(x) = x; the LogNormal, g(x) = log x): the log joint must
 // be a quadratic polynomial in g of the scalar latent, and η₁ = ∂L/∂g at

@@ -73,6 +73,15 @@ type Conjugacy struct {
 	// degree ≤ 2, its statistics being g(x) and g(x)²: η₁ and η₂ are read
 	// off its first and second derivatives in g(x).
 	Quadratic string
+	// Joint marks a family over vectors whose statistics are x and xxᵀ
+	// (MvNormal): q is one Gaussian N(μ, Σ) over the whole vector, the
+	// factor the nonconjugate latents get (GaussianQ), and the latent's
+	// objective f (Eq. 12, the expected log joint) must be quadratic in it,
+	// which the update checks (∇²f must not depend on the latent). Its
+	// natural parameters are then read off f's derivatives, η₁ = ∇f(0) and
+	// η₂ = ½∇²f, so Σ = −(∇²f)⁻¹ and μ = Ση₁: in generated code, one exact
+	// Newton step (closedGaussian in conjugate.go).
+	Joint bool
 	// Moments computes, numerically, the marginal mean and standard
 	// deviation of every element of a factor from its parameters (p in
 	// Params order, flattened row-major; k is the last dimension, used by

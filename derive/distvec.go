@@ -100,6 +100,14 @@ func mvNormalDist(name string, isPrec bool) *Dist {
 			return Add(a[1].At(sel), Mul(a[0].At(sel[:1]), a[0].At(sel[1:])))
 		}
 	}
+	// A conjugate latent with this prior gets the Gaussian factor of the
+	// nonconjugate latents, updated in closed form (Conjugacy.Joint);
+	// MvNormalPrec is MvNormal with Σ = Λ⁻¹.
+	if isPrec {
+		d.Conj = &Conjugacy{Family: "MvNormal"}
+	} else {
+		d.Conj = &Conjugacy{Params: []string{"mean", "cov"}, Joint: true}
+	}
 	// H = ½log|Σ| + (K/2)(1 + log 2π)
 	d.Entropy = func(b *Builder, a []Val) Expr {
 		_, logdet, err := prec(b, a[1])

@@ -42,6 +42,11 @@ type Objective struct {
 	// expectation was taken.
 	Inputs       []*QFactor
 	Expectations []Approx
+	// Conjugate marks the objective of a latent declared conjugate with a
+	// Gaussian prior (MvNormal, MvNormalPrec: Conjugacy.Joint), whose f
+	// has been proved quadratic: its update is the closed form of Eq. 18,
+	// Σ = −(∇²f)⁻¹ and μ = Σ∇f(0), not Laplace or delta (closedGaussian).
+	Conjugate bool
 	// Collapsed, if set, is f with the unit's categorical latent maximized
 	// out (see collapse.go): the generated code uses it to start each
 	// unit's coordinate ascent at the fixed point of the θ/z alternation.
@@ -124,6 +129,15 @@ func Derive(m *ir.Model) (d *Derivation, err error) {
 				errs = append(errs, err)
 				continue
 			}
+			if ConjugateGaussian(m, v) {
+				obj, err := b.closedGaussian(v, qs)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				d.Objectives = append(d.Objectives, obj)
+				continue
+			}
 			u, err := b.conjugateUpdate(v, qs)
 			if err != nil {
 				errs = append(errs, err)
@@ -147,7 +161,9 @@ func Derive(m *ir.Model) (d *Derivation, err error) {
 		return nil, ir.Join(errs...)
 	}
 	for _, o := range d.Objectives {
-		o.Collapsed = b.collapse(o, d.Updates, qs)
+		if !o.Conjugate {
+			o.Collapsed = b.collapse(o, d.Updates, qs)
+		}
 	}
 	d.bound, d.boundErr = b.bound(d, qs)
 	b.sviParts(d, qs)
@@ -170,7 +186,7 @@ func (b *Builder) qFactor(v *ir.Var) *QFactor {
 		// one value per bag entry, stored flat
 		dims = append([]string{"@" + dims[k]}, dims[k+1:]...)
 	}
-	if v.Treatment.Nonconjugate() {
+	if v.Treatment.Nonconjugate() || ConjugateGaussian(b.Model, v) {
 		if scalarReal(v) {
 			return GaussianQ(v.Name, ScalarSize)
 		}

@@ -13,6 +13,12 @@ type GaussianFactor struct {
 	// Delta selects the delta method (Eq. 17); false selects Laplace
 	// (Eq. 14).
 	Delta bool
+	// Closed marks the factor of a latent declared conjugate with a
+	// Gaussian prior, whose objective f the compiler proved quadratic
+	// (∇²f does not depend on θ). Its update is then the closed form of
+	// Eq. 18, q(θ) ∝ exp f(θ): natural parameters η₁ = ∇f(0) and
+	// η₂ = ½∇²f, i.e. Σ = −(∇²f)⁻¹ and μ = Ση₁ (Closed overrides Delta).
+	Closed bool
 	// Started, for a local factor, says whether its Cov has been set by an
 	// update, so the delta method can start from it; the updates set it.
 	// Nil (a global factor) means the delta method starts afresh each time.
@@ -58,6 +64,9 @@ func (w *GaussianWork) Step(tr Trouble, name string, q GaussianFactor, s NewtonS
 // (−∇²f + λI)⁻¹, so q stays a distribution, and the status says so
 // (StatusIndefinite). The maximization's status is returned otherwise.
 func (w *GaussianWork) Update(q GaussianFactor, s NewtonSettings) Status {
+	if q.Closed {
+		return w.closedUpdate(q)
+	}
 	p := len(q.Mean)
 	mean, cov := q.Mean, q.Cov
 	grad, hess := Grow(&w.grad, p), Grow(&w.curv, p*p)
@@ -99,6 +108,34 @@ func (w *GaussianWork) Update(q GaussianFactor, s NewtonSettings) Status {
 		return StatusIndefinite
 	}
 	return r.Status
+}
+
+// closedUpdate is the closed-form update of a factor whose f is quadratic
+// (GaussianFactor.Closed): with H = ∇²f, constant, and any μ₀,
+// η₁ = ∇f(0) = ∇f(μ₀) − Hμ₀, so μ = −H⁻¹η₁ = μ₀ − H⁻¹∇f(μ₀): one Newton
+// step from the current mean, exact. A Hessian that is not negative
+// definite (an improper q) leaves q as it was and is reported as
+// StatusIndefinite; non-finite numbers as StatusNotFinite.
+func (w *GaussianWork) closedUpdate(q GaussianFactor) Status {
+	p := len(q.Mean)
+	grad, hess, next := Grow(&w.grad, p), Grow(&w.curv, p*p), Grow(&w.cov, p*p)
+	fx := q.F(q.Mean, grad, hess)
+	if math.IsNaN(fx) || math.IsInf(fx, 0) || !allFinite(grad) || !allFinite(hess) {
+		return StatusNotFinite
+	}
+	if !NegInvSPD(next, hess, p) {
+		return StatusIndefinite
+	}
+	for i := 0; i < p; i++ {
+		var step float64
+		for j := 0; j < p; j++ {
+			step += next[i*p+j] * grad[j]
+		}
+		q.Mean[i] += step
+	}
+	copy(q.Cov, next)
+	q.setStarted()
+	return StatusConverged
 }
 
 func (q GaussianFactor) setStarted() {

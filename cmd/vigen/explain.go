@@ -220,12 +220,26 @@ var updateProse = map[string]string{
 		"The first update starts from $\\Sigma = -\\nabla^{2} f^{-1}$ at the current mean, or the identity if that is not a covariance.",
 }
 
-// nonconjugate reports the Laplace or delta update of a latent.
+// closedGaussianProse says what the generated code does to update a latent
+// declared conjugate with a Gaussian prior (derive.Objective.Conjugate).
+const closedGaussianProse = "**Update (closed form, Eq. 18).** `vigen` has checked that the Hessian above does not depend on $%[1]s$: " +
+	"$f$ is quadratic, $f(%[1]s) = f(0) + \\eta_1^\\top %[1]s + %[1]s^\\top \\eta_2 %[1]s$, linear in the sufficient statistics $(%[1]s, %[1]s %[1]s^\\top)$ " +
+	"with natural parameters $\\eta_1 = \\nabla f(0)$ and $\\eta_2 = \\tfrac{1}{2}\\nabla^{2} f$. " +
+	"So $q(%[1]s) \\propto \\exp f(%[1]s)$ is exactly $\\mathcal{N}(m, \\Sigma)$ with $\\Sigma = -(\\nabla^{2} f)^{-1}$ and $m = \\Sigma\\, \\nabla f(0)$. " +
+	"The generated code computes it as one Newton step from the current mean, $m = m_0 - (\\nabla^{2} f)^{-1} \\nabla f(m_0)$, which is exact for a quadratic; " +
+	"`Options.Method` does not apply to it."
+
+// nonconjugate reports the Laplace or delta update of a latent, or the
+// closed-form update of a conjugate one with a Gaussian factor.
 func (r *report) nonconjugate(o *derive.Objective) {
 	v := o.Latent
 	t := v.Treatment.String()
 	theta := derive.LaTeX(derive.T(v.Name))
-	r.heading(2, fmt.Sprintf("Latent `%s`: nonconjugate, %s", v.Name, map[string]string{"laplace": "Laplace (Eq. 14)", "delta": "delta method (Eq. 17)"}[t]))
+	if o.Conjugate {
+		r.heading(2, fmt.Sprintf("Latent `%s`: conjugate, closed form (Eq. 18)", v.Name))
+	} else {
+		r.heading(2, fmt.Sprintf("Latent `%s`: nonconjugate, %s", v.Name, map[string]string{"laplace": "Laplace (Eq. 14)", "delta": "delta method (Eq. 17)"}[t]))
+	}
 	mean, cov := derive.LaTeX(derive.T(v.Name+".mean")), derive.LaTeX(derive.T(o.CovName))
 	what := fmt.Sprintf("a vector $%s \\in \\mathbb{R}^{%s}$ with the Gaussian factor $q(%s) = \\mathcal{N}(%s, %s)$",
 		theta, derive.LaTeX(derive.SizeE(o.Dim)), theta, mean, cov)
@@ -268,6 +282,11 @@ func (r *report) nonconjugate(o *derive.Objective) {
 			derive.LaTeX(derive.T(g.By.Name, derive.IxE(derive.Index{Name: g.Plate})))+" = "+derive.LaTeX(derive.IxE(*o.Unit))))
 	}
 	r.objectiveFormulas(o, theta, "Objective (Eq. 12)", v.Treatment == ir.Delta)
+	if o.Conjugate {
+		r.para(fmt.Sprintf(closedGaussianProse, theta))
+		r.expectations(o.Expectations, nil, "$f$ reads no other latent, so it takes no expectation: it is exact.")
+		return
+	}
 	r.para(fmt.Sprintf(updateProse[t], theta))
 	if c := o.Collapsed; c != nil && o.Unit != nil {
 		r.para(fmt.Sprintf("**Collapsed start.** For each unit the code first moves the mean of $q(%s)$ to the maximum of the collapsed objective "+

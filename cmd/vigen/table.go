@@ -126,6 +126,9 @@ func treatment(v *ir.Var, f *ir.Factor, q *derive.QFactor, s *derive.MStep) stri
 		return "point estimate: M-step, " + s.Kind
 	case ir.RoleLatent:
 		t := treatmentDoc[v.Treatment.String()]
+		if q != nil && q.IsGaussianVector() && v.Treatment == ir.Conjugate {
+			t += ", f quadratic: Σ = −∇²f⁻¹, μ = Σ∇f(0)"
+		}
 		switch {
 		case q != nil && derive.ScalarGaussian(v):
 			t += ", q = Normal"
