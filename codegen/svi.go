@@ -36,6 +36,8 @@ func (f *fitGen) sviReason() string {
 		switch {
 		case qi.side:
 			why = append(why, fmt.Sprintf("%s (%s) is local to `for %s in 1:%s`, a loop other than the unit plate's, and SVI samples the units of one loop", qi.v.Name, f.pos(qi.v), qi.obj.Unit.Name, qi.obj.Unit.Size))
+		case qi.obj != nil && !qi.local && qi.obj.Conjugate:
+			why = append(why, fmt.Sprintf("the global %s (%s) is conjugate with a Gaussian factor over the whole vector (MvNormal), whose natural parameters (η₁ = ∇f(0), η₂ = ½∇²f) SVI does not step yet", qi.v.Name, f.pos(qi.v)))
 		case qi.obj != nil && !qi.local:
 			why = append(why, fmt.Sprintf("the global %s (%s) is nonconjugate, and SVI steps only conjugate globals", qi.v.Name, f.pos(qi.v)))
 		case f.unit != nil && qi.upd != nil && !qi.local && qi.upd.SVI == nil:
