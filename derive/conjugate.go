@@ -187,8 +187,8 @@ func (b *Builder) localUnit(v *ir.Var) *Index {
 		if len(c.Plates) > 0 && c.Plates[0].Index == p.Index {
 			continue
 		}
-		// a nonconjugate θ[m] may also be read as θ[g[n]] (group.go)
-		if !v.Treatment.Nonconjugate() {
+		// a Gaussian θ[m] may also be read as θ[g[n]] (group.go)
+		if !v.Treatment.Nonconjugate() && !ConjugateGaussian(b.Model, v) {
 			return nil
 		}
 		if g, err := b.grouping(c, v.Name, *u); err != nil || g == nil && !innerUnitPlate(c, *u) {
@@ -557,7 +557,7 @@ func ConjugateGaussian(m *ir.Model, v *ir.Var) bool {
 func (b *Builder) closedGaussian(v *ir.Var, qs map[string]*QFactor) (*Objective, error) {
 	prior := b.Model.Prior(v.Name)
 	if qs[v.Name] == nil {
-		return nil, ir.Errorf(v.Pos, "%s is declared conjugate with %s prior, which gives it one Gaussian factor over a vector, but it is neither one vector real[K] nor one vector per unit real[D, K] read only inside the loop that draws it", v.Name, article(prior.Dist)).Hintf("declare %s as real[K] drawn whole, or draw %s[d] inside `for d in 1:D` and read it only there; or declare it `nonconjugate laplace`", v.Name, v.Name)
+		return nil, ir.Errorf(v.Pos, "%s is declared conjugate with %s prior, which gives it one Gaussian factor over a vector, but it is neither one vector real[K] nor one vector per unit real[D, K] read only inside the loop that draws it or through a data index", v.Name, article(prior.Dist)).Hintf("declare %s as real[K] drawn whole, or draw %s[d] inside `for d in 1:D` and read it there or as %s[g[n]] with g : int[N] in 1..D data", v.Name, v.Name, v.Name)
 	}
 	o, err := b.objective(v, qs)
 	if err != nil {
@@ -576,9 +576,10 @@ func (b *Builder) closedGaussian(v *ir.Var, qs map[string]*QFactor) (*Objective,
 	return o, nil
 }
 
-// article prefixes a family's name with its indefinite article.
+// article prefixes a family's name with its indefinite article (an
+// MvNormal: the letters are spoken).
 func article(family string) string {
-	if strings.ContainsRune("AEIOU", rune(family[0])) {
+	if strings.ContainsRune("AEIOU", rune(family[0])) || strings.HasPrefix(family, "Mv") {
 		return "an " + family
 	}
 	return "a " + family
