@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -393,5 +395,106 @@ func TestEndToEndConjugateMvNormalMeanField(t *testing.T) {
 	}
 	if len(res) != 2 || res[0].Method != "conjugate,laplace" || res[1].Method != "conjugate,delta" {
 		t.Errorf("methods %v, want conjugate,laplace then conjugate,delta", []string{res[0].Method, res[1].Method})
+	}
+}
+
+// Both the groups' coefficients and their mean conjugate (the good model
+// spec/testdata/good/mvnconj.vi): the posterior is Gaussian, and the
+// mean-field fixed point of two Gaussian factors of a Gaussian has the
+// exact posterior means and, as covariances, the inverses of the diagonal
+// blocks of the joint precision Λ. Λ and Λ·mean = h are assembled here over
+// (mu, theta[1], …, theta[M]).
+func TestEndToEndConjugateMvNormalHierarchy(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "spec", "testdata", "good", "mvnconj.vi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(18, 666))
+	const groups, n, p, s = 3, 45, 2, 0.7
+	s0 := spdMatrix(rng, p, 4)
+	sg := spdMatrix(rng, p, 1)
+	m0 := []float64{0.2, -0.1}
+	x := make([][]float64, n)
+	y := make([]float64, n)
+	group := make([]int, n)
+	for i := range x {
+		group[i] = i%groups + 1
+		x[i] = []float64{1, rng.NormFloat64()}
+		y[i] = float64(group[i]) - x[i][1] + s*rng.NormFloat64()
+	}
+	data, _ := json.Marshal(map[string]any{"x": x, "y": y, "group": group, "s": s, "m0": m0, "S0": symRows(s0), "S": symRows(sg)})
+
+	dim := p * (groups + 1)
+	full := mat.NewDense(dim, dim, nil)
+	h := mat.NewVecDense(dim, nil)
+	add := func(a, b int, v float64) { full.Set(a, b, full.At(a, b)+v) }
+	s0i, si := symInverse(t, s0), symInverse(t, sg)
+	for i := 0; i < p; i++ {
+		for j := 0; j < p; j++ {
+			add(i, j, s0i.At(i, j))
+			h.SetVec(i, h.AtVec(i)+s0i.At(i, j)*m0[j])
+			for m := 1; m <= groups; m++ {
+				add(i, j, si.At(i, j))
+				add(m*p+i, m*p+j, si.At(i, j))
+				add(i, m*p+j, -si.At(i, j))
+				add(m*p+i, j, -si.At(i, j))
+			}
+		}
+	}
+	for k := range x {
+		b := group[k] * p
+		for i := 0; i < p; i++ {
+			h.SetVec(b+i, h.AtVec(b+i)+x[k][i]*y[k]/(s*s))
+			for j := 0; j < p; j++ {
+				add(b+i, b+j, x[k][i]*x[k][j]/(s*s))
+			}
+		}
+	}
+	lam := mat.NewSymDense(dim, nil)
+	for i := 0; i < dim; i++ {
+		for j := i; j < dim; j++ {
+			lam.SetSym(i, j, full.At(i, j))
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(lam) {
+		t.Fatal("joint precision is not positive definite")
+	}
+	mean := mat.NewVecDense(dim, nil)
+	if err := ch.SolveVecTo(mean, h); err != nil {
+		t.Fatal(err)
+	}
+	block := func(u int) ([]float64, *mat.SymDense) {
+		b := mat.NewSymDense(p, nil)
+		for i := 0; i < p; i++ {
+			for j := i; j < p; j++ {
+				b.SetSym(i, j, lam.At(u*p+i, u*p+j))
+			}
+		}
+		return mean.RawVector().Data[u*p : (u+1)*p], symInverse(t, b)
+	}
+
+	res := buildAndRunWith(t, "mvnconj", string(src), data, ", Tol: 1e-15, MeanTol: 1e-14, MaxIter: 100000")
+	for _, r := range res {
+		if !r.Converged || r.Method != "conjugate,conjugate" {
+			t.Errorf("converged %v (%s), method %q; want a converged conjugate fit", r.Converged, r.Status, r.Method)
+		}
+		for k := 1; k < len(r.ELBO); k++ {
+			if r.ELBO[k] < r.ELBO[k-1]-1e-9*math.Abs(r.ELBO[k-1]) {
+				t.Errorf("ELBO decreased at iteration %d: %.12g → %.12g (closed-form updates ascend)", k+1, r.ELBO[k-1], r.ELBO[k])
+			}
+		}
+		m, c := block(0)
+		em, ec := checkMvnFactor(t, "mu", r.Latent["mu"], m, c, 1e-8, 1e-10)
+		t.Logf("mu: max error mean %.2g, cov %.2g (%d iterations)", em, ec, len(r.ELBO))
+		units := r.Latent["theta"].Units
+		if len(units) != groups {
+			t.Fatalf("theta: %d units, want %d", len(units), groups)
+		}
+		for g := range units {
+			m, c := block(g + 1)
+			em, ec := checkMvnFactor(t, "theta", units[g], m, c, 1e-8, 1e-10)
+			t.Logf("theta[%d]: max error mean %.2g, cov %.2g", g+1, em, ec)
+		}
 	}
 }

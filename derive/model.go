@@ -388,7 +388,7 @@ func elementPriors(priors []*ir.Factor) bool {
 // itself fitted unit by unit (an objective with a unit); nil otherwise.
 // The same factor is returned for every statement.
 func (b *Builder) rowsQ(fv *ir.Var, e Expr, qs map[string]*QFactor) *QFactor {
-	if !fv.Treatment.Nonconjugate() || b.localUnit(fv) == nil {
+	if !fv.Treatment.Nonconjugate() && !ConjugateGaussian(b.Model, fv) || b.localUnit(fv) == nil {
 		return nil
 	}
 	ok := true
