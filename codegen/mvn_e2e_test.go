@@ -6,9 +6,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/vigen-go/vigen/spec"
 )
 
 // A latent declared conjugate with an MvNormal (or MvNormalPrec) prior gets
@@ -496,5 +499,32 @@ func TestEndToEndConjugateMvNormalHierarchy(t *testing.T) {
 			em, ec := checkMvnFactor(t, "theta", units[g], m, c, 1e-8, 1e-10)
 			t.Logf("theta[%d]: max error mean %.2g, cov %.2g", g+1, em, ec)
 		}
+	}
+}
+
+// SVI does not step a global conjugate MvNormal latent: the generated
+// NoSVI says so, naming it and its position, and does not call it
+// nonconjugate.
+func TestConjugateMvNormalSVIReason(t *testing.T) {
+	m, err := spec.Load("mvnhier.vi", []byte(mvnHierVI))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := generateModel(m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code string
+	for _, f := range files {
+		code += string(f.Src)
+	}
+	i := strings.Index(code, "NoSVI() string")
+	if i < 0 {
+		t.Fatal("no NoSVI in the generated code")
+	}
+	reason := code[i:min(len(code), i+600)]
+	want := "the global mu (mvnhier.vi:9:8) is conjugate with a Gaussian factor over the whole vector (MvNormal)"
+	if !strings.Contains(reason, want) || strings.Contains(reason, "nonconjugate") {
+		t.Errorf("NoSVI does not say %q (or calls mu nonconjugate):\n%s", want, reason)
 	}
 }

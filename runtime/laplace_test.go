@@ -89,3 +89,39 @@ func TestGaussianUpdateIndefinite(t *testing.T) {
 		t.Errorf("cov %v, want a positive finite variance", q.Cov)
 	}
 }
+
+// The closed-form update of a quadratic f is exact after one evaluation of
+// F (one Newton step), from any start, and reports converged; a convex f
+// (an improper q) is reported and leaves q as it was.
+func TestGaussianUpdateClosed(t *testing.T) {
+	a := []float64{1, -2}
+	wantCov := []float64{0.6, -0.2, -0.2, 0.4} // A⁻¹
+	var w GaussianWork
+	q := quadraticFactor(a)
+	q.Closed, q.Delta = true, true // Closed overrides Delta
+	calls := 0
+	f := q.F
+	q.F = func(x, g, h []float64) float64 { calls++; return f(x, g, h) }
+	q.DeltaF = nil
+	if st := w.Update(q, NewtonSettings{}); st != StatusConverged {
+		t.Errorf("status %s, want converged", st)
+	}
+	if calls != 1 {
+		t.Errorf("F evaluated %d times, want 1", calls)
+	}
+	for i := range a {
+		if math.Abs(q.Mean[i]-a[i]) > 1e-14 {
+			t.Errorf("mean %v, want %v", q.Mean, a)
+		}
+	}
+	for i := range wantCov {
+		if math.Abs(q.Cov[i]-wantCov[i]) > 1e-15 {
+			t.Errorf("cov %v, want %v", q.Cov, wantCov)
+		}
+	}
+	convex := GaussianFactor{Mean: []float64{3}, Cov: []float64{2}, Closed: true,
+		F: func(x, g, h []float64) float64 { g[0], h[0] = x[0], 1; return x[0] * x[0] / 2 }}
+	if st := w.Update(convex, NewtonSettings{}); st != StatusIndefinite || convex.Mean[0] != 3 || convex.Cov[0] != 2 {
+		t.Errorf("convex f: status %s, q = N(%v, %v); want indefinite_hessian and q unchanged", st, convex.Mean, convex.Cov)
+	}
+}
