@@ -423,6 +423,7 @@ var statLaTeX = map[string]string{
 	"log(1-x)":  "\\log(1 - %s)",
 	"1/x":       "%s^{-1}",
 	"(log x)^2": "(\\log %s)^{2}",
+	"xx":        "%[1]s %[1]s^\\top", // MvNormal: the outer product
 }
 
 // mstep reports one M-step.

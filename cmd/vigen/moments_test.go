@@ -102,6 +102,9 @@ func betaMS(a, b float64) struct{ mean, sd float64 } {
 // emits as a Factor has moments, read from the parameters it writes.
 func TestFactorMomentsCoverConjugateFamilies(t *testing.T) {
 	for _, fam := range derive.ConjugateFamilies() {
+		if derive.Dists[fam].Conj.Joint {
+			continue // a Gaussian over the whole vector, reported as mean and cov
+		}
 		names := derive.ConjugateParamNames(fam)
 		if len(names) == 0 {
 			t.Fatalf("derive has no parameters for %s", fam)
