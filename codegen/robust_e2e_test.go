@@ -309,6 +309,42 @@ func compareFits(t *testing.T, method string, q, h meanField, tol float64) float
 	return worst
 }
 
+// runScalarDeadline is runScalar with the fits canceled after a minute
+// (they take well under a second): a wrong derivative can make each
+// iteration's line searches fail slowly, for an hour over MaxIter
+// iterations, and the test should then fail, not hang.
+func runScalarDeadline(t *testing.T, name, src string, data []byte, opts string) []scalarResult {
+	t.Helper()
+	drv := replaceOpts(driver, opts)
+	for _, r := range [][2]string{
+		{`"os"`, `"os"
+	"time"`},
+		{`var out []*model.Result`, `ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out []*model.Result`},
+		{`model.Fit(context.Background(), d,`, `model.Fit(ctx, d,`},
+	} {
+		if strings.Count(drv, r[0]) != 1 {
+			t.Fatalf("driver: want one %q", r[0])
+		}
+		drv = strings.Replace(drv, r[0], r[1], 1)
+	}
+	out := buildAndRunDriver(t, name, src, data, drv)
+	var res []scalarResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("driver output: %v\n%s", err, out)
+	}
+	if len(res) != 2 {
+		t.Fatalf("driver returned %d results, want 2", len(res))
+	}
+	for _, r := range res {
+		if !r.Converged {
+			t.Errorf("%s: not converged: %s", r.Method, r.Status)
+		}
+	}
+	return res
+}
+
 // constrainedOf returns the constrained summary (mean, sd) of a scalar
 // latent.
 func constrainedOf(t *testing.T, r scalarResult, name string) (mean, sd float64) {
@@ -402,7 +438,7 @@ func TestEndToEndRobustRegression(t *testing.T) {
 	}
 
 	data, _ := json.Marshal(map[string]any{"x": x, "y": y})
-	res := runScalar(t, "robust", robustVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 1000")
+	res := runScalarDeadline(t, "robust", robustVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 1000")
 	for _, r := range res {
 		delta := !strings.HasPrefix(r.Method, "laplace")
 		q := readMeanField(t, r, P, "sigma", "nu")
@@ -530,7 +566,7 @@ func TestEndToEndNegBinRegression(t *testing.T) {
 	}
 
 	data, _ := json.Marshal(map[string]any{"x": x, "y": y})
-	res := runScalar(t, "negbin", negBinVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 1000")
+	res := runScalarDeadline(t, "negbin", negBinVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 1000")
 	for _, r := range res {
 		delta := !strings.HasPrefix(r.Method, "laplace")
 		q := readMeanField(t, r, P, "phi")
