@@ -27,9 +27,13 @@ import (
 // other latents analytic, with gonum's digamma and trigamma) and check that
 // vigen's fit is a fixed point of coordinate ascent on them: for Laplace,
 // ∇f_j(m_j) = 0 and Σ_j = −∇²f_j(m_j)⁻¹; for the delta method (Eq. 17),
-// ∇[f_j(μ) + ½ tr(∇²f_j(μ) Σ_j)] = 0 at μ = m_j and Σ_j = −∇²f_j(m_j)⁻¹.
-// Derivatives of f_j in its own variable are central finite differences
-// with Richardson extrapolation (errors O(h⁴), below 1e-8 relative here).
+// ∇[f_j(μ) + ½ tr(∇²f_j(μ) Σ_j)] = 0 at μ = m_j and Σ_j = −∇²f_j(m_j)⁻¹;
+// and that it is where the same coordinate ascent, run by hand from other
+// starting values, ends. Derivatives of f_j in its own variable are
+// central finite differences with Richardson extrapolation (errors O(h⁴),
+// below 1e-8 relative here). The tests also log the exact posterior of the
+// scales given beta (a grid) for comparison: mean field cannot see the
+// correlation of sigma and nu, and its sds are the smaller.
 
 // fdRich returns the derivative of order k (1, 2 or 3) of f at x by central
 // differences with step h and h/2, Richardson-extrapolated.
@@ -49,7 +53,7 @@ func fdRich(f func(float64) float64, x, h float64, k int) float64 {
 
 func trigamma(x float64) float64 { return mathext.Zeta(2, x) }
 
-// studentTLogDensity is log StudentT(y; nu, loc, s), written out.
+// studentTLogDensityHand is log StudentT(y; nu, loc, s), written out.
 func studentTLogDensityHand(y, nu, loc, s float64) float64 {
 	a, _ := math.Lgamma((nu + 1) / 2)
 	b, _ := math.Lgamma(nu / 2)
@@ -345,6 +349,12 @@ func runScalarDeadline(t *testing.T, name, src string, data []byte, opts string)
 	return res
 }
 
+// gridPoint is the i-th of G grid points over m ± 10 sd of q's factor k.
+func gridPoint(q meanField, k string, i, G int) float64 {
+	sd := math.Sqrt(q.v[k])
+	return q.m[k] - 10*sd + 20*sd*(float64(i)+0.5)/float64(G)
+}
+
 // constrainedOf returns the constrained summary (mean, sd) of a scalar
 // latent.
 func constrainedOf(t *testing.T, r scalarResult, name string) (mean, sd float64) {
@@ -461,6 +471,39 @@ func TestEndToEndRobustRegression(t *testing.T) {
 			scalarClose(t, r.Method, "sd["+c.name+"]", gs, qs, 1e-10)
 			hm, hs := logNormalMoments(c.lo, h.m[c.name], h.v[c.name])
 			t.Logf("%s: %s posterior mean %.6f sd %.6f; hand-written coordinate ascent %.6f, %.6f", r.Method, c.name, gm, gs, hm, hs)
+		}
+		// against the exact posterior of (sigma, nu) given beta = its mean,
+		// on a grid over ±10 sds of q
+		if !delta {
+			var z, s1, s2, n1, n2 float64
+			const G = 160
+			lw := make([]float64, 0, G*G)
+			for i := range G {
+				us := gridPoint(q, "sigma", i, G)
+				for j := range G {
+					un := gridPoint(q, "nu", j, G)
+					sg, nu := math.Exp(us), 1+math.Exp(un)
+					l := -math.Log1p(sg*sg/25) + us + math.Log(nu) - 0.1*nu + un
+					for n := range x {
+						l += studentTLogDensityHand(y[n], nu, mat.Dot(mat.NewVecDense(P, x[n]), q.mb), sg)
+					}
+					lw = append(lw, l)
+				}
+			}
+			top := lw[0]
+			for _, l := range lw {
+				top = math.Max(top, l)
+			}
+			for i := range G {
+				for j := range G {
+					w := math.Exp(lw[i*G+j] - top)
+					sg, nu := math.Exp(gridPoint(q, "sigma", i, G)), 1+math.Exp(gridPoint(q, "nu", j, G))
+					z += w
+					s1, s2, n1, n2 = s1+w*sg, s2+w*sg*sg, n1+w*nu, n2+w*nu*nu
+				}
+			}
+			s1, s2, n1, n2 = s1/z, s2/z, n1/z, n2/z
+			t.Logf("exact posterior given beta (grid): sigma mean %.4f sd %.4f, nu mean %.4f sd %.4f", s1, math.Sqrt(s2-s1*s1), n1, math.Sqrt(n2-n1*n1))
 		}
 		// and sensible against the truth
 		es, _ := constrainedOf(t, r, "sigma")
@@ -582,6 +625,26 @@ func TestEndToEndNegBinRegression(t *testing.T) {
 		scalarClose(t, r.Method, "sd[phi]", gs, qs, 1e-10)
 		hm, hs := logNormalMoments(0, h.m["phi"], h.v["phi"])
 		t.Logf("%s: phi posterior mean %.6f sd %.6f; hand-written coordinate ascent %.6f, %.6f", r.Method, gm, gs, hm, hs)
+		if !delta { // the exact posterior of phi given beta = its mean, on a grid
+			const G = 2000
+			lw := make([]float64, G)
+			top := math.Inf(-1)
+			for i := range G {
+				u := gridPoint(q, "phi", i, G)
+				lw[i] = 2*u - 0.5*math.Exp(u)
+				for n := range x {
+					lw[i] += negBinTerm(y[n], mat.Dot(mat.NewVecDense(P, x[n]), q.mb), u).l
+				}
+				top = math.Max(top, lw[i])
+			}
+			var z, p1, p2 float64
+			for i := range G {
+				w, ph := math.Exp(lw[i]-top), math.Exp(gridPoint(q, "phi", i, G))
+				z, p1, p2 = z+w, p1+w*ph, p2+w*ph*ph
+			}
+			p1, p2 = p1/z, p2/z
+			t.Logf("exact posterior given beta (grid): phi mean %.4f sd %.4f", p1, math.Sqrt(p2-p1*p1))
+		}
 		if math.Abs(gm-truePhi) > 3*gs {
 			t.Errorf("%s: E[phi] = %.3f ± %.3f, simulated with %g", r.Method, gm, gs, float64(truePhi))
 		}
