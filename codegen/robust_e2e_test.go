@@ -61,11 +61,13 @@ func studentTLogDensityHand(y, nu, loc, s float64) float64 {
 	return a - b - 0.5*math.Log(nu*math.Pi) - math.Log(s) - (nu+1)/2*math.Log1p(z*z/nu)
 }
 
-// robustPoint is one observation's log density ℓ(r, us, un) with residual
-// r = y − x·beta, sigma = e^us, nu = 1 + e^un, and its second derivatives
-// in r, us and un, analytic.
+// robustPoint is one observation's log density ℓ and its second
+// derivatives in the residual r and in us and un.
 type robustPoint struct{ l, rr, ss, nn float64 }
 
+// robustTerm is ℓ(r, us, un) = log StudentT(y; nu, eta, sigma) with
+// residual r = y − eta, sigma = e^us, nu = 1 + e^un, and its second
+// derivatives, analytic.
 func robustTerm(y, eta, us, un float64) robustPoint {
 	r := y - eta
 	s, nu := math.Exp(us), 1+math.Exp(un)
@@ -520,11 +522,13 @@ func TestEndToEndRobustRegression(t *testing.T) {
 	}
 }
 
+// negBinPoint is one count's log density and its second derivatives in
+// eta and up.
+type negBinPoint struct{ l, ee, pp float64 }
+
 // negBinTerm is one count's log NegativeBinomial(y; e^eta, phi) (Stan's
 // neg_binomial_2, mean e^eta, variance mu + mu²/phi) with phi = e^up, and
 // its second derivatives in eta and up, analytic.
-type negBinPoint struct{ l, ee, pp float64 }
-
 func negBinTerm(y, eta, up float64) negBinPoint {
 	mu, phi := math.Exp(eta), math.Exp(up)
 	a, _ := math.Lgamma(y + phi)
