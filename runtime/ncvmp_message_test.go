@@ -23,7 +23,9 @@ func TestNCVMPMessageIsNaturalGradient(t *testing.T) {
 		h1, h2 := 1e-5*math.Max(1, math.Abs(th1)), 1e-5*math.Abs(th2)
 		d1 := (S(th1+h1, th2) - S(th1-h1, th2)) / (2 * h1)
 		d2 := (S(th1, th2+h2) - S(th1, th2-h2)) / (2 * h2)
-		mom := func(k int) float64 { return refIntegrate(func(x float64) float64 { return math.Pow(x, float64(k)) }, m, v) }
+		mom := func(k int) float64 {
+			return refIntegrate(func(x float64) float64 { return math.Pow(x, float64(k)) }, m, v)
+		}
 		e1, e2, e3, e4 := mom(1), mom(2), mom(3), mom(4)
 		c11, c12, c22 := e2-e1*e1, e3-e1*e2, e4-e2*e2
 		det := c11*c22 - c12*c12
