@@ -257,3 +257,81 @@ func TestSoftmaxTiltedTighter(t *testing.T) {
 			v, relT, relL, relQ, relB, tighterThanB, cases)
 	}
 }
+
+// TestLogisticQuadraticOptimum checks that LogisticQuadraticBound returns
+// Eq. 8 in expectation, log σ(t) + (μ−t)/2 − λ(t)(μ² + v − t²), at the t
+// that maximizes it (t² = m² + v).
+func TestLogisticQuadraticOptimum(t *testing.T) {
+	eq8 := func(s, m, v, t float64) float64 {
+		mu := (2*s - 1) * m
+		return LogLogistic(t) + (mu-t)/2 - JJLambda(t)*(mu*mu+v-t*t)
+	}
+	for _, c := range [][2]float64{{0, 1}, {2, 5}, {-3, 50}, {10, 100}, {-0.5, 1e-3}} {
+		m, v := c[0], c[1]
+		for _, s := range []float64{0, 1} {
+			S, _, _, tt := LogisticQuadraticBound(s, m, v)
+			if !nclose(S, eq8(s, m, v, tt), 1e-14) {
+				t.Errorf("s=%g (%g,%g): value %g, Eq. 8 at t %g", s, m, v, S, eq8(s, m, v, tt))
+			}
+			for _, d := range []float64{-1e-2, 1e-2, -0.3, 0.3} {
+				if eq8(s, m, v, tt+d) > S+1e-14 {
+					t.Errorf("s=%g (%g,%g): Eq. 8 at t%+g exceeds the optimum", s, m, v, d)
+				}
+			}
+		}
+	}
+}
+
+func TestNCVMPBoundsNoAlloc(t *testing.T) {
+	m := []float64{0.3, -1, 2, 0.5}
+	v := []float64{1, 0.2, 3, 10}
+	a, dm, dv := make([]float64, 4), make([]float64, 4), make([]float64, 4)
+	r := Hermite(0)
+	var sink float64
+	n := testing.AllocsPerRun(50, func() {
+		S, x, y, z := LogisticTiltedBound(1, 0.3, 2)
+		sink += S + x + y + z
+		S, x, y, z = LogisticQuadraticBound(0, 0.3, 2)
+		sink += S + x + y + z
+		sink += SoftmaxTiltedBound(m, v, a, dm, dv)
+		sink += SoftmaxTiltedBound(m, v, nil, nil, nil)
+		T, b := SoftmaxQuadraticBound(m, v, dm, dv)
+		sink += T + b
+		T, b = SoftmaxBouchardBound(r, m, v, dm, dv)
+		sink += T + b
+		T, _ = SoftmaxAdaptive(m, v, nil, dm, dv)
+		sink += T
+	})
+	if n != 0 {
+		t.Errorf("%v allocations per call", n)
+	}
+	_ = sink
+}
+
+// BenchmarkNCVMPExpect compares the cost of S and its gradients by the
+// default Gauss–Hermite rule with the closed-form bounds.
+func BenchmarkNCVMPExpect(b *testing.B) {
+	r := Hermite(0)
+	b.Run("hermite-default", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			r.ExpectLogistic(1, 0.3, 2)
+		}
+	})
+	b.Run("tilted", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			LogisticTiltedBound(1, 0.3, 2)
+		}
+	})
+	b.Run("quadratic", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			LogisticQuadraticBound(1, 0.3, 2)
+		}
+	})
+	m, v := []float64{0.3, -1, 2, 0.5, 0, 1, -2, 0.1, 0.7, -0.4}, []float64{1, 0.2, 3, 10, 1, 1, 0.5, 2, 1, 1}
+	a, dm, dv := make([]float64, 10), make([]float64, 10), make([]float64, 10)
+	b.Run("softmax-tilted-K10", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			SoftmaxTiltedBound(m, v, a, dm, dv)
+		}
+	})
+}
