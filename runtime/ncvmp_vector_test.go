@@ -482,3 +482,169 @@ func TestNCVMPVectorSection62(t *testing.T) {
 		t.Errorf("diagonal: quadrature mean %.4g < quadratic bound mean %.4g", sum[1], sum[3])
 	}
 }
+
+// synthPoisson draws a Poisson regression with a log link and offsets.
+func synthPoisson(seed uint64, n, p int) PoissonProjections {
+	r := rand.New(rand.NewPCG(seed, 0x706f6973))
+	theta := make([]float64, p)
+	for i := range theta {
+		theta[i] = 0.5 * r.NormFloat64()
+	}
+	f := PoissonProjections{X: make([]float64, n*p), Y: make([]float64, n), O: make([]float64, n), P: p}
+	for k := 0; k < n; k++ {
+		f.O[k] = 0.3 * r.NormFloat64()
+		u := f.O[k]
+		for i := 0; i < p; i++ {
+			x := 0.7 * r.NormFloat64()
+			f.X[k*p+i] = x
+			u += x * theta[i]
+		}
+		// Knuth's sampler (small rates).
+		l, prod, y := math.Exp(-math.Exp(u)), r.Float64(), 0.0
+		for prod > l {
+			prod *= r.Float64()
+			y++
+		}
+		f.Y[k] = y
+	}
+	return f
+}
+
+// TestNCVMPVectorPoissonStationary runs the generic quadrature path (no
+// LogisticLabeled) on a Poisson regression with offsets and a correlated
+// prior N(μ0, Σ0), and checks that the result is a stationary point of the
+// exact ELBO, S_n = y_n m_n − e^{m_n+v_n/2}: ∂L/∂μ = 0 and ∂L/∂Σ = 0 (full)
+// or ∂L/∂v_p = 0 (diagonal), to 1e-7; and that the reported ELBO is the
+// exact one.
+func TestNCVMPVectorPoissonStationary(t *testing.T) {
+	const n, p = 60, 3
+	f := synthPoisson(7, n, p)
+	mu0 := []float64{0.2, -0.1, 0.3}
+	sigma0 := []float64{1, 0.3, 0.1, 0.3, 0.8, -0.2, 0.1, -0.2, 1.5}
+	prec0 := make([]float64, p*p)
+	InvSPD(prec0, sigma0, p)
+	for _, diag := range []bool{false, true} {
+		res, err := NCVMPVector{Factors: f, Mu0: mu0, Sigma0: sigma0, Diagonal: diag, Tol: 1e-13, ELBOTol: 1e-15}.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != StatusConverged {
+			t.Fatalf("diag %v: status %s", diag, res.Status)
+		}
+		mu, sig := res.Mu, res.Sigma
+		gmu, G := make([]float64, p), make([]float64, p*p)
+		var L float64
+		for k := 0; k < n; k++ {
+			x := f.Row(k)
+			m, v := f.O[k], 0.0
+			for i := 0; i < p; i++ {
+				m += x[i] * mu[i]
+				for j := 0; j < p; j++ {
+					v += x[i] * sig[i*p+j] * x[j]
+				}
+			}
+			e := math.Exp(m + v/2)
+			L += f.Y[k]*m - e
+			for i := 0; i < p; i++ {
+				gmu[i] += (f.Y[k] - e) * x[i]
+				for j := 0; j < p; j++ {
+					G[i*p+j] -= 0.5 * e * x[i] * x[j]
+				}
+			}
+		}
+		sinv := make([]float64, p*p)
+		InvSPD(sinv, sig, p)
+		var quad, tr float64
+		for i := 0; i < p; i++ {
+			for j := 0; j < p; j++ {
+				gmu[i] -= prec0[i*p+j] * (mu[j] - mu0[j])
+				G[i*p+j] += -0.5*prec0[i*p+j] + 0.5*sinv[i*p+j]
+				quad += (mu[i] - mu0[i]) * prec0[i*p+j] * (mu[j] - mu0[j])
+				tr += prec0[i*p+j] * sig[j*p+i]
+			}
+		}
+		ld0, _ := LogDetSPD(sigma0, p)
+		ld, _ := LogDetSPD(sig, p)
+		L += -0.5*(quad+tr) - 0.5*ld0 + 0.5*ld + 0.5*p
+		var gs float64
+		if diag {
+			for i := 0; i < p; i++ {
+				gs = math.Max(gs, math.Abs(G[i*p+i]))
+			}
+		} else {
+			gs = maxAbs(G)
+		}
+		got := res.ELBO[len(res.ELBO)-1]
+		t.Logf("diag %v: %d iterations, |∂L/∂μ|∞ = %.2g, |∂L/∂Σ|∞ = %.2g, ELBO %.12f (exact %.12f)", diag, res.Iter, maxAbs(gmu), gs, got, L)
+		if maxAbs(gmu) > 1e-7 || gs > 1e-7 {
+			t.Errorf("diag %v: not stationary: |∂L/∂μ|∞ = %.3g, |∂L/∂Σ|∞ = %.3g", diag, maxAbs(gmu), gs)
+		}
+		if math.Abs(got-L) > 1e-8 {
+			t.Errorf("diag %v: reported ELBO %.12g, exact %.12g", diag, got, L)
+		}
+	}
+}
+
+// TestNCVMPVectorDampingKeepsFixedPoint checks that forced damping (§7)
+// reaches the same fixed point as the undamped iteration.
+func TestNCVMPVectorDampingKeepsFixedPoint(t *testing.T) {
+	f, _ := synthLogistic(3, 40, 5, true)
+	for _, diag := range []bool{false, true} {
+		c := NCVMPVector{Factors: f, Mu0: make([]float64, 5), Sigma0: eyeFlat(5), Diagonal: diag, Tol: 1e-13, ELBOTol: 1e-15}
+		a, _ := c.Run()
+		c.Damp, c.Alpha = true, 0.7
+		b, _ := c.Run()
+		if a.Status != StatusConverged || b.Status != StatusConverged || !b.Damped || a.Damped {
+			t.Fatalf("diag %v: undamped %s (damped %v), damped %s (damped %v)", diag, a.Status, a.Damped, b.Status, b.Damped)
+		}
+		d := math.Max(maxDiff(a.Mu, b.Mu), maxDiff(a.Sigma, b.Sigma))
+		t.Logf("diag %v: undamped %d iterations, damped (α = 0.7) %d; max difference %.2g", diag, a.Iter, b.Iter, d)
+		if d > 1e-9 {
+			t.Errorf("diag %v: damped fixed point differs by %.3g", diag, d)
+		}
+	}
+}
+
+// TestNCVMPVectorNoAllocPerIteration checks that Run allocates only in
+// setup: the count does not grow with the number of iterations, for
+// each family and expectation, and for the generic LogFactor path.
+func TestNCVMPVectorNoAllocPerIteration(t *testing.T) {
+	lf, _ := synthLogistic(4, 30, 4, true)
+	pf := synthPoisson(5, 30, 4)
+	for _, tc := range []struct {
+		f    ProjectionFactors
+		e    NCVMPExpectation
+		diag bool
+	}{
+		{lf, NCVMPQuadrature, false}, {lf, NCVMPQuadrature, true},
+		{lf, NCVMPQuadraticBound, false}, {lf, NCVMPTiltedBound, true},
+		{pf, NCVMPQuadrature, false}, {pf, NCVMPQuadrature, true},
+	} {
+		count := func(iters int) float64 {
+			return testing.AllocsPerRun(3, func() {
+				res, _ := NCVMPVector{Factors: tc.f, Mu0: make([]float64, 4), Sigma0: eyeFlat(4), Diagonal: tc.diag,
+					Expectation: tc.e, MaxIter: iters, Tol: 1e-300, ELBOTol: 1e-300}.Run()
+				if res.Iter != iters {
+					t.Fatalf("ran %d iterations, want %d (%s)", res.Iter, iters, res.Status)
+				}
+			})
+		}
+		if a, b := count(2), count(20); a != b {
+			t.Errorf("%T %v diag %v: %v allocations for 2 iterations, %v for 20", tc.f, tc.e, tc.diag, a, b)
+		}
+	}
+}
+
+// TestNCVMPVectorErrors checks the setting errors.
+func TestNCVMPVectorErrors(t *testing.T) {
+	pf := synthPoisson(5, 10, 2)
+	if _, err := (NCVMPVector{Factors: pf, Mu0: []float64{0, 0}, Sigma0: eyeFlat(2), Expectation: NCVMPTiltedBound}).Run(); err == nil {
+		t.Error("tilted bound on Poisson factors: no error")
+	}
+	if _, err := (NCVMPVector{Factors: pf, Mu0: []float64{0, 0}, Sigma0: []float64{1, 2, 2, 1}}).Run(); err == nil {
+		t.Error("indefinite Sigma0: no error")
+	}
+	if _, err := (NCVMPVector{Factors: pf, Mu0: []float64{0}, Sigma0: eyeFlat(2)}).Run(); err == nil {
+		t.Error("short Mu0: no error")
+	}
+}
