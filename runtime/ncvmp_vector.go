@@ -130,9 +130,13 @@ func (e NCVMPExpectation) String() string {
 // φ^{1−α}φ_old^α, i.e. (1−α)φ + αφ_old in natural parameters, only when
 // oscillation is detected (as NCVMP1D.Run: two successive steps of η in
 // opposite directions without the second being less than half the first,
-// twice in a row), or when an update would make q improper. Mixing is
-// linear, so Run mixes the sum of the non-conjugate messages, which equals
-// the sum of the mixed messages. Damping does not move the fixed points.
+// twice in a row; α then moves halfway to 1, up to 0.95), or when an
+// update would make q improper (α up to 0.99; beyond that Run stops with
+// StatusIndefinite rather than freeze q). Mixing is linear, so Run mixes
+// the sum of the non-conjugate messages, which equals the sum of the mixed
+// messages. Damping does not move the fixed points, and convergence is
+// measured on the undamped residual of line 7, so heavy damping cannot
+// pass for convergence.
 type NCVMPVector struct {
 	Factors ProjectionFactors
 	// Mu0 (length P) and Sigma0 (P×P, row-major, symmetric positive
@@ -154,8 +158,10 @@ type NCVMPVector struct {
 	// MaxIter bounds the iterations (sweeps over all coordinates for the
 	// diagonal family); 0 means 1000.
 	MaxIter int
-	// Tol bounds the relative change of the natural parameters,
-	// |Δη|/max(1, |η|) (Euclidean norms); 0 means 1e-10.
+	// Tol bounds the relative change of the natural parameters that an
+	// undamped update would make, |η_prior + Σ_n φ_n − η|/max(1, |η|)
+	// (Euclidean norms; per coordinate at its turn for the diagonal
+	// family); 0 means 1e-10.
 	Tol float64
 	// ELBOTol bounds the relative change of the ELBO,
 	// |ΔL|/max(1, |L|); 0 means 1e-12. Run converges when both hold.
@@ -167,9 +173,11 @@ type NCVMPVectorResult struct {
 	// Mu (P) and Sigma (P×P, row-major; diagonal for the fully factorized
 	// family) describe q(θ).
 	Mu, Sigma []float64
-	// Status is StatusConverged, StatusMaxIterations, or StatusNotFinite
-	// when S or its derivatives were not finite or no damping made the
-	// precision positive definite (q is then the last proper iterate).
+	// Status is StatusConverged, StatusMaxIterations, StatusNotFinite
+	// when S, its derivatives or the ELBO were not finite, or
+	// StatusIndefinite when no damping made the precision Σ⁻¹ = Λ0 + Σ_n K_n
+	// positive definite (messages from factors that are not log-concave
+	// can have negative precision). q is then the last proper iterate.
 	Status Status
 	// Iter is the number of iterations run.
 	Iter int
@@ -318,6 +326,29 @@ func (c *NCVMPVector) elboPrior(w *ncvmpVectorWork, logdet float64) float64 {
 	return logPrior + entropy
 }
 
+const (
+	// ncvmpOscAlpha is the largest damping factor that oscillation
+	// switches on; ncvmpMaxAlpha the largest that an improper update may
+	// force. Beyond it q would barely move, and Run reports
+	// StatusIndefinite instead.
+	ncvmpOscAlpha = 0.95
+	ncvmpMaxAlpha = 0.99
+)
+
+// moreDamping switches damping on or moves α halfway to 1 (at most
+// ncvmpMaxAlpha), and reports false when α is already there.
+func moreDamping(damped *bool, alpha *float64) bool {
+	if !*damped {
+		*damped = true
+		return true
+	}
+	if *alpha >= ncvmpMaxAlpha {
+		return false
+	}
+	*alpha = math.Min(ncvmpMaxAlpha, (1+*alpha)/2)
+	return true
+}
+
 // oscillating updates the oscillation counter from the steps of η.
 func oscillating(step, prev []float64, osc *int) bool {
 	var dot, n1, n0 float64
@@ -405,14 +436,13 @@ func (c NCVMPVector) runFull(w *ncvmpVectorWork, res *NCVMPVectorResult, maxIter
 		return
 	}
 	prevL := sumS + c.elboPrior(w, w.logdet0)
-	first := true
 	for it := 1; it <= maxIter; it++ {
 		// Line 7: η = η_prior + Σ messages, damped if on; an improper q
 		// switches damping on (or increases it) and mixes again.
 		proper := false
-		for try := 0; try < 60; try++ {
+		for {
 			a := 0.0
-			if damped && !first {
+			if damped {
 				a = alpha
 			}
 			for i := range w.newLam {
@@ -432,33 +462,20 @@ func (c NCVMPVector) runFull(w *ncvmpVectorWork, res *NCVMPVectorResult, maxIter
 				}
 				break
 			}
-			if c.NoDamp || first {
+			if c.NoDamp || !allFinite(w.freshK) || !moreDamping(&damped, &alpha) {
 				break
-			}
-			if !damped {
-				damped = true
-			} else {
-				alpha = (1 + alpha) / 2
 			}
 		}
 		if !proper {
-			res.Status = StatusNotFinite
+			res.Status = StatusIndefinite
 			res.Iter = it
 			break
 		}
-		first = false
-		var dn, nn float64
 		for i := range w.newLam {
-			d := w.newLam[i] - w.lam[i]
-			w.step[i] = d
-			dn += d * d
-			nn += w.newLam[i] * w.newLam[i]
+			w.step[i] = w.newLam[i] - w.lam[i]
 		}
 		for i := range w.newH {
-			d := w.newH[i] - w.h[i]
-			w.step[p*p+i] = d
-			dn += d * d
-			nn += w.newH[i] * w.newH[i]
+			w.step[p*p+i] = w.newH[i] - w.h[i]
 		}
 		copy(w.lam, w.newLam)
 		copy(w.h, w.newH)
@@ -480,6 +497,20 @@ func (c NCVMPVector) runFull(w *ncvmpVectorWork, res *NCVMPVectorResult, maxIter
 			res.Status = StatusNotFinite
 			break
 		}
+		// The change of η is measured undamped, as the residual of line 7
+		// at the new q, η_prior + Σ_n φ_n − η: zero exactly at a fixed
+		// point whatever the damping (a damped step is (1−α) times it).
+		var dn, nn float64
+		for i := range w.lam {
+			d := w.prec0[i] + w.freshK[i] - w.lam[i]
+			dn += d * d
+			nn += w.lam[i] * w.lam[i]
+		}
+		for i := range w.h {
+			d := w.h0[i] + w.freshH[i] - w.h[i]
+			dn += d * d
+			nn += w.h[i] * w.h[i]
+		}
 		res.NatChange = math.Sqrt(dn) / math.Max(1, math.Sqrt(nn))
 		res.ELBOChange = math.Abs(L-prevL) / math.Max(1, math.Abs(L))
 		prevL = L
@@ -490,8 +521,8 @@ func (c NCVMPVector) runFull(w *ncvmpVectorWork, res *NCVMPVectorResult, maxIter
 		if !c.NoDamp && oscillating(w.step, w.prevStep, &osc) {
 			if !damped {
 				damped = true
-			} else if alpha < 0.95 {
-				alpha = math.Min(0.95, (1+alpha)/2)
+			} else if alpha < ncvmpOscAlpha {
+				alpha = math.Min(ncvmpOscAlpha, (1+alpha)/2)
 			}
 		}
 		copy(w.prevStep, w.step)
@@ -575,11 +606,11 @@ func (c NCVMPVector) runDiagonal(w *ncvmpVectorWork, res *NCVMPVectorResult, max
 				}
 			}
 			a := 0.0
-			if damped && it > 1 {
+			if damped {
 				a = alpha
 			}
 			var nl, nh float64
-			for try := 0; ; try++ {
+			for {
 				mk := (1-a)*K + a*w.msgK[i]
 				mh := (1-a)*H + a*w.msgH[i]
 				nl, nh = lam0+mk, h0+mh
@@ -587,23 +618,21 @@ func (c NCVMPVector) runDiagonal(w *ncvmpVectorWork, res *NCVMPVectorResult, max
 					w.msgK[i], w.msgH[i] = mk, mh
 					break
 				}
-				if c.NoDamp || it == 1 || try >= 60 || !isFinite(K) || !isFinite(H) {
+				if c.NoDamp || !isFinite(K) || !isFinite(H) || !moreDamping(&damped, &alpha) {
 					proper = false
 					break
-				}
-				if !damped {
-					damped = true
-				} else {
-					alpha = (1 + alpha) / 2
 				}
 				a = alpha
 			}
 			if !proper {
 				break
 			}
-			w.step[i], w.step[p+i] = nl-w.lam[i], nh-w.h[i]
-			dn += w.step[i]*w.step[i] + w.step[p+i]*w.step[p+i]
+			// The change is measured undamped (the residual of line 7
+			// for θ_i), as in runFull.
+			r1, r2 := lam0+K-w.lam[i], h0+H-w.h[i]
+			dn += r1*r1 + r2*r2
 			nn += nl*nl + nh*nh
+			w.step[i], w.step[p+i] = nl-w.lam[i], nh-w.h[i]
 			w.lam[i], w.h[i] = nl, nh
 			// Update q(θ_i) and the projections that read it.
 			nv, nm := 1/nl, nh/nl
@@ -617,7 +646,7 @@ func (c NCVMPVector) runDiagonal(w *ncvmpVectorWork, res *NCVMPVectorResult, max
 		}
 		res.Iter = it
 		if !proper {
-			res.Status = StatusNotFinite
+			res.Status = StatusIndefinite
 			break
 		}
 		// Recompute the projections exactly (no drift) and the ELBO.
@@ -638,8 +667,8 @@ func (c NCVMPVector) runDiagonal(w *ncvmpVectorWork, res *NCVMPVectorResult, max
 		if !c.NoDamp && oscillating(w.step, w.prevStep, &osc) {
 			if !damped {
 				damped = true
-			} else if alpha < 0.95 {
-				alpha = math.Min(0.95, (1+alpha)/2)
+			} else if alpha < ncvmpOscAlpha {
+				alpha = math.Min(ncvmpOscAlpha, (1+alpha)/2)
 			}
 		}
 		copy(w.prevStep, w.step)

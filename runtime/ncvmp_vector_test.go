@@ -648,3 +648,40 @@ func TestNCVMPVectorErrors(t *testing.T) {
 		t.Error("short Mu0: no error")
 	}
 }
+
+// convexFactors has log factors g(u) = c·u², whose Eq. 7 messages have
+// negative precision −2c·x xᵀ (not log-concave).
+type convexFactors struct{ c float64 }
+
+func (f convexFactors) Size() (int, int)     { return 3, 2 }
+func (f convexFactors) Row(n int) []float64  { return []float64{1, float64(n)}[:2:2] }
+func (f convexFactors) Offset(n int) float64 { return 0 }
+func (f convexFactors) LogFactor(n int, u float64) (float64, float64, float64) {
+	return f.c * u * u, 2 * f.c * u, 2 * f.c
+}
+
+// TestNCVMPVectorImproperIsIndefinite checks that factors whose messages
+// make q improper whatever the damping are reported as
+// StatusIndefinite, not as NaNs, and that mildly convex ones that leave
+// the posterior proper converge.
+func TestNCVMPVectorImproperIsIndefinite(t *testing.T) {
+	for _, diag := range []bool{false, true} {
+		res, err := NCVMPVector{Factors: convexFactors{1}, Mu0: []float64{1, 1}, Sigma0: eyeFlat(2), Diagonal: diag}.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != StatusIndefinite {
+			t.Errorf("diag %v: status %s, want %s", diag, res.Status, StatusIndefinite)
+		}
+		for _, v := range append(res.Mu, res.Sigma...) {
+			if !isFinite(v) {
+				t.Errorf("diag %v: non-finite q %v %v", diag, res.Mu, res.Sigma)
+				break
+			}
+		}
+		res, _ = NCVMPVector{Factors: convexFactors{0.01}, Mu0: []float64{1, 1}, Sigma0: eyeFlat(2), Diagonal: diag}.Run()
+		if res.Status != StatusConverged {
+			t.Errorf("diag %v, c = 0.01: status %s", diag, res.Status)
+		}
+	}
+}
