@@ -186,6 +186,10 @@ type NCVMPVectorResult struct {
 	Bound bool
 	// NatChange and ELBOChange are the last relative changes of η and L.
 	NatChange, ELBOChange float64
+	// Unmet lists, for StatusMaxIterations, the criteria the last
+	// iteration did not meet, in the long form of Convergence.Unmet;
+	// MaxIterationsStatus(Unmet) is the status string a fit reports.
+	Unmet []string
 	// Damped says whether damping was on at the end, and Alpha its factor.
 	Damped bool
 	Alpha  float64
@@ -529,6 +533,7 @@ func (c NCVMPVector) runFull(w *ncvmpVectorWork, res *NCVMPVectorResult, maxIter
 	}
 	if res.Status == "" {
 		res.Status = StatusMaxIterations
+		res.Unmet = ncvmpUnmet(res, tol, etol)
 	}
 	res.Damped = damped
 	if damped {
@@ -675,11 +680,24 @@ func (c NCVMPVector) runDiagonal(w *ncvmpVectorWork, res *NCVMPVectorResult, max
 	}
 	if res.Status == "" {
 		res.Status = StatusMaxIterations
+		res.Unmet = ncvmpUnmet(res, tol, etol)
 	}
 	res.Damped = damped
 	if damped {
 		res.Alpha = alpha
 	}
+}
+
+// ncvmpUnmet returns the convergence criteria res does not meet.
+func ncvmpUnmet(res *NCVMPVectorResult, tol, etol float64) []string {
+	var long []string
+	if !(res.NatChange <= tol) {
+		long = append(long, fmt.Sprintf("natural-parameter relative change %.2g ≥ Tol %.2g", res.NatChange, tol))
+	}
+	if !(res.ELBOChange <= etol) {
+		long = append(long, fmt.Sprintf("ELBO relative change %.2g ≥ ELBOTol %.2g", res.ELBOChange, etol))
+	}
+	return long
 }
 
 func diagLogDet(cov []float64, p int) float64 {
