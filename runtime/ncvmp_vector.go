@@ -100,13 +100,13 @@ func (e NCVMPExpectation) String() string {
 //
 // so the offset enters only through S_n's arguments: the message's
 // precision-times-mean uses x_nᵀμ = m_n − o_n, not m_n. (With P = 1, x = 1,
-// o = 0 this is NCVMPMessage.) Line 7 then sets η = η_prior + Σ_n η(m_n):
+// o = 0 this is NCVMPMessage.) Line 7 then sets η = η_prior + Σ_n φ_n:
 // Σ⁻¹ = Σ0⁻¹ + Σ_n K_n, Σ⁻¹μ = Σ0⁻¹μ0 + Σ_n h_n. At a fixed point this is
 // Σ0⁻¹(μ − μ0) = Σ_n (∂S_n/∂m_n) x_n and Σ⁻¹ = Σ0⁻¹ − 2Σ_n(∂S_n/∂v_n)x_nx_nᵀ,
 // which are ∂L/∂μ = 0 and ∂L/∂Σ = 0 for the ELBO L below (Theorem 1).
 //
-// Fully factorized (Diagonal true): q(θ) = Π_p N(μ_p, v_p), the setting of
-// the paper's experiments. Coordinates are updated in turn (the loop over
+// Fully factorized (Diagonal true): q(θ) = Π_p N(μ_p, v_p), the
+// per-variable setting in which the paper states Algorithm 1. Coordinates are updated in turn (the loop over
 // variables i of Algorithm 1); the message from factor n to θ_p is Eq. 7
 // with ∂S_n/∂μ_p = x_np ∂S_n/∂m_n and ∂S_n/∂v_p = x_np² ∂S_n/∂v_n, where
 // m_n = x_nᵀμ + o_n and v_n = Σ_p x_np² v_p are taken under the current q of
