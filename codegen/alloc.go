@@ -108,7 +108,17 @@ func (g *gen) allocCheck(f *fitGen) (minimums []atLeastCtx, allocs []alloc) {
 				Why: fmt.Sprintf("it bounds the values %s of the latent %s (%s)", fmtRange(t), v.Name, v.Pos)})
 		}
 	}
-	return append(append(minimums, literalIndexMinimums(g.m)...), mixtureWeightSizes(g.m)...), as
+	all := append(append(minimums, literalIndexMinimums(g.m)...), mixtureWeightSizes(g.m)...)
+	// A literal dimension's length is known here: the checker rejects the
+	// models that would fail these checks, so the others need no code.
+	checks := all[:0]
+	for _, c := range all {
+		if v := g.m.Lookup(c.Size); v != nil && v.Fixed && (v.SizeDefault == c.Min || !c.Exact && v.SizeDefault > c.Min) {
+			continue
+		}
+		checks = append(checks, c)
+	}
+	return checks, as
 }
 
 // mixtureWeightSizes are the checks that the simplex of weights of every

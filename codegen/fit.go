@@ -1127,6 +1127,9 @@ func (f *fitGen) constrain(qi *qInfo) string {
 	sizes := map[string]string{}
 	for k, s := range f.g.sizeGo {
 		sizes[k] = "m." + s
+		if v := f.g.m.Lookup(k); v != nil && v.Fixed {
+			sizes[k] = k // a literal dimension
+		}
 	}
 	b := derive.NewBuilder(f.g.m)
 	bound := func(x ir.Expr) string {

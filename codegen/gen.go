@@ -54,9 +54,14 @@ type File struct {
 	Src  []byte
 }
 
+// sizeCtx is a size of the model: its Data field (none for a Fixed
+// size, a literal dimension) and Model field, and its declared Default (0
+// for none).
 type sizeCtx struct {
 	Name, Field, Go string
 	Pos             ir.Pos
+	Default         int
+	Fixed           bool
 }
 
 type fieldCtx struct{ Go, Type, Doc string }
@@ -89,6 +94,10 @@ type tableEntry struct {
 	Data, Model, Term, Count, Off string
 	// Default, if set, fills in the variable's default value.
 	Default *defaultCtx
+	// SizeDefault is a size's declared default; Fixed marks the size of
+	// a literal dimension (runtime.DataVar).
+	SizeDefault int
+	Fixed       bool
 }
 
 // defaultCtx is the body of a table entry's Default: Model field Field
@@ -258,10 +267,16 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 	for _, v := range m.Vars {
 		switch v.Role {
 		case ir.RoleSize:
-			s := sizeCtx{Name: v.Name, Field: g.dfields.get(g.upper(v.Name)), Go: g.fields.get(g.lower(v.Name)), Pos: v.Pos}
+			s := sizeCtx{Name: v.Name, Pos: v.Pos, Default: v.SizeDefault, Fixed: v.Fixed}
+			if v.Fixed {
+				// a literal dimension: no Data field, a Model field size2
+				s.Go = g.fields.get("size" + v.Name)
+			} else {
+				s.Field, s.Go = g.dfields.get(g.upper(v.Name)), g.fields.get(g.lower(v.Name))
+			}
 			g.sizeGo[v.Name] = s.Go
 			ctx.Sizes = append(ctx.Sizes, s)
-			ctx.Table = append(ctx.Table, tableEntry{Name: v.Name, Kind: "KindSize", Data: s.Field, Model: s.Go})
+			ctx.Table = append(ctx.Table, tableEntry{Name: v.Name, Kind: "KindSize", Data: s.Field, Model: s.Go, SizeDefault: v.SizeDefault, Fixed: v.Fixed})
 		case ir.RoleData, ir.RoleConst, ir.RoleParam:
 			vc, err := g.varCtx(v)
 			if err != nil {
@@ -513,6 +528,9 @@ func (g *gen) defaultCtx(v *ir.Var) *defaultCtx {
 	sizes := map[string]string{}
 	for k, s := range g.sizeGo {
 		sizes[k] = "m." + s
+		if v := g.m.Lookup(k); v != nil && v.Fixed {
+			sizes[k] = k // a literal dimension
+		}
 	}
 	p := newGoPrinter(g.tensors, sizes, map[string]bool{"m": true})
 	c := &defaultCtx{Field: g.goName[v.Name]}

@@ -99,6 +99,10 @@ func (g *gen) emitKernel(k kernelSpec) string {
 	}
 	sort.Strings(snames)
 	for _, s := range snames {
+		if v := g.m.Lookup(s); v != nil && v.Fixed {
+			sizes[s] = s // a literal dimension is the number itself
+			continue
+		}
 		sizes[s] = local.get(s)
 	}
 	p := newGoPrinter(tensors, sizes, local.taken)
@@ -120,6 +124,9 @@ func (g *gen) emitKernel(k kernelSpec) string {
 	}
 	sort.Strings(sizeNames)
 	for _, s := range sizeNames {
+		if v := g.m.Lookup(s); v != nil && v.Fixed {
+			continue // a literal dimension
+		}
 		fmt.Fprintf(&sb, "\t%s := m.%s\n", sizes[s], g.sizeGo[s])
 	}
 	var tnames []string
@@ -245,10 +252,14 @@ func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc 
 	if doc != nil {
 		return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true})
 	}
+	dim := o.Dim
+	if dim == derive.ScalarSize {
+		dim = "1" // a scalar latent's one element
+	}
 	if delta {
 		doc = append(doc, fmt.Sprintf("%s evaluates the delta-method objective of Eq. 17 for latent %s (%s),", name, l.Name, l.Pos),
 			"f(μ) + ½Tr{∇²f(μ)Σ} with Σ = cov, writing its gradient in μ into grad",
-			fmt.Sprintf("and its Hessian in μ into hess (%s×%s, row-major; it holds third and", o.Dim, o.Dim),
+			fmt.Sprintf("and its Hessian in μ into hess (%s×%s, row-major; it holds third and", dim, dim),
 			"fourth derivatives of f, so Newton's method converges quadratically). f is built from:")
 		if len(approxCurv) > 0 {
 			doc = append(doc[:len(doc)-1], "fourth derivatives of f, so Newton's method converges quadratically), except",
@@ -258,7 +269,7 @@ func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc 
 		}
 	} else {
 		doc = append(doc, fmt.Sprintf("%s evaluates f(%s) of Eq. 12 for latent %s (%s), writing ∇f", name, l.Name, l.Name, l.Pos),
-			fmt.Sprintf("into grad and ∇²f into hess (%s×%s, row-major). f is built from:", o.Dim, o.Dim))
+			fmt.Sprintf("into grad and ∇²f into hess (%s×%s, row-major). f is built from:", dim, dim))
 	}
 	doc = append(doc, "")
 	for _, f := range o.Factors {

@@ -77,7 +77,10 @@ func modelStems(m *ir.Model) map[string]string {
 	used := map[string]bool{}
 	for _, v := range m.Vars {
 		s := exported(v.Name)
-		if s[0] == '_' {
+		switch {
+		case v.Fixed:
+			s = "Size" + v.Name // a literal dimension, "2"
+		case s[0] == '_':
 			s = "X" + s
 		}
 		for used[s] || reservedMethod(s) {

@@ -816,8 +816,15 @@ func parentIn(j Index, idx []Index) bool {
 	return false
 }
 
-// SizeE is the value of a size as a real number.
-func SizeE(size string) Expr { return T("#" + size) }
+// SizeE is the value of a size as a real number: the number itself for
+// the fixed size of a literal dimension ("2", of real[2]), else the size's
+// value once the data is loaded.
+func SizeE(size string) Expr {
+	if n, err := strconv.Atoi(size); err == nil && n >= 0 && strings.Trim(size, "0123456789") == "" {
+		return N(float64(n))
+	}
+	return T("#" + size)
+}
 
 func sumNode(idx []Index, body Expr) Expr {
 	// Canonical key: bound indices renamed in order of first appearance in

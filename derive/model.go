@@ -437,8 +437,9 @@ func unitSelector(x Expr) bool {
 // ScalarSize is the size of the one-element vector as which a scalar
 // nonconjugate latent (and a scalar param, in its own M-step) is fitted: its
 // Gaussian factor is N(mean, cov) over a 1-vector. Generated code prints
-// it as the constant 1; results report a scalar mean and sd.
-const ScalarSize = "1"
+// it as the constant 1; results report a scalar mean and sd. It is not
+// "1", the name of the fixed size of a literal dimension real[1].
+const ScalarSize = "1·"
 
 // scalarReal reports whether v is a plain real scalar.
 func scalarReal(v *ir.Var) bool {

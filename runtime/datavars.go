@@ -93,6 +93,15 @@ type DataVar struct {
 	// data do not give the variable. Without one a const is required and
 	// a param is left to Fit (nil, or 0 for a scalar).
 	Default func()
+	// SizeDefault is a size's declared default (`size K = 2`), which
+	// BindSizes takes when neither the data give the size nor the length
+	// of an array determines it (before the ranges of int data do); 0 if
+	// it has none. For a Fixed size it is the size's value.
+	SizeDefault int
+	// Fixed marks the size of a literal dimension, the 2 of real[2]: it is
+	// always SizeDefault, has no Data field (Data is nil) and no key in
+	// the data file, and an array of another length is an error.
+	Fixed bool
 }
 
 // DataTable is a model's sizes and variables, in the order of the model,
@@ -110,9 +119,11 @@ type DataTable struct {
 // table, read by SplitObject) into the Data fields: the sizes first, then
 // the other variables, each with the decoder of its type.
 func (t *DataTable) Decode(r io.Reader) error {
-	keys := make([]string, len(t.Vars))
-	for k, v := range t.Vars {
-		keys[k] = v.Name
+	keys := make([]string, 0, len(t.Vars))
+	for _, v := range t.Vars {
+		if !v.Fixed {
+			keys = append(keys, v.Name)
+		}
 	}
 	raw, err := SplitObject(r, keys)
 	if err != nil {
@@ -122,7 +133,7 @@ func (t *DataTable) Decode(r io.Reader) error {
 		*t.Given = map[string]bool{}
 	}
 	for _, v := range t.Vars {
-		if r, ok := raw[v.Name]; ok && v.Kind == KindSize {
+		if r, ok := raw[v.Name]; ok && v.Kind == KindSize && !v.Fixed {
 			if *v.Data.(*int), err = DecodeSize(r, v.Name); err != nil {
 				return err
 			}
@@ -175,11 +186,13 @@ func (v *DataVar) decode(raw []byte) (err error) {
 	return err
 }
 
-// BindSizes binds every size: first those the data give (by their own
-// entry, or as a nonzero Data field), then the lengths of the arrays, in
-// the order of the table, and stores them in the sizes' Model fields. A
-// size neither given nor the length of some array is an error. It returns
-// the sizes for further checks (Sizes.AtLeast).
+// BindSizes binds every size: first the fixed sizes of literal
+// dimensions and those the data give (by their own entry, or as a nonzero
+// Data field), then the lengths of the arrays, in the order of the table,
+// then the declared defaults of the sizes still unbound, then the largest
+// values of int data whose range ends at a size (bindRanges), and stores
+// them in the sizes' Model fields. A size none of these determines is an
+// error. It returns the sizes for further checks (Sizes.AtLeast).
 func (t *DataTable) BindSizes() (*Sizes, error) {
 	sz := NewSizes()
 	t.sizes = sz
@@ -191,6 +204,12 @@ func (t *DataTable) BindSizes() (*Sizes, error) {
 		if v.Kind != KindSize {
 			continue
 		}
+		if v.Fixed {
+			if err := sz.BindFixed(v.Name, v.SizeDefault); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if n := *v.Data.(*int); n != 0 || given[v.Name] {
 			if err := sz.BindGiven(v.Name, n); err != nil {
 				return nil, err
@@ -200,6 +219,16 @@ func (t *DataTable) BindSizes() (*Sizes, error) {
 	for _, v := range t.Vars {
 		if err := v.bind(sz); err != nil {
 			return nil, err
+		}
+	}
+	for _, v := range t.Vars {
+		if v.Kind != KindSize || v.SizeDefault == 0 {
+			continue
+		}
+		if _, ok := sz.Get(v.Name); !ok {
+			if err := sz.Bind(v.Name, v.SizeDefault, "the default of "+strconv.Quote(v.Name)+", %d,"); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := t.bindRanges(sz); err != nil {

@@ -16,6 +16,7 @@ type sizeBinding struct {
 	n     int
 	what  string
 	given bool // by the size's own entry in the data, not inferred
+	fixed bool // a literal dimension (BindFixed)
 }
 
 // NewSizes returns an empty Sizes.
@@ -39,6 +40,9 @@ func (s *Sizes) Bind(name string, n int, what string) error {
 		s.bound = map[string]sizeBinding{}
 	}
 	if b, ok := s.bound[name]; ok {
+		if b.n != n && b.fixed {
+			return fmt.Errorf("%s, but its type fixes that length at %d", describeSize(what, n), b.n)
+		}
 		if b.n != n {
 			return fmt.Errorf("size %q: %s but %s", name, describeSize(b.what, b.n), describeSize(what, n))
 		}
@@ -57,6 +61,21 @@ func (s *Sizes) BindGiven(name string, n int) error {
 	}
 	b := s.bound[name]
 	b.given = true
+	s.bound[name] = b
+	return nil
+}
+
+// BindFixed records that size name is the literal dimension n of some
+// types (the 2 of real[2]): a later Bind of another value is an error
+// that names its source and n, as in
+//
+//	"x" has 3 entries, but its type fixes that length at 2
+func (s *Sizes) BindFixed(name string, n int) error {
+	if err := s.Bind(name, n, "the literal dimension %d"); err != nil {
+		return err
+	}
+	b := s.bound[name]
+	b.fixed = true
 	s.bound[name] = b
 	return nil
 }

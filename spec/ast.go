@@ -34,10 +34,13 @@ type Decl interface {
 	declNode()
 }
 
-// SizeDecl is `size A, B, ...`.
+// SizeDecl is `size A, B = 2, ...`: names, each with an optional default.
 type SizeDecl struct {
 	Pos   lexer.Position
 	Names []*Ident
+	// Defaults holds, for each name, its default as written (`= 2`), or
+	// nil where it has none; checked to be a whole number of at least 1.
+	Defaults []*Bound
 }
 
 // VarDecl is `ROLE NAME : TYPE [TREATMENT] [= DEFAULT]` where ROLE is one of
@@ -77,7 +80,8 @@ type Range struct {
 }
 
 // Bound is an integer literal (possibly negative) or a name; used for
-// range ends and (names only, after checking) dimensions.
+// range ends, dimensions (a size name, or a literal such as the 2 of
+// ordered[2]) and size defaults.
 type Bound struct {
 	Pos  lexer.Position
 	Neg  bool   // a leading minus sign

@@ -46,6 +46,7 @@ func Check(f *File) (*ir.Model, error) {
 	c.checkPriors()
 	c.checkUsage()
 	c.checkCycles()
+	c.addFixedSizes()
 	c.errs.Sort()
 	if err := c.errs.Err(); err != nil {
 		return nil, err
@@ -75,6 +76,8 @@ type checker struct {
 	// (algebra.go), by name and in order of creation.
 	pend      map[string]*pendSize
 	pendOrder []*pendSize
+	// fixed are the implicit sizes of literal dimensions (fixedSize).
+	fixed []*ir.Var
 }
 
 // symbol is a declared name.

@@ -2,8 +2,11 @@ package spec
 
 import (
 	"math"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
 
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -79,8 +82,12 @@ func (c *checker) declare(decls []Decl) {
 	for _, d := range decls {
 		switch d := d.(type) {
 		case *SizeDecl:
-			for _, id := range d.Names {
+			for i, id := range d.Names {
 				s := &symbol{v: &ir.Var{Name: id.Name, Role: ir.RoleSize, Pos: c.pos(id.Pos)}, ok: true}
+				if i < len(d.Defaults) && d.Defaults[i] != nil {
+					s.v.SizeDefault, _ = c.sizeLiteral(d.Defaults[i], "the default of size "+id.Name,
+						"a size's default is a whole number of at least 1, as in `size "+id.Name+" = 2`; leave it out if the data always give "+id.Name)
+				}
 				if add(id, s) {
 					sizes = append(sizes, s)
 				}
@@ -184,8 +191,12 @@ func (c *checker) resolveType(s *symbol) (ir.Type, bool) {
 // follow the bag's own dimensions.
 func (c *checker) dim(b *Bound, ctor typeCtor, before []string) (string, bool) {
 	if !b.IsName() || b.Neg {
-		c.errorf(b.Pos, "declare a size (`size K`) and write `real[K]`", "dimension %s must be a size name, not a number", boundText(b))
-		return "", false
+		n, ok := c.sizeLiteral(b, "dimension "+boundText(b),
+			"a dimension is a size name (`real[K]`) or a whole number of at least 1 (`ordered[2]`)")
+		if !ok {
+			return "", false
+		}
+		return c.fixedSize(n, b.Pos), true
 	}
 	s := c.syms[b.Text]
 	switch {
@@ -210,6 +221,61 @@ func (c *checker) dim(b *Bound, ctor typeCtor, before []string) (string, bool) {
 		c.errorf(b.Pos, "declare a size with `size "+b.Text+"`, or use an existing one", "%s is %s, not a size", b.Text, roleNouns[s.v.Role])
 		return "", false
 	}
+}
+
+// maxSizeLiteral is the largest number a dimension or a size default may
+// be written as; larger sizes come from the data.
+const maxSizeLiteral = 1 << 30
+
+// sizeLiteral reads b, a literal dimension (the 2 of ordered[2]) or a size
+// default (`size K = 2`), as a whole number of at least 1, reporting what
+// (e.g. "dimension 0") with hint otherwise.
+func (c *checker) sizeLiteral(b *Bound, what, hint string) (int, bool) {
+	digits := b.Text != "" && strings.Trim(b.Text, "0123456789") == ""
+	n, err := strconv.Atoi(b.Text)
+	switch {
+	case b.IsName():
+		c.errorf(b.Pos, hint, "%s must be a number, not the name %s", what, boundText(b))
+	case !digits:
+		c.errorf(b.Pos, hint, "%s must be a whole number", what)
+	case b.Neg || n < 1:
+		c.errorf(b.Pos, hint, "%s must be at least 1", what)
+	case err != nil || n > maxSizeLiteral:
+		c.errorf(b.Pos, "give a size this large in the data file instead", "%s is too large (at most %d)", what, maxSizeLiteral)
+	default:
+		return n, true
+	}
+	return 0, false
+}
+
+// fixedSize returns the name of the implicit fixed size of the literal
+// dimension n, the number itself ("2"), declaring it at its first use:
+// every real[2], ordered[2] and simplex[2] of the model shares it, and no
+// declared name can clash with it.
+func (c *checker) fixedSize(n int, p lexer.Position) string {
+	name := strconv.Itoa(n)
+	if _, ok := c.syms[name]; !ok {
+		v := &ir.Var{Name: name, Role: ir.RoleSize, SizeDefault: n, Fixed: true, Pos: c.pos(p)}
+		c.syms[name] = &symbol{v: v, ok: true}
+		c.fixed = append(c.fixed, v)
+	}
+	return name
+}
+
+// addFixedSizes enters the implicit fixed sizes into the model, after the
+// declared sizes, smallest first.
+func (c *checker) addFixedSizes() {
+	if len(c.fixed) == 0 {
+		return
+	}
+	sort.Slice(c.fixed, func(i, j int) bool { return c.fixed[i].SizeDefault < c.fixed[j].SizeDefault })
+	vars := c.model.Vars
+	k := 0
+	for k < len(vars) && vars[k].Role == ir.RoleSize {
+		k++
+	}
+	out := append(append(append([]*ir.Var{}, vars[:k]...), c.fixed...), vars[k:]...)
+	c.model.Vars = out
 }
 
 // bound resolves a range end: an int literal or a size.

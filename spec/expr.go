@@ -314,7 +314,13 @@ func (c *checker) checkIndex(r *ir.Ref, x ir.Expr, i int, dims []string, sc *sco
 	}
 	if n, ok := x.(*ir.Num); ok && n.Value == math.Trunc(n.Value) && n.Value >= 1 && n.Value < 1<<31 {
 		// a literal index; the generated code checks it against the size
-		// when the data is loaded
+		// when the data is loaded, and the checker against a literal
+		// dimension
+		if s := c.syms[dim]; s != nil && s.v.Fixed && int(n.Value) > s.v.SizeDefault {
+			c.errorAt(x.Position(), fmt.Sprintf("index %s from 1 to %s", v.Name, dim),
+				"index %s is past the end of %s: dimension %d of %s has the fixed length %s", exprString(n), v.Name, i+1, v.Name, dim)
+			return false
+		}
 		return true
 	}
 	if n, ok := x.(*ir.Num); ok {

@@ -51,7 +51,14 @@ type gItem struct {
 
 type gSize struct {
 	Pos   lexer.Position
-	Names []*gIdent `parser:"'size' @@ (',' @@)*"`
+	Items []*gSizeItem `parser:"'size' @@ (',' @@)*"`
+}
+
+// gSizeItem is one name of a `size` declaration, with its optional
+// default: `K = 2`.
+type gSizeItem struct {
+	Name    *gIdent `parser:"@@"`
+	Default *gBound `parser:"('=' @@)?"`
 }
 
 type gVar struct {

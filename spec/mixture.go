@@ -102,7 +102,8 @@ func describeExpr(e Expr) string {
 // scalar, elementwise families of the same support), and the weights: a
 // real scalar in (0, 1) for two components (the first one's weight), or a
 // simplex vector over the components (its length, a size, is checked
-// against their number when the data is loaded).
+// against their number when the data is loaded, or here if it is a literal
+// dimension).
 func (c *checker) mixture(fam *ir.Family, f *ir.Factor) bool {
 	ok := true
 	var first *ir.Family
@@ -146,6 +147,11 @@ func (c *checker) mixture(fam *ir.Family, f *ir.Factor) bool {
 			ok = false
 		}
 	case wt.Rank() == 1 && wt.Class == ir.Simplex:
+		if s := c.syms[wt.Dims[0]]; s != nil && s.v.Fixed && s.v.SizeDefault != len(comps) {
+			c.errorAt(w.Position(), fmt.Sprintf("pass %d weights, one per component (simplex[%d])", len(comps), len(comps)),
+				"%s: the weights %s have the fixed length %s, but this %s has %d components", fam.Name, exprString(w), wt.Dims[0], fam.Name, len(comps))
+			ok = false
+		}
 	default:
 		c.errorAt(w.Position(), "the weights are a real in (0, 1) for two components (the first one's weight), or a simplex vector over the components",
 			"%s: the %s %s must be a real scalar or a simplex vector, but it is %s", fam.Name, fam.Params[0].Name, exprString(w), wt)

@@ -42,8 +42,13 @@ func convertFile(g *gFile) *File {
 		switch {
 		case it.Size != nil:
 			d := &SizeDecl{Pos: it.Size.Pos}
-			for _, n := range it.Size.Names {
-				d.Names = append(d.Names, convertIdent(n))
+			for _, n := range it.Size.Items {
+				d.Names = append(d.Names, convertIdent(n.Name))
+				var def *Bound
+				if n.Default != nil {
+					def = convertBound(n.Default)
+				}
+				d.Defaults = append(d.Defaults, def)
 			}
 			f.Decls = append(f.Decls, d)
 		case it.Var != nil:

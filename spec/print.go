@@ -116,6 +116,9 @@ func (p *printer) item(n Node, depth int) {
 		names := make([]string, len(n.Names))
 		for i, id := range n.Names {
 			names[i] = id.Name
+			if i < len(n.Defaults) && n.Defaults[i] != nil {
+				names[i] += " = " + boundText(n.Defaults[i])
+			}
 		}
 		p.emit(depth, n.Pos.Line, "size "+strings.Join(names, ", "))
 	case *VarDecl:

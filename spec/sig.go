@@ -233,7 +233,12 @@ func (c *checker) sizeArg(fn string, p ir.ParamSig, a Expr, sc *scope) (*ir.Ref,
 			return &ir.Ref{Var: s.v, T: ir.Type{Kind: ir.Int}, Pos: c.pos(id.Pos)}, true
 		}
 	}
-	c.errorf(a.Position(), "declare the size with `size P` and pass its name", "%s: argument %s must be a size name, as in %s(P)", fn, p.Name, fn)
+	if n, isInt := intLiteral(a); isInt && n >= 1 && n <= maxSizeLiteral {
+		// eye(2): the literal dimension 2, as of cov[2]
+		s := c.syms[c.fixedSize(n, a.Position())]
+		return &ir.Ref{Var: s.v, T: ir.Type{Kind: ir.Int}, Pos: c.pos(a.Position())}, true
+	}
+	c.errorf(a.Position(), "declare the size with `size P` and pass its name, or write its length, eye(2)", "%s: argument %s must be a size name or a whole number of at least 1, as in %s(P)", fn, p.Name, fn)
 	return nil, false
 }
 

@@ -366,3 +366,77 @@ func TestReadmeCoversTables(t *testing.T) {
 		}
 	}
 }
+
+// A literal dimension is an implicit size named by its number, fixed at
+// that number and shared by every type that writes it; a size default is
+// kept on the size. Types print as written.
+func TestLiteralSizes(t *testing.T) {
+	m := mustLoad(t, "literalsizes")
+	var names []string
+	for _, v := range m.Vars {
+		names = append(names, v.Name)
+	}
+	if got := strings.Join(names, ","); got != "N,J,2,x,y,g,beta,c,u" {
+		t.Errorf("Vars = %s, want the declared sizes, then the literal 2, then the rest", got)
+	}
+	two := m.Lookup("2")
+	if two == nil || two.Role != ir.RoleSize || !two.Fixed || two.SizeDefault != 2 {
+		t.Fatalf("size 2 = %+v, want a fixed size of value 2", two)
+	}
+	if j := m.Lookup("J"); j.Fixed || j.SizeDefault != 4 {
+		t.Errorf("J = %+v, want a size with default 4", j)
+	}
+	if n := m.Lookup("N"); n.Fixed || n.SizeDefault != 0 {
+		t.Errorf("N = %+v, want a size without default", n)
+	}
+	for name, want := range map[string]string{"x": "real[N, 2]", "beta": "real[2]", "c": "ordered[2]", "u": "real[J]"} {
+		if got := m.Lookup(name).TypeString(); got != want {
+			t.Errorf("%s : %s, want %s", name, got, want)
+		}
+	}
+	if d := m.Lookup("c").Type.Dims; len(d) != 1 || d[0] != "2" {
+		t.Errorf("c's Dims = %v, want [2]", d)
+	}
+
+	// Several literals, a loop over one, and a literal index within it.
+	src := `model m
+size N
+data y : real[N, 3]
+data z : simplex[2]
+latent s : real<lower=0>[3] nonconjugate laplace
+latent a : positive_ordered[3] nonconjugate laplace
+latent mu : real[2] nonconjugate laplace
+a ~ Normal(0, 1)
+s ~ HalfNormal(1)
+for k in 1:2 {
+  mu[k] ~ Normal(0, 1)
+}
+for n in 1:N {
+  y[n] ~ Normal(mu[2] + a + z[1], s)
+}
+`
+	m, err := Load("m.vi", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = nil
+	for _, v := range m.VarsWithRole(ir.RoleSize) {
+		names = append(names, v.Name)
+	}
+	if got := strings.Join(names, ","); got != "N,2,3" {
+		t.Errorf("sizes = %s, want N,2,3 (literals smallest first)", got)
+	}
+	if p := m.Prior("mu"); p == nil || len(p.Plates) != 1 || p.Plates[0].Size != "2" {
+		t.Errorf("mu's prior = %+v, want one plate over the literal 2", p)
+	}
+	for name, want := range map[string]string{"y": "real[N, 3]", "z": "simplex[2]", "s": "real<lower=0>[3]", "a": "positive_ordered[3]"} {
+		if got := m.Lookup(name).TypeString(); got != want {
+			t.Errorf("%s : %s, want %s", name, got, want)
+		}
+	}
+	// real[2] and real[K] are different sizes, even with K = 2 by default
+	_, err = Load("m.vi", []byte("model m\nsize K = 2\ndata y : real[K]\nlatent mu : real[2] nonconjugate laplace\nmu ~ Normal(0, 1)\ny ~ MvNormal(mu, eye(K))\n"))
+	if err == nil || !strings.Contains(err.Error(), "m.vi:6:") {
+		t.Errorf("MvNormal of a real[2] mean over a real[K] target: error %v, want one at line 6", err)
+	}
+}

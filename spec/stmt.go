@@ -75,6 +75,11 @@ func (c *checker) plateRange(s *ForStmt) (size string, lo, hi int, bad bool) {
 		}
 		to = b.X
 	}
+	if n, isInt := intLiteral(to); isInt && to == s.To && n >= 1 && n <= maxSizeLiteral {
+		// `for k in 1:2` runs over the fixed size of the literal 2, the
+		// dimension of a real[2]
+		return c.fixedSize(n, to.Position()), lo, hi, bad
+	}
 	id, ok := to.(*Ident)
 	if !ok {
 		c.markRead(to)

@@ -43,12 +43,19 @@ func writeTable(w io.Writer, d *derive.Derivation) {
 	fmt.Fprintln(tw, "node\trole\ttype\tdistribution\tplates\ttreatment")
 	var sizes []string
 	for _, v := range m.Vars {
-		if v.Role == ir.RoleSize {
+		if v.Role == ir.RoleSize && !v.Fixed && v.SizeDefault == 0 {
 			sizes = append(sizes, v.Name)
 		}
 	}
 	if len(sizes) > 0 {
 		fmt.Fprintf(tw, "%s\tsize\tint\t—\t—\tfrom the data\n", strings.Join(sizes, ", "))
+	}
+	// A size with a default gets a row of its own; a literal dimension
+	// (the 2 of ordered[2]) none: the types show it.
+	for _, v := range m.Vars {
+		if v.Role == ir.RoleSize && !v.Fixed && v.SizeDefault > 0 {
+			fmt.Fprintf(tw, "%s\tsize\tint = %d\t—\t—\tfrom the data, else its default %d\n", v.Name, v.SizeDefault, v.SizeDefault)
+		}
 	}
 	for _, v := range m.Vars {
 		if v.Role == ir.RoleSize {

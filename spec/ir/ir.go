@@ -158,7 +158,17 @@ type Var struct {
 	// unconstrained coordinates map to them; expressions reading the
 	// variable have plain real types.
 	Transform *Transform
-	Pos       Pos
+	// SizeDefault is a size's declared default (`size K = 2`), used when
+	// neither the data file nor the length of an array it gives
+	// determines the size; 0 when it has none. For a Fixed size it is
+	// the size's one value.
+	SizeDefault int
+	// Fixed marks the implicit size of a literal dimension, the 2 of
+	// ordered[2] or real[N, 2]: its Name is the number as a string (which
+	// no declared name can be, so types print as written), and the data
+	// cannot change it.
+	Fixed bool
+	Pos   Pos
 }
 
 // TypeString is v's type as declared, with its constraint:

@@ -1,0 +1,212 @@
+package codegen
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// A two-component normal mixture written as in Stan, with literal
+// dimensions (ordered[2], real<lower=0>[2], real[2]), must fit exactly as
+// the same model written with a size K: given in the data, or taken from
+// its default `size K = 2`; the data may override the default; an array of
+// another length for a literal dimension is an error naming it and the
+// length.
+
+const mixLiteralVI = `model mixlit
+size N
+data y : real[N]
+const m0 : real[2] = 0
+latent mu : ordered[2] nonconjugate laplace
+latent sigma : real<lower=0>[2] nonconjugate laplace
+latent w : real<lower=0, upper=1> nonconjugate laplace
+mu ~ Normal(m0, 10)
+sigma ~ HalfNormal(5)
+w ~ Beta(2, 2)
+for n in 1:N {
+  y[n] ~ Mixture(w, Normal(mu[1], sigma[1]), Normal(mu[2], sigma[2]))
+}
+`
+
+// mixSizedVI is mixLiteralVI with the size K, whose default is 2.
+var mixSizedVI = strings.NewReplacer("model mixlit", "model mixsized", "size N", "size N, K = 2",
+	"real[2]", "real[K]", "ordered[2]", "ordered[K]", "real<lower=0>[2]", "real<lower=0>[K]").Replace(mixLiteralVI)
+
+// literalDriver fits each run's data by Laplace from its start (random if
+// none) and reports the error NewModel gives each of Bad.
+const literalDriver = `package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+
+	model "tmpe2e/PKG"
+)
+
+func main() {
+	var in struct {
+		Runs []struct{ Data, Start json.RawMessage }
+		Bad  []json.RawMessage
+	}
+	if err := json.NewDecoder(os.Stdin).Decode(&in); err != nil {
+		panic(err)
+	}
+	var out struct {
+		Results []json.RawMessage
+		BadErrs []string
+	}
+	for _, run := range in.Runs {
+		d, err := model.LoadData(bytes.NewReader(run.Data))
+		if err != nil {
+			panic(err)
+		}
+		opts := model.Options{Method: "laplace", MaxIter: 10000}
+		if len(run.Start) > 0 {
+			if opts.Start, err = model.LoadResult(bytes.NewReader(run.Start)); err != nil {
+				panic(err)
+			}
+		}
+		r, err := model.Fit(context.Background(), d, opts)
+		if err != nil {
+			panic(err)
+		}
+		r.Seconds = 0
+		b, _ := json.Marshal(r)
+		out.Results = append(out.Results, b)
+	}
+	for _, bad := range in.Bad {
+		msg := ""
+		if _, err := model.LoadData(bytes.NewReader(bad)); err != nil {
+			msg = err.Error()
+		}
+		out.BadErrs = append(out.BadErrs, msg)
+	}
+	json.NewEncoder(os.Stdout).Encode(out)
+}
+`
+
+type literalRun struct {
+	Data  any `json:",omitempty"`
+	Start any `json:",omitempty"`
+}
+
+// runLiteral builds src and runs literalDriver on runs and bad.
+func runLiteral(t *testing.T, name, src string, runs []literalRun, bad []any) ([]map[string]any, []string) {
+	t.Helper()
+	in, err := json.Marshal(map[string]any{"Runs": runs, "Bad": bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := buildAndRunDriver(t, name, src, in, literalDriver)
+	var res struct {
+		Results []map[string]any
+		BadErrs []string
+	}
+	if err := json.Unmarshal(out, &res); err != nil || len(res.Results) != len(runs) || len(res.BadErrs) != len(bad) {
+		t.Fatalf("driver output: %v\n%s", err, out)
+	}
+	for k, r := range res.Results {
+		if r["status"] != "converged" {
+			elbo, _ := r["elbo"].([]any)
+			if len(elbo) > 5 {
+				elbo = elbo[len(elbo)-5:]
+			}
+			t.Errorf("%s run %d: %v after %v iterations (last ELBOs %v); latent %v", name, k+1, r["status"], r["iterations"], elbo, r["latent"])
+		}
+	}
+	return res.Results, res.BadErrs
+}
+
+func TestEndToEndLiteralDimensions(t *testing.T) {
+	// The delta kernels of this model with their full Hessians take Go's
+	// compiler minutes (and gigabytes); ∇²f stands in for them, as
+	// TestDeltaCurvatureStandIn checks it may. The fits here are Laplace's.
+	defer func(v float64) { maxDeltaCurvature = v }(maxDeltaCurvature)
+	maxDeltaCurvature = 0
+	y := twoNormalsData(400, 13)
+	start := func(model string, k int) map[string]any {
+		vec := func(first, rest float64) map[string]any {
+			mean := make([]float64, k)
+			cov := make([][]float64, k)
+			for i := range k {
+				mean[i] = rest
+				if i == 0 {
+					mean[i] = first
+				}
+				cov[i] = make([]float64, k)
+				cov[i][i] = 1
+			}
+			return map[string]any{"family": "MvNormal", "mean": mean, "cov": cov}
+		}
+		return startJSON(model, map[string]any{"mu": vec(-1.5, math.Log(4)), "sigma": vec(0, 0), "w": map[string]any{"family": "Normal", "mean": 0, "sd": 1}})
+	}
+	lit, badErrs := runLiteral(t, "mixlit", mixLiteralVI,
+		[]literalRun{{Data: map[string]any{"y": y}, Start: start("mixlit", 2)}},
+		[]any{
+			map[string]any{"y": y, "m0": []float64{0, 0, 0}},
+			map[string]any{"y": y, "2": 3}, // not a key: a literal dimension cannot be given
+		})
+	sized, _ := runLiteral(t, "mixsized", mixSizedVI, []literalRun{
+		{Data: map[string]any{"y": y, "K": 2}, Start: start("mixsized", 2)},
+		{Data: map[string]any{"y": y}, Start: start("mixsized", 2)},
+		{Data: map[string]any{"y": y, "K": 3}, Start: start("mixsized", 3)},
+		{Data: map[string]any{"y": y, "m0": []float64{0, 0, 0, 0}}, Start: start("mixsized", 4)},
+	}, nil)
+
+	// Identical fits: K given as 2, and K by its default.
+	for k, r := range sized[:2] {
+		if n := compareJSONNumbers(t, "latent", lit[0]["latent"], r["latent"], 1e-12); n < 20 {
+			t.Errorf("run %d: compared %d numbers of the latents, want the means, covariances and constrained summaries", k+1, n)
+		}
+		compareJSONNumbers(t, "elbo", lit[0]["elbo"], r["elbo"], 1e-12)
+		if lit[0]["iterations"] != r["iterations"] {
+			t.Errorf("run %d: %v iterations, literal dimensions %v", k+1, r["iterations"], lit[0]["iterations"])
+		}
+	}
+
+	// Near the simulated truth 0.35·N(−2, 0.7²) + 0.65·N(3, 1.2²), on the
+	// unconstrained scale: mu = (u1, u1 + exp(u2)), sigma = exp(u).
+	var mu, sigma gaussianJSON
+	for name, g := range map[string]*gaussianJSON{"mu": &mu, "sigma": &sigma} {
+		b, _ := json.Marshal(lit[0]["latent"].(map[string]any)[name])
+		if err := json.Unmarshal(b, g); err != nil || len(g.Mean) != 2 {
+			t.Fatalf("%s: %s (%v)", name, b, err)
+		}
+	}
+	for _, c := range []struct {
+		name            string
+		mean, sd, truth float64
+	}{
+		{"mu[1]", mu.Mean[0], math.Sqrt(mu.Cov[0][0]), -2},
+		{"log(mu[2] - mu[1])", mu.Mean[1], math.Sqrt(mu.Cov[1][1]), math.Log(5)},
+		{"log sigma[1]", sigma.Mean[0], math.Sqrt(sigma.Cov[0][0]), math.Log(0.7)},
+		{"log sigma[2]", sigma.Mean[1], math.Sqrt(sigma.Cov[1][1]), math.Log(1.2)},
+	} {
+		t.Logf("%s: q mean %.4f sd %.4f (simulated %.4f)", c.name, c.mean, c.sd, c.truth)
+		if math.Abs(c.mean-c.truth) > 4*c.sd || c.sd <= 0 || c.sd > 0.5 {
+			t.Errorf("%s: q mean %.4f sd %.4f, simulated %.4f", c.name, c.mean, c.sd, c.truth)
+		}
+	}
+
+	// The data override the default: with "K": 3, or an m0 of length 4,
+	// mu has that many elements.
+	for k, want := range []int{3, 4} {
+		b, _ := json.Marshal(sized[2+k]["latent"].(map[string]any)["mu"])
+		var g gaussianJSON
+		if err := json.Unmarshal(b, &g); err != nil || len(g.Mean) != want {
+			t.Errorf("K overridden to %d: mu is %s (%v)", want, b, err)
+		}
+	}
+
+	// An array of another length for a literal dimension names the array
+	// and the length; a data key "2" is not a size.
+	if want := `"m0" has 3 entries, but its type fixes that length at 2`; !strings.Contains(badErrs[0], want) {
+		t.Errorf("m0 of length 3 for real[2]: error %q, want one containing %q", badErrs[0], want)
+	}
+	if badErrs[1] != "" {
+		t.Errorf(`data with a key "2": error %q, want none (the key is ignored)`, badErrs[1])
+	}
+}
