@@ -3,6 +3,8 @@ package derive
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // Env supplies values for Eval: tensors as flat row-major arrays with their
@@ -109,7 +111,9 @@ func evalSum(idx []Index, body Expr, env *Env) float64 {
 	} else if j.Size == ScalarSize {
 		n = 1
 	} else if n, ok = env.Sizes[j.Size]; !ok {
-		panic(fmt.Sprintf("derive.Eval: no size %q", j.Size))
+		if n, ok = fixedSize(j.Size); !ok {
+			panic(fmt.Sprintf("derive.Eval: no size %q", j.Size))
+		}
 	}
 	old, had := env.Index[j.Name]
 	s := 0.0
@@ -125,6 +129,16 @@ func evalSum(idx []Index, body Expr, env *Env) float64 {
 	return s
 }
 
+// fixedSize is the value of the fixed size of a literal dimension, named
+// by its number ("2" of real[2]).
+func fixedSize(name string) (int, bool) {
+	if name == "" || strings.Trim(name, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(name)
+	return n, err == nil
+}
+
 func evalMax(idx []Index, body Expr, env *Env) float64 {
 	if len(idx) == 0 {
 		return Eval(body, env)
@@ -132,7 +146,11 @@ func evalMax(idx []Index, body Expr, env *Env) float64 {
 	j := idx[0]
 	old, had := env.Index[j.Name]
 	m := math.Inf(-1)
-	for i := 0; i < env.Sizes[j.Size]; i++ {
+	n, ok := env.Sizes[j.Size]
+	if !ok {
+		n, _ = fixedSize(j.Size)
+	}
+	for i := 0; i < n; i++ {
 		env.Index[j.Name] = i
 		m = math.Max(m, evalMax(idx[1:], body, env))
 	}

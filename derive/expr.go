@@ -820,7 +820,7 @@ func parentIn(j Index, idx []Index) bool {
 // the fixed size of a literal dimension ("2", of real[2]), else the size's
 // value once the data is loaded.
 func SizeE(size string) Expr {
-	if n, err := strconv.Atoi(size); err == nil && n >= 0 && strings.Trim(size, "0123456789") == "" {
+	if n, ok := fixedSize(size); ok {
 		return N(float64(n))
 	}
 	return T("#" + size)
