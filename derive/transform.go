@@ -210,7 +210,14 @@ func (b *Builder) logJacobian(f *ir.Factor) (Expr, error) {
 		return nil, err
 	}
 	if r.VecLogJac != nil {
-		return Sum(el, r.VecLogJac(u, IxE(el[len(el)-1]))), nil
+		// the element's index along the vector: a free index of a whole
+		// target (mu ~ …), or the loop index or literal picking the
+		// element of a per-element prior (mu[k] ~ … inside for k)
+		t, ok := u.(*Tensor)
+		if !ok || len(t.Idx) == 0 {
+			return nil, ir.Errorf(f.Pos, "internal error in vigen: the target of a %s prior lowers to %s, not an element of %s (please report it with the model)", v.Type.Class, String(u), v.Name)
+		}
+		return Sum(el, r.VecLogJac(u, t.Idx[len(t.Idx)-1])), nil
 	}
 	return Sum(el, r.LogJac(u, lo, hi)), nil
 }
