@@ -339,6 +339,65 @@ const (
 	ncvmpMaxAlpha = 0.99
 )
 
+// ncvmpRunState is what runFull and runDiagonal carry from one iteration
+// to the next: the damping (on or off, and α), the oscillation counter,
+// the previous ELBO and the tolerances.
+type ncvmpRunState struct {
+	alpha, tol, etol, prevL float64
+	damped                  bool
+	osc                     int
+}
+
+func (c *NCVMPVector) newRunState() ncvmpRunState {
+	st := ncvmpRunState{alpha: c.Alpha, tol: c.Tol, etol: c.ELBOTol, damped: c.Damp && !c.NoDamp}
+	if st.alpha == 0 {
+		st.alpha = 0.5
+	}
+	if st.tol <= 0 {
+		st.tol = 1e-10
+	}
+	if st.etol <= 0 {
+		st.etol = 1e-12
+	}
+	return st
+}
+
+// converged ends an iteration whose ELBO is L and whose undamped change of
+// η has squared norm dn (η's own nn): it records the changes in res and
+// says whether both criteria are met; otherwise it updates the damping
+// from the oscillation of η's steps.
+func (st *ncvmpRunState) converged(c NCVMPVector, w *ncvmpVectorWork, res *NCVMPVectorResult, L, dn, nn float64) bool {
+	res.NatChange = math.Sqrt(dn) / math.Max(1, math.Sqrt(nn))
+	res.ELBOChange = math.Abs(L-st.prevL) / math.Max(1, math.Abs(L))
+	st.prevL = L
+	if res.NatChange <= st.tol && res.ELBOChange <= st.etol {
+		res.Status = StatusConverged
+		return true
+	}
+	if !c.NoDamp && oscillating(w.step, w.prevStep, &st.osc) {
+		if !st.damped {
+			st.damped = true
+		} else if st.alpha < ncvmpOscAlpha {
+			st.alpha = math.Min(ncvmpOscAlpha, (1+st.alpha)/2)
+		}
+	}
+	copy(w.prevStep, w.step)
+	return false
+}
+
+// finish sets the status of a run that used every iteration and reports
+// the damping it ended with.
+func (st *ncvmpRunState) finish(res *NCVMPVectorResult) {
+	if res.Status == "" {
+		res.Status = StatusMaxIterations
+		res.Unmet = ncvmpUnmet(res, st.tol, st.etol)
+	}
+	res.Damped = st.damped
+	if st.damped {
+		res.Alpha = st.alpha
+	}
+}
+
 // moreDamping switches damping on or moves α halfway to 1 (at most
 // ncvmpMaxAlpha), and reports false when α is already there.
 func moreDamping(damped *bool, alpha *float64) bool {
@@ -420,34 +479,22 @@ func (c *NCVMPVector) messagesFull(w *ncvmpVectorWork) (float64, bool) {
 
 func (c NCVMPVector) runFull(w *ncvmpVectorWork, res *NCVMPVectorResult, maxIter int) {
 	p := w.p
-	alpha := c.Alpha
-	if alpha == 0 {
-		alpha = 0.5
-	}
-	tol, etol := c.Tol, c.ELBOTol
-	if tol <= 0 {
-		tol = 1e-10
-	}
-	if etol <= 0 {
-		etol = 1e-12
-	}
-	damped := c.Damp && !c.NoDamp
-	osc := 0
+	st := c.newRunState()
 	// Messages start uniform: msgK = msgH = 0, q = prior.
 	sumS, ok := c.messagesFull(w)
 	if !ok {
 		res.Status = StatusNotFinite
 		return
 	}
-	prevL := sumS + c.elboPrior(w, w.logdet0)
+	st.prevL = sumS + c.elboPrior(w, w.logdet0)
 	for it := 1; it <= maxIter; it++ {
 		// Line 7: η = η_prior + Σ messages, damped if on; an improper q
 		// switches damping on (or increases it) and mixes again.
 		proper := false
 		for {
 			a := 0.0
-			if damped {
-				a = alpha
+			if st.damped {
+				a = st.alpha
 			}
 			for i := range w.newLam {
 				w.newLam[i] = w.prec0[i] + (1-a)*w.freshK[i] + a*w.msgK[i]
@@ -466,7 +513,7 @@ func (c NCVMPVector) runFull(w *ncvmpVectorWork, res *NCVMPVectorResult, maxIter
 				}
 				break
 			}
-			if c.NoDamp || !allFinite(w.freshK) || !moreDamping(&damped, &alpha) {
+			if c.NoDamp || !allFinite(w.freshK) || !moreDamping(&st.damped, &st.alpha) {
 				break
 			}
 		}
@@ -515,30 +562,11 @@ func (c NCVMPVector) runFull(w *ncvmpVectorWork, res *NCVMPVectorResult, maxIter
 			dn += d * d
 			nn += w.h[i] * w.h[i]
 		}
-		res.NatChange = math.Sqrt(dn) / math.Max(1, math.Sqrt(nn))
-		res.ELBOChange = math.Abs(L-prevL) / math.Max(1, math.Abs(L))
-		prevL = L
-		if res.NatChange <= tol && res.ELBOChange <= etol {
-			res.Status = StatusConverged
+		if st.converged(c, w, res, L, dn, nn) {
 			break
 		}
-		if !c.NoDamp && oscillating(w.step, w.prevStep, &osc) {
-			if !damped {
-				damped = true
-			} else if alpha < ncvmpOscAlpha {
-				alpha = math.Min(ncvmpOscAlpha, (1+alpha)/2)
-			}
-		}
-		copy(w.prevStep, w.step)
 	}
-	if res.Status == "" {
-		res.Status = StatusMaxIterations
-		res.Unmet = ncvmpUnmet(res, tol, etol)
-	}
-	res.Damped = damped
-	if damped {
-		res.Alpha = alpha
-	}
+	st.finish(res)
 }
 
 // projections sets w.m, w.v to every factor's m_n, v_n under the diagonal
@@ -564,19 +592,7 @@ func (c *NCVMPVector) projections(w *ncvmpVectorWork, withS bool) (float64, bool
 
 func (c NCVMPVector) runDiagonal(w *ncvmpVectorWork, res *NCVMPVectorResult, maxIter int) {
 	p := w.p
-	alpha := c.Alpha
-	if alpha == 0 {
-		alpha = 0.5
-	}
-	tol, etol := c.Tol, c.ELBOTol
-	if tol <= 0 {
-		tol = 1e-10
-	}
-	if etol <= 0 {
-		etol = 1e-12
-	}
-	damped := c.Damp && !c.NoDamp
-	osc := 0
+	st := c.newRunState()
 	for i := 0; i < p; i++ {
 		w.lam[i] = 1 / w.cov[i*p+i]
 		w.h[i] = w.mu[i] * w.lam[i]
@@ -586,7 +602,7 @@ func (c NCVMPVector) runDiagonal(w *ncvmpVectorWork, res *NCVMPVectorResult, max
 		res.Status = StatusNotFinite
 		return
 	}
-	prevL := sumS + c.elboPrior(w, diagLogDet(w.cov, p))
+	st.prevL = sumS + c.elboPrior(w, diagLogDet(w.cov, p))
 	for it := 1; it <= maxIter; it++ {
 		var dn, nn float64
 		proper := true
@@ -611,8 +627,8 @@ func (c NCVMPVector) runDiagonal(w *ncvmpVectorWork, res *NCVMPVectorResult, max
 				}
 			}
 			a := 0.0
-			if damped {
-				a = alpha
+			if st.damped {
+				a = st.alpha
 			}
 			var nl, nh float64
 			for {
@@ -623,11 +639,11 @@ func (c NCVMPVector) runDiagonal(w *ncvmpVectorWork, res *NCVMPVectorResult, max
 					w.msgK[i], w.msgH[i] = mk, mh
 					break
 				}
-				if c.NoDamp || !isFinite(K) || !isFinite(H) || !moreDamping(&damped, &alpha) {
+				if c.NoDamp || !isFinite(K) || !isFinite(H) || !moreDamping(&st.damped, &st.alpha) {
 					proper = false
 					break
 				}
-				a = alpha
+				a = st.alpha
 			}
 			if !proper {
 				break
@@ -662,30 +678,11 @@ func (c NCVMPVector) runDiagonal(w *ncvmpVectorWork, res *NCVMPVectorResult, max
 			res.Status = StatusNotFinite
 			break
 		}
-		res.NatChange = math.Sqrt(dn) / math.Max(1, math.Sqrt(nn))
-		res.ELBOChange = math.Abs(L-prevL) / math.Max(1, math.Abs(L))
-		prevL = L
-		if res.NatChange <= tol && res.ELBOChange <= etol {
-			res.Status = StatusConverged
+		if st.converged(c, w, res, L, dn, nn) {
 			break
 		}
-		if !c.NoDamp && oscillating(w.step, w.prevStep, &osc) {
-			if !damped {
-				damped = true
-			} else if alpha < ncvmpOscAlpha {
-				alpha = math.Min(ncvmpOscAlpha, (1+alpha)/2)
-			}
-		}
-		copy(w.prevStep, w.step)
 	}
-	if res.Status == "" {
-		res.Status = StatusMaxIterations
-		res.Unmet = ncvmpUnmet(res, tol, etol)
-	}
-	res.Damped = damped
-	if damped {
-		res.Alpha = alpha
-	}
+	st.finish(res)
 }
 
 // ncvmpUnmet returns the convergence criteria res does not meet.
