@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/vigen-go/vigen/spec"
 )
 
 // A Poisson regression under a hierarchical scale, every latent by the
@@ -64,21 +62,9 @@ func TestDeltaCurvatureStandIn(t *testing.T) {
 		return r["latent"].(map[string]any)
 	}
 	full := run()
-	m, err := spec.Load("curv.vi", []byte(curvatureVI))
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer func(v float64) { maxDeltaCurvature = v }(maxDeltaCurvature)
 	maxDeltaCurvature = 0
-	files, err := generateModel(m, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var src strings.Builder
-	for _, f := range files {
-		src.Write(f.Src)
-	}
-	if !strings.Contains(src.String(), "add ∇²f alone") {
+	if !strings.Contains(generatedSource(t, "curv", curvatureVI), "add ∇²f alone") {
 		t.Errorf("with maxDeltaCurvature 0 no delta kernel says its Hessian is ∇²f alone")
 	}
 	standIn := run()

@@ -542,6 +542,25 @@ for n in 1:N {
 }
 
 // generateModel derives m and generates its package, as vigen gen does.
+// generatedSource loads the model src (as NAME.vi) and returns the code
+// generated for it, every file concatenated.
+func generatedSource(t *testing.T, name, src string) string {
+	t.Helper()
+	m, err := spec.Load(name+".vi", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := generateModel(m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code strings.Builder
+	for _, f := range files {
+		code.Write(f.Src)
+	}
+	return code.String()
+}
+
 func generateModel(m *ir.Model, opts Options) ([]File, error) {
 	d, err := derive.Derive(m)
 	if err != nil {

@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/vigen-go/vigen/spec"
 )
 
 // A latent declared conjugate with an MvNormal (or MvNormalPrec) prior gets
@@ -506,18 +504,7 @@ func TestEndToEndConjugateMvNormalHierarchy(t *testing.T) {
 // NoSVI says so, naming it and its position, and does not call it
 // nonconjugate.
 func TestConjugateMvNormalSVIReason(t *testing.T) {
-	m, err := spec.Load("mvnhier.vi", []byte(mvnHierVI))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := generateModel(m, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var code string
-	for _, f := range files {
-		code += string(f.Src)
-	}
+	code := generatedSource(t, "mvnhier", mvnHierVI)
 	i := strings.Index(code, "NoSVI() string")
 	if i < 0 {
 		t.Fatal("no NoSVI in the generated code")

@@ -335,20 +335,7 @@ func runScalarDeadline(t *testing.T, name, src string, data []byte, opts string)
 		}
 		drv = strings.Replace(drv, r[0], r[1], 1)
 	}
-	out := buildAndRunDriver(t, name, src, data, drv)
-	var res []scalarResult
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("driver output: %v\n%s", err, out)
-	}
-	if len(res) != 2 {
-		t.Fatalf("driver returned %d results, want 2", len(res))
-	}
-	for _, r := range res {
-		if !r.Converged {
-			t.Errorf("%s: not converged: %s", r.Method, r.Status)
-		}
-	}
-	return res
+	return runScalarDriver(t, name, src, data, drv)
 }
 
 // gridPoint is the i-th of G grid points over m ± 10 sd of q's factor k.

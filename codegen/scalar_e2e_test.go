@@ -42,7 +42,14 @@ func scalarOf(t *testing.T, r scalarResult, name string) (mean, sd float64) {
 
 func runScalar(t *testing.T, name, src string, data []byte, opts string) []scalarResult {
 	t.Helper()
-	out := buildAndRunDriver(t, name, src, data, replaceOpts(driver, opts))
+	return runScalarDriver(t, name, src, data, replaceOpts(driver, opts))
+}
+
+// runScalarDriver runs drv (the Laplace and the delta fit) and checks that
+// both converged.
+func runScalarDriver(t *testing.T, name, src string, data []byte, drv string) []scalarResult {
+	t.Helper()
+	out := buildAndRunDriver(t, name, src, data, drv)
 	var res []scalarResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("driver output: %v\n%s", err, out)

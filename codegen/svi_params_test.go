@@ -7,8 +7,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/vigen-go/vigen/spec"
 )
 
 // Online EM (svi_params.go): the statistics UnitParamStats adds, summed over
@@ -273,18 +271,7 @@ for d in 1:D {
   y[d] ~ Normal(c[z[d]] + dot(t[d], w), s)
 }
 `
-	m, err := spec.Load("numsvi.vi", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := generateModel(m, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var code string
-	for _, f := range files {
-		code += string(f.Src)
-	}
+	code := generatedSource(t, "numsvi", src)
 	if !strings.Contains(code, "func (a *caModel) NoSVI() string") {
 		t.Fatalf("no NoSVI in the generated code")
 	}
@@ -314,18 +301,7 @@ for d in 1:D {
   }
 }
 `
-	m, err := spec.Load("plsi.vi", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := generateModel(m, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var code string
-	for _, f := range files {
-		code += string(f.Src)
-	}
+	code := generatedSource(t, "plsi", src)
 	want := "plsi.vi:4:7: param pi has one row per unit of `for d in 1:D`"
 	if !strings.Contains(code, want) {
 		i := strings.Index(code, "NoSVI() string")
