@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
-	"sync"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -141,73 +140,20 @@ func (g *Normal) Constrain(t Transform) *Normal {
 }
 
 // GaussHermiteMoments returns the mean and sd of f(u) for u ~ N(mu, sd²)
-// by the Gauss–Hermite rule of GaussHermiteNodes nodes.
+// by the Gauss–Hermite rule of GaussHermiteNodes nodes (Hermite).
 func GaussHermiteMoments(f func(float64) float64, mu, sd float64) (mean, stdev float64) {
-	nodes, weights := gaussHermite()
+	r := Hermite(GaussHermiteNodes)
 	var m1 float64
-	for k, z := range nodes {
-		m1 += weights[k] / math.SqrtPi * f(mu+math.Sqrt2*sd*z)
+	for k, z := range r.X {
+		m1 += r.W[k] * f(mu+math.Sqrt2*sd*z)
 	}
 	// the variance about the mean, computed as a second pass for accuracy
 	var s float64
-	for k, z := range nodes {
+	for k, z := range r.X {
 		d := f(mu+math.Sqrt2*sd*z) - m1
-		s += weights[k] / math.SqrtPi * d * d
+		s += r.W[k] * d * d
 	}
 	return m1, math.Sqrt(s)
-}
-
-var (
-	ghOnce             sync.Once
-	ghNodes, ghWeights []float64
-)
-
-// gaussHermite returns the nodes and weights of the physicists'
-// Gauss–Hermite rule of GaussHermiteNodes nodes (∫ e^{−z²} f(z) dz ≈
-// Σ w_k f(z_k)), computed once by Newton's method on the orthonormal
-// Hermite recurrence (Numerical Recipes, gauher).
-func gaussHermite() ([]float64, []float64) {
-	ghOnce.Do(func() {
-		n := GaussHermiteNodes
-		x, w := make([]float64, n), make([]float64, n)
-		const pim4 = 0.7511255444649425 // π^(−1/4)
-		m := (n + 1) / 2
-		var z float64
-		for i := 0; i < m; i++ {
-			switch i {
-			case 0:
-				z = math.Sqrt(float64(2*n+1)) - 1.85575*math.Pow(float64(2*n+1), -0.16667)
-			case 1:
-				z -= 1.14 * math.Pow(float64(n), 0.426) / z
-			case 2:
-				z = 1.86*z - 0.86*x[0]
-			case 3:
-				z = 1.91*z - 0.91*x[1]
-			default:
-				z = 2*z - x[i-2]
-			}
-			var pp float64
-			for it := 0; it < 100; it++ {
-				p1, p2 := pim4, 0.0
-				for j := 1; j <= n; j++ {
-					p3 := p2
-					p2 = p1
-					p1 = z*math.Sqrt(2/float64(j))*p2 - math.Sqrt(float64(j-1)/float64(j))*p3
-				}
-				pp = math.Sqrt(2*float64(n)) * p2
-				z1 := z
-				z = z1 - p1/pp
-				if math.Abs(z-z1) <= 1e-15*math.Max(1, math.Abs(z)) {
-					break
-				}
-			}
-			x[i], x[n-1-i] = z, -z
-			w[i] = 2 / (pp * pp)
-			w[n-1-i] = w[i]
-		}
-		ghNodes, ghWeights = x, w
-	})
-	return ghNodes, ghWeights
 }
 
 // OrderedDraws is the number of draws from q(u), from a fixed seed, that
