@@ -147,8 +147,12 @@ func evalMax(idx []Index, body Expr, env *Env) float64 {
 	old, had := env.Index[j.Name]
 	m := math.Inf(-1)
 	n, ok := env.Sizes[j.Size]
-	if !ok {
-		n, _ = fixedSize(j.Size)
+	if j.Size == ScalarSize {
+		n = 1
+	} else if !ok {
+		if n, ok = fixedSize(j.Size); !ok {
+			panic(fmt.Sprintf("derive.Eval: no size %q", j.Size))
+		}
 	}
 	for i := 0; i < n; i++ {
 		env.Index[j.Name] = i
