@@ -282,6 +282,9 @@ func (f *fitGen) emit() {
 	for _, qi := range f.qs {
 		if qi.obj != nil {
 			f.emitGaussianUpdate(qi)
+			if qi.obj.NCVMP != nil {
+				f.emitNCVMPFactor(qi)
+			}
 		} else {
 			f.emitConjugateUpdate(qi)
 		}
@@ -410,6 +413,12 @@ func (f *fitGen) emitNewState() {
 				}
 				w.Pf("q.%s = %q", qi.method, qi.v.Treatment.String())
 				w.If(cond(`opts.Method != ""`), func() { w.Pf("q.%s = opts.Method", qi.method) })
+				if qi.obj != nil && qi.obj.NCVMP != nil {
+					w.If(cond(fmt.Sprintf(`q.%s != "laplace" && q.%s != "delta" && q.%s != "ncvmp"`, qi.method, qi.method, qi.method)), func() {
+						w.Return("nil", w.Sf(`%s("%s: unknown method %%q for %s (want laplace, delta or ncvmp)", q.%s)`, goFmt.Ident("Errorf"), f.g.m.Name, qi.v.Name, qi.method))
+					})
+					break
+				}
 				w.If(cond(fmt.Sprintf(`q.%s != "laplace" && q.%s != "delta"`, qi.method, qi.method)), func() {
 					w.Return("nil", w.Sf(`%s("%s: unknown method %%q for %s (want laplace or delta)", q.%s)`, goFmt.Ident("Errorf"), f.g.m.Name, qi.v.Name, qi.method))
 				})
@@ -567,6 +576,9 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 				w.Pf("F: func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },", qi.upper, unitArg, inputs)
 				w.Pf("DeltaF: func(x, cov, g, h []float64) float64 { return m.%sDelta(%sx, cov%s, g, h) },", qi.upper, unitArg, inputs)
 			}
+		}
+		if o.NCVMP != nil {
+			w.Pf("NCVMP: m.ncvmp%s(q),", qi.upper)
 		}
 		if c := o.Collapsed; c != nil && qi.local {
 			w.Pf("Collapsed: func(x, g, h []float64) float64 { return m.%sCollapsed(d, x, g, h) },", qi.upper)

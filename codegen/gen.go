@@ -330,6 +330,9 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 		if o.Collapsed != nil && !opts.KernelsOnly {
 			kernels.Raw(g.collapsedKernel(o))
 		}
+		if o.NCVMP != nil {
+			kernels.Raw(g.ncvmpKernels(o))
+		}
 	}
 	var fit *fitGen
 	if !opts.KernelsOnly {

@@ -47,6 +47,12 @@ type Objective struct {
 	// has been proved quadratic: its update is the closed form of Eq. 18,
 	// Σ = −(∇²f)⁻¹ and μ = Σ∇f(0), not Laplace or delta (closedGaussian).
 	Conjugate bool
+	// NCVMP is f split for non-conjugate variational message passing
+	// (ncvmp.go), for a latent declared `nonconjugate ncvmp` (which fails
+	// to derive with a positioned error where f cannot be split); nil
+	// otherwise. Laplace and delta remain available for such a latent as
+	// run-time methods.
+	NCVMP *Projection
 	// Collapsed, if set, is f with the unit's categorical latent maximized
 	// out (see collapse.go): the generated code uses it to start each
 	// unit's coordinate ascent at the fixed point of the θ/z alternation.
@@ -339,6 +345,12 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		fs, gs, hs, ts, tgs = append(fs, p.F), append(gs, p.Grad), append(hs, p.Hess), append(ts, p.Trace), append(tgs, p.TraceGrad)
 	}
 	o.F, o.Grad, o.Hess, o.Trace, o.TraceGrad = Add(fs...), Add(gs...), Add(hs...), Add(ts...), Add(tgs...)
+	if v.Role == ir.RoleLatent && v.Treatment == ir.NCVMP {
+		var err error
+		if o.NCVMP, err = b.projection(o); err != nil {
+			return nil, err
+		}
+	}
 	return o, nil
 }
 

@@ -32,6 +32,9 @@ type GaussianFactor struct {
 	// Gaussian whose alternation with a categorical latent has a fixed
 	// point that Newton's method finds directly (Collapse).
 	Collapsed func(x, grad, hess []float64) float64
+	// NCVMP, if set, selects non-conjugate variational message passing
+	// (Knowles & Minka 2011; NCVMPFactor) as the update, over Delta.
+	NCVMP *NCVMPFactor
 	// CollapsesDelta says the delta correction DeltaF − F does not depend
 	// on the categorical latent (its probabilities sum to one per entry),
 	// so Collapse also finds the delta method's fixed point.
@@ -41,8 +44,11 @@ type GaussianFactor struct {
 // GaussianWork is one worker's scratch space for the updates of Gaussian
 // factors. Its zero value is ready to use.
 type GaussianWork struct {
-	grad, curv, cov, prev               []float64
+	grad, curv, cov, prev, zero         []float64
 	dg, dh, fg, fh, sig, hc, dH, s3, xt []float64 // collapseDelta
+	// NCVMPELBO is the ELBO that the last NCVMP update reached
+	// (NCVMPVectorResult.ELBO), for its report.
+	NCVMPELBO float64
 }
 
 // Step updates q (Update), records a status other than converged in tr
@@ -66,6 +72,9 @@ func (w *GaussianWork) Step(tr Trouble, name string, q GaussianFactor, s NewtonS
 func (w *GaussianWork) Update(q GaussianFactor, s NewtonSettings) Status {
 	if q.Closed {
 		return w.closedUpdate(q)
+	}
+	if q.NCVMP != nil {
+		return w.ncvmpUpdate(q)
 	}
 	p := len(q.Mean)
 	mean, cov := q.Mean, q.Cov

@@ -155,6 +155,15 @@ type NCVMPVector struct {
 	Alpha float64
 	// Damp forces damping from the first iteration; NoDamp never damps.
 	Damp, NoDamp bool
+	// Natural, if set, gives the prior in natural parameters instead of
+	// Mu0 and Sigma0 (full-covariance family only): the part of log p
+	// quadratic in θ, C + Hᵀθ − ½θᵀPrecθ, which may be improper (Prec
+	// only positive semidefinite, as for a flat prior) when StartMu is
+	// given and the factors supply the missing curvature.
+	Natural *NaturalPrior
+	// StartMu and StartSigma, if set, are the q that Run starts from
+	// instead of the prior (messages are then first computed there).
+	StartMu, StartSigma []float64
 	// MaxIter bounds the iterations (sweeps over all coordinates for the
 	// diagonal family); 0 means 1000.
 	MaxIter int
@@ -166,6 +175,24 @@ type NCVMPVector struct {
 	// ELBOTol bounds the relative change of the ELBO,
 	// |ΔL|/max(1, |L|); 0 means 1e-12. Run converges when both hold.
 	ELBOTol float64
+}
+
+// NaturalPrior is a Gaussian prior term in natural parameters,
+// log p(θ) = C + Hᵀθ − ½θᵀPrecθ (NCVMPVector.Natural). A generated model
+// supplies the quadratic part of its objective this way: the prior and every
+// statement quadratic in θ, which VMP handles conjugately.
+type NaturalPrior struct {
+	Prec, H []float64
+	C       float64
+}
+
+// ProjectionExpecter is implemented by ProjectionFactors that evaluate all
+// factors' expectations in one call (generated models: ProjectionBatch).
+// ExpectAll writes S_n(m_n, v_n), ∂S_n/∂m_n and ∂S_n/∂v_n for every n with
+// rule r, and reports whether all are finite. NCVMPVector uses it with
+// quadrature and the full-covariance family.
+type ProjectionExpecter interface {
+	ExpectAll(r *HermiteRule, m, v, S, dSdm, dSdv []float64) bool
 }
 
 // NCVMPVectorResult is the outcome of NCVMPVector.Run.
@@ -197,25 +224,27 @@ type NCVMPVectorResult struct {
 
 // ncvmpVectorWork holds Run's scratch, allocated once in setup.
 type ncvmpVectorWork struct {
-	n, p     int
-	rule     *HermiteRule
-	labels   LogisticLabeled
-	prec0    []float64 // Λ0 = Σ0⁻¹
-	h0       []float64 // Λ0μ0
-	logdet0  float64   // log|Σ0|
-	mu, cov  []float64 // current q
-	lam, h   []float64 // current η: Σ⁻¹, Σ⁻¹μ (full); per-coordinate (diagonal)
-	msgK     []float64 // Σ_n K_n (used, possibly damped)
-	msgH     []float64 // Σ_n h_n
-	freshK   []float64
-	freshH   []float64
-	newLam   []float64
-	newH     []float64
-	step     []float64 // Δη this iteration
-	prevStep []float64
-	chol     []float64
-	tmp      []float64
-	m, v     []float64 // per-factor projection moments (diagonal)
+	n, p         int
+	rule         *HermiteRule
+	labels       LogisticLabeled
+	prec0        []float64 // Λ0 = Σ0⁻¹
+	h0           []float64 // Λ0μ0
+	c0           float64   // the prior's log density at θ = 0
+	batch        ProjectionExpecter
+	bS, bdm, bdv []float64 // batched S_n and derivatives
+	mu, cov      []float64 // current q
+	lam, h       []float64 // current η: Σ⁻¹, Σ⁻¹μ (full); per-coordinate (diagonal)
+	msgK         []float64 // Σ_n K_n (used, possibly damped)
+	msgH         []float64 // Σ_n h_n
+	freshK       []float64
+	freshH       []float64
+	newLam       []float64
+	newH         []float64
+	step         []float64 // Δη this iteration
+	prevStep     []float64
+	chol         []float64
+	tmp          []float64
+	m, v         []float64 // per-factor projection moments (diagonal)
 }
 
 // Run iterates Algorithm 1 from q = prior (non-conjugate messages start
@@ -228,49 +257,107 @@ func (c NCVMPVector) Run() (NCVMPVectorResult, error) {
 		return NCVMPVectorResult{}, errors.New("NCVMPVector: no factors")
 	}
 	n, p := c.Factors.Size()
-	if p <= 0 || len(c.Mu0) != p || len(c.Sigma0) != p*p {
+	if c.Natural != nil {
+		if p <= 0 || len(c.Natural.Prec) != p*p || len(c.Natural.H) != p {
+			return NCVMPVectorResult{}, fmt.Errorf("NCVMPVector: P = %d, len(Natural.Prec) = %d, len(Natural.H) = %d", p, len(c.Natural.Prec), len(c.Natural.H))
+		}
+		if c.Diagonal {
+			return NCVMPVectorResult{}, errors.New("NCVMPVector: a Natural prior needs the full-covariance family")
+		}
+	} else if p <= 0 || len(c.Mu0) != p || len(c.Sigma0) != p*p {
 		return NCVMPVectorResult{}, fmt.Errorf("NCVMPVector: P = %d, len(Mu0) = %d, len(Sigma0) = %d", p, len(c.Mu0), len(c.Sigma0))
+	}
+	if c.StartMu != nil && (len(c.StartMu) != p || len(c.StartSigma) != p*p) {
+		return NCVMPVectorResult{}, fmt.Errorf("NCVMPVector: P = %d, len(StartMu) = %d, len(StartSigma) = %d", p, len(c.StartMu), len(c.StartSigma))
 	}
 	w := &ncvmpVectorWork{n: n, p: p, rule: Hermite(c.HermitePoints)}
 	if l, ok := c.Factors.(LogisticLabeled); ok {
 		w.labels = l
 	}
+	if b, ok := c.Factors.(ProjectionExpecter); ok && c.Expectation == NCVMPQuadrature && w.labels == nil {
+		if c.Diagonal {
+			return NCVMPVectorResult{}, errors.New("NCVMPVector: factors evaluated in a batch (ProjectionExpecter) need the full-covariance family")
+		}
+		w.batch = b
+	}
 	if c.Expectation != NCVMPQuadrature && w.labels == nil {
 		return NCVMPVectorResult{}, fmt.Errorf("NCVMPVector: the %v bound needs logistic factors (LogisticLabeled)", c.Expectation)
 	}
 	w.prec0 = make([]float64, p*p)
-	if !InvSPD(w.prec0, c.Sigma0, p) {
-		return NCVMPVectorResult{}, errors.New("NCVMPVector: Sigma0 is not positive definite")
-	}
-	ld, _ := LogDetSPD(c.Sigma0, p)
-	w.logdet0 = ld
 	w.h0 = make([]float64, p)
-	for i := 0; i < p; i++ {
-		for j := 0; j < p; j++ {
-			w.h0[i] += w.prec0[i*p+j] * c.Mu0[j]
-		}
-	}
 	alloc := func(k int) []float64 { return make([]float64, k) }
 	w.mu, w.cov = alloc(p), alloc(p*p)
 	w.chol, w.tmp = alloc(p*p), alloc(p*p)
-	copy(w.mu, c.Mu0)
+	if c.Natural != nil {
+		copy(w.prec0, c.Natural.Prec)
+		copy(w.h0, c.Natural.H)
+		w.c0 = c.Natural.C
+		if c.StartMu == nil {
+			// start from the prior, which must then be proper
+			if !InvSPD(w.cov, w.prec0, p) {
+				return NCVMPVectorResult{}, errors.New("NCVMPVector: the Natural prior is not proper and no start is given")
+			}
+			for i := 0; i < p; i++ {
+				for j := 0; j < p; j++ {
+					w.mu[i] += w.cov[i*p+j] * w.h0[j]
+				}
+			}
+		}
+	} else {
+		if !InvSPD(w.prec0, c.Sigma0, p) {
+			return NCVMPVectorResult{}, errors.New("NCVMPVector: Sigma0 is not positive definite")
+		}
+		ld, _ := LogDetSPD(c.Sigma0, p)
+		// log N(θ; μ0, Σ0) = c0 + h0ᵀθ − ½θᵀΛ0θ
+		var quad float64
+		for i := 0; i < p; i++ {
+			for j := 0; j < p; j++ {
+				w.h0[i] += w.prec0[i*p+j] * c.Mu0[j]
+			}
+			quad += c.Mu0[i] * w.h0[i]
+		}
+		w.c0 = -0.5*quad - 0.5*(float64(p)*math.Log(2*math.Pi)+ld)
+		copy(w.mu, c.Mu0)
+		copy(w.cov, c.Sigma0)
+	}
+	if c.StartMu != nil {
+		copy(w.mu, c.StartMu)
+		copy(w.cov, c.StartSigma)
+	}
 	if c.Diagonal {
 		w.lam, w.h = alloc(p), alloc(p)
 		w.msgK, w.msgH, w.freshK, w.freshH = alloc(p), alloc(p), alloc(p), alloc(p)
 		w.step, w.prevStep = alloc(2*p), alloc(2*p)
 		w.m, w.v = alloc(n), alloc(n)
-		// Start from the prior's marginals.
+		// Start from the prior's (or the start's) marginals.
 		for i := 0; i < p; i++ {
-			w.cov[i*p+i] = c.Sigma0[i*p+i]
+			for j := 0; j < p; j++ {
+				if j != i {
+					w.cov[i*p+j] = 0
+				}
+			}
 		}
 	} else {
 		w.lam, w.h = alloc(p*p), alloc(p)
 		w.msgK, w.msgH, w.freshK, w.freshH = alloc(p*p), alloc(p), alloc(p*p), alloc(p)
 		w.newLam, w.newH = alloc(p*p), alloc(p)
 		w.step, w.prevStep = alloc(p*p+p), alloc(p*p+p)
-		copy(w.cov, c.Sigma0)
-		copy(w.lam, w.prec0)
-		copy(w.h, w.h0)
+		if w.batch != nil {
+			w.m, w.v = alloc(n), alloc(n)
+			w.bS, w.bdm, w.bdv = alloc(n), alloc(n), alloc(n)
+		}
+		if c.StartMu == nil {
+			copy(w.lam, w.prec0)
+			copy(w.h, w.h0)
+		} else if !InvSPD(w.lam, w.cov, p) {
+			return NCVMPVectorResult{}, errors.New("NCVMPVector: StartSigma is not positive definite")
+		} else {
+			for i := 0; i < p; i++ {
+				for j := 0; j < p; j++ {
+					w.h[i] += w.lam[i*p+j] * w.mu[j]
+				}
+			}
+		}
 	}
 	maxIter := c.MaxIter
 	if maxIter <= 0 {
@@ -314,18 +401,18 @@ func (c *NCVMPVector) expect(w *ncvmpVectorWork, k int, m, v float64) (S, dSdm, 
 // elboPrior returns E_q[log N(θ; μ0, Σ0)] + H[q] for q = N(w.mu, w.cov),
 // given log|Σ| = logdet.
 func (c *NCVMPVector) elboPrior(w *ncvmpVectorWork, logdet float64) float64 {
+	// E_q[c0 + h0ᵀθ − ½θᵀΛ0θ] = c0 + h0ᵀμ − ½(μᵀΛ0μ + tr Λ0Σ)
 	p := w.p
-	var quad, tr float64
+	var lin, quad, tr float64
 	for i := 0; i < p; i++ {
-		di := w.mu[i] - c.Mu0[i]
+		lin += w.h0[i] * w.mu[i]
 		for j := 0; j < p; j++ {
-			dj := w.mu[j] - c.Mu0[j]
-			quad += di * w.prec0[i*p+j] * dj
+			quad += w.mu[i] * w.prec0[i*p+j] * w.mu[j]
 			tr += w.prec0[i*p+j] * w.cov[j*p+i]
 		}
 	}
 	fp := float64(p)
-	logPrior := -0.5*(quad+tr) - 0.5*(fp*math.Log(2*math.Pi)+w.logdet0)
+	logPrior := w.c0 + lin - 0.5*(quad+tr)
 	entropy := 0.5*logdet + 0.5*fp*(1+math.Log(2*math.Pi))
 	return logPrior + entropy
 }
@@ -440,22 +527,28 @@ func (c *NCVMPVector) messagesFull(w *ncvmpVectorWork) (float64, bool) {
 	clear(w.freshK)
 	clear(w.freshH)
 	var sumS float64
+	if w.batch != nil {
+		// all projections' moments first, then every S_n in one call
+		for k := 0; k < w.n; k++ {
+			xm, v := projectionMoments(c.Factors.Row(k), w.mu, w.cov, p)
+			w.m[k], w.v[k] = xm+c.Factors.Offset(k), v
+		}
+		if !w.batch.ExpectAll(w.rule, w.m, w.v, w.bS, w.bdm, w.bdv) {
+			return math.NaN(), false
+		}
+	}
 	for k := 0; k < w.n; k++ {
 		x := c.Factors.Row(k)
 		o := c.Factors.Offset(k)
-		var xm, v float64
-		for i := 0; i < p; i++ {
-			xm += x[i] * w.mu[i]
-			var sx float64
-			for j := 0; j < p; j++ {
-				sx += w.cov[i*p+j] * x[j]
-			}
-			v += x[i] * sx
+		var S, dm, dv, xm float64
+		if w.batch != nil {
+			xm = w.m[k] - o
+			S, dm, dv = w.bS[k], w.bdm[k], w.bdv[k]
+		} else {
+			var v float64
+			xm, v = projectionMoments(x, w.mu, w.cov, p)
+			S, dm, dv = c.expect(w, k, xm+o, v)
 		}
-		if v < 0 {
-			v = 0
-		}
-		S, dm, dv := c.expect(w, k, xm+o, v)
 		sumS += S
 		// K_n = −2 ∂S/∂v x xᵀ, h_n = (∂S/∂m − 2 ∂S/∂v x_nᵀμ) x (see the
 		// type's doc comment).
@@ -486,7 +579,8 @@ func (c NCVMPVector) runFull(w *ncvmpVectorWork, res *NCVMPVectorResult, maxIter
 		res.Status = StatusNotFinite
 		return
 	}
-	st.prevL = sumS + c.elboPrior(w, w.logdet0)
+	ld0, _ := LogDetSPD(w.cov, p)
+	st.prevL = sumS + c.elboPrior(w, ld0)
 	for it := 1; it <= maxIter; it++ {
 		// Line 7: η = η_prior + Σ messages, damped if on; an improper q
 		// switches damping on (or increases it) and mixes again.
@@ -567,6 +661,19 @@ func (c NCVMPVector) runFull(w *ncvmpVectorWork, res *NCVMPVectorResult, maxIter
 		}
 	}
 	st.finish(res)
+}
+
+// projectionMoments returns xᵀμ and xᵀΣx (clamped at 0) for q = N(μ, Σ).
+func projectionMoments(x, mu, cov []float64, p int) (xm, v float64) {
+	for i := 0; i < p; i++ {
+		xm += x[i] * mu[i]
+		var sx float64
+		for j := 0; j < p; j++ {
+			sx += cov[i*p+j] * x[j]
+		}
+		v += x[i] * sx
+	}
+	return xm, math.Max(v, 0)
 }
 
 // projections sets w.m, w.v to every factor's m_n, v_n under the diagonal

@@ -101,7 +101,7 @@ func (b *Bound) IsName() bool {
 type Treatment struct {
 	Pos    lexer.Position
 	Kind   string // "conjugate" or "nonconjugate"
-	Method *Ident // laplace or delta; nil when absent
+	Method *Ident // laplace, delta or ncvmp; nil when absent
 }
 
 // Stmt is a statement: *TildeStmt, *ForStmt, *LetStmt or *FactorStmt.

@@ -48,9 +48,10 @@ var typeCtors = map[string]typeCtor{
 var methods = map[string]ir.Treatment{
 	"laplace": ir.Laplace,
 	"delta":   ir.Delta,
+	"ncvmp":   ir.NCVMP,
 }
 
-const treatmentHint = "write `conjugate`, `nonconjugate laplace` or `nonconjugate delta` after the type"
+const treatmentHint = "write `conjugate`, `nonconjugate laplace`, `nonconjugate delta` or `nonconjugate ncvmp` after the type"
 
 // blankHint explains why `_` cannot be a name.
 const blankHint = "`_` is reserved (it is Go's blank identifier, which generated code cannot read); give it a descriptive name"
@@ -353,12 +354,12 @@ func (c *checker) treatment(s *symbol) bool {
 		return true
 	}
 	if tr.Method == nil {
-		c.errorf(tr.Pos, "write `nonconjugate laplace` or `nonconjugate delta`", "nonconjugate needs a method")
+		c.errorf(tr.Pos, "write `nonconjugate laplace`, `nonconjugate delta` or `nonconjugate ncvmp`", "nonconjugate needs a method")
 		return false
 	}
 	m, ok := methods[tr.Method.Name]
 	if !ok {
-		c.errorf(tr.Method.Pos, "methods are laplace, delta"+suggestSuffix(tr.Method.Name, sortedKeys(methods)), "unknown nonconjugate method %s", tr.Method.Name)
+		c.errorf(tr.Method.Pos, "methods are laplace, delta, ncvmp"+suggestSuffix(tr.Method.Name, sortedKeys(methods)), "unknown nonconjugate method %s", tr.Method.Name)
 		return false
 	}
 	v.Treatment = m

@@ -6,7 +6,7 @@ import (
 )
 
 // keywords are reserved: they cannot be used as names. Type names (real,
-// int, ...) and nonconjugate methods (laplace, delta) are ordinary
+// int, ...) and nonconjugate methods (laplace, delta, ncvmp) are ordinary
 // identifiers that the checker interprets by position.
 var keywords = []string{
 	"model", "size", "data", "const", "param", "latent",

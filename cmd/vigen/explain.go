@@ -218,6 +218,13 @@ var updateProse = map[string]string{
 		"its Newton matrix holds the third and fourth derivatives of $f$. Steps are damped and searched as for Laplace. " +
 		"It then sets $\\Sigma = -\\nabla^{2} f(\\mu)^{-1}$, the optimum of Eq. 17 in $\\Sigma$ (regularized to $(-\\nabla^{2} f(\\mu) + \\lambda I)^{-1}$ where $\\nabla^{2} f(\\mu)$ is not negative definite). " +
 		"The first update starts from $\\Sigma = -\\nabla^{2} f^{-1}$ at the current mean, or the identity if that is not a covariance.",
+	"ncvmp": "**Update (NCVMP, Knowles & Minka 2011, Algorithm 1).** With $q(%[1]s) = \\mathcal{N}(\\mu, \\Sigma)$ (full covariance, the family of Laplace and delta), " +
+		"$f$ is split into the part quadratic in $%[1]s$, whose Gaussian message is exact (VMP), and statements that read $%[1]s$ through one linear form " +
+		"$u_n = x_n^{\\top} %[1]s$ per data point (listed below with their log factors $g_n(u)$). Each sends the Gaussian message of Eq. 7, " +
+		"$K_n = -2\\,\\partial S_n/\\partial v_n\\, x_n x_n^{\\top}$ and $h_n = (\\partial S_n/\\partial m_n - 2\\,\\partial S_n/\\partial v_n\\, m_n)\\, x_n$, " +
+		"where $S_n(m_n, v_n) = \\mathbb{E}[g_n(u_n)]$ under $u_n \\sim \\mathcal{N}(x_n^{\\top}\\mu, x_n^{\\top}\\Sigma x_n)$ is computed by Gauss–Hermite quadrature (§5.1; " +
+		"$\\partial S/\\partial m = \\mathbb{E}[g']$, $\\partial S/\\partial v = \\tfrac{1}{2}\\mathbb{E}[g'']$), and $q$'s natural parameters become the sum of the messages. " +
+		"The messages are iterated to their fixed point, the stationary point of the ELBO over Gaussians (Theorem 1), with damping (§7) only when oscillation is detected.",
 }
 
 // closedGaussianProse says what the generated code does to update a latent
@@ -238,7 +245,7 @@ func (r *report) nonconjugate(o *derive.Objective) {
 	if o.Conjugate {
 		r.heading(2, fmt.Sprintf("Latent `%s`: conjugate, closed form (Eq. 18)", v.Name))
 	} else {
-		r.heading(2, fmt.Sprintf("Latent `%s`: nonconjugate, %s", v.Name, map[string]string{"laplace": "Laplace (Eq. 14)", "delta": "delta method (Eq. 17)"}[t]))
+		r.heading(2, fmt.Sprintf("Latent `%s`: nonconjugate, %s", v.Name, map[string]string{"laplace": "Laplace (Eq. 14)", "delta": "delta method (Eq. 17)", "ncvmp": "non-conjugate variational message passing (Knowles & Minka 2011)"}[t]))
 	}
 	mean, cov := derive.LaTeX(derive.T(v.Name+".mean")), derive.LaTeX(derive.T(o.CovName))
 	what := fmt.Sprintf("a vector $%s \\in \\mathbb{R}^{%s}$ with the Gaussian factor $q(%s) = \\mathcal{N}(%s, %s)$",
@@ -288,13 +295,25 @@ func (r *report) nonconjugate(o *derive.Objective) {
 		return
 	}
 	r.para(fmt.Sprintf(updateProse[t], theta))
+	if pr := o.NCVMP; pr != nil {
+		r.para("**NCVMP projections:**")
+		for _, pt := range pr.Terms {
+			r.para(fmt.Sprintf("The statement at %s: for each $%s$, $u = \\sum_a %s\\, %s$ and", pt.Factor.Pos, derive.LaTeX(derive.IxE(pt.Idx)),
+				derive.LaTeX(pt.Row), derive.LaTeX(derive.T(v.Name, derive.IxE(o.A)))))
+			r.equation("g(u)", "=", pt.GAt("u"))
+		}
+	}
 	if c := o.Collapsed; c != nil && o.Unit != nil {
 		r.para(fmt.Sprintf("**Collapsed start.** For each unit the code first moves the mean of $q(%s)$ to the maximum of the collapsed objective "+
 			"$g(%[1]s) = \\max_{q(%s)} f(%[1]s)$, in which the unit's categorical `%[3]s` is maximized out (`derive/collapse.go`): "+
 			"the fixed point of the alternation between $q(%[1]s)$ and $q(%[2]s)$, found by Newton's method. "+
 			"The update above then confirms it (Laplace) or refines it (delta).", theta, derive.LaTeX(derive.T(c.Z.Name)), c.Z.Name))
 	}
-	r.para("The run-time option `Options.Method` (`laplace` or `delta`) overrides the declared treatment of every nonconjugate latent.")
+	if o.NCVMP != nil {
+		r.para("The run-time option `Options.Method` (`laplace`, `delta` or `ncvmp`) overrides the declared treatment of every nonconjugate latent; `ncvmp` is available only for latents declared so, whose projections the compiler derived.")
+	} else {
+		r.para("The run-time option `Options.Method` (`laplace` or `delta`) overrides the declared treatment of every nonconjugate latent.")
+	}
 	r.expectations(o.Expectations, nil, "$f$ reads no other latent, so it takes no expectation: it is exact.")
 }
 

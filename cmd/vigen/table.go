@@ -15,6 +15,7 @@ var treatmentDoc = map[string]string{
 	"conjugate": "conjugate: closed-form update (Eq. 18)",
 	"laplace":   "nonconjugate: Laplace (Eq. 14), Newton on f, Σ = −∇²f⁻¹",
 	"delta":     "nonconjugate: delta method (Eq. 17), Newton on f + ½Tr{∇²f Σ}",
+	"ncvmp":     "nonconjugate: NCVMP (Knowles & Minka 2011, Eq. 7), Gauss–Hermite messages per projection",
 }
 
 // writeTable prints the model's nodes (role, type, distribution, plates

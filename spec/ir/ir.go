@@ -135,14 +135,15 @@ const (
 	Conjugate                    // closed-form update (Eq. 18)
 	Laplace                      // nonconjugate, Laplace update (Eq. 14)
 	Delta                        // nonconjugate, delta-method update (Eq. 17)
+	NCVMP                        // nonconjugate, non-conjugate variational message passing (Knowles & Minka 2011)
 )
 
-var treatmentNames = [...]string{"", "conjugate", "laplace", "delta"}
+var treatmentNames = [...]string{"", "conjugate", "laplace", "delta", "ncvmp"}
 
 func (t Treatment) String() string { return treatmentNames[t] }
 
 // Nonconjugate reports whether the treatment uses a Gaussian q(θ) = N(μ, Σ).
-func (t Treatment) Nonconjugate() bool { return t == Laplace || t == Delta }
+func (t Treatment) Nonconjugate() bool { return t == Laplace || t == Delta || t == NCVMP }
 
 // Var is a declared name: a size, data, constant, parameter or latent variable.
 type Var struct {
