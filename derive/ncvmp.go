@@ -168,10 +168,13 @@ func (b *Builder) projTerm(o *Objective, f *ir.Factor, t Expr, k int) (*ProjTerm
 			return nil, fail("reads %s through a linear form over an index (%s) other than its loop's", v, j.Name)
 		}
 	}
+	// The form is affine, x_nᵀθ + c_n: g reads u + c_n, where u = x_nᵀθ is
+	// the projection NCVMP integrates over.
 	u := fmt.Sprintf("ncvmp·u%d", k)
+	c := replaceTensorPure(form, v, func(*Tensor) Expr { return N(0) })
 	g := Memoized(func(e Expr, rec func(Expr) Expr) Expr {
 		if e.Key() == form.Key() {
-			return T(u)
+			return Add(T(u), c)
 		}
 		return mapChildren(e, rec)
 	})(body)
