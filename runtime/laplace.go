@@ -74,7 +74,7 @@ func (w *GaussianWork) Update(q GaussianFactor, s NewtonSettings) Status {
 		return w.closedUpdate(q)
 	}
 	if q.NCVMP != nil {
-		return w.ncvmpUpdate(q)
+		return w.ncvmpUpdate(q, s)
 	}
 	p := len(q.Mean)
 	mean, cov := q.Mean, q.Cov

@@ -83,16 +83,15 @@ type NCVMPFactor struct {
 	Quad func(x, grad, hess []float64) float64
 	// Batch holds the statements read through projections.
 	Batch *ProjectionBatch
-	// HermitePoints is the quadrature rule's size (0: DefaultHermitePoints).
-	HermitePoints int
 	// MaxIter bounds NCVMP's iterations per update (0: 1000).
 	MaxIter int
 }
 
 // ncvmpUpdate runs NCVMP (NCVMPVector, full covariance) for q from its
 // current mean and covariance, with the quadratic part of f as the prior in
-// natural parameters: log p = f_Q(0) + ∇f_Q(0)ᵀθ + ½θᵀ∇²f_Qθ.
-func (w *GaussianWork) ncvmpUpdate(q GaussianFactor) Status {
+// natural parameters: log p = f_Q(0) + ∇f_Q(0)ᵀθ + ½θᵀ∇²f_Qθ, and
+// s.HermitePoints as the quadrature rule's size.
+func (w *GaussianWork) ncvmpUpdate(q GaussianFactor, s NewtonSettings) Status {
 	p := len(q.Mean)
 	grad, hess := Grow(&w.grad, p), Grow(&w.curv, p*p)
 	zero := Grow(&w.zero, p)
@@ -117,7 +116,7 @@ func (w *GaussianWork) ncvmpUpdate(q GaussianFactor) Status {
 		Natural:       &NaturalPrior{Prec: prec, H: append([]float64(nil), grad...), C: c},
 		StartMu:       q.Mean,
 		StartSigma:    start,
-		HermitePoints: q.NCVMP.HermitePoints,
+		HermitePoints: s.HermitePoints,
 		MaxIter:       q.NCVMP.MaxIter,
 	}
 	res, err := run.Run()

@@ -36,7 +36,8 @@ type Settings[L, P any] struct {
 	Seed uint64
 	// Start, if set, is a previous result to start from instead.
 	Start *Result[L, P]
-	// Newton tunes the inner optimizer of the Laplace and delta updates.
+	// Newton tunes the inner optimizer of the Laplace and delta updates
+	// and the quadrature of NCVMP updates.
 	Newton NewtonSettings
 	// Progress, if set, is called after every iteration.
 	Progress func(Progress)

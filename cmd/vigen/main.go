@@ -53,7 +53,7 @@ func main() {
 }
 
 const usage = `usage:
-  vigen run model.vi -data data.json [-out result.json] [-method laplace|delta] [-seed N] [-plot DIR]
+  vigen run model.vi -data data.json [-out result.json] [-method laplace|delta|ncvmp] [-seed N] [-plot DIR]
                                             fit model.vi to data.json: generate, build (cached) and run
   vigen gen [-o DIR] [-pkg NAME] [-kernels] model.vi   generate a Go package from model.vi
   vigen gen -check [-o DIR] [-pkg NAME] [-kernels] model.vi

@@ -52,7 +52,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var f runFlags
 	fs.StringVar(&f.data, "data", "", "JSON data file, keys as in model.vi (required)")
 	fs.StringVar(&f.out, "out", "", "write the result JSON here (default: stdout)")
-	fs.StringVar(&f.method, "method", "", "laplace or delta for every nonconjugate latent (default: as declared)")
+	fs.StringVar(&f.method, "method", "", "laplace or delta for every nonconjugate latent, or ncvmp for those declared so (default: as declared)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the random starting values")
 	fs.IntVar(&f.maxIter, "maxiter", 0, "maximum coordinate-ascent iterations (0: the generated package's default)")
 	fs.Float64Var(&f.tol, "tol", 0, "relative ELBO change below which the run may end (0: the generated package's default; inf: no such criterion)")
@@ -76,7 +76,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if path == "" || f.data == "" {
-		fmt.Fprint(stderr, "usage: vigen run model.vi -data data.json [-out result.json] [-method laplace|delta] [-seed N] [-plot DIR]\n")
+		fmt.Fprint(stderr, "usage: vigen run model.vi -data data.json [-out result.json] [-method laplace|delta|ncvmp] [-seed N] [-plot DIR]\n")
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, runExitStatus)
 		return 2
