@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -276,10 +275,9 @@ func (m *softmaxModel) deltaTerm(coef []float64) float64 {
 // with its intercept column) and labels y ∈ {0, …, k−1} by Laplace
 // variational inference (delta false: one update, q = N(Ŵ, −∇²f(Ŵ)⁻¹) at
 // the MAP Ŵ) or delta-method variational inference (delta true: starting
-// from the Laplace fit, updates of runtime.GaussianWork.Step, each the
-// maximization of Eq. 17 in μ with Σ fixed followed by Σ = −∇²f(μ)⁻¹,
-// until the mean's relative change is below runtime.DefaultMeanTol, at
-// most 500 updates). It returns an error for inconsistent shapes or
+// from the Laplace fit, updates each maximizing Eq. 17 in μ with Σ fixed
+// and then setting Σ = −∇²f(μ)⁻¹, until the mean settles), both by
+// fitGaussianVI, i.e. runtime.GaussianWork.Step. It returns an error for inconsistent shapes or
 // labels, or when the fit is not finite.
 func fitSoftmaxLaplace(x []float64, y []int, n, p, k int, delta bool) (softmaxPosterior, error) {
 	if n <= 0 || p <= 0 || k < 2 || len(x) != n*p || len(y) != n {
@@ -291,31 +289,10 @@ func fitSoftmaxLaplace(x []float64, y []int, n, p, k int, delta bool) (softmaxPo
 		}
 	}
 	m := newSoftmaxModel(x, y, n, p, k)
-	D := k * p
-	post := softmaxPosterior{K: k, P: p, Mean: make([]float64, D), Cov: make([]float64, D*D)}
-	q := runtime.GaussianFactor{Mean: post.Mean, Cov: post.Cov, F: m.logJoint, DeltaF: m.deltaObjective}
-	var w runtime.GaussianWork
-	var s runtime.NewtonSettings
-	tr := runtime.Trouble{}
-	w.Step(tr, "W", q, s)
-	post.Iter = 1
-	post.Converged = len(tr) == 0
-	if delta {
-		q.Delta = true
-		post.Converged = false
-		const maxIter = 500
-		for it := 1; it <= maxIter; it++ {
-			tr = runtime.Trouble{}
-			change := w.Step(tr, "W", q, s)
-			post.Iter = 1 + it
-			if change < runtime.DefaultMeanTol {
-				post.Converged = len(tr) == 0
-				break
-			}
-		}
-	}
-	if runtime.FirstNonFinite(post.Mean) >= 0 || runtime.FirstNonFinite(post.Cov) >= 0 {
-		return post, errors.New("fitSoftmaxLaplace: the fit is not finite")
+	q, err := fitGaussianVI(m.logJoint, m.deltaObjective, k*p, delta)
+	post := softmaxPosterior{K: k, P: p, Mean: q.Mean, Cov: q.Cov, Iter: q.Iter, Converged: q.Converged}
+	if err != nil {
+		return post, fmt.Errorf("fitSoftmaxLaplace: %w", err)
 	}
 	post.ELBO = approxObjective(m.deltaObjective, post.Mean, post.Cov)
 	return post, nil
