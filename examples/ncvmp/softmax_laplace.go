@@ -277,8 +277,8 @@ func (m *softmaxModel) deltaTerm(coef []float64) float64 {
 // the MAP Ŵ) or delta-method variational inference (delta true: starting
 // from the Laplace fit, updates each maximizing Eq. 17 in μ with Σ fixed
 // and then setting Σ = −∇²f(μ)⁻¹, until the mean settles), both by
-// fitGaussianVI, i.e. runtime.GaussianWork.Step. It returns an error for inconsistent shapes or
-// labels, or when the fit is not finite.
+// fitGaussianVI, i.e. runtime.GaussianWork.Step. It returns an error for
+// inconsistent shapes or labels, or when the fit is not finite.
 func fitSoftmaxLaplace(x []float64, y []int, n, p, k int, delta bool) (softmaxPosterior, error) {
 	if n <= 0 || p <= 0 || k < 2 || len(x) != n*p || len(y) != n {
 		return softmaxPosterior{}, fmt.Errorf("fitSoftmaxLaplace: n = %d, p = %d, k = %d, len(x) = %d, len(y) = %d", n, p, k, len(x), len(y))

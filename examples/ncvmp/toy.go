@@ -44,9 +44,10 @@ func toyPriors() [][2]float64 {
 }
 
 // toyExact returns the mean and variance of σ(x)N(x; m0, v0)/Z by
-// 4000-point Gauss–Legendre quadrature over m0 ± 20 sd (a rule
-// independent of the Gauss–Hermite rule the NCVMP runs use; the mass
-// outside the interval is below e^{−200}·e^{|m0|+20sd}, negligible here).
+// 4000-point Gauss–Legendre quadrature over m0 ± 20 sd, a rule
+// independent of the Gauss–Hermite rule the NCVMP runs use. Since σ ≤ 1
+// the neglected mass is below the prior's beyond 20 sd, about e^{−200},
+// negligible against Z (≥ e^{−16} for the priors of toyPriors).
 func toyExact(m0, v0 float64) (mean, variance float64) {
 	sd := math.Sqrt(v0)
 	lo, hi := m0-20*sd, m0+20*sd
