@@ -148,8 +148,8 @@ func TestSoftmaxKernelsFD(t *testing.T) {
 	}
 }
 
-// maxAbs is the largest |v_i|.
-func maxAbs(v []float64) float64 {
+// supNorm is the largest |v_i|.
+func supNorm(v []float64) float64 {
 	var m float64
 	for _, x := range v {
 		m = math.Max(m, math.Abs(x))
@@ -190,13 +190,13 @@ func TestSoftmaxLaplaceDelta(t *testing.T) {
 		}
 		m.logJoint(c.q.Mean, g, h)
 		if c.name == "laplace" {
-			if gm := maxAbs(g); gm > 1e-8 {
+			if gm := supNorm(g); gm > 1e-8 {
 				t.Errorf("laplace: |∇f|∞ = %.3g at the mean, not the MAP", gm)
 			}
 		} else {
 			gd, hd := make([]float64, D), make([]float64, D*D)
 			m.deltaObjective(c.q.Mean, c.q.Cov, gd, hd)
-			if gm := maxAbs(gd); gm > 1e-8 {
+			if gm := supNorm(gd); gm > 1e-8 {
 				t.Errorf("delta: |∇ Eq. 17|∞ = %.3g at the mean", gm)
 			}
 		}
@@ -215,10 +215,10 @@ func TestSoftmaxLaplaceDelta(t *testing.T) {
 	for i := range diff {
 		diff[i] = del.Mean[i] - lap.Mean[i]
 	}
-	if maxAbs(diff) < 1e-3 {
-		t.Errorf("delta mean equals Laplace's to %.3g", maxAbs(diff))
+	if supNorm(diff) < 1e-3 {
+		t.Errorf("delta mean equals Laplace's to %.3g", supNorm(diff))
 	}
-	t.Logf("|μ_delta − μ_Laplace|∞ = %.4f", maxAbs(diff))
+	t.Logf("|μ_delta − μ_Laplace|∞ = %.4f", supNorm(diff))
 }
 
 // TestSoftmaxLaplaceErrors checks that inconsistent inputs are refused.
