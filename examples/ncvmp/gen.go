@@ -1,0 +1,3 @@
+package main
+
+//go:generate go run ../../cmd/vigen gen -o ncvmp ncvmp.vi
