@@ -222,9 +222,9 @@ var updateProse = map[string]string{
 		"$f$ is split into the part quadratic in $%[1]s$, whose Gaussian message is exact (VMP), and statements that read $%[1]s$ through one linear form " +
 		"$u_n = x_n^{\\top} %[1]s$ per data point (listed below with their log factors $g_n(u)$). Each sends the Gaussian message of Eq. 7, " +
 		"$K_n = -2\\,\\partial S_n/\\partial v_n\\, x_n x_n^{\\top}$ and $h_n = (\\partial S_n/\\partial m_n - 2\\,\\partial S_n/\\partial v_n\\, m_n)\\, x_n$, " +
-		"where $S_n(m_n, v_n) = \\mathbb{E}[g_n(u_n)]$ under $u_n \\sim \\mathcal{N}(x_n^{\\top}\\mu, x_n^{\\top}\\Sigma x_n)$ is computed by Gauss–Hermite quadrature (§5.1; " +
+		"where $S_n(m_n, v_n) = \\mathbb{E}[g_n(u_n)]$ under $u_n \\sim \\mathcal{N}(x_n^{\\top}\\mu, x_n^{\\top}\\Sigma x_n)$ is computed by Gauss–Hermite quadrature (Section 5.1; " +
 		"$\\partial S/\\partial m = \\mathbb{E}[g']$, $\\partial S/\\partial v = \\tfrac{1}{2}\\mathbb{E}[g'']$), and $q$'s natural parameters become the sum of the messages. " +
-		"The messages are iterated to their fixed point, the stationary point of the ELBO over Gaussians (Theorem 1), with damping (§7) only when oscillation is detected.",
+		"The messages are iterated to their fixed point, the stationary point of the ELBO over Gaussians (Theorem 1), with damping (Section 7) only when oscillation is detected.",
 }
 
 // closedGaussianProse says what the generated code does to update a latent
@@ -245,7 +245,7 @@ func (r *report) nonconjugate(o *derive.Objective) {
 	if o.Conjugate {
 		r.heading(2, fmt.Sprintf("Latent `%s`: conjugate, closed form (Eq. 18)", v.Name))
 	} else {
-		r.heading(2, fmt.Sprintf("Latent `%s`: nonconjugate, %s", v.Name, map[string]string{"laplace": "Laplace (Eq. 14)", "delta": "delta method (Eq. 17)", "ncvmp": "non-conjugate variational message passing (Knowles & Minka 2011)"}[t]))
+		r.heading(2, fmt.Sprintf("Latent `%s`: nonconjugate, %s", v.Name, map[string]string{"laplace": "Laplace (Eq. 14)", "delta": "delta method (Eq. 17)", "ncvmp": "non-conjugate variational message passing (Knowles and Minka 2011)"}[t]))
 	}
 	mean, cov := derive.LaTeX(derive.T(v.Name+".mean")), derive.LaTeX(derive.T(o.CovName))
 	what := fmt.Sprintf("a vector $%s \\in \\mathbb{R}^{%s}$ with the Gaussian factor $q(%s) = \\mathcal{N}(%s, %s)$",

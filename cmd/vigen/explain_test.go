@@ -149,6 +149,7 @@ func TestExplainCoversLatentsAndParams(t *testing.T) {
 	treatments := map[string]string{
 		"laplace":   "nonconjugate, Laplace (Eq. 14)",
 		"delta":     "nonconjugate, delta method (Eq. 17)",
+		"ncvmp":     "nonconjugate, non-conjugate variational message passing (Knowles and Minka 2011)",
 		"conjugate": "conjugate, closed-form update (Eq. 18)",
 	}
 	models := append(exampleModels(t), explainModelFiles(t)...)
@@ -183,6 +184,8 @@ func TestExplainCoversLatentsAndParams(t *testing.T) {
 					needs = []string{`\frac{\partial f}{\partial`, `\frac{\partial^{2} f}{\partial`, "Update (Laplace, Eq. 14)", "Expectations"}
 				case ir.Delta:
 					needs = []string{`\frac{\partial f}{\partial`, `\frac{\partial^{2} f}{\partial`, `\operatorname{Tr}\{\nabla^{2} f`, "Update (delta method, Eq. 17)", "Expectations"}
+				case ir.NCVMP:
+					needs = []string{`\frac{\partial f}{\partial`, "Update (NCVMP", "NCVMP projections", "g(u)", "Expectations"}
 				default:
 					needs = []string{"Natural parameter of", "Update.", "Expectations"}
 				}
