@@ -53,7 +53,6 @@ const (
 	uciDraws = 1000
 )
 
-
 // uciData is a classification data set: n rows of d features (row-major)
 // and labels in {0, …, k−1} (classes[y] is the label's name in the file).
 type uciData struct {
