@@ -117,7 +117,7 @@ func (w *GaussianWork) ncvmpUpdate(q GaussianFactor, s NewtonSettings) Status {
 		StartMu:       q.Mean,
 		StartSigma:    start,
 		HermitePoints: s.HermitePoints,
-		MaxIter:       q.NCVMP.MaxIter,
+		NCVMPControl:  NCVMPControl{MaxIter: q.NCVMP.MaxIter},
 	}
 	res, err := run.Run()
 	if err != nil {

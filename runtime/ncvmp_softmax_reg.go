@@ -153,12 +153,9 @@ type NCVMPSoftmax struct {
 	Sigma0 []float64
 	// Bound chooses B (default SoftmaxBoundTilted).
 	Bound SoftmaxBound
-	// Alpha, Damp, NoDamp, MaxIter, Tol and ELBOTol are as in NCVMPVector
-	// (MaxIter counts sweeps over the K classes).
-	Alpha        float64
-	Damp, NoDamp bool
-	MaxIter      int
-	Tol, ELBOTol float64
+	// NCVMPControl holds the damping and convergence settings, as in
+	// NCVMPVector (MaxIter counts sweeps over the K classes).
+	NCVMPControl
 	// Recentre adds, after every sweep, the exact maximization of L over a
 	// shift of all class means by one common vector c ∈ R^P (see the
 	// type's doc comment). It leaves the fixed points unchanged and speeds
@@ -487,8 +484,7 @@ func (c *NCVMPSoftmax) messages(w *ncvmpSoftmaxWork, k int) bool {
 func (c NCVMPSoftmax) run(w *ncvmpSoftmaxWork, res *NCVMPSoftmaxResult, maxIter int) {
 	p, pp := w.p, w.p*w.p
 	// The damping and convergence bookkeeping is NCVMPVector's.
-	vc := NCVMPVector{Alpha: c.Alpha, Damp: c.Damp, NoDamp: c.NoDamp, Tol: c.Tol, ELBOTol: c.ELBOTol}
-	st := vc.newRunState()
+	st := c.newRunState()
 	var core NCVMPVectorResult
 	defer func() {
 		st.finish(&core)
@@ -600,7 +596,7 @@ func (c NCVMPSoftmax) run(w *ncvmpSoftmaxWork, res *NCVMPSoftmaxResult, maxIter 
 			core.Status = StatusNotFinite
 			return
 		}
-		if st.converged(vc, &w.vec, &core, L, dn, nn) {
+		if st.converged(c.NCVMPControl, &w.vec, &core, L, dn, nn) {
 			return
 		}
 	}

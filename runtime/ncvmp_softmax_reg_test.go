@@ -161,7 +161,7 @@ func TestNCVMPSoftmaxIsStationary(t *testing.T) {
 	f := synthSoftmax(1, n, K, p, 1)
 	mu0, sigma0 := softmaxTestPrior(K, p)
 	for _, b := range []SoftmaxBound{SoftmaxBoundTilted, SoftmaxBoundQuadratic} {
-		res, err := NCVMPSoftmax{Factors: f, Mu0: mu0, Sigma0: sigma0, Bound: b, Tol: 1e-13, ELBOTol: 1e-15, MaxIter: 5000}.Run()
+		res, err := NCVMPSoftmax{Factors: f, Mu0: mu0, Sigma0: sigma0, Bound: b, NCVMPControl: NCVMPControl{Tol: 1e-13, ELBOTol: 1e-15, MaxIter: 5000}}.Run()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,7 +318,7 @@ func TestNCVMPSoftmaxIsELBOMaximum(t *testing.T) {
 	f := synthSoftmax(2, n, K, p, 1.5)
 	mu0, sigma0 := softmaxTestPrior(K, p)
 	for _, b := range []SoftmaxBound{SoftmaxBoundTilted, SoftmaxBoundQuadratic} {
-		res, err := NCVMPSoftmax{Factors: f, Mu0: mu0, Sigma0: sigma0, Bound: b, Tol: 1e-13, ELBOTol: 1e-15, MaxIter: 5000}.Run()
+		res, err := NCVMPSoftmax{Factors: f, Mu0: mu0, Sigma0: sigma0, Bound: b, NCVMPControl: NCVMPControl{Tol: 1e-13, ELBOTol: 1e-15, MaxIter: 5000}}.Run()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,7 +347,7 @@ func TestNCVMPSoftmaxBoundOrder(t *testing.T) {
 	f := synthSoftmax(3, 60, 3, 3, 2)
 	_, K, p := f.Size()
 	run := func(b SoftmaxBound) NCVMPSoftmaxResult {
-		res, err := NCVMPSoftmax{Factors: f, Sigma0: eyeFlat(p), Bound: b, MaxIter: 5000, Recentre: true}.Run()
+		res, err := NCVMPSoftmax{Factors: f, Sigma0: eyeFlat(p), Bound: b, Recentre: true, NCVMPControl: NCVMPControl{MaxIter: 5000}}.Run()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -386,7 +386,7 @@ func TestNCVMPSoftmaxBoundOrder(t *testing.T) {
 // start (α = 0.7) converges to the undamped fixed point.
 func TestNCVMPSoftmaxDampingKeepsFixedPoint(t *testing.T) {
 	f := synthSoftmax(4, 40, 3, 3, 1)
-	c := NCVMPSoftmax{Factors: f, Sigma0: eyeFlat(3), Tol: 1e-11, ELBOTol: 1e-15, MaxIter: 5000, Recentre: true}
+	c := NCVMPSoftmax{Factors: f, Sigma0: eyeFlat(3), Recentre: true, NCVMPControl: NCVMPControl{Tol: 1e-11, ELBOTol: 1e-15, MaxIter: 5000}}
 	a, _ := c.Run()
 	c.Damp, c.Alpha = true, 0.7
 	b, _ := c.Run()
@@ -407,7 +407,7 @@ func TestNCVMPSoftmaxNoAllocPerIteration(t *testing.T) {
 	for _, b := range []SoftmaxBound{SoftmaxBoundTilted, SoftmaxBoundQuadratic, SoftmaxBoundAdaptive, SoftmaxBoundLog} {
 		count := func(iters int) float64 {
 			return testing.AllocsPerRun(3, func() {
-				res, _ := NCVMPSoftmax{Factors: f, Sigma0: eyeFlat(3), Bound: b, MaxIter: iters, Tol: 1e-300, ELBOTol: math.Inf(1)}.Run()
+				res, _ := NCVMPSoftmax{Factors: f, Sigma0: eyeFlat(3), Bound: b, NCVMPControl: NCVMPControl{MaxIter: iters, Tol: 1e-300, ELBOTol: math.Inf(1)}}.Run()
 				if res.Iter != iters {
 					t.Fatalf("%v: ran %d sweeps, want %d (%s)", b, res.Iter, iters, res.Status)
 				}
@@ -449,7 +449,7 @@ func TestNCVMPSoftmaxErrors(t *testing.T) {
 // where the bound-ELBO is stationary (central differences below 1e-5).
 func TestNCVMPSoftmaxRecentreBacktrack(t *testing.T) {
 	f := synthSoftmax(7, 60, 3, 3, 1.5)
-	base := NCVMPSoftmax{Factors: f, Sigma0: eyeFlat(3), Tol: 1e-12, ELBOTol: 1e-15, MaxIter: 5000}
+	base := NCVMPSoftmax{Factors: f, Sigma0: eyeFlat(3), NCVMPControl: NCVMPControl{Tol: 1e-12, ELBOTol: 1e-15, MaxIter: 5000}}
 	plain, _ := base.Run()
 	if plain.Status != StatusConverged {
 		t.Fatalf("plain run %s", plain.Status)
@@ -477,7 +477,7 @@ func TestNCVMPSoftmaxRecentreBacktrack(t *testing.T) {
 			hard.X[i*3+2] = 5
 		}
 	}
-	c := NCVMPSoftmax{Factors: hard, Sigma0: eyeFlat(3), Tol: 1e-11, ELBOTol: 1e-15, MaxIter: 3000, Recentre: true}
+	c := NCVMPSoftmax{Factors: hard, Sigma0: eyeFlat(3), Recentre: true, NCVMPControl: NCVMPControl{Tol: 1e-11, ELBOTol: 1e-15, MaxIter: 3000}}
 	u, _ := c.Run()
 	c.Backtrack = true
 	r, _ := c.Run()

@@ -149,12 +149,8 @@ type NCVMPVector struct {
 	// HermitePoints is the quadrature rule's size (0: DefaultHermitePoints,
 	// accurate to about 1e-9 while every v_n ≤ 10; see Hermite).
 	HermitePoints int
-	// Alpha is the damping factor used once oscillation is detected (0
-	// means 0.5); it moves halfway to 1 (up to 0.95) each time oscillation
-	// is detected again.
-	Alpha float64
-	// Damp forces damping from the first iteration; NoDamp never damps.
-	Damp, NoDamp bool
+	// NCVMPControl holds the damping and convergence settings.
+	NCVMPControl
 	// Natural, if set, gives the prior in natural parameters instead of
 	// Mu0 and Sigma0 (full-covariance family only): the part of log p
 	// quadratic in θ, C + Hᵀθ − ½θᵀPrecθ, which may be improper (Prec
@@ -164,6 +160,17 @@ type NCVMPVector struct {
 	// StartMu and StartSigma, if set, are the q that Run starts from
 	// instead of the prior (messages are then first computed there).
 	StartMu, StartSigma []float64
+}
+
+// NCVMPControl is the damping (§7) and convergence settings shared by
+// NCVMPVector and NCVMPSoftmax.
+type NCVMPControl struct {
+	// Alpha is the damping factor used once oscillation is detected (0
+	// means 0.5); it moves halfway to 1 (up to 0.95) each time oscillation
+	// is detected again.
+	Alpha float64
+	// Damp forces damping from the first iteration; NoDamp never damps.
+	Damp, NoDamp bool
 	// MaxIter bounds the iterations (sweeps over all coordinates for the
 	// diagonal family); 0 means 1000.
 	MaxIter int
@@ -435,7 +442,7 @@ type ncvmpRunState struct {
 	osc                     int
 }
 
-func (c *NCVMPVector) newRunState() ncvmpRunState {
+func (c NCVMPControl) newRunState() ncvmpRunState {
 	st := ncvmpRunState{alpha: c.Alpha, tol: c.Tol, etol: c.ELBOTol, damped: c.Damp && !c.NoDamp}
 	if st.alpha == 0 {
 		st.alpha = 0.5
@@ -453,7 +460,7 @@ func (c *NCVMPVector) newRunState() ncvmpRunState {
 // η has squared norm dn (η's own nn): it records the changes in res and
 // says whether both criteria are met; otherwise it updates the damping
 // from the oscillation of η's steps.
-func (st *ncvmpRunState) converged(c NCVMPVector, w *ncvmpVectorWork, res *NCVMPVectorResult, L, dn, nn float64) bool {
+func (st *ncvmpRunState) converged(c NCVMPControl, w *ncvmpVectorWork, res *NCVMPVectorResult, L, dn, nn float64) bool {
 	res.NatChange = math.Sqrt(dn) / math.Max(1, math.Sqrt(nn))
 	res.ELBOChange = math.Abs(L-st.prevL) / math.Max(1, math.Abs(L))
 	st.prevL = L
@@ -656,7 +663,7 @@ func (c NCVMPVector) runFull(w *ncvmpVectorWork, res *NCVMPVectorResult, maxIter
 			dn += d * d
 			nn += w.h[i] * w.h[i]
 		}
-		if st.converged(c, w, res, L, dn, nn) {
+		if st.converged(c.NCVMPControl, w, res, L, dn, nn) {
 			break
 		}
 	}
@@ -785,7 +792,7 @@ func (c NCVMPVector) runDiagonal(w *ncvmpVectorWork, res *NCVMPVectorResult, max
 			res.Status = StatusNotFinite
 			break
 		}
-		if st.converged(c, w, res, L, dn, nn) {
+		if st.converged(c.NCVMPControl, w, res, L, dn, nn) {
 			break
 		}
 	}

@@ -264,7 +264,7 @@ func TestNCVMPVectorQuadratureIsELBOMaximum(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				f, _ := synthLogistic(tc.seed, tc.n, tc.p, tc.offset)
-				res, err := NCVMPVector{Factors: f, Mu0: make([]float64, tc.p), Sigma0: eyeFlat(tc.p), Diagonal: diag, Tol: 1e-12, ELBOTol: 1e-15}.Run()
+				res, err := NCVMPVector{Factors: f, Mu0: make([]float64, tc.p), Sigma0: eyeFlat(tc.p), Diagonal: diag, NCVMPControl: NCVMPControl{Tol: 1e-12, ELBOTol: 1e-15}}.Run()
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -342,7 +342,7 @@ func TestNCVMPVectorQuadraticIsJaakkolaJordan(t *testing.T) {
 		n, p int
 	}{{1, 30, 8}, {2, 200, 4}} {
 		f, _ := synthLogistic(tc.seed, tc.n, tc.p, false)
-		res, err := NCVMPVector{Factors: f, Mu0: make([]float64, tc.p), Sigma0: eyeFlat(tc.p), Expectation: NCVMPQuadraticBound, Tol: 1e-13, ELBOTol: 1e-15}.Run()
+		res, err := NCVMPVector{Factors: f, Mu0: make([]float64, tc.p), Sigma0: eyeFlat(tc.p), Expectation: NCVMPQuadraticBound, NCVMPControl: NCVMPControl{Tol: 1e-13, ELBOTol: 1e-15}}.Run()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -525,7 +525,7 @@ func TestNCVMPVectorPoissonStationary(t *testing.T) {
 	prec0 := make([]float64, p*p)
 	InvSPD(prec0, sigma0, p)
 	for _, diag := range []bool{false, true} {
-		res, err := NCVMPVector{Factors: f, Mu0: mu0, Sigma0: sigma0, Diagonal: diag, Tol: 1e-13, ELBOTol: 1e-15}.Run()
+		res, err := NCVMPVector{Factors: f, Mu0: mu0, Sigma0: sigma0, Diagonal: diag, NCVMPControl: NCVMPControl{Tol: 1e-13, ELBOTol: 1e-15}}.Run()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -591,7 +591,7 @@ func TestNCVMPVectorPoissonStationary(t *testing.T) {
 func TestNCVMPVectorDampingKeepsFixedPoint(t *testing.T) {
 	f, _ := synthLogistic(3, 40, 5, true)
 	for _, diag := range []bool{false, true} {
-		c := NCVMPVector{Factors: f, Mu0: make([]float64, 5), Sigma0: eyeFlat(5), Diagonal: diag, Tol: 1e-13, ELBOTol: 1e-15}
+		c := NCVMPVector{Factors: f, Mu0: make([]float64, 5), Sigma0: eyeFlat(5), Diagonal: diag, NCVMPControl: NCVMPControl{Tol: 1e-13, ELBOTol: 1e-15}}
 		a, _ := c.Run()
 		c.Damp, c.Alpha = true, 0.7
 		b, _ := c.Run()
@@ -626,7 +626,7 @@ func TestNCVMPVectorNoAllocPerIteration(t *testing.T) {
 		count := func(iters int) float64 {
 			return testing.AllocsPerRun(3, func() {
 				res, _ := NCVMPVector{Factors: tc.f, Mu0: make([]float64, 4), Sigma0: eyeFlat(4), Diagonal: tc.diag,
-					Expectation: tc.e, MaxIter: iters, Tol: 1e-300, ELBOTol: math.Inf(1)}.Run()
+					Expectation: tc.e, NCVMPControl: NCVMPControl{MaxIter: iters, Tol: 1e-300, ELBOTol: math.Inf(1)}}.Run()
 				if res.Iter != iters {
 					t.Fatalf("ran %d iterations, want %d (%s)", res.Iter, iters, res.Status)
 				}
@@ -723,7 +723,7 @@ func TestNCVMPVectorTiltedIsStationary(t *testing.T) {
 	const p = 4
 	f, _ := synthLogistic(6, 50, p, true)
 	for _, diag := range []bool{false, true} {
-		res, err := NCVMPVector{Factors: f, Mu0: make([]float64, p), Sigma0: eyeFlat(p), Diagonal: diag, Expectation: NCVMPTiltedBound, Tol: 1e-13, ELBOTol: 1e-15}.Run()
+		res, err := NCVMPVector{Factors: f, Mu0: make([]float64, p), Sigma0: eyeFlat(p), Diagonal: diag, Expectation: NCVMPTiltedBound, NCVMPControl: NCVMPControl{Tol: 1e-13, ELBOTol: 1e-15}}.Run()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -783,7 +783,7 @@ func TestNCVMPVectorOscillationDamping(t *testing.T) {
 	for i := range f.X {
 		f.X[i] *= 3
 	}
-	c := NCVMPVector{Factors: f, Mu0: make([]float64, 8), Sigma0: eyeFlat(8), MaxIter: 300}
+	c := NCVMPVector{Factors: f, Mu0: make([]float64, 8), Sigma0: eyeFlat(8), NCVMPControl: NCVMPControl{MaxIter: 300}}
 	c.NoDamp = true
 	u, _ := c.Run()
 	c.NoDamp = false

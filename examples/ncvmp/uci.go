@@ -183,7 +183,7 @@ func fitSoftmaxNCVMP(x []float64, y []int, n, p, k int, b runtime.SoftmaxBound) 
 		sigma0[i*p+i] = 1
 	}
 	res, err := runtime.NCVMPSoftmax{Factors: runtime.DenseSoftmax{X: x[:n*p], Y: y[:n], K: k, P: p},
-		Sigma0: sigma0, Bound: b, MaxIter: 1000, Tol: 1e-7, ELBOTol: 1e-9, Recentre: true, Backtrack: true}.Run()
+		Sigma0: sigma0, Bound: b, Recentre: true, Backtrack: true, NCVMPControl: runtime.NCVMPControl{MaxIter: 1000, Tol: 1e-7, ELBOTol: 1e-9}}.Run()
 	if err != nil {
 		return softmaxPosterior{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -127,7 +128,7 @@ func TestUCISplit(t *testing.T) {
 		}
 	}
 	x1, _, _, _ := uciSplit(d, 1)
-	if slicesEqual(xtr, x1) {
+	if slices.Equal(xtr, x1) {
 		t.Error("splits 0 and 1 are equal")
 	}
 }
@@ -137,16 +138,4 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
-}
-
-func slicesEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
