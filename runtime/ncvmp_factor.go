@@ -20,13 +20,14 @@ type ProjectionBatch struct {
 	Rows       func(rows []float64)
 	LogFactors func(u, g, dg, d2g []float64)
 
-	rows, u, g, dg, d2g []float64
+	rows, u, g, dg, d2g, sd []float64
 }
 
 // fill allocates b's scratch (once) and computes its rows.
 func (b *ProjectionBatch) fill() {
 	Grow(&b.rows, b.N*b.P)
 	b.u, b.g, b.dg, b.d2g = Grow(&b.u, b.N), Grow(&b.g, b.N), Grow(&b.dg, b.N), Grow(&b.d2g, b.N)
+	b.sd = Grow(&b.sd, b.N)
 	clear(b.rows)
 	b.Rows(b.rows)
 }
@@ -57,9 +58,12 @@ func (b *ProjectionBatch) ExpectAll(r *HermiteRule, m, v, S, dSdm, dSdv []float6
 	clear(S)
 	clear(dSdm)
 	clear(dSdv)
+	for n := range b.sd {
+		b.sd[n] = math.Sqrt(2 * v[n])
+	}
 	for i, x := range r.X {
 		for n := range b.u {
-			b.u[n] = m[n] + math.Sqrt(2*v[n])*x
+			b.u[n] = m[n] + b.sd[n]*x
 		}
 		b.LogFactors(b.u, b.g, b.dg, b.d2g)
 		wi := r.W[i]
