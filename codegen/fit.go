@@ -413,14 +413,17 @@ func (f *fitGen) emitNewState() {
 				}
 				w.Pf("q.%s = %q", qi.method, qi.v.Treatment.String())
 				w.If(cond(`opts.Method != ""`), func() { w.Pf("q.%s = opts.Method", qi.method) })
+				methods := []string{"laplace", "delta"}
 				if qi.obj != nil && qi.obj.NCVMP != nil {
-					w.If(cond(fmt.Sprintf(`q.%s != "laplace" && q.%s != "delta" && q.%s != "ncvmp"`, qi.method, qi.method, qi.method)), func() {
-						w.Return("nil", w.Sf(`%s("%s: unknown method %%q for %s (want laplace, delta or ncvmp)", q.%s)`, goFmt.Ident("Errorf"), f.g.m.Name, qi.v.Name, qi.method))
-					})
-					break
+					methods = append(methods, "ncvmp") // its kernels are generated only when declared
 				}
-				w.If(cond(fmt.Sprintf(`q.%s != "laplace" && q.%s != "delta"`, qi.method, qi.method)), func() {
-					w.Return("nil", w.Sf(`%s("%s: unknown method %%q for %s (want laplace or delta)", q.%s)`, goFmt.Ident("Errorf"), f.g.m.Name, qi.v.Name, qi.method))
+				var unknown []string
+				for _, meth := range methods {
+					unknown = append(unknown, fmt.Sprintf("q.%s != %q", qi.method, meth))
+				}
+				want := strings.Join(methods[:len(methods)-1], ", ") + " or " + methods[len(methods)-1]
+				w.If(cond(strings.Join(unknown, " && ")), func() {
+					w.Return("nil", w.Sf(`%s("%s: unknown method %%q for %s (want %s)", q.%s)`, goFmt.Ident("Errorf"), f.g.m.Name, qi.v.Name, want, qi.method))
 				})
 			case "Categorical":
 				w.Pf("%s(q.%s, 1/float64(%s))", rt("Fill"), qi.fields[0], f.dim(qi.q.K))
