@@ -52,6 +52,9 @@ type fitGen struct {
 	// N(0, 1) draws, since zero means for both are a fixed point of the
 	// alternation (PPCA's z and W).
 	randomStart map[string]bool
+	// temper: the model can be tempered (temperReason is ""); its local
+	// conjugate updates take the unit's inverse temperature.
+	temper bool
 }
 
 // hoisted is exp(E_q[t]) of a global factor's moment tensor that a
@@ -130,6 +133,7 @@ func (g *gen) fitCode() (*fitGen, error) {
 		}
 	}
 	f.findHoisted()
+	f.temper = f.temperReason() == ""
 	f.emit()
 	return f, nil
 }
@@ -296,6 +300,7 @@ func (f *fitGen) emit() {
 	f.emitParams()
 	f.emitMSteps()
 	f.emitSVI()
+	f.emitTemper()
 	f.emitHeldout()
 	for _, qi := range f.qs {
 		if qi.upd != nil {
@@ -306,6 +311,7 @@ func (f *fitGen) emit() {
 		}
 	}
 	f.w.Raw(f.boundKernels())
+	f.w.Raw(f.temperKernel())
 }
 
 func (f *fitGen) pos(v *ir.Var) string {
@@ -647,7 +653,15 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 	}
 	doc := []string{fmt.Sprintf("update%s sets q(%s) (%s) to its optimum given the other factors, the", qi.upper, qi.v.Name, f.pos(qi.v)),
 		fmt.Sprintf("closed form of Eq. 18%s, and returns the relative change of its parameters.", forUnit)}
-	w.Func(doc, fmt.Sprintf("(m *Model) update%s(q *state, w *scratch%s) float64", qi.upper, r.param), func() {
+	tempered := f.temper && qi.local
+	param := r.param
+	if tempered {
+		doc = append(doc, "At inverse temperature invT ≠ 1 its natural parameters are multiplied by",
+			"invT (Mandt et al. 2016, §3.2): every statement it appears in is inside",
+			"the unit plate, whose log density the temperature divides.")
+		param += ", invT float64"
+	}
+	w.Func(doc, fmt.Sprintf("(m *Model) update%s(q *state, w *scratch%s) float64", qi.upper, param), func() {
 		w.Pf("lo, hi := %s, %s", r.lo, r.hi)
 		w.Pf("prev := %s(&w.prev, %s)", rt("Grow"), times(len(qi.fields), "hi-lo"))
 		var outs []string
@@ -671,14 +685,35 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 					expInputs += "q." + f.hoistOf[tt.Name].field + ", "
 				}
 			}
-			w.Pf("m.%sNaturalExp(%s%s%s)", qi.upper, r.arg, expInputs, strings.Join(outs, ", "))
-			w.Block(w.Sf("if !%s(q.%s[lo:hi], %s)", rt("NormalizeRows"), qi.fields[0], f.dim(qi.q.K)), func() {
-				w.Pf("clear(q.%s[lo:hi])", qi.fields[0])
+			untempered := func() {
+				w.Pf("m.%sNaturalExp(%s%s%s)", qi.upper, r.arg, expInputs, strings.Join(outs, ", "))
+				w.Block(w.Sf("if !%s(q.%s[lo:hi], %s)", rt("NormalizeRows"), qi.fields[0], f.dim(qi.q.K)), func() {
+					w.Pf("clear(q.%s[lo:hi])", qi.fields[0])
+					w.Pf("m.%sNatural(%s%s%s)", qi.upper, r.arg, inputs, strings.Join(outs, ", "))
+					w.Pf("%s(q.%s[lo:hi], %s)", rt("SoftmaxRows"), qi.fields[0], f.dim(qi.q.K))
+				})
+			}
+			if tempered {
+				w.P("if invT != 1 {")
 				w.Pf("m.%sNatural(%s%s%s)", qi.upper, r.arg, inputs, strings.Join(outs, ", "))
-				w.Pf("%s(q.%s[lo:hi], %s)", rt("SoftmaxRows"), qi.fields[0], f.dim(qi.q.K))
-			})
+				w.Pf("%s(q.%s[lo:hi], %s, invT)", rt("TemperSoftmaxRows"), qi.fields[0], f.dim(qi.q.K))
+				w.P("} else {")
+				untempered()
+				w.P("}")
+			} else {
+				untempered()
+			}
 		} else {
 			w.Pf("m.%sNatural(%s%s%s)", qi.upper, r.arg, inputs, strings.Join(outs, ", "))
+			if tempered {
+				var fs []string
+				for _, fl := range qi.fields {
+					fs = append(fs, "q."+fl+"[lo:hi]")
+				}
+				w.If(cond("invT != 1"), func() {
+					w.Pf("%s(invT, %s, %s, %s)", rt("TemperNatural"), naturalFunc(qi.q.Family, true), naturalFunc(qi.q.Family, false), strings.Join(fs, ", "))
+				})
+			}
 		}
 		if len(qi.mfields) > 0 {
 			unit := ""
@@ -710,6 +745,9 @@ func (f *fitGen) updateCall(qi *qInfo) {
 		unitArg = ", d"
 	}
 	if qi.upd != nil {
+		if f.temper && qi.local {
+			unitArg += ", invT"
+		}
 		f.w.Pf("// %s: closed form (Eq. 18)", qi.v.Name)
 		f.w.Pf("change = %s(change, m.update%s(q, w%s))", goMath.Ident("Max"), qi.upper, unitArg)
 		return
@@ -739,7 +777,11 @@ func (f *fitGen) emitLoops() {
 			w.Func([]string{"UpdateUnit is Fig. 1's inner loop for unit d: the closed-form update",
 				fmt.Sprintf("(Eq. 18) of its one local factor, %s, which is at its optimum after it.", local[0].v.Name)},
 				"(a *caModel) UpdateUnit(q *state, w *scratch, d int) bool", func() {
-					w.Pf("a.m.update%s(q, w, d)", local[0].upper)
+					if f.temper {
+						w.Pf("a.m.update%s(q, w, d, a.temper.At(d))", local[0].upper)
+					} else {
+						w.Pf("a.m.update%s(q, w, d)", local[0].upper)
+					}
 					w.Return("true")
 				})
 		} else {
@@ -1095,6 +1137,9 @@ func (f *fitGen) emitUnitSweeps(local []*qInfo) {
 		"sweeps."}
 	w.Func(doc, "(a *caModel) UpdateUnit(q *state, w *scratch, d int) bool", func() {
 		w.P("m, opts := a.m, a.opts")
+		if f.temper {
+			w.P("invT := a.temper.At(d) // 1 untempered")
+		}
 		for _, qi := range local {
 			if qi.obj == nil || qi.obj.Collapsed == nil {
 				continue

@@ -157,6 +157,9 @@ type fileCtx struct {
 	// HasParams says the model has params (estimated by M-steps); without
 	// them Fit keeps only the stubs of the exported API.
 	HasParams bool
+	// Temper says the model can be tempered (runtime.Tempered): caModel
+	// holds the inverse temperatures its updates read.
+	Temper bool
 	// ELBONote qualifies the ELBO in the Result (runtime.Result.ELBONote)
 	// when latents have improper flat priors; "" otherwise.
 	ELBONote string
@@ -342,6 +345,7 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 		}
 		fit = f
 	}
+	ctx.Temper = fit != nil && fit.temper
 	ctx.AtLeast, ctx.Allocs = g.allocCheck(fit)
 	for _, sc := range g.m.SizeChecks {
 		ctx.SizeEqs = append(ctx.SizeEqs, sizeEqCtx{Size: sc.Size, Const: sc.Const, Plus: sc.Sizes,

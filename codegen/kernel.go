@@ -26,7 +26,10 @@ type kernelSpec struct {
 	Doc  []string // comment lines, without the leading //
 	// Unit, if set, is an int parameter selecting the unit of a per-unit
 	// kernel (the index is free in the outputs' expressions).
-	Unit    *derive.Index
+	Unit *derive.Index
+	// Scalars are float64 parameters after the unit, each named by the
+	// rank-0 tensor the outputs read it as (a tempered update's invT).
+	Scalars []string
 	Params  []kernelParam
 	Outputs []Output
 	// Scalar: the kernel accumulates the scalar output "f" and returns it.
@@ -53,6 +56,11 @@ func (g *gen) emitKernel(k kernelSpec) string {
 	tensors := map[string]tensorInfo{}
 	goOf := map[string]string{}
 	var sig []string
+	for _, sc := range k.Scalars {
+		name := local.get(sc)
+		sig = append(sig, name)
+		tensors[sc] = tensorInfo{Go: name}
+	}
 	for _, prm := range k.Params {
 		name := local.get(prm.Want)
 		sig = append(sig, name)
@@ -299,6 +307,9 @@ func (g *gen) splitKernel(k kernelSpec) string {
 	if k.Unit != nil {
 		args = append(args, local.get(k.Unit.Name))
 	}
+	for _, sc := range k.Scalars {
+		args = append(args, local.get(sc))
+	}
 	for _, prm := range k.Params {
 		args = append(args, local.get(prm.Want))
 	}
@@ -352,6 +363,9 @@ func kernelHead(k kernelSpec, args []string) string {
 	var params []string
 	if k.Unit != nil {
 		params, args = append(params, args[0]+" int"), args[1:]
+	}
+	if len(k.Scalars) > 0 {
+		params, args = append(params, strings.Join(args[:len(k.Scalars)], ", ")+" float64"), args[len(k.Scalars):]
 	}
 	if len(args) > 0 {
 		params = append(params, strings.Join(args, ", ")+" []float64")

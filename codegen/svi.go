@@ -170,12 +170,14 @@ func (f *fitGen) emitSVIGlobals(globals []*qInfo) {
 				w.Pf("m.%sNaturalPrior(%s)", qi.upper, joinArgs(f.args(qi.upd.SVI.PriorInputs, "d"), blocks(qi)))
 			})
 		})
-	w.Func([]string{"UnitNatural adds into eta unit d's part of global factor g's natural", "parameters: its expected sufficient statistics (Eq. 18)."},
-		"(a *caModel) UnitNatural(q *state, w *scratch, g, d int, eta []float64)", func() {
+	w.Func([]string{"UnitNatural adds into eta unit d's part of global factor g's natural",
+		"parameters: its expected sufficient statistics (Eq. 18), times invT, the",
+		"unit's inverse temperature (Mandt et al. 2016, Eq. 8; 1 untempered)."},
+		"(a *caModel) UnitNatural(q *state, w *scratch, g, d int, invT float64, eta []float64)", func() {
 			w.P("m := a.m")
 			cases(func(qi *qInfo) {
 				nDecl(qi)
-				w.Pf("m.%sNaturalUnit(%s)", qi.upper, joinArgs("d", f.args(qi.upd.SVI.UnitInputs, "d"), blocks(qi)))
+				w.Pf("m.%sNaturalUnit(%s)", qi.upper, joinArgs("d", "invT", f.args(qi.upd.SVI.UnitInputs, "d"), blocks(qi)))
 			})
 		})
 }
@@ -231,6 +233,10 @@ func (f *fitGen) sviKernels(qi *qInfo) string {
 	u, s := qi.upd, qi.upd.SVI
 	stats := derive.Dists[qi.q.Family].ExpFam.Stats
 	kernel := func(name string, unit *derive.Index, inputs []*derive.QFactor, exprs []derive.Expr, what ...string) string {
+		var scalars []string
+		if unit != nil {
+			scalars = []string{"invT"} // the unit's inverse temperature
+		}
 		params := inputParams(inputs)
 		var outs []Output
 		for k, st := range stats {
@@ -243,7 +249,11 @@ func (f *fitGen) sviKernels(qi *qInfo) string {
 			if n, ok := exprs[k].(*derive.Num); ok && n.V == 0 {
 				continue // nothing to add
 			}
-			outs = append(outs, Output{Target: key, Free: u.At, Expr: exprs[k], Origin: fmt.Sprintf("%s: latent %s, E[η] of %s", f.pos(qi.v), qi.v.Name, st.Name)})
+			e := exprs[k]
+			if unit != nil {
+				e = derive.Mul(derive.T("invT"), e)
+			}
+			outs = append(outs, Output{Target: key, Free: u.At, Expr: e, Origin: fmt.Sprintf("%s: latent %s, E[η] of %s", f.pos(qi.v), qi.v.Name, st.Name)})
 		}
 		doc := append([]string{name + " adds into its outputs " + what[0]}, what[1:]...)
 		doc = append(doc, "")
@@ -253,7 +263,7 @@ func (f *fitGen) sviKernels(qi *qInfo) string {
 			}
 		}
 		doc = append(doc, "", "The caller zeroes the outputs.")
-		return f.g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: unit, Params: params, Outputs: outs})
+		return f.g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: unit, Scalars: scalars, Params: params, Outputs: outs})
 	}
 	var stat []string
 	for _, st := range stats {
@@ -264,5 +274,6 @@ func (f *fitGen) sviKernels(qi *qInfo) string {
 		"that the statements outside the unit plate give (Eq. 18, E_q[η]):") +
 		kernel(qi.upper+"NaturalUnit", f.unit, s.UnitInputs, s.Unit,
 			fmt.Sprintf("unit %s's part of the natural parameters of q(%s):", f.unit.Name, qi.v.Name),
-			"its expected sufficient statistics (Eq. 18, E_q[η] of its statements):")
+			"its expected sufficient statistics (Eq. 18, E_q[η] of its statements),",
+			"times its inverse temperature invT (Mandt et al. 2016, Eq. 8; 1 untempered):")
 }

@@ -19,7 +19,13 @@ type Bound struct {
 	Unit                      *Index
 	Local, Global             Expr
 	LocalInputs, GlobalInputs []*QFactor
-	Expectations              []Approx
+	// LocalLogJoint is the statements' part of Local alone, E_q[log
+	// p(x_d, z_d | β)] of unit d without the entropies: what tempering
+	// divides by the temperature (Mandt et al. 2016, Eq. 4) and what the
+	// temperature's own update weighs (Eq. 9). Its inputs are among
+	// LocalInputs.
+	LocalLogJoint Expr
+	Expectations  []Approx
 }
 
 // unit returns the plate of the model's local latents (nil if all latents
@@ -183,6 +189,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 			bd.GlobalInputs = addInputs(bd.GlobalInputs, read)
 		}
 	}
+	bd.LocalLogJoint = Add(loc...)
 	for _, q := range d.Q {
 		if q.IsGaussianVector() {
 			continue

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -96,6 +97,13 @@ type Run struct {
 	Iterations int
 	ELBO       []float64
 	Seconds    float64
+	// Temperature and TemperedELBO trace a tempered fit (TemperSettings),
+	// one value per iteration like ELBO: the temperature the iteration ran
+	// at (VT's E_q[T]) and the tempered objective at it (Eq. 4; VT's
+	// T-ELBO). ELBO stays the untempered bound, at T = 1.
+	Temperature, TemperedELBO []float64
+	// Tempering describes the tempering (TemperSettings.String).
+	Tempering string
 	// Unsettled lists the units (1-based) whose local updates did not
 	// settle in the last iteration.
 	Unsettled []int
@@ -121,6 +129,8 @@ type CASettings struct {
 	// Start is when the fit started, for Seconds (zero: when FitCA is
 	// called).
 	Start time.Time
+	// Temper tempers the fit (AVI or VT); the zero value does not.
+	Temper TemperSettings
 }
 
 // FitCA runs coordinate ascent (Fig. 1) from state q, as variational EM
@@ -198,11 +208,30 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 	if em && pm == nil {
 		return zero, fmt.Errorf("the model estimates params (CAShape.EM) but has no M-step (CAParams)")
 	}
-	var err error
+	tt, err := newTemperer(m, q, s.Temper)
+	if err != nil {
+		return zero, err
+	}
+	if tt != nil && (s.Resume != nil || s.Checkpoint.On()) {
+		return zero, errors.New("a tempered fit (annealing or variational tempering) cannot checkpoint or resume yet")
+	}
+	tempering := tt != nil // in the tempered phase, before the fit runs at T = 1
+	run.Tempering = s.Temper.String()
+	var ljPerUnit []float64
+	if tt != nil {
+		ljPerUnit = make([]float64, units)
+	}
+	prevTELBO := math.Inf(-1)
 	for it := first; it <= conv.MaxIter; it++ {
 		if err := ctx.Err(); err != nil {
 			run.Status = "canceled"
 			break
+		}
+		if tempering && tt.vt == nil && tt.setAnneal(float64(it-1)) == 1 {
+			tempering = false // the schedule has ended
+		}
+		if !tempering && tt != nil {
+			*tt.tp = Temper{}
 		}
 		for _, tr := range troubles {
 			clear(tr)
@@ -236,7 +265,11 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 			break
 		}
 		if shape.Globals {
-			change = m.UpdateGlobals(q, ws[0])
+			if tempering && !tt.tp.Off() {
+				change = temperedGlobals(tt.gm, tt.shape, q, ws[0], units, tt.tp, tt.eta, tt.prev)
+			} else {
+				change = m.UpdateGlobals(q, ws[0])
+			}
 		}
 		tr := Trouble{}
 		for _, t := range troubles {
@@ -257,12 +290,31 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 			}
 		}
 		elbo := m.ELBO(q, workers, perUnit)
+		telbo, temp := elbo, 1.0
+		if tempering {
+			lj := unitLogJoint(tt.tm, q, units, workers, ljPerUnit)
+			if tt.vt != nil {
+				// q(y), the temperature's factor (Eq. 9), then E_q[1/T] for
+				// the next iteration's updates
+				eta := tt.eta[:len(tt.s.Grid)]
+				tt.vt.natural(lj, eta)
+				tt.vt.set(eta)
+				tt.tp.Global = tt.vt.invT()
+			}
+			telbo, temp = temperedELBO(elbo, tt.tp, ljPerUnit), tt.temperature()
+			if tt.vt != nil {
+				telbo += tt.vt.bound()
+			}
+		}
 		// Params move only in M-steps; without them the kept copy stands.
 		params := keptParams
 		if em {
 			params = pm.Params()
 		}
-		if bad := stepNonFinite(m.NonFinite(q), params, em, elbo); bad != "" {
+		if bad := stepNonFinite(m.NonFinite(q), params, em, elbo); bad == "" && !isFinite(telbo) {
+			run.Status = notFiniteStatus(fmt.Sprintf("the tempered ELBO = %v", telbo), tr, "iteration", it)
+			break
+		} else if bad != "" {
 			if settled < units {
 				tr.Add(fmt.Sprintf("%d of %d units did not settle in %d sweeps", units-settled, units, conv.LocalMaxIter))
 			}
@@ -275,14 +327,35 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 		run.ELBO = append(run.ELBO, elbo)
 		run.Iterations = it
 		rel := RelChange(prevELBO, elbo)
+		check := IterationCheck{RelChange: rel, GlobalChange: change, Units: units, Settled: settled,
+			Trouble: tr, FixedPoint: !em && shape.OnePass}
+		if tt != nil {
+			run.Temperature = append(run.Temperature, temp)
+			run.TemperedELBO = append(run.TemperedELBO, telbo)
+			if tempering && tt.vt != nil {
+				// VT's phase ends at a fixed point of the T-ELBO
+				check.RelChange = RelChange(prevTELBO, telbo)
+			}
+			prevTELBO = telbo
+		}
 		// An M-step that moved the params since makes another iteration
 		// necessary even where one is a fixed point.
-		pending, unmet := conv.Unmet(IterationCheck{RelChange: rel, GlobalChange: change, Units: units, Settled: settled,
-			Trouble: tr, FixedPoint: !em && shape.OnePass})
+		pending, unmet := conv.Unmet(check)
+		if tempering {
+			if tt.vt != nil && len(unmet) == 0 {
+				tempering = false // VT has converged: on to T = 1
+			}
+			pending = append(pending, "temperature")
+			unmet = append(unmet, fmt.Sprintf("the fit is still tempered (T = %.4g), and converges only at T = 1", temp))
+		}
 		if s.Progress != nil {
-			s.Progress(Progress{Iteration: it, ELBO: elbo, RelChange: rel, MeanChange: math.Max(change, paramChange),
+			p := Progress{Iteration: it, ELBO: elbo, RelChange: rel, MeanChange: math.Max(change, paramChange),
 				Units: units, Settled: settled, Seconds: time.Since(start).Seconds(),
-				Decreased: Decreased(prevELBO, elbo), Pending: pending})
+				Decreased: Decreased(prevELBO, elbo), Pending: pending}
+			if tt != nil {
+				p.Temperature, p.TemperedELBO = temp, telbo
+			}
+			s.Progress(p)
 		}
 		if err != nil {
 			run.Status = tr.String() // the params could not be estimated

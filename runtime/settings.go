@@ -79,6 +79,13 @@ type Settings[L, P any] struct {
 	// SVI are the settings of Algorithm "svi"; zero fields take their
 	// defaults. The minibatches are drawn from Seed.
 	SVI SVISettings
+	// Temper tempers the fit (Mandt et al. 2016): an annealing schedule
+	// (AVI) or a latent temperature (VT), under coordinate ascent or SVI;
+	// see TemperSettings. Coordinate ascent runs at T = 1 once the schedule
+	// ends (or VT has converged) and converges only there; the result's
+	// Temperature and TemperedELBO trace the run. The zero value does not
+	// temper.
+	Temper TemperSettings
 	// Resume continues the run saved in a checkpoint (read it with
 	// LoadResult): the iteration count, ELBO trace, state and params carry
 	// on from it, and with the same data and options the run ends exactly
@@ -108,6 +115,14 @@ type Result[L, P any] struct {
 	// Unsettled lists the units (1-based) whose local updates did not
 	// settle within LocalMaxIter sweeps in the last iteration.
 	Unsettled []int `json:"unsettled,omitempty"`
+	// Tempering says how a tempered fit was tempered (TemperSettings:
+	// "anneal linear:10:100", "vt: 30 temperatures in [1, 10]"), and
+	// Temperature and TemperedELBO trace it, one value per iteration (or
+	// SVI pass) like ELBO: the temperature (VT's E_q[T]) and the tempered
+	// objective (Eq. 4; VT's T-ELBO). ELBO is the untempered bound.
+	Tempering    string    `json:"tempering,omitempty"`
+	Temperature  []float64 `json:"temperature,omitempty"`
+	TemperedELBO []float64 `json:"tempered_elbo,omitempty"`
 	// Fingerprint identifies the data, the options and the params of the
 	// run, so that Settings.Resume refuses to continue it under others.
 	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
@@ -150,6 +165,12 @@ func (s *Settings[L, P]) Prepare(model string) error {
 	default:
 		return fmt.Errorf("unknown algorithm %q: give \"ca\" (coordinate ascent) or \"svi\" (stochastic variational inference)", s.Algorithm)
 	}
+	if err := s.Temper.Check(); err != nil {
+		return err
+	}
+	if s.Temper.On() && (s.Resume != nil || s.Checkpoint.On()) {
+		return errors.New("a tempered fit (annealing or variational tempering) cannot checkpoint or resume yet")
+	}
 	if s.Resume != nil {
 		if s.Resume.Model != model {
 			return fmt.Errorf("resume: the result is of model %q, not %s", s.Resume.Model, model)
@@ -174,7 +195,7 @@ func (s *Settings[L, P]) convergence() Convergence {
 // fingerprint (CheckResume).
 func (s *Settings[L, P]) CA(start time.Time, fp *Fingerprint) (CASettings, error) {
 	c := CASettings{Convergence: s.convergence().WithDefaults(), Workers: s.Workers, Progress: s.Progress,
-		Checkpoint: s.Checkpoint, Start: start}
+		Checkpoint: s.Checkpoint, Start: start, Temper: s.Temper}
 	if r := s.Resume; r != nil {
 		if err := CheckResume(r.Fingerprint, fp, HashJSON(&r.Params)); err != nil {
 			return CASettings{}, err
@@ -194,6 +215,7 @@ func (s Settings[L, P]) Heldout() Settings[L, P] {
 		s.LocalMaxIter = HeldoutLocalMaxIter
 	}
 	s.Start, s.Resume, s.Checkpoint, s.Progress = nil, nil, Checkpoint{}, nil
+	s.Temper = TemperSettings{} // held-out documents are fitted to the model itself
 	s.MaxIter, s.FixParams, s.AllowEmpty, s.Algorithm = 1, true, true, "ca"
 	return s
 }
@@ -241,7 +263,7 @@ func (s *Settings[L, P]) Fingerprint(data map[string]string, method string) *Fin
 func NewResult[L, P any](model, method string, run Run, latent L, params P, fp *Fingerprint) *Result[L, P] {
 	r := &Result[L, P]{Model: model, Method: method, Converged: run.Converged, Status: run.Status,
 		Iterations: run.Iterations, ELBO: run.ELBO, Seconds: run.Seconds, Latent: latent, Params: params,
-		Unsettled: run.Unsettled}
+		Unsettled: run.Unsettled, Tempering: run.Tempering, Temperature: run.Temperature, TemperedELBO: run.TemperedELBO}
 	r.Fingerprint = fp.WithParams(&r.Params)
 	return r
 }

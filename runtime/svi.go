@@ -50,8 +50,10 @@ type SVIGlobals[S, W any] interface {
 	// plate, under the current q of the other factors.
 	PriorNatural(q S, g int, eta []float64)
 	// UnitNatural adds into eta unit d's part: E_q[η] of the unit's
-	// statements in g's Markov blanket, its expected sufficient statistics.
-	UnitNatural(q S, w W, g, d int, eta []float64)
+	// statements in g's Markov blanket, its expected sufficient statistics,
+	// times invT, the unit's inverse temperature in a tempered fit (Mandt
+	// et al. 2016, Eq. 8 and 11; 1 untempered, which leaves them exact).
+	UnitNatural(q S, w W, g, d int, invT float64, eta []float64)
 }
 
 // SVIParams are the M-steps of a model's params as functions of expected
@@ -197,6 +199,17 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 	if p := m.NonFinite(q); p != "" {
 		return zero, fmt.Errorf("the starting state is not finite: %s", p)
 	}
+	tt, err := newTemperer(m, q, s.Temper)
+	if err != nil {
+		return zero, err
+	}
+	var ljPerUnit, etaY, etaYHat []float64
+	if tt != nil {
+		ljPerUnit = make([]float64, units)
+		if tt.vt != nil {
+			etaY, etaYHat = make([]float64, len(tt.s.Grid)), make([]float64, len(tt.s.Grid))
+		}
+	}
 	batch := min(svi.BatchSize, units)
 	workers := min(Workers(s.Workers), batch)
 	ws, troubles := newWorkers(workers, m.NewWorker)
@@ -222,10 +235,9 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 	kept = m.Copy(kept, q)
 	cp, _ := m.(CAParams[S, P])
 	keptParams := paramsOf(cp)
-	run := Run{Status: PassesStatus}
+	run := Run{Status: PassesStatus, Tempering: s.Temper.String()}
 	prevELBO := math.Inf(-1)
 	t := 0
-	var err error
 passes:
 	for pass := 1; pass <= svi.Passes; pass++ {
 		rng.Shuffle(units, func(i, j int) { order[i], order[j] = order[j], order[i] })
@@ -239,6 +251,14 @@ passes:
 				break passes
 			}
 			b := order[lo:min(lo+batch, units)]
+			if tt != nil {
+				if tt.vt != nil {
+					tt.tp.Global = tt.vt.invT()
+				} else {
+					// the schedule's length is in passes over the data
+					tt.setAnneal(float64(t) * float64(batch) / float64(units))
+				}
+			}
 			if !ParallelForUntil(ctx.Done(), len(b), workers, func(w, i int) {
 				done[b[i]] = m.UpdateUnit(q, ws[w], b[i])
 			}) {
@@ -251,7 +271,11 @@ passes:
 				h := hat[g]
 				clear(h)
 				for _, d := range b {
-					gm.UnitNatural(q, ws[0], g, d, h)
+					invT := 1.0
+					if tt != nil {
+						invT = tt.tp.At(d)
+					}
+					gm.UnitNatural(q, ws[0], g, d, invT, h)
 				}
 				for i := range h {
 					h[i] *= scale
@@ -261,6 +285,21 @@ passes:
 				c := NaturalStep(lam[g], h, rho)
 				change = math.Max(change, c)
 				gm.SetNatural(q, g, lam[g])
+			}
+			if tt != nil && tt.vt != nil {
+				// q(y)'s natural-gradient step (Eq. 9 with the minibatch
+				// standing for all units), like the globals'
+				lj := 0.0
+				for _, d := range b {
+					lj += tt.tm.UnitLogJoint(q, d)
+				}
+				tt.vt.natural(scale*lj, etaYHat)
+				if t == 1 {
+					copy(etaY, etaYHat)
+				} else {
+					NaturalStep(etaY, etaYHat, rho)
+				}
+				tt.vt.set(etaY)
 			}
 			if stats != nil {
 				clear(statsHat)
@@ -290,8 +329,23 @@ passes:
 			}
 		}
 		elbo := m.ELBO(q, Workers(s.Workers), perUnit)
+		telbo, temp := elbo, 1.0
+		if tt != nil {
+			unitLogJoint(tt.tm, q, units, Workers(s.Workers), ljPerUnit)
+			if tt.vt != nil {
+				tt.tp.Global = tt.vt.invT()
+			}
+			telbo, temp = temperedELBO(elbo, tt.tp, ljPerUnit), tt.temperature()
+			if tt.vt != nil {
+				telbo += tt.vt.bound()
+			}
+		}
 		params := paramsOf(cp)
-		if bad := stepNonFinite(m.NonFinite(q), params, true, elbo); bad != "" {
+		bad := stepNonFinite(m.NonFinite(q), params, true, elbo)
+		if bad == "" && !isFinite(telbo) {
+			bad = fmt.Sprintf("the tempered ELBO = %v", telbo)
+		}
+		if bad != "" {
 			run.Status = notFiniteStatus(bad, tr, "pass", pass)
 			break
 		}
@@ -306,10 +360,18 @@ passes:
 			}
 		}
 		rel := RelChange(prevELBO, elbo)
+		if tt != nil {
+			run.Temperature = append(run.Temperature, temp)
+			run.TemperedELBO = append(run.TemperedELBO, telbo)
+		}
 		if s.Progress != nil {
-			s.Progress(Progress{Iteration: pass, ELBO: elbo, RelChange: rel, MeanChange: change,
+			p := Progress{Iteration: pass, ELBO: elbo, RelChange: rel, MeanChange: change,
 				Units: units, Settled: settled, Seconds: time.Since(start).Seconds(),
-				Decreased: Decreased(prevELBO, elbo)})
+				Decreased: Decreased(prevELBO, elbo)}
+			if tt != nil {
+				p.Temperature, p.TemperedELBO = temp, telbo
+			}
+			s.Progress(p)
 		}
 		prevELBO = elbo
 		if err != nil {
@@ -319,6 +381,9 @@ passes:
 		run.Status = PassesStatus
 		if len(tr) > 0 {
 			run.Status += "; trouble in the last pass: " + tr.String()
+		}
+		if temp > 1+1e-3 {
+			run.Status += fmt.Sprintf("; still tempered after the last pass (T = %.4g): the posterior is of the tempered model", temp)
 		}
 	}
 	run.Seconds = time.Since(start).Seconds()

@@ -96,14 +96,16 @@ func (f *sviFake) SetNatural(q *sviState, g int, eta []float64) {
 	}
 }
 func (f *sviFake) PriorNatural(q *sviState, g int, eta []float64) { eta[1] -= 0.5 }
-func (f *sviFake) UnitNatural(q *sviState, w *fakeWorker, g, d int, eta []float64) {
+func (f *sviFake) UnitNatural(q *sviState, w *fakeWorker, g, d int, invT float64, eta []float64) {
 	if f.noLocal {
-		eta[0] += f.y[d]
+		eta[0] += invT * f.y[d]
 	} else {
-		eta[0] += q.m[d]
+		eta[0] += invT * q.m[d]
 	}
-	eta[1] -= 0.5
+	eta[1] -= invT * 0.5
 }
+
+var _ SVIGlobals[*sviState, *fakeWorker] = (*sviFake)(nil)
 func (f *sviFake) UnitParamStats(q *sviState, w *fakeWorker, d int, stats []float64) {
 	stats[0]++
 	stats[1] += f.y[d] * f.y[d]

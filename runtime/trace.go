@@ -51,8 +51,13 @@ type Progress struct {
 	// Decreased marks an ELBO below the previous one (see Decreased).
 	Decreased bool
 	// Pending names the convergence criteria not yet met (Convergence's
-	// Unmet, short forms): "elbo", "global", "7 units", "trouble".
+	// Unmet, short forms): "elbo", "global", "7 units", "trouble",
+	// "temperature".
 	Pending []string
+	// Temperature, in a tempered fit (TemperSettings), is the temperature
+	// of the iteration (VT's E_q[T]) and TemperedELBO the tempered
+	// objective there; 0 in an untempered fit. ELBO is at T = 1.
+	Temperature, TemperedELBO float64
 }
 
 // String formats p for a log line:
@@ -61,10 +66,15 @@ type Progress struct {
 //
 // (the units column only for models with a plate, "decreased" only when
 // the ELBO went down, and the criteria pending only while there are any).
+// A tempered fit adds its temperature and tempered ELBO after the ELBO:
+// "T 4.6  tempered -1023.4567890".
 func (p Progress) String() string {
 	units := ""
 	if p.Units > 0 {
 		units = fmt.Sprintf("  units %d/%d", p.Settled, p.Units)
+	}
+	if p.Temperature > 0 {
+		units = fmt.Sprintf("  T %.4g  tempered %.7f", p.Temperature, p.TemperedELBO) + units
 	}
 	tail := ""
 	if p.Decreased {

@@ -481,6 +481,12 @@ func (a *caModel) NoSVI() string {
 	return "it has no unit plate (a loop `for d in 1:D` holding local latents) to draw minibatches from; the global alpha (ar2.vi:11:8) is nonconjugate, and SVI steps only conjugate globals; the global beta1 (ar2.vi:12:8) is nonconjugate, and SVI steps only conjugate globals; the global beta2 (ar2.vi:13:8) is nonconjugate, and SVI steps only conjugate globals; the global sigma (ar2.vi:14:8) is nonconjugate, and SVI steps only conjugate globals"
 }
 
+// NoTemper says why annealing and variational tempering do not apply to
+// the model.
+func (a *caModel) NoTemper() string {
+	return "it has no unit plate (a loop `for d in 1:D` holding local latents) whose likelihood terms a temperature could divide"
+}
+
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
 // the global statements and the entropies of the global non-Gaussian factors.
 func (m *Model) elboGlobal(alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sigmaMean, sigmaCov []float64) float64 {

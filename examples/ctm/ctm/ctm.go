@@ -724,6 +724,12 @@ func (m *Model) BetaCountsUnit(d int, zProb, beta []float64) {
 	}
 }
 
+// NoTemper says why annealing and variational tempering do not apply to
+// the model.
+func (a *caModel) NoTemper() string {
+	return "theta (ctm.vi:9:8) has a Gaussian factor fitted by Newton steps, and tempering covers conditionally conjugate models (§3.1), whose updates are closed forms; it has params, and tempering does not cover their M-steps yet"
+}
+
 // Heldout scores r, a fit of m, by document completion: obs and held are
 // the observed and the held-out halves of test documents (line-aligned
 // bags of 1-based term ids). The test documents' local factors are fitted

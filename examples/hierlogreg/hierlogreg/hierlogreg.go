@@ -649,6 +649,12 @@ func (a *caModel) ParamStep(_ *state, stats []float64) (float64, error) {
 	return change, nil
 }
 
+// NoTemper says why annealing and variational tempering do not apply to
+// the model.
+func (a *caModel) NoTemper() string {
+	return "theta (hierlogreg.vi:16:8) has a Gaussian factor fitted by Newton steps, and tempering covers conditionally conjugate models (§3.1), whose updates are closed forms; it has params, and tempering does not cover their M-steps yet"
+}
+
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
 // the global statements and the entropies of the global non-Gaussian factors.
 func (m *Model) elboGlobal() float64 {

@@ -424,6 +424,12 @@ func (a *caModel) NoSVI() string {
 	return "the global theta (hlm.vi:9:8) is nonconjugate, and SVI steps only conjugate globals"
 }
 
+// NoTemper says why annealing and variational tempering do not apply to
+// the model.
+func (a *caModel) NoTemper() string {
+	return "theta (hlm.vi:9:8) has a Gaussian factor fitted by Newton steps, and tempering covers conditionally conjugate models (§3.1), whose updates are closed forms"
+}
+
 // ZNatural adds into its output the parameters of the optimal q(z)
 // given the other factors: Eq. 18, E_q[η] summed over the Markov blanket:
 //

@@ -200,6 +200,8 @@ type caModel struct {
 	m    *Model
 	opts Options
 	fp   *runtime.Fingerprint
+	// temper holds the inverse temperatures of a tempered fit (zero: 1).
+	temper runtime.Temper
 }
 
 func (a *caModel) NewWorker(tr runtime.Trouble) *scratch { return &scratch{trouble: tr} }
@@ -343,28 +345,42 @@ func (m *Model) updateBeta(q *state, w *scratch) float64 {
 
 // updateTheta sets q(theta) (lda.vi:14:8) to its optimum given the other factors, the
 // closed form of Eq. 18, for unit d, and returns the relative change of its parameters.
-func (m *Model) updateTheta(q *state, w *scratch, d int) float64 {
+// At inverse temperature invT ≠ 1 its natural parameters are multiplied by
+// invT (Mandt et al. 2016, §3.2): every statement it appears in is inside
+// the unit plate, whose log density the temperature divides.
+func (m *Model) updateTheta(q *state, w *scratch, d int, invT float64) float64 {
 	lo, hi := d*m.k, (d+1)*m.k
 	prev := runtime.Grow(&w.prev, hi-lo)
 	copy(prev, q.thetaParam[lo:hi])
 	clear(q.thetaParam[lo:hi])
 	m.ThetaNatural(d, q.zProb, q.thetaParam[lo:hi])
+	if invT != 1 {
+		runtime.TemperNatural(invT, func(e, p []float64) { e[0] = p[0] - 1.0 }, func(p, e []float64) { p[0] = e[0] + 1.0 }, q.thetaParam[lo:hi])
+	}
 	m.momentsTheta(q, d)
 	return runtime.L2Change(q.thetaParam[lo:hi], prev[:hi-lo])
 }
 
 // updateZ sets q(z) (lda.vi:15:8) to its optimum given the other factors, the
 // closed form of Eq. 18, for unit d, and returns the relative change of its parameters.
-func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
+// At inverse temperature invT ≠ 1 its natural parameters are multiplied by
+// invT (Mandt et al. 2016, §3.2): every statement it appears in is inside
+// the unit plate, whose log density the temperature divides.
+func (m *Model) updateZ(q *state, w *scratch, d int, invT float64) float64 {
 	lo, hi := m.wOff[d]*m.k, m.wOff[d+1]*m.k
 	prev := runtime.Grow(&w.prev, hi-lo)
 	copy(prev, q.zProb[lo:hi])
 	clear(q.zProb[lo:hi])
-	m.ZNaturalExp(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.betaElogExp, q.zProb)
-	if !runtime.NormalizeRows(q.zProb[lo:hi], m.k) {
-		clear(q.zProb[lo:hi])
+	if invT != 1 {
 		m.ZNatural(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.zProb)
-		runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
+		runtime.TemperSoftmaxRows(q.zProb[lo:hi], m.k, invT)
+	} else {
+		m.ZNaturalExp(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.betaElogExp, q.zProb)
+		if !runtime.NormalizeRows(q.zProb[lo:hi], m.k) {
+			clear(q.zProb[lo:hi])
+			m.ZNatural(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.zProb)
+			runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
+		}
 	}
 	return runtime.L2Change(q.zProb[lo:hi], prev[:hi-lo])
 }
@@ -375,12 +391,13 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 // sweeps.
 func (a *caModel) UpdateUnit(q *state, w *scratch, d int) bool {
 	m, opts := a.m, a.opts
+	invT := a.temper.At(d) // 1 untempered
 	for it := 1; it <= opts.LocalMaxIter; it++ {
 		change := 0.0
 		// theta: closed form (Eq. 18)
-		change = math.Max(change, m.updateTheta(q, w, d))
+		change = math.Max(change, m.updateTheta(q, w, d, invT))
 		// z: closed form (Eq. 18)
-		change = math.Max(change, m.updateZ(q, w, d))
+		change = math.Max(change, m.updateZ(q, w, d, invT))
 		if change < opts.LocalTol {
 			return true
 		}
@@ -489,12 +506,13 @@ func (a *caModel) PriorNatural(_ *state, g int, eta []float64) {
 }
 
 // UnitNatural adds into eta unit d's part of global factor g's natural
-// parameters: its expected sufficient statistics (Eq. 18).
-func (a *caModel) UnitNatural(q *state, _ *scratch, g, d int, eta []float64) {
+// parameters: its expected sufficient statistics (Eq. 18), times invT, the
+// unit's inverse temperature (Mandt et al. 2016, Eq. 8; 1 untempered).
+func (a *caModel) UnitNatural(q *state, _ *scratch, g, d int, invT float64, eta []float64) {
 	m := a.m
 	switch g {
 	case 0: // beta (lda.vi:13:8)
-		m.BetaNaturalUnit(d, q.zProb, eta)
+		m.BetaNaturalUnit(d, invT, q.zProb, eta)
 	}
 }
 
@@ -519,12 +537,13 @@ func (m *Model) BetaNaturalPrior(eta []float64) {
 }
 
 // BetaNaturalUnit adds into its outputs unit d's part of the natural parameters of q(beta):
-// its expected sufficient statistics (Eq. 18, E_q[η] of its statements):
+// its expected sufficient statistics (Eq. 18, E_q[η] of its statements),
+// times its inverse temperature invT (Mandt et al. 2016, Eq. 8; 1 untempered):
 //
 //	lda.vi:24:5: for d in 1:D: for n in w[d]: w[d, n] ~ Categorical(beta[z[d, n]])
 //
 // The caller zeroes the outputs.
-func (m *Model) BetaNaturalUnit(d int, zProb, eta []float64) {
+func (m *Model) BetaNaturalUnit(d int, invT float64, zProb, eta []float64) {
 	K := m.k
 	V := m.v
 	wCount := m.wCount
@@ -532,12 +551,24 @@ func (m *Model) BetaNaturalUnit(d int, zProb, eta []float64) {
 	wTerm := m.wTerm
 	// lda.vi:13:8: latent beta, E[η] of log x
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t1 := wCount[n]
+		t1 := invT * wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
 		for i := 0; i < K; i++ {
 			eta[i*V+wTerm[n]-1] += t1 * zProb_n[i]
 		}
 	}
+}
+
+// Tempering returns the inverse temperatures the local updates and
+// UnitNatural read (runtime.Tempered).
+func (a *caModel) Tempering() *runtime.Temper {
+	return &a.temper
+}
+
+// UnitLogJoint returns E_q[log p] of unit d's statements, the part of the
+// ELBO a temperature divides (Mandt et al. 2016, Eq. 4).
+func (a *caModel) UnitLogJoint(q *state, d int) float64 {
+	return a.m.logJointUnit(d, q.thetaParam, q.thetaElog, q.zProb, q.betaParam, q.betaElog)
 }
 
 // Heldout scores r, a fit of m, by document completion: obs and held are
@@ -953,6 +984,51 @@ func (m *Model) elboUnit(d int, thetaParam, thetaElog, zProb, betaParam, betaElo
 	for i26 := 0; i26 < K; i26++ {
 		t15 := runtime.Lgamma(thetaParam_d[i26])
 		f += t15
+	}
+	return f
+}
+
+// logJointUnit is E_q[log p] of the statements inside the unit plate for unit d:
+// elboUnit without the entropies.
+func (m *Model) logJointUnit(d int, thetaParam, thetaElog, zProb, betaParam, betaElog []float64) float64 {
+	K := m.k
+	V := m.v
+	alpha := m.alpha
+	wCount := m.wCount
+	wOff := m.wOff
+	wTerm := m.wTerm
+	var f float64
+	t1 := runtime.Lgamma(alpha)
+	t2 := runtime.Lgamma(float64(K) * alpha)
+	var t3Buf [runtime.StackVec]float64
+	t3 := runtime.Vec(t3Buf[:], K)
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		t4 := wCount[n]
+		zProb_n := zProb[n*K:][:K:K]
+		for k7 := 0; k7 < K; k7++ {
+			t3[k7] += t4 * betaElog[k7*V+wTerm[n]-1] * zProb_n[k7]
+		}
+	}
+	var t5Buf [runtime.StackVec]float64
+	t5 := runtime.Vec(t5Buf[:], K)
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		t6 := wCount[n]
+		zProb_n := zProb[n*K:][:K:K]
+		for k6 := 0; k6 < K; k6++ {
+			t5[k6] += t6 * zProb_n[k6]
+		}
+	}
+	t7 := alpha - 1.0
+	f += t2 - float64(K)*t1
+	for k7 := 0; k7 < K; k7++ {
+		f += t3[k7]
+	}
+	thetaElog_d := thetaElog[d*K:][:K:K]
+	for k6 := 0; k6 < K; k6++ {
+		f += t5[k6] * thetaElog_d[k6]
+	}
+	for i18 := 0; i18 < K; i18++ {
+		f += t7 * thetaElog_d[i18]
 	}
 	return f
 }

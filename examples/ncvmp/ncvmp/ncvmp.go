@@ -358,6 +358,12 @@ func (a *caModel) NoSVI() string {
 	return "it has no unit plate (a loop `for d in 1:D` holding local latents) to draw minibatches from; the global w (ncvmp.vi:11:8) is nonconjugate, and SVI steps only conjugate globals"
 }
 
+// NoTemper says why annealing and variational tempering do not apply to
+// the model.
+func (a *caModel) NoTemper() string {
+	return "it has no unit plate (a loop `for d in 1:D` holding local latents) whose likelihood terms a temperature could divide"
+}
+
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
 // the global statements and the entropies of the global non-Gaussian factors.
 func (m *Model) elboGlobal(wMean, wCov []float64) float64 {

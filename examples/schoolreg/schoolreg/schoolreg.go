@@ -600,6 +600,12 @@ func (a *caModel) NoSVI() string {
 	return "it has no unit plate (a loop `for d in 1:D` holding local latents) to draw minibatches from; the global mu (schoolreg.vi:16:8) is nonconjugate, and SVI steps only conjugate globals; the global b1 (schoolreg.vi:17:8) is nonconjugate, and SVI steps only conjugate globals; the global b2 (schoolreg.vi:18:8) is nonconjugate, and SVI steps only conjugate globals; the global tau (schoolreg.vi:19:8) is nonconjugate, and SVI steps only conjugate globals; the global sigma (schoolreg.vi:20:8) is nonconjugate, and SVI steps only conjugate globals; the global a (schoolreg.vi:21:8) is nonconjugate, and SVI steps only conjugate globals"
 }
 
+// NoTemper says why annealing and variational tempering do not apply to
+// the model.
+func (a *caModel) NoTemper() string {
+	return "it has no unit plate (a loop `for d in 1:D` holding local latents) whose likelihood terms a temperature could divide"
+}
+
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
 // the global statements and the entropies of the global non-Gaussian factors.
 func (m *Model) elboGlobal(muMean, muCov, b1Mean, b1Cov, b2Mean, b2Cov, tauMean, tauCov, sigmaMean, sigmaCov, aMean, aCov []float64) float64 {

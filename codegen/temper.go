@@ -1,0 +1,70 @@
+package codegen
+
+import (
+	"fmt"
+	"strings"
+)
+
+// This file emits what a tempered fit (runtime.Tempered: annealing and
+// variational tempering, Mandt et al. 2016) needs of a model besides SVI's
+// split of the global natural parameters: the inverse temperatures the
+// local updates read, and E_q[log p(x_d, z_d | β)] of one unit. A model
+// tempering does not apply to gets NoTemper, saying why. The tempered local
+// updates themselves are in emitConjugateUpdate: with invT = 1 they take
+// the untempered path, so an untempered fit is unchanged bit for bit.
+
+// temperReason says why tempering does not apply to the model, or "".
+func (f *fitGen) temperReason() string {
+	if f.unit == nil {
+		return "it has no unit plate (a loop `for d in 1:D` holding local latents) whose likelihood terms a temperature could divide"
+	}
+	var why []string
+	for _, qi := range f.qs {
+		switch {
+		case qi.obj != nil:
+			why = append(why, fmt.Sprintf("%s (%s) has a Gaussian factor fitted by Newton steps, and tempering covers conditionally conjugate models (§3.1), whose updates are closed forms", qi.v.Name, f.pos(qi.v)))
+		case qi.local && !qi.upd.Normalize && !hasNaturalMaps(qi.q.Family):
+			why = append(why, fmt.Sprintf("the local %s (%s) is %s, whose natural parameters a temperature cannot divide", qi.v.Name, f.pos(qi.v), qi.q.Family))
+		}
+	}
+	if len(f.msteps) > 0 {
+		why = append(why, "it has params, and tempering does not cover their M-steps yet")
+	}
+	if len(why) == 0 {
+		if r := f.sviReason(); r != "" {
+			why = append(why, r)
+		} else if len(f.sviGlobals()) == 0 {
+			why = append(why, "it has no global latents: each unit is fitted exactly on its own, so there is nothing to anneal")
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// emitTemper prints caModel's runtime.Tempered methods, or NoTemper.
+func (f *fitGen) emitTemper() {
+	w := f.w
+	if !f.temper {
+		w.Func([]string{"NoTemper says why annealing and variational tempering do not apply to", "the model."},
+			"(a *caModel) NoTemper() string", func() { w.Return(fmt.Sprintf("%q", f.temperReason())) })
+		return
+	}
+	w.Func([]string{"Tempering returns the inverse temperatures the local updates and", "UnitNatural read (runtime.Tempered)."},
+		w.Sf("(a *caModel) Tempering() *%s", rt("Temper")), func() { w.Return("&a.temper") })
+	w.Func([]string{"UnitLogJoint returns E_q[log p] of unit d's statements, the part of the",
+		"ELBO a temperature divides (Mandt et al. 2016, Eq. 4)."},
+		"(a *caModel) UnitLogJoint(q *state, d int) float64", func() {
+			w.Return(fmt.Sprintf("a.m.logJointUnit(%s)", joinArgs("d", f.args(f.bound.LocalInputs, "d"))))
+		})
+}
+
+// temperKernel prints logJointUnit.
+func (f *fitGen) temperKernel() string {
+	if !f.temper {
+		return ""
+	}
+	b := f.bound
+	return f.g.emitKernel(kernelSpec{Name: "logJointUnit", Scalar: true, Unit: f.unit,
+		Doc:     []string{fmt.Sprintf("logJointUnit is E_q[log p] of the statements inside the unit plate for unit %s:", f.unit.Name), "elboUnit without the entropies."},
+		Params:  inputParams(b.LocalInputs),
+		Outputs: []Output{{Target: "f", Expr: b.LocalLogJoint}}})
+}

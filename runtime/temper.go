@@ -1,0 +1,379 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Annealing and variational tempering (Mandt, McInerney, Abrol, Ranganath
+// & Blei 2016). A tempered fit divides the log density of the statements
+// inside the unit plate, p(x_d, z_d | β), by a temperature T ≥ 1 and
+// leaves the global statements, the prior p(β), as they are (Eq. 2):
+//
+//	A(q; T) = E_q[log p(β)] − E_q[log q(β)] + Σ_d (E_q[log p(x_d, z_d | β)]/T − E_q[log q(z_d)])
+//
+// (Eq. 4). Its coordinate updates are the untempered ones with every local
+// factor's natural parameter divided by T (§3.2, the update of φ) and each
+// unit's expected sufficient statistics divided by T in a global factor's
+// (Eq. 8). A generated package supplies them through Tempered: its local
+// updates read the inverse temperature of their unit from Temper, and its
+// SVIGlobals.UnitNatural scales a unit's part by it. With 1/T = 1 the
+// updates are the untempered ones bit for bit: they take the same path.
+//
+// Three ways to set T (TemperSettings): a schedule (AVI, §2.2), a latent
+// temperature on a grid with a posterior q(y) of its own (VT, §2.3), and
+// one such temperature per unit (LVT, §2.4; not yet).
+
+// Temper holds the inverse temperatures 1/T that a tempered fit's updates
+// read. The zero value is untempered.
+type Temper struct {
+	// Global is 1/T for every unit: AVI's 1/T, VT's E_q[1/T]. 0 stands for 1.
+	Global float64
+	// Unit, if set, is each unit's own 1/T (LVT's E_q[1/T_d]) and overrides
+	// Global.
+	Unit []float64
+}
+
+// At returns the inverse temperature of unit d.
+func (t *Temper) At(d int) float64 {
+	if t.Unit != nil {
+		return t.Unit[d]
+	}
+	if t.Global == 0 {
+		return 1
+	}
+	return t.Global
+}
+
+// Off reports whether every unit is at T = 1.
+func (t *Temper) Off() bool {
+	for _, b := range t.Unit {
+		if b != 1 {
+			return false
+		}
+	}
+	return t.Global == 0 || t.Global == 1
+}
+
+// Tempered is what a generated package adds to CAModel and SVIGlobals when
+// its model can be tempered: every latent conjugate, a unit plate, and no
+// params. A model that cannot says why with NoTemper() string.
+type Tempered[S any] interface {
+	// Tempering returns the inverse temperatures the model's updates read;
+	// the algorithm sets them before each update.
+	Tempering() *Temper
+	// UnitLogJoint returns E_q[log p(x_d, z_d | β)], the expected log
+	// density of unit d's statements under q (the ELBO's unit part without
+	// the entropies): what tempering divides by T.
+	UnitLogJoint(q S, d int) float64
+}
+
+// TemperNatural divides the natural parameters of the elements of a
+// conjugate factor by T (multiplies them by invT), converting each element
+// of params (one slice per parameter of the family) with to and back with
+// from, the family's maps (as for ToNatural and FromNatural).
+func TemperNatural(invT float64, to func(e, p []float64), from func(p, e []float64), params ...[]float64) {
+	if len(params) == 0 || len(params) > maxNatural {
+		panic(fmt.Sprintf("vigen runtime: tempering a factor with %d parameters", len(params)))
+	}
+	var p, e [maxNatural]float64
+	for i := range params[0] {
+		for k := range params {
+			p[k] = params[k][i]
+		}
+		to(e[:], p[:len(params)])
+		for k := range e {
+			e[k] *= invT
+		}
+		from(p[:len(params)], e[:])
+		for k := range params {
+			params[k][i] = p[k]
+		}
+	}
+}
+
+// TemperSoftmaxRows replaces each row of length k of x, log-probabilities
+// up to a constant per row (a categorical factor's natural parameters), by
+// the normalized exponential of invT times it: the tempered categorical
+// update, in the log domain so that no probability the temperature raises
+// is lost to underflow first.
+func TemperSoftmaxRows(x []float64, k int, invT float64) {
+	for i := range x {
+		x[i] *= invT
+	}
+	SoftmaxRows(x, k)
+}
+
+// TemperSettings choose how a fit is tempered. The zero value is
+// untempered.
+type TemperSettings struct {
+	// Anneal, with T0 > 1, is annealed variational inference (AVI): T
+	// follows the schedule, in iterations of coordinate ascent or passes
+	// over the data of SVI, and the fit runs at T = 1 after it.
+	Anneal Anneal `json:"anneal,omitempty"`
+	// Mode "global" is variational tempering (VT): the temperature is a
+	// latent variable y on Grid with prior Prior, and q(y) is updated with
+	// the other factors (Eq. 9); the updates read E_q[1/T]. "" is no
+	// latent temperature.
+	Mode string `json:"mode,omitempty"`
+	// Grid are the temperatures 1 = T_1 < T_2 < … < T_M of VT.
+	Grid []float64 `json:"grid,omitempty"`
+	// LogC are the log tempered partition functions log C(T_m) (Eq. 3) on
+	// Grid, which VT's update of q(y) needs.
+	LogC []float64 `json:"log_c,omitempty"`
+	// Prior is π_m, the prior of y on Grid (nil: uniform).
+	Prior []float64 `json:"prior,omitempty"`
+}
+
+// On reports whether s tempers the fit.
+func (s TemperSettings) On() bool { return s.Anneal.T0 > 1 || s.Mode != "" }
+
+// Check reports settings that cannot be run.
+func (s TemperSettings) Check() error {
+	if s.Anneal.T0 != 0 && (!(s.Anneal.T0 >= 1) || math.IsInf(s.Anneal.T0, 0) || !(s.Anneal.Length > 0) || math.IsInf(s.Anneal.Length, 0)) {
+		return fmt.Errorf("anneal schedule %s: the starting temperature must be ≥ 1 and the length a positive number", s.Anneal)
+	}
+	switch s.Mode {
+	case "":
+		if len(s.Grid)+len(s.LogC)+len(s.Prior) > 0 {
+			return errors.New("a temperature grid, log C(T) or prior is given but no tempering mode: set Mode \"global\" (variational tempering)")
+		}
+		return nil
+	case "global":
+	case "local":
+		return errors.New("local variational tempering (one temperature per unit, Mandt et al. §2.4) is not implemented yet")
+	default:
+		return fmt.Errorf("unknown tempering mode %q: give \"global\" (variational tempering)", s.Mode)
+	}
+	if s.Anneal.T0 > 1 {
+		return errors.New("give either an annealing schedule (AVI) or variational tempering (VT), not both: VT learns the schedule")
+	}
+	if len(s.Grid) < 2 {
+		return fmt.Errorf("variational tempering needs a grid of at least two temperatures, 1 = T_1 < T_2 < …; got %d", len(s.Grid))
+	}
+	if s.Grid[0] != 1 {
+		return fmt.Errorf("variational tempering: the grid must start at T_1 = 1 (the untempered model), not %v", s.Grid[0])
+	}
+	for m := 1; m < len(s.Grid); m++ {
+		if !(s.Grid[m] > s.Grid[m-1]) || math.IsInf(s.Grid[m], 0) {
+			return fmt.Errorf("variational tempering: the grid must increase, but T_%d = %v follows T_%d = %v", m+1, s.Grid[m], m, s.Grid[m-1])
+		}
+	}
+	if len(s.LogC) != len(s.Grid) {
+		return fmt.Errorf("variational tempering: %d values of log C(T) for %d temperatures", len(s.LogC), len(s.Grid))
+	}
+	for m, c := range s.LogC {
+		if math.IsNaN(c) || math.IsInf(c, 0) {
+			return fmt.Errorf("variational tempering: log C(T_%d) = %v is not finite", m+1, c)
+		}
+	}
+	if s.Prior != nil {
+		if len(s.Prior) != len(s.Grid) {
+			return fmt.Errorf("variational tempering: %d prior weights for %d temperatures", len(s.Prior), len(s.Grid))
+		}
+		for m, p := range s.Prior {
+			if !(p > 0) || math.IsInf(p, 0) {
+				return fmt.Errorf("variational tempering: prior weight π_%d = %v must be positive", m+1, p)
+			}
+		}
+	}
+	return nil
+}
+
+// vtState is q(y) of variational tempering: r over the grid.
+type vtState struct {
+	s      TemperSettings
+	logPri []float64 // log π_m, normalized
+	r      []float64
+}
+
+func newVT(s TemperSettings) *vtState {
+	m := len(s.Grid)
+	v := &vtState{s: s, logPri: make([]float64, m), r: make([]float64, m)}
+	tot := 0.0
+	for k := range v.logPri {
+		p := 1.0
+		if s.Prior != nil {
+			p = s.Prior[k]
+		}
+		v.logPri[k] = p
+		tot += p
+	}
+	for k := range v.logPri {
+		v.logPri[k] = math.Log(v.logPri[k] / tot)
+		v.r[k] = 1 / float64(m) // q(y) starts uniform, as in the paper's experiments
+	}
+	return v
+}
+
+// natural writes into out the natural parameters of the optimal q(y)
+// (Eq. 9) given lj = Σ_d E_q[log p(x_d, z_d | β)]: log r_m up to a
+// constant.
+func (v *vtState) natural(lj float64, out []float64) {
+	for k, t := range v.s.Grid {
+		out[k] = lj/t + v.logPri[k] - v.s.LogC[k]
+	}
+}
+
+// set sets r to the softmax of the natural parameters eta.
+func (v *vtState) set(eta []float64) {
+	copy(v.r, eta)
+	SoftmaxRows(v.r, len(v.r))
+}
+
+// invT is E_q[1/T], the inverse temperature VT's updates read.
+func (v *vtState) invT() float64 {
+	s := 0.0
+	for k, t := range v.s.Grid {
+		s += v.r[k] / t
+	}
+	return s
+}
+
+// meanT is E_q[T].
+func (v *vtState) meanT() float64 {
+	s := 0.0
+	for k, t := range v.s.Grid {
+		s += v.r[k] * t
+	}
+	return s
+}
+
+// bound is q(y)'s part of the tempered ELBO (the T-ELBO of §2.3):
+// E_q[log p(y)] − E_q[log C(T_y)] − E_q[log q(y)].
+func (v *vtState) bound() float64 {
+	s := 0.0
+	for k, r := range v.r {
+		if r > 0 {
+			s += r * (v.logPri[k] - v.s.LogC[k] - math.Log(r))
+		}
+	}
+	return s
+}
+
+// unitLogJoint sums E_q[log p(x_d, z_d | β)] over the units, computed on
+// workers goroutines into perUnit and added in unit order.
+func unitLogJoint[S any](tm Tempered[S], q S, units, workers int, perUnit []float64) float64 {
+	ParallelFor(units, workers, func(_, d int) { perUnit[d] = tm.UnitLogJoint(q, d) })
+	s := 0.0
+	for _, v := range perUnit[:units] {
+		s += v
+	}
+	return s
+}
+
+// temperedELBO is Eq. 4's A(q; T) from the ELBO and the units' expected log
+// joints: the ELBO with each unit's E_q[log p(x_d, z_d | β)] weighed by
+// its 1/T instead of 1.
+func temperedELBO(elbo float64, tp *Temper, perUnit []float64) float64 {
+	s := 0.0
+	for d, lj := range perUnit {
+		s += (1 - tp.At(d)) * lj
+	}
+	return elbo - s
+}
+
+// temperedGlobals sets each conjugate global factor in turn to its
+// optimum under the tempered objective, λ = prior + Σ_d E_q[t(x_d, z_d)]/T_d
+// (Eq. 8 with every unit), and returns the largest relative change.
+func temperedGlobals[S, W any](gm SVIGlobals[S, W], shape SVIShape, q S, w W, units int, tp *Temper, eta, prev []float64) float64 {
+	change := 0.0
+	for g, n := range shape.Natural {
+		e, p := eta[:n], prev[:n]
+		gm.Natural(q, g, p)
+		clear(e)
+		for d := 0; d < units; d++ {
+			gm.UnitNatural(q, w, g, d, tp.At(d), e)
+		}
+		gm.PriorNatural(q, g, e)
+		gm.SetNatural(q, g, e)
+		change = math.Max(change, L2Change(e, p))
+	}
+	return change
+}
+
+// temperer is what FitCA and FitSVI need of a tempered fit: the model's
+// tempering interfaces, the settings and q(y) for VT.
+type temperer[S, W any] struct {
+	tm    Tempered[S]
+	gm    SVIGlobals[S, W]
+	shape SVIShape
+	tp    *Temper
+	s     TemperSettings
+	vt    *vtState
+	eta   []float64 // scratch for q(y)'s natural parameters, and the globals'
+	prev  []float64
+}
+
+// newTemperer checks that m can be tempered under s and returns the
+// temperer, or nil when s is off.
+func newTemperer[S, W, P, R any](m CAModel[S, W, P, R], q S, s TemperSettings) (*temperer[S, W], error) {
+	if !s.On() {
+		return nil, nil
+	}
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	tm, ok := m.(Tempered[S])
+	if !ok {
+		why := "the model has no tempered updates"
+		if n, ok := m.(interface{ NoTemper() string }); ok {
+			why = n.NoTemper()
+		}
+		return nil, fmt.Errorf("tempering (annealing or variational tempering, Mandt et al. 2016) does not apply: %s", why)
+	}
+	t := &temperer[S, W]{tm: tm, tp: tm.Tempering(), s: s}
+	if sm, ok := m.(interface{ Stochastic() SVIShape }); ok {
+		t.shape = sm.Stochastic()
+	}
+	t.gm, _ = m.(SVIGlobals[S, W])
+	if len(t.shape.Natural) > 0 && t.gm == nil {
+		return nil, errors.New("the model has tempered updates but no natural parameters of its global factors (SVIGlobals)")
+	}
+	n := len(s.Grid)
+	for _, k := range t.shape.Natural {
+		n = max(n, k)
+	}
+	t.eta, t.prev = make([]float64, n), make([]float64, n)
+	if s.Mode == "global" {
+		t.vt = newVT(s)
+	}
+	*t.tp = Temper{}
+	if t.vt != nil {
+		t.tp.Global = t.vt.invT()
+	}
+	return t, nil
+}
+
+// setAnneal sets the temperature of step t (0-based) of the schedule and
+// returns it.
+func (t *temperer[S, W]) setAnneal(step float64) float64 {
+	T := t.s.Anneal.At(step)
+	t.tp.Global = 1 / T
+	if T == 1 {
+		t.tp.Global = 1
+	}
+	return T
+}
+
+// temperature is the temperature a progress line and the result report:
+// AVI's T, VT's E_q[T].
+func (t *temperer[S, W]) temperature() float64 {
+	if t.vt != nil {
+		return t.vt.meanT()
+	}
+	return 1 / t.tp.At(0)
+}
+
+// String describes s for a result: "" untempered, "anneal linear:10:100",
+// or "vt: 30 temperatures in [1, 10]".
+func (s TemperSettings) String() string {
+	switch {
+	case s.Mode == "global" && len(s.Grid) > 0:
+		return fmt.Sprintf("vt: %d temperatures in [%g, %g]", len(s.Grid), s.Grid[0], s.Grid[len(s.Grid)-1])
+	case s.Anneal.T0 > 1:
+		return "anneal " + s.Anneal.String()
+	}
+	return ""
+}
