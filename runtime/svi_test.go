@@ -106,6 +106,7 @@ func (f *sviFake) UnitNatural(q *sviState, w *fakeWorker, g, d int, invT float64
 }
 
 var _ SVIGlobals[*sviState, *fakeWorker] = (*sviFake)(nil)
+
 func (f *sviFake) UnitParamStats(q *sviState, w *fakeWorker, d int, stats []float64) {
 	stats[0]++
 	stats[1] += f.y[d] * f.y[d]
