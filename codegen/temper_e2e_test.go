@@ -1,0 +1,391 @@
+package codegen
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/vigen-go/vigen/runtime"
+)
+
+// LDA, as a user writes it, for the tempering tests.
+const temperLDA = `model lda
+size D, K, V
+data w : bag[D] of 1..V
+const alpha : real = 0.3
+const eta : real = 0.05
+latent beta : simplex[K, V] conjugate
+latent theta : simplex[D, K] conjugate
+latent z : int[D, w] in 1..K conjugate
+for k in 1:K {
+  beta[k] ~ Dirichlet(eta)
+}
+for d in 1:D {
+  theta[d] ~ Dirichlet(alpha)
+  for n in w[d] {
+    z[d, n] ~ Categorical(theta[d])
+    w[d, n] ~ Categorical(beta[z[d, n]])
+  }
+}
+`
+
+// temperHook exposes the start and the units' expected log joints of the
+// generated package to the driver.
+const temperHook = `package PKG
+
+// HookStart is the starting q of a fit with opts.
+func HookStart(m *Model, opts Options) Latent {
+	q, err := m.newState(opts)
+	if err != nil {
+		panic(err)
+	}
+	return q.latent(m)
+}
+
+// HookLogJoint is UnitLogJoint of every unit at the q of r.
+func HookLogJoint(m *Model, r *Result) []float64 {
+	opts := Options{Start: r}
+	q, err := m.newState(opts)
+	if err != nil {
+		panic(err)
+	}
+	a := &caModel{m: m, opts: opts}
+	out := make([]float64, m.d)
+	for d := range out {
+		out[d] = a.UnitLogJoint(q, d)
+	}
+	return out
+}
+`
+
+const temperDriver = `package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+
+	"github.com/vigen-go/vigen/runtime"
+	model "tmpe2e/PKG"
+)
+
+func main() {
+	d, err := model.LoadData(os.Stdin)
+	if err != nil {
+		panic(err)
+	}
+	m, err := model.NewModel(d)
+	if err != nil {
+		panic(err)
+	}
+	fit := func(o model.Options) *model.Result {
+		o.Seed = 3
+		o.LocalTol, o.LocalMaxIter = 1e-13, 20000
+		r, err := m.Fit(context.Background(), o)
+		if err != nil {
+			panic(err)
+		}
+		return r
+	}
+	out := map[string]any{}
+	out["start"] = model.HookStart(m, model.Options{Seed: 3})
+	one := fit(model.Options{MaxIter: 1, Temper: runtime.TemperSettings{Anneal: runtime.Anneal{T0: 4, Length: 10}}})
+	out["one"] = one
+	out["one_lj"] = model.HookLogJoint(m, one)
+	sched := runtime.TemperSettings{Anneal: runtime.Anneal{T0: 5, Length: 3}}
+	out["annealed"] = fit(model.Options{MaxIter: 10, Tol: 1e-300, MeanTol: 1e-300, Temper: sched})
+	head := fit(model.Options{MaxIter: 3, Temper: sched})
+	out["head"] = head
+	out["tail"] = fit(model.Options{MaxIter: 7, Tol: 1e-300, MeanTol: 1e-300, Start: head})
+	vt := runtime.TemperSettings{Mode: "global", Grid: []float64{1, 2, 4}, LogC: []float64{0, -40, -90}}
+	v := fit(model.Options{MaxIter: 1, Temper: vt})
+	out["vt"] = v
+	out["vt_lj"] = model.HookLogJoint(m, v)
+	json.NewEncoder(os.Stdout).Encode(out)
+}
+`
+
+// ldaCorpus draws D documents of about n tokens from an LDA with K topics
+// over V terms, as the (term, count) bags the data file takes.
+func ldaCorpus(rng *rand.Rand, D, K, V, n int) [][][2]int {
+	topics := make([][]float64, K)
+	for k := range topics {
+		topics[k] = make([]float64, V)
+		for v := range topics[k] {
+			topics[k][v] = 0.05
+		}
+		for v := k * V / K; v < (k+1)*V/K; v++ {
+			topics[k][v] += 1
+		}
+	}
+	docs := make([][][2]int, D)
+	for d := range docs {
+		counts := make([]int, V)
+		mix := []float64{rng.Float64(), rng.Float64(), rng.Float64()}
+		for range n {
+			k := pick(rng, mix[:K])
+			counts[pick(rng, topics[k])]++
+		}
+		for v, c := range counts {
+			if c > 0 {
+				docs[d] = append(docs[d], [2]int{v + 1, c})
+			}
+		}
+	}
+	return docs
+}
+
+func pick(rng *rand.Rand, w []float64) int {
+	s := 0.0
+	for _, x := range w {
+		s += x
+	}
+	u := rng.Float64() * s
+	for i, x := range w {
+		if u -= x; u < 0 {
+			return i
+		}
+	}
+	return len(w) - 1
+}
+
+type temperResult struct {
+	resultJSON
+	Temperature  []float64 `json:"temperature"`
+	TemperedELBO []float64 `json:"tempered_elbo"`
+	Tempering    string    `json:"tempering"`
+}
+
+// The tempered updates of generated LDA, checked against Mandt et al.'s
+// updates written out by hand (Eq. 2 tempers every statement inside the
+// document loop, θ_d's prior included; §3.2 divides the local natural
+// parameters and the documents' sufficient statistics by T):
+//
+//	γ_d   = 1 + (α − 1 + Σ_n c_n φ_n)/T
+//	φ_nk  ∝ exp((ψ(γ_dk) − ψ(Σγ_d) + ψ(λ_k,w_n) − ψ(Σ_v λ_kv))/T)
+//	λ_kv  = η + Σ_d Σ_n c_n φ_nk [w_n = v]/T
+//
+// and that once the schedule has ended a tempered fit is the untempered
+// one bit for bit.
+func TestEndToEndTemperedLDA(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	const D, K, V = 12, 3, 15
+	docs := ldaCorpus(rng, D, K, V, 30)
+	data, _ := json.Marshal(map[string]any{"D": D, "K": K, "V": V, "w": docs})
+	out := buildAndRunFiles(t, "lda", temperLDA, data, temperDriver, map[string]string{"hook.go": temperHook})
+	var res struct {
+		Start    map[string]gaussianJSON `json:"start"`
+		One      temperResult            `json:"one"`
+		OneLJ    []float64               `json:"one_lj"`
+		Annealed temperResult            `json:"annealed"`
+		Head     temperResult            `json:"head"`
+		Tail     temperResult            `json:"tail"`
+		VT       temperResult            `json:"vt"`
+		VTLJ     []float64               `json:"vt_lj"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("driver output: %v\n%s", err, out)
+	}
+	const alpha, eta = 0.3, 0.05
+
+	// One iteration at T = 4 from the start, by hand.
+	invT := 1 / 4.0
+	lam := append([]float64(nil), res.Start["beta"].Params["param"]...)
+	gam := append([]float64(nil), res.Start["theta"].Params["param"]...)
+	phi := append([]float64(nil), res.Start["z"].Params["prob"]...)
+	elogBeta := func(lam []float64) []float64 {
+		out := make([]float64, K*V)
+		for k := range K {
+			s := 0.0
+			for v := range V {
+				s += lam[k*V+v]
+			}
+			for v := range V {
+				out[k*V+v] = runtime.Digamma(lam[k*V+v]) - runtime.Digamma(s)
+			}
+		}
+		return out
+	}
+	eb := elogBeta(lam)
+	entry := 0
+	for d, doc := range docs {
+		g := gam[d*K : (d+1)*K]
+		ph := phi[entry*K : (entry+len(doc))*K]
+		for sweep := 0; sweep < 20000; sweep++ {
+			change := 0.0
+			prev := append([]float64(nil), g...)
+			for k := range K {
+				s := alpha - 1
+				for n, tc := range doc {
+					s += float64(tc[1]) * ph[n*K+k]
+				}
+				g[k] = 1 + invT*s
+			}
+			change = math.Max(change, runtime.L2Change(g, prev))
+			sg := 0.0
+			for _, x := range g {
+				sg += x
+			}
+			prevPh := append([]float64(nil), ph...)
+			for n, tc := range doc {
+				row := ph[n*K : (n+1)*K]
+				for k := range K {
+					row[k] = invT * (runtime.Digamma(g[k]) - runtime.Digamma(sg) + eb[k*V+tc[0]-1])
+				}
+				runtime.SoftmaxRows(row, K)
+			}
+			change = math.Max(change, runtime.L2Change(ph, prevPh))
+			if change < 1e-13 {
+				break
+			}
+		}
+		entry += len(doc)
+	}
+	for i := range lam {
+		lam[i] = eta
+	}
+	entry = 0
+	for _, doc := range docs {
+		for n, tc := range doc {
+			for k := range K {
+				lam[k*V+tc[0]-1] += invT * float64(tc[1]) * phi[(entry+n)*K+k]
+			}
+		}
+		entry += len(doc)
+	}
+	closeTo := func(what string, got, want []float64, tol float64) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+		}
+		worst := 0.0
+		for i := range got {
+			worst = math.Max(worst, math.Abs(got[i]-want[i])/math.Max(1, math.Abs(want[i])))
+		}
+		if worst > tol {
+			t.Errorf("%s: largest relative difference from the hand-written tempered update %.3g > %.1g", what, worst, tol)
+		}
+	}
+	closeTo("λ after one iteration at T = 4", res.One.Latent["beta"].Params["param"], lam, 1e-9)
+	closeTo("γ after one iteration at T = 4", res.One.Latent["theta"].Params["param"], gam, 1e-9)
+	if len(res.One.Temperature) != 1 || res.One.Temperature[0] != 4 {
+		t.Errorf("temperature trace %v, want [4]", res.One.Temperature)
+	}
+	if res.One.Tempering != "anneal linear:4:10" {
+		t.Errorf("tempering %q, want %q", res.One.Tempering, "anneal linear:4:10")
+	}
+	if res.One.Converged || !strings.Contains(res.One.Status, "tempered") {
+		t.Errorf("a fit stopped at T = 4 has status %q (converged %v), which should say it is still tempered", res.One.Status, res.One.Converged)
+	}
+
+	// E_q[log p(x_d, z_d | β)] by hand at the fitted q, and the tempered
+	// ELBO of Eq. 4 from it.
+	lj := handLDALogJoint(docs, K, V, alpha, res.One.Latent["beta"].Params["param"], res.One.Latent["theta"].Params["param"], res.One.Latent["z"].Params["prob"])
+	closeTo("UnitLogJoint", res.OneLJ, lj, 1e-10)
+	sum := 0.0
+	for _, x := range lj {
+		sum += x
+	}
+	want := res.One.ELBO[0] - (1-invT)*sum
+	if got := res.One.TemperedELBO[0]; math.Abs(got-want) > 1e-9*math.Abs(want) {
+		t.Errorf("tempered ELBO %.12g, want ELBO − (1 − 1/T)·Σ_d E[log p(x_d, z_d | β)] = %.12g", got, want)
+	}
+
+	// After the schedule (iterations 1–3 tempered), the fit is the
+	// untempered one started where the schedule left it, bit for bit.
+	if got := res.Annealed.Temperature; len(got) != 10 || got[0] != 5 || got[2] <= 1 || got[3] != 1 {
+		t.Errorf("annealed temperature trace %v: want 5, …, > 1 at iteration 3, then 1", got)
+	}
+	for _, name := range []string{"beta", "theta", "z"} {
+		a, b := res.Annealed.Latent[name], res.Tail.Latent[name]
+		for p, v := range a.Params {
+			for i := range v {
+				if v[i] != b.Params[p][i] {
+					t.Fatalf("%s %s[%d]: annealed fit %v, untempered fit from the schedule's end %v: not bit for bit", name, p, i, v[i], b.Params[p][i])
+				}
+			}
+		}
+	}
+	for i, e := range res.Tail.ELBO {
+		if e != res.Annealed.ELBO[3+i] {
+			t.Fatalf("ELBO of iteration %d: annealed %v, untempered %v", 4+i, res.Annealed.ELBO[3+i], e)
+		}
+	}
+
+	// VT: q(y) after one iteration is Eq. 9's at the fitted q, and the
+	// reported temperature its mean.
+	grid, logC := []float64{1, 2, 4}, []float64{0, -40, -90}
+	ljv := handLDALogJoint(docs, K, V, alpha, res.VT.Latent["beta"].Params["param"], res.VT.Latent["theta"].Params["param"], res.VT.Latent["z"].Params["prob"])
+	closeTo("UnitLogJoint under VT", res.VTLJ, ljv, 1e-10)
+	s := 0.0
+	for _, x := range ljv {
+		s += x
+	}
+	r := make([]float64, len(grid))
+	for m, T := range grid {
+		r[m] = s/T + math.Log(1.0/3) - logC[m]
+	}
+	runtime.SoftmaxRows(r, len(r))
+	meanT, invMean := 0.0, 0.0
+	for m, T := range grid {
+		meanT += r[m] * T
+		invMean += r[m] / T
+	}
+	if got := res.VT.Temperature[0]; math.Abs(got-meanT) > 1e-9*meanT {
+		t.Errorf("VT: E_q[T] = %.12g, Eq. 9 by hand gives %.12g (r = %v)", got, meanT, r)
+	}
+	hy := 0.0
+	for m := range r {
+		if r[m] > 0 {
+			hy += r[m] * (math.Log(1.0/3) - logC[m] - math.Log(r[m]))
+		}
+	}
+	wantT := res.VT.ELBO[0] - (1-invMean)*s + hy
+	if got := res.VT.TemperedELBO[0]; math.Abs(got-wantT) > 1e-9*math.Abs(wantT) {
+		t.Errorf("VT: T-ELBO %.12g, by hand %.12g", got, wantT)
+	}
+}
+
+// handLDALogJoint is E_q[log p(θ_d | α) + Σ_n c_n (log p(z_dn | θ_d) +
+// log p(w_dn | β, z_dn))] of each document, written out.
+func handLDALogJoint(docs [][][2]int, K, V int, alpha float64, lam, gam, phi []float64) []float64 {
+	eb := make([]float64, K*V)
+	for k := range K {
+		s := 0.0
+		for v := range V {
+			s += lam[k*V+v]
+		}
+		for v := range V {
+			eb[k*V+v] = runtime.Digamma(lam[k*V+v]) - runtime.Digamma(s)
+		}
+	}
+	out := make([]float64, len(docs))
+	entry := 0
+	for d, doc := range docs {
+		g := gam[d*K : (d+1)*K]
+		sg := 0.0
+		for _, x := range g {
+			sg += x
+		}
+		et := make([]float64, K)
+		for k := range K {
+			et[k] = runtime.Digamma(g[k]) - runtime.Digamma(sg)
+		}
+		lg1, _ := math.Lgamma(float64(K) * alpha)
+		lg2, _ := math.Lgamma(alpha)
+		v := lg1 - float64(K)*lg2
+		for k := range K {
+			v += (alpha - 1) * et[k]
+		}
+		for n, tc := range doc {
+			for k := range K {
+				v += float64(tc[1]) * phi[(entry+n)*K+k] * (et[k] + eb[k*V+tc[0]-1])
+			}
+		}
+		out[d] = v
+		entry += len(doc)
+	}
+	return out
+}
