@@ -1,9 +1,12 @@
 package runtime
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 )
 
 // Annealing and variational tempering (Mandt, McInerney, Abrol, Ranganath
@@ -376,4 +379,24 @@ func (s TemperSettings) String() string {
 		return "anneal " + s.Anneal.String()
 	}
 	return ""
+}
+
+// ReadTemperSettings reads the tempering settings of `-temper FILE`: the
+// JSON of TemperSettings ({"mode": "global", "grid": [1, 1.5, …], "log_c":
+// […], "prior": […]}), checked.
+func ReadTemperSettings(path string) (TemperSettings, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return TemperSettings{}, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var s TemperSettings
+	if err := dec.Decode(&s); err != nil {
+		return TemperSettings{}, fmt.Errorf("%s: %v (want the JSON of runtime.TemperSettings: mode, grid, log_c, prior, anneal)", path, err)
+	}
+	if err := s.Check(); err != nil {
+		return TemperSettings{}, fmt.Errorf("%s: %v", path, err)
+	}
+	return s, nil
 }
