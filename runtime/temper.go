@@ -307,6 +307,7 @@ type temperer[S, W any] struct {
 	vt    *vtState
 	eta   []float64 // scratch for q(y)'s natural parameters, and the globals'
 	prev  []float64
+	temp  float64 // AVI's temperature, as the schedule gives it
 }
 
 // newTemperer checks that m can be tempered under s and returns the
@@ -353,10 +354,7 @@ func newTemperer[S, W, P, R any](m CAModel[S, W, P, R], q S, s TemperSettings) (
 // returns it.
 func (t *temperer[S, W]) setAnneal(step float64) float64 {
 	T := t.s.Anneal.At(step)
-	t.tp.Global = 1 / T
-	if T == 1 {
-		t.tp.Global = 1
-	}
+	t.tp.Global, t.temp = 1/T, T
 	return T
 }
 
@@ -366,7 +364,10 @@ func (t *temperer[S, W]) temperature() float64 {
 	if t.vt != nil {
 		return t.vt.meanT()
 	}
-	return 1 / t.tp.At(0)
+	if t.tp.Off() {
+		return 1
+	}
+	return t.temp
 }
 
 // String describes s for a result: "" untempered, "anneal linear:10:100",

@@ -1,0 +1,291 @@
+package runtime
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+)
+
+// temperFake is a conjugate Gaussian model for the tempering tests:
+//
+//	μ ~ Normal(0, 1),  x_d ~ Normal(μ, 1),  y_d ~ Normal(x_d, 1),
+//
+// with q(μ) = N(mu, 1/prec) and q(x_d) = N(m_d, 1/p_d), updated in closed
+// form, tempered as Mandt et al.'s Eq. 2 says: the statements of unit d
+// (x_d's and y_d's) are divided by T. At a fixed T the coordinate ascent's
+// fixed point is, by hand,
+//
+//	m_d = (μ̄ + y_d)/2,  p_d = 2/T,  prec = 1 + D/T,  μ̄ = Σ_d m_d / (T·prec)
+//	⇒ μ̄ = Σ_d y_d / (2T + D).
+type temperFake struct {
+	y      []float64
+	temper Temper
+}
+
+type temperState struct {
+	mu, prec float64
+	m, p     []float64
+}
+
+func (f *temperFake) Shape(*temperState) CAShape                        { return CAShape{Units: len(f.y), Globals: true} }
+func (f *temperFake) NewWorker(tr Trouble) *fakeWorker                  { return &fakeWorker{tr} }
+func (f *temperFake) Tempering() *Temper                                { return &f.temper }
+func (f *temperFake) Stochastic() SVIShape                              { return SVIShape{Natural: []int{2}, Names: []string{"mu"}} }
+func (f *temperFake) PriorNatural(_ *temperState, _ int, eta []float64) { eta[1] -= 0.5 }
+func (f *temperFake) UpdateUnit(q *temperState, w *fakeWorker, d int) bool {
+	invT := f.temper.At(d)
+	q.m[d], q.p[d] = (q.mu+f.y[d])/2, 2*invT
+	return true
+}
+func (f *temperFake) UnitNatural(q *temperState, _ *fakeWorker, _, d int, invT float64, eta []float64) {
+	eta[0] += invT * q.m[d]
+	eta[1] -= invT * 0.5
+}
+func (f *temperFake) Natural(q *temperState, _ int, eta []float64) {
+	eta[0], eta[1] = q.mu*q.prec, -q.prec/2
+}
+func (f *temperFake) SetNatural(q *temperState, _ int, eta []float64) {
+	q.prec = -2 * eta[1]
+	q.mu = eta[0] / q.prec
+}
+func (f *temperFake) UpdateGlobals(q *temperState, w *fakeWorker) float64 {
+	eta := []float64{0, -0.5}
+	for d := range f.y {
+		f.UnitNatural(q, w, 0, d, 1, eta)
+	}
+	old := q.mu
+	f.SetNatural(q, 0, eta)
+	return math.Abs(q.mu - old)
+}
+
+// UnitLogJoint is E_q[log N(x_d; μ, 1) + log N(y_d; x_d, 1)].
+func (f *temperFake) UnitLogJoint(q *temperState, d int) float64 {
+	vd, vmu := 1/q.p[d], 1/q.prec
+	return -0.5*((q.m[d]-q.mu)*(q.m[d]-q.mu)+vd+vmu) - 0.5*((f.y[d]-q.m[d])*(f.y[d]-q.m[d])+vd) - math.Log(2*math.Pi)
+}
+
+// ELBO is the untempered bound: E log p(μ) + Σ_d unit parts + entropies.
+func (f *temperFake) ELBO(q *temperState, _ int, _ []float64) float64 {
+	e := -0.5*(q.mu*q.mu+1/q.prec) - 0.5*math.Log(2*math.Pi) + 0.5*math.Log(2*math.Pi*math.E/q.prec)
+	for d := range f.y {
+		e += f.UnitLogJoint(q, d) + 0.5*math.Log(2*math.Pi*math.E/q.p[d])
+	}
+	return e
+}
+func (f *temperFake) Copy(dst, src *temperState) *temperState {
+	if dst == nil {
+		dst = new(temperState)
+	}
+	dst.mu, dst.prec = src.mu, src.prec
+	dst.m, dst.p = append(dst.m[:0], src.m...), append(dst.p[:0], src.p...)
+	return dst
+}
+func (f *temperFake) NonFinite(q *temperState) string {
+	if !isFinite(q.mu) {
+		return "mu"
+	}
+	return ""
+}
+
+// temperRun is the fake's result: the run and μ̄.
+type temperRun struct {
+	Run
+	Mu float64
+}
+
+func (f *temperFake) Result(run Run, q *temperState, _ float64) temperRun {
+	return temperRun{Run: run, Mu: q.mu}
+}
+
+var _ Tempered[*temperState] = (*temperFake)(nil)
+var _ SVIGlobals[*temperState, *fakeWorker] = (*temperFake)(nil)
+
+func newTemperFake() (*temperFake, *temperState) {
+	y := []float64{1.2, -0.3, 2.5, 0.7, 1.9, 3.1, -1.0, 0.4}
+	q := &temperState{mu: -3, prec: 1, m: make([]float64, len(y)), p: make([]float64, len(y))}
+	for d := range q.p {
+		q.p[d] = 1
+	}
+	return &temperFake{y: y}, q
+}
+
+// At a (nearly) fixed temperature AVI's coordinate ascent reaches the
+// tempered fixed point written out by hand; after the schedule it reaches
+// the untempered one; the traces are the schedule and Eq. 4.
+func TestFitCATemperedFixedPoints(t *testing.T) {
+	f, q := newTemperFake()
+	D := float64(len(f.y))
+	sumY := 0.0
+	for _, y := range f.y {
+		sumY += y
+	}
+	// T stays within 1e-6 of 3 for the 200 iterations
+	s := CASettings{Convergence: Convergence{MaxIter: 200}.WithDefaults(), Workers: 1,
+		Temper: TemperSettings{Anneal: Anneal{T0: 3, Length: 1e9}}}
+	r, err := FitCA(context.Background(), CAModel[*temperState, *fakeWorker, float64, temperRun](f), q, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	T := r.Temperature[len(r.Temperature)-1]
+	if math.Abs(T-3) > 1e-6 {
+		t.Fatalf("temperature after 200 iterations %v, want ≈ 3", T)
+	}
+	if got, want := r.Mu, sumY/(2*T+D); math.Abs(got-want) > 1e-9 {
+		t.Errorf("tempered fixed point μ̄ = %.12g, by hand Σy/(2T + D) = %.12g", got, want)
+	}
+	if r.Converged || !strings.Contains(r.Status, "still tempered") {
+		t.Errorf("a fit stopped at T = 3 reports %q, converged %v", r.Status, r.Converged)
+	}
+
+	// The whole schedule, then T = 1: the untempered optimum Σy/(2 + D).
+	f, q = newTemperFake()
+	s.Temper = TemperSettings{Anneal: Anneal{T0: 10, Length: 20}}
+	s.Convergence = Convergence{MaxIter: 500, Tol: 1e-14, MeanTol: 1e-12}.WithDefaults()
+	r, err = FitCA(context.Background(), CAModel[*temperState, *fakeWorker, float64, temperRun](f), q, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Converged {
+		t.Fatalf("not converged: %s", r.Status)
+	}
+	if got, want := r.Mu, sumY/(2+D); math.Abs(got-want) > 1e-10 {
+		t.Errorf("μ̄ after annealing = %.12g, the untempered optimum is %.12g", got, want)
+	}
+	if len(r.Temperature) != r.Iterations || len(r.TemperedELBO) != r.Iterations {
+		t.Fatalf("%d temperatures and %d tempered ELBOs for %d iterations", len(r.Temperature), len(r.TemperedELBO), r.Iterations)
+	}
+	for it, T := range r.Temperature {
+		if want := (Anneal{T0: 10, Length: 20}).At(float64(it)); T != want {
+			t.Errorf("iteration %d ran at T = %v, the schedule says %v", it+1, T, want)
+		}
+		if T == 1 && r.TemperedELBO[it] != r.ELBO[it] {
+			t.Errorf("iteration %d at T = 1: tempered ELBO %v ≠ ELBO %v", it+1, r.TemperedELBO[it], r.ELBO[it])
+		}
+	}
+	if r.Tempering != "anneal linear:10:20" {
+		t.Errorf("Tempering = %q", r.Tempering)
+	}
+}
+
+// The tempered ELBO of Eq. 4 and the temperedGlobals update against the
+// fake's closed forms at T = 4.
+func TestTemperedELBOAndGlobals(t *testing.T) {
+	f, q := newTemperFake()
+	f.temper.Global = 0.25
+	w := &fakeWorker{Trouble{}}
+	for d := range f.y {
+		f.UpdateUnit(q, w, d)
+	}
+	eta, prev := make([]float64, 2), make([]float64, 2)
+	temperedGlobals(SVIGlobals[*temperState, *fakeWorker](f), f.Stochastic(), q, w, len(f.y), &f.temper, eta, prev)
+	sumM := 0.0
+	for _, m := range q.m {
+		sumM += m
+	}
+	D := float64(len(f.y))
+	if want := 1 + 0.25*D; math.Abs(q.prec-want) > 1e-14 {
+		t.Errorf("tempered q(μ) precision %v, want 1 + D/T = %v", q.prec, want)
+	}
+	if want := 0.25 * sumM / (1 + 0.25*D); math.Abs(q.mu-want) > 1e-14 {
+		t.Errorf("tempered q(μ) mean %v, want (Σm/T)/(1 + D/T) = %v", q.mu, want)
+	}
+	per := make([]float64, len(f.y))
+	lj := unitLogJoint(Tempered[*temperState](f), q, len(f.y), 1, per)
+	elbo := f.ELBO(q, 1, nil)
+	if got, want := temperedELBO(elbo, &f.temper, per), elbo-0.75*lj; math.Abs(got-want) > 1e-12*math.Abs(want) {
+		t.Errorf("tempered ELBO %v, want ELBO − (1 − 1/T)Σ E log p(x_d, y_d | μ) = %v", got, want)
+	}
+	// LVT's per-unit temperatures weigh each unit's part by its own 1/T.
+	f.temper.Unit = []float64{1, 0.5, 1, 1, 0.25, 1, 1, 1}
+	want := elbo - 0.5*per[1] - 0.75*per[4]
+	if got := temperedELBO(elbo, &f.temper, per); math.Abs(got-want) > 1e-12*math.Abs(want) {
+		t.Errorf("per-unit tempered ELBO %v, want %v", got, want)
+	}
+}
+
+// Under SVI, the schedule's length is in passes: the temperature traced
+// after each pass is the schedule's at the pass's last minibatch.
+func TestFitSVIAnneal(t *testing.T) {
+	f, q := newTemperFake()
+	s := CASettings{Workers: 1, Temper: TemperSettings{Anneal: Anneal{T0: 5, Length: 3}}}
+	svi := SVISettings{BatchSize: 2, Passes: 5}
+	r, err := FitSVI(context.Background(), SVIModel[*temperState, *fakeWorker, float64, temperRun](f), q, s, svi, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := len(f.y) / 2
+	for pass, T := range r.Temperature {
+		last := float64(steps*(pass+1)-1) * 2 / float64(len(f.y))
+		if want := s.Temper.Anneal.At(last); T != want {
+			t.Errorf("pass %d ended at T = %v, want %v", pass+1, T, want)
+		}
+	}
+	if r.Temperature[len(r.Temperature)-1] != 1 || strings.Contains(r.Status, "still tempered") {
+		t.Errorf("the schedule of 3 passes has ended after 5: T = %v, status %q", r.Temperature[len(r.Temperature)-1], r.Status)
+	}
+	// A schedule longer than the run is reported.
+	f, q = newTemperFake()
+	s.Temper.Anneal.Length = 50
+	r, err = FitSVI(context.Background(), SVIModel[*temperState, *fakeWorker, float64, temperRun](f), q, s, svi, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Status, "still tempered") {
+		t.Errorf("status %q does not say the run ended tempered", r.Status)
+	}
+}
+
+func TestTemperSettingsCheck(t *testing.T) {
+	ok := TemperSettings{Mode: "global", Grid: []float64{1, 2, 4}, LogC: []float64{0, 1, 2}}
+	if err := ok.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		s    TemperSettings
+		want string
+	}{
+		{TemperSettings{Mode: "global", Grid: []float64{2, 4}, LogC: []float64{0, 1}}, "must start at T_1 = 1"},
+		{TemperSettings{Mode: "global", Grid: []float64{1, 4, 3}, LogC: []float64{0, 1, 2}}, "must increase"},
+		{TemperSettings{Mode: "global", Grid: []float64{1, 4}, LogC: []float64{0}}, "1 values of log C(T) for 2"},
+		{TemperSettings{Mode: "global", Grid: []float64{1}, LogC: []float64{0}}, "at least two"},
+		{TemperSettings{Mode: "global", Grid: []float64{1, 2}, LogC: []float64{0, math.NaN()}}, "not finite"},
+		{TemperSettings{Mode: "global", Grid: []float64{1, 2}, LogC: []float64{0, 1}, Prior: []float64{1, 0}}, "must be positive"},
+		{TemperSettings{Mode: "global", Grid: []float64{1, 2}, LogC: []float64{0, 1}, Anneal: Anneal{T0: 3, Length: 2}}, "not both"},
+		{TemperSettings{Mode: "local"}, "not implemented"},
+		{TemperSettings{Mode: "hot"}, "unknown tempering mode"},
+		{TemperSettings{Grid: []float64{1, 2}}, "no tempering mode"},
+		{TemperSettings{Anneal: Anneal{T0: 3}}, "positive number"},
+	} {
+		err := c.s.Check()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one saying %q", c.s, err, c.want)
+		}
+	}
+	if got := ok.String(); got != "vt: 3 temperatures in [1, 4]" {
+		t.Errorf("String = %q", got)
+	}
+}
+
+func TestTemperSoftmaxRows(t *testing.T) {
+	// a row whose untempered probabilities underflow keeps them at T = 1000
+	x := []float64{0, -2000, 5, 3}
+	TemperSoftmaxRows(x, 2, 0.001)
+	if want := 1 / (1 + math.Exp(-2)); math.Abs(x[0]-want) > 1e-15 || math.Abs(x[1]-(1-want)) > 1e-15 {
+		t.Errorf("row 1 = %v, want [%v %v]", x[:2], want, 1-want)
+	}
+	if want := 1 / (1 + math.Exp(-0.002)); math.Abs(x[2]-want) > 1e-15 {
+		t.Errorf("row 2 = %v, want [%v …]", x[2:], want)
+	}
+}
+
+func TestTemperNatural(t *testing.T) {
+	// Gamma(shape, rate): natural (shape − 1, −rate)
+	to := func(e, p []float64) { e[0], e[1] = p[0]-1, -p[1] }
+	from := func(p, e []float64) { p[0], p[1] = e[0]+1, -e[1] }
+	shape, rate := []float64{3, 1.5}, []float64{2, 0.5}
+	TemperNatural(0.5, to, from, shape, rate)
+	if shape[0] != 2 || shape[1] != 1.25 || rate[0] != 1 || rate[1] != 0.25 {
+		t.Errorf("tempered Gamma(3, 2), Gamma(1.5, 0.5) at T = 2: shapes %v, rates %v; want [2 1.25], [1 0.25]", shape, rate)
+	}
+}
