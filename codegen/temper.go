@@ -50,6 +50,7 @@ func (f *fitGen) emitTemper() {
 	}
 	w.Func([]string{"Tempering returns the inverse temperatures the local updates and", "UnitNatural read (runtime.Tempered)."},
 		w.Sf("(a *caModel) Tempering() *%s", rt("Temper")), func() { w.Return("&a.temper") })
+	f.emitCollapsed()
 	w.Func([]string{"UnitLogJoint returns E_q[log p] of unit d's statements, the part of the",
 		"ELBO a temperature divides (Mandt et al. 2016, Eq. 4)."},
 		"(a *caModel) UnitLogJoint(q *state, d int) float64", func() {
@@ -67,4 +68,66 @@ func (f *fitGen) temperKernel() string {
 		Doc:     []string{fmt.Sprintf("logJointUnit is E_q[log p] of the statements inside the unit plate for unit %s:", f.unit.Name), "elboUnit without the entropies."},
 		Params:  inputParams(b.LocalInputs),
 		Outputs: []Output{{Target: "f", Expr: b.LocalLogJoint}}})
+}
+
+// componentLatents are the global latents with one block per category of a
+// local categorical latent (a mixture's component means, LDA's topics),
+// with the Go expression of that count.
+type componentLatents struct {
+	k   string
+	qis []*qInfo
+}
+
+func (f *fitGen) components() []componentLatents {
+	var out []componentLatents
+	seen := map[string]bool{}
+	for _, z := range f.qs {
+		if !z.local || z.upd == nil || !z.upd.Normalize || z.q.K == "" || seen[z.q.K] {
+			continue
+		}
+		seen[z.q.K] = true
+		c := componentLatents{k: f.dim(z.q.K)}
+		for _, qi := range f.qs {
+			if qi.local || qi.upd == nil || len(qi.q.Dims) == 0 || qi.q.Dims[0] != z.q.K {
+				continue
+			}
+			if (qi.q.IsSimplex() || qi.q.IsCategorical()) && len(qi.q.Dims) == 1 {
+				continue // one distribution over the categories, not one per category
+			}
+			c.qis = append(c.qis, qi)
+		}
+		if len(c.qis) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// emitCollapsed prints Collapsed (runtime.Collapser) for a model with
+// component latents.
+func (f *fitGen) emitCollapsed() {
+	w := f.w
+	cs := f.components()
+	if len(cs) == 0 {
+		return
+	}
+	w.Func([]string{"Collapsed lists the global latents whose components (one per category of",
+		"a categorical latent) are identical copies of one another: a fixed point",
+		"of coordinate ascent that high temperatures can lead to (runtime.Collapser)."},
+		"(a *caModel) Collapsed(q *state) []string", func() {
+			w.P("m := a.m")
+			w.P("var out []string")
+			for _, c := range cs {
+				for _, qi := range c.qis {
+					var fs []string
+					for _, fl := range qi.fields {
+						fs = append(fs, "q."+fl)
+					}
+					w.If(cond(w.Sf("%s(%s, %s)", rt("IdenticalRows"), c.k, strings.Join(fs, ", "))), func() {
+						w.Pf("out = append(out, %q)", qi.v.Name)
+					})
+				}
+			}
+			w.Return("out")
+		})
 }

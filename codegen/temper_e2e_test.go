@@ -389,3 +389,97 @@ func handLDALogJoint(docs [][][2]int, K, V int, alpha float64, lam, gam, phi []f
 	}
 	return out
 }
+
+const collapseDriver = `package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+
+	"github.com/vigen-go/vigen/runtime"
+	model "tmpe2e/PKG"
+)
+
+func main() {
+	d, err := model.LoadData(os.Stdin)
+	if err != nil {
+		panic(err)
+	}
+	var out []*model.Result
+	for _, t0 := range []float64{1, 10} {
+		o := model.Options{Seed: 2, MaxIter: 2000}
+		if t0 > 1 {
+			o.Temper = runtime.TemperSettings{Anneal: runtime.Anneal{T0: t0, Length: 50}}
+		}
+		r, err := model.Fit(context.Background(), d, o)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, r)
+	}
+	json.NewEncoder(os.Stdout).Encode(out)
+}
+`
+
+// Annealing a mixture with unknown precisions from T = 10 merges its
+// components into identical copies, a fixed point coordinate ascent never
+// leaves: the result says so, and the untempered fit, which separates
+// them, does not.
+func TestEndToEndTemperCollapseWarning(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	means := []float64{-10, -4, 0, 3, 8}
+	var y []float64
+	for n := range 400 {
+		y = append(y, means[n%5]+rng.NormFloat64())
+	}
+	data, _ := json.Marshal(map[string]any{"y": y, "K": 5})
+	out := buildAndRunDriver(t, "gmm", gmmVI, data, collapseDriver)
+	var res []struct {
+		ELBO    []float64 `json:"elbo"`
+		Warning string    `json:"warning"`
+		Latent  map[string]gaussianJSON
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("driver output: %v\n%s", err, out)
+	}
+	plain, annealed := res[0], res[1]
+	if plain.Warning != "" {
+		t.Errorf("untempered fit warns: %s", plain.Warning)
+	}
+	mu := annealed.Latent["mu"].Params["mean"]
+	for _, m := range mu {
+		if m != mu[0] {
+			t.Fatalf("the annealed fit did not merge the components (means %v); the test needs a case that does", mu)
+		}
+	}
+	if !strings.Contains(annealed.Warning, "components of mu, tau are identical") {
+		t.Errorf("annealed fit with merged components warns %q", annealed.Warning)
+	}
+}
+
+// A model with a nonconjugate latent cannot be tempered: Fit says why.
+func TestEndToEndTemperRefused(t *testing.T) {
+	src := `model hier
+size N
+data y : real[N]
+latent mu : real conjugate
+latent s : real<lower=0> nonconjugate laplace
+latent x : real[N] conjugate
+mu ~ Normal(0, 10)
+s ~ Gamma(2, 1)
+for n in 1:N {
+  x[n] ~ Normal(mu, s)
+  y[n] ~ Normal(x[n], 1)
+}
+`
+	drv := strings.Replace(collapseDriver, "[]float64{1, 10}", "[]float64{10}", 1)
+	drv = strings.Replace(drv, "panic(err)\n\t\t}\n\t\tout", "os.Stdout.WriteString(err.Error())\n\t\t\treturn\n\t\t}\n\t\tout", 1)
+	data, _ := json.Marshal(map[string]any{"y": []float64{1, 2, 0.5, 3}})
+	out := string(buildAndRunDriver(t, "hier", src, data, drv))
+	for _, want := range []string{"tempering", "does not apply", "s (hier.vi:5:8) has a Gaussian factor"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Fit's error %q does not say %q", out, want)
+		}
+	}
+}

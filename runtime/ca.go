@@ -104,6 +104,9 @@ type Run struct {
 	Temperature, TemperedELBO []float64
 	// Tempering describes the tempering (TemperSettings.String).
 	Tempering string
+	// Warning says what is wrong with a result that is not an error: a
+	// tempered fit whose mixture components merged (Collapser).
+	Warning string
 	// Unsettled lists the units (1-based) whose local updates did not
 	// settle in the last iteration.
 	Unsettled []int
@@ -380,6 +383,9 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 	}
 	run.Seconds += time.Since(start).Seconds()
 	run.Unsettled = unsettledUnits(keptDone)
+	if c, ok := m.(Collapser[S]); ok && tt != nil {
+		run.Warning = collapseWarning(c.Collapsed(kept))
+	}
 	return m.Result(run, kept, keptParams), nil
 }
 

@@ -123,6 +123,9 @@ type Result[L, P any] struct {
 	Tempering    string    `json:"tempering,omitempty"`
 	Temperature  []float64 `json:"temperature,omitempty"`
 	TemperedELBO []float64 `json:"tempered_elbo,omitempty"`
+	// Warning says what is wrong with a result that is not an error (a
+	// tempered fit whose mixture components merged into identical copies).
+	Warning string `json:"warning,omitempty"`
 	// Fingerprint identifies the data, the options and the params of the
 	// run, so that Settings.Resume refuses to continue it under others.
 	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
@@ -263,7 +266,8 @@ func (s *Settings[L, P]) Fingerprint(data map[string]string, method string) *Fin
 func NewResult[L, P any](model, method string, run Run, latent L, params P, fp *Fingerprint) *Result[L, P] {
 	r := &Result[L, P]{Model: model, Method: method, Converged: run.Converged, Status: run.Status,
 		Iterations: run.Iterations, ELBO: run.ELBO, Seconds: run.Seconds, Latent: latent, Params: params,
-		Unsettled: run.Unsettled, Tempering: run.Tempering, Temperature: run.Temperature, TemperedELBO: run.TemperedELBO}
+		Unsettled: run.Unsettled, Tempering: run.Tempering, Temperature: run.Temperature, TemperedELBO: run.TemperedELBO,
+		Warning: run.Warning}
 	r.Fingerprint = fp.WithParams(&r.Params)
 	return r
 }

@@ -394,6 +394,9 @@ passes:
 		}
 	}
 	run.Unsettled = unsettled
+	if c, ok := m.(Collapser[S]); ok && tt != nil {
+		run.Warning = collapseWarning(c.Collapsed(kept))
+	}
 	return m.Result(run, kept, keptParams), nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 )
 
 // Annealing and variational tempering (Mandt, McInerney, Abrol, Ranganath
@@ -400,4 +401,47 @@ func ReadTemperSettings(path string) (TemperSettings, error) {
 		return TemperSettings{}, fmt.Errorf("%s: %v", path, err)
 	}
 	return s, nil
+}
+
+// Collapser is what a generated package adds when the model has component
+// latents (one block per category of a categorical latent: a mixture's
+// means, LDA's topics). At a high temperature the tempered optimum can be
+// the symmetric one in which every component is the same, and once the
+// components are identical copies, bit for bit, no coordinate update can
+// tell them apart again (deterministic annealing's phase transitions, Rose
+// 1998): a tempered fit that ends so is reported.
+type Collapser[S any] interface {
+	// Collapsed names the latents whose components are identical.
+	Collapsed(q S) []string
+}
+
+// IdenticalRows reports whether every field, cut into k rows of equal
+// length, has k ≥ 2 identical rows.
+func IdenticalRows(k int, fields ...[]float64) bool {
+	if k < 2 {
+		return false
+	}
+	for _, f := range fields {
+		if len(f) == 0 || len(f)%k != 0 {
+			return false
+		}
+		n := len(f) / k
+		for r := 1; r < k; r++ {
+			for i := range n {
+				if f[r*n+i] != f[i] {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// collapseWarning says what a tempered fit ending with the components of
+// latents identical means, or "".
+func collapseWarning(latents []string) string {
+	if len(latents) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the components of %s are identical copies of one another: tempering merged them at a high temperature, a fixed point coordinate ascent cannot leave; start at a lower temperature (below the one at which they separate), or use SVI, whose minibatch noise separates them, and compare the ELBO with an untempered fit's", strings.Join(latents, ", "))
 }

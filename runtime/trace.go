@@ -67,13 +67,16 @@ type Progress struct {
 // (the units column only for models with a plate, "decreased" only when
 // the ELBO went down, and the criteria pending only while there are any).
 // A tempered fit adds its temperature and tempered ELBO after the ELBO:
-// "T 4.6  tempered -1023.4567890".
+// "T 4.6  tempered -1023.4567890", and "T 1" once at T = 1.
 func (p Progress) String() string {
 	units := ""
 	if p.Units > 0 {
 		units = fmt.Sprintf("  units %d/%d", p.Settled, p.Units)
 	}
-	if p.Temperature > 0 {
+	switch {
+	case p.Temperature == 1:
+		units = "  T 1" + units // the tempered ELBO is the ELBO
+	case p.Temperature > 0:
 		units = fmt.Sprintf("  T %.4g  tempered %.7f", p.Temperature, p.TemperedELBO) + units
 	}
 	tail := ""

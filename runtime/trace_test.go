@@ -48,6 +48,14 @@ func TestProgressString(t *testing.T) {
 	if got, want := p.String(), "iter   4  elbo -548.4280000  rel 1.2e-03  dmean 3.4e-04  units 6/8  0.50s  decreased  pending: elbo, 2 units"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
+	p = Progress{Iteration: 5, ELBO: -548.428, RelChange: 1.2e-3, MeanChange: 3.4e-4, Units: 8, Settled: 8, Seconds: 0.5, Pending: []string{"temperature"}, Temperature: 4.6, TemperedELBO: -123.25}
+	if got, want := p.String(), "iter   5  elbo -548.4280000  rel 1.2e-03  dmean 3.4e-04  T 4.6  tempered -123.2500000  units 8/8  0.50s  pending: temperature"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	p.Temperature, p.TemperedELBO, p.Pending = 1, -548.428, nil
+	if got, want := p.String(), "iter   5  elbo -548.4280000  rel 1.2e-03  dmean 3.4e-04  T 1  units 8/8  0.50s"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
 	p = Progress{Iteration: 1234, ELBO: 5, RelChange: math.Inf(1), MeanChange: 0, Seconds: 61}
 	if got, want := p.String(), "iter 1234  elbo 5.0000000  rel +Inf  dmean 0.0e+00  61.00s"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)

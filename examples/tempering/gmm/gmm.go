@@ -694,6 +694,21 @@ func (a *caModel) Tempering() *runtime.Temper {
 	return &a.temper
 }
 
+// Collapsed lists the global latents whose components (one per category of
+// a categorical latent) are identical copies of one another: a fixed point
+// of coordinate ascent that high temperatures can lead to (runtime.Collapser).
+func (a *caModel) Collapsed(q *state) []string {
+	m := a.m
+	var out []string
+	if runtime.IdenticalRows(m.k, q.muMean, q.muSd) {
+		out = append(out, "mu")
+	}
+	if runtime.IdenticalRows(m.k, q.tauShape, q.tauRate) {
+		out = append(out, "tau")
+	}
+	return out
+}
+
 // UnitLogJoint returns E_q[log p] of unit d's statements, the part of the
 // ELBO a temperature divides (Mandt et al. 2016, Eq. 4).
 func (a *caModel) UnitLogJoint(q *state, d int) float64 {
