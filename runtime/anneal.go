@@ -17,13 +17,13 @@ import (
 // the model is the original one.
 type Anneal struct {
 	// T0 is the starting temperature, at least 1.
-	T0 float64
+	T0 float64 `json:"t0,omitempty"`
 	// Length is the number of steps over which T reaches 1 (> 0).
-	Length float64
+	Length float64 `json:"length,omitempty"`
 	// Geometric selects T(t) = T0^(1 − t/Length); otherwise the schedule
 	// is linear, T(t) = T0 − (T0 − 1)·t/Length, as in the paper's
 	// experiments.
-	Geometric bool
+	Geometric bool `json:"geometric,omitempty"`
 }
 
 // At returns the temperature after t steps: T0 at t = 0, exactly 1 from
