@@ -95,7 +95,8 @@ func main() {
 	out["one"] = one
 	out["one_lj"] = model.HookLogJoint(m, one)
 	sched := runtime.TemperSettings{Anneal: runtime.Anneal{T0: 5, Length: 3}}
-	out["annealed"] = fit(model.Options{MaxIter: 10, Tol: 1e-300, MeanTol: 1e-300, Temper: sched})
+	out["annealed"] = fit(model.Options{MaxIter: 10, Tol: 1e-300, MeanTol: 1e-300, Temper: sched, Workers: 3})
+	out["annealed_w1"] = fit(model.Options{MaxIter: 10, Tol: 1e-300, MeanTol: 1e-300, Temper: sched, Workers: 1})
 	head := fit(model.Options{MaxIter: 3, Temper: sched})
 	out["head"] = head
 	out["tail"] = fit(model.Options{MaxIter: 7, Tol: 1e-300, MeanTol: 1e-300, Start: head})
@@ -103,6 +104,7 @@ func main() {
 	v := fit(model.Options{MaxIter: 1, Temper: vt})
 	out["vt"] = v
 	out["vt_lj"] = model.HookLogJoint(m, v)
+	out["svi_vt"] = fit(model.Options{Algorithm: "svi", SVI: runtime.SVISettings{BatchSize: 4, Passes: 3}, Temper: vt})
 	json.NewEncoder(os.Stdout).Encode(out)
 }
 `
@@ -176,14 +178,15 @@ func TestEndToEndTemperedLDA(t *testing.T) {
 	data, _ := json.Marshal(map[string]any{"D": D, "K": K, "V": V, "w": docs})
 	out := buildAndRunFiles(t, "lda", temperLDA, data, temperDriver, map[string]string{"hook.go": temperHook})
 	var res struct {
-		Start    map[string]gaussianJSON `json:"start"`
-		One      temperResult            `json:"one"`
-		OneLJ    []float64               `json:"one_lj"`
-		Annealed temperResult            `json:"annealed"`
-		Head     temperResult            `json:"head"`
-		Tail     temperResult            `json:"tail"`
-		VT       temperResult            `json:"vt"`
-		VTLJ     []float64               `json:"vt_lj"`
+		Start     map[string]gaussianJSON `json:"start"`
+		One       temperResult            `json:"one"`
+		OneLJ     []float64               `json:"one_lj"`
+		Annealed  temperResult            `json:"annealed"`
+		Annealed1 temperResult            `json:"annealed_w1"`
+		Head      temperResult            `json:"head"`
+		Tail      temperResult            `json:"tail"`
+		VT        temperResult            `json:"vt"`
+		VTLJ      []float64               `json:"vt_lj"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("driver output: %v\n%s", err, out)
@@ -308,6 +311,19 @@ func TestEndToEndTemperedLDA(t *testing.T) {
 			}
 		}
 	}
+	// and the same whatever the number of workers
+	for i, e := range res.Annealed.TemperedELBO {
+		if e != res.Annealed1.TemperedELBO[i] {
+			t.Fatalf("tempered ELBO of iteration %d: %v with 3 workers, %v with 1", i+1, e, res.Annealed1.TemperedELBO[i])
+		}
+	}
+	for p, v := range res.Annealed.Latent["beta"].Params {
+		for i := range v {
+			if v[i] != res.Annealed1.Latent["beta"].Params[p][i] {
+				t.Fatalf("beta %s[%d]: %v with 3 workers, %v with 1", p, i, v[i], res.Annealed1.Latent["beta"].Params[p][i])
+			}
+		}
+	}
 	for i, e := range res.Tail.ELBO {
 		if e != res.Annealed.ELBO[3+i] {
 			t.Fatalf("ELBO of iteration %d: annealed %v, untempered %v", 4+i, res.Annealed.ELBO[3+i], e)
@@ -335,6 +351,9 @@ func TestEndToEndTemperedLDA(t *testing.T) {
 	}
 	if got := res.VT.Temperature[0]; math.Abs(got-meanT) > 1e-9*meanT {
 		t.Errorf("VT: E_q[T] = %.12g, Eq. 9 by hand gives %.12g (r = %v)", got, meanT, r)
+	}
+	if tr := res.SVIVT.Temperature; len(tr) != 3 || len(res.SVIVT.TemperedELBO) != 3 || tr[0] < 1 || tr[0] > 4 {
+		t.Errorf("VT under SVI: temperature trace %v (want 3 passes, E_q[T] in [1, 4]), tempered ELBO %v", tr, res.SVIVT.TemperedELBO)
 	}
 	hy := 0.0
 	for m := range r {
