@@ -187,6 +187,7 @@ func TestEndToEndTemperedLDA(t *testing.T) {
 		Tail      temperResult            `json:"tail"`
 		VT        temperResult            `json:"vt"`
 		VTLJ      []float64               `json:"vt_lj"`
+		SVIVT     temperResult            `json:"svi_vt"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("driver output: %v\n%s", err, out)
