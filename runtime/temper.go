@@ -383,9 +383,10 @@ func (s TemperSettings) String() string {
 	return ""
 }
 
-// ReadTemperSettings reads the tempering settings of `-temper FILE`: the
-// JSON of TemperSettings ({"mode": "global", "grid": [1, 1.5, …], "log_c":
-// […], "prior": […]}), checked.
+// ReadTemperSettings reads tempering settings from a JSON file, as
+// `-logc FILE` gives them: the JSON of TemperSettings ({"grid": [1, 1.5,
+// …], "log_c": […], "prior": […]}, checked as variational tempering's when
+// it names no mode).
 func ReadTemperSettings(path string) (TemperSettings, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -397,7 +398,11 @@ func ReadTemperSettings(path string) (TemperSettings, error) {
 	if err := dec.Decode(&s); err != nil {
 		return TemperSettings{}, fmt.Errorf("%s: %v (want the JSON of runtime.TemperSettings: mode, grid, log_c, prior, anneal)", path, err)
 	}
-	if err := s.Check(); err != nil {
+	c := s
+	if c.Mode == "" && len(c.Grid) > 0 {
+		c.Mode = "global" // a -logc file names no mode
+	}
+	if err := c.Check(); err != nil {
 		return TemperSettings{}, fmt.Errorf("%s: %v", path, err)
 	}
 	return s, nil
@@ -444,4 +449,43 @@ func collapseWarning(latents []string) string {
 		return ""
 	}
 	return fmt.Sprintf("the components of %s are identical copies of one another: tempering merged them at a high temperature, a fixed point coordinate ascent cannot leave; start at a lower temperature (below the one at which they separate), or use SVI, whose minibatch noise separates them, and compare the ELBO with an untempered fit's", strings.Join(latents, ", "))
+}
+
+// TemperFromFlags builds the tempering settings of the command-line flags
+// -anneal KIND:T0:LENGTH (AVI), -temper global|local (VT, LVT) and -logc
+// FILE (VT's grid and log C(T_m), as the JSON of TemperSettings); empty
+// flags are unset. It is shared by vigen run and the generated commands.
+func TemperFromFlags(anneal, mode, logc string) (TemperSettings, error) {
+	var s TemperSettings
+	switch mode {
+	case "":
+		if logc != "" {
+			return s, errors.New("-logc gives the log partition function of variational tempering: add -temper global")
+		}
+	case "global":
+		if logc == "" {
+			return s, errors.New("-temper global (variational tempering) needs log C(T) on a grid of temperatures: give -logc FILE, a JSON file {\"grid\": [1, …], \"log_c\": […]}; vigen does not derive log C(T) for a model yet")
+		}
+		f, err := ReadTemperSettings(logc)
+		if err != nil {
+			return s, fmt.Errorf("-logc: %v", err)
+		}
+		if f.Anneal.T0 != 0 || (f.Mode != "" && f.Mode != mode) {
+			return s, fmt.Errorf("-logc %s: the file sets mode %q or a schedule; it should hold only grid, log_c and prior", logc, f.Mode)
+		}
+		s = f
+		s.Mode = mode
+	case "local":
+		return s, errors.New("-temper local: local variational tempering (one temperature per unit, Mandt et al. §2.4) is not implemented yet")
+	default:
+		return s, fmt.Errorf("-temper %q: want global (variational tempering) or local", mode)
+	}
+	if anneal != "" {
+		a, err := ParseAnneal(anneal)
+		if err != nil {
+			return s, fmt.Errorf("-anneal: %v", err)
+		}
+		s.Anneal = a
+	}
+	return s, s.Check()
 }

@@ -207,6 +207,11 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", logregVI, "-data", "x.json", "-algorithm", "sgd"}, 2, `-algorithm "sgd": want ca or svi`},
 		{[]string{"run", logregVI, "-data", "x.json", "-passes", "3"}, 2, "tune -algorithm svi"},
 		{[]string{"run", logregVI, "-data", "x.json", "-algorithm", "svi", "-kappa", "-1"}, 2, "must not be negative"},
+		{[]string{"run", logregVI, "-data", "x.json", "-anneal", "linear:10"}, 2, "want KIND:T0:LENGTH"},
+		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global"}, 2, "give -logc FILE"},
+		{[]string{"run", logregVI, "-data", "x.json", "-temper", "local"}, 2, "not implemented yet"},
+		{[]string{"run", logregVI, "-data", "x.json", "-logc", "x.json"}, 2, "add -temper global"},
+		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", filepath.Join(dir, "none.json")}, 2, "none.json"},
 	} {
 		code, _, stderr := runCLI(c.args...)
 		if code != c.code || !strings.Contains(stderr, c.want) {
@@ -445,6 +450,7 @@ func TestRunExitStatus(t *testing.T) {
 	huge := filepath.Join(t.TempDir(), "huge.json")
 	os.WriteFile(huge, []byte(`{"x": [[1e200, 1], [-1e200, 2], [3, 1e200]], "y": [1, 0, 1]}`), 0o644)
 	logreg, hier := "../../examples/logreg/logreg.vi", "../../examples/hierlogreg/hierlogreg.vi"
+	gmm, gmmSigma, gmmData := "../../examples/tempering/gmm.vi", "../../examples/tempering/gmmsigma.vi", "../../examples/tempering/data.json"
 	for _, c := range []struct {
 		name   string
 		args   []string
@@ -458,6 +464,10 @@ func TestRunExitStatus(t *testing.T) {
 		{"not_finite", []string{logreg, "-data", huge}, 4, "not_finite",
 			"logreg: did not converge: not_finite: "},
 		{"svi", []string{"../../examples/lda/lda.vi", "-data", "../../examples/lda/data.json", "-algorithm", "svi", "-passes", "2", "-batch", "2"}, 0, "passes_completed", ""},
+		{"anneal", []string{gmm, "-data", gmmData, "-anneal", "linear:2:20", "-meantol", "1e-7"}, 0, "converged", ""},
+		{"vt", []string{gmmSigma, "-data", gmmData, "-temper", "global", "-logc", "../../examples/tempering/logc.json"}, 0, "converged", ""},
+		{"collapsed", []string{gmm, "-data", gmmData, "-anneal", "linear:10:50", "-seed", "2"}, 0, "converged",
+			"gmm: warning: the components of mu, tau are identical copies of one another"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, quiet := range []bool{false, true} {

@@ -15,9 +15,9 @@ type sviFlags struct {
 	algorithm     string
 	batch, passes int
 	tau0, kappa   float64
-	// anneal and temper temper the fit (runtime.TemperSettings), under
-	// either algorithm.
-	anneal, temper string
+	// anneal, temper and logc temper the fit (runtime.TemperFromFlags),
+	// under either algorithm.
+	anneal, temper, logc string
 }
 
 func (s *sviFlags) register(fs *flag.FlagSet) {
@@ -27,7 +27,8 @@ func (s *sviFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&s.kappa, "kappa", 0, "svi: κ in (0.5, 1] of the step sizes (0: the runtime default, 0.7)")
 	fs.IntVar(&s.passes, "passes", 0, "svi: passes over the units (0: the runtime default, 10)")
 	fs.StringVar(&s.anneal, "anneal", "", "annealed VI (Mandt et al. 2016): schedule KIND:T0:LENGTH, linear or geometric from T0 down to 1 over LENGTH iterations (svi: passes), e.g. linear:10:100")
-	fs.StringVar(&s.temper, "temper", "", "variational tempering (Mandt et al. 2016): a JSON file {\"mode\": \"global\", \"grid\": [1, …], \"log_c\": […]} with log C(T) on the grid")
+	fs.StringVar(&s.temper, "temper", "", "global: variational tempering (Mandt et al. 2016), a latent temperature on the grid of -logc (local: not implemented yet)")
+	fs.StringVar(&s.logc, "logc", "", "-temper global: JSON file {\"grid\": [1, …], \"log_c\": […]}, the grid of temperatures and the log partition function log C(T) on it")
 }
 
 // check says what is wrong with the flags, or "".
@@ -40,15 +41,8 @@ func (s *sviFlags) check() string {
 	case s.algorithm == "ca" && (s.batch != 0 || s.passes != 0 || s.tau0 != 0 || s.kappa != 0):
 		return "-batch, -passes, -tau0 and -kappa tune -algorithm svi"
 	}
-	if s.anneal != "" {
-		if _, err := runtime.ParseAnneal(s.anneal); err != nil {
-			return "-anneal: " + err.Error()
-		}
-	}
-	if s.temper != "" {
-		if _, err := runtime.ReadTemperSettings(s.temper); err != nil {
-			return "-temper: " + err.Error()
-		}
+	if _, err := runtime.TemperFromFlags(s.anneal, s.temper, s.logc); err != nil {
+		return err.Error()
 	}
 	return ""
 }
@@ -60,11 +54,11 @@ func (s *sviFlags) args() []string {
 		out = setFlags(flagValue{"-algorithm", s.algorithm}, flagValue{"-batch", s.batch}, flagValue{"-tau0", s.tau0},
 			flagValue{"-kappa", s.kappa}, flagValue{"-passes", s.passes})
 	}
-	temper := s.temper
-	if temper != "" {
-		if abs, err := filepath.Abs(temper); err == nil {
-			temper = abs // the command runs elsewhere
+	logc := s.logc
+	if logc != "" {
+		if abs, err := filepath.Abs(logc); err == nil {
+			logc = abs // the command runs elsewhere
 		}
 	}
-	return append(out, setFlags(flagValue{"-anneal", s.anneal}, flagValue{"-temper", temper})...)
+	return append(out, setFlags(flagValue{"-anneal", s.anneal}, flagValue{"-temper", s.temper}, flagValue{"-logc", logc})...)
 }

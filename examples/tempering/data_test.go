@@ -21,11 +21,11 @@ func TestBundledData(t *testing.T) {
 	if _, err := gmmsigma.LoadData(bytes.NewReader(b)); err != nil {
 		t.Fatal(err)
 	}
-	// vt.json: variational tempering of gmmsigma.vi on data.json, for
-	// vigen run -temper
+	// logc.json: the grid and log C(T) of gmmsigma.vi on data.json, for
+	// vigen run -temper global -logc
 	grid := expGrid(30, 10)
-	bundled.Check(t, "vt.json", runtime.TemperSettings{Mode: "global", Grid: grid, LogC: gmmSigmaLogC(grid, len(md.y), md.k, 1, md.sigma)})
-	if _, err := runtime.ReadTemperSettings("vt.json"); err != nil {
+	bundled.Check(t, "logc.json", map[string][]float64{"grid": grid, "log_c": gmmSigmaLogC(grid, len(md.y), md.k, 1, md.sigma)})
+	if _, err := runtime.TemperFromFlags("", "global", "logc.json"); err != nil {
 		t.Fatal(err)
 	}
 }
