@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"math"
+	"os"
 	"strings"
 	"testing"
 )
@@ -287,5 +288,31 @@ func TestTemperNatural(t *testing.T) {
 	TemperNatural(0.5, to, from, shape, rate)
 	if shape[0] != 2 || shape[1] != 1.25 || rate[0] != 1 || rate[1] != 0.25 {
 		t.Errorf("tempered Gamma(3, 2), Gamma(1.5, 0.5) at T = 2: shapes %v, rates %v; want [2 1.25], [1 0.25]", shape, rate)
+	}
+}
+
+func TestTemperFromFlags(t *testing.T) {
+	s, err := TemperFromFlags("geometric:4:20", "", "")
+	if err != nil || s.Anneal != (Anneal{T0: 4, Length: 20, Geometric: true}) || s.Mode != "" {
+		t.Fatalf("-anneal geometric:4:20: %+v, %v", s, err)
+	}
+	dir := t.TempDir()
+	path := dir + "/logc.json"
+	if err := os.WriteFile(path, []byte(`{"grid": [1, 2, 4], "log_c": [0, 3.5, 9]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = TemperFromFlags("", "global", path)
+	if err != nil || s.Mode != "global" || len(s.Grid) != 3 || s.LogC[2] != 9 {
+		t.Fatalf("-temper global -logc: %+v, %v", s, err)
+	}
+	os.WriteFile(path, []byte(`{"grid": [1, 2, 4], "logc": [0, 3.5, 9]}`), 0o644)
+	if _, err := TemperFromFlags("", "global", path); err == nil || !strings.Contains(err.Error(), `unknown field "logc"`) {
+		t.Errorf("a misspelled key: %v", err)
+	}
+	var st Settings[struct{}, struct{}]
+	st.Temper = TemperSettings{Anneal: Anneal{T0: 3, Length: 5}}
+	st.Checkpoint = Checkpoint{Path: dir + "/cp.json", Every: 2}
+	if err := st.Prepare("m"); err == nil || !strings.Contains(err.Error(), "cannot checkpoint") {
+		t.Errorf("a tempered fit with checkpoints: %v", err)
 	}
 }
