@@ -416,13 +416,29 @@ func order(loops []derive.Index, factors []derive.Expr, summed map[string]bool) 
 	if len(loops) > 6 {
 		return best
 	}
-	bestCost := orderCost(best, factors)
+	// what each factor costs, and the loops it reads, are the same in
+	// every order: worked out once, not once per permutation
+	costs := make([]factorCost, len(factors))
+	for k, f := range factors {
+		for _, v := range f.Free() {
+			costs[k].free = append(costs[k].free, v.Name)
+		}
+		costs[k].work = 1 + work(f)
+	}
+	bestCost := orderCost(best, costs)
 	permute(append([]derive.Index(nil), best...), 0, func(p []derive.Index) {
-		if c := orderCost(p, factors); c < bestCost*(1-1e-12) {
+		if c := orderCost(p, costs); c < bestCost*(1-1e-12) {
 			best, bestCost = append([]derive.Index(nil), p...), c
 		}
 	})
 	return best
+}
+
+// factorCost is what orderCost needs of a factor: the names of its free
+// indices and 1 + its work.
+type factorCost struct {
+	free []string
+	work float64
 }
 
 func permute(p []derive.Index, k int, fn func([]derive.Index)) {
@@ -459,7 +475,10 @@ func nestable(p []derive.Index) bool {
 	return true
 }
 
-func orderCost(p []derive.Index, factors []derive.Expr) float64 {
+// orderCost estimates the work of the loop nest p over factors: each
+// factor is evaluated once per iteration of the loops down to the
+// innermost one it reads.
+func orderCost(p []derive.Index, factors []factorCost) float64 {
 	if !nestable(p) {
 		return math.Inf(1)
 	}
@@ -470,16 +489,16 @@ func orderCost(p []derive.Index, factors []derive.Expr) float64 {
 	c := 0.0
 	for _, f := range factors {
 		d := 0
-		for _, v := range f.Free() {
-			if pos[v.Name] > d {
-				d = pos[v.Name]
+		for _, v := range f.free {
+			if pos[v] > d {
+				d = pos[v]
 			}
 		}
 		reps := 1.0
 		for k := 0; k < d; k++ {
 			reps *= sizeGuess
 		}
-		c += reps * (1 + work(f))
+		c += reps * f.work
 	}
 	return c
 }
