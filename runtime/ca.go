@@ -99,8 +99,10 @@ type Run struct {
 	Seconds    float64
 	// Temperature and TemperedELBO trace a tempered fit (TemperSettings),
 	// one value per iteration like ELBO: the temperature the iteration ran
-	// at (VT's E_q[T]) and the tempered objective at it (Eq. 4; VT's
-	// T-ELBO). ELBO stays the untempered bound, at T = 1.
+	// at (VT: E_q[T] under q(T) as the iteration's own update of it left
+	// it, which the next iteration's updates read) and the tempered
+	// objective there (Eq. 4; VT's T-ELBO). ELBO stays the untempered bound,
+	// at T = 1.
 	Temperature, TemperedELBO []float64
 	// Tempering describes the tempering (TemperSettings.String).
 	Tempering string
@@ -215,6 +217,7 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 	if err != nil {
 		return zero, err
 	}
+	defer tt.reset()
 	if tt != nil && (s.Resume != nil || s.Checkpoint.On()) {
 		return zero, errors.New("a tempered fit (annealing or variational tempering) cannot checkpoint or resume yet")
 	}

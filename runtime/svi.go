@@ -203,6 +203,7 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 	if err != nil {
 		return zero, err
 	}
+	defer tt.reset()
 	var ljPerUnit, etaY, etaYHat []float64
 	if tt != nil {
 		ljPerUnit = make([]float64, units)

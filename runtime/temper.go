@@ -314,6 +314,10 @@ type temperer[S, W any] struct {
 // newTemperer checks that m can be tempered under s and returns the
 // temperer, or nil when s is off.
 func newTemperer[S, W, P, R any](m CAModel[S, W, P, R], q S, s TemperSettings) (*temperer[S, W], error) {
+	if tm, ok := m.(Tempered[S]); ok {
+		// a model reused from a tempered fit starts untempered
+		*tm.Tempering() = Temper{}
+	}
 	if !s.On() {
 		return nil, nil
 	}
@@ -351,6 +355,13 @@ func newTemperer[S, W, P, R any](m CAModel[S, W, P, R], q S, s TemperSettings) (
 	return t, nil
 }
 
+// reset leaves the model untempered, as a fit returns it.
+func (t *temperer[S, W]) reset() {
+	if t != nil {
+		*t.tp = Temper{}
+	}
+}
+
 // setAnneal sets the temperature of step t (0-based) of the schedule and
 // returns it.
 func (t *temperer[S, W]) setAnneal(step float64) float64 {
@@ -360,7 +371,9 @@ func (t *temperer[S, W]) setAnneal(step float64) float64 {
 }
 
 // temperature is the temperature a progress line and the result report:
-// AVI's T, VT's E_q[T].
+// AVI's T, the one the iteration ran at; VT's E_q[T] under q(T) as the
+// iteration's update of it left it, at which the tempered ELBO is
+// evaluated and which the next iteration's updates read (E_q[1/T]).
 func (t *temperer[S, W]) temperature() float64 {
 	if t.vt != nil {
 		return t.vt.meanT()

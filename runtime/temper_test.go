@@ -316,3 +316,31 @@ func TestTemperFromFlags(t *testing.T) {
 		t.Errorf("a tempered fit with checkpoints: %v", err)
 	}
 }
+
+// A fit stopped while tempered leaves the model untempered, and a model
+// reused from such a fit starts the next fit untempered.
+func TestTemperReset(t *testing.T) {
+	f, q := newTemperFake()
+	s := CASettings{Convergence: Convergence{MaxIter: 2}.WithDefaults(), Workers: 1,
+		Temper: TemperSettings{Anneal: Anneal{T0: 5, Length: 10}}}
+	if _, err := FitCA(context.Background(), CAModel[*temperState, *fakeWorker, float64, temperRun](f), q, s); err != nil {
+		t.Fatal(err)
+	}
+	if !f.temper.Off() {
+		t.Errorf("after a fit stopped at T > 1 the model's temperature is %+v", f.temper)
+	}
+	f.temper.Global = 0.2 // as a model reused from elsewhere might be
+	s.Temper = TemperSettings{}
+	s.Convergence = Convergence{MaxIter: 500, Tol: 1e-14, MeanTol: 1e-12}.WithDefaults()
+	r, err := FitCA(context.Background(), CAModel[*temperState, *fakeWorker, float64, temperRun](f), q, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sumY := 0.0
+	for _, y := range f.y {
+		sumY += y
+	}
+	if want := sumY / (2 + float64(len(f.y))); math.Abs(r.Mu-want) > 1e-10 {
+		t.Errorf("an untempered fit of a reused model ends at μ̄ = %v, not the untempered optimum %v", r.Mu, want)
+	}
+}
