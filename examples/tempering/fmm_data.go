@@ -51,6 +51,11 @@ func fmmTruth(rng *rand.Rand) []float64 {
 // fmmData draws the toy data set from seed: the true components, n points
 // (N×D, row-major) and the true assignments (N×K, 0 or 1).
 func fmmData(n int, seed uint64) (truth, x, z []float64) {
+	return fmmDataNoise(n, seed, fmmSigmaN)
+}
+
+// fmmDataNoise is fmmData with noise sd sigmaN.
+func fmmDataNoise(n int, seed uint64, sigmaN float64) (truth, x, z []float64) {
 	rng := rand.New(rand.NewPCG(seed, 0xf33))
 	truth = fmmTruth(rng)
 	x = make([]float64, n*fmmD)
@@ -66,7 +71,7 @@ func fmmData(n int, seed uint64) (truth, x, z []float64) {
 			}
 		}
 		for d := range xi {
-			xi[d] += fmmSigmaN * rng.NormFloat64()
+			xi[d] += sigmaN * rng.NormFloat64()
 		}
 	}
 	return truth, x, z

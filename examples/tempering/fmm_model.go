@@ -63,16 +63,20 @@ type fmmModel struct {
 	localTol        float64
 	localMaxIter    int
 	startS2         float64
+	logitPi         float64
 	temper          runtime.Temper
 }
 
-// fmmState is q: ν (N×K), m (K×D), s² (K), and the Gram matrix G_kj =
-// m_k·m_j that SetNatural keeps up to date.
+// fmmState is q: ν (N×K), m (K×D), s² (K), and what the updates read
+// besides: the Gram matrix G_kj = m_k·m_j and the residuals r_n = x_n −
+// Σ_j ν_nj m_j (N×D), which UpdateUnit recomputes and SetNatural keeps up
+// to date (refresh recomputes both).
 type fmmState struct {
 	nu []float64
 	m  []float64
 	s2 []float64
 	g  []float64
+	r  []float64
 }
 
 // fmmWorker is one worker's scratch space.
@@ -93,6 +97,7 @@ func newFMMModel(x []float64, d, k int, sigmaN, sigmaMu, pi float64) *fmmModel {
 	n := len(x) / d
 	f := &fmmModel{x: x, n: n, d: d, k: k, sigmaN: sigmaN, sigmaMu: sigmaMu, pi: pi,
 		localTol: runtime.DefaultLocalTol, localMaxIter: runtime.DefaultLocalMaxIter, xx: make([]float64, n)}
+	f.logitPi = math.Log(pi / (1 - pi))
 	f.startS2 = 1 / (1/(sigmaMu*sigmaMu) + float64(n)*pi/(sigmaN*sigmaN))
 	for i := 0; i < n; i++ {
 		f.xx[i] = dot(f.xn(i), f.xn(i))
@@ -124,7 +129,8 @@ func sigmoid(x float64) float64 {
 // the points first, overwrites).
 func (f *fmmModel) newState(seed uint64) *fmmState {
 	rng := runtime.NewRand(seed)
-	q := &fmmState{nu: make([]float64, f.n*f.k), m: make([]float64, f.k*f.d), s2: make([]float64, f.k), g: make([]float64, f.k*f.k)}
+	q := &fmmState{nu: make([]float64, f.n*f.k), m: make([]float64, f.k*f.d), s2: make([]float64, f.k),
+		g: make([]float64, f.k*f.k), r: make([]float64, f.n*f.d)}
 	for i := range q.m {
 		q.m[i] = f.sigmaMu * rng.NormFloat64()
 	}
@@ -134,17 +140,21 @@ func (f *fmmModel) newState(seed uint64) *fmmState {
 	for i := range q.nu {
 		q.nu[i] = f.pi
 	}
-	f.refreshGram(q)
+	f.refresh(q)
 	return q
 }
 
 func (f *fmmModel) mk(q *fmmState, k int) []float64 { return q.m[k*f.d : (k+1)*f.d] }
 
-func (f *fmmModel) refreshGram(q *fmmState) {
+// refresh recomputes the Gram matrix and the residuals from ν and m.
+func (f *fmmModel) refresh(q *fmmState) {
 	for k := 0; k < f.k; k++ {
 		for j := 0; j < f.k; j++ {
 			q.g[k*f.k+j] = dot(f.mk(q, k), f.mk(q, j))
 		}
+	}
+	for n := 0; n < f.n; n++ {
+		f.residual(q, n, q.r[n*f.d:(n+1)*f.d])
 	}
 }
 
@@ -165,7 +175,7 @@ func (f *fmmModel) nuNatural(q *fmmState, n, k int, r []float64) float64 {
 	nu := q.nu[n*f.k+k]
 	mm := q.g[k*f.k+k]
 	a := dot(f.mk(q, k), r) + nu*mm // m_k·(x_n − Σ_{j≠k} ν_nj m_j)
-	return math.Log(f.pi/(1-f.pi)) + (a-0.5*(mm+float64(f.d)*q.s2[k]))/(f.sigmaN*f.sigmaN)
+	return f.logitPi + (a-0.5*(mm+float64(f.d)*q.s2[k]))/(f.sigmaN*f.sigmaN)
 }
 
 // updateNu sets ν_nk to its tempered optimum, keeping the residual r of
@@ -203,9 +213,11 @@ func (f *fmmModel) UpdateUnit(q *fmmState, w *fmmWorker, n int) bool {
 			f.updateNu(q, n, k, invT, w.r)
 		}
 		if runtime.L2Change(nu, w.prev) < f.localTol {
+			copy(q.r[n*f.d:(n+1)*f.d], w.r)
 			return true
 		}
 	}
+	copy(q.r[n*f.d:(n+1)*f.d], w.r)
 	return false
 }
 
@@ -249,6 +261,16 @@ func (f *fmmModel) SetNatural(q *fmmState, g int, eta []float64) {
 	s2 := -0.5 / eta[f.d]
 	q.s2[g] = s2
 	m := f.mk(q, g)
+	for n := 0; n < f.n; n++ {
+		nu := q.nu[n*f.k+g]
+		if nu == 0 {
+			continue
+		}
+		r := q.r[n*f.d : (n+1)*f.d]
+		for i := range m {
+			r[i] -= nu * (eta[i]*s2 - m[i])
+		}
+	}
 	for i := range m {
 		m[i] = eta[i] * s2
 	}
@@ -269,10 +291,10 @@ func (f *fmmModel) UnitNatural(q *fmmState, w *fmmWorker, g, n int, invT float64
 	if nu == 0 {
 		return
 	}
-	f.residual(q, n, w.r)
+	r := q.r[n*f.d : (n+1)*f.d]
 	c := invT * nu / (f.sigmaN * f.sigmaN)
 	for i, m := range f.mk(q, g) {
-		eta[i] += c * (w.r[i] + nu*m)
+		eta[i] += c * (r[i] + nu*m)
 	}
 	eta[f.d] -= 0.5 * c
 }
@@ -368,6 +390,7 @@ func (f *fmmModel) Copy(dst, src *fmmState) *fmmState {
 	dst.m = append(dst.m[:0], src.m...)
 	dst.s2 = append(dst.s2[:0], src.s2...)
 	dst.g = append(dst.g[:0], src.g...)
+	dst.r = append(dst.r[:0], src.r...)
 	return dst
 }
 

@@ -72,3 +72,52 @@ func componentsSVG(rows []componentRow, side int) string {
 func grayLevel(v float64) int {
 	return int(math.Round(15 * math.Max(0, math.Min(1, v))))
 }
+
+// traceLine is one line of the ELBO figure.
+type traceLine struct {
+	label string
+	color string
+	y     []float64
+}
+
+// tracesSVG draws ELBO traces against iterations (as the paper's Fig. 3,
+// left), the y axis from lo to hi (values below lo drawn at lo), at most
+// 150 points a line.
+func tracesSVG(title string, lines []traceLine, lo, hi float64) string {
+	const w, h, left, top, right, bottom = 520.0, 300.0, 70.0, 24.0, 150.0, 30.0
+	n := 1
+	for _, l := range lines {
+		n = max(n, len(l.y))
+	}
+	px := func(i int) float64 { return left + (w-left-right)*float64(i)/float64(max(1, n-1)) }
+	py := func(v float64) float64 {
+		v = math.Max(lo, math.Min(hi, v))
+		return top + (h-top-bottom)*(hi-v)/(hi-lo)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="11">`+"\n", w, h)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="#fff"/><text x="%g" y="15">%s</text>`+"\n", left, html.EscapeString(title))
+	fmt.Fprintf(&b, `<path fill="none" stroke="#000" d="M%g %gV%gH%g"/>`+"\n", left, top, h-bottom, w-right)
+	for _, t := range []float64{lo, (lo + hi) / 2, hi} {
+		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end">%.3g</text>`+"\n", left-4, py(t)+4, t)
+	}
+	fmt.Fprintf(&b, `<text x="%g" y="%g">1</text><text x="%g" y="%g" text-anchor="end">%d iterations</text>`+"\n", left, h-bottom+14, w-right, h-bottom+14, n)
+	for k, l := range lines {
+		step := max(1, (len(l.y)+149)/150)
+		var d strings.Builder
+		for i := 0; i < len(l.y); i += step {
+			c := "L"
+			if i == 0 {
+				c = "M"
+			}
+			fmt.Fprintf(&d, "%s%.1f %.1f", c, px(i), py(l.y[i]))
+		}
+		last := len(l.y) - 1
+		fmt.Fprintf(&d, "L%.1f %.1f", px(last), py(l.y[last]))
+		fmt.Fprintf(&b, `<path fill="none" stroke="%s" stroke-width="1.5" d="%s"/>`+"\n", l.color, d.String())
+		fmt.Fprintf(&b, `<path stroke="%s" stroke-width="2" d="M%g %gh16"/><text x="%g" y="%g">%s</text>`+"\n",
+			l.color, w-right+8, top+10+16*float64(k), w-right+28, top+14+16*float64(k), html.EscapeString(l.label))
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}

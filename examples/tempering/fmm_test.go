@@ -28,7 +28,7 @@ func randomFMM(rng *rand.Rand, n, d, k int, sigmaN, sigmaMu, pi float64) (*fmmMo
 	for j := range q.s2 {
 		q.s2[j] = 0.05 + 0.3*rng.Float64()
 	}
-	f.refreshGram(q)
+	f.refresh(q)
 	return f, q
 }
 
@@ -99,14 +99,13 @@ func TestFMMTemperedUpdatesAscend(t *testing.T) {
 	perturbed := func(change func(*fmmState)) float64 {
 		p := f.Copy(nil, q)
 		change(p)
-		f.refreshGram(p)
+		f.refresh(p)
 		return f.temperedELBO(p, invT)
 	}
 	for round := 0; round < 2; round++ {
 		for i := 0; i < n; i++ {
 			for j := 0; j < k; j++ {
-				f.residual(q, i, w.r)
-				f.updateNu(q, i, j, invT, w.r)
+				f.updateNu(q, i, j, invT, q.r[i*d:(i+1)*d]) // keeps q's residual up to date
 				b := f.temperedELBO(q, invT)
 				if b < a-tol {
 					t.Errorf("update of ν[%d,%d] lowered the tempered ELBO: %.12g → %.12g", i, j, a, b)
@@ -248,6 +247,15 @@ func TestFMMFixedPoint(t *testing.T) {
 			t.Fatalf("not converged: %s", r.Status)
 		}
 		checkFixedPoint(t, f, q, 1/T, 1e-6)
+		res := make([]float64, f.d)
+		for n := 0; n < f.n; n++ {
+			f.residual(q, n, res)
+			for e, v := range res {
+				if math.Abs(v-q.r[n*f.d+e]) > 1e-10 {
+					t.Fatalf("T = %g: the kept residual of point %d is %v, recomputed %v", T, n, q.r[n*f.d+e], v)
+				}
+			}
+		}
 	}
 }
 
