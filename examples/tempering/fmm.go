@@ -125,7 +125,7 @@ func runFMM(stdout, stderr io.Writer, seeds, workers int) error {
 		{name: "σ_n = 0.1 and σ_μ = 0.35 as standard deviations", sigmaN: fmmSigmaN, sigmaMu: fmmSigmaMu, paperLogC: true,
 			svg: "examples/tempering/fmm_components.svg", elbo: "examples/tempering/fmm_elbo.svg", short: "noise sd 0.1"},
 		{name: "σ_n = 0.1 and σ_μ = 0.35 as variances (the paper's Appendix C writes N(x; μ, σ_n I))",
-			sigmaN: math.Sqrt(fmmSigmaN), sigmaMu: math.Sqrt(fmmSigmaMu), svg: "examples/tempering/fmm_components_var.svg",
+			sigmaN: math.Sqrt(fmmSigmaN), sigmaMu: math.Sqrt(fmmSigmaMu), paperLogC: true, svg: "examples/tempering/fmm_components_var.svg",
 			elbo: "examples/tempering/fmm_elbo_var.svg", short: "noise variance 0.1"},
 	}
 	for i, s := range settings {

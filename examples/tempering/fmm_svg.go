@@ -27,7 +27,7 @@ func componentsSVG(rows []componentRow, side int) string {
 	k := len(rows[0].m) / (side * side)
 	tileStep := float64(side) + gap
 	rowStep := label + float64(side) + gap
-	width := (float64(k)*tileStep - gap + 2*gap) * scale
+	width := math.Max((float64(k)*tileStep-gap+2*gap)*scale, 400) // room for the labels
 	height := (float64(len(rows))*rowStep + gap) * scale
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", width, height)
@@ -82,7 +82,7 @@ type traceLine struct {
 
 // tracesSVG draws ELBO traces against iterations (as the paper's Fig. 3,
 // left), the y axis from lo to hi (values below lo drawn at lo), at most
-// 150 points a line.
+// 100 points a line.
 func tracesSVG(title string, lines []traceLine, lo, hi float64) string {
 	const w, h, left, top, right, bottom = 520.0, 300.0, 70.0, 24.0, 150.0, 30.0
 	n := 1
@@ -103,17 +103,17 @@ func tracesSVG(title string, lines []traceLine, lo, hi float64) string {
 	}
 	fmt.Fprintf(&b, `<text x="%g" y="%g">1</text><text x="%g" y="%g" text-anchor="end">%d iterations</text>`+"\n", left, h-bottom+14, w-right, h-bottom+14, n)
 	for k, l := range lines {
-		step := max(1, (len(l.y)+149)/150)
+		step := max(1, (len(l.y)+99)/100)
 		var d strings.Builder
 		for i := 0; i < len(l.y); i += step {
 			c := "L"
 			if i == 0 {
 				c = "M"
 			}
-			fmt.Fprintf(&d, "%s%.1f %.1f", c, px(i), py(l.y[i]))
+			fmt.Fprintf(&d, "%s%.0f %.0f", c, px(i), py(l.y[i]))
 		}
 		last := len(l.y) - 1
-		fmt.Fprintf(&d, "L%.1f %.1f", px(last), py(l.y[last]))
+		fmt.Fprintf(&d, "L%.0f %.0f", px(last), py(l.y[last]))
 		fmt.Fprintf(&b, `<path fill="none" stroke="%s" stroke-width="1.5" d="%s"/>`+"\n", l.color, d.String())
 		fmt.Fprintf(&b, `<path stroke="%s" stroke-width="2" d="M%g %gh16"/><text x="%g" y="%g">%s</text>`+"\n",
 			l.color, w-right+8, top+10+16*float64(k), w-right+28, top+14+16*float64(k), html.EscapeString(l.label))
