@@ -36,6 +36,9 @@ type fmmFit struct {
 // fitFMM fits f from the random start of seed under temper.
 func fitFMM(ctx context.Context, f *fmmModel, truth []float64, seed uint64, temper runtime.TemperSettings, workers int) (fmmFit, error) {
 	q := f.newState(seed)
+	// FitCA resets the temperatures only when it tempers; a fit stopped
+	// while still tempered must not leave them to the next, untempered one
+	f.temper = runtime.Temper{}
 	r, err := runtime.FitCA(ctx, runtime.CAModel[*fmmState, *fmmWorker, struct{}, fmmResult](f), q,
 		runtime.CASettings{Convergence: fmmConvergence.WithDefaults(), Workers: workers, Temper: temper})
 	if err != nil {
