@@ -694,7 +694,7 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 				})
 			}
 			if tempered {
-				w.P("if invT != 1 {")
+				w.P("if invT != 1 { // tempered: softmax(η/T), in the log domain")
 				w.Pf("m.%sNatural(%s%s%s)", qi.upper, r.arg, inputs, strings.Join(outs, ", "))
 				w.Pf("%s(q.%s[lo:hi], %s, invT)", rt("TemperSoftmaxRows"), qi.fields[0], f.dim(qi.q.K))
 				w.P("} else {")
@@ -711,6 +711,7 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 					fs = append(fs, "q."+fl+"[lo:hi]")
 				}
 				w.If(cond("invT != 1"), func() {
+					w.P("// tempered: natural parameters η/T")
 					w.Pf("%s(invT, %s, %s, %s)", rt("TemperNatural"), naturalFunc(qi.q.Family, true), naturalFunc(qi.q.Family, false), strings.Join(fs, ", "))
 				})
 			}

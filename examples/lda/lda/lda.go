@@ -355,6 +355,7 @@ func (m *Model) updateTheta(q *state, w *scratch, d int, invT float64) float64 {
 	clear(q.thetaParam[lo:hi])
 	m.ThetaNatural(d, q.zProb, q.thetaParam[lo:hi])
 	if invT != 1 {
+		// tempered: natural parameters η/T
 		runtime.TemperNatural(invT, func(e, p []float64) { e[0] = p[0] - 1.0 }, func(p, e []float64) { p[0] = e[0] + 1.0 }, q.thetaParam[lo:hi])
 	}
 	m.momentsTheta(q, d)
@@ -371,7 +372,7 @@ func (m *Model) updateZ(q *state, w *scratch, d int, invT float64) float64 {
 	prev := runtime.Grow(&w.prev, hi-lo)
 	copy(prev, q.zProb[lo:hi])
 	clear(q.zProb[lo:hi])
-	if invT != 1 {
+	if invT != 1 { // tempered: softmax(η/T), in the log domain
 		m.ZNatural(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.zProb)
 		runtime.TemperSoftmaxRows(q.zProb[lo:hi], m.k, invT)
 	} else {

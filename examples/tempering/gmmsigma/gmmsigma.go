@@ -376,7 +376,7 @@ func (m *Model) updateZ(q *state, w *scratch, d int, invT float64) float64 {
 	prev := runtime.Grow(&w.prev, hi-lo)
 	copy(prev, q.zProb[lo:hi])
 	clear(q.zProb[lo:hi])
-	if invT != 1 {
+	if invT != 1 { // tempered: softmax(η/T), in the log domain
 		m.ZNatural(d, q.piParam, q.piElog, q.muMean_, q.muSd, q.muMean_, q.muEsq, q.zProb[lo:hi])
 		runtime.TemperSoftmaxRows(q.zProb[lo:hi], m.k, invT)
 	} else {
