@@ -27,9 +27,10 @@ type kernelSpec struct {
 	// Unit, if set, is an int parameter selecting the unit of a per-unit
 	// kernel (the index is free in the outputs' expressions).
 	Unit *derive.Index
-	// Scalars are float64 parameters after the unit, each named by the
-	// rank-0 tensor the outputs read it as (a tempered update's invT).
-	Scalars []string
+	// Scalars are float64 parameters after the unit: Want is the Go name,
+	// Tensor the rank-0 tensor the outputs read it as, a key no model
+	// variable can have (a tempered update's "$invT").
+	Scalars []kernelParam
 	Params  []kernelParam
 	Outputs []Output
 	// Scalar: the kernel accumulates the scalar output "f" and returns it.
@@ -57,9 +58,9 @@ func (g *gen) emitKernel(k kernelSpec) string {
 	goOf := map[string]string{}
 	var sig []string
 	for _, sc := range k.Scalars {
-		name := local.get(sc)
+		name := local.get(sc.Want)
 		sig = append(sig, name)
-		tensors[sc] = tensorInfo{Go: name}
+		tensors[sc.Tensor] = tensorInfo{Go: name}
 	}
 	for _, prm := range k.Params {
 		name := local.get(prm.Want)
@@ -308,7 +309,7 @@ func (g *gen) splitKernel(k kernelSpec) string {
 		args = append(args, local.get(k.Unit.Name))
 	}
 	for _, sc := range k.Scalars {
-		args = append(args, local.get(sc))
+		args = append(args, local.get(sc.Want))
 	}
 	for _, prm := range k.Params {
 		args = append(args, local.get(prm.Want))

@@ -227,15 +227,19 @@ func naturalFunc(family string, to bool) string {
 	return fmt.Sprintf("func(%s []float64) { %s = %s }", sig, strings.Join(lhs, ", "), strings.Join(rhs, ", "))
 }
 
+// invTTensor is the tensor name of a unit's inverse temperature in kernels:
+// not an identifier, so no model variable can have it.
+const invTTensor = "$invT"
+
 // sviKernels prints the kernels of a global's SVI split: its prior part
 // and one unit's part of E_q[η].
 func (f *fitGen) sviKernels(qi *qInfo) string {
 	u, s := qi.upd, qi.upd.SVI
 	stats := derive.Dists[qi.q.Family].ExpFam.Stats
 	kernel := func(name string, unit *derive.Index, inputs []*derive.QFactor, exprs []derive.Expr, what ...string) string {
-		var scalars []string
+		var scalars []kernelParam
 		if unit != nil {
-			scalars = []string{"invT"} // the unit's inverse temperature
+			scalars = []kernelParam{{Want: "invT", Tensor: invTTensor}} // the unit's inverse temperature
 		}
 		params := inputParams(inputs)
 		var outs []Output
@@ -251,7 +255,7 @@ func (f *fitGen) sviKernels(qi *qInfo) string {
 			}
 			e := exprs[k]
 			if unit != nil {
-				e = derive.Mul(derive.T("invT"), e)
+				e = derive.Mul(derive.T(invTTensor), e)
 			}
 			outs = append(outs, Output{Target: key, Free: u.At, Expr: e, Origin: fmt.Sprintf("%s: latent %s, E[η] of %s", f.pos(qi.v), qi.v.Name, st.Name)})
 		}

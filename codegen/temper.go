@@ -3,6 +3,8 @@ package codegen
 import (
 	"fmt"
 	"strings"
+
+	"github.com/vigen-go/vigen/derive"
 )
 
 // This file emits what a tempered fit (runtime.Tempered: annealing and
@@ -25,6 +27,8 @@ func (f *fitGen) temperReason() string {
 			why = append(why, fmt.Sprintf("%s (%s) has a Gaussian factor fitted by Newton steps, and tempering covers conditionally conjugate models (§3.1), whose updates are closed forms", qi.v.Name, f.pos(qi.v)))
 		case qi.local && !qi.upd.Normalize && !hasNaturalMaps(qi.q.Family):
 			why = append(why, fmt.Sprintf("the local %s (%s) is %s, whose natural parameters a temperature cannot divide", qi.v.Name, f.pos(qi.v), qi.q.Family))
+		case qi.local && !qi.upd.Normalize && !derive.ConstantBase(qi.q.Family):
+			why = append(why, fmt.Sprintf("the local %s (%s) is %s, whose base measure depends on its value, so its tempered update is not its natural parameters divided by T", qi.v.Name, f.pos(qi.v), qi.q.Family))
 		}
 	}
 	if len(f.msteps) > 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -500,6 +501,51 @@ for n in 1:N {
 	for _, want := range []string{"tempering", "does not apply", "s (hier.vi:5:8) has a Gaussian factor"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Fit's error %q does not say %q", out, want)
+		}
+	}
+}
+
+// A model variable named invT is the model's, not the temperature the
+// kernels of SVI and of tempered updates take: SVI fits the model the same
+// whatever its constant is called.
+func TestEndToEndVariableNamedInvT(t *testing.T) {
+	src := `model mix
+size N, K
+data y : real[N]
+const sigma : real = 2
+latent pi : simplex[K] conjugate
+latent mu : real[K] conjugate
+latent z : int[N] in 1..K conjugate
+pi ~ Dirichlet(1)
+mu ~ Normal(0, 10)
+for n in 1:N {
+  z[n] ~ Categorical(pi)
+  y[n] ~ Normal(mu[z[n]], sigma)
+}
+`
+	renamed := strings.ReplaceAll(src, "sigma", "invT")
+	drv := strings.Replace(collapseDriver, "o := model.Options{Seed: 2, MaxIter: 2000}", `o := model.Options{Seed: 2, Algorithm: "svi", SVI: runtime.SVISettings{BatchSize: 7, Passes: 4}}`, 1)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var y []float64
+	for n := range 60 {
+		y = append(y, float64(n%3)*5+rng.NormFloat64())
+	}
+	data, _ := json.Marshal(map[string]any{"y": y, "K": 3})
+	type fit struct {
+		ELBO         []float64       `json:"elbo"`
+		TemperedELBO []float64       `json:"tempered_elbo"`
+		Latent       json.RawMessage `json:"latent"`
+	}
+	var a, b []fit
+	if err := json.Unmarshal(buildAndRunDriver(t, "mix", src, data, drv), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(buildAndRunDriver(t, "mix", renamed, data, drv), &b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range a { // untempered, then annealed
+		if !slices.Equal(a[i].ELBO, b[i].ELBO) || !slices.Equal(a[i].TemperedELBO, b[i].TemperedELBO) || string(a[i].Latent) != string(b[i].Latent) {
+			t.Errorf("fit %d: SVI with the constant named sigma and named invT differ: ELBO %v against %v", i+1, a[i].ELBO, b[i].ELBO)
 		}
 	}
 }

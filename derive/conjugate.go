@@ -883,3 +883,28 @@ func acrossEntries(e Expr, v string) Expr {
 	})
 	return found
 }
+
+// ConstantBase reports whether the base measure h(x) of the q family of a
+// conjugate latent with prior family does not depend on x (Normal, Gamma,
+// Dirichlet, …, but not the LogNormal's 1/x). Tempering divides such a
+// factor's natural parameters by T (Mandt et al. 2016, §3.2); with h(x)
+// depending on x, the tempered optimum h(x)^(1/T)·exp(η·t(x)/T) is not
+// h(x)·exp(η'·t(x)) with η' = η/T.
+func ConstantBase(family string) bool {
+	d := Dists[QFamily(family)]
+	if d == nil || d.ExpFam == nil || d.ExpFam.LogBase == nil || d.Conj == nil {
+		return false
+	}
+	var dims []string
+	if d.Value.Shape != "" {
+		dims = []string{"K"}
+	}
+	x := T("·x")
+	val := Val{Dims: dims, At: func([]Expr) Expr { return x }}
+	args := make([]Val, len(d.Conj.Params))
+	for j := range args {
+		t := T(fmt.Sprintf("·p%d", j))
+		args[j] = Val{Dims: dims, At: func([]Expr) Expr { return t }}
+	}
+	return !DependsOn(d.ExpFam.LogBase(&Builder{}, val, args), "·x")
+}

@@ -407,3 +407,14 @@ func TestDistTableMatchesLanguage(t *testing.T) {
 		}
 	}
 }
+
+// Tempering divides natural parameters by T only for families whose base
+// measure is constant.
+func TestConstantBase(t *testing.T) {
+	for fam, want := range map[string]bool{"Normal": true, "Gamma": true, "Dirichlet": true, "Beta": true,
+		"InverseGamma": true, "Categorical": true, "LogNormal": false, "NoSuchFamily": false} {
+		if got := ConstantBase(fam); got != want {
+			t.Errorf("ConstantBase(%s) = %v, want %v", fam, got, want)
+		}
+	}
+}

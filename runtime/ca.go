@@ -386,7 +386,7 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 	}
 	run.Seconds += time.Since(start).Seconds()
 	run.Unsettled = unsettledUnits(keptDone)
-	if c, ok := m.(Collapser[S]); ok && tt != nil {
+	if c, ok := m.(Collapser[S]); ok && tt != nil && units > 0 {
 		run.Warning = collapseWarning(c.Collapsed(kept))
 	}
 	return m.Result(run, kept, keptParams), nil

@@ -257,7 +257,7 @@ passes:
 					tt.tp.Global = tt.vt.invT()
 				} else {
 					// the schedule's length is in passes over the data
-					tt.setAnneal(float64(t) * float64(batch) / float64(units))
+					tt.setAnneal(float64(pass-1) + float64(lo)/float64(units))
 				}
 			}
 			if !ParallelForUntil(ctx.Done(), len(b), workers, func(w, i int) {

@@ -176,10 +176,15 @@ func (s TemperSettings) Check() error {
 		if len(s.Prior) != len(s.Grid) {
 			return fmt.Errorf("variational tempering: %d prior weights for %d temperatures", len(s.Prior), len(s.Grid))
 		}
+		tot := 0.0
 		for m, p := range s.Prior {
 			if !(p > 0) || math.IsInf(p, 0) {
 				return fmt.Errorf("variational tempering: prior weight π_%d = %v must be positive", m+1, p)
 			}
+			tot += p
+		}
+		if math.IsInf(tot, 0) {
+			return errors.New("variational tempering: the prior weights add up to more than a float64 holds; scale them down (only their ratios matter)")
 		}
 	}
 	return nil
@@ -280,7 +285,10 @@ func temperedELBO(elbo float64, tp *Temper, perUnit []float64) float64 {
 
 // temperedGlobals sets each conjugate global factor in turn to its
 // optimum under the tempered objective, λ = prior + Σ_d E_q[t(x_d, z_d)]/T_d
-// (Eq. 8 with every unit), and returns the largest relative change.
+// (Eq. 8 with every unit), and returns the largest relative change of a
+// factor's natural parameters (L2Change; the untempered UpdateGlobals
+// measures the change of the ordinary parameters, so MeanTol reads the two
+// on somewhat different scales).
 func temperedGlobals[S, W any](gm SVIGlobals[S, W], shape SVIShape, q S, w W, units int, tp *Temper, eta, prev []float64) float64 {
 	change := 0.0
 	for g, n := range shape.Natural {
@@ -399,7 +407,7 @@ func (s TemperSettings) String() string {
 // ReadTemperSettings reads tempering settings from a JSON file, as
 // `-logc FILE` gives them: the JSON of TemperSettings ({"grid": [1, 1.5,
 // …], "log_c": […], "prior": […]}, checked as variational tempering's when
-// it names no mode).
+// it names no mode, and returned with Mode "global").
 func ReadTemperSettings(path string) (TemperSettings, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -411,11 +419,10 @@ func ReadTemperSettings(path string) (TemperSettings, error) {
 	if err := dec.Decode(&s); err != nil {
 		return TemperSettings{}, fmt.Errorf("%s: %v (want the JSON of runtime.TemperSettings: mode, grid, log_c, prior, anneal)", path, err)
 	}
-	c := s
-	if c.Mode == "" && len(c.Grid) > 0 {
-		c.Mode = "global" // a -logc file names no mode
+	if s.Mode == "" && len(s.Grid) > 0 {
+		s.Mode = "global" // a -logc file names no mode
 	}
-	if err := c.Check(); err != nil {
+	if err := s.Check(); err != nil {
 		return TemperSettings{}, fmt.Errorf("%s: %v", path, err)
 	}
 	return s, nil

@@ -210,16 +210,16 @@ func TestTemperedELBOAndGlobals(t *testing.T) {
 func TestFitSVIAnneal(t *testing.T) {
 	f, q := newTemperFake()
 	s := CASettings{Workers: 1, Temper: TemperSettings{Anneal: Anneal{T0: 5, Length: 3}}}
-	svi := SVISettings{BatchSize: 2, Passes: 5}
+	// 8 units in minibatches of 3, 3 and 2: the last minibatch of pass p
+	// starts 6/8 of the way through it
+	svi := SVISettings{BatchSize: 3, Passes: 5}
 	r, err := FitSVI(context.Background(), SVIModel[*temperState, *fakeWorker, float64, temperRun](f), q, s, svi, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := len(f.y) / 2
 	for pass, T := range r.Temperature {
-		last := float64(steps*(pass+1)-1) * 2 / float64(len(f.y))
-		if want := s.Temper.Anneal.At(last); T != want {
-			t.Errorf("pass %d ended at T = %v, want %v", pass+1, T, want)
+		if want := s.Temper.Anneal.At(float64(pass) + 6.0/8); T != want {
+			t.Errorf("pass %d ended at T = %v, want %v (the schedule 6/8 through it)", pass+1, T, want)
 		}
 	}
 	if r.Temperature[len(r.Temperature)-1] != 1 || strings.Contains(r.Status, "still tempered") {

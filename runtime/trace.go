@@ -74,7 +74,7 @@ func (p Progress) String() string {
 		units = fmt.Sprintf("  units %d/%d", p.Settled, p.Units)
 	}
 	switch {
-	case p.Temperature == 1:
+	case p.Temperature == 1 && p.TemperedELBO == p.ELBO:
 		units = "  T 1" + units // the tempered ELBO is the ELBO
 	case p.Temperature > 0:
 		units = fmt.Sprintf("  T %.4g  tempered %.7f", p.Temperature, p.TemperedELBO) + units

@@ -582,8 +582,8 @@ func (m *Model) MuNaturalUnit(n int, invT float64, zProb, eta1, eta2 []float64) 
 	sigma := m.sigma
 	y := m.y
 	t1 := 1 / (sigma * sigma)
-	t2 := (-0.5) * t1 * invT
-	t3 := t1 * invT * y[n]
+	t2 := (-0.5) * invT * t1
+	t3 := invT * t1 * y[n]
 	// gmmsigma.vi:12:8: latent mu, E[η] of x^2; gmmsigma.vi:12:8: latent mu, E[η] of x
 	zProb_n := zProb[n*K:][:K:K]
 	for i6 := 0; i6 < K; i6++ {
