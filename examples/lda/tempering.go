@@ -334,7 +334,7 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 	tau0 := fs.Float64("tau0", 1024, "τ0 of ρ_t = (τ0 + t)^-κ")
 	kappa := fs.Float64("kappa", 0.7, "κ of the step sizes")
 	seeds := fs.String("seeds", "1", "seeds (random start and minibatch order), comma separated")
-	methods := fs.String("methods", "svi,avi1,avi3,avi10,vt", "methods in the order run per seed: svi, aviL (linear from the mean of the VT grid to 1 over L passes), vt; none: log C(T) only")
+	methods := fs.String("methods", "svi,avi1,avi3,avi10,vt", "methods in the order run per seed: svi, aviL (linear from the mean of the VT grid to 1 over L passes), vt, vt@svi (VT started from this seed's svi fit); none: log C(T) only")
 	gridM := fs.Int("grid", 30, "VT: temperatures on an exponential scale in [1, -tmax]")
 	tmax := fs.Float64("tmax", 10, "VT: largest temperature")
 	nBeta := fs.Int("nbeta", 100, "log C(T): draws of β")
@@ -431,6 +431,7 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%-10s %-8s %4s %10s %14s %8s %8s\n", "data", "method", "seed", "heldout", "ELBO(T=1)", "final T", "CPU s")
 	for _, seed := range seedList {
+		var sviRes *lda.Result // this seed's plain SVI fit, the start of vt@svi
 		for _, meth := range strings.Split(*methods, ",") {
 			if meth == "none" {
 				continue // log C(T) only
@@ -441,6 +442,14 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 			case meth == "svi":
 			case meth == "vt":
 				opts.Temper = runtime.TemperSettings{Mode: "global", Grid: lc.Grid, LogC: lc.LogC}
+			case meth == "vt@svi":
+				// VT started from the end of this seed's SVI run: does a
+				// fit already at T = 1 stay cold?
+				if sviRes == nil {
+					return errors.New("vt@svi needs svi before it in -methods")
+				}
+				opts.Temper = runtime.TemperSettings{Mode: "global", Grid: lc.Grid, LogC: lc.LogC}
+				opts.Start = sviRes
 			case strings.HasPrefix(meth, "avi"):
 				l, err := strconv.ParseFloat(meth[3:], 64)
 				if err != nil || !(l > 0) {
@@ -456,6 +465,9 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("%s seed %d: %v", meth, seed, err)
 			}
 			cpu := cpuSeconds() - t0
+			if meth == "svi" {
+				sviRes = res
+			}
 			if len(res.ELBO) == 0 {
 				return fmt.Errorf("%s seed %d: no pass completed: %s", meth, seed, res.Status)
 			}
@@ -469,8 +481,8 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 				row.FinalT = res.Temperature[n-1]
 			}
 			fmt.Fprintf(stdout, "%-10s %-8s %4d %10.4f %14.1f %8.3f %8.1f\n", row.Data, meth, seed, row.Heldout, row.ELBO, row.FinalT, cpu)
-			if meth == "vt" {
-				fmt.Fprintf(stdout, "#   VT E_q[T] per pass:")
+			if strings.HasPrefix(meth, "vt") {
+				fmt.Fprintf(stdout, "#   %s E_q[T] per pass:", meth)
 				for _, t := range res.Temperature {
 					fmt.Fprintf(stdout, " %.3f", t)
 				}

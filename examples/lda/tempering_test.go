@@ -60,16 +60,20 @@ func exactLogC(T float64, n, K, V int, alpha, eta float64, twoDocs bool) float64
 func TestLDALogCClosedForm(t *testing.T) {
 	grid := []float64{1, 1.5, 3, 10}
 	for _, tc := range []struct {
-		lens       []int
-		K, V       int
-		alpha, eta float64
+		lens          []int
+		K, V          int
+		alpha, eta    float64
+		nBeta, nTheta int
 	}{
-		{[]int{1}, 2, 3, 0.5, 0.3},
-		{[]int{2}, 2, 3, 0.5, 0.3},
-		{[]int{2}, 3, 4, 0.2, 0.1},
-		{[]int{1, 1}, 3, 4, 0.5, 0.5},
+		{[]int{1}, 2, 3, 0.5, 0.3, 2000, 200},
+		{[]int{2}, 2, 3, 0.5, 0.3, 2000, 200},
+		{[]int{2}, 3, 4, 0.2, 0.1, 2000, 200},
+		{[]int{1, 1}, 3, 4, 0.5, 0.5, 2000, 200},
+		// the experiment's regime: α = η = 1/K, sparse θ and β, where
+		// tempering θ's prior dominates log C (−292 at T = 1.5)
+		{[]int{2}, 100, 50, 0.01, 0.01, 200, 20},
 	} {
-		logC, se := ldaLogC(grid, tc.lens, tc.K, tc.V, tc.alpha, tc.eta, 4000, 400, 7)
+		logC, se := ldaLogC(grid, tc.lens, tc.K, tc.V, tc.alpha, tc.eta, tc.nBeta, tc.nTheta, 7)
 		if logC[0] != 0 || se[0] != 0 {
 			t.Errorf("%v: log C(1) = %v ± %v, want exactly 0", tc, logC[0], se[0])
 		}
