@@ -315,6 +315,7 @@ type tempRow struct {
 	Heldout    float64   `json:"heldout_per_word"`
 	ELBO       float64   `json:"elbo"`
 	FinalT     float64   `json:"final_temperature"`
+	LJ         float64   `json:"log_joint_per_token"`
 	CPU        float64   `json:"cpu_seconds"`
 	Status     string    `json:"status"`
 	Temp       []float64 `json:"temperature,omitempty"`
@@ -429,7 +430,7 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 		}
 		defer outFile.Close()
 	}
-	fmt.Fprintf(stdout, "%-10s %-8s %4s %10s %14s %8s %8s\n", "data", "method", "seed", "heldout", "ELBO(T=1)", "final T", "CPU s")
+	fmt.Fprintf(stdout, "%-10s %-8s %4s %10s %14s %8s %8s %8s\n", "data", "method", "seed", "heldout", "ELBO(T=1)", "final T", "CPU s", "lj/N")
 	for _, seed := range seedList {
 		var sviRes *lda.Result // this seed's plain SVI fit, the start of vt@svi
 		for _, meth := range strings.Split(*methods, ",") {
@@ -480,7 +481,8 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 			if n := len(res.Temperature); n > 0 {
 				row.FinalT = res.Temperature[n-1]
 			}
-			fmt.Fprintf(stdout, "%-10s %-8s %4d %10.4f %14.1f %8.3f %8.1f\n", row.Data, meth, seed, row.Heldout, row.ELBO, row.FinalT, cpu)
+			row.LJ = logJointPerToken(data, conc, res)
+			fmt.Fprintf(stdout, "%-10s %-8s %4d %10.4f %14.1f %8.3f %8.1f %8.3f\n", row.Data, meth, seed, row.Heldout, row.ELBO, row.FinalT, cpu, row.LJ)
 			if strings.HasPrefix(meth, "vt") {
 				fmt.Fprintf(stdout, "#   %s E_q[T] per pass:", meth)
 				for _, t := range res.Temperature {
@@ -500,4 +502,59 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 		return errors.New("no seeds")
 	}
 	return nil
+}
+
+// logJointPerToken returns Σ_d E_q[log p(x_d, z_d, θ_d | β)] over the
+// documents of data under the fit res, divided by the tokens: the unit
+// log joint that VT's Eq. 9 weighs by 1/T_m (θ_d's Dirichlet prior
+// included, as vigen tempers it), written out by hand:
+//
+//	Σ_d [−log B(α) + (α − 1) Σ_k E log θ_dk] + Σ_d Σ_n c_n Σ_k φ_nk (E log θ_dk + E log β_k,w_n).
+//
+// VT's q(y) sits at the grid point where this value lies between the
+// secant slopes d log C/da (per token) on either side.
+func logJointPerToken(data *lda.Data, alpha float64, res *lda.Result) float64 {
+	k, v := data.K, data.V
+	lam := res.Latent.Beta.Params["param"]
+	gam := res.Latent.Theta.Params["param"]
+	phi := res.Latent.Z.Params["prob"]
+	elogBeta := make([]float64, k*v)
+	for t := range k {
+		row := lam[t*v : (t+1)*v]
+		s := 0.0
+		for _, x := range row {
+			s += x
+		}
+		ps := runtime.Digamma(s)
+		for i, x := range row {
+			elogBeta[t*v+i] = runtime.Digamma(x) - ps
+		}
+	}
+	logB := logBSym(alpha, k)
+	elogTheta := make([]float64, k)
+	lj, tokens, e := 0.0, 0, 0
+	for d, doc := range data.W {
+		g := gam[d*k : (d+1)*k]
+		s := 0.0
+		for _, x := range g {
+			s += x
+		}
+		ps := runtime.Digamma(s)
+		lj -= logB
+		for t, x := range g {
+			elogTheta[t] = runtime.Digamma(x) - ps
+			lj += (alpha - 1) * elogTheta[t]
+		}
+		for _, p := range doc {
+			f := phi[e*k : (e+1)*k]
+			for t, q := range f {
+				if q > 0 {
+					lj += float64(p[1]) * q * (elogTheta[t] + elogBeta[t*v+p[0]-1])
+				}
+			}
+			tokens += p[1]
+			e++
+		}
+	}
+	return lj / float64(tokens)
 }

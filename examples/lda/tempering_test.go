@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/examples/lda/lda"
+	"github.com/vigen-go/vigen/runtime"
 )
 
 // dirMoment is log E[Π_i x_i^{p_i}] under a symmetric Dirichlet(conc) of
@@ -197,7 +201,7 @@ func TestTemperingCommandTiny(t *testing.T) {
 	rows := 0
 	for _, line := range strings.Split(s, "\n") {
 		f := strings.Fields(line)
-		if len(f) == 7 && f[0] == "citeulike" {
+		if len(f) == 8 && f[0] == "citeulike" {
 			rows++
 			held, _ := strconv.ParseFloat(f[3], 64)
 			T, _ := strconv.ParseFloat(f[5], 64)
@@ -214,5 +218,40 @@ func TestTemperingCommandTiny(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "logc.json")); err != nil {
 		t.Error(err)
+	}
+}
+
+// logJointPerToken agrees with the runtime's own unit log joint, recovered
+// from an annealed fit's traces: TemperedELBO = ELBO − (1 − 1/T)·Σ_d lj_d.
+func TestLogJointPerToken(t *testing.T) {
+	data, _ := Synthetic(2, 80)
+	alpha, eta := 0.3, 0.05
+	data.K, data.Alpha, data.Eta = 5, &alpha, &eta
+	m, err := lda.NewModel(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, algo := range []string{"ca", "svi"} {
+		res, err := m.Fit(context.Background(), lda.Options{Seed: 3, Workers: 1, Algorithm: algo, MaxIter: 2,
+			SVI:    runtime.SVISettings{BatchSize: 20, Passes: 2},
+			Temper: runtime.TemperSettings{Anneal: runtime.Anneal{T0: 4, Length: 100}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(res.ELBO) - 1
+		T := res.Temperature[n]
+		if !(T > 3) {
+			t.Fatalf("%s: T = %v", algo, T)
+		}
+		want := (res.ELBO[n] - res.TemperedELBO[n]) / (1 - 1/T)
+		tokens := 0
+		for _, l := range docLengths(data.W) {
+			tokens += l
+		}
+		got := logJointPerToken(data, alpha, res) * float64(tokens)
+		t.Logf("%s: T = %.3f, Σ_d lj_d = %.6f by hand, %.6f from the traces", algo, T, got, want)
+		if math.Abs(got-want) > 1e-6*math.Abs(want) {
+			t.Errorf("%s: Σ_d lj_d = %.6f by hand, %.6f from the traces", algo, got, want)
+		}
 	}
 }
