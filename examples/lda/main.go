@@ -53,6 +53,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "tempering" {
+		return tempering(args[1:], stdout, stderr) // tempering.go: SVI vs AVI vs VT (Mandt et al. 2016, Fig. 2)
+	}
 	fs := flag.NewFlagSet("lda", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	ldac := fs.String("ldac", "", "corpus in LDA-C format (default: the synthetic corpus)")
