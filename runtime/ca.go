@@ -106,6 +106,10 @@ type Run struct {
 	Temperature, TemperedELBO []float64
 	// Tempering describes the tempering (TemperSettings.String).
 	Tempering string
+	// UnitTemperature is, after local variational tempering, each unit's
+	// E_q[T_d] at the end of the tempered phase: the units the model fits
+	// worst have the highest (they flag outliers).
+	UnitTemperature []float64
 	// Warning says what is wrong with a result that is not an error: a
 	// tempered fit whose mixture components merged (Collapser).
 	Warning string
@@ -233,7 +237,7 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 			run.Status = "canceled"
 			break
 		}
-		if tempering && tt.vt == nil && tt.setAnneal(float64(it-1)) == 1 {
+		if tempering && !tt.learns() && tt.setAnneal(float64(it-1)) == 1 {
 			tempering = false // the schedule has ended
 		}
 		if !tempering && tt != nil {
@@ -307,9 +311,17 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 				tt.vt.set(eta)
 				tt.tp.Global = tt.vt.invT()
 			}
+			if tt.lt != nil {
+				// each unit's q(T_d) (Eq. 10), then its E_q[1/T_d]
+				ParallelFor(units, workers, func(_, d int) { ltUpdate(tt.lt, q, d, ljPerUnit[d]) })
+				run.UnitTemperature = tt.lt.unitT()
+			}
 			telbo, temp = temperedELBO(elbo, tt.tp, ljPerUnit), tt.temperature()
 			if tt.vt != nil {
 				telbo += tt.vt.bound()
+			}
+			if tt.lt != nil {
+				telbo += tt.lt.bound()
 			}
 		}
 		// Params move only in M-steps; without them the kept copy stands.
@@ -338,8 +350,8 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 		if tt != nil {
 			run.Temperature = append(run.Temperature, temp)
 			run.TemperedELBO = append(run.TemperedELBO, telbo)
-			if tempering && tt.vt != nil {
-				// VT's phase ends at a fixed point of the T-ELBO
+			if tempering && tt.learns() {
+				// VT's and LVT's phase ends at a fixed point of the T-ELBO
 				check.RelChange = RelChange(prevTELBO, telbo)
 			}
 			prevTELBO = telbo
@@ -348,8 +360,8 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 		// necessary even where one is a fixed point.
 		pending, unmet := conv.Unmet(check)
 		if tempering {
-			if tt.vt != nil && len(unmet) == 0 {
-				tempering = false // VT has converged: on to T = 1
+			if tt.learns() && len(unmet) == 0 {
+				tempering = false // VT or LVT has converged: on to T = 1
 			}
 			pending = append(pending, "temperature")
 			unmet = append(unmet, fmt.Sprintf("the fit is still tempered (T = %.4g), and converges only at T = 1", temp))

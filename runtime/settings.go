@@ -123,6 +123,9 @@ type Result[L, P any] struct {
 	Tempering    string    `json:"tempering,omitempty"`
 	Temperature  []float64 `json:"temperature,omitempty"`
 	TemperedELBO []float64 `json:"tempered_elbo,omitempty"`
+	// UnitTemperature is, after local variational tempering, each unit's
+	// E_q[T_d] at the end of the tempered phase (outliers run hot).
+	UnitTemperature []float64 `json:"unit_temperature,omitempty"`
 	// Warning says what is wrong with a result that is not an error (a
 	// tempered fit whose mixture components merged into identical copies).
 	Warning string `json:"warning,omitempty"`
@@ -267,7 +270,7 @@ func NewResult[L, P any](model, method string, run Run, latent L, params P, fp *
 	r := &Result[L, P]{Model: model, Method: method, Converged: run.Converged, Status: run.Status,
 		Iterations: run.Iterations, ELBO: run.ELBO, Seconds: run.Seconds, Latent: latent, Params: params,
 		Unsettled: run.Unsettled, Tempering: run.Tempering, Temperature: run.Temperature, TemperedELBO: run.TemperedELBO,
-		Warning: run.Warning}
+		Warning: run.Warning, UnitTemperature: run.UnitTemperature}
 	r.Fingerprint = fp.WithParams(&r.Params)
 	return r
 }

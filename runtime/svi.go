@@ -266,6 +266,13 @@ passes:
 				run.Status = "canceled"
 				break passes
 			}
+			if tt != nil && tt.lt != nil {
+				// each visited unit's q(T_d) (Eq. 10) before its statistics
+				// enter the step, weighed by E_q[1/T_d] (Eq. 11)
+				for _, d := range b {
+					ltUpdate(tt.lt, q, d, tt.tm.UnitLogJoint(q, d))
+				}
+			}
 			rho, scale := svi.Rho(t), float64(units)/float64(len(b))
 			t++
 			for g := range lam {
@@ -339,6 +346,10 @@ passes:
 			telbo, temp = temperedELBO(elbo, tt.tp, ljPerUnit), tt.temperature()
 			if tt.vt != nil {
 				telbo += tt.vt.bound()
+			}
+			if tt.lt != nil {
+				telbo += tt.lt.bound() // with each unit's normalizer as of its last visit
+				run.UnitTemperature = tt.lt.unitT()
 			}
 		}
 		params := paramsOf(cp)

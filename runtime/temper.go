@@ -27,7 +27,8 @@ import (
 //
 // Three ways to set T (TemperSettings): a schedule (AVI, §2.2), a latent
 // temperature on a grid with a posterior q(y) of its own (VT, §2.3), and
-// one such temperature per unit (LVT, §2.4; not yet).
+// one such temperature per unit (LVT, §2.4), which needs each unit's
+// tempered log normalizer from the model (UnitNormalizer).
 
 // Temper holds the inverse temperatures 1/T that a tempered fit's updates
 // read. The zero value is untempered.
@@ -118,8 +119,11 @@ type TemperSettings struct {
 	Anneal Anneal `json:"anneal,omitempty"`
 	// Mode "global" is variational tempering (VT): the temperature is a
 	// latent variable y on Grid with prior Prior, and q(y) is updated with
-	// the other factors (Eq. 9); the updates read E_q[1/T]. "" is no
-	// latent temperature.
+	// the other factors (Eq. 9); the updates read E_q[1/T]. Mode "local" is
+	// local variational tempering (LVT): one such temperature T_d per unit,
+	// q(T_d) updated by Eq. 10 with the unit's tempered log normalizer
+	// (UnitNormalizer), each unit's updates and statistics weighed by its
+	// E_q[1/T_d] (Eq. 11). "" is no latent temperature.
 	Mode string `json:"mode,omitempty"`
 	// Grid are the temperatures 1 = T_1 < T_2 < … < T_M of VT.
 	Grid []float64 `json:"grid,omitempty"`
@@ -144,11 +148,9 @@ func (s TemperSettings) Check() error {
 			return errors.New("a temperature grid, log C(T) or prior is given but no tempering mode: set Mode \"global\" (variational tempering)")
 		}
 		return nil
-	case "global":
-	case "local":
-		return errors.New("local variational tempering (one temperature per unit, Mandt et al. §2.4) is not implemented yet")
+	case "global", "local":
 	default:
-		return fmt.Errorf("unknown tempering mode %q: give \"global\" (variational tempering)", s.Mode)
+		return fmt.Errorf("unknown tempering mode %q: give \"global\" (variational tempering) or \"local\" (one temperature per unit)", s.Mode)
 	}
 	if s.Anneal.T0 > 1 {
 		return errors.New("give either an annealing schedule (AVI) or variational tempering (VT), not both: VT learns the schedule")
@@ -164,7 +166,10 @@ func (s TemperSettings) Check() error {
 			return fmt.Errorf("variational tempering: the grid must increase, but T_%d = %v follows T_%d = %v", m+1, s.Grid[m], m, s.Grid[m-1])
 		}
 	}
-	if len(s.LogC) != len(s.Grid) {
+	if s.Mode == "local" && len(s.LogC) > 0 {
+		return errors.New("local variational tempering takes each unit's log normalizer from the model (UnitNormalizer), not log C(T)")
+	}
+	if s.Mode == "global" && len(s.LogC) != len(s.Grid) {
 		return fmt.Errorf("variational tempering: %d values of log C(T) for %d temperatures", len(s.LogC), len(s.Grid))
 	}
 	for m, c := range s.LogC {
@@ -261,6 +266,95 @@ func (v *vtState) bound() float64 {
 	return s
 }
 
+// learns reports whether the temperature is learned (VT, LVT) rather than
+// scheduled (AVI).
+func (t *temperer[S, W]) learns() bool { return t.vt != nil || t.lt != nil }
+
+// UnitNormalizer is what local variational tempering (LVT, Mandt et al.
+// §2.4) needs of a model besides Tempered: the log normalizer of each
+// unit's tempered density, so that q(T_d) weighs the temperatures by the
+// normalized p(x_d, z_d | β, T) = p(x_d, z_d | β)^(1/T) / Z_d(β, T) (Eq. 10).
+type UnitNormalizer[S any] interface {
+	// UnitLogNormalizer writes into out, for each temperature T_m of grid,
+	// E_q[log Z_d(β, T_m)] with Z_d(β, T) = ∫ p(x_d, z_d | β)^(1/T) dx_d dz_d.
+	UnitLogNormalizer(q S, d int, grid, out []float64)
+}
+
+// ltState is LVT's q(T_d) for every unit d: r[d·M + m] over the grid.
+type ltState struct {
+	s      TemperSettings
+	un     any // the model's UnitNormalizer[S]
+	logPri []float64
+	r      []float64 // units × M
+	norm   []float64 // units × M: E_q[log Z_d(β, T_m)] at the last update
+	invT   []float64 // E_q[1/T_d], which Temper.Unit holds
+}
+
+func newLT(s TemperSettings, un any, units int) *ltState {
+	vt := newVT(s) // the normalized log prior and the uniform start
+	m := len(s.Grid)
+	l := &ltState{s: s, un: un, logPri: vt.logPri, r: make([]float64, units*m), norm: make([]float64, units*m), invT: make([]float64, units)}
+	for d := range units {
+		copy(l.r[d*m:(d+1)*m], vt.r)
+		l.invT[d] = vt.invT()
+	}
+	return l
+}
+
+// update sets q(T_d) to its optimum (Eq. 10, with the normalizer): r_dm ∝
+// π_m exp(lj/T_m − E_q[log Z_d(β, T_m)]), lj = E_q[log p(x_d, z_d | β)],
+// and E_q[1/T_d] with it.
+func ltUpdate[S any](l *ltState, q S, d int, lj float64) {
+	m := len(l.s.Grid)
+	r, norm := l.r[d*m:(d+1)*m], l.norm[d*m:(d+1)*m]
+	l.un.(UnitNormalizer[S]).UnitLogNormalizer(q, d, l.s.Grid, norm)
+	inv := 0.0
+	for k, t := range l.s.Grid {
+		r[k] = lj/t + l.logPri[k] - norm[k]
+	}
+	SoftmaxRows(r, m)
+	for k, t := range l.s.Grid {
+		inv += r[k] / t
+	}
+	l.invT[d] = inv
+}
+
+// bound is the q(T_d)'s part of LVT's tempered ELBO, summed over units:
+// Σ_d E_q[log p(T_d)] − E_q[log Z_d(β, T_d)] − E_q[log q(T_d)].
+func (l *ltState) bound() float64 {
+	m := len(l.s.Grid)
+	s := 0.0
+	for i, r := range l.r {
+		if r > 0 {
+			s += r * (l.logPri[i%m] - l.norm[i] - math.Log(r))
+		}
+	}
+	return s
+}
+
+// meanT is the mean over units of E_q[T_d].
+func (l *ltState) meanT() float64 {
+	if len(l.invT) == 0 {
+		return 1
+	}
+	m := len(l.s.Grid)
+	s := 0.0
+	for i, r := range l.r {
+		s += r * l.s.Grid[i%m]
+	}
+	return s / float64(len(l.invT))
+}
+
+// unitT returns E_q[T_d] of every unit.
+func (l *ltState) unitT() []float64 {
+	m := len(l.s.Grid)
+	out := make([]float64, len(l.invT))
+	for i, r := range l.r {
+		out[i/m] += r * l.s.Grid[i%m]
+	}
+	return out
+}
+
 // unitLogJoint sums E_q[log p(x_d, z_d | β)] over the units, computed on
 // workers goroutines into perUnit and added in unit order.
 func unitLogJoint[S any](tm Tempered[S], q S, units, workers int, perUnit []float64) float64 {
@@ -314,6 +408,7 @@ type temperer[S, W any] struct {
 	tp    *Temper
 	s     TemperSettings
 	vt    *vtState
+	lt    *ltState
 	eta   []float64 // scratch for q(y)'s natural parameters, and the globals'
 	prev  []float64
 	temp  float64 // AVI's temperature, as the schedule gives it
@@ -353,12 +448,18 @@ func newTemperer[S, W, P, R any](m CAModel[S, W, P, R], q S, s TemperSettings) (
 		n = max(n, k)
 	}
 	t.eta, t.prev = make([]float64, n), make([]float64, n)
-	if s.Mode == "global" {
-		t.vt = newVT(s)
-	}
 	*t.tp = Temper{}
-	if t.vt != nil {
+	switch s.Mode {
+	case "global":
+		t.vt = newVT(s)
 		t.tp.Global = t.vt.invT()
+	case "local":
+		un, ok := m.(UnitNormalizer[S])
+		if !ok {
+			return nil, errors.New("local variational tempering needs the log normalizer of each unit's tempered density (runtime.UnitNormalizer), which vigen does not derive for a model yet")
+		}
+		t.lt = newLT(s, un, m.Shape(q).Units)
+		t.tp.Unit = t.lt.invT
 	}
 	return t, nil
 }
@@ -385,6 +486,9 @@ func (t *temperer[S, W]) setAnneal(step float64) float64 {
 func (t *temperer[S, W]) temperature() float64 {
 	if t.vt != nil {
 		return t.vt.meanT()
+	}
+	if t.lt != nil {
+		return t.lt.meanT()
 	}
 	if t.tp.Off() {
 		return 1
@@ -496,7 +600,7 @@ func TemperFromFlags(anneal, mode, logc string) (TemperSettings, error) {
 		s = f
 		s.Mode = mode
 	case "local":
-		return s, errors.New("-temper local: local variational tempering (one temperature per unit, Mandt et al. §2.4) is not implemented yet")
+		return s, errors.New("-temper local: local variational tempering (one temperature per unit, Mandt et al. §2.4) needs each unit's tempered log normalizer, which vigen does not derive for a model yet (runtime.UnitNormalizer)")
 	default:
 		return s, fmt.Errorf("-temper %q: want global (variational tempering) or local", mode)
 	}

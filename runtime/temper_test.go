@@ -89,14 +89,15 @@ func (f *temperFake) NonFinite(q *temperState) string {
 	return ""
 }
 
-// temperRun is the fake's result: the run and μ̄.
+// temperRun is the fake's result: the run and the state.
 type temperRun struct {
 	Run
-	Mu float64
+	Mu, prec float64
+	m, p     []float64
 }
 
 func (f *temperFake) Result(run Run, q *temperState, _ float64) temperRun {
-	return temperRun{Run: run, Mu: q.mu}
+	return temperRun{Run: run, Mu: q.mu, prec: q.prec, m: append([]float64(nil), q.m...), p: append([]float64(nil), q.p...)}
 }
 
 var _ Tempered[*temperState] = (*temperFake)(nil)
@@ -253,7 +254,7 @@ func TestTemperSettingsCheck(t *testing.T) {
 		{TemperSettings{Mode: "global", Grid: []float64{1, 2}, LogC: []float64{0, math.NaN()}}, "not finite"},
 		{TemperSettings{Mode: "global", Grid: []float64{1, 2}, LogC: []float64{0, 1}, Prior: []float64{1, 0}}, "must be positive"},
 		{TemperSettings{Mode: "global", Grid: []float64{1, 2}, LogC: []float64{0, 1}, Anneal: Anneal{T0: 3, Length: 2}}, "not both"},
-		{TemperSettings{Mode: "local"}, "not implemented"},
+		{TemperSettings{Mode: "local", Grid: []float64{1, 2}, LogC: []float64{0, 1}}, "takes each unit's log normalizer"},
 		{TemperSettings{Mode: "hot"}, "unknown tempering mode"},
 		{TemperSettings{Grid: []float64{1, 2}}, "no tempering mode"},
 		{TemperSettings{Anneal: Anneal{T0: 3}}, "positive number"},
@@ -342,5 +343,91 @@ func TestTemperReset(t *testing.T) {
 	}
 	if want := sumY / (2 + float64(len(f.y))); math.Abs(r.Mu-want) > 1e-10 {
 		t.Errorf("an untempered fit of a reused model ends at μ̄ = %v, not the untempered optimum %v", r.Mu, want)
+	}
+}
+
+// UnitLogNormalizer: the unit's tempered density N(x_d; μ, 1)^a N(y_d; x_d, 1)^a
+// integrates, over y_d and then x_d, to ((2π)^((1−a)/2) a^(−1/2))², whatever μ.
+func (f *temperFake) UnitLogNormalizer(_ *temperState, _ int, grid, out []float64) {
+	for m, T := range grid {
+		a := 1 / T
+		out[m] = (1-a)*math.Log(2*math.Pi) - math.Log(a)
+	}
+}
+
+var _ UnitNormalizer[*temperState] = (*temperFake)(nil)
+
+// LVT on the fake: q(T_d) is Eq. 10 with the unit's normalizer, written
+// out by hand; the outlier runs hot and the others near T = 1; the
+// tempered ELBO adds q(T)'s part.
+func TestFitCALocalTempering(t *testing.T) {
+	f, q := newTemperFake()
+	f.y[3] = 25 // an outlier
+	grid := []float64{1, 1.5, 2.25, 3.375, 5.0625, 7.59375}
+	// 10 iterations end inside the tempered phase, so the returned state is
+	// the one the last q(T_d) were computed from
+	s := CASettings{Convergence: Convergence{MaxIter: 10}.WithDefaults(), Workers: 2,
+		Temper: TemperSettings{Mode: "local", Grid: grid}}
+	r, err := FitCA(context.Background(), CAModel[*temperState, *fakeWorker, float64, temperRun](f), q, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.UnitTemperature) != len(f.y) {
+		t.Fatalf("%d unit temperatures for %d units", len(r.UnitTemperature), len(f.y))
+	}
+	// q(T_d) by hand at the state the fit returned (stopped within the
+	// tempered phase, so r is the last iteration's)
+	norm := make([]float64, len(grid))
+	f.UnitLogNormalizer(nil, 0, grid, norm)
+	qs := &temperState{mu: r.Mu, prec: r.prec, m: r.m, p: r.p}
+	for d := range f.y {
+		lj := f.UnitLogJoint(qs, d)
+		w := make([]float64, len(grid))
+		for k, T := range grid {
+			w[k] = lj/T - math.Log(float64(len(grid))) - norm[k]
+		}
+		SoftmaxRows(w, len(w))
+		want := 0.0
+		for k, T := range grid {
+			want += w[k] * T
+		}
+		if got := r.UnitTemperature[d]; math.Abs(got-want) > 1e-9*want {
+			t.Errorf("unit %d: E_q[T_d] = %.12g, Eq. 10 by hand gives %.12g", d+1, got, want)
+		}
+	}
+	// A single point says little about its own temperature, so q(T_d)
+	// stays broad and every E_q[T_d] is well above 1 (about 3 here); the
+	// outlier's is the highest by far.
+	for d, T := range r.UnitTemperature {
+		if d != 3 && !(T < r.UnitTemperature[3]-2) {
+			t.Errorf("unit %d (y = %v) runs at E_q[T] = %v, the outlier (y = 25) at %v", d+1, f.y[d], T, r.UnitTemperature[3])
+		}
+	}
+	if r.UnitTemperature[3] < 6 {
+		t.Errorf("the outlier's E_q[T] = %v, want it near the top of the grid", r.UnitTemperature[3])
+	}
+	if r.Converged || !strings.Contains(r.Status, "still tempered") {
+		t.Errorf("status %q", r.Status)
+	}
+}
+
+// LVT under SVI: each visited unit's q(T_d) is updated before its
+// statistics enter the step, and the outlier runs hottest.
+func TestFitSVILocalTempering(t *testing.T) {
+	f, q := newTemperFake()
+	f.y[5] = -30
+	grid := []float64{1, 1.5, 2.25, 3.375, 5.0625, 7.59375}
+	s := CASettings{Workers: 1, Temper: TemperSettings{Mode: "local", Grid: grid}}
+	r, err := FitSVI(context.Background(), SVIModel[*temperState, *fakeWorker, float64, temperRun](f), q, s, SVISettings{BatchSize: 3, Passes: 20}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.UnitTemperature) != len(f.y) || len(r.TemperedELBO) != 20 {
+		t.Fatalf("unit temperatures %v, tempered ELBO trace of %d", r.UnitTemperature, len(r.TemperedELBO))
+	}
+	for d, T := range r.UnitTemperature {
+		if d != 5 && !(T < r.UnitTemperature[5]-2) {
+			t.Errorf("unit %d runs at E_q[T] = %v, the outlier at %v", d+1, T, r.UnitTemperature[5])
+		}
 	}
 }

@@ -209,7 +209,7 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", logregVI, "-data", "x.json", "-algorithm", "svi", "-kappa", "-1"}, 2, "must not be negative"},
 		{[]string{"run", logregVI, "-data", "x.json", "-anneal", "linear:10"}, 2, "want KIND:T0:LENGTH"},
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global"}, 2, "give -logc FILE"},
-		{[]string{"run", logregVI, "-data", "x.json", "-temper", "local"}, 2, "not implemented yet"},
+		{[]string{"run", logregVI, "-data", "x.json", "-temper", "local"}, 2, "does not derive for a model yet"},
 		{[]string{"run", logregVI, "-data", "x.json", "-logc", "x.json"}, 2, "add -temper global"},
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", filepath.Join(dir, "none.json")}, 2, "none.json"},
 	} {
