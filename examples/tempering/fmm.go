@@ -153,6 +153,7 @@ func runFMMSetting(stdout, stderr io.Writer, set fmmSetting, seeds, workers int)
 		{name: "AVI linear:10:10", temper: anneal(10, 10)},
 		{name: "AVI linear:10:100", temper: anneal(10, 100)},
 		{name: "VT (exact log C)", temper: vt},
+		{name: "LVT", temper: runtime.TemperSettings{Mode: "local", Grid: grid}},
 	}
 	if set.paperLogC {
 		vtPaper := runtime.TemperSettings{Mode: "global", Grid: grid, LogC: fmmLogC(grid, f.n, f.d, f.k, f.pi, f.sigmaN, true)}
