@@ -234,7 +234,7 @@ func runFMMSetting(stdout, stderr io.Writer, set fmmSetting, seeds, workers int)
 	}
 
 	// Fig. 3 (left): the ELBO at T = 1 of seed 1 of each method by iteration
-	colors := []string{"#000", "#e69f00", "#d55e00", "#0072b2", "#56b4e9"}
+	colors := []string{"#000", "#e69f00", "#d55e00", "#0072b2", "#009e73", "#56b4e9"}
 	var lines []traceLine
 	lo, hi, n := math.Inf(1), truthELBO, 0
 	for i, m := range methods {
