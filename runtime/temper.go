@@ -70,7 +70,8 @@ type Tempered[S any] interface {
 	Tempering() *Temper
 	// UnitLogJoint returns E_q[log p(x_d, z_d | β)], the expected log
 	// density of unit d's statements under q (the ELBO's unit part without
-	// the entropies): what tempering divides by T.
+	// the entropies): what tempering divides by T. It only reads q, and is
+	// called concurrently for different units.
 	UnitLogJoint(q S, d int) float64
 }
 
@@ -277,6 +278,7 @@ func (t *temperer[S, W]) learns() bool { return t.vt != nil || t.lt != nil }
 type UnitNormalizer[S any] interface {
 	// UnitLogNormalizer writes into out, for each temperature T_m of grid,
 	// E_q[log Z_d(β, T_m)] with Z_d(β, T) = ∫ p(x_d, z_d | β)^(1/T) dx_d dz_d.
+	// It only reads q, and is called concurrently for different units.
 	UnitLogNormalizer(q S, d int, grid, out []float64)
 }
 
