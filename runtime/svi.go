@@ -270,7 +270,7 @@ passes:
 				// each visited unit's q(T_d) (Eq. 10) before its statistics
 				// enter the step, weighed by E_q[1/T_d] (Eq. 11)
 				for _, d := range b {
-					ltUpdate(tt.lt, q, d, tt.tm.UnitLogJoint(q, d))
+					tt.lt.update(q, d, tt.tm.UnitLogJoint(q, d))
 				}
 			}
 			rho, scale := svi.Rho(t), float64(units)/float64(len(b))

@@ -205,21 +205,29 @@ type vtState struct {
 
 func newVT(s TemperSettings) *vtState {
 	m := len(s.Grid)
-	v := &vtState{s: s, logPri: make([]float64, m), r: make([]float64, m)}
-	tot := 0.0
-	for k := range v.logPri {
-		p := 1.0
-		if s.Prior != nil {
-			p = s.Prior[k]
-		}
-		v.logPri[k] = p
-		tot += p
-	}
-	for k := range v.logPri {
-		v.logPri[k] = math.Log(v.logPri[k] / tot)
+	v := &vtState{s: s, logPri: logPrior(s), r: make([]float64, m)}
+	for k := range v.r {
 		v.r[k] = 1 / float64(m) // q(y) starts uniform, as in the paper's experiments
 	}
 	return v
+}
+
+// logPrior returns log π_m on s's grid, normalized (uniform without
+// s.Prior).
+func logPrior(s TemperSettings) []float64 {
+	out := make([]float64, len(s.Grid))
+	tot := 0.0
+	for k := range out {
+		out[k] = 1
+		if s.Prior != nil {
+			out[k] = s.Prior[k]
+		}
+		tot += out[k]
+	}
+	for k := range out {
+		out[k] = math.Log(out[k] / tot)
+	}
+	return out
 }
 
 // natural writes into out the natural parameters of the optimal q(y)
@@ -283,22 +291,27 @@ type UnitNormalizer[S any] interface {
 }
 
 // ltState is LVT's q(T_d) for every unit d: r[d·M + m] over the grid.
-type ltState struct {
+type ltState[S any] struct {
 	s      TemperSettings
-	un     any // the model's UnitNormalizer[S]
+	un     UnitNormalizer[S]
 	logPri []float64
 	r      []float64 // units × M
 	norm   []float64 // units × M: E_q[log Z_d(β, T_m)] at the last update
 	invT   []float64 // E_q[1/T_d], which Temper.Unit holds
 }
 
-func newLT(s TemperSettings, un any, units int) *ltState {
-	vt := newVT(s) // the normalized log prior and the uniform start
+func newLT[S any](s TemperSettings, un UnitNormalizer[S], units int) *ltState[S] {
 	m := len(s.Grid)
-	l := &ltState{s: s, un: un, logPri: vt.logPri, r: make([]float64, units*m), norm: make([]float64, units*m), invT: make([]float64, units)}
+	l := &ltState[S]{s: s, un: un, logPri: logPrior(s), r: make([]float64, units*m), norm: make([]float64, units*m), invT: make([]float64, units)}
+	start := 0.0 // E[1/T] under the uniform q(T_d) each unit starts from
+	for _, t := range s.Grid {
+		start += 1 / (t * float64(m))
+	}
 	for d := range units {
-		copy(l.r[d*m:(d+1)*m], vt.r)
-		l.invT[d] = vt.invT()
+		for k := range m {
+			l.r[d*m+k] = 1 / float64(m)
+		}
+		l.invT[d] = start
 	}
 	return l
 }
@@ -306,10 +319,10 @@ func newLT(s TemperSettings, un any, units int) *ltState {
 // update sets q(T_d) to its optimum (Eq. 10, with the normalizer): r_dm ∝
 // π_m exp(lj/T_m − E_q[log Z_d(β, T_m)]), lj = E_q[log p(x_d, z_d | β)],
 // and E_q[1/T_d] with it.
-func ltUpdate[S any](l *ltState, q S, d int, lj float64) {
+func (l *ltState[S]) update(q S, d int, lj float64) {
 	m := len(l.s.Grid)
 	r, norm := l.r[d*m:(d+1)*m], l.norm[d*m:(d+1)*m]
-	l.un.(UnitNormalizer[S]).UnitLogNormalizer(q, d, l.s.Grid, norm)
+	l.un.UnitLogNormalizer(q, d, l.s.Grid, norm)
 	inv := 0.0
 	for k, t := range l.s.Grid {
 		r[k] = lj/t + l.logPri[k] - norm[k]
@@ -323,7 +336,7 @@ func ltUpdate[S any](l *ltState, q S, d int, lj float64) {
 
 // bound is the q(T_d)'s part of LVT's tempered ELBO, summed over units:
 // Σ_d E_q[log p(T_d)] − E_q[log Z_d(β, T_d)] − E_q[log q(T_d)].
-func (l *ltState) bound() float64 {
+func (l *ltState[S]) bound() float64 {
 	m := len(l.s.Grid)
 	s := 0.0
 	for i, r := range l.r {
@@ -335,7 +348,7 @@ func (l *ltState) bound() float64 {
 }
 
 // meanT is the mean over units of E_q[T_d].
-func (l *ltState) meanT() float64 {
+func (l *ltState[S]) meanT() float64 {
 	if len(l.invT) == 0 {
 		return 1
 	}
@@ -348,7 +361,7 @@ func (l *ltState) meanT() float64 {
 }
 
 // unitT returns E_q[T_d] of every unit.
-func (l *ltState) unitT() []float64 {
+func (l *ltState[S]) unitT() []float64 {
 	m := len(l.s.Grid)
 	out := make([]float64, len(l.invT))
 	for i, r := range l.r {
@@ -410,7 +423,7 @@ type temperer[S, W any] struct {
 	tp    *Temper
 	s     TemperSettings
 	vt    *vtState
-	lt    *ltState
+	lt    *ltState[S]
 	eta   []float64 // scratch for q(y)'s natural parameters, and the globals'
 	prev  []float64
 	temp  float64 // AVI's temperature, as the schedule gives it
