@@ -55,6 +55,9 @@ type fitGen struct {
 	// temper: the model can be tempered (temperReason is ""); its local
 	// conjugate updates take the unit's inverse temperature.
 	temper bool
+	// lvt: the model also supplies its units' tempered normalizers for
+	// local variational tempering (lvtReason is "").
+	lvt bool
 }
 
 // hoisted is exp(E_q[t]) of a global factor's moment tensor that a
@@ -134,6 +137,7 @@ func (g *gen) fitCode() (*fitGen, error) {
 	}
 	f.findHoisted()
 	f.temper = f.temperReason() == ""
+	f.lvt = f.temper && f.lvtReason() == ""
 	f.emit()
 	return f, nil
 }
@@ -312,6 +316,7 @@ func (f *fitGen) emit() {
 	}
 	f.w.Raw(f.boundKernels())
 	f.w.Raw(f.temperKernel())
+	f.w.Raw(f.lvtKernel())
 }
 
 func (f *fitGen) pos(v *ir.Var) string {

@@ -229,7 +229,7 @@ func naturalFunc(family string, to bool) string {
 
 // invTTensor is the tensor name of a unit's inverse temperature in kernels:
 // not an identifier, so no model variable can have it.
-const invTTensor = "$invT"
+const invTTensor = derive.InvTTensor
 
 // sviKernels prints the kernels of a global's SVI split: its prior part
 // and one unit's part of E_q[η].

@@ -60,6 +60,120 @@ func (f *fitGen) emitTemper() {
 		"(a *caModel) UnitLogJoint(q *state, d int) float64", func() {
 			w.Return(fmt.Sprintf("a.m.logJointUnit(%s)", joinArgs("d", f.args(f.bound.LocalInputs, "d"))))
 		})
+	f.emitUnitNormalizers()
+}
+
+// lvtTable is a simplex latent whose rows' Jensen tables
+// (derive.LSPTensor) a unit normalizer reads.
+type lvtTable struct {
+	qi   *qInfo
+	goV  string   // the table's variable in UnitLogNormalizers
+	dims []string // the table's dimensions: the latent's without the last
+}
+
+func (f *fitGen) lvtTables() []lvtTable {
+	var out []lvtTable
+	for _, v := range f.bound.TemperedNormTables {
+		for _, qi := range f.qs {
+			if qi.v.Name == v {
+				dims := qi.q.Params[0].Dims
+				out = append(out, lvtTable{qi: qi, goV: unexported(f.g.upper(v)) + "LSP", dims: dims[:len(dims)-1]})
+			}
+		}
+	}
+	return out
+}
+
+// lvtReason says why the model's units have no tempered normalizers for
+// local variational tempering, or "".
+func (f *fitGen) lvtReason() string {
+	b := f.bound
+	if b.NoTemperedNorm != "" {
+		return b.NoTemperedNorm
+	}
+	if b.LocalTemperedNorm == nil {
+		return "its unit plate has no statements"
+	}
+	for _, t := range f.lvtTables() {
+		if t.qi.q.Family != "Dirichlet" {
+			return fmt.Sprintf("%s (%s) is a probability vector with a %s factor, and the tempered normalizer of a Categorical over it is taken under a Dirichlet one", t.qi.v.Name, f.pos(t.qi.v), t.qi.q.Family)
+		}
+		if t.qi.local && (len(t.dims) == 0 || t.dims[0] != f.unit.Size) {
+			return fmt.Sprintf("%s (%s) is local but not indexed by its unit first", t.qi.v.Name, f.pos(t.qi.v))
+		}
+	}
+	return ""
+}
+
+// emitUnitNormalizers prints UnitLogNormalizers (runtime.UnitNormalizer),
+// or NoLocalTemper.
+func (f *fitGen) emitUnitNormalizers() {
+	w := f.w
+	if !f.lvt {
+		w.Func([]string{"NoLocalTemper says why local variational tempering does not apply to", "the model."},
+			"(a *caModel) NoLocalTemper() string", func() { w.Return(fmt.Sprintf("%q", f.lvtReason())) })
+		return
+	}
+	tables := f.lvtTables()
+	w.Func([]string{"UnitLogNormalizers returns the function writing, for unit d and each",
+		"temperature T_m of grid, the log normalizer of the unit's tempered density:",
+		"Σ over its statements of E_q[log ∫ p(x | args)^(1/T) dx], each statement",
+		"tempered and normalized on its own (Mandt et al. 2016, §2.4, Eq. 10), with",
+		"Jensen's bound log Σ_v E_q[p_v^(1/T)] for a Categorical over a simplex",
+		"latent (runtime.UnitNormalizer). The tables of global latents are filled",
+		"here, those of the unit's own latents by the function, unit by unit."},
+		"(a *caModel) UnitLogNormalizers(q *state, grid []float64) func(d int, out []float64)", func() {
+			w.P("m := a.m")
+			w.Pf("invT := %s(grid)", rt("InverseTemperatures"))
+			for _, t := range tables {
+				full := t.qi.q.Params[0].Dims
+				w.Pf("%s := %s(invT, %s, %s)", t.goV, rt("NewLSPTable"), f.length(t.dims), f.dim(full[len(full)-1]))
+				if !t.qi.local {
+					w.Pf("%s.FillAll(q.%s, %s(a.opts.Workers))", t.goV, t.qi.fields[0], rt("Workers"))
+				}
+			}
+			w.Block("return func(d int, out []float64)", func() {
+				for _, t := range tables {
+					if t.qi.local {
+						if per := f.length(t.dims[1:]); per == "1" {
+							w.Pf("%s.Fill(q.%s, d, d+1)", t.goV, t.qi.fields[0])
+						} else {
+							w.Pf("%s.Fill(q.%s, d*%s, (d+1)*%s)", t.goV, t.qi.fields[0], per, per)
+						}
+					}
+				}
+				var tabs []string
+				for _, t := range tables {
+					tabs = append(tabs, t.goV+".At[i]")
+				}
+				w.Block("for i, s := range invT", func() {
+					w.Pf("out[i] = m.logNormUnit(%s)", joinArgs("d", "s", f.args(f.bound.TemperedNormInputs, "d"), strings.Join(tabs, ", ")))
+				})
+			})
+		})
+	w.Pf("var _ %s[*state] = (*caModel)(nil)", rt("UnitNormalizer"))
+	w.P()
+}
+
+// lvtKernel prints logNormUnit: one unit's tempered log normalizer at one
+// inverse temperature.
+func (f *fitGen) lvtKernel() string {
+	if !f.lvt {
+		return ""
+	}
+	b := f.bound
+	params := inputParams(b.TemperedNormInputs)
+	for _, t := range f.lvtTables() {
+		params = append(params, kernelParam{Want: t.goV, Tensor: derive.LSPTensor(t.qi.v.Name), Dims: t.dims})
+	}
+	return f.g.emitKernel(kernelSpec{Name: "logNormUnit", Scalar: true, Unit: f.unit,
+		Doc: []string{fmt.Sprintf("logNormUnit is the log normalizer of unit %s's tempered density at inverse", f.unit.Name),
+			"temperature invT: Σ over the statements inside the unit plate of",
+			"E_q[log ∫ p(x | args)^invT dx] (Jensen's bound for a Categorical over a",
+			"simplex latent, read from its table of log Σ_v E_q[p_v^invT])."},
+		Scalars: []kernelParam{{Want: "invT", Tensor: invTTensor}},
+		Params:  params,
+		Outputs: []Output{{Target: "f", Expr: b.LocalTemperedNorm}}})
 }
 
 // temperKernel prints logJointUnit.

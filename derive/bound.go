@@ -26,6 +26,17 @@ type Bound struct {
 	// LocalInputs.
 	LocalLogJoint Expr
 	Expectations  []Approx
+	// LocalTemperedNorm is Σ over the statements inside the unit plate of
+	// E_q[log ∫ p(x | args)^s dx], s the inverse temperature (the tensor
+	// InvTTensor), or Jensen's upper bound of it (see temper.go): the unit's
+	// log normalizer that local variational tempering needs (Mandt et al.
+	// 2016, Eq. 10). It reads the factors TemperedNormInputs and the
+	// tables LSPTensor(v) of the latents v of TemperedNormTables. It is
+	// nil, and NoTemperedNorm says why, when some statement has none.
+	LocalTemperedNorm  Expr
+	TemperedNormInputs []*QFactor
+	TemperedNormTables []string
+	NoTemperedNorm     string
 }
 
 // unit returns the plate of the model's local latents (nil if all latents
@@ -123,6 +134,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 		unitOf[u.Latent.Name] = u.Unit != nil
 	}
 	var loc, glob []Expr
+	var inUnitFactors []unitFactor
 	for _, f := range append(slices.Clone(b.Model.Factors), flatPriors(b.Model)...) {
 		inUnit := unit != nil && len(f.Plates) > 0 && f.Plates[0].Bag == nil && f.Plates[0].Index == unit.Name
 		var grp *Grouping
@@ -182,6 +194,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 			return nil, err
 		}
 		if inUnit {
+			inUnitFactors = append(inUnitFactors, unitFactor{f, grp})
 			loc = append(loc, lp)
 			bd.LocalInputs = addInputs(bd.LocalInputs, read)
 		} else {
@@ -211,7 +224,22 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 		}
 	}
 	bd.Local, bd.Global = Add(loc...), Add(glob...)
+	// last, so that the indices it draws leave the ELBO's names alone
+	for _, uf := range inUnitFactors {
+		b.unit, b.group = unit, uf.grp
+		b.temperedNorm(uf.f, bd, qs)
+		b.unit, b.group = nil, nil
+	}
+	if bd.NoTemperedNorm != "" {
+		bd.LocalTemperedNorm, bd.TemperedNormInputs, bd.TemperedNormTables = nil, nil, nil
+	}
 	return bd, nil
+}
+
+// unitFactor is a statement summed unit by unit, with its grouping.
+type unitFactor struct {
+	f   *ir.Factor
+	grp *Grouping
 }
 
 func addInputs(list, qs []*QFactor) []*QFactor {

@@ -41,6 +41,11 @@ type Dist struct {
 	// Entropy of the family with parameters args, or nil when it has no
 	// closed form.
 	Entropy func(b *Builder, args []Val) Expr
+	// TemperedLogNorm is log ∫ p(x | args)^s dx for the inverse temperature
+	// s (an expression), in terms of args (their expectation is taken
+	// later), or nil when the family has none in closed form: what local
+	// variational tempering needs of a statement (temper.go).
+	TemperedLogNorm func(b *Builder, x Val, args []Val, s Expr) Expr
 	// Conj is how a latent with this prior, declared conjugate, is updated
 	// in closed form (Eq. 18) with q in the same family; nil if it cannot be.
 	Conj *Conjugacy
@@ -282,6 +287,10 @@ var normalDist = &Dist{
 		"var": func(a []Expr) Expr { return Pow(a[1], N(2)) },
 	}),
 	Entropy: sfunc(func(a []Expr) Expr { return Add(N(0.5*(1+log2Pi)), logE(a[1])) }),
+	// ∫ N(x; m, σ)^s dx = (2πσ²)^((1−s)/2) s^(−1/2), whatever m
+	TemperedLogNorm: stempered(func(a []Expr, s Expr) Expr {
+		return Sub(Mul(Sub(N(1), s), Add(N(0.5*log2Pi), logE(a[1]))), Mul(N(0.5), logE(s)))
+	}),
 	// t = (x, x²), η = (m/s², −1/(2s²)): s² = −1/(2η₂), m = η₁s²
 	Conj: &Conjugacy{Params: []string{"mean", "sd"}, Quadratic: "x", FromNatural: normalFromNatural,
 		Moments: elementwise(func(p []float64) (float64, float64) { return p[0], p[1] })},
@@ -431,6 +440,10 @@ var bernoulliDist = &Dist{
 	Entropy: sfunc(func(a []Expr) Expr {
 		p := a[0]
 		return Neg(Add(Mul(p, logE(p)), Mul(Sub(N(1), p), Call1("log1p", Neg(p)))))
+	}),
+	// Σ_y (p^y (1−p)^(1−y))^s = p^s + (1−p)^s
+	TemperedLogNorm: stempered(func(a []Expr, s Expr) Expr {
+		return logE(Add(Pow(a[0], s), Pow(Sub(N(1), a[0]), s)))
 	}),
 }
 

@@ -165,6 +165,20 @@ func dirichletDist() *Dist {
 			Mul(Sub(a0, SizeE(k)), psi(a0)),
 			Neg(b.sumOver(k, func(i Expr) Expr { return Mul(Sub(a[0].At([]Expr{i}), N(1)), psi(a[0].At([]Expr{i}))) })))
 	}
+	// ∫ Dir(x; α)^s dx = B(s(α − 1) + 1) / B(α)^s, B(a) = Π Γ(a_k) / Γ(Σ a_k)
+	d.TemperedLogNorm = func(b *Builder, x Val, a []Val, s Expr) Expr {
+		k := x.Dims[0]
+		al := a[0]
+		if len(al.Dims) == 0 {
+			c := al
+			al = Val{Dims: x.Dims, Src: c.Src, At: func([]Expr) Expr { return c.Scalar() }}
+		}
+		tempered := Val{Dims: al.Dims, At: func(sel []Expr) Expr { return Add(Mul(s, Sub(al.At(sel), N(1))), N(1)) }}
+		logB := func(v Val) Expr {
+			return Sub(b.sumOver(k, func(i Expr) Expr { return lg(v.At([]Expr{i})) }), lg(alpha0(b, v)))
+		}
+		return Sub(logB(tempered), Mul(s, logB(al)))
+	}
 	// t = log x, η = α − 1. Over each row: mean α_i/α₀, variance
 	// α_i(α₀−α_i)/(α₀²(α₀+1)).
 	d.Conj = &Conjugacy{Params: []string{"param"},
@@ -194,6 +208,7 @@ func categoricalDist() *Dist {
 	d.LogDensity = func(b *Builder, z Val, a []Val) (Expr, error) {
 		return logE(a[0].At([]Expr{z.Scalar()})), nil
 	}
+	d.TemperedLogNorm = categoricalTemperedLogNorm
 	// t = one-hot(z), η = log p, a = log Σ p (0 for normalized p)
 	d.ExpFam = &ExpFam{
 		Stats: []Stat{{Name: "onehot",

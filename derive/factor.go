@@ -15,6 +15,25 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 	if !ok && !f.IsTerm() {
 		return nil, ir.Errorf(f.Pos, "the %s distribution is not supported by the code generator yet", f.Dist).Hintf("spec/README.md lists what each distribution supports")
 	}
+	return b.factorSum(f, func(x Val, args []Val) (Expr, error) { return d.LogDensity(b, x, args) }, func(lp Expr) (Expr, error) {
+		lp = splitPositiveLogs(lp, b.positiveLatents())
+		if Transformed(f.Target.Var) {
+			jac, err := b.logJacobian(f)
+			if err != nil {
+				return nil, err
+			}
+			lp = Add(lp, jac)
+		}
+		return lp, nil
+	})
+}
+
+// factorSum is Σ over the plates of the statement f (a bag plate's entries
+// weighed by their counts, the unit's own plate left free) of
+// whole(one(x, args)), with one given the statement's target and
+// arguments, read element by element for an elementwise family with an
+// array target (and then summed over the elements); whole may be nil.
+func (b *Builder) factorSum(f *ir.Factor, one func(x Val, args []Val) (Expr, error), whole func(Expr) (Expr, error)) (e Expr, err error) {
 	fam := ir.Families[f.Dist]
 	defer recoverLowerError(&e, &err)
 	var plates []Index
@@ -74,24 +93,20 @@ func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
 		for k, a := range args {
 			as[k] = elementOf(a, fam.Params[min(k, len(fam.Params)-1)], sel)
 		}
-		one, err := d.LogDensity(b, xs, as)
+		o, err := one(xs, as)
 		if err != nil {
 			return nil, err
 		}
-		lp = Sum(el, one)
+		lp = Sum(el, o)
 	} else {
-		lp, err = d.LogDensity(b, x, args)
-		if err != nil {
+		if lp, err = one(x, args); err != nil {
 			return nil, err
 		}
 	}
-	lp = splitPositiveLogs(lp, b.positiveLatents())
-	if Transformed(f.Target.Var) {
-		jac, err := b.logJacobian(f)
-		if err != nil {
+	if whole != nil {
+		if lp, err = whole(lp); err != nil {
 			return nil, err
 		}
-		lp = Add(lp, jac)
 	}
 	return Sum(plates, Mul(append(weights, lp)...)), nil
 }

@@ -313,7 +313,8 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 			}
 			if tt.lt != nil {
 				// each unit's q(T_d) (Eq. 10), then its E_q[1/T_d]
-				ParallelFor(units, workers, func(_, d int) { tt.lt.update(q, d, ljPerUnit[d]) })
+				tt.lt.prepare(q)
+				ParallelFor(units, workers, func(_, d int) { tt.lt.update(d, ljPerUnit[d]) })
 				run.UnitTemperature = tt.lt.unitT()
 			}
 			telbo, temp = temperedELBO(elbo, tt.tp, ljPerUnit), tt.temperature()

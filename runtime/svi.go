@@ -269,9 +269,8 @@ passes:
 			if tt != nil && tt.lt != nil {
 				// each visited unit's q(T_d) (Eq. 10) before its statistics
 				// enter the step, weighed by E_q[1/T_d] (Eq. 11)
-				for _, d := range b {
-					tt.lt.update(q, d, tt.tm.UnitLogJoint(q, d))
-				}
+				tt.lt.prepare(q)
+				ParallelFor(len(b), workers, func(_, i int) { tt.lt.update(b[i], tt.tm.UnitLogJoint(q, b[i])) })
 			}
 			rho, scale := svi.Rho(t), float64(units)/float64(len(b))
 			t++

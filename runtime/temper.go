@@ -284,16 +284,21 @@ func (t *temperer[S, W]) learns() bool { return t.vt != nil || t.lt != nil }
 // unit's tempered density, so that q(T_d) weighs the temperatures by the
 // normalized p(x_d, z_d | β, T) = p(x_d, z_d | β)^(1/T) / Z_d(β, T) (Eq. 10).
 type UnitNormalizer[S any] interface {
-	// UnitLogNormalizer writes into out, for each temperature T_m of grid,
-	// E_q[log Z_d(β, T_m)] with Z_d(β, T) = ∫ p(x_d, z_d | β)^(1/T) dx_d dz_d.
-	// It only reads q, and is called concurrently for different units.
-	UnitLogNormalizer(q S, d int, grid, out []float64)
+	// UnitLogNormalizers prepares, from q's current global factors, what
+	// every unit's normalizer shares (LDA's per-topic tables), and returns
+	// the function that writes into out, for each temperature T_m of grid,
+	// E_q[log Z_d(β, T_m)] of unit d, with Z_d(β, T) = ∫ p(x_d, z_d | β)^(1/T)
+	// dx_d dz_d, or an upper bound of it (the tempered ELBO stays a lower
+	// bound). The function only reads q and is called concurrently for
+	// different units; it is called again once the globals change.
+	UnitLogNormalizers(q S, grid []float64) func(d int, out []float64)
 }
 
 // ltState is LVT's q(T_d) for every unit d: r[d·M + m] over the grid.
 type ltState[S any] struct {
 	s      TemperSettings
 	un     UnitNormalizer[S]
+	unit   func(d int, out []float64) // from un, for the current globals
 	logPri []float64
 	r      []float64 // units × M
 	norm   []float64 // units × M: E_q[log Z_d(β, T_m)] at the last update
@@ -316,13 +321,17 @@ func newLT[S any](s TemperSettings, un UnitNormalizer[S], units int) *ltState[S]
 	return l
 }
 
+// prepare readies the units' normalizers for q's current global factors;
+// update calls after it read them.
+func (l *ltState[S]) prepare(q S) { l.unit = l.un.UnitLogNormalizers(q, l.s.Grid) }
+
 // update sets q(T_d) to its optimum (Eq. 10, with the normalizer): r_dm ∝
 // π_m exp(lj/T_m − E_q[log Z_d(β, T_m)]), lj = E_q[log p(x_d, z_d | β)],
 // and E_q[1/T_d] with it.
-func (l *ltState[S]) update(q S, d int, lj float64) {
+func (l *ltState[S]) update(d int, lj float64) {
 	m := len(l.s.Grid)
 	r, norm := l.r[d*m:(d+1)*m], l.norm[d*m:(d+1)*m]
-	l.un.UnitLogNormalizer(q, d, l.s.Grid, norm)
+	l.unit(d, norm)
 	inv := 0.0
 	for k, t := range l.s.Grid {
 		r[k] = lj/t + l.logPri[k] - norm[k]
@@ -471,7 +480,11 @@ func newTemperer[S, W, P, R any](m CAModel[S, W, P, R], q S, s TemperSettings) (
 	case "local":
 		un, ok := m.(UnitNormalizer[S])
 		if !ok {
-			return nil, errors.New("local variational tempering needs the log normalizer of each unit's tempered density (runtime.UnitNormalizer), which vigen does not derive for a model yet")
+			why := "the model does not give the log normalizer of each unit's tempered density (runtime.UnitNormalizer)"
+			if n, ok := m.(interface{ NoLocalTemper() string }); ok {
+				why = n.NoLocalTemper()
+			}
+			return nil, fmt.Errorf("local variational tempering (Mandt et al. 2016, §2.4) does not apply: %s", why)
 		}
 		t.lt = newLT(s, un, m.Shape(q).Units)
 		t.tp.Unit = t.lt.invT
@@ -590,10 +603,23 @@ func collapseWarning(latents []string) string {
 	return fmt.Sprintf("the components of %s are identical copies of one another: tempering merged them at a high temperature, a fixed point coordinate ascent cannot leave; start at a lower temperature (below the one at which they separate), or use SVI, whose minibatch noise separates them, and compare the ELBO with an untempered fit's", strings.Join(latents, ", "))
 }
 
+// DefaultLocalGrid is local variational tempering's grid when none is
+// given: 30 temperatures 10^(i/29), i = 0..29, from 1 to 10 on an
+// exponential scale (the range of Mandt et al.'s grid for LDA).
+func DefaultLocalGrid() []float64 {
+	g := make([]float64, 30)
+	for i := range g {
+		g[i] = math.Pow(10, float64(i)/29)
+	}
+	g[0], g[29] = 1, 10
+	return g
+}
+
 // TemperFromFlags builds the tempering settings of the command-line flags
 // -anneal KIND:T0:LENGTH (AVI), -temper global|local (VT, LVT) and -logc
-// FILE (VT's grid and log C(T_m), as the JSON of TemperSettings); empty
-// flags are unset. It is shared by vigen run and the generated commands.
+// FILE (VT's grid and log C(T_m), as the JSON of TemperSettings; under LVT
+// the grid and prior alone, DefaultLocalGrid without it); empty flags are
+// unset. It is shared by vigen run and the generated commands.
 func TemperFromFlags(anneal, mode, logc string) (TemperSettings, error) {
 	var s TemperSettings
 	switch mode {
@@ -615,7 +641,20 @@ func TemperFromFlags(anneal, mode, logc string) (TemperSettings, error) {
 		s = f
 		s.Mode = mode
 	case "local":
-		return s, errors.New("-temper local: local variational tempering (one temperature per unit, Mandt et al. §2.4) needs each unit's tempered log normalizer, which vigen does not derive for a model yet (runtime.UnitNormalizer)")
+		// LVT: the grid (and prior) from -logc if given, without log C: the
+		// units' normalizers come from the model
+		s.Grid = DefaultLocalGrid()
+		if logc != "" {
+			f, err := ReadTemperSettings(logc)
+			if err != nil {
+				return s, fmt.Errorf("-logc: %v", err)
+			}
+			if f.Anneal.T0 != 0 || (f.Mode != "" && f.Mode != mode) || len(f.LogC) > 0 {
+				return s, fmt.Errorf("-logc %s: with -temper local the file gives only the grid of temperatures and their prior (each unit's normalizer comes from the model, not log C)", logc)
+			}
+			s = f
+		}
+		s.Mode = mode
 	default:
 		return s, fmt.Errorf("-temper %q: want global (variational tempering) or local", mode)
 	}

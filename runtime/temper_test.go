@@ -348,10 +348,12 @@ func TestTemperReset(t *testing.T) {
 
 // UnitLogNormalizer: the unit's tempered density N(x_d; μ, 1)^a N(y_d; x_d, 1)^a
 // integrates, over y_d and then x_d, to ((2π)^((1−a)/2) a^(−1/2))², whatever μ.
-func (f *temperFake) UnitLogNormalizer(_ *temperState, _ int, grid, out []float64) {
-	for m, T := range grid {
-		a := 1 / T
-		out[m] = (1-a)*math.Log(2*math.Pi) - math.Log(a)
+func (f *temperFake) UnitLogNormalizers(_ *temperState, grid []float64) func(int, []float64) {
+	return func(_ int, out []float64) {
+		for m, T := range grid {
+			a := 1 / T
+			out[m] = (1-a)*math.Log(2*math.Pi) - math.Log(a)
+		}
 	}
 }
 
@@ -378,7 +380,7 @@ func TestFitCALocalTempering(t *testing.T) {
 	// q(T_d) by hand at the state the fit returned (stopped within the
 	// tempered phase, so r is the last iteration's)
 	norm := make([]float64, len(grid))
-	f.UnitLogNormalizer(nil, 0, grid, norm)
+	f.UnitLogNormalizers(nil, grid)(0, norm)
 	qs := &temperState{mu: r.Mu, prec: r.prec, m: r.m, p: r.p}
 	for d := range f.y {
 		lj := f.UnitLogJoint(qs, d)

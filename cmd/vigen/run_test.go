@@ -209,7 +209,8 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", logregVI, "-data", "x.json", "-algorithm", "svi", "-kappa", "-1"}, 2, "must not be negative"},
 		{[]string{"run", logregVI, "-data", "x.json", "-anneal", "linear:10"}, 2, "want KIND:T0:LENGTH"},
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global"}, 2, "give -logc FILE"},
-		{[]string{"run", logregVI, "-data", "x.json", "-temper", "local"}, 2, "does not derive for a model yet"},
+		{[]string{"run", logregVI, "-data", "x.json", "-temper", "hot"}, 2, "want global (variational tempering) or local"},
+		{[]string{"run", logregVI, "-data", "x.json", "-temper", "local", "-logc", "../../examples/tempering/logc.json"}, 2, "gives only the grid of temperatures and their prior"},
 		{[]string{"run", logregVI, "-data", "x.json", "-logc", "x.json"}, 2, "add -temper global"},
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", filepath.Join(dir, "none.json")}, 2, "none.json"},
 	} {
@@ -466,6 +467,7 @@ func TestRunExitStatus(t *testing.T) {
 		{"svi", []string{"../../examples/lda/lda.vi", "-data", "../../examples/lda/data.json", "-algorithm", "svi", "-passes", "2", "-batch", "2"}, 0, "passes_completed", ""},
 		{"anneal", []string{gmm, "-data", gmmData, "-anneal", "linear:2:20", "-meantol", "1e-7"}, 0, "converged", ""},
 		{"vt", []string{gmmSigma, "-data", gmmData, "-temper", "global", "-logc", "../../examples/tempering/logc.json"}, 0, "converged", ""},
+		{"lvt", []string{gmm, "-data", gmmData, "-temper", "local"}, 0, "converged", ""},
 		{"collapsed", []string{gmm, "-data", gmmData, "-anneal", "linear:10:50", "-seed", "2"}, 0, "converged",
 			"gmm: warning: the components of mu, tau are identical copies of one another"},
 	} {
@@ -489,6 +491,11 @@ func TestRunExitStatus(t *testing.T) {
 				}
 			}
 		})
+	}
+	// local tempering of a model it does not apply to says why
+	if code, _, stderr := runCLI("run", logreg, "-data", "../../examples/logreg/data.json", "-temper", "local", "-q"); code != 1 ||
+		!strings.Contains(stderr, "does not apply: it has no unit plate") {
+		t.Errorf("-temper local on logreg: exit %d, stderr %q", code, stderr)
 	}
 	if _, err := os.Stat(old); !os.IsNotExist(err) {
 		t.Errorf("the stale build directory %s was not swept (%v)", old, err)

@@ -335,7 +335,7 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 	tau0 := fs.Float64("tau0", 1024, "τ0 of ρ_t = (τ0 + t)^-κ")
 	kappa := fs.Float64("kappa", 0.7, "κ of the step sizes")
 	seeds := fs.String("seeds", "1", "seeds (random start and minibatch order), comma separated")
-	methods := fs.String("methods", "svi,avi1,avi3,avi10,vt", "methods in the order run per seed: svi, aviL (linear from the mean of the VT grid to 1 over L passes), vt, vt@svi (VT started from this seed's svi fit); none: log C(T) only")
+	methods := fs.String("methods", "svi,avi1,avi3,avi10,vt", "methods in the order run per seed: svi, aviL (linear from the mean of the VT grid to 1 over L passes), vt, vt@svi (VT started from this seed's svi fit), lvt (one temperature per document on the VT grid); none: log C(T) only")
 	gridM := fs.Int("grid", 30, "VT: temperatures on an exponential scale in [1, -tmax]")
 	tmax := fs.Float64("tmax", 10, "VT: largest temperature")
 	nBeta := fs.Int("nbeta", 100, "log C(T): draws of β")
@@ -443,6 +443,10 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 			case meth == "svi":
 			case meth == "vt":
 				opts.Temper = runtime.TemperSettings{Mode: "global", Grid: lc.Grid, LogC: lc.LogC}
+			case meth == "lvt":
+				// one temperature per document over the VT grid, each with
+				// its own normalizer (lda/lvt.go), uniform prior
+				opts.Temper = runtime.TemperSettings{Mode: "local", Grid: lc.Grid}
 			case meth == "vt@svi":
 				// VT started from the end of this seed's SVI run: does a
 				// fit already at T = 1 stay cold?
@@ -483,6 +487,12 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 			}
 			row.LJ = logJointPerToken(data, conc, res)
 			fmt.Fprintf(stdout, "%-10s %-8s %4d %10.4f %14.1f %8.3f %8.1f %8.3f\n", row.Data, meth, seed, row.Heldout, row.ELBO, row.FinalT, cpu, row.LJ)
+			if ut := res.UnitTemperature; len(ut) > 0 {
+				s := slices.Clone(ut)
+				slices.Sort(s)
+				q := func(p float64) float64 { return s[int(p*float64(len(s)-1))] }
+				fmt.Fprintf(stdout, "#   %s E_q[T_d] over documents: min %.3f, 10%% %.3f, median %.3f, 90%% %.3f, max %.3f\n", meth, s[0], q(0.1), q(0.5), q(0.9), s[len(s)-1])
+			}
 			if strings.HasPrefix(meth, "vt") {
 				fmt.Fprintf(stdout, "#   %s E_q[T] per pass:", meth)
 				for _, t := range res.Temperature {

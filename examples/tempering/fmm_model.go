@@ -410,13 +410,14 @@ func (f *fmmModel) Result(run runtime.Run, q *fmmState, _ struct{}) fmmResult {
 	return fmmResult{Run: run, M: append([]float64(nil), q.m...), S2: append([]float64(nil), q.s2...)}
 }
 
-// UnitLogNormalizer writes the log normalizer of one point's tempered
-// density at each temperature of grid (runtime.UnitNormalizer, for local
-// variational tempering): ∫ N(x_n; Σ_k z_nk μ_k, σ_n² I)^a dx_n · Π_k Σ_z
+// UnitLogNormalizers returns the function writing the log normalizer of
+// one point's tempered density at each temperature of grid
+// (runtime.UnitNormalizer, for local variational tempering): ∫ N(x_n; Σ_k z_nk μ_k, σ_n² I)^a dx_n · Π_k Σ_z
 // (π^z (1−π)^(1−z))^a = (2πσ_n²)^(D(1−a)/2) a^(−D/2) Π_k (π^a + (1−π)^a)
 // whatever μ, a = 1/T: fmmLogC for one point.
-func (f *fmmModel) UnitLogNormalizer(_ *fmmState, _ int, grid, out []float64) {
-	copy(out, fmmLogC(grid, 1, f.d, f.k, f.pi, f.sigmaN, false))
+func (f *fmmModel) UnitLogNormalizers(_ *fmmState, grid []float64) func(int, []float64) {
+	point := fmmLogC(grid, 1, f.d, f.k, f.pi, f.sigmaN, false)
+	return func(_ int, out []float64) { copy(out, point) }
 }
 
 var (

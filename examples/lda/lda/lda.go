@@ -584,6 +584,29 @@ func (a *caModel) UnitLogJoint(q *state, d int) float64 {
 	return a.m.logJointUnit(d, q.thetaParam, q.thetaElog, q.zProb, q.betaParam, q.betaElog)
 }
 
+// UnitLogNormalizers returns the function writing, for unit d and each
+// temperature T_m of grid, the log normalizer of the unit's tempered density:
+// Σ over its statements of E_q[log ∫ p(x | args)^(1/T) dx], each statement
+// tempered and normalized on its own (Mandt et al. 2016, §2.4, Eq. 10), with
+// Jensen's bound log Σ_v E_q[p_v^(1/T)] for a Categorical over a simplex
+// latent (runtime.UnitNormalizer). The tables of global latents are filled
+// here, those of the unit's own latents by the function, unit by unit.
+func (a *caModel) UnitLogNormalizers(q *state, grid []float64) func(d int, out []float64) {
+	m := a.m
+	invT := runtime.InverseTemperatures(grid)
+	thetaLSP := runtime.NewLSPTable(invT, m.d, m.k)
+	betaLSP := runtime.NewLSPTable(invT, m.k, m.v)
+	betaLSP.FillAll(q.betaParam, runtime.Workers(a.opts.Workers))
+	return func(d int, out []float64) {
+		thetaLSP.Fill(q.thetaParam, d, d+1)
+		for i, s := range invT {
+			out[i] = m.logNormUnit(d, s, q.zProb, thetaLSP.At[i], betaLSP.At[i])
+		}
+	}
+}
+
+var _ runtime.UnitNormalizer[*state] = (*caModel)(nil)
+
 // Heldout scores r, a fit of m, by document completion: obs and held are
 // the observed and the held-out halves of test documents (line-aligned
 // bags of 1-based term ids). The test documents' local factors are fitted
@@ -657,13 +680,13 @@ func (m *Model) HeldoutMix(d int, thetaParam, thetaElog, mix []float64) {
 	K := m.k
 	var t1 float64
 	thetaParam_d := thetaParam[d*K:][:K:K]
-	for i33 := 0; i33 < K; i33++ {
-		t1 += thetaParam_d[i33]
+	for i39 := 0; i39 < K; i39++ {
+		t1 += thetaParam_d[i39]
 	}
 	t2 := 1 / t1
 	// lda.vi:23:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(theta[d])
-	for k9 := 0; k9 < K; k9++ {
-		mix[k9] += t2 * thetaParam_d[k9]
+	for k10 := 0; k10 < K; k10++ {
+		mix[k10] += t2 * thetaParam_d[k10]
 	}
 }
 
@@ -674,18 +697,18 @@ func (m *Model) HeldoutTopics(betaParam, betaElog, topics []float64) {
 	V := m.v
 	var t1Buf [runtime.StackVec]float64
 	t1 := runtime.Vec(t1Buf[:], K)
-	for i34 := 0; i34 < V; i34++ {
-		for k9 := 0; k9 < K; k9++ {
-			t1[k9] += betaParam[k9*V+i34]
+	for i40 := 0; i40 < V; i40++ {
+		for k10 := 0; k10 < K; k10++ {
+			t1[k10] += betaParam[k10*V+i40]
 		}
 	}
 	// lda.vi:24:5: for d in 1:D: for n in w[d]: w[d, n] ~ Categorical(beta[z[d, n]])
-	for k9 := 0; k9 < K; k9++ {
-		t2 := 1 / t1[k9]
-		betaParam_k9 := betaParam[k9*V:][:V:V]
-		topics_k9 := topics[k9*V:][:V:V]
+	for k10 := 0; k10 < K; k10++ {
+		t2 := 1 / t1[k10]
+		betaParam_k10 := betaParam[k10*V:][:V:V]
+		topics_k10 := topics[k10*V:][:V:V]
 		for v := 0; v < V; v++ {
-			topics_k9[v] += t2 * betaParam_k9[v]
+			topics_k10[v] += t2 * betaParam_k10[v]
 		}
 	}
 }
@@ -1042,6 +1065,40 @@ func (m *Model) logJointUnit(d int, thetaParam, thetaElog, zProb, betaParam, bet
 	}
 	for i18 := 0; i18 < K; i18++ {
 		f += t7 * thetaElog_d[i18]
+	}
+	return f
+}
+
+// logNormUnit is the log normalizer of unit d's tempered density at inverse
+// temperature invT: Σ over the statements inside the unit plate of
+// E_q[log ∫ p(x | args)^invT dx] (Jensen's bound for a Categorical over a
+// simplex latent, read from its table of log Σ_v E_q[p_v^invT]).
+func (m *Model) logNormUnit(d int, invT float64, zProb, thetaLSP, betaLSP []float64) float64 {
+	K := m.k
+	alpha := m.alpha
+	wCount := m.wCount
+	wOff := m.wOff
+	var f float64
+	t1 := runtime.Lgamma(invT*(alpha-1.0) + 1.0)
+	t2 := runtime.Lgamma(alpha)
+	t3 := runtime.Lgamma(float64(K) * alpha)
+	t4 := runtime.Lgamma(float64(K) + float64(K)*invT*(alpha-1.0))
+	t5 := thetaLSP[d]
+	var t6Buf [runtime.StackVec]float64
+	t6 := runtime.Vec(t6Buf[:], K)
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		t7 := wCount[n]
+		zProb_n := zProb[n*K:][:K:K]
+		for k8 := 0; k8 < K; k8++ {
+			t6[k8] += t7 * zProb_n[k8]
+		}
+	}
+	f += float64(K)*t1 - t4 - invT*(float64(K)*t2-t3)
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		f += t5 * wCount[n]
+	}
+	for k8 := 0; k8 < K; k8++ {
+		f += t6[k8] * betaLSP[k8]
 	}
 	return f
 }

@@ -715,6 +715,27 @@ func (a *caModel) UnitLogJoint(q *state, d int) float64 {
 	return a.m.logJointUnit(d, q.piParam, q.piElog, q.zProb, q.muMean_, q.muSd, q.muMean_, q.muEsq, q.tauShape, q.tauRate, q.tauElog, q.tauMean)
 }
 
+// UnitLogNormalizers returns the function writing, for unit d and each
+// temperature T_m of grid, the log normalizer of the unit's tempered density:
+// Σ over its statements of E_q[log ∫ p(x | args)^(1/T) dx], each statement
+// tempered and normalized on its own (Mandt et al. 2016, §2.4, Eq. 10), with
+// Jensen's bound log Σ_v E_q[p_v^(1/T)] for a Categorical over a simplex
+// latent (runtime.UnitNormalizer). The tables of global latents are filled
+// here, those of the unit's own latents by the function, unit by unit.
+func (a *caModel) UnitLogNormalizers(q *state, grid []float64) func(d int, out []float64) {
+	m := a.m
+	invT := runtime.InverseTemperatures(grid)
+	piLSP := runtime.NewLSPTable(invT, 1, m.k)
+	piLSP.FillAll(q.piParam, runtime.Workers(a.opts.Workers))
+	return func(d int, out []float64) {
+		for i, s := range invT {
+			out[i] = m.logNormUnit(d, s, q.tauShape, q.tauRate, q.tauElog, q.tauMean, q.zProb, piLSP.At[i])
+		}
+	}
+}
+
+var _ runtime.UnitNormalizer[*state] = (*caModel)(nil)
+
 // PiNatural adds into its output the parameters of the optimal q(pi)
 // given the other factors: Eq. 18, E_q[η] summed over the Markov blanket:
 //
@@ -1015,6 +1036,23 @@ func (m *Model) logJointUnit(n int, piParam, piElog, zProb, muMean, muSd, muMean
 	}
 	for k11 := 0; k11 < K; k11++ {
 		f += 0.5 * tauElog[k11] * zProb_n[k11]
+	}
+	return f
+}
+
+// logNormUnit is the log normalizer of unit n's tempered density at inverse
+// temperature invT: Σ over the statements inside the unit plate of
+// E_q[log ∫ p(x | args)^invT dx] (Jensen's bound for a Categorical over a
+// simplex latent, read from its table of log Σ_v E_q[p_v^invT]).
+func (m *Model) logNormUnit(n int, invT float64, tauShape, tauRate, tauElog, tauMean, zProb, piLSP []float64) float64 {
+	K := m.k
+	var f float64
+	t1 := math.Log(invT)
+	t2 := 1.0 - invT
+	f += piLSP[0] - 0.5*t1
+	zProb_n := zProb[n*K:][:K:K]
+	for k12 := 0; k12 < K; k12++ {
+		f += t2 * (0.9189385332046727 - 0.5*tauElog[k12]) * zProb_n[k12]
 	}
 	return f
 }
