@@ -375,6 +375,9 @@ func (f *fitGen) emitTypes() {
 			}
 		}
 		w.P("prev []float64")
+		if f.keepsUntempered() {
+			w.P("keep []float64 // a tempered update's untempered natural parameters")
+		}
 		w.P("trouble ", rt("Trouble"))
 	})
 }
@@ -660,10 +663,16 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 		fmt.Sprintf("closed form of Eq. 18%s, and returns the relative change of its parameters.", forUnit)}
 	tempered := f.temper && qi.local
 	param := r.param
-	if tempered {
+	if tempered && u.Untempered == nil {
 		doc = append(doc, "At inverse temperature invT ≠ 1 its natural parameters are multiplied by",
 			"invT (Mandt et al. 2016, §3.2): every statement it appears in is inside",
 			"the unit plate, whose log density the temperature divides.")
+	} else if tempered {
+		doc = append(doc, "At inverse temperature invT ≠ 1 the natural parameters its statements give",
+			"are multiplied by invT (Mandt et al. 2016, §3.2), but for those of its prior,",
+			"which tempering leaves alone (derive.Untempered).")
+	}
+	if tempered {
 		param += ", invT float64"
 	}
 	w.Func(doc, fmt.Sprintf("(m *Model) update%s(q *state, w *scratch%s) float64", qi.upper, param), func() {
@@ -716,8 +725,25 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 					fs = append(fs, "q."+fl+"[lo:hi]")
 				}
 				w.If(cond("invT != 1"), func() {
-					w.P("// tempered: natural parameters η/T")
-					w.Pf("%s(invT, %s, %s, %s)", rt("TemperNatural"), naturalFunc(qi.q.Family, true), naturalFunc(qi.q.Family, false), strings.Join(fs, ", "))
+					if u.Untempered == nil {
+						w.P("// tempered: natural parameters η/T")
+						w.Pf("%s(invT, %s, %s, %s)", rt("TemperNatural"), naturalFunc(qi.q.Family, true), naturalFunc(qi.q.Family, false), strings.Join(fs, ", "))
+						return
+					}
+					w.P("// tempered: η_prior + (η − η_prior)/T, the prior's part η_prior kept")
+					n := len(u.Untempered)
+					w.Pf("keep := %s(&w.keep, %s)", rt("Grow"), times(n, "hi-lo"))
+					w.P("clear(keep)")
+					var ks []string
+					for k := range n {
+						ks = append(ks, sliceExpr("keep", times(k, "hi-lo"), times(k+1, "hi-lo")))
+					}
+					in := f.args(u.UntemperedInputs, "d")
+					if in != "" {
+						in += ", "
+					}
+					w.Pf("m.%sNaturalUntempered(%s%s%s)", qi.upper, r.arg, in, strings.Join(ks, ", "))
+					w.Pf("%s(invT, %s, %s, [][]float64{%s}, %s)", rt("TemperNaturalKeep"), naturalFunc(qi.q.Family, true), naturalFunc(qi.q.Family, false), strings.Join(ks, ", "), strings.Join(fs, ", "))
 				})
 			}
 		}
@@ -1042,6 +1068,9 @@ func (f *fitGen) updateKernel(qi *qInfo) string {
 		unit = u.Unit
 	}
 	code := f.g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: unit, Params: params, Outputs: outs})
+	if f.temper && u.Untempered != nil {
+		code += f.untemperedKernel(qi, unit, free, rowSlice)
+	}
 	if u.Normalize {
 		var factors []derive.Expr
 		expParams := params[: len(params)-len(outs) : len(params)-len(outs)]
@@ -1062,6 +1091,58 @@ func (f *fitGen) updateKernel(qi *qInfo) string {
 		code += f.g.emitKernel(kernelSpec{Name: qi.upper + "NaturalExp", Doc: doc, Unit: unit, Params: expParams, Outputs: []Output{expOut}})
 	}
 	return code
+}
+
+// keepsUntempered reports whether some tempered local update keeps the
+// natural parameters of its prior (derive.Update.Untempered).
+func (f *fitGen) keepsUntempered() bool {
+	for _, qi := range f.qs {
+		if f.temper && qi.local && qi.upd != nil && qi.upd.Untempered != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// untemperedKernel prints XNaturalUntempered: the natural parameters that
+// the statements of a local update's Markov blanket which tempering leaves
+// alone (derive.Untempered) give, kept as they are by a tempered update.
+func (f *fitGen) untemperedKernel(qi *qInfo, unit *derive.Index, free []derive.Index, rowSlice bool) string {
+	u := qi.upd
+	params := inputParams(u.UntemperedInputs)
+	var outs []Output
+	stats := derive.Dists[qi.q.Family].ExpFam.Stats
+	for k, st := range stats {
+		key := "out:keep" + fmt.Sprint(k)
+		want := "eta"
+		if len(stats) > 1 {
+			want = fmt.Sprintf("eta%d", k+1)
+		}
+		dims := qi.q.Params[0].Dims
+		if rowSlice {
+			dims = dims[1:]
+		}
+		params = append(params, kernelParam{Want: want, Tensor: key, Dims: dims, Out: true})
+		if n, ok := u.Untempered[k].(*derive.Num); ok && n.V == 0 {
+			continue
+		}
+		outs = append(outs, Output{Target: key, Free: free, Expr: u.Untempered[k], Origin: fmt.Sprintf("%s: latent %s, E[η] of %s", f.pos(qi.v), qi.v.Name, st.Name)})
+	}
+	name := qi.upper + "NaturalUntempered"
+	doc := []string{fmt.Sprintf("%s adds into its outputs the natural parameters of q(%s) that", name, qi.v.Name),
+		"the statements tempering leaves alone give (the priors of continuous local",
+		"latents; Eq. 18, E_q[η]), which a tempered update keeps:", ""}
+	local := map[string]bool{}
+	for _, q := range f.qs {
+		local[q.v.Name] = q.local
+	}
+	for _, fc := range u.Factors {
+		if derive.Untempered(fc, local) {
+			doc = append(doc, fmt.Sprintf("\t%s: %s", fc.Pos, fmtFactor(fc)))
+		}
+	}
+	doc = append(doc, "", fmt.Sprintf("The outputs are unit %s's rows; the caller zeroes them.", u.Unit.Name))
+	return f.g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: unit, Params: params, Outputs: outs})
 }
 
 func (f *fitGen) boundKernels() string {

@@ -237,6 +237,13 @@ func (f *fitGen) sviKernels(qi *qInfo) string {
 	u, s := qi.upd, qi.upd.SVI
 	stats := derive.Dists[qi.q.Family].ExpFam.Stats
 	kernel := func(name string, unit *derive.Index, inputs []*derive.QFactor, exprs []derive.Expr, what ...string) string {
+		if unit != nil && s.UnitUntempered != nil {
+			// a temperature divides the tempered statements' part only
+			exprs = make([]derive.Expr, len(s.Unit))
+			for k := range exprs {
+				exprs[k] = derive.Add(derive.Mul(derive.T(invTTensor), s.UnitTempered[k]), s.UnitUntempered[k])
+			}
+		}
 		var scalars []kernelParam
 		if unit != nil {
 			scalars = []kernelParam{{Want: "invT", Tensor: invTTensor}} // the unit's inverse temperature
@@ -254,7 +261,7 @@ func (f *fitGen) sviKernels(qi *qInfo) string {
 				continue // nothing to add
 			}
 			e := exprs[k]
-			if unit != nil {
+			if unit != nil && s.UnitUntempered == nil {
 				e = derive.Mul(derive.T(invTTensor), e)
 			}
 			outs = append(outs, Output{Target: key, Free: u.At, Expr: e, Origin: fmt.Sprintf("%s: latent %s, E[η] of %s", f.pos(qi.v), qi.v.Name, st.Name)})
@@ -273,11 +280,15 @@ func (f *fitGen) sviKernels(qi *qInfo) string {
 	for _, st := range stats {
 		stat = append(stat, st.Name)
 	}
+	times := "times its inverse temperature invT (Mandt et al. 2016, Eq. 8; 1 untempered):"
+	if s.UnitUntempered != nil {
+		times = "those of the statements a temperature divides times its inverse temperature invT (Mandt et al. 2016, Eq. 8; 1 untempered), the priors of continuous local latents' as they are:"
+	}
 	return kernel(qi.upper+"NaturalPrior", nil, s.PriorInputs, s.Prior,
 		fmt.Sprintf("the natural parameters of q(%s) (of %s)", qi.v.Name, strings.Join(stat, "; ")),
 		"that the statements outside the unit plate give (Eq. 18, E_q[η]):") +
 		kernel(qi.upper+"NaturalUnit", f.unit, s.UnitInputs, s.Unit,
 			fmt.Sprintf("unit %s's part of the natural parameters of q(%s):", f.unit.Name, qi.v.Name),
 			"its expected sufficient statistics (Eq. 18, E_q[η] of its statements),",
-			"times its inverse temperature invT (Mandt et al. 2016, Eq. 8; 1 untempered):")
+			times)
 }

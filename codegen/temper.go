@@ -29,6 +29,12 @@ func (f *fitGen) temperReason() string {
 			why = append(why, fmt.Sprintf("the local %s (%s) is %s, whose natural parameters a temperature cannot divide", qi.v.Name, f.pos(qi.v), qi.q.Family))
 		case qi.local && !qi.upd.Normalize && !derive.ConstantBase(qi.q.Family):
 			why = append(why, fmt.Sprintf("the local %s (%s) is %s, whose base measure depends on its value, so its tempered update is not its natural parameters divided by T", qi.v.Name, f.pos(qi.v), qi.q.Family))
+		case qi.local && qi.upd.NoTemperReason != "":
+			why = append(why, qi.upd.NoTemperReason)
+		case qi.local && qi.upd.Untempered != nil:
+			if _, _, rowSlice := f.rows(qi); !rowSlice {
+				why = append(why, fmt.Sprintf("the local %s (%s) is not stored in rows per unit, which a tempered update keeping its prior's part needs", qi.v.Name, f.pos(qi.v)))
+			}
 		}
 	}
 	if len(f.msteps) > 0 {

@@ -222,11 +222,12 @@ func TestEndToEndTemperedLDA(t *testing.T) {
 			change := 0.0
 			prev := append([]float64(nil), g...)
 			for k := range K {
-				s := alpha - 1
+				// θ_d's prior is left untempered (Mandt et al. App. B.2)
+				s := 0.0
 				for n, tc := range doc {
 					s += float64(tc[1]) * ph[n*K+k]
 				}
-				g[k] = 1 + invT*s
+				g[k] = alpha + invT*s
 			}
 			change = math.Max(change, runtime.L2Change(g, prev))
 			sg := 0.0
@@ -369,8 +370,9 @@ func TestEndToEndTemperedLDA(t *testing.T) {
 	}
 }
 
-// handLDALogJoint is E_q[log p(θ_d | α) + Σ_n c_n (log p(z_dn | θ_d) +
-// log p(w_dn | β, z_dn))] of each document, written out.
+// handLDALogJoint is E_q[Σ_n c_n (log p(z_dn | θ_d) + log p(w_dn | β,
+// z_dn))] of each document, written out: the statements a temperature
+// divides (θ_d's prior p(θ_d | α) is not among them).
 func handLDALogJoint(docs [][][2]int, K, V int, alpha float64, lam, gam, phi []float64) []float64 {
 	eb := make([]float64, K*V)
 	for k := range K {
@@ -394,12 +396,7 @@ func handLDALogJoint(docs [][][2]int, K, V int, alpha float64, lam, gam, phi []f
 		for k := range K {
 			et[k] = runtime.Digamma(g[k]) - runtime.Digamma(sg)
 		}
-		lg1, _ := math.Lgamma(float64(K) * alpha)
-		lg2, _ := math.Lgamma(alpha)
-		v := lg1 - float64(K)*lg2
-		for k := range K {
-			v += (alpha - 1) * et[k]
-		}
+		v := 0.0
 		for n, tc := range doc {
 			for k := range K {
 				v += float64(tc[1]) * phi[(entry+n)*K+k] * (et[k] + eb[k*V+tc[0]-1])
@@ -547,5 +544,86 @@ for n in 1:N {
 		if !slices.Equal(a[i].ELBO, b[i].ELBO) || !slices.Equal(a[i].TemperedELBO, b[i].TemperedELBO) || string(a[i].Latent) != string(b[i].Latent) {
 			t.Errorf("fit %d: SVI with the constant named sigma and named invT differ: ELBO %v against %v", i+1, a[i].ELBO, b[i].ELBO)
 		}
+	}
+}
+
+// A hierarchical normal model: tempering divides the likelihood of y_d but
+// leaves the prior of the continuous local latent x_d alone (Mandt et al.
+// App. B.2; derive.Untempered), in x_d's update and in x_d's part of μ's.
+// One iteration at T = 4 from the start, against the updates by hand.
+func TestEndToEndTemperKeepsLocalPriors(t *testing.T) {
+	src := `model hier
+size D
+data y : real[D]
+latent mu : real conjugate
+latent x : real[D] conjugate
+mu ~ Normal(0, 10)
+for d in 1:D {
+  x[d] ~ Normal(mu, 1)
+  y[d] ~ Normal(x[d], 1)
+}
+`
+	drv := `package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+
+	"github.com/vigen-go/vigen/runtime"
+	model "tmpe2e/PKG"
+)
+
+func main() {
+	d, err := model.LoadData(os.Stdin)
+	if err != nil {
+		panic(err)
+	}
+	m, err := model.NewModel(d)
+	if err != nil {
+		panic(err)
+	}
+	out := map[string]any{"start": model.HookStart(m, model.Options{Seed: 3})}
+	r, err := m.Fit(context.Background(), model.Options{Seed: 3, MaxIter: 1, Temper: runtime.TemperSettings{Anneal: runtime.Anneal{T0: 4, Length: 10}}})
+	if err != nil {
+		panic(err)
+	}
+	out["one"] = r
+	json.NewEncoder(os.Stdout).Encode(out)
+}
+`
+	y := []float64{1.5, -0.3, 2.2, 0.7, 3.1}
+	data, _ := json.Marshal(map[string]any{"y": y})
+	out := buildAndRunFiles(t, "hier", src, data, drv, map[string]string{"hook.go": temperHook})
+	var res struct {
+		Start map[string]gaussianJSON `json:"start"`
+		One   temperResult            `json:"one"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("driver output: %v\n%s", err, out)
+	}
+	invT := 0.25
+	mu0 := res.Start["mu"].Params["mean"][0]
+	// x_d: prior N(μ̄, 1) kept, likelihood N(y_d; x_d, 1) divided by T
+	var xs []float64
+	for d, yd := range y {
+		prec := 1 + invT
+		mean := (mu0 + invT*yd) / prec
+		xs = append(xs, mean)
+		if got := res.One.Latent["x"].Params["mean"][d]; math.Abs(got-mean) > 1e-12 {
+			t.Errorf("E_q[x_%d] = %.15g, by hand %.15g", d+1, got, mean)
+		}
+		if got, sd := res.One.Latent["x"].Params["sd"][d], 1/math.Sqrt(prec); math.Abs(got-sd) > 1e-12 {
+			t.Errorf("sd of q(x_%d) = %.15g, by hand %.15g", d+1, got, sd)
+		}
+	}
+	// μ: its prior and every x_d's prior, none of them tempered
+	prec, lin := 1/100.0, 0.0
+	for _, x := range xs {
+		prec++
+		lin += x
+	}
+	if got := res.One.Latent["mu"].Params["mean"][0]; math.Abs(got-lin/prec) > 1e-12 {
+		t.Errorf("E_q[μ] = %.15g, by hand %.15g (tempering x's priors would give %.15g)", got, lin/prec, invT*lin/(1/100.0+invT*float64(len(y))))
 	}
 }

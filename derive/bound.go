@@ -20,7 +20,8 @@ type Bound struct {
 	Local, Global             Expr
 	LocalInputs, GlobalInputs []*QFactor
 	// LocalLogJoint is the statements' part of Local alone, E_q[log
-	// p(x_d, z_d | β)] of unit d without the entropies: what tempering
+	// p(x_d, z_d | β)] of unit d without the entropies and without the
+	// statements tempering leaves alone (Untempered): what tempering
 	// divides by the temperature (Mandt et al. 2016, Eq. 4) and what the
 	// temperature's own update weighs (Eq. 9). Its inputs are among
 	// LocalInputs.
@@ -133,8 +134,8 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 	for _, u := range d.Updates {
 		unitOf[u.Latent.Name] = u.Unit != nil
 	}
-	var loc, glob []Expr
-	var inUnitFactors []unitFactor
+	var loc, glob, lj []Expr
+	var inUnitFactors []unitFactor // the tempered ones
 	for _, f := range append(slices.Clone(b.Model.Factors), flatPriors(b.Model)...) {
 		inUnit := unit != nil && len(f.Plates) > 0 && f.Plates[0].Bag == nil && f.Plates[0].Index == unit.Name
 		var grp *Grouping
@@ -194,7 +195,10 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 			return nil, err
 		}
 		if inUnit {
-			inUnitFactors = append(inUnitFactors, unitFactor{f, grp})
+			if !Untempered(f, local) {
+				inUnitFactors = append(inUnitFactors, unitFactor{f, grp})
+				lj = append(lj, lp)
+			}
 			loc = append(loc, lp)
 			bd.LocalInputs = addInputs(bd.LocalInputs, read)
 		} else {
@@ -202,7 +206,7 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 			bd.GlobalInputs = addInputs(bd.GlobalInputs, read)
 		}
 	}
-	bd.LocalLogJoint = Add(loc...)
+	bd.LocalLogJoint = Add(lj...)
 	for _, q := range d.Q {
 		if q.IsGaussianVector() {
 			continue
@@ -224,7 +228,12 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 		}
 	}
 	bd.Local, bd.Global = Add(loc...), Add(glob...)
-	// last, so that the indices it draws leave the ELBO's names alone
+	// last, so that the indices it draws leave the ELBO's names alone; only
+	// for models tempering applies to, whose latents are all conjugate
+	if len(d.Objectives) > 0 {
+		bd.NoTemperedNorm = "it has nonconjugate latents"
+		inUnitFactors = nil
+	}
 	for _, uf := range inUnitFactors {
 		b.unit, b.group = unit, uf.grp
 		b.temperedNorm(uf.f, bd, qs)

@@ -53,6 +53,15 @@ type Update struct {
 	// for local updates and models without a unit plate).
 	SVI         *SVIPart
 	NoSVIReason string
+	// Untempered is, for a local update, the part of E_q[η] (one entry per
+	// sufficient statistic) from the statements of its Markov blanket that
+	// tempering leaves alone (Untempered: priors of continuous local
+	// latents), reading UntemperedInputs; nil when there are none. A
+	// tempered update is Untempered + (E_q[η] − Untempered)/T.
+	// NoTemperReason says why the update cannot be tempered, or "".
+	Untempered       []Expr
+	UntemperedInputs []*QFactor
+	NoTemperReason   string
 }
 
 // ConjugateParamNames names the variational parameters of a family, in

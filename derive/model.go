@@ -173,6 +173,7 @@ func Derive(m *ir.Model) (d *Derivation, err error) {
 	}
 	d.bound, d.boundErr = b.bound(d, qs)
 	b.sviParts(d, qs)
+	b.untemperedParts(d, qs)
 	d.mSteps, d.mStepErr = b.mSteps(qs)
 	b.onlineMSteps(d, qs)
 	if p, reason := b.predictive(qs); p != nil {

@@ -24,6 +24,12 @@ import (
 type SVIPart struct {
 	Prior, Unit             []Expr
 	PriorInputs, UnitInputs []*QFactor
+	// UnitTempered and UnitUntempered split Unit into the statements a
+	// temperature divides and those tempering leaves alone (Untempered,
+	// the priors of continuous local latents); both nil when there are
+	// none of the latter. A tempered unit part is UnitTempered/T +
+	// UnitUntempered.
+	UnitTempered, UnitUntempered []Expr
 	// Expectations is how the expectations were taken.
 	Expectations []Approx
 }
@@ -61,6 +67,9 @@ func (b *Builder) sviPart(u *Update, unit Index, local map[string]bool, qs map[s
 	}
 	prior := make([][]Expr, len(stats))
 	perUnit := make([][]Expr, len(stats))
+	untempered := make([][]Expr, len(stats))
+	tempered := make([][]Expr, len(stats))
+	anyUntempered := false
 	for _, f := range u.Factors {
 		in := InPlate(f, unit)
 		if !in {
@@ -85,6 +94,12 @@ func (b *Builder) sviPart(u *Update, unit Index, local map[string]bool, qs map[s
 		for k := range parts {
 			if in {
 				perUnit[k] = append(perUnit[k], parts[k])
+				if Untempered(f, local) {
+					untempered[k] = append(untempered[k], parts[k])
+					anyUntempered = true
+				} else {
+					tempered[k] = append(tempered[k], parts[k])
+				}
 			} else {
 				prior[k] = append(prior[k], parts[k])
 			}
@@ -121,6 +136,17 @@ func (b *Builder) sviPart(u *Update, unit Index, local map[string]bool, qs map[s
 	}
 	if s.Unit, s.UnitInputs, err = expect(sum(perUnit), true); err != nil {
 		return nil, err.Error()
+	}
+	if anyUntempered {
+		var ins []*QFactor
+		if s.UnitUntempered, ins, err = expect(sum(untempered), true); err != nil {
+			return nil, err.Error()
+		}
+		s.UnitInputs = addInputs(s.UnitInputs, ins)
+		if s.UnitTempered, ins, err = expect(sum(tempered), true); err != nil {
+			return nil, err.Error()
+		}
+		s.UnitInputs = addInputs(s.UnitInputs, ins)
 	}
 	return s, ""
 }

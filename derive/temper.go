@@ -22,6 +22,89 @@ import (
 // current q (runtime.DirichletLogSumPow): an upper bound, so the tempered
 // ELBO stays a lower bound.
 
+// Untempered reports whether tempering leaves the statement f alone: f
+// draws a continuous latent local to the units (local says which latents
+// are, by name), so it is that latent's prior. Mandt et al.'s Eq. 2 divides
+// the whole local log likelihood log p(x_d, z_d | β) by T; their
+// derivation for LDA (Appendix B.2) leaves p(θ_d) untempered and divides
+// only the statements of the discrete assignments and the data, which is
+// what vigen does for every model: a temperature softens the assignments
+// and the data's pull, not the priors of continuous local latents. (With
+// θ_d's sparse Dirichlet prior tempered too, the tempered objective of LDA
+// has a second, hot fixed point that variational tempering falls into;
+// examples/lda/TEMPERING.md.)
+func Untempered(f *ir.Factor, local map[string]bool) bool {
+	if f.Target == nil || f.Target.Var == nil {
+		return false
+	}
+	v := f.Target.Var
+	return v.Role == ir.RoleLatent && local[v.Name] && v.Type.Kind != ir.Int
+}
+
+// untemperedParts sets, for every local conjugate update whose Markov
+// blanket holds untempered statements (Untempered), their part of E_q[η]
+// (Update.Untempered), which a tempered update keeps as it is.
+func (b *Builder) untemperedParts(d *Derivation, qs map[string]*QFactor) {
+	if d.bound == nil || d.bound.Unit == nil || len(d.Objectives) > 0 {
+		return // tempering needs every latent conjugate
+	}
+	unit := *d.bound.Unit
+	local := d.localLatents()
+	for _, u := range d.Updates {
+		if u.Unit == nil {
+			continue
+		}
+		var fs []*ir.Factor
+		for _, f := range u.Factors {
+			if Untempered(f, local) {
+				fs = append(fs, f)
+			}
+		}
+		if len(fs) == 0 {
+			continue
+		}
+		if u.Normalize {
+			u.NoTemperReason = fmt.Sprintf("the prior of a continuous local latent (%s) reads the categorical %s, and tempering leaves such priors alone but divides the rest of %s's update", fs[0].Pos, u.Latent.Name, u.Latent.Name)
+			continue
+		}
+		var stats []string
+		for _, s := range Dists[u.Q.Family].ExpFam.Stats {
+			stats = append(stats, s.Name)
+		}
+		parts := make([][]Expr, len(stats))
+		for _, f := range fs {
+			b.unit = &unit
+			lp, err := b.FactorLogDensity(f)
+			b.unit = nil
+			if err != nil {
+				u.NoTemperReason = err.Error()
+				break
+			}
+			ps, err := b.naturalParts(lp, u.Q, stats, u.At, f)
+			if err != nil {
+				u.NoTemperReason = err.Error()
+				break
+			}
+			for k := range ps {
+				parts[k] = append(parts[k], ps[k])
+			}
+		}
+		if u.NoTemperReason != "" {
+			continue
+		}
+		tmp := &Update{}
+		for k := range parts {
+			x, err := b.expectOthers(Add(parts[k]...), u.Latent.Name, &unit, qs, fs[0], tmp)
+			if err != nil {
+				u.NoTemperReason = err.Error()
+				break
+			}
+			u.Untempered = append(u.Untempered, x)
+		}
+		u.UntemperedInputs = tmp.Inputs
+	}
+}
+
 // InvTTensor is the rank-0 tensor a unit's inverse temperature s = 1/T is
 // read as in derived expressions: not an identifier, so no model variable
 // can have it.

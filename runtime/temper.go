@@ -133,6 +133,11 @@ type TemperSettings struct {
 	LogC []float64 `json:"log_c,omitempty"`
 	// Prior is π_m, the prior of y on Grid (nil: uniform).
 	Prior []float64 `json:"prior,omitempty"`
+	// Cold starts q(y) of VT, or every q(T_d) of LVT, with all its mass on
+	// T_1 = 1 instead of uniform over the grid (the paper's start). On LDA
+	// both VT and LVT have a hot and a cold fixed point, and the uniform
+	// start leads to the hot one (examples/lda/TEMPERING.md).
+	Cold bool `json:"cold,omitempty"`
 }
 
 // On reports whether s tempers the fit.
@@ -208,6 +213,12 @@ func newVT(s TemperSettings) *vtState {
 	v := &vtState{s: s, logPri: logPrior(s), r: make([]float64, m)}
 	for k := range v.r {
 		v.r[k] = 1 / float64(m) // q(y) starts uniform, as in the paper's experiments
+		if s.Cold {
+			v.r[k] = 0
+		}
+	}
+	if s.Cold {
+		v.r[0] = 1
 	}
 	return v
 }
@@ -308,15 +319,23 @@ type ltState[S any] struct {
 func newLT[S any](s TemperSettings, un UnitNormalizer[S], units int) *ltState[S] {
 	m := len(s.Grid)
 	l := &ltState[S]{s: s, un: un, logPri: logPrior(s), r: make([]float64, units*m), norm: make([]float64, units*m), invT: make([]float64, units)}
-	start := 0.0 // E[1/T] under the uniform q(T_d) each unit starts from
-	for _, t := range s.Grid {
-		start += 1 / (t * float64(m))
+	start := make([]float64, m) // q(T_d) each unit starts from
+	for k := range start {
+		start[k] = 1 / float64(m) // uniform
+		if s.Cold {
+			start[k] = 0
+		}
+	}
+	if s.Cold {
+		start[0] = 1 // all at T_1
+	}
+	inv := 0.0
+	for k, t := range s.Grid {
+		inv += start[k] / t
 	}
 	for d := range units {
-		for k := range m {
-			l.r[d*m+k] = 1 / float64(m)
-		}
-		l.invT[d] = start
+		copy(l.r[d*m:(d+1)*m], start)
+		l.invT[d] = inv
 	}
 	return l
 }
@@ -527,9 +546,15 @@ func (t *temperer[S, W]) temperature() float64 {
 // String describes s for a result: "" untempered, "anneal linear:10:100",
 // or "vt: 30 temperatures in [1, 10]".
 func (s TemperSettings) String() string {
+	cold := ""
+	if s.Cold {
+		cold = ", cold start"
+	}
 	switch {
 	case s.Mode == "global" && len(s.Grid) > 0:
-		return fmt.Sprintf("vt: %d temperatures in [%g, %g]", len(s.Grid), s.Grid[0], s.Grid[len(s.Grid)-1])
+		return fmt.Sprintf("vt: %d temperatures in [%g, %g]%s", len(s.Grid), s.Grid[0], s.Grid[len(s.Grid)-1], cold)
+	case s.Mode == "local" && len(s.Grid) > 0:
+		return fmt.Sprintf("lvt: %d temperatures in [%g, %g]%s", len(s.Grid), s.Grid[0], s.Grid[len(s.Grid)-1], cold)
 	case s.Anneal.T0 > 1:
 		return "anneal " + s.Anneal.String()
 	}
@@ -666,4 +691,28 @@ func TemperFromFlags(anneal, mode, logc string) (TemperSettings, error) {
 		s.Anneal = a
 	}
 	return s, s.Check()
+}
+
+// TemperNaturalKeep is TemperNatural for a factor part of whose natural
+// parameters a temperature leaves alone (the priors of continuous local
+// latents): η ← keep + (η − keep)·invT, with keep one slice per
+// sufficient statistic, laid out like params.
+func TemperNaturalKeep(invT float64, to func(e, p []float64), from func(p, e []float64), keep [][]float64, params ...[]float64) {
+	if len(params) == 0 || len(params) > maxNatural || len(keep) > maxNatural {
+		panic(fmt.Sprintf("vigen runtime: tempering a factor with %d parameters", len(params)))
+	}
+	var p, e [maxNatural]float64
+	for i := range params[0] {
+		for k := range params {
+			p[k] = params[k][i]
+		}
+		to(e[:], p[:len(params)])
+		for k := range keep {
+			e[k] = keep[k][i] + (e[k]-keep[k][i])*invT
+		}
+		from(p[:len(params)], e[:])
+		for k := range params {
+			params[k][i] = p[k]
+		}
+	}
 }

@@ -433,3 +433,29 @@ func TestFitSVILocalTempering(t *testing.T) {
 		}
 	}
 }
+
+// VT's q(y) and LVT's q(T_d) start uniform over the grid, or with Cold all
+// at T_1 = 1; the settings' label says which.
+func TestTemperColdStart(t *testing.T) {
+	grid := []float64{1, 2, 4}
+	for _, cold := range []bool{false, true} {
+		s := TemperSettings{Mode: "global", Grid: grid, LogC: []float64{0, 1, 2}, Cold: cold}
+		v := newVT(s)
+		l := newLT[*temperState](TemperSettings{Mode: "local", Grid: grid, Cold: cold}, nil, 2)
+		want := (1 + 0.5 + 0.25) / 3
+		if cold {
+			want = 1
+		}
+		if got := v.invT(); math.Abs(got-want) > 1e-15 {
+			t.Errorf("cold %v: VT starts at E[1/T] = %v, want %v", cold, got, want)
+		}
+		for d, inv := range l.invT {
+			if math.Abs(inv-want) > 1e-15 || math.Abs(l.r[d*3]-map[bool]float64{false: 1.0 / 3, true: 1}[cold]) > 1e-15 {
+				t.Errorf("cold %v: LVT unit %d starts at E[1/T] = %v, r = %v", cold, d, inv, l.r[d*3:(d+1)*3])
+			}
+		}
+		if got := s.String(); strings.HasSuffix(got, ", cold start") != cold {
+			t.Errorf("cold %v: label %q", cold, got)
+		}
+	}
+}

@@ -37,13 +37,17 @@ import (
 // have docLens tokens, K topics over V terms and symmetric concentrations
 // alpha (θ) and eta (β). With a = 1/T and z summed out token by token,
 //
-//	C(T) = E_β[ Π_d B(α)^{-a} B(c) E_{θ~Dir(c)}[(Σ_k θ_k^a S_k(β))^{N_d}] ],
-//	c = a(α − 1) + 1,  S_k(β) = Σ_v β_kv^a,  β_k ~ Dirichlet(η).
+//	C(T) = E_β[ Π_d E_{θ~Dir(α)}[(Σ_k θ_k^a S_k(β))^{N_d}] ],
+//	S_k(β) = Σ_v β_kv^a,  β_k ~ Dirichlet(η),
+//
+// with θ_d's prior untempered, as vigen tempers (derive.Untempered: the
+// tokens' z and w are divided by T, the prior of the continuous local
+// θ_d is not; Mandt et al., App. B.2).
 //
 // The outer expectation takes nBeta draws of β (sampled in log space:
 // log Gamma(η) = log Gamma(η + 1) + log(U)/η, since η ≪ 1 underflows a
 // plain Gamma draw); for each draw and temperature the inner expectation
-// takes nTheta draws of θ ~ Dir(c), also in log space, shared by all
+// takes nTheta draws of θ ~ Dir(α), also in log space, shared by all
 // documents (documents of equal length share the estimate), averaged with
 // log-sum-exp. The β draws are then averaged with log-mean-exp. se[m] is
 // the standard error from 10 independent batches of β draws (nBeta/10 each,
@@ -99,10 +103,9 @@ func ldaLogC(grid []float64, docLens []int, K, V int, alpha, eta float64, nBeta,
 					for k := range K {
 						logS[k] = logSumExpScaled(logBeta[k*V:(k+1)*V], a)
 					}
-					c := a*(alpha-1) + 1
 					for j := range nTheta {
 						for k := range logTheta {
-							logTheta[k] = logGamma(rng, c)
+							logTheta[k] = logGamma(rng, alpha)
 						}
 						norm := logSumExpScaled(logTheta, 1)
 						for k := range logTheta {
@@ -110,14 +113,13 @@ func ldaLogC(grid []float64, docLens []int, K, V int, alpha, eta float64, nBeta,
 						}
 						L[j] = logSumExpScaled(logTheta, 1)
 					}
-					// per document: −a log B(α) + log B(c) + log E_θ[X^N]
-					konst := -a*logBSym(alpha, K) + logBSym(c, K)
+					// per document: log E_θ[X^N]
 					tot := 0.0
 					for _, n := range lens {
 						for j, l := range L {
 							x[j] = float64(n) * l
 						}
-						tot += float64(count[n]) * (konst + logSumExpScaled(x, 1) - math.Log(float64(nTheta)))
+						tot += float64(count[n]) * (logSumExpScaled(x, 1) - math.Log(float64(nTheta)))
 					}
 					g[s][m] = tot
 				}
@@ -335,8 +337,9 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 	tau0 := fs.Float64("tau0", 1024, "τ0 of ρ_t = (τ0 + t)^-κ")
 	kappa := fs.Float64("kappa", 0.7, "κ of the step sizes")
 	seeds := fs.String("seeds", "1", "seeds (random start and minibatch order), comma separated")
-	methods := fs.String("methods", "svi,avi1,avi3,avi10,vt", "methods in the order run per seed: svi, aviL (linear from the mean of the VT grid to 1 over L passes), vt, vt@svi (VT started from this seed's svi fit), lvt (one temperature per document on the VT grid); none: log C(T) only")
+	methods := fs.String("methods", "svi,avi1,avi3,avi10,vt", "methods in the order run per seed: svi, aviL (linear from the mean of the VT grid to 1 over L passes), vt, vt@svi (VT started from this seed's svi fit), lvt (one temperature per document on the grid of -lvtgrid); vt-cold, lvt-cold (q(T) starting at T = 1, not uniform); none: log C(T) only")
 	gridM := fs.Int("grid", 30, "VT: temperatures on an exponential scale in [1, -tmax]")
+	lvtM := fs.Int("lvtgrid", 10, "LVT: temperatures on an exponential scale in [1, -tmax]")
 	tmax := fs.Float64("tmax", 10, "VT: largest temperature")
 	nBeta := fs.Int("nbeta", 100, "log C(T): draws of β")
 	nTheta := fs.Int("ntheta", 1000, "log C(T): draws of θ per β draw and temperature")
@@ -443,10 +446,13 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 			case meth == "svi":
 			case meth == "vt":
 				opts.Temper = runtime.TemperSettings{Mode: "global", Grid: lc.Grid, LogC: lc.LogC}
-			case meth == "lvt":
-				// one temperature per document over the VT grid, each with
-				// its own normalizer (lda/lvt.go), uniform prior
-				opts.Temper = runtime.TemperSettings{Mode: "local", Grid: lc.Grid}
+			case meth == "lvt" || meth == "lvt-cold":
+				// one temperature per document on its own grid, each with
+				// its own normalizer (the generated UnitLogNormalizers),
+				// uniform prior; q(T_d) starts uniform or at T = 1
+				opts.Temper = runtime.TemperSettings{Mode: "local", Grid: vtGrid(*lvtM, *tmax), Cold: meth == "lvt-cold"}
+			case meth == "vt-cold":
+				opts.Temper = runtime.TemperSettings{Mode: "global", Grid: lc.Grid, LogC: lc.LogC, Cold: true}
 			case meth == "vt@svi":
 				// VT started from the end of this seed's SVI run: does a
 				// fit already at T = 1 stay cold?
@@ -485,7 +491,7 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 			if n := len(res.Temperature); n > 0 {
 				row.FinalT = res.Temperature[n-1]
 			}
-			row.LJ = logJointPerToken(data, conc, res)
+			row.LJ = logJointPerToken(data, res)
 			fmt.Fprintf(stdout, "%-10s %-8s %4d %10.4f %14.1f %8.3f %8.1f %8.3f\n", row.Data, meth, seed, row.Heldout, row.ELBO, row.FinalT, cpu, row.LJ)
 			if ut := res.UnitTemperature; len(ut) > 0 {
 				s := slices.Clone(ut)
@@ -514,16 +520,16 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// logJointPerToken returns Σ_d E_q[log p(x_d, z_d, θ_d | β)] over the
+// logJointPerToken returns Σ_d E_q[log p(x_d, z_d | θ_d, β)] over the
 // documents of data under the fit res, divided by the tokens: the unit
-// log joint that VT's Eq. 9 weighs by 1/T_m (θ_d's Dirichlet prior
-// included, as vigen tempers it), written out by hand:
+// log joint that VT's Eq. 9 weighs by 1/T_m (θ_d's Dirichlet prior left
+// out, as vigen leaves it untempered), written out by hand:
 //
-//	Σ_d [−log B(α) + (α − 1) Σ_k E log θ_dk] + Σ_d Σ_n c_n Σ_k φ_nk (E log θ_dk + E log β_k,w_n).
+//	Σ_d Σ_n c_n Σ_k φ_nk (E log θ_dk + E log β_k,w_n).
 //
 // VT's q(y) sits at the grid point where this value lies between the
 // secant slopes d log C/da (per token) on either side.
-func logJointPerToken(data *lda.Data, alpha float64, res *lda.Result) float64 {
+func logJointPerToken(data *lda.Data, res *lda.Result) float64 {
 	k, v := data.K, data.V
 	lam := res.Latent.Beta.Params["param"]
 	gam := res.Latent.Theta.Params["param"]
@@ -540,7 +546,6 @@ func logJointPerToken(data *lda.Data, alpha float64, res *lda.Result) float64 {
 			elogBeta[t*v+i] = runtime.Digamma(x) - ps
 		}
 	}
-	logB := logBSym(alpha, k)
 	elogTheta := make([]float64, k)
 	lj, tokens, e := 0.0, 0, 0
 	for d, doc := range data.W {
@@ -550,10 +555,8 @@ func logJointPerToken(data *lda.Data, alpha float64, res *lda.Result) float64 {
 			s += x
 		}
 		ps := runtime.Digamma(s)
-		lj -= logB
 		for t, x := range g {
 			elogTheta[t] = runtime.Digamma(x) - ps
-			lj += (alpha - 1) * elogTheta[t]
 		}
 		for _, p := range doc {
 			f := phi[e*k : (e+1)*k]

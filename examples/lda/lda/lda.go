@@ -244,6 +244,7 @@ type state struct {
 // and the trouble it met.
 type scratch struct {
 	prev    []float64
+	keep    []float64 // a tempered update's untempered natural parameters
 	trouble runtime.Trouble
 }
 
@@ -345,9 +346,9 @@ func (m *Model) updateBeta(q *state, w *scratch) float64 {
 
 // updateTheta sets q(theta) (lda.vi:14:8) to its optimum given the other factors, the
 // closed form of Eq. 18, for unit d, and returns the relative change of its parameters.
-// At inverse temperature invT ≠ 1 its natural parameters are multiplied by
-// invT (Mandt et al. 2016, §3.2): every statement it appears in is inside
-// the unit plate, whose log density the temperature divides.
+// At inverse temperature invT ≠ 1 the natural parameters its statements give
+// are multiplied by invT (Mandt et al. 2016, §3.2), but for those of its prior,
+// which tempering leaves alone (derive.Untempered).
 func (m *Model) updateTheta(q *state, w *scratch, d int, invT float64) float64 {
 	lo, hi := d*m.k, (d+1)*m.k
 	prev := runtime.Grow(&w.prev, hi-lo)
@@ -355,8 +356,11 @@ func (m *Model) updateTheta(q *state, w *scratch, d int, invT float64) float64 {
 	clear(q.thetaParam[lo:hi])
 	m.ThetaNatural(d, q.zProb, q.thetaParam[lo:hi])
 	if invT != 1 {
-		// tempered: natural parameters η/T
-		runtime.TemperNatural(invT, func(e, p []float64) { e[0] = p[0] - 1.0 }, func(p, e []float64) { p[0] = e[0] + 1.0 }, q.thetaParam[lo:hi])
+		// tempered: η_prior + (η − η_prior)/T, the prior's part η_prior kept
+		keep := runtime.Grow(&w.keep, hi-lo)
+		clear(keep)
+		m.ThetaNaturalUntempered(d, keep[:hi-lo])
+		runtime.TemperNaturalKeep(invT, func(e, p []float64) { e[0] = p[0] - 1.0 }, func(p, e []float64) { p[0] = e[0] + 1.0 }, [][]float64{keep[:hi-lo]}, q.thetaParam[lo:hi])
 	}
 	m.momentsTheta(q, d)
 	return runtime.L2Change(q.thetaParam[lo:hi], prev[:hi-lo])
@@ -680,8 +684,8 @@ func (m *Model) HeldoutMix(d int, thetaParam, thetaElog, mix []float64) {
 	K := m.k
 	var t1 float64
 	thetaParam_d := thetaParam[d*K:][:K:K]
-	for i39 := 0; i39 < K; i39++ {
-		t1 += thetaParam_d[i39]
+	for i38 := 0; i38 < K; i38++ {
+		t1 += thetaParam_d[i38]
 	}
 	t2 := 1 / t1
 	// lda.vi:23:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(theta[d])
@@ -697,9 +701,9 @@ func (m *Model) HeldoutTopics(betaParam, betaElog, topics []float64) {
 	V := m.v
 	var t1Buf [runtime.StackVec]float64
 	t1 := runtime.Vec(t1Buf[:], K)
-	for i40 := 0; i40 < V; i40++ {
+	for i39 := 0; i39 < V; i39++ {
 		for k10 := 0; k10 < K; k10++ {
-			t1[k10] += betaParam[k10*V+i40]
+			t1[k10] += betaParam[k10*V+i39]
 		}
 	}
 	// lda.vi:24:5: for d in 1:D: for n in w[d]: w[d, n] ~ Categorical(beta[z[d, n]])
@@ -802,6 +806,23 @@ func (m *Model) ThetaNatural(d int, zProb, param []float64) {
 	// lda.vi:14:8: latent theta
 	for i7 := 0; i7 < K; i7++ {
 		param[i7] += t1[i7] + alpha
+	}
+}
+
+// ThetaNaturalUntempered adds into its outputs the natural parameters of q(theta) that
+// the statements tempering leaves alone give (the priors of continuous local
+// latents; Eq. 18, E_q[η]), which a tempered update keeps:
+//
+//	lda.vi:21:3: for d in 1:D: theta[d] ~ Dirichlet(alpha)
+//
+// The outputs are unit d's rows; the caller zeroes them.
+func (m *Model) ThetaNaturalUntempered(d int, eta []float64) {
+	K := m.k
+	alpha := m.alpha
+	t1 := alpha - 1.0
+	// lda.vi:14:8: latent theta, E[η] of log x
+	for i7 := 0; i7 < K; i7++ {
+		eta[i7] += t1
 	}
 }
 
@@ -1029,42 +1050,34 @@ func (m *Model) elboUnit(d int, thetaParam, thetaElog, zProb, betaParam, betaElo
 func (m *Model) logJointUnit(d int, thetaParam, thetaElog, zProb, betaParam, betaElog []float64) float64 {
 	K := m.k
 	V := m.v
-	alpha := m.alpha
 	wCount := m.wCount
 	wOff := m.wOff
 	wTerm := m.wTerm
 	var f float64
-	t1 := runtime.Lgamma(alpha)
-	t2 := runtime.Lgamma(float64(K) * alpha)
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], K)
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		t2 := wCount[n]
+		zProb_n := zProb[n*K:][:K:K]
+		for k7 := 0; k7 < K; k7++ {
+			t1[k7] += t2 * betaElog[k7*V+wTerm[n]-1] * zProb_n[k7]
+		}
+	}
 	var t3Buf [runtime.StackVec]float64
 	t3 := runtime.Vec(t3Buf[:], K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
 		t4 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
-		for k7 := 0; k7 < K; k7++ {
-			t3[k7] += t4 * betaElog[k7*V+wTerm[n]-1] * zProb_n[k7]
-		}
-	}
-	var t5Buf [runtime.StackVec]float64
-	t5 := runtime.Vec(t5Buf[:], K)
-	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t6 := wCount[n]
-		zProb_n := zProb[n*K:][:K:K]
 		for k6 := 0; k6 < K; k6++ {
-			t5[k6] += t6 * zProb_n[k6]
+			t3[k6] += t4 * zProb_n[k6]
 		}
 	}
-	t7 := alpha - 1.0
-	f += t2 - float64(K)*t1
 	for k7 := 0; k7 < K; k7++ {
-		f += t3[k7]
+		f += t1[k7]
 	}
 	thetaElog_d := thetaElog[d*K:][:K:K]
 	for k6 := 0; k6 < K; k6++ {
-		f += t5[k6] * thetaElog_d[k6]
-	}
-	for i18 := 0; i18 < K; i18++ {
-		f += t7 * thetaElog_d[i18]
+		f += t3[k6] * thetaElog_d[k6]
 	}
 	return f
 }
@@ -1075,30 +1088,24 @@ func (m *Model) logJointUnit(d int, thetaParam, thetaElog, zProb, betaParam, bet
 // simplex latent, read from its table of log Σ_v E_q[p_v^invT]).
 func (m *Model) logNormUnit(d int, invT float64, zProb, thetaLSP, betaLSP []float64) float64 {
 	K := m.k
-	alpha := m.alpha
 	wCount := m.wCount
 	wOff := m.wOff
 	var f float64
-	t1 := runtime.Lgamma(invT*(alpha-1.0) + 1.0)
-	t2 := runtime.Lgamma(alpha)
-	t3 := runtime.Lgamma(float64(K) * alpha)
-	t4 := runtime.Lgamma(float64(K) + float64(K)*invT*(alpha-1.0))
-	t5 := thetaLSP[d]
-	var t6Buf [runtime.StackVec]float64
-	t6 := runtime.Vec(t6Buf[:], K)
+	t1 := thetaLSP[d]
+	var t2Buf [runtime.StackVec]float64
+	t2 := runtime.Vec(t2Buf[:], K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t7 := wCount[n]
+		t3 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
 		for k8 := 0; k8 < K; k8++ {
-			t6[k8] += t7 * zProb_n[k8]
+			t2[k8] += t3 * zProb_n[k8]
 		}
 	}
-	f += float64(K)*t1 - t4 - invT*(float64(K)*t2-t3)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		f += t5 * wCount[n]
+		f += t1 * wCount[n]
 	}
 	for k8 := 0; k8 < K; k8++ {
-		f += t6[k8] * betaLSP[k8]
+		f += t2[k8] * betaLSP[k8]
 	}
 	return f
 }
