@@ -137,15 +137,22 @@ func runGMM(stdout, stderr io.Writer, dir string, seeds, workers int) error {
 	for _, md := range sets {
 		grid := expGrid(30, 10)
 		vt := runtime.TemperSettings{Mode: "global", Grid: grid, LogC: gmmSigmaLogC(grid, len(md.y), md.k, 1, md.sigma)}
+		lvt := runtime.TemperSettings{Mode: "local", Grid: grid}
+		lvtCold := lvt
+		lvtCold.Cold = true
 		methods := []method{
 			{name: "CA", known: false},
 			{name: "AVI linear:10:50", temper: anneal(10, 50)},
 			{name: "AVI linear:2:50", temper: anneal(2, 50)},
 			{name: "AVI linear:1.5:50", temper: anneal(1.5, 50)},
+			{name: "LVT " + lvt.String()[5:], temper: lvt},
+			{name: "LVT " + lvtCold.String()[5:], temper: lvtCold},
 			{name: "CA", known: true},
 			{name: "AVI linear:10:50", known: true, temper: anneal(10, 50)},
 			{name: "AVI linear:2:50", known: true, temper: anneal(2, 50)},
 			{name: "VT " + vt.String()[4:], known: true, temper: vt},
+			{name: "LVT " + lvt.String()[5:], known: true, temper: lvt},
+			{name: "LVT " + lvtCold.String()[5:], known: true, temper: lvtCold},
 		}
 		fmt.Fprintf(stdout, "%s, K = %d, %d random starts per method\n", md.name, md.k, seeds)
 		for _, known := range []bool{false, true} {
@@ -172,7 +179,7 @@ func runGMM(stdout, stderr io.Writer, dir string, seeds, workers int) error {
 				rows, names = append(rows, outs), append(names, m.name)
 			}
 			fmt.Fprintf(stdout, "  %s: best ELBO %.4f\n", model, best)
-			fmt.Fprintf(stdout, "    %-36s %8s %11s %11s %11s %8s %8s\n", "method", "at best", "median", "worst", "unconv.", "iters", "seconds")
+			fmt.Fprintf(stdout, "    %-44s %8s %11s %11s %11s %8s %8s\n", "method", "at best", "median", "worst", "unconv.", "iters", "seconds")
 			for i, outs := range rows {
 				var els []float64
 				hit, unconv, iters, secs := 0, 0, 0, 0.0
@@ -188,7 +195,7 @@ func runGMM(stdout, stderr io.Writer, dir string, seeds, workers int) error {
 					secs += o.seconds
 				}
 				slices.Sort(els)
-				fmt.Fprintf(stdout, "    %-36s %5d/%-2d %11.4f %11.4f %11d %8.0f %8.2f\n", names[i], hit, len(outs),
+				fmt.Fprintf(stdout, "    %-44s %5d/%-2d %11.4f %11.4f %11d %8.0f %8.2f\n", names[i], hit, len(outs),
 					els[len(els)/2], els[0], unconv, float64(iters)/float64(len(outs)), secs)
 			}
 		}
