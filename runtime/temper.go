@@ -566,6 +566,13 @@ func (s TemperSettings) String() string {
 // …], "log_c": […], "prior": […]}, checked as variational tempering's when
 // it names no mode, and returned with Mode "global").
 func ReadTemperSettings(path string) (TemperSettings, error) {
+	return readTemperFile(path, "")
+}
+
+// readTemperFile reads the JSON of TemperSettings for mode ("" takes
+// variational tempering's when the file gives a grid): a local one needs
+// no grid (DefaultLocalGrid) and takes no log C.
+func readTemperFile(path, mode string) (TemperSettings, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return TemperSettings{}, err
@@ -574,9 +581,22 @@ func ReadTemperSettings(path string) (TemperSettings, error) {
 	dec.DisallowUnknownFields()
 	var s TemperSettings
 	if err := dec.Decode(&s); err != nil {
-		return TemperSettings{}, fmt.Errorf("%s: %v (want the JSON of runtime.TemperSettings: mode, grid, log_c, prior, anneal)", path, err)
+		return TemperSettings{}, fmt.Errorf("%s: %v (want the JSON of runtime.TemperSettings: mode, grid, log_c, prior, cold, anneal)", path, err)
 	}
-	if s.Mode == "" && len(s.Grid) > 0 {
+	if mode != "" && (s.Anneal.T0 != 0 || (s.Mode != "" && s.Mode != mode)) {
+		return TemperSettings{}, fmt.Errorf("%s: the file sets mode %q or a schedule; with -temper %s it should hold only grid, log_c, prior and cold", path, s.Mode, mode)
+	}
+	switch {
+	case mode == "local" && len(s.LogC) > 0:
+		return TemperSettings{}, fmt.Errorf("%s: with -temper local the file gives only the grid of temperatures, their prior and cold (each unit's normalizer comes from the model, not log C)", path)
+	case mode == "local":
+		s.Mode = mode
+		if len(s.Grid) == 0 {
+			s.Grid = DefaultLocalGrid()
+		}
+	case mode != "":
+		s.Mode = mode
+	case len(s.Grid) > 0 && s.Mode == "":
 		s.Mode = "global" // a -logc file names no mode
 	}
 	if err := s.Check(); err != nil {
@@ -656,30 +676,22 @@ func TemperFromFlags(anneal, mode, logc string) (TemperSettings, error) {
 		if logc == "" {
 			return s, errors.New("-temper global (variational tempering) needs log C(T) on a grid of temperatures: give -logc FILE, a JSON file {\"grid\": [1, …], \"log_c\": […]}; vigen does not derive log C(T) for a model yet")
 		}
-		f, err := ReadTemperSettings(logc)
+		f, err := readTemperFile(logc, mode)
 		if err != nil {
 			return s, fmt.Errorf("-logc: %v", err)
 		}
-		if f.Anneal.T0 != 0 || (f.Mode != "" && f.Mode != mode) {
-			return s, fmt.Errorf("-logc %s: the file sets mode %q or a schedule; it should hold only grid, log_c and prior", logc, f.Mode)
-		}
 		s = f
-		s.Mode = mode
 	case "local":
-		// LVT: the grid (and prior) from -logc if given, without log C: the
-		// units' normalizers come from the model
-		s.Grid = DefaultLocalGrid()
+		// LVT: the grid, prior and cold start from -logc if given, without
+		// log C: the units' normalizers come from the model
+		s = TemperSettings{Mode: mode, Grid: DefaultLocalGrid()}
 		if logc != "" {
-			f, err := ReadTemperSettings(logc)
+			f, err := readTemperFile(logc, mode)
 			if err != nil {
 				return s, fmt.Errorf("-logc: %v", err)
 			}
-			if f.Anneal.T0 != 0 || (f.Mode != "" && f.Mode != mode) || len(f.LogC) > 0 {
-				return s, fmt.Errorf("-logc %s: with -temper local the file gives only the grid of temperatures and their prior (each unit's normalizer comes from the model, not log C)", logc)
-			}
 			s = f
 		}
-		s.Mode = mode
 	default:
 		return s, fmt.Errorf("-temper %q: want global (variational tempering) or local", mode)
 	}

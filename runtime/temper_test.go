@@ -306,6 +306,22 @@ func TestTemperFromFlags(t *testing.T) {
 	if err != nil || s.Mode != "global" || len(s.Grid) != 3 || s.LogC[2] != 9 {
 		t.Fatalf("-temper global -logc: %+v, %v", s, err)
 	}
+	// LVT: the grid and cold start from the file, or the default grid
+	local := dir + "/local.json"
+	os.WriteFile(local, []byte(`{"grid": [1, 2, 4], "cold": true}`), 0o644)
+	if s, err := TemperFromFlags("", "local", local); err != nil || s.Mode != "local" || len(s.Grid) != 3 || !s.Cold {
+		t.Errorf("-temper local -logc {grid, cold}: %+v, %v", s, err)
+	}
+	os.WriteFile(local, []byte(`{"cold": true}`), 0o644)
+	if s, err := TemperFromFlags("", "local", local); err != nil || len(s.Grid) != 30 || !s.Cold {
+		t.Errorf("-temper local -logc {cold}: %+v, %v", s, err)
+	}
+	if s, err := TemperFromFlags("", "local", ""); err != nil || len(s.Grid) != 30 || s.Grid[0] != 1 || s.Grid[29] != 10 || s.Cold {
+		t.Errorf("-temper local: %+v, %v", s, err)
+	}
+	if _, err := TemperFromFlags("", "local", path); err == nil || !strings.Contains(err.Error(), "not log C") {
+		t.Errorf("-temper local with a log C file: %v", err)
+	}
 	os.WriteFile(path, []byte(`{"grid": [1, 2, 4], "logc": [0, 3.5, 9]}`), 0o644)
 	if _, err := TemperFromFlags("", "global", path); err == nil || !strings.Contains(err.Error(), `unknown field "logc"`) {
 		t.Errorf("a misspelled key: %v", err)

@@ -210,7 +210,7 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", logregVI, "-data", "x.json", "-anneal", "linear:10"}, 2, "want KIND:T0:LENGTH"},
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global"}, 2, "give -logc FILE"},
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "hot"}, 2, "want global (variational tempering) or local"},
-		{[]string{"run", logregVI, "-data", "x.json", "-temper", "local", "-logc", "../../examples/tempering/logc.json"}, 2, "gives only the grid of temperatures and their prior"},
+		{[]string{"run", logregVI, "-data", "x.json", "-temper", "local", "-logc", "../../examples/tempering/logc.json"}, 2, "gives only the grid of temperatures, their prior and cold"},
 		{[]string{"run", logregVI, "-data", "x.json", "-logc", "x.json"}, 2, "add -temper global"},
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", filepath.Join(dir, "none.json")}, 2, "none.json"},
 	} {
