@@ -134,7 +134,9 @@ type TemperSettings struct {
 	// Prior is π_m, the prior of y on Grid (nil: uniform).
 	Prior []float64 `json:"prior,omitempty"`
 	// Cold starts q(y) of VT, or every q(T_d) of LVT, with all its mass on
-	// T_1 = 1 instead of uniform over the grid (the paper's start). On LDA
+	// T_1 = 1 instead of uniform over the grid (the paper's start): the
+	// first local updates run untempered. (Under SVI, VT's q(y) is then set
+	// to the first minibatch's estimate, as from a uniform start.) On LDA
 	// both VT and LVT have a hot and a cold fixed point, and the uniform
 	// start leads to the hot one (examples/lda/TEMPERING.md).
 	Cold bool `json:"cold,omitempty"`
