@@ -669,8 +669,8 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 			"the unit plate, whose log density the temperature divides.")
 	} else if tempered {
 		doc = append(doc, "At inverse temperature invT ≠ 1 the natural parameters its statements give",
-			"are multiplied by invT (Mandt et al. 2016, §3.2), but for those of its prior,",
-			"which tempering leaves alone (derive.Untempered).")
+			"are multiplied by invT (Mandt et al. 2016, §3.2), but for those of the priors",
+			"of continuous local latents, which tempering leaves alone (derive.Untempered).")
 	}
 	if tempered {
 		param += ", invT float64"
@@ -710,7 +710,12 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 			if tempered {
 				w.P("if invT != 1 { // tempered: softmax(η/T), in the log domain")
 				w.Pf("m.%sNatural(%s%s%s)", qi.upper, r.arg, inputs, strings.Join(outs, ", "))
-				w.Pf("%s(q.%s[lo:hi], %s, invT)", rt("TemperSoftmaxRows"), qi.fields[0], f.dim(qi.q.K))
+				if u.Untempered != nil {
+					keep := f.emitKeep(qi, r)
+					w.Pf("%s(q.%s[lo:hi], %s, %s, invT)", rt("TemperSoftmaxRowsKeep"), qi.fields[0], keep[0], f.dim(qi.q.K))
+				} else {
+					w.Pf("%s(q.%s[lo:hi], %s, invT)", rt("TemperSoftmaxRows"), qi.fields[0], f.dim(qi.q.K))
+				}
 				w.P("} else {")
 				untempered()
 				w.P("}")
@@ -731,18 +736,7 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 						return
 					}
 					w.P("// tempered: η_prior + (η − η_prior)/T, the prior's part η_prior kept")
-					n := len(u.Untempered)
-					w.Pf("keep := %s(&w.keep, %s)", rt("Grow"), times(n, "hi-lo"))
-					w.P("clear(keep)")
-					var ks []string
-					for k := range n {
-						ks = append(ks, sliceExpr("keep", times(k, "hi-lo"), times(k+1, "hi-lo")))
-					}
-					in := f.args(u.UntemperedInputs, "d")
-					if in != "" {
-						in += ", "
-					}
-					w.Pf("m.%sNaturalUntempered(%s%s%s)", qi.upper, r.arg, in, strings.Join(ks, ", "))
+					ks := f.emitKeep(qi, r)
 					w.Pf("%s(invT, %s, %s, [][]float64{%s}, %s)", rt("TemperNaturalKeep"), naturalFunc(qi.q.Family, true), naturalFunc(qi.q.Family, false), strings.Join(ks, ", "), strings.Join(fs, ", "))
 				})
 			}
@@ -1093,6 +1087,45 @@ func (f *fitGen) updateKernel(qi *qInfo) string {
 	return code
 }
 
+// emitKeep prints the computation of a tempered local update's
+// untempered part (XNaturalUntempered) into the worker's keep buffer, and
+// returns, per sufficient statistic, the Go slice of the unit's rows, laid
+// out like the parameters' rows q.field[lo:hi].
+func (f *fitGen) emitKeep(qi *qInfo, r unitRows) []string {
+	w, u := f.w, qi.upd
+	n := len(u.Untempered)
+	in := f.args(u.UntemperedInputs, "d")
+	if in != "" {
+		in += ", "
+	}
+	var args, rows []string
+	if r.rowSlice {
+		// the kernel writes the unit's rows from 0
+		w.Pf("keep := %s(&w.keep, %s)", rt("Grow"), times(n, "hi-lo"))
+		w.P("clear(keep)")
+		for k := range n {
+			sl := sliceExpr("keep", times(k, "hi-lo"), times(k+1, "hi-lo"))
+			args, rows = append(args, sl), append(rows, sl)
+		}
+	} else {
+		// the kernel writes the unit's rows where they are in the whole array
+		all := fmt.Sprintf("len(q.%s)", qi.fields[0])
+		w.Pf("keep := %s(&w.keep, %s)", rt("Grow"), times(n, all))
+		for k := range n {
+			base := times(k, all)
+			lo, hi := "lo", "hi"
+			if base != "0" {
+				lo, hi = base+"+lo", base+"+hi"
+			}
+			w.Pf("clear(keep[%s:%s])", lo, hi)
+			args = append(args, sliceExpr("keep", base, times(k+1, all)))
+			rows = append(rows, fmt.Sprintf("keep[%s:%s]", lo, hi))
+		}
+	}
+	w.Pf("m.%sNaturalUntempered(%s%s%s)", qi.upper, r.arg, in, strings.Join(args, ", "))
+	return rows
+}
+
 // keepsUntempered reports whether some tempered local update keeps the
 // natural parameters of its prior (derive.Update.Untempered).
 func (f *fitGen) keepsUntempered() bool {
@@ -1141,7 +1174,11 @@ func (f *fitGen) untemperedKernel(qi *qInfo, unit *derive.Index, free []derive.I
 			doc = append(doc, fmt.Sprintf("\t%s: %s", fc.Pos, fmtFactor(fc)))
 		}
 	}
-	doc = append(doc, "", fmt.Sprintf("The outputs are unit %s's rows; the caller zeroes them.", u.Unit.Name))
+	if rowSlice {
+		doc = append(doc, "", fmt.Sprintf("The outputs are unit %s's rows; the caller zeroes them.", u.Unit.Name))
+	} else {
+		doc = append(doc, "", fmt.Sprintf("The outputs are whole arrays; only unit %s's rows are written, and the caller zeroes them.", u.Unit.Name))
+	}
 	return f.g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: unit, Params: params, Outputs: outs})
 }
 

@@ -160,6 +160,9 @@ type fileCtx struct {
 	// Temper says the model can be tempered (runtime.Tempered): caModel
 	// holds the inverse temperatures its updates read.
 	Temper bool
+	// LVT: the model supplies its units' tempered normalizers, whose
+	// tables caModel keeps.
+	LVT bool
 	// ELBONote qualifies the ELBO in the Result (runtime.Result.ELBONote)
 	// when latents have improper flat priors; "" otherwise.
 	ELBONote string
@@ -346,6 +349,7 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 		fit = f
 	}
 	ctx.Temper = fit != nil && fit.temper
+	ctx.LVT = fit != nil && fit.lvt
 	ctx.AtLeast, ctx.Allocs = g.allocCheck(fit)
 	for _, sc := range g.m.SizeChecks {
 		ctx.SizeEqs = append(ctx.SizeEqs, sizeEqCtx{Size: sc.Size, Const: sc.Const, Plus: sc.Sizes,

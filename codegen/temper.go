@@ -31,10 +31,6 @@ func (f *fitGen) temperReason() string {
 			why = append(why, fmt.Sprintf("the local %s (%s) is %s, whose base measure depends on its value, so its tempered update is not its natural parameters divided by T", qi.v.Name, f.pos(qi.v), qi.q.Family))
 		case qi.local && qi.upd.NoTemperReason != "":
 			why = append(why, qi.upd.NoTemperReason)
-		case qi.local && qi.upd.Untempered != nil:
-			if _, _, rowSlice := f.rows(qi); !rowSlice {
-				why = append(why, fmt.Sprintf("the local %s (%s) is not stored in rows per unit, which a tempered update keeping its prior's part needs", qi.v.Name, f.pos(qi.v)))
-			}
 		}
 	}
 	if len(f.msteps) > 0 {
@@ -98,17 +94,34 @@ func (f *fitGen) lvtReason() string {
 		return b.NoTemperedNorm
 	}
 	if b.LocalTemperedNorm == nil {
-		return "its unit plate has no statements"
+		return "its unit plate has no statements that a temperature divides"
 	}
 	for _, t := range f.lvtTables() {
 		if t.qi.q.Family != "Dirichlet" {
 			return fmt.Sprintf("%s (%s) is a probability vector with a %s factor, and the tempered normalizer of a Categorical over it is taken under a Dirichlet one", t.qi.v.Name, f.pos(t.qi.v), t.qi.q.Family)
 		}
-		if t.qi.local && (len(t.dims) == 0 || t.dims[0] != f.unit.Size) {
-			return fmt.Sprintf("%s (%s) is local but not indexed by its unit first", t.qi.v.Name, f.pos(t.qi.v))
-		}
 	}
-	return ""
+	// a unit's function fills its own rows of a local latent's table only
+	bad := ""
+	derive.Visit(b.LocalTemperedNorm, func(x derive.Expr) {
+		t, ok := x.(*derive.Tensor)
+		if !ok {
+			return
+		}
+		v, ok := derive.LSPLatent(t.Name)
+		if !ok {
+			return
+		}
+		for _, qi := range f.qs {
+			if qi.v.Name != v || !qi.local {
+				continue
+			}
+			if ix, ok := t.Idx[0].(*derive.Ix); len(t.Idx) == 0 || !ok || ix.I.Name != f.unit.Name {
+				bad = fmt.Sprintf("%s (%s) is read at another unit's row", v, f.pos(qi.v))
+			}
+		}
+	})
+	return bad
 }
 
 // emitUnitNormalizers prints UnitLogNormalizers (runtime.UnitNormalizer),
@@ -127,13 +140,14 @@ func (f *fitGen) emitUnitNormalizers() {
 		"tempered and normalized on its own (Mandt et al. 2016, §2.4, Eq. 10), with",
 		"Jensen's bound log Σ_v E_q[p_v^(1/T)] for a Categorical over a simplex",
 		"latent (runtime.UnitNormalizer). The tables of global latents are filled",
-		"here, those of the unit's own latents by the function, unit by unit."},
+		"here, those of the unit's own latents by the function, unit by unit; they",
+		"are kept from one call to the next (a.lsp)."},
 		"(a *caModel) UnitLogNormalizers(q *state, grid []float64) func(d int, out []float64)", func() {
 			w.P("m := a.m")
 			w.Pf("invT := %s(grid)", rt("InverseTemperatures"))
-			for _, t := range tables {
+			for i, t := range tables {
 				full := t.qi.q.Params[0].Dims
-				w.Pf("%s := %s(invT, %s, %s)", t.goV, rt("NewLSPTable"), f.length(t.dims), f.dim(full[len(full)-1]))
+				w.Pf("%s := a.lsp.Table(%d, invT, %s, %s)", t.goV, i, f.length(t.dims), f.dim(full[len(full)-1]))
 				if !t.qi.local {
 					w.Pf("%s.FillAll(q.%s, %s(a.opts.Workers))", t.goV, t.qi.fields[0], rt("Workers"))
 				}

@@ -627,3 +627,134 @@ func main() {
 		t.Errorf("E_q[μ] = %.15g, by hand %.15g (tempering x's priors would give %.15g)", got, lin/prec, invT*lin/(1/100.0+invT*float64(len(y))))
 	}
 }
+
+// A mixture of per-unit means: z_d's update keeps the part of θ_d's prior
+// N(μ_z, 1), which tempering leaves alone, and tempers the part of its own
+// prior Categorical(π); θ_d keeps its prior and tempers its data. One
+// iteration at T = 4 from the start, against the coordinate ascent written
+// out by hand (the unit's two factors alternated to their fixed point).
+func TestEndToEndTemperKeepsPriorInCategorical(t *testing.T) {
+	src := `model hmix
+size D, K, N
+data y : real[D, N]
+latent pi : simplex[K] conjugate
+latent mu : real[K] conjugate
+latent z : int[D] in 1..K conjugate
+latent theta : real[D] conjugate
+pi ~ Dirichlet(1)
+mu ~ Normal(0, 10)
+for d in 1:D {
+  z[d] ~ Categorical(pi)
+  theta[d] ~ Normal(mu[z[d]], 1)
+  for n in 1:N {
+    y[d, n] ~ Normal(theta[d], 1)
+  }
+}
+`
+	drv := `package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+
+	"github.com/vigen-go/vigen/runtime"
+	model "tmpe2e/PKG"
+)
+
+func main() {
+	d, err := model.LoadData(os.Stdin)
+	if err != nil {
+		panic(err)
+	}
+	m, err := model.NewModel(d)
+	if err != nil {
+		panic(err)
+	}
+	out := map[string]any{"start": model.HookStart(m, model.Options{Seed: 4})}
+	r, err := m.Fit(context.Background(), model.Options{Seed: 4, MaxIter: 1, LocalTol: 1e-14, LocalMaxIter: 100000,
+		Temper: runtime.TemperSettings{Anneal: runtime.Anneal{T0: 4, Length: 10}}})
+	if err != nil {
+		panic(err)
+	}
+	out["one"] = r
+	json.NewEncoder(os.Stdout).Encode(out)
+}
+`
+	y := [][]float64{{-3.1, -2.6, -3.4}, {0.2, 0.5, -0.1}, {2.9, 3.3, 3.0}, {-2.8, -3.0, -3.3}, {3.1, 2.7, 3.2}}
+	const K, N = 2, 3
+	data, _ := json.Marshal(map[string]any{"y": y, "K": K})
+	out := buildAndRunFiles(t, "hmix", src, data, drv, map[string]string{"hook.go": temperHook})
+	var res struct {
+		Start map[string]gaussianJSON `json:"start"`
+		One   temperResult            `json:"one"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("driver output: %v\n%s", err, out)
+	}
+	s := 0.25
+	piP := res.Start["pi"].Params["param"]
+	muM, muS := res.Start["mu"].Params["mean"], res.Start["mu"].Params["sd"]
+	phi := append([]float64(nil), res.Start["z"].Params["prob"]...)
+	thM := append([]float64(nil), res.Start["theta"].Params["mean"]...)
+	thS := append([]float64(nil), res.Start["theta"].Params["sd"]...)
+	p0 := 0.0
+	for _, a := range piP {
+		p0 += a
+	}
+	for d := range y {
+		for sweep := 0; sweep < 100000; sweep++ {
+			prev := []float64{thM[d], thS[d], phi[d*K], phi[d*K+1]}
+			// z: s·E log π_k (tempered) + E log N(θ_d; μ_k, 1) (kept)
+			row := phi[d*K : (d+1)*K]
+			for k := range K {
+				eth2 := thM[d]*thM[d] + thS[d]*thS[d]
+				emu2 := muM[k]*muM[k] + muS[k]*muS[k]
+				row[k] = s*(runtime.Digamma(piP[k])-runtime.Digamma(p0)) - 0.5*(eth2-2*thM[d]*muM[k]+emu2)
+			}
+			runtime.SoftmaxRows(row, K)
+			// θ: prior N(Σ_k φ_k μ̄_k, 1) kept, data divided by T
+			prec, lin := 1+s*float64(N), 0.0
+			for k := range K {
+				lin += row[k] * muM[k]
+			}
+			for _, v := range y[d] {
+				lin += s * v
+			}
+			thM[d], thS[d] = lin/prec, 1/math.Sqrt(prec)
+			now := []float64{thM[d], thS[d], phi[d*K], phi[d*K+1]}
+			if runtime.L2Change(now, prev) < 1e-14 {
+				break
+			}
+		}
+	}
+	closeTo := func(what string, got, want []float64) {
+		t.Helper()
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-9*math.Max(1, math.Abs(want[i])) {
+				t.Errorf("%s[%d] = %.12g, by hand %.12g", what, i, got[i], want[i])
+			}
+		}
+	}
+	closeTo("φ", res.One.Latent["z"].Params["prob"], phi)
+	closeTo("E_q[θ]", res.One.Latent["theta"].Params["mean"], thM)
+	// globals: π's counts divided by T; μ from θ's priors, kept
+	wantPi := make([]float64, K)
+	for k := range K {
+		wantPi[k] = 1
+		for d := range y {
+			wantPi[k] += s * phi[d*K+k]
+		}
+	}
+	closeTo("π's parameter", res.One.Latent["pi"].Params["param"], wantPi)
+	wantMu := make([]float64, K)
+	for k := range K {
+		prec, lin := 1/100.0, 0.0
+		for d := range y {
+			prec += phi[d*K+k]
+			lin += phi[d*K+k] * thM[d]
+		}
+		wantMu[k] = lin / prec
+	}
+	closeTo("E_q[μ]", res.One.Latent["mu"].Params["mean"], wantMu)
+}

@@ -54,10 +54,11 @@ type Update struct {
 	SVI         *SVIPart
 	NoSVIReason string
 	// Untempered is, for a local update, the part of E_q[η] (one entry per
-	// sufficient statistic) from the statements of its Markov blanket that
-	// tempering leaves alone (Untempered: priors of continuous local
-	// latents), reading UntemperedInputs; nil when there are none. A
-	// tempered update is Untempered + (E_q[η] − Untempered)/T.
+	// sufficient statistic; a categorical's log-probabilities) from the
+	// statements of its Markov blanket that tempering leaves alone
+	// (Untempered: priors of continuous local latents), reading
+	// UntemperedInputs; nil when there are none. A tempered update is
+	// Untempered + (E_q[η] − Untempered)/T.
 	// NoTemperReason says why the update cannot be tempered, or "".
 	Untempered       []Expr
 	UntemperedInputs []*QFactor
@@ -194,6 +195,11 @@ func (b *Builder) localUnit(v *ir.Var) *Index {
 	u := &Index{Name: p.Index, Size: p.Size, Plate: true}
 	for _, c := range b.Model.Children(v.Name) {
 		if len(c.Plates) > 0 && c.Plates[0].Index == p.Index {
+			if !readsOwnUnit(c, v.Name, p.Index) {
+				// θ[g[d]] inside the loop: unit d's statement feeds another
+				// unit's factor, so θ is updated as a whole
+				return nil
+			}
 			continue
 		}
 		// a Gaussian θ[m] may also be read as θ[g[n]] (group.go)
@@ -205,6 +211,35 @@ func (b *Builder) localUnit(v *ir.Var) *Index {
 		}
 	}
 	return u
+}
+
+// readsOwnUnit reports whether every read of the variable name in the
+// statement c is at the unit's own index first, name[d, …] for the loop
+// index d.
+func readsOwnUnit(c *ir.Factor, name, d string) bool {
+	ok := true
+	check := func(e ir.Expr) {
+		ir.Walk(e, func(x ir.Expr) {
+			r, isRef := x.(*ir.Ref)
+			if !isRef || r.Var.Name != name {
+				return
+			}
+			if len(r.Index) == 0 {
+				ok = false
+				return
+			}
+			if ix, isIx := r.Index[0].(*ir.Index); !isIx || ix.Name != d {
+				ok = false
+			}
+		})
+	}
+	if !c.IsTerm() {
+		check(c.Target)
+	}
+	for _, a := range c.Args {
+		check(a)
+	}
+	return ok
 }
 
 // qIndices returns one index per dimension of q's parameter tensors: the

@@ -106,6 +106,7 @@ func (b *Builder) sviPart(u *Update, unit Index, local map[string]bool, qs map[s
 		}
 	}
 	s := &SVIPart{}
+	record := true
 	expect := func(es []Expr, in bool) ([]Expr, []*QFactor, error) {
 		tmp := &Update{}
 		var un *Index
@@ -120,7 +121,9 @@ func (b *Builder) sviPart(u *Update, unit Index, local map[string]bool, qs map[s
 			}
 			out[k] = x
 		}
-		s.Expectations = append(s.Expectations, tmp.Expectations...)
+		if record {
+			s.Expectations = append(s.Expectations, tmp.Expectations...)
+		}
 		return out, tmp.Inputs, nil
 	}
 	sum := func(parts [][]Expr) []Expr {
@@ -138,6 +141,7 @@ func (b *Builder) sviPart(u *Update, unit Index, local map[string]bool, qs map[s
 		return nil, err.Error()
 	}
 	if anyUntempered {
+		record = false // the same expectations as Unit's, split
 		var ins []*QFactor
 		if s.UnitUntempered, ins, err = expect(sum(untempered), true); err != nil {
 			return nil, err.Error()

@@ -63,19 +63,19 @@ func (b *Builder) untemperedParts(d *Derivation, qs map[string]*QFactor) {
 		if len(fs) == 0 {
 			continue
 		}
-		if u.Normalize {
-			u.NoTemperReason = fmt.Sprintf("the prior of a continuous local latent (%s) reads the categorical %s, and tempering leaves such priors alone but divides the rest of %s's update", fs[0].Pos, u.Latent.Name, u.Latent.Name)
-			continue
-		}
 		var stats []string
-		for _, s := range Dists[u.Q.Family].ExpFam.Stats {
-			stats = append(stats, s.Name)
+		if u.Normalize {
+			stats = []string{"onehot"} // log-probabilities up to a constant per row
+		} else {
+			for _, s := range Dists[u.Q.Family].ExpFam.Stats {
+				stats = append(stats, s.Name)
+			}
 		}
 		parts := make([][]Expr, len(stats))
 		for _, f := range fs {
-			b.unit = &unit
+			b.unit, b.perEntry = &unit, bagDim(b.Model, u.Latent) > 0
 			lp, err := b.FactorLogDensity(f)
-			b.unit = nil
+			b.unit, b.perEntry = nil, false
 			if err != nil {
 				u.NoTemperReason = err.Error()
 				break

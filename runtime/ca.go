@@ -352,7 +352,11 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 			run.Temperature = append(run.Temperature, temp)
 			run.TemperedELBO = append(run.TemperedELBO, telbo)
 			if tempering && tt.learns() {
-				// VT's and LVT's phase ends at a fixed point of the T-ELBO
+				// VT's and LVT's phase ends at a fixed point of the T-ELBO.
+				// (LVT's updates of the other factors leave out how its
+				// units' normalizers depend on them, as the paper's Eq. 11
+				// does, so they do not raise its T-ELBO factor by factor;
+				// the T-ELBO is still a lower bound.)
 				check.RelChange = RelChange(prevTELBO, telbo)
 			}
 			prevTELBO = telbo

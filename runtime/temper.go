@@ -152,6 +152,9 @@ func (s TemperSettings) Check() error {
 	}
 	switch s.Mode {
 	case "":
+		if s.Cold {
+			return errors.New("a cold start is for the latent temperature of variational tempering (Mode \"global\") or local tempering (\"local\"), and no mode is set")
+		}
 		if len(s.Grid)+len(s.LogC)+len(s.Prior) > 0 {
 			return errors.New("a temperature grid, log C(T) or prior is given but no tempering mode: set Mode \"global\" (variational tempering)")
 		}
@@ -729,4 +732,15 @@ func TemperNaturalKeep(invT float64, to func(e, p []float64), from func(p, e []f
 			params[k][i] = p[k]
 		}
 	}
+}
+
+// TemperSoftmaxRowsKeep is TemperSoftmaxRows for a categorical factor part
+// of whose log-probabilities a temperature leaves alone (the priors of
+// continuous local latents that read it): each row of x becomes the
+// softmax of keep + (x − keep)·invT.
+func TemperSoftmaxRowsKeep(x, keep []float64, k int, invT float64) {
+	for i := range x {
+		x[i] = keep[i] + (x[i]-keep[i])*invT
+	}
+	SoftmaxRows(x, k)
 }

@@ -110,3 +110,25 @@ func (t *LSPTable) FillAll(param []float64, workers int) {
 	}
 	ParallelFor(rows, workers, func(_, r int) { t.Fill(param, r, r+1) })
 }
+
+// LSPCache keeps a model's LSPTables from one preparation of its units'
+// normalizers to the next (under SVI, local variational tempering
+// prepares them every minibatch), allocating a table only when its shape
+// changes. The zero value is ready to use; it is not safe for concurrent
+// use (the preparations are not concurrent).
+type LSPCache struct{ tables []*LSPTable }
+
+// Table returns table i of rows rows of k entries at the inverse
+// temperatures invT, reused from the last call when it has that shape.
+func (c *LSPCache) Table(i int, invT []float64, rows, k int) *LSPTable {
+	for len(c.tables) <= i {
+		c.tables = append(c.tables, nil)
+	}
+	t := c.tables[i]
+	if t == nil || t.K != k || len(t.At) != len(invT) || len(t.At) > 0 && len(t.At[0]) != rows {
+		t = NewLSPTable(invT, rows, k)
+		c.tables[i] = t
+	}
+	t.InvT = invT
+	return t
+}

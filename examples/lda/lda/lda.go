@@ -202,6 +202,8 @@ type caModel struct {
 	fp   *runtime.Fingerprint
 	// temper holds the inverse temperatures of a tempered fit (zero: 1).
 	temper runtime.Temper
+	// lsp keeps the tables of the units' tempered normalizers (LVT).
+	lsp runtime.LSPCache
 }
 
 func (a *caModel) NewWorker(tr runtime.Trouble) *scratch { return &scratch{trouble: tr} }
@@ -347,8 +349,8 @@ func (m *Model) updateBeta(q *state, w *scratch) float64 {
 // updateTheta sets q(theta) (lda.vi:14:8) to its optimum given the other factors, the
 // closed form of Eq. 18, for unit d, and returns the relative change of its parameters.
 // At inverse temperature invT ≠ 1 the natural parameters its statements give
-// are multiplied by invT (Mandt et al. 2016, §3.2), but for those of its prior,
-// which tempering leaves alone (derive.Untempered).
+// are multiplied by invT (Mandt et al. 2016, §3.2), but for those of the priors
+// of continuous local latents, which tempering leaves alone (derive.Untempered).
 func (m *Model) updateTheta(q *state, w *scratch, d int, invT float64) float64 {
 	lo, hi := d*m.k, (d+1)*m.k
 	prev := runtime.Grow(&w.prev, hi-lo)
@@ -594,12 +596,13 @@ func (a *caModel) UnitLogJoint(q *state, d int) float64 {
 // tempered and normalized on its own (Mandt et al. 2016, §2.4, Eq. 10), with
 // Jensen's bound log Σ_v E_q[p_v^(1/T)] for a Categorical over a simplex
 // latent (runtime.UnitNormalizer). The tables of global latents are filled
-// here, those of the unit's own latents by the function, unit by unit.
+// here, those of the unit's own latents by the function, unit by unit; they
+// are kept from one call to the next (a.lsp).
 func (a *caModel) UnitLogNormalizers(q *state, grid []float64) func(d int, out []float64) {
 	m := a.m
 	invT := runtime.InverseTemperatures(grid)
-	thetaLSP := runtime.NewLSPTable(invT, m.d, m.k)
-	betaLSP := runtime.NewLSPTable(invT, m.k, m.v)
+	thetaLSP := a.lsp.Table(0, invT, m.d, m.k)
+	betaLSP := a.lsp.Table(1, invT, m.k, m.v)
 	betaLSP.FillAll(q.betaParam, runtime.Workers(a.opts.Workers))
 	return func(d int, out []float64) {
 		thetaLSP.Fill(q.thetaParam, d, d+1)

@@ -194,6 +194,8 @@ type caModel struct {
 	fp   *runtime.Fingerprint
 	// temper holds the inverse temperatures of a tempered fit (zero: 1).
 	temper runtime.Temper
+	// lsp keeps the tables of the units' tempered normalizers (LVT).
+	lsp runtime.LSPCache
 }
 
 func (a *caModel) NewWorker(tr runtime.Trouble) *scratch { return &scratch{trouble: tr} }
@@ -721,11 +723,12 @@ func (a *caModel) UnitLogJoint(q *state, d int) float64 {
 // tempered and normalized on its own (Mandt et al. 2016, §2.4, Eq. 10), with
 // Jensen's bound log Σ_v E_q[p_v^(1/T)] for a Categorical over a simplex
 // latent (runtime.UnitNormalizer). The tables of global latents are filled
-// here, those of the unit's own latents by the function, unit by unit.
+// here, those of the unit's own latents by the function, unit by unit; they
+// are kept from one call to the next (a.lsp).
 func (a *caModel) UnitLogNormalizers(q *state, grid []float64) func(d int, out []float64) {
 	m := a.m
 	invT := runtime.InverseTemperatures(grid)
-	piLSP := runtime.NewLSPTable(invT, 1, m.k)
+	piLSP := a.lsp.Table(0, invT, 1, m.k)
 	piLSP.FillAll(q.piParam, runtime.Workers(a.opts.Workers))
 	return func(d int, out []float64) {
 		for i, s := range invT {
