@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/runtime"
 )
 
 // A Gaussian mixture with unknown precisions and a Bernoulli data
@@ -87,26 +89,6 @@ func main() {
 }
 `
 
-// lvtGammaDraw is a Gamma(a, 1) draw (Marsaglia and Tsang; a ≥ 1 here).
-func lvtGammaDraw(rng *rand.Rand, a float64) float64 {
-	if a < 1 {
-		return lvtGammaDraw(rng, a+1) * math.Pow(rng.Float64(), 1/a)
-	}
-	d := a - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := rng.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		if math.Log(rng.Float64()) < 0.5*x*x+d-d*v+d*math.Log(v) {
-			return d * v
-		}
-	}
-}
-
 // The generated UnitLogNormalizers against an independent computation of
 // Σ_statements E_q[log ∫ p^s]: Monte Carlo over q(π) of Σ_k π_k^s (the
 // Jensen bound's log E), Monte Carlo over q(τ_k) of ∫ N(y; 0, τ^(−1/2))^s dy
@@ -147,7 +129,7 @@ func TestEndToEndLocalTemperingNormalizers(t *testing.T) {
 			g := make([]float64, K)
 			tot := 0.0
 			for k := range g {
-				g[k] = lvtGammaDraw(mc, res.Pi[k])
+				g[k] = runtime.RandGamma(mc, res.Pi[k])
 				tot += g[k]
 			}
 			x := 0.0
@@ -165,7 +147,7 @@ func TestEndToEndLocalTemperingNormalizers(t *testing.T) {
 		for k := range comp {
 			a, b := 0.0, 0.0
 			for range 200 {
-				tau := lvtGammaDraw(mc, res.Shape[k]) / res.Rate[k]
+				tau := runtime.RandGamma(mc, res.Shape[k]) / res.Rate[k]
 				sd := 1 / math.Sqrt(tau)
 				h := 60 * sd / 4000
 				integral := 0.0

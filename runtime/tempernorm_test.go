@@ -6,28 +6,6 @@ import (
 	"testing"
 )
 
-// gammaDraw is a Gamma(a, 1) draw (Marsaglia and Tsang, with the a < 1
-// boost G(a) = G(a+1) U^(1/a)), for the Monte Carlo checks here.
-func gammaDraw(rng *rand.Rand, a float64) float64 {
-	if a < 1 {
-		return gammaDraw(rng, a+1) * math.Pow(rng.Float64(), 1/a)
-	}
-	d := a - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := rng.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := rng.Float64()
-		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
-			return d * v
-		}
-	}
-}
-
 // DirichletLogSumPow against Monte Carlo over q(p) = Dirichlet(λ): its
 // exponential is E[Σ_v p_v^s] (within 4 standard errors), it bounds
 // E[log Σ_v p_v^s] from above, and it is 0 at s = 1.
@@ -46,7 +24,7 @@ func TestDirichletLogSumPow(t *testing.T) {
 	for range n {
 		tot := 0.0
 		for v, l := range lambda {
-			p[v] = gammaDraw(rng, l)
+			p[v] = RandGamma(rng, l)
 			tot += p[v]
 		}
 		for m, s := range invT {
