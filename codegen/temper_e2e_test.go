@@ -547,23 +547,9 @@ for n in 1:N {
 	}
 }
 
-// A hierarchical normal model: tempering divides the likelihood of y_d but
-// leaves the prior of the continuous local latent x_d alone (Mandt et al.
-// App. B.2; derive.Untempered), in x_d's update and in x_d's part of μ's.
-// One iteration at T = 4 from the start, against the updates by hand.
-func TestEndToEndTemperKeepsLocalPriors(t *testing.T) {
-	src := `model hier
-size D
-data y : real[D]
-latent mu : real conjugate
-latent x : real[D] conjugate
-mu ~ Normal(0, 10)
-for d in 1:D {
-  x[d] ~ Normal(mu, 1)
-  y[d] ~ Normal(x[d], 1)
-}
-`
-	drv := `package main
+// oneTemperedDriver prints the start (HookStart, temperHook) and the fit
+// after one iteration at T = 4, with the options OPTS.
+const oneTemperedDriver = `package main
 
 import (
 	"context"
@@ -583,8 +569,8 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	out := map[string]any{"start": model.HookStart(m, model.Options{Seed: 3})}
-	r, err := m.Fit(context.Background(), model.Options{Seed: 3, MaxIter: 1, Temper: runtime.TemperSettings{Anneal: runtime.Anneal{T0: 4, Length: 10}}})
+	out := map[string]any{"start": model.HookStart(m, model.Options{OPTS})}
+	r, err := m.Fit(context.Background(), model.Options{OPTS, MaxIter: 1, Temper: runtime.TemperSettings{Anneal: runtime.Anneal{T0: 4, Length: 10}}})
 	if err != nil {
 		panic(err)
 	}
@@ -592,6 +578,24 @@ func main() {
 	json.NewEncoder(os.Stdout).Encode(out)
 }
 `
+
+// A hierarchical normal model: tempering divides the likelihood of y_d but
+// leaves the prior of the continuous local latent x_d alone (Mandt et al.
+// App. B.2; derive.Untempered), in x_d's update and in x_d's part of μ's.
+// One iteration at T = 4 from the start, against the updates by hand.
+func TestEndToEndTemperKeepsLocalPriors(t *testing.T) {
+	src := `model hier
+size D
+data y : real[D]
+latent mu : real conjugate
+latent x : real[D] conjugate
+mu ~ Normal(0, 10)
+for d in 1:D {
+  x[d] ~ Normal(mu, 1)
+  y[d] ~ Normal(x[d], 1)
+}
+`
+	drv := strings.Replace(oneTemperedDriver, "OPTS", "Seed: 3", 2)
 	y := []float64{1.5, -0.3, 2.2, 0.7, 3.1}
 	data, _ := json.Marshal(map[string]any{"y": y})
 	out := buildAndRunFiles(t, "hier", src, data, drv, map[string]string{"hook.go": temperHook})
@@ -651,36 +655,7 @@ for d in 1:D {
   }
 }
 `
-	drv := `package main
-
-import (
-	"context"
-	"encoding/json"
-	"os"
-
-	"github.com/vigen-go/vigen/runtime"
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	m, err := model.NewModel(d)
-	if err != nil {
-		panic(err)
-	}
-	out := map[string]any{"start": model.HookStart(m, model.Options{Seed: 4})}
-	r, err := m.Fit(context.Background(), model.Options{Seed: 4, MaxIter: 1, LocalTol: 1e-14, LocalMaxIter: 100000,
-		Temper: runtime.TemperSettings{Anneal: runtime.Anneal{T0: 4, Length: 10}}})
-	if err != nil {
-		panic(err)
-	}
-	out["one"] = r
-	json.NewEncoder(os.Stdout).Encode(out)
-}
-`
+	drv := strings.Replace(oneTemperedDriver, "OPTS", "Seed: 4, LocalTol: 1e-14, LocalMaxIter: 100000", 2)
 	y := [][]float64{{-3.1, -2.6, -3.4}, {0.2, 0.5, -0.1}, {2.9, 3.3, 3.0}, {-2.8, -3.0, -3.3}, {3.1, 2.7, 3.2}}
 	const K, N = 2, 3
 	data, _ := json.Marshal(map[string]any{"y": y, "K": K})

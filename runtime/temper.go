@@ -80,23 +80,7 @@ type Tempered[S any] interface {
 // of params (one slice per parameter of the family) with to and back with
 // from, the family's maps (as for ToNatural and FromNatural).
 func TemperNatural(invT float64, to func(e, p []float64), from func(p, e []float64), params ...[]float64) {
-	if len(params) == 0 || len(params) > maxNatural {
-		panic(fmt.Sprintf("vigen runtime: tempering a factor with %d parameters", len(params)))
-	}
-	var p, e [maxNatural]float64
-	for i := range params[0] {
-		for k := range params {
-			p[k] = params[k][i]
-		}
-		to(e[:], p[:len(params)])
-		for k := range e {
-			e[k] *= invT
-		}
-		from(p[:len(params)], e[:])
-		for k := range params {
-			params[k][i] = p[k]
-		}
-	}
+	TemperNaturalKeep(invT, to, from, nil, params...)
 }
 
 // TemperSoftmaxRows replaces each row of length k of x, log-probabilities
@@ -214,18 +198,24 @@ type vtState struct {
 }
 
 func newVT(s TemperSettings) *vtState {
-	m := len(s.Grid)
-	v := &vtState{s: s, logPri: logPrior(s), r: make([]float64, m)}
-	for k := range v.r {
-		v.r[k] = 1 / float64(m) // q(y) starts uniform, as in the paper's experiments
+	return &vtState{s: s, logPri: logPrior(s), r: startQ(s)}
+}
+
+// startQ is the q over s's grid that VT's q(y) and each of LVT's q(T_d)
+// start from: uniform, as in the paper's experiments, or with s.Cold all
+// at T_1 = 1.
+func startQ(s TemperSettings) []float64 {
+	r := make([]float64, len(s.Grid))
+	for k := range r {
+		r[k] = 1 / float64(len(r))
 		if s.Cold {
-			v.r[k] = 0
+			r[k] = 0
 		}
 	}
-	if s.Cold {
-		v.r[0] = 1
+	if s.Cold && len(r) > 0 {
+		r[0] = 1
 	}
-	return v
+	return r
 }
 
 // logPrior returns log π_m on s's grid, normalized (uniform without
@@ -324,16 +314,7 @@ type ltState[S any] struct {
 func newLT[S any](s TemperSettings, un UnitNormalizer[S], units int) *ltState[S] {
 	m := len(s.Grid)
 	l := &ltState[S]{s: s, un: un, logPri: logPrior(s), r: make([]float64, units*m), norm: make([]float64, units*m), invT: make([]float64, units)}
-	start := make([]float64, m) // q(T_d) each unit starts from
-	for k := range start {
-		start[k] = 1 / float64(m) // uniform
-		if s.Cold {
-			start[k] = 0
-		}
-	}
-	if s.Cold {
-		start[0] = 1 // all at T_1
-	}
+	start := startQ(s) // q(T_d) each unit starts from
 	inv := 0.0
 	for k, t := range s.Grid {
 		inv += start[k] / t
@@ -713,7 +694,7 @@ func TemperFromFlags(anneal, mode, logc string) (TemperSettings, error) {
 // TemperNaturalKeep is TemperNatural for a factor part of whose natural
 // parameters a temperature leaves alone (the priors of continuous local
 // latents): η ← keep + (η − keep)·invT, with keep one slice per
-// sufficient statistic, laid out like params.
+// sufficient statistic, laid out like params (nil: keep nothing, η·invT).
 func TemperNaturalKeep(invT float64, to func(e, p []float64), from func(p, e []float64), keep [][]float64, params ...[]float64) {
 	if len(params) == 0 || len(params) > maxNatural || len(keep) > maxNatural {
 		panic(fmt.Sprintf("vigen runtime: tempering a factor with %d parameters", len(params)))
@@ -724,8 +705,14 @@ func TemperNaturalKeep(invT float64, to func(e, p []float64), from func(p, e []f
 			p[k] = params[k][i]
 		}
 		to(e[:], p[:len(params)])
-		for k := range keep {
-			e[k] = keep[k][i] + (e[k]-keep[k][i])*invT
+		if keep == nil {
+			for k := range e {
+				e[k] *= invT
+			}
+		} else {
+			for k := range keep {
+				e[k] = keep[k][i] + (e[k]-keep[k][i])*invT
+			}
 		}
 		from(p[:len(params)], e[:])
 		for k := range params {
