@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"time"
 )
 
@@ -75,6 +76,11 @@ type SVIShape struct {
 	Natural []int
 	// Names names them, for errors.
 	Names []string
+	// Families are their families (Dirichlet, Gamma, Normal, …), and Rows
+	// the length of a vector family's rows (the last dimension of a
+	// Dirichlet; 1 for elementwise families): what SSMF draws them by.
+	Families []string
+	Rows     []int
 	// ParamStats is the number of expected sufficient statistics of the
 	// params' M-steps (0: no params, or FixParams).
 	ParamStats int
@@ -97,6 +103,22 @@ type SVISettings struct {
 	// Passes is the number of passes over the units (default 10). Each
 	// pass visits every unit once, in an order drawn from the seed.
 	Passes int `json:"passes,omitempty"`
+	// Global is the global step: "" or "meanfield" (SVI's), "ssmf" (Hoffman
+	// 2014's Algorithm 1: draw β̃ from q(β), fit the local factors given it,
+	// and follow the stochastic natural gradient of Eq. 26) or "ssmf-a"
+	// (Algorithm 2, the approximate gradient of Eq. 29). SSMF and SSMF-A
+	// ramp the data size N up over the first pass (§2.2).
+	Global string `json:"global,omitempty"`
+	// Local is the local step: "" or "meanfield" (coordinate ascent on the
+	// unit's factors, UpdateUnit) or "gibbs" (GibbsUnit: BurnIn sweeps,
+	// then Samples sweeps whose draws of the categorical latents are
+	// averaged; defaults 10 and 10).
+	Local   string `json:"local,omitempty"`
+	BurnIn  int    `json:"burn_in,omitempty"`
+	Samples int    `json:"samples,omitempty"`
+	// Ramp ramps N up over the first pass for the mean-field global step
+	// too (SSMF always does).
+	Ramp bool `json:"ramp,omitempty"`
 }
 
 // SVI defaults.
@@ -105,6 +127,8 @@ const (
 	DefaultTau0      = 16
 	DefaultKappa     = 0.7
 	DefaultPasses    = 10
+	DefaultBurnIn    = 10
+	DefaultSamples   = 10
 	// DefaultSVILocalTol is Settings.LocalTol's default under SVI: a
 	// minibatch's local fits need not be tighter than the noise of the
 	// step (on AP, 1e-3 gives the held-out likelihood of 1e-6 in 60% of
@@ -126,6 +150,18 @@ func (s SVISettings) WithDefaults() SVISettings {
 	if s.Passes == 0 {
 		s.Passes = DefaultPasses
 	}
+	if s.Global == "" {
+		s.Global = GlobalMeanField
+	}
+	if s.Local == "" {
+		s.Local = LocalMeanField
+	}
+	if s.BurnIn == 0 {
+		s.BurnIn = DefaultBurnIn
+	}
+	if s.Samples == 0 {
+		s.Samples = DefaultSamples
+	}
 	return s
 }
 
@@ -140,6 +176,12 @@ func (s SVISettings) Check() error {
 		return fmt.Errorf("SVI τ0 = %v must be a finite number > 0 (0: the default)", s.Tau0)
 	case s.Kappa != 0 && !(s.Kappa > 0.5 && s.Kappa <= 1):
 		return fmt.Errorf("SVI κ = %v is outside (0.5, 1], where the step sizes converge (Robbins–Monro)", s.Kappa)
+	case s.Global != "" && s.Global != GlobalMeanField && s.Global != GlobalSSMF && s.Global != GlobalSSMFA:
+		return fmt.Errorf("unknown global step %q: give \"meanfield\" (SVI), \"ssmf\" or \"ssmf-a\" (Hoffman 2014's Algorithms 1 and 2)", s.Global)
+	case s.Local != "" && s.Local != LocalMeanField && s.Local != LocalGibbs:
+		return fmt.Errorf("unknown local step %q: give \"meanfield\" or \"gibbs\"", s.Local)
+	case s.BurnIn < 0 || s.Samples < 0:
+		return fmt.Errorf("Gibbs burn-in %d and samples %d must not be negative", s.BurnIn, s.Samples)
 	}
 	return nil
 }
@@ -173,7 +215,8 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 	if start.IsZero() {
 		start = time.Now()
 	}
-	if err := svi.Check(); err != nil {
+	err := svi.Check()
+	if err != nil {
 		return zero, err
 	}
 	if s.Resume != nil || s.Checkpoint.On() {
@@ -198,6 +241,31 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 	}
 	if p := m.NonFinite(q); p != "" {
 		return zero, fmt.Errorf("the starting state is not finite: %s", p)
+	}
+	sampled := svi.Global != GlobalMeanField
+	var sm SVISampled[S]
+	var draws []*globalDraw
+	if sampled {
+		if sm, err = ssmfModel(m, st); err != nil {
+			return zero, err
+		}
+		for g, fam := range st.Families {
+			draws = append(draws, newGlobalDraw(fam, st.Natural[g], st.Rows[g]))
+		}
+	}
+	var gu GibbsUnits[S, W]
+	if svi.Local == LocalGibbs {
+		var ok bool
+		if gu, ok = m.(GibbsUnits[S, W]); !ok {
+			why := "the model has no Gibbs sampler for its local latents"
+			if n, ok := m.(interface{ NoGibbs() string }); ok {
+				why = n.NoGibbs()
+			}
+			return zero, fmt.Errorf("the Gibbs local step does not apply: %s", why)
+		}
+	}
+	if (sampled || gu != nil) && s.Temper.On() {
+		return zero, errors.New("tempering is not supported with the SSMF global steps or the Gibbs local step yet")
 	}
 	tt, err := newTemperer(m, q, s.Temper)
 	if err != nil {
@@ -238,7 +306,7 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 	keptParams := paramsOf(cp)
 	run := Run{Status: PassesStatus, Tempering: s.Temper.String()}
 	prevELBO := math.Inf(-1)
-	t := 0
+	t, seen := 0, 0 // steps taken, units visited
 passes:
 	for pass := 1; pass <= svi.Passes; pass++ {
 		rng.Shuffle(units, func(i, j int) { order[i], order[j] = order[j], order[i] })
@@ -260,11 +328,64 @@ passes:
 					tt.setAnneal(float64(pass-1) + float64(lo)/float64(units))
 				}
 			}
+			if sampled {
+				// β̃ ~ q(β), and the local steps see a point mass at it
+				for g := range lam {
+					gm.Natural(q, g, lam[g])
+					draws[g].sample(lam[g], seed^uint64(t+1)*0x9e3779b97f4a7c15^uint64(g), workers)
+					sm.SetMoments(q, g, draws[g].t)
+				}
+			}
 			if !ParallelForUntil(ctx.Done(), len(b), workers, func(w, i int) {
+				if gu != nil {
+					rng := rand.New(rand.NewPCG(seed^0x6a09e667f3bcc909, uint64(t)<<32|uint64(b[i])))
+					gu.GibbsUnit(q, ws[w], b[i], rng, svi.BurnIn, svi.Samples)
+					done[b[i]] = true
+					return
+				}
 				done[b[i]] = m.UpdateUnit(q, ws[w], b[i])
 			}) {
 				run.Status = "canceled"
 				break passes
+			}
+			seen += len(b)
+			if sampled {
+				rho, scale := svi.Rho(t), float64(min(seen, units))/float64(len(b))
+				t++
+				// every factor's statistics given β̃, then q(β)'s
+				// expectations back for the priors' parts
+				for g := range lam {
+					h := hat[g]
+					clear(h)
+					for _, d := range b {
+						gm.UnitNatural(q, ws[0], g, d, 1, h)
+					}
+					for i := range h {
+						h[i] *= scale
+					}
+				}
+				for g := range lam {
+					gm.SetNatural(q, g, lam[g])
+				}
+				for g := range lam {
+					h := hat[g]
+					if svi.Global == GlobalSSMF {
+						draws[g].natGrad(lam[g], h, workers)
+					}
+					gm.PriorNatural(q, g, h)
+					c, short := draws[g].step(lam[g], h, rho)
+					if short > 0 {
+						troubles[0].Add(fmt.Sprintf("SSMF steps of %s shortened to stay in its family", st.Names[g]))
+					}
+					change = math.Max(change, c)
+					gm.SetNatural(q, g, lam[g])
+				}
+				if stats != nil {
+					if perr := sviParamStep(pm, q, ws[0], b, stats, statsHat, rho, scale, t, troubles[0], &change); perr != nil {
+						err = perr
+					}
+				}
+				continue
 			}
 			if tt != nil && tt.lt != nil {
 				// each visited unit's q(T_d) (Eq. 10) before its statistics
@@ -273,6 +394,9 @@ passes:
 				ParallelFor(len(b), workers, func(_, i int) { tt.lt.update(b[i], tt.tm.UnitLogJoint(q, b[i])) })
 			}
 			rho, scale := svi.Rho(t), float64(units)/float64(len(b))
+			if svi.Ramp {
+				scale = float64(min(seen, units)) / float64(len(b))
+			}
 			t++
 			for g := range lam {
 				h := hat[g]
@@ -309,24 +433,9 @@ passes:
 				tt.vt.set(etaY)
 			}
 			if stats != nil {
-				clear(statsHat)
-				for _, d := range b {
-					pm.UnitParamStats(q, ws[0], d, statsHat)
-				}
-				// the running statistics start from the first minibatch's
-				r := rho
-				if t == 1 {
-					r = 1 // t has been counted
-				}
-				for i := range stats {
-					stats[i] = (1-r)*stats[i] + r*scale*statsHat[i]
-				}
-				c, perr := pm.ParamStep(q, stats)
-				if perr != nil {
+				if perr := sviParamStep(pm, q, ws[0], b, stats, statsHat, rho, scale, t, troubles[0], &change); perr != nil {
 					err = perr
-					troubles[0].Add(perr.Error())
 				}
-				change = math.Max(change, c)
 			}
 		}
 		tr := Trouble{}
@@ -409,6 +518,57 @@ passes:
 		run.Warning = collapseWarning(c.Collapsed(kept))
 	}
 	return m.Result(run, kept, keptParams), nil
+}
+
+// sviParamStep is online EM's step of the params (t counts this step):
+// their running statistics move towards the minibatch's, scaled by scale,
+// and the M-step is taken from them. An M-step error is counted in tr and
+// returned.
+func sviParamStep[S, W any](pm SVIParams[S, W], q S, w W, b []int, stats, statsHat []float64, rho, scale float64, t int, tr Trouble, change *float64) error {
+	clear(statsHat)
+	for _, d := range b {
+		pm.UnitParamStats(q, w, d, statsHat)
+	}
+	// the running statistics start from the first minibatch's
+	r := rho
+	if t == 1 {
+		r = 1 // t has been counted
+	}
+	for i := range stats {
+		stats[i] = (1-r)*stats[i] + r*scale*statsHat[i]
+	}
+	c, err := pm.ParamStep(q, stats)
+	if err != nil {
+		tr.Add(err.Error())
+	}
+	*change = math.Max(*change, c)
+	return err
+}
+
+// ssmfModel checks that m supports SSMF's global steps: it draws its local
+// steps from a point mass (SVISampled) and every global factor is of a
+// family the reparameterization table has.
+func ssmfModel[S, W, P, R any](m SVIModel[S, W, P, R], st SVIShape) (SVISampled[S], error) {
+	sm, ok := m.(SVISampled[S])
+	if !ok {
+		why := "the model cannot fit its local factors given a draw of the global ones"
+		if n, ok := m.(interface{ NoSSMF() string }); ok {
+			why = n.NoSSMF()
+		}
+		return nil, fmt.Errorf("structured stochastic mean field (SSMF) does not apply: %s", why)
+	}
+	if len(st.Natural) == 0 {
+		return nil, errors.New("structured stochastic mean field (SSMF) needs conjugate global latents to draw; this model steps only params")
+	}
+	if len(st.Families) != len(st.Natural) || len(st.Rows) != len(st.Natural) {
+		return nil, errors.New("the model does not describe the families of its global factors (SVIShape.Families and Rows)")
+	}
+	for g, fam := range st.Families {
+		if !Reparameterizable(fam) {
+			return nil, fmt.Errorf("structured stochastic mean field (SSMF) does not apply: the global %s is %s, which SSMF cannot draw by reparameterization (Dirichlet, Beta, Gamma and Normal can be)", st.Names[g], fam)
+		}
+	}
+	return sm, nil
 }
 
 // NaturalStep moves lam to (1 − rho)·lam + rho·hat, the natural-gradient

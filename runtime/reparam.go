@@ -1,0 +1,421 @@
+package runtime
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// The reparameterized draws of SSMF (Hoffman 2014, §2.1 and §3), one table
+// entry per family of conjugate global factor. A factor of n elements with
+// natural parameters λ (runtime.ToNatural's layout: one block of n per
+// sufficient statistic) is drawn as β̃ = R(u, λ) from uniforms u, and SSMF's
+// gradient needs, for the draw, the vector–Jacobian product
+//
+//	Jᵀv = ∂⟨t(R(u, λ)), v⟩/∂λ,
+//
+// preconditioned by the inverse Fisher information F(λ)⁻¹ = (∂²A/∂λ∂λᵀ)⁻¹
+// (Eq. 26). Each entry computes it in closed form from the draw and one
+// auxiliary number per element (∂log x/∂shape of a gamma draw, or the
+// standard normal draw), which the tests check against finite differences
+// of R with u held fixed, and against E_u[J] = F (Eq. 27) by Monte Carlo.
+//
+// Gamma draws go through the gamma quantile only implicitly (Eq. 15): a
+// draw x of Gamma(a, 1) (Marsaglia–Tsang, in log space for small a) has
+// ∂x/∂a = −(∂P(a, x)/∂a)/p(x; a) at u = P(a, x), which is the derivative
+// of the inverse-CDF map (the paper: "our algorithm does not need to
+// sample β by inversion; we only need to know that it is possible").
+
+// reparam is one family's entry.
+type reparam struct {
+	// stats is the number of sufficient statistics (natural blocks).
+	stats int
+	// vector marks a family over rows (the Dirichlet): draw and natGrad
+	// see one row of the single statistic at a time; otherwise one
+	// element, its statistics gathered from the blocks.
+	vector bool
+	// draw writes the statistics t(β̃) of one draw into t and the
+	// auxiliary numbers natGrad needs into aux (one per element and
+	// statistic, len(lam)), given the natural parameters lam.
+	draw func(rng *rand.Rand, lam, t, aux []float64)
+	// natGrad writes F(λ)⁻¹ Jᵀ v for the draw (t, aux) into out.
+	natGrad func(lam, t, aux, v, out []float64)
+	// valid reports whether lam are the natural parameters of a member of
+	// the family.
+	valid func(lam []float64) bool
+	// drawStats draws from ordinary parameters (DrawStats).
+	drawStats func(k int, rng *rand.Rand, params, stats [][]float64)
+}
+
+// reparams is the table, by family name.
+var reparams = map[string]*reparam{
+	"Dirichlet": {stats: 1, vector: true, draw: dirichletDraw, natGrad: dirichletNatGrad,
+		valid: func(lam []float64) bool { return allAbove(lam, -1) }, drawStats: dirichletDrawStats},
+	"Beta": {stats: 2, draw: betaDraw, natGrad: betaNatGrad,
+		valid: func(lam []float64) bool { return lam[0] > -1 && lam[1] > -1 }, drawStats: betaDrawStats},
+	"Gamma": {stats: 2, draw: gammaDraw, natGrad: gammaNatGrad,
+		valid: func(lam []float64) bool { return lam[0] > -1 && lam[1] < 0 }, drawStats: gammaDrawStats},
+	"Normal": {stats: 2, draw: normalDraw, natGrad: normalNatGrad,
+		valid: func(lam []float64) bool { return lam[1] < 0 && !math.IsInf(lam[0], 0) }, drawStats: normalDrawStats},
+}
+
+// Reparameterizable reports whether SSMF can draw and differentiate a
+// global factor of family.
+func Reparameterizable(family string) bool { return reparams[family] != nil }
+
+func allAbove(x []float64, lo float64) bool {
+	for _, v := range x {
+		if !(v > lo) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// LogGammaDraw draws x ~ Gamma(a, 1) and returns log x and ∂log x/∂a at
+// fixed u = P(a, x) (the derivative of the inverse-CDF reparameterization,
+// Eq. 15). For a < 1 it draws Gamma(a+1)·U^(1/a) in log space, so log x
+// is finite even where x underflows.
+func LogGammaDraw(rng *rand.Rand, a float64) (logx, dlogx float64) {
+	if a < 1 {
+		y := RandGamma(rng, a+1)
+		u := rng.Float64()
+		for u == 0 {
+			u = rng.Float64()
+		}
+		logx = math.Log(y) + math.Log(u)/a
+	} else {
+		logx = math.Log(RandGamma(rng, a))
+	}
+	return logx, DLogGammaQuantile(a, logx)
+}
+
+// DLogGammaQuantile returns ∂log x/∂a of the Gamma(a, 1) quantile x(u, a)
+// at fixed u, at the point with log x = logx:
+//
+//	∂log x/∂a = −(∂P(a, x)/∂a)/(x p(x; a)) = Σ_{n≥0} s_n (ψ(a+n+1) − log x),
+//	s_0 = 1/a,  s_n = s_{n−1}·x/(a+n),
+//
+// from the series P(a, x) = Σ_n x^(a+n) e^(−x)/Γ(a+n+1) differentiated
+// term by term (its terms divided by x·p(x; a) are the s_n). The terms
+// grow while a + n < x and then fall geometrically; the sum stops when
+// they are negligible.
+func DLogGammaQuantile(a, logx float64) float64 {
+	x := math.Exp(logx)
+	s := 1 / a
+	psi := Digamma(a + 1)
+	sum := s * (psi - logx)
+	for n := 1; n < 10_000_000; n++ {
+		s *= x / (a + float64(n))
+		psi += 1 / (a + float64(n))
+		term := s * (psi - logx)
+		sum += term
+		if a+float64(n) > x && math.Abs(term) <= 1e-17*math.Abs(sum) {
+			break
+		}
+		if s == 0 {
+			break
+		}
+	}
+	return sum
+}
+
+// dirichletDraw draws one row: x_v ~ Gamma(α_v) in log space, t_v = log
+// β̃_v = log x_v − log Σ x (Eq. 33), aux_v = ∂log x_v/∂α_v.
+func dirichletDraw(rng *rand.Rand, lam, t, aux []float64) {
+	for v, l := range lam {
+		t[v], aux[v] = LogGammaDraw(rng, l+1)
+	}
+	lse := LogSumExp(t)
+	for v := range t {
+		t[v] -= lse
+	}
+}
+
+// dirichletNatGrad: ⟨log β̃, v⟩ = Σ v_k log x_k − (Σ v) log Σ x, so
+// ∂/∂α_k = (v_k − (Σ v) β̃_k) ∂log x_k/∂α_k (Eq. 35), preconditioned by
+// F = diag ψ'(α) − ψ'(Σα) 11ᵀ (Eq. 38) through Sherman–Morrison.
+func dirichletNatGrad(lam, t, aux, v, out []float64) {
+	var vs, a0 float64
+	for k, x := range v {
+		vs += x
+		a0 += lam[k] + 1
+	}
+	var sg, s1 float64 // 1ᵀD⁻¹g, 1ᵀD⁻¹1
+	for k := range v {
+		d := Trigamma(lam[k] + 1)
+		g := (v[k] - vs*math.Exp(t[k])) * aux[k]
+		out[k] = g / d
+		sg += out[k]
+		s1 += 1 / d
+	}
+	c := Trigamma(a0)
+	coef := c * sg / (1 - c*s1)
+	for k := range out {
+		out[k] += coef / Trigamma(lam[k]+1)
+	}
+}
+
+// betaDraw is the Dirichlet of two: t = (log x, log(1−x)) of x = G_a/(G_a+G_b).
+func betaDraw(rng *rand.Rand, lam, t, aux []float64) {
+	la, da := LogGammaDraw(rng, lam[0]+1)
+	lb, db := LogGammaDraw(rng, lam[1]+1)
+	l := LogAddExp(la, lb)
+	t[0], t[1], aux[0], aux[1] = la-l, lb-l, da, db
+}
+
+func betaNatGrad(lam, t, aux, v, out []float64) {
+	a, b := lam[0]+1, lam[1]+1
+	vs := v[0] + v[1]
+	g0 := (v[0] - vs*math.Exp(t[0])) * aux[0]
+	g1 := (v[1] - vs*math.Exp(t[1])) * aux[1]
+	c := Trigamma(a + b)
+	out[0], out[1] = solve2(Trigamma(a)-c, -c, Trigamma(b)-c, g0, g1)
+}
+
+// gammaDraw: λ = (a − 1, −b), x = G_a/b, t = (log x, x), aux = ∂log G_a/∂a.
+func gammaDraw(rng *rand.Rand, lam, t, aux []float64) {
+	a, b := lam[0]+1, -lam[1]
+	lg, dlg := LogGammaDraw(rng, a)
+	t[0] = lg - math.Log(b)
+	t[1] = math.Exp(t[0])
+	aux[0], aux[1] = dlg, 0
+}
+
+// gammaNatGrad: ⟨t, v⟩ = v₁ log x + v₂ x; ∂/∂λ₁ = (v₁ + v₂x)·∂log G/∂a and
+// ∂/∂λ₂ = (v₁ + v₂x)/b; F = [[ψ'(a), 1/b], [1/b, a/b²]].
+func gammaNatGrad(lam, t, aux, v, out []float64) {
+	a, b := lam[0]+1, -lam[1]
+	w := v[0] + v[1]*t[1]
+	out[0], out[1] = solve2(Trigamma(a), 1/b, a/(b*b), w*aux[0], w/b)
+}
+
+// normalDraw: λ = (m/s², −1/(2s²)), x = m + sε, t = (x, x²), aux = ε.
+func normalDraw(rng *rand.Rand, lam, t, aux []float64) {
+	s2 := -0.5 / lam[1]
+	m, s := lam[0]*s2, math.Sqrt(s2)
+	e := rng.NormFloat64()
+	x := m + s*e
+	t[0], t[1], aux[0], aux[1] = x, x*x, e, 0
+}
+
+// normalNatGrad: ∂x/∂λ = (s², 2ms² + εs³), ⟨t, v⟩' = v₁ + 2v₂x; F is the
+// covariance of (x, x²): [[s², 2ms²], [2ms², 4m²s² + 2s⁴]].
+func normalNatGrad(lam, t, aux, v, out []float64) {
+	s2 := -0.5 / lam[1]
+	m, s := lam[0]*s2, math.Sqrt(s2)
+	w := v[0] + 2*v[1]*t[0]
+	out[0], out[1] = solve2(s2, 2*m*s2, 4*m*m*s2+2*s2*s2, w*s2, w*(2*m*s2+aux[0]*s2*s))
+}
+
+// solve2 solves [[a, b], [b, c]] x = (g0, g1).
+func solve2(a, b, c, g0, g1 float64) (float64, float64) {
+	det := a*c - b*b
+	return (c*g0 - b*g1) / det, (a*g1 - b*g0) / det
+}
+
+func dirichletDrawStats(k int, rng *rand.Rand, params, stats [][]float64) {
+	alpha := params[0]
+	for r := 0; r*k < len(alpha); r++ {
+		row := stats[0][r*k : (r+1)*k]
+		for v := range row {
+			row[v] = logGammaOnly(rng, alpha[r*k+v])
+		}
+		lse := LogSumExp(row)
+		for v := range row {
+			row[v] -= lse
+		}
+	}
+}
+
+func betaDrawStats(_ int, rng *rand.Rand, params, stats [][]float64) {
+	for i := range params[0] {
+		la, lb := logGammaOnly(rng, params[0][i]), logGammaOnly(rng, params[1][i])
+		l := LogAddExp(la, lb)
+		setStat(stats, 0, i, la-l)
+		setStat(stats, 1, i, lb-l)
+	}
+}
+
+func gammaDrawStats(_ int, rng *rand.Rand, params, stats [][]float64) {
+	for i := range params[0] {
+		lx := logGammaOnly(rng, params[0][i]) - math.Log(params[1][i])
+		setStat(stats, 0, i, lx)
+		setStat(stats, 1, i, math.Exp(lx))
+	}
+}
+
+func normalDrawStats(_ int, rng *rand.Rand, params, stats [][]float64) {
+	for i := range params[0] {
+		x := params[0][i] + params[1][i]*rng.NormFloat64()
+		setStat(stats, 0, i, x)
+		setStat(stats, 1, i, x*x)
+	}
+}
+
+func setStat(stats [][]float64, j, i int, x float64) {
+	if j < len(stats) && stats[j] != nil {
+		stats[j][i] = x
+	}
+}
+
+// logGammaOnly is log of a Gamma(a, 1) draw, in log space for a < 1.
+func logGammaOnly(rng *rand.Rand, a float64) float64 {
+	if a < 1 {
+		u := rng.Float64()
+		for u == 0 {
+			u = rng.Float64()
+		}
+		return math.Log(RandGamma(rng, a+1)) + math.Log(u)/a
+	}
+	return math.Log(RandGamma(rng, a))
+}
+
+// globalDraw is one draw β̃ of a global factor of n elements and its
+// auxiliary numbers, in the natural parameters' layout.
+type globalDraw struct {
+	f      *reparam
+	row    int // a vector family's row length
+	t, aux []float64
+}
+
+func newGlobalDraw(family string, size, row int) *globalDraw {
+	return &globalDraw{f: reparams[family], row: max(row, 1), t: make([]float64, size), aux: make([]float64, size)}
+}
+
+// chunks is the number of independent pieces of the factor: rows of a
+// vector family, blocks of elementwise ones. Each draws from its own
+// stream, so the draw does not depend on the workers.
+func (gd *globalDraw) chunks() (n, per int) {
+	if gd.f.vector {
+		return len(gd.t) / gd.row, gd.row
+	}
+	elems := len(gd.t) / gd.f.stats
+	return (elems + drawBlock - 1) / drawBlock, drawBlock
+}
+
+const drawBlock = 256
+
+// each calls fn for every element (or row) of chunk c with its natural
+// parameters, statistics and auxiliary numbers gathered into small
+// arrays; fn's changes to t, aux and out are scattered back.
+func (gd *globalDraw) each(c int, lam []float64, fn func(l, t, aux []float64)) {
+	if gd.f.vector {
+		lo, hi := c*gd.row, (c+1)*gd.row
+		fn(lam[lo:hi], gd.t[lo:hi], gd.aux[lo:hi])
+		return
+	}
+	s := gd.f.stats
+	n := len(gd.t) / s
+	var l, t, aux [maxNatural]float64
+	for i := c * drawBlock; i < min((c+1)*drawBlock, n); i++ {
+		for k := 0; k < s; k++ {
+			l[k], t[k], aux[k] = lam[k*n+i], gd.t[k*n+i], gd.aux[k*n+i]
+		}
+		fn(l[:s], t[:s], aux[:s])
+		for k := 0; k < s; k++ {
+			gd.t[k*n+i], gd.aux[k*n+i] = t[k], aux[k]
+		}
+	}
+}
+
+// sample draws β̃ from q(β) with natural parameters lam, chunk c from
+// the stream (seed, c).
+func (gd *globalDraw) sample(lam []float64, seed uint64, workers int) {
+	nc, _ := gd.chunks()
+	ParallelFor(nc, workers, func(_, c int) {
+		rng := rand.New(rand.NewPCG(seed, uint64(c)))
+		gd.each(c, lam, func(l, t, aux []float64) { gd.f.draw(rng, l, t, aux) })
+	})
+}
+
+// natGrad replaces v (the minibatch's scaled statistics Σ η_b, in the
+// natural layout) by F(λ)⁻¹ J(u, λ)ᵀ v for the current draw (Eq. 26).
+func (gd *globalDraw) natGrad(lam, v []float64, workers int) {
+	nc, _ := gd.chunks()
+	if gd.f.vector {
+		ParallelFor(nc, workers, func(_, c int) {
+			lo, hi := c*gd.row, (c+1)*gd.row
+			var buf [StackVec]float64
+			out := Vec(buf[:], hi-lo)
+			gd.f.natGrad(lam[lo:hi], gd.t[lo:hi], gd.aux[lo:hi], v[lo:hi], out)
+			copy(v[lo:hi], out)
+		})
+		return
+	}
+	s := gd.f.stats
+	n := len(gd.t) / s
+	ParallelFor(nc, workers, func(_, c int) {
+		var l, t, aux, x, out [maxNatural]float64
+		for i := c * drawBlock; i < min((c+1)*drawBlock, n); i++ {
+			for k := 0; k < s; k++ {
+				l[k], t[k], aux[k], x[k] = lam[k*n+i], gd.t[k*n+i], gd.aux[k*n+i], v[k*n+i]
+			}
+			gd.f.natGrad(l[:s], t[:s], aux[:s], x[:s], out[:s])
+			for k := 0; k < s; k++ {
+				v[k*n+i] = out[k]
+			}
+		}
+	})
+}
+
+// step moves lam to (1 − ρ)·lam + ρ·hat like NaturalStep, but row by row
+// (element by element) shortens ρ by halves where the full step would
+// leave the family (SSMF's gradient, unlike SVI's, is not a convex
+// combination of valid parameters). It returns the relative change and
+// the number of rows or elements whose step was shortened.
+func (gd *globalDraw) step(lam, hat []float64, rho float64) (change float64, short int) {
+	old := append([]float64(nil), lam...)
+	nc, _ := gd.chunks()
+	s := gd.f.stats
+	n := len(lam) / s
+	try := func(idx []int, r float64) bool {
+		var buf [StackVec]float64
+		x := Vec(buf[:], len(idx))
+		for j, i := range idx {
+			x[j] = (1-r)*old[i] + r*hat[i]
+		}
+		if !gd.f.valid(x) {
+			return false
+		}
+		for j, i := range idx {
+			lam[i] = x[j]
+		}
+		return true
+	}
+	var idx []int
+	for c := 0; c < nc; c++ {
+		var groups [][]int
+		if gd.f.vector {
+			idx = idx[:0]
+			for i := c * gd.row; i < (c+1)*gd.row; i++ {
+				idx = append(idx, i)
+			}
+			groups = [][]int{idx}
+		} else {
+			for i := c * drawBlock; i < min((c+1)*drawBlock, n); i++ {
+				g := make([]int, s)
+				for k := range g {
+					g[k] = k*n + i
+				}
+				groups = append(groups, g)
+			}
+		}
+		for _, g := range groups {
+			r, ok := rho, false
+			for tries := 0; tries < 60 && !ok; tries++ {
+				if ok = try(g, r); !ok {
+					r /= 2
+				}
+			}
+			if r != rho {
+				short++
+			}
+		}
+	}
+	var diff, norm float64
+	for i, x := range lam {
+		diff += (x - old[i]) * (x - old[i])
+		norm += old[i] * old[i]
+	}
+	return math.Sqrt(diff) / math.Max(math.Sqrt(norm), 1), short
+}
