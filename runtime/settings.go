@@ -71,7 +71,8 @@ type Settings[L, P any] struct {
 	// Algorithm chooses the inference algorithm: "" or "ca" for batch
 	// coordinate ascent (Fig. 1, variational EM with params), "svi" for
 	// stochastic variational inference with online EM for params
-	// (FitSVI), tuned by SVI. SVI runs SVI.Passes passes over the units
+	// (FitSVI), tuned by SVI; "ssmf" and "ssmf-a" are SVI with Hoffman
+	// 2014's global steps (SVI.Global; Prepare rewrites them as "svi"). SVI runs SVI.Passes passes over the units
 	// and ignores MaxIter, Tol and MeanTol; LocalMaxIter and LocalTol
 	// still bound each unit's local fit, LocalTol with its own default
 	// under SVI (DefaultSVILocalTol).
@@ -153,6 +154,13 @@ func LoadResult[L, P any](r io.Reader, model string) (*Result[L, P], error) {
 // checking that it is of model). A Checkpoint path that holds anything but
 // a checkpoint of model is refused.
 func (s *Settings[L, P]) Prepare(model string) error {
+	if s.Algorithm == GlobalSSMF || s.Algorithm == GlobalSSMFA {
+		// SVI with SSMF's global step
+		if s.SVI.Global != "" && s.SVI.Global != s.Algorithm {
+			return fmt.Errorf("algorithm %q with SVI.Global %q: give one of them", s.Algorithm, s.SVI.Global)
+		}
+		s.SVI.Global, s.Algorithm = s.Algorithm, "svi"
+	}
 	if s.Algorithm == "svi" && s.LocalTol == 0 {
 		s.LocalTol = DefaultSVILocalTol
 	}
@@ -169,7 +177,7 @@ func (s *Settings[L, P]) Prepare(model string) error {
 			return errors.New("stochastic variational inference (Algorithm \"svi\") cannot checkpoint or resume a run yet")
 		}
 	default:
-		return fmt.Errorf("unknown algorithm %q: give \"ca\" (coordinate ascent) or \"svi\" (stochastic variational inference)", s.Algorithm)
+		return fmt.Errorf("unknown algorithm %q: give \"ca\" (coordinate ascent), \"svi\" (stochastic variational inference), or \"ssmf\" or \"ssmf-a\" (structured stochastic mean field, Hoffman 2014)", s.Algorithm)
 	}
 	if err := s.Temper.Check(); err != nil {
 		return err

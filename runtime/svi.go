@@ -178,6 +178,8 @@ func (s SVISettings) Check() error {
 		return fmt.Errorf("SVI κ = %v is outside (0.5, 1], where the step sizes converge (Robbins–Monro)", s.Kappa)
 	case s.Global != "" && s.Global != GlobalMeanField && s.Global != GlobalSSMF && s.Global != GlobalSSMFA:
 		return fmt.Errorf("unknown global step %q: give \"meanfield\" (SVI), \"ssmf\" or \"ssmf-a\" (Hoffman 2014's Algorithms 1 and 2)", s.Global)
+	case s.Local == "cvb0":
+		return errors.New("the CVB0 local step (Asuncion et al. 2009) is not implemented: it collapses LDA's topic proportions, which the generated local updates do not; use \"meanfield\" or \"gibbs\"")
 	case s.Local != "" && s.Local != LocalMeanField && s.Local != LocalGibbs:
 		return fmt.Errorf("unknown local step %q: give \"meanfield\" or \"gibbs\"", s.Local)
 	case s.BurnIn < 0 || s.Samples < 0:

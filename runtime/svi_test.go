@@ -31,9 +31,17 @@ type sviFake struct {
 type sviState struct {
 	m   []float64 // E[x_d]
 	eta [2]float64
+	// point, when set, is E[μ] as the local updates read it: a point mass
+	// set by SetMoments (sviSampled), cleared by SetNatural
+	point *float64
 }
 
-func (f *sviFake) mu(q *sviState) float64 { return -q.eta[0] / (2 * q.eta[1]) }
+func (f *sviFake) mu(q *sviState) float64 {
+	if q.point != nil {
+		return *q.point
+	}
+	return -q.eta[0] / (2 * q.eta[1])
+}
 
 func (f *sviFake) Shape(q *sviState) CAShape {
 	return CAShape{Units: len(f.y), Globals: true, EM: f.em}
@@ -64,6 +72,7 @@ func (f *sviFake) Copy(dst, src *sviState) *sviState {
 	}
 	dst.m = append(dst.m[:0], src.m...)
 	dst.eta = src.eta
+	dst.point = src.point
 	return dst
 }
 func (f *sviFake) NonFinite(q *sviState) string {
@@ -91,6 +100,7 @@ func (f *sviFake) SetNatural(q *sviState, g int, eta []float64) {
 		f.onStep(f.steps)
 	}
 	copy(q.eta[:], eta)
+	q.point = nil
 	if f.steps == f.nanAt {
 		q.eta[0] = math.NaN()
 	}

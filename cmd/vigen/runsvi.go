@@ -15,13 +15,22 @@ type sviFlags struct {
 	algorithm     string
 	batch, passes int
 	tau0, kappa   float64
+	// local, burnIn, samples and ramp choose SVI's local step and the
+	// data-size ramp (runtime.SVISettings).
+	local           string
+	burnIn, samples int
+	ramp            bool
 	// anneal, temper and logc temper the fit (runtime.TemperFromFlags),
 	// under either algorithm.
 	anneal, temper, logc string
 }
 
 func (s *sviFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.algorithm, "algorithm", "ca", "ca (coordinate ascent; variational EM with params) or svi (stochastic variational inference; online EM with params)")
+	fs.StringVar(&s.algorithm, "algorithm", "ca", "ca (coordinate ascent; variational EM with params), svi (stochastic variational inference; online EM with params), or ssmf or ssmf-a (svi with structured stochastic mean field's global step, Hoffman 2014's Algorithms 1 and 2)")
+	fs.StringVar(&s.local, "local", "", "svi, ssmf, ssmf-a: the local step, meanfield (the default) or gibbs")
+	fs.IntVar(&s.burnIn, "burnin", 0, "-local gibbs: sweeps discarded before the kept ones (0: the runtime default, 10)")
+	fs.IntVar(&s.samples, "samples", 0, "-local gibbs: sweeps whose draws are averaged (0: the runtime default, 10)")
+	fs.BoolVar(&s.ramp, "ramp", false, "svi: ramp the data size up over the first pass, as ssmf and ssmf-a always do")
 	fs.IntVar(&s.batch, "batch", 0, "svi: units per minibatch (0: the runtime default, 256)")
 	fs.Float64Var(&s.tau0, "tau0", 0, "svi: τ0 > 0 of the step sizes ρ_t = (τ0 + t)^-κ (0: the runtime default, 16)")
 	fs.Float64Var(&s.kappa, "kappa", 0, "svi: κ in (0.5, 1] of the step sizes (0: the runtime default, 0.7)")
@@ -34,12 +43,15 @@ func (s *sviFlags) register(fs *flag.FlagSet) {
 // check says what is wrong with the flags, or "".
 func (s *sviFlags) check() string {
 	switch {
-	case s.algorithm != "ca" && s.algorithm != "svi":
-		return fmt.Sprintf("-algorithm %q: want ca or svi", s.algorithm)
-	case s.batch < 0 || s.passes < 0 || !(s.tau0 >= 0) || !(s.kappa >= 0):
-		return "-batch, -passes, -tau0 and -kappa must not be negative (0 means the default)"
-	case s.algorithm == "ca" && (s.batch != 0 || s.passes != 0 || s.tau0 != 0 || s.kappa != 0):
-		return "-batch, -passes, -tau0 and -kappa tune -algorithm svi"
+	case s.algorithm != "ca" && s.algorithm != "svi" && s.algorithm != runtime.GlobalSSMF && s.algorithm != runtime.GlobalSSMFA:
+		return fmt.Sprintf("-algorithm %q: want ca, svi, ssmf or ssmf-a", s.algorithm)
+	case s.batch < 0 || s.passes < 0 || !(s.tau0 >= 0) || !(s.kappa >= 0) || s.burnIn < 0 || s.samples < 0:
+		return "-batch, -passes, -tau0, -kappa, -burnin and -samples must not be negative (0 means the default)"
+	case s.algorithm == "ca" && (s.batch != 0 || s.passes != 0 || s.tau0 != 0 || s.kappa != 0 || s.local != "" || s.burnIn != 0 || s.samples != 0 || s.ramp):
+		return "-batch, -passes, -tau0, -kappa, -local, -burnin, -samples and -ramp tune -algorithm svi, ssmf or ssmf-a"
+	}
+	if err := (runtime.SVISettings{Local: s.local}).Check(); err != nil {
+		return "-local: " + err.Error()
 	}
 	if _, err := runtime.TemperFromFlags(s.anneal, s.temper, s.logc); err != nil {
 		return err.Error()
@@ -52,7 +64,11 @@ func (s *sviFlags) args() []string {
 	var out []string
 	if s.algorithm != "ca" {
 		out = setFlags(flagValue{"-algorithm", s.algorithm}, flagValue{"-batch", s.batch}, flagValue{"-tau0", s.tau0},
-			flagValue{"-kappa", s.kappa}, flagValue{"-passes", s.passes})
+			flagValue{"-kappa", s.kappa}, flagValue{"-passes", s.passes}, flagValue{"-local", s.local},
+			flagValue{"-burnin", s.burnIn}, flagValue{"-samples", s.samples})
+		if s.ramp {
+			out = append(out, "-ramp") // a bool flag takes no separate value
+		}
 	}
 	logc := s.logc
 	if logc != "" {

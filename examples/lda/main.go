@@ -56,6 +56,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "tempering" {
 		return tempering(args[1:], stdout, stderr) // tempering.go: SVI vs AVI vs VT (Mandt et al. 2016, Fig. 2)
 	}
+	if len(args) > 0 && args[0] == "ssmf" {
+		return ssmfExperiment(args[1:], stdout, stderr) // ssmf.go: SVI vs SSMF vs SSMF-A × mean field vs Gibbs (Hoffman 2014, Fig. 3)
+	}
 	fs := flag.NewFlagSet("lda", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	ldac := fs.String("ldac", "", "corpus in LDA-C format (default: the synthetic corpus)")

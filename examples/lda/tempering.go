@@ -349,28 +349,9 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var train, obs, held [][][2]int
-	var err error
-	switch *dataName {
-	case "ap":
-		p := filepath.Join(*dir, "ap")
-		if train, err = runtime.ReadLDACFile(filepath.Join(p, "ap-train.dat")); err != nil {
-			return err
-		}
-		if obs, err = runtime.ReadLDACFile(filepath.Join(p, "ap-test-obs.dat")); err != nil {
-			return err
-		}
-		if held, err = runtime.ReadLDACFile(filepath.Join(p, "ap-test-heldout.dat")); err != nil {
-			return err
-		}
-	case "citeulike":
-		all, err := runtime.ReadLDACFile(filepath.Join(*dir, "citeulike-t", "mult.dat"))
-		if err != nil {
-			return err
-		}
-		train, obs, held = citeulikeSplit(all)
-	default:
-		return fmt.Errorf("-data %q: want ap or citeulike", *dataName)
+	train, obs, held, err := loadCorpus(*dataName, *dir)
+	if err != nil {
+		return err
 	}
 	conc := 1 / float64(*k)
 	data := &lda.Data{K: *k, V: runtime.MaxTerm(train), W: train, Alpha: &conc, Eta: &conc}
@@ -518,6 +499,34 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 		return errors.New("no seeds")
 	}
 	return nil
+}
+
+// loadCorpus reads the training documents and the observed and held-out
+// halves of the test documents of AP (its fixed split) or citeulike-t
+// (citeulikeSplit) from dir.
+func loadCorpus(dataName, dir string) (train, obs, held [][][2]int, err error) {
+	switch dataName {
+	case "ap":
+		p := filepath.Join(dir, "ap")
+		if train, err = runtime.ReadLDACFile(filepath.Join(p, "ap-train.dat")); err != nil {
+			return nil, nil, nil, err
+		}
+		if obs, err = runtime.ReadLDACFile(filepath.Join(p, "ap-test-obs.dat")); err != nil {
+			return nil, nil, nil, err
+		}
+		if held, err = runtime.ReadLDACFile(filepath.Join(p, "ap-test-heldout.dat")); err != nil {
+			return nil, nil, nil, err
+		}
+	case "citeulike":
+		all, err := runtime.ReadLDACFile(filepath.Join(dir, "citeulike-t", "mult.dat"))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		train, obs, held = citeulikeSplit(all)
+	default:
+		return nil, nil, nil, fmt.Errorf("-data %q: want ap or citeulike", dataName)
+	}
+	return train, obs, held, nil
 }
 
 // logJointPerToken returns Σ_d E_q[log p(x_d, z_d | θ_d, β)] over the
