@@ -58,6 +58,9 @@ type fitGen struct {
 	// lvt: the model also supplies its units' tempered normalizers for
 	// local variational tempering (lvtReason is "").
 	lvt bool
+	// gibbs: SVI applies and so does its Gibbs local step (gibbsReason is
+	// ""); the scratch space holds the sums of the kept draws.
+	gibbs bool
 }
 
 // hoisted is exp(E_q[t]) of a global factor's moment tensor that a
@@ -138,6 +141,7 @@ func (g *gen) fitCode() (*fitGen, error) {
 	f.findHoisted()
 	f.temper = f.temperReason() == ""
 	f.lvt = f.temper && f.lvtReason() == ""
+	f.gibbs = f.sviReason() == "" && f.gibbsReason() == ""
 	f.emit()
 	return f, nil
 }
@@ -377,6 +381,9 @@ func (f *fitGen) emitTypes() {
 		w.P("prev []float64")
 		if f.keepsUntempered() {
 			w.P("keep []float64 // a tempered update's untempered natural parameters")
+		}
+		if f.gibbs {
+			w.P("gibbs []float64 // GibbsUnit's sums of the categorical locals' kept draws")
 		}
 		w.P("trouble ", rt("Trouble"))
 	})

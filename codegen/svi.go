@@ -11,8 +11,9 @@ import (
 // needs of a model besides coordinate ascent's kernels: caModel's
 // Stochastic, the natural parameters of the conjugate global factors split
 // into the prior's part and each unit's part (runtime.SVIGlobals, from
-// derive.SVIPart), and the params' online EM (svi_params.go). A model SVI
-// does not apply to gets NoSVI, saying why.
+// derive.SVIPart), the params' online EM (svi_params.go), and SSMF's and
+// the Gibbs local step's methods (ssmf.go). A model SVI does not apply to
+// gets NoSVI, saying why.
 
 // sviGlobals are the global factors SVI steps, in update order.
 func (f *fitGen) sviGlobals() []*qInfo {
@@ -65,8 +66,10 @@ func (f *fitGen) emitSVI() {
 	}
 	globals := f.sviGlobals()
 	statsLen, _ := f.sviParams()
-	var sizes, names []string
+	var sizes, names, families, rows []string
 	for _, qi := range globals {
+		families = append(families, fmt.Sprintf("%q", qi.q.Family))
+		rows = append(rows, f.rowLen(qi))
 		n := f.length(qi.q.Params[0].Dims)
 		if len(qi.fields) > 1 && n == "1" {
 			n = fmt.Sprint(len(qi.fields))
@@ -85,16 +88,19 @@ func (f *fitGen) emitSVI() {
 	}
 	doc := strings.Split(strings.TrimPrefix(comment("Stochastic describes what stochastic variational inference steps: "+strings.Join(what, ", and ")+"."), "// "), "\n// ")
 	w.Func(doc, w.Sf("(a *caModel) Stochastic() %s", rt("SVIShape")), func() {
-		if strings.Contains(strings.Join(sizes, "")+statsLen, "m.") {
+		if strings.Contains(strings.Join(append(sizes, rows...), "")+statsLen, "m.") {
 			w.P("m := a.m")
 		}
+		fields := fmt.Sprintf("Natural: []int{%s}, Names: []string{%s},\nFamilies: []string{%s}, Rows: []int{%s},",
+			strings.Join(sizes, ", "), strings.Join(names, ", "), strings.Join(families, ", "), strings.Join(rows, ", "))
 		if statsLen == "" {
-			w.Return(w.Sf("%s{Natural: []int{%s}, Names: []string{%s}}", rt("SVIShape"), strings.Join(sizes, ", "), strings.Join(names, ", ")))
+			w.Return(w.Sf("%s{\n%s\n}", rt("SVIShape"), fields))
 			return
 		}
-		w.Pf("s := %s{}", rt("SVIShape"))
 		if len(globals) > 0 {
-			w.Pf("s.Natural, s.Names = []int{%s}, []string{%s}", strings.Join(sizes, ", "), strings.Join(names, ", "))
+			w.Pf("s := %s{\n%s\n}", rt("SVIShape"), fields)
+		} else {
+			w.Pf("s := %s{}", rt("SVIShape"))
 		}
 		w.If(cond("!a.opts.FixParams"), func() { w.Pf("s.ParamStats = %s", statsLen) })
 		w.Return("s")
@@ -108,6 +114,8 @@ func (f *fitGen) emitSVI() {
 	if statsLen != "" {
 		f.emitSVIParams()
 	}
+	f.emitSSMF(globals)
+	f.emitGibbs()
 }
 
 // emitSVIGlobals prints caModel's runtime.SVIGlobals methods. Global

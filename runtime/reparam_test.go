@@ -344,3 +344,11 @@ func TestSSMFNaturalGradientIsExact(t *testing.T) {
 		t.Logf("component %d: SSMF %.5f ± %.5f, exact %.5f, SSMF-A %.5f", k, mean, se, exact[k], sumA[k]/draws)
 	}
 }
+
+func TestTrigammaFast(t *testing.T) {
+	for _, x := range []float64{1e-4, 0.01, 0.3, 1, 2.5, 9.99, 10, 11, 57.3, 1e3, 1e6} {
+		if got, want := trigamma(x), Trigamma(x); math.Abs(got-want) > 1e-13*want {
+			t.Errorf("trigamma(%v) = %v, Trigamma %v", x, got, want)
+		}
+	}
+}

@@ -252,7 +252,7 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 			return zero, err
 		}
 		for g, fam := range st.Families {
-			draws = append(draws, newGlobalDraw(fam, st.Natural[g], st.Rows[g]))
+			draws = append(draws, newGlobalDraw(fam, st.Natural[g], st.Rows[g], svi.Global == GlobalSSMF))
 		}
 	}
 	var gu GibbsUnits[S, W]
@@ -313,6 +313,8 @@ passes:
 	for pass := 1; pass <= svi.Passes; pass++ {
 		rng.Shuffle(units, func(i, j int) { order[i], order[j] = order[j], order[i] })
 		change := 0.0
+		steps := 0 // this pass's
+		shortSteps := make([]int, len(lam))
 		for _, tr := range troubles {
 			clear(tr)
 		}
@@ -351,6 +353,7 @@ passes:
 				break passes
 			}
 			seen += len(b)
+			steps++
 			if sampled {
 				rho, scale := svi.Rho(t), float64(min(seen, units))/float64(len(b))
 				t++
@@ -377,7 +380,7 @@ passes:
 					gm.PriorNatural(q, g, h)
 					c, short := draws[g].step(lam[g], h, rho)
 					if short > 0 {
-						troubles[0].Add(fmt.Sprintf("SSMF steps of %s shortened to stay in its family", st.Names[g]))
+						shortSteps[g]++
 					}
 					change = math.Max(change, c)
 					gm.SetNatural(q, g, lam[g])
@@ -503,6 +506,11 @@ passes:
 		run.Status = PassesStatus
 		if len(tr) > 0 {
 			run.Status += "; trouble in the last pass: " + tr.String()
+		}
+		for g, n := range shortSteps {
+			if n > 0 {
+				run.Status += fmt.Sprintf("; SSMF shortened %d of the last pass's %d steps of %s where the full step would leave its family (a larger batch makes the gradient less noisy)", n, steps, st.Names[g])
+			}
 		}
 		if temp > 1+1e-3 {
 			run.Status += fmt.Sprintf("; still tempered after the last pass (T = %.4g): the posterior is of the tempered model", temp)

@@ -724,6 +724,17 @@ func (m *Model) BetaCountsUnit(d int, zProb, beta []float64) {
 	}
 }
 
+// NoSSMF says why structured stochastic mean field (SSMF, SSMF-A) does not
+// apply to the model.
+func (a *caModel) NoSSMF() string {
+	return "it has no global latents to draw, only params (SVI steps them by online EM)"
+}
+
+// NoGibbs says why the Gibbs local step does not apply to the model.
+func (a *caModel) NoGibbs() string {
+	return "the local theta (ctm.vi:9:8) is nonconjugate (a Gaussian factor fitted by Laplace or the delta method), and the Gibbs step draws each local latent from its complete conditional, its closed-form update"
+}
+
 // NoTemper says why annealing and variational tempering do not apply to
 // the model.
 func (a *caModel) NoTemper() string {

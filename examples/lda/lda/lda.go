@@ -247,6 +247,7 @@ type state struct {
 type scratch struct {
 	prev    []float64
 	keep    []float64 // a tempered update's untempered natural parameters
+	gibbs   []float64 // GibbsUnit's sums of the categorical locals' kept draws
 	trouble runtime.Trouble
 }
 
@@ -481,7 +482,10 @@ func (p *Params) Into(d *Data) {}
 // natural parameters of the conjugate global factors (runtime.SVIGlobals).
 func (a *caModel) Stochastic() runtime.SVIShape {
 	m := a.m
-	return runtime.SVIShape{Natural: []int{m.k * m.v}, Names: []string{"beta"}}
+	return runtime.SVIShape{
+		Natural: []int{m.k * m.v}, Names: []string{"beta"},
+		Families: []string{"Dirichlet"}, Rows: []int{m.v},
+	}
 }
 
 // Natural writes the natural parameters of global factor g into eta.
@@ -564,6 +568,55 @@ func (m *Model) BetaNaturalUnit(d int, invT float64, zProb, eta []float64) {
 			eta[i*V+wTerm[n]-1] += t1 * zProb_n[i]
 		}
 	}
+}
+
+// SetMoments sets the expectations of global factor g that the local updates
+// read to those of a point mass at a draw, whose sufficient statistics t are
+// laid out as Natural's, one block per statistic (runtime.SVISampled).
+// SetNatural restores the factor.
+func (a *caModel) SetMoments(q *state, g int, t []float64) {
+	switch g {
+	case 0: // beta (lda.vi:13:8)
+		copy(q.betaElog, t) // E[log x]
+		runtime.ExpTo(q.betaElogExp, q.betaElog)
+	}
+}
+
+// GibbsUnit replaces unit d's local factors by a Gibbs sampler's estimate of
+// them (runtime.GibbsUnits). From their current values, each of
+// burnIn+samples sweeps draws every local latent in turn from its complete
+// conditional given the current draws of the others and the global factors as
+// they are set: its closed-form update (Eq. 18), then a draw from it. Then
+// q(z) is the average of its kept draws (the last draw if samples is 0), and
+// q(theta) its closed-form update given that average.
+func (a *caModel) GibbsUnit(q *state, w *scratch, d int, rng *rand.Rand, burnIn, samples int) {
+	m := a.m
+	thetaLo, thetaHi := d*m.k, (d+1)*m.k
+	zLo, zHi := m.wOff[d]*m.k, m.wOff[d+1]*m.k
+	zCount := m.wCount[m.wOff[d]:m.wOff[d+1]] // the tokens each row stands for
+	zKept := runtime.Grow(&w.gibbs, zHi-zLo)  // the sum of the kept draws
+	clear(zKept)
+	for it := range burnIn + samples {
+		// theta: its complete conditional, then a draw from it
+		m.updateTheta(q, w, d, 1)
+		runtime.DrawStats("Dirichlet", m.k, rng, [][]float64{q.thetaParam[thetaLo:thetaHi]}, [][]float64{q.thetaElog[thetaLo:thetaHi]})
+		// z: its complete conditional, then a draw for each token of a row
+		m.updateZ(q, w, d, 1)
+		runtime.DrawCategoricalRows(q.zProb[zLo:zHi], m.k, zCount, rng)
+		if it >= burnIn {
+			for i, x := range q.zProb[zLo:zHi] {
+				zKept[i] += x
+			}
+		}
+	}
+	if samples > 0 {
+		// q(z): the average of its kept draws
+		for i, x := range zKept {
+			q.zProb[zLo+i] = x / float64(samples)
+		}
+	}
+	// q(theta): its closed form given that average
+	m.updateTheta(q, w, d, 1)
 }
 
 // Tempering returns the inverse temperatures the local updates and

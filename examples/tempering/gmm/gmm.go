@@ -242,6 +242,7 @@ type state struct {
 // and the trouble it met.
 type scratch struct {
 	prev    []float64
+	gibbs   []float64 // GibbsUnit's sums of the categorical locals' kept draws
 	trouble runtime.Trouble
 }
 
@@ -520,7 +521,10 @@ func (p *Params) Into(d *Data) {}
 // natural parameters of the conjugate global factors (runtime.SVIGlobals).
 func (a *caModel) Stochastic() runtime.SVIShape {
 	m := a.m
-	return runtime.SVIShape{Natural: []int{m.k, 2 * m.k, 2 * m.k}, Names: []string{"pi", "mu", "tau"}}
+	return runtime.SVIShape{
+		Natural: []int{m.k, 2 * m.k, 2 * m.k}, Names: []string{"pi", "mu", "tau"},
+		Families: []string{"Dirichlet", "Normal", "Gamma"}, Rows: []int{m.k, 1, 1},
+	}
 }
 
 // Natural writes the natural parameters of global factor g into eta.
@@ -687,6 +691,58 @@ func (m *Model) TauNaturalUnit(n int, invT float64, zProb, muMean, muSd, muMean_
 		t2 := muSd[i8] * muSd[i8]
 		eta2[i8] += t3 * (t1 + t2) * zProb_n[i8]
 		eta1[i8] += t4 * zProb_n[i8]
+	}
+}
+
+// SetMoments sets the expectations of global factor g that the local updates
+// read to those of a point mass at a draw, whose sufficient statistics t are
+// laid out as Natural's, one block per statistic (runtime.SVISampled). A
+// Normal factor becomes that point mass itself, the Normal of sd 0.
+// SetNatural restores the factor.
+func (a *caModel) SetMoments(q *state, g int, t []float64) {
+	switch g {
+	case 0: // pi (gmm.vi:10:8)
+		copy(q.piElog, t) // E[log x]
+		runtime.ExpTo(q.piElogExp, q.piElog)
+	case 1: // mu (gmm.vi:11:8)
+		n := len(q.muMean)
+		copy(q.muMean_, t[:n]) // E[x]
+		copy(q.muEsq, t[n:])   // E[x^2]
+		copy(q.muMean, t[:n])  // mean = x at a point
+		clear(q.muSd)          // sd = 0 at a point
+	case 2: // tau (gmm.vi:12:8)
+		n := len(q.tauShape)
+		copy(q.tauElog, t[:n]) // E[log x]
+		copy(q.tauMean, t[n:]) // E[x]
+	}
+}
+
+// GibbsUnit replaces unit d's local factors by a Gibbs sampler's estimate of
+// them (runtime.GibbsUnits). From their current values, each of
+// burnIn+samples sweeps draws every local latent in turn from its complete
+// conditional given the current draws of the others and the global factors as
+// they are set: its closed-form update (Eq. 18), then a draw from it. Then
+// q(z) is the average of its kept draws (the last draw if samples is 0).
+func (a *caModel) GibbsUnit(q *state, w *scratch, d int, rng *rand.Rand, burnIn, samples int) {
+	m := a.m
+	zLo, zHi := d*m.k, (d+1)*m.k
+	zKept := runtime.Grow(&w.gibbs, zHi-zLo) // the sum of the kept draws
+	clear(zKept)
+	for it := range burnIn + samples {
+		// z: its complete conditional, then a draw from it
+		m.updateZ(q, w, d, 1)
+		runtime.DrawCategoricalRows(q.zProb[zLo:zHi], m.k, nil, rng)
+		if it >= burnIn {
+			for i, x := range q.zProb[zLo:zHi] {
+				zKept[i] += x
+			}
+		}
+	}
+	if samples > 0 {
+		// q(z): the average of its kept draws
+		for i, x := range zKept {
+			q.zProb[zLo+i] = x / float64(samples)
+		}
 	}
 }
 
