@@ -294,6 +294,7 @@ type globalDraw struct {
 	f      *reparam
 	row    int // a vector family's row length
 	t, aux []float64
+	cv     []float64 // controlledNatGrad's control variate
 }
 
 // newGlobalDraw prepares the draws of a factor of family with size
@@ -392,6 +393,31 @@ func (gd *globalDraw) natGrad(lam, v []float64, workers int) {
 			}
 		}
 	})
+}
+
+// controlledNatGrad replaces v, the minibatch's scaled statistics, by
+// Algorithm 1's gradient term with a control variate:
+//
+//	c + F⁻¹Jᵀ(v − c),   c = λ − η_prior,
+//
+// which has the expectation of F⁻¹Jᵀv (Eq. 26) since E_u[J] = F (Eq. 27)
+// and c does not depend on the draw: it is Eq. 28's decomposition with
+// the current λ − η standing for N·η̄. Near the optimum v − c is small, and
+// so is the noise F⁻¹ multiplies; without it the noise of the Dirichlet's
+// concentration direction (F is nearly singular along α) takes λ̂ outside
+// the family in most steps on LDA. prior writes η_prior into its argument.
+func (gd *globalDraw) controlledNatGrad(lam, v []float64, prior func([]float64), workers int) {
+	c := Grow(&gd.cv, len(v))
+	clear(c)
+	prior(c)
+	for i := range c {
+		c[i] = lam[i] - c[i]
+		v[i] -= c[i]
+	}
+	gd.natGrad(lam, v, workers)
+	for i := range c {
+		v[i] += c[i]
+	}
 }
 
 // step moves lam to (1 − ρ)·lam + ρ·hat like NaturalStep, but row by row

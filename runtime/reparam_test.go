@@ -311,7 +311,12 @@ func TestSSMFNaturalGradientIsExact(t *testing.T) {
 	const draws = 1000000
 	rng := rand.New(rand.NewPCG(11, 12))
 	tt, aux, v, out := make([]float64, 2), make([]float64, 2), make([]float64, 2), make([]float64, 2)
-	var sum, sq, sumA [2]float64
+	// controlledNatGrad's form with a control variate fixed before the
+	// draws: the same expectation, and less noise when the control is near
+	// it (at SSMF's fixed point λ − η is the expectation)
+	cv := []float64{exact[0], exact[1]}
+	var sum, sq, sumA, sumC, sqC [2]float64
+	vc, outC := make([]float64, 2), make([]float64, 2)
 	for i := 0; i < draws; i++ {
 		reparams["Beta"].draw(rng, lam, tt, aux)
 		beta := math.Exp(tt[0])
@@ -328,6 +333,12 @@ func TestSSMFNaturalGradientIsExact(t *testing.T) {
 			sum[k] += x
 			sq[k] += x * x
 		}
+		vc[0], vc[1] = v[0]-cv[0], v[1]-cv[1]
+		reparams["Beta"].natGrad(lam, tt, aux, vc, outC)
+		for k, x := range outC {
+			sumC[k] += x + cv[k]
+			sqC[k] += (x + cv[k]) * (x + cv[k])
+		}
 	}
 	for k := range exact {
 		mean := sum[k] / draws
@@ -338,10 +349,15 @@ func TestSSMFNaturalGradientIsExact(t *testing.T) {
 		if se > 3e-3*math.Abs(exact[k]) {
 			t.Errorf("component %d: the Monte Carlo error %v is too large to test against %v", k, se, exact[k])
 		}
+		meanC := sumC[k] / draws
+		seC := math.Sqrt((sqC[k]/draws - meanC*meanC) / draws)
+		if math.Abs(meanC-exact[k]) > 4*seC || !(seC < se/2) {
+			t.Errorf("with the control variate: %v ± %v, want %v with less than half the error %v", meanC, seC, exact[k], se)
+		}
 		if math.Abs(sumA[k]/draws-exact[k]) < 0.1*math.Abs(exact[k]) {
 			t.Errorf("component %d: SSMF-A's expectation %v is within 10%% of the exact %v: the test does not tell the two apart", k, sumA[k]/draws, exact[k])
 		}
-		t.Logf("component %d: SSMF %.5f ± %.5f, exact %.5f, SSMF-A %.5f", k, mean, se, exact[k], sumA[k]/draws)
+		t.Logf("component %d: SSMF %.5f ± %.5f (controlled %.5f ± %.5f), exact %.5f, SSMF-A %.5f", k, mean, se, meanC, seC, exact[k], sumA[k]/draws)
 	}
 }
 

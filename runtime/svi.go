@@ -375,7 +375,7 @@ passes:
 				for g := range lam {
 					h := hat[g]
 					if svi.Global == GlobalSSMF {
-						draws[g].natGrad(lam[g], h, workers)
+						draws[g].controlledNatGrad(lam[g], h, func(prior []float64) { gm.PriorNatural(q, g, prior) }, workers)
 					}
 					gm.PriorNatural(q, g, h)
 					c, short := draws[g].step(lam[g], h, rho)
