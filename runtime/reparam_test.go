@@ -59,7 +59,7 @@ var logNormalizer = map[string]func(l []float64) float64{
 		lg, _ := math.Lgamma(a)
 		return lg - a*math.Log(b)
 	},
-	"Normal": func(l []float64) float64 { return -l[0] * l[0] / (4 * l[1]) - 0.5*math.Log(-2*l[1]) },
+	"Normal": func(l []float64) float64 { return -l[0]*l[0]/(4*l[1]) - 0.5*math.Log(-2*l[1]) },
 }
 
 // quantileStats is t(R(u, λ)) for fixed uniforms u, by inversion (gonum's
@@ -160,7 +160,9 @@ func TestReparamNatGradFD(t *testing.T) {
 func hessianFD(f func([]float64) float64, x []float64) [][]float64 {
 	n := len(x)
 	h := make([][]float64, n)
-	g := func(x []float64, out []float64) { fd.Gradient(out, f, x, &fd.Settings{Formula: fd.Central, Step: 1e-5}) }
+	g := func(x []float64, out []float64) {
+		fd.Gradient(out, f, x, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+	}
 	for i := range h {
 		h[i] = make([]float64, n)
 	}
