@@ -524,7 +524,11 @@ func (f *fitGen) emitGibbs() {
 				off = joinPlus(off, lens[k])
 			}
 		}
-		w.Block("for it := range burnIn + samples", func() {
+		loop := "for range burnIn + samples"
+		if len(cats) > 0 {
+			loop = "for it := range burnIn + samples" // it counts the burn-in
+		}
+		w.Block(loop, func() {
 			for _, qi := range local {
 				r := rows[qi]
 				if r.counts != "" && r.counts != "nil" {

@@ -523,7 +523,30 @@ func TestSSMFAndGibbsReasons(t *testing.T) {
 
 // The code generated for every example model type-checks with the SSMF
 // and Gibbs methods (or their reasons).
+// A model whose only local latent is continuous gets a GibbsUnit without
+// categorical draws to average; it must compile too (it once declared an
+// unused loop variable, which broke every fit of such a model).
+const gibbsContinuousVI = `model loc
+size D
+data x : real[D]
+data c : int[D]
+latent mu : real conjugate
+latent lam : real[D] conjugate
+mu ~ Normal(0, 10)
+for d in 1:D {
+  x[d] ~ Normal(mu, 1)
+  lam[d] ~ Gamma(2, 1)
+  c[d] ~ Poisson(lam[d])
+}
+`
+
 func TestSSMFExamplesCompile(t *testing.T) {
+	t.Run("continuous locals", func(t *testing.T) {
+		files := generateChecked(t, "loc", gibbsContinuousVI)
+		if !strings.Contains(string(files[0].Src), "func (a *caModel) GibbsUnit(") {
+			t.Errorf("no GibbsUnit for a model whose locals are all conjugate")
+		}
+	})
 	vis, err := filepath.Glob("../examples/*/*.vi")
 	if err != nil || len(vis) == 0 {
 		t.Fatalf("no example models: %v", err)

@@ -3,6 +3,8 @@ package runtime
 import (
 	"math"
 	"math/rand/v2"
+
+	"gonum.org/v1/gonum/integrate/quad"
 )
 
 // The reparameterized draws of SSMF (Hoffman 2014, §2.1 and §3), one table
@@ -52,16 +54,26 @@ var reparams = map[string]*reparam{
 	"Dirichlet": {stats: 1, vector: true, draw: dirichletDraw, natGrad: dirichletNatGrad,
 		valid: func(lam []float64) bool { return allAbove(lam, -1) }, drawStats: dirichletDrawStats},
 	"Beta": {stats: 2, draw: betaDraw, natGrad: betaNatGrad,
-		valid: func(lam []float64) bool { return lam[0] > -1 && lam[1] > -1 }, drawStats: betaDrawStats},
+		valid: func(lam []float64) bool { return finite(lam) && lam[0] > -1 && lam[1] > -1 }, drawStats: betaDrawStats},
 	"Gamma": {stats: 2, draw: gammaDraw, natGrad: gammaNatGrad,
-		valid: func(lam []float64) bool { return lam[0] > -1 && lam[1] < 0 }, drawStats: gammaDrawStats},
+		valid: func(lam []float64) bool { return finite(lam) && lam[0] > -1 && lam[1] < 0 }, drawStats: gammaDrawStats},
 	"Normal": {stats: 2, draw: normalDraw, natGrad: normalNatGrad,
-		valid: func(lam []float64) bool { return lam[1] < 0 && !math.IsInf(lam[0], 0) }, drawStats: normalDrawStats},
+		valid: func(lam []float64) bool { return finite(lam) && lam[1] < 0 }, drawStats: normalDrawStats},
 }
 
 // Reparameterizable reports whether SSMF can draw and differentiate a
 // global factor of family.
 func Reparameterizable(family string) bool { return reparams[family] != nil }
+
+// finite reports whether every element of x is a finite number.
+func finite(x []float64) bool {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
 
 func allAbove(x []float64, lo float64) bool {
 	for _, v := range x {
@@ -90,10 +102,21 @@ func LogGammaDraw(rng *rand.Rand, a float64) (logx, dlogx float64) {
 // from the series P(a, x) = Σ_n x^(a+n) e^(−x)/Γ(a+n+1) differentiated
 // term by term (its terms divided by x·p(x; a) are the s_n). The terms
 // grow while a + n < x and then fall geometrically; the sum stops when
-// they are negligible.
+// they are negligible. Far in the upper tail, where P ≈ 1 and the series
+// cancels (its relative error is about 1e-16/Q), it is the upper tail's
+// form instead (dLogGammaQuantileTail).
 func DLogGammaQuantile(a, logx float64) float64 {
+	if !(a > 0) || math.IsInf(a, 1) || math.IsNaN(logx) {
+		return math.NaN()
+	}
 	x := math.Exp(logx)
+	if x > a+5*math.Sqrt(a)+5 {
+		return dLogGammaQuantileTail(a, x)
+	}
 	s := 1 / a
+	if math.IsInf(s, 1) {
+		return math.NaN() // a subnormal shape
+	}
 	psi := Digamma(a + 1)
 	sum := s * (psi - logx)
 	for n := 1; n < 10_000_000; n++ {
@@ -109,6 +132,27 @@ func DLogGammaQuantile(a, logx float64) float64 {
 		}
 	}
 	return sum
+}
+
+// dLogGammaQuantileTail is ∂log x/∂a = (∂Q(a, x)/∂a)/(x p(x; a)) for x
+// above the bulk of Gamma(a, 1), Q = 1 − P. With t = x + u,
+//
+//	∂Q/∂a/(x p) = (1/x) ∫_0^∞ (log(x+u) − ψ(a)) (1 + u/x)^(a−1) e^(−u) du,
+//
+// whose integrand decays at least like e^(−ru), r = 1 − (a−1)/x > 0 here;
+// with u = s/r it is integrated over s ∈ [0, 60] by Gauss–Legendre (the
+// rest is below e^(−60)).
+func dLogGammaQuantileTail(a, x float64) float64 {
+	r := 1 - (a-1)/x
+	if r > 1 {
+		r = 1 // a < 1: the integrand decays faster than e^(−u)
+	}
+	psi := Digamma(a)
+	f := func(s float64) float64 {
+		u := s / r
+		return (math.Log(x+u) - psi) * math.Exp(-u+(a-1)*math.Log1p(u/x))
+	}
+	return quad.Fixed(f, 0, 60, 160, quad.Legendre{}, 0) / (r * x)
 }
 
 // dirichletDraw draws one row: x_v ~ Gamma(α_v) in log space, t_v = log
@@ -156,6 +200,9 @@ func dirichletNatGrad(lam, t, aux, v, out []float64) {
 // asymptotic series 1/x + 1/(2x²) + Σ_k B_2k/x^(2k+1) to B_14 (next term
 // below 1e-16 relative there). Tested against Trigamma (gonum's Hurwitz ζ).
 func trigamma(x float64) float64 {
+	if !(x > 0) || math.IsInf(x, 1) {
+		return Trigamma(x) // NaN, ±Inf and x ≤ 0: the general routine
+	}
 	var acc float64
 	for x < 10 {
 		acc += 1 / (x * x)
@@ -216,13 +263,16 @@ func normalDraw(rng *rand.Rand, lam, t, aux []float64) {
 	}
 }
 
-// normalNatGrad: ∂x/∂λ = (s², 2ms² + εs³), ⟨t, v⟩' = v₁ + 2v₂x; F is the
-// covariance of (x, x²): [[s², 2ms²], [2ms², 4m²s² + 2s⁴]].
+// normalNatGrad: ∂x/∂λ = (s², 2ms² + εs³), ⟨t, v⟩' = w = v₁ + 2v₂x, and F
+// (the covariance of (x, x²)) has first column (s², 2ms²) and determinant
+// 2s⁶, so F⁻¹Jᵀv = w·(1 − mε/s, ε/(2s)) in closed form (a 2×2 solve would
+// cancel terms of size m²s⁴ and lose all precision when |m| ≫ s).
 func normalNatGrad(lam, t, aux, v, out []float64) {
 	s2 := -0.5 / lam[1]
 	m, s := lam[0]*s2, math.Sqrt(s2)
 	w := v[0] + 2*v[1]*t[0]
-	out[0], out[1] = solve2(s2, 2*m*s2, 4*m*m*s2+2*s2*s2, w*s2, w*(2*m*s2+aux[0]*s2*s))
+	e := aux[0]
+	out[0], out[1] = w*(1-m*e/s), w*e/(2*s)
 }
 
 // solve2 solves [[a, b], [b, c]] x = (g0, g1).

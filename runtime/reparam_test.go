@@ -370,3 +370,65 @@ func TestTrigammaFast(t *testing.T) {
 		}
 	}
 }
+
+// Far in the upper tail the series for ∂log x/∂a cancels (P ≈ 1); the tail
+// form must hold there, and the two forms must agree where both are good.
+// References computed with mpmath at 60 digits from the upper regularized
+// incomplete gamma, (∂Q/∂a)/(x p(x; a)).
+func TestDLogGammaQuantileTail(t *testing.T) {
+	for _, c := range []struct{ a, x, want float64 }{
+		{100, 190, 0.00714345016296756},
+		{0.3, 30, 0.226064888638419},
+		{5, 60, 0.0464738420001112},
+		{1, 700, 0.0101853179090903},
+		{1e4, 10700, 9.66568227965261e-5},
+		{2.5, 20, 0.126184300122559},
+		{50, 80, 0.0157187537278918},
+		{0.01, 3, 26.7602463936449},
+	} {
+		if got := DLogGammaQuantile(c.a, math.Log(c.x)); math.Abs(got-c.want) > 1e-9*c.want {
+			t.Errorf("a=%v x=%v: %v, want %v", c.a, c.x, got, c.want)
+		}
+	}
+	// just below and above the switch: the series and the tail form agree
+	for _, a := range []float64{0.5, 3, 40, 900} {
+		for _, k := range []float64{3, 4} {
+			x := a + k*math.Sqrt(a) + 1
+			s, tail := DLogGammaQuantile(a, math.Log(x)), dLogGammaQuantileTail(a, x)
+			if math.Abs(s-tail) > 1e-9*math.Abs(s) {
+				t.Errorf("a=%v x=%v: series %v, tail form %v", a, x, s, tail)
+			}
+		}
+	}
+	for _, bad := range [][2]float64{{0, 1}, {-1, 1}, {math.NaN(), 1}, {1, math.NaN()}, {5e-324, 0}} {
+		if got := DLogGammaQuantile(bad[0], bad[1]); !math.IsNaN(got) {
+			t.Errorf("DLogGammaQuantile(%v, %v) = %v, want NaN", bad[0], bad[1], got)
+		}
+	}
+}
+
+// The Normal's F⁻¹Jᵀv keeps its digits where a 2×2 solve of F lost them
+// all (|m| ≫ s, F's determinant 2s⁶ the difference of terms of size m²s⁴);
+// its closed form is checked against finite differences in
+// TestReparamNatGradFD.
+func TestNormalNatGradLargeMean(t *testing.T) {
+	for _, c := range [][2]float64{{1e5, 1e-5}, {1e4, 1e-4}, {-3, 2}} {
+		m, s := c[0], c[1]
+		lam := []float64{m / (s * s), -0.5 / (s * s)}
+		e := 0.7
+		x := m + s*e
+		v := []float64{1.3, -0.2}
+		out := make([]float64, 2)
+		reparams["Normal"].natGrad(lam, []float64{x, x * x}, []float64{e, 0}, v, out)
+		w := v[0] + 2*v[1]*x
+		want := []float64{w * (1 - m*e/s), w * e / (2 * s)}
+		for k := range want {
+			if math.Abs(out[k]-want[k]) > 1e-6*math.Abs(want[k]) {
+				t.Errorf("m=%v s=%v: out[%d] = %v, want %v", m, s, k, out[k], want[k])
+			}
+		}
+	}
+	if reparams["Normal"].valid([]float64{math.NaN(), -1}) || reparams["Gamma"].valid([]float64{math.Inf(1), -1}) {
+		t.Error("valid accepts a NaN or infinite natural parameter")
+	}
+}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 )
 
@@ -95,7 +96,9 @@ func DrawCategoricalRows(prob []float64, k int, counts []float64, rng *rand.Rand
 }
 
 // drawMultinomialFractions replaces p by n/c, n ~ Multinomial(c, p) (c ≥ 1;
-// p need not be normalized), by c categorical draws.
+// p need not be normalized), by c categorical draws. A row with no
+// positive total (all zero, or NaN) becomes NaN, which the fit's check of
+// its state reports, rather than a silent draw.
 func drawMultinomialFractions(p []float64, c int, rng *rand.Rand) {
 	if c < 1 {
 		c = 1
@@ -104,6 +107,12 @@ func drawMultinomialFractions(p []float64, c int, rng *rand.Rand) {
 	for _, x := range p {
 		tot += x
 	}
+	if !(tot > 0) || math.IsInf(tot, 1) {
+		for j := range p {
+			p[j] = math.NaN()
+		}
+		return
+	}
 	var cnt [64]int
 	counts := cnt[:0]
 	if len(p) <= len(cnt) {
@@ -111,10 +120,16 @@ func drawMultinomialFractions(p []float64, c int, rng *rand.Rand) {
 	} else {
 		counts = make([]int, len(p))
 	}
+	last := 0 // the last category of positive probability, where rounding lands
+	for j, x := range p {
+		if x > 0 {
+			last = j
+		}
+	}
 	for i := 0; i < c; i++ {
 		u := rng.Float64() * tot
 		j := 0
-		for ; j < len(p)-1; j++ {
+		for ; j < last; j++ {
 			u -= p[j]
 			if u < 0 {
 				break

@@ -112,7 +112,7 @@ type SVISettings struct {
 	// Local is the local step: "" or "meanfield" (coordinate ascent on the
 	// unit's factors, UpdateUnit) or "gibbs" (GibbsUnit: BurnIn sweeps,
 	// then Samples sweeps whose draws of the categorical latents are
-	// averaged; defaults 10 and 10).
+	// averaged; 0 takes the defaults, 10 and 10).
 	Local   string `json:"local,omitempty"`
 	BurnIn  int    `json:"burn_in,omitempty"`
 	Samples int    `json:"samples,omitempty"`
@@ -349,6 +349,9 @@ passes:
 				}
 				done[b[i]] = m.UpdateUnit(q, ws[w], b[i])
 			}) {
+				for g := range draws {
+					gm.SetNatural(q, g, lam[g]) // q(β) back from the point mass
+				}
 				run.Status = "canceled"
 				break passes
 			}
