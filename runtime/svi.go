@@ -357,20 +357,32 @@ passes:
 			}
 			seen += len(b)
 			steps++
+			rho, scale := svi.Rho(t), float64(units)/float64(len(b))
+			if sampled || svi.Ramp {
+				scale = float64(min(seen, units)) / float64(len(b)) // N_t (§2.2)
+			}
+			t++
+			// unitPart sets h to the minibatch's part of global factor g's
+			// natural parameters, scaled to the data (each unit's at its
+			// inverse temperature)
+			unitPart := func(g int, h []float64) {
+				clear(h)
+				for _, d := range b {
+					invT := 1.0
+					if tt != nil {
+						invT = tt.tp.At(d)
+					}
+					gm.UnitNatural(q, ws[0], g, d, invT, h)
+				}
+				for i := range h {
+					h[i] *= scale
+				}
+			}
 			if sampled {
-				rho, scale := svi.Rho(t), float64(min(seen, units))/float64(len(b))
-				t++
 				// every factor's statistics given β̃, then q(β)'s
 				// expectations back for the priors' parts
 				for g := range lam {
-					h := hat[g]
-					clear(h)
-					for _, d := range b {
-						gm.UnitNatural(q, ws[0], g, d, 1, h)
-					}
-					for i := range h {
-						h[i] *= scale
-					}
+					unitPart(g, hat[g])
 				}
 				for g := range lam {
 					gm.SetNatural(q, g, lam[g])
@@ -401,24 +413,9 @@ passes:
 				tt.lt.prepare(q)
 				ParallelFor(len(b), workers, func(_, i int) { tt.lt.update(b[i], tt.tm.UnitLogJoint(q, b[i])) })
 			}
-			rho, scale := svi.Rho(t), float64(units)/float64(len(b))
-			if svi.Ramp {
-				scale = float64(min(seen, units)) / float64(len(b))
-			}
-			t++
 			for g := range lam {
 				h := hat[g]
-				clear(h)
-				for _, d := range b {
-					invT := 1.0
-					if tt != nil {
-						invT = tt.tp.At(d)
-					}
-					gm.UnitNatural(q, ws[0], g, d, invT, h)
-				}
-				for i := range h {
-					h[i] *= scale
-				}
+				unitPart(g, h)
 				gm.PriorNatural(q, g, h)
 				gm.Natural(q, g, lam[g])
 				c := NaturalStep(lam[g], h, rho)
