@@ -81,14 +81,14 @@ func (f *fitGen) gaussianKind(qi *qInfo) string {
 	return "conjugate with a Gaussian factor over the whole vector (MvNormal)"
 }
 
-// paramReads returns, in update order, the factors selected by sel whose
-// parameter tensors (not their moment tensors) exprs read.
-func (f *fitGen) paramReads(exprs []derive.Expr, sel func(*qInfo) bool) []*qInfo {
+// factorReads returns, in update order, the factors one of whose tensors
+// exprs read, among the (factor, tensor) reads keep accepts.
+func (f *fitGen) factorReads(exprs []derive.Expr, keep func(qi *qInfo, tensor string) bool) []*qInfo {
 	read := map[*qInfo]bool{}
 	for _, e := range exprs {
 		derive.Visit(e, func(x derive.Expr) {
 			if t, ok := x.(*derive.Tensor); ok {
-				if qi := f.byT[t.Name]; qi != nil && sel(qi) && isParamTensor(qi.q, t.Name) {
+				if qi := f.byT[t.Name]; qi != nil && keep(qi, t.Name) {
 					read[qi] = true
 				}
 			}
@@ -101,6 +101,18 @@ func (f *fitGen) paramReads(exprs []derive.Expr, sel func(*qInfo) bool) []*qInfo
 		}
 	}
 	return out
+}
+
+// paramReads returns the factors selected by sel whose parameter tensors
+// (not their moment tensors) exprs read.
+func (f *fitGen) paramReads(exprs []derive.Expr, sel func(*qInfo) bool) []*qInfo {
+	return f.factorReads(exprs, func(qi *qInfo, t string) bool { return sel(qi) && isParamTensor(qi.q, t) })
+}
+
+// localReads returns the local latents selected by sel whose factors
+// (parameters or moments) exprs read.
+func (f *fitGen) localReads(exprs []derive.Expr, sel func(*qInfo) bool) []*qInfo {
+	return f.factorReads(exprs, func(qi *qInfo, _ string) bool { return qi.local && sel(qi) })
 }
 
 // isParamTensor reports whether t is one of q's parameter tensors and not
@@ -236,8 +248,7 @@ func (f *fitGen) gibbsReason() string {
 			why = append(why, reason)
 		}
 		exprs := append(append([]derive.Expr(nil), qi.upd.Params...), qi.upd.Untempered...)
-		self := func(o *qInfo) bool { return o == qi }
-		if len(f.paramReads(exprs, self)) > 0 || f.readsMoments(exprs, qi) {
+		if len(f.factorReads(exprs, func(o *qInfo, _ string) bool { return o == qi })) > 0 {
 			why = append(why, fmt.Sprintf("the update of the local %s (%s) reads %s itself, so its elements' conditionals depend on each other and cannot be drawn all at once", qi.v.Name, f.pos(qi.v), qi.v.Name))
 		}
 		drawn := func(o *qInfo) bool {
@@ -291,45 +302,6 @@ func dedupe(xs []string) []string {
 		if !seen[x] {
 			seen[x] = true
 			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// readsMoments reports whether exprs read one of qi's moment tensors.
-func (f *fitGen) readsMoments(exprs []derive.Expr, qi *qInfo) bool {
-	mom := map[string]bool{}
-	for _, st := range qi.q.MomentStats {
-		mom[qi.q.Moments[st].Tensor] = true
-	}
-	found := false
-	for _, e := range exprs {
-		derive.Visit(e, func(x derive.Expr) {
-			if t, ok := x.(*derive.Tensor); ok && mom[t.Name] {
-				found = true
-			}
-		})
-	}
-	return found
-}
-
-// localReads returns, in update order, the local latents selected by sel
-// whose factors (parameters or moments) exprs read.
-func (f *fitGen) localReads(exprs []derive.Expr, sel func(*qInfo) bool) []*qInfo {
-	read := map[*qInfo]bool{}
-	for _, e := range exprs {
-		derive.Visit(e, func(x derive.Expr) {
-			if t, ok := x.(*derive.Tensor); ok {
-				if qi := f.byT[t.Name]; qi != nil && qi.local && sel(qi) {
-					read[qi] = true
-				}
-			}
-		})
-	}
-	var out []*qInfo
-	for _, qi := range f.qs {
-		if read[qi] {
-			out = append(out, qi)
 		}
 	}
 	return out
