@@ -1223,9 +1223,7 @@ func (f *fitGen) emitMoments(qi *qInfo) {
 			w.Pf("clear(q.%s[lo:hi])", fl)
 		}
 		w.Pf("m.%sMoments(%s%s, %s)", qi.upper, r.arg, strings.Join(ins, ", "), strings.Join(outs, ", "))
-		for _, h := range f.hoistedOf(qi) {
-			w.Pf("%s(q.%s, q.%s)", rt("ExpTo"), h.field, f.momentField(h))
-		}
+		f.emitHoistedExps(qi)
 	})
 	free := f.updateFree(u)
 	var params []kernelParam
@@ -1246,6 +1244,15 @@ func (f *fitGen) emitMoments(qi *qInfo) {
 	kdoc := []string{fmt.Sprintf("%sMoments adds E_q[t(%s)] (%s) into its outputs: the expected", qi.upper, qi.v.Name, strings.Join(qi.q.MomentStats, "; ")),
 		"sufficient statistics other updates read. The caller zeroes the outputs."}
 	w.Raw(f.g.emitKernel(kernelSpec{Name: qi.upper + "Moments", Doc: kdoc, Unit: u.Unit, Params: params, Outputs: outputs}))
+}
+
+// emitHoistedExps prints the recomputation of qi's hoisted exponentials
+// from its moments, after anything that sets them (an update, SSMF's point
+// mass, a Gibbs draw).
+func (f *fitGen) emitHoistedExps(qi *qInfo) {
+	for _, h := range f.hoistedOf(qi) {
+		f.w.Pf("%s(q.%s, q.%s)", rt("ExpTo"), h.field, f.momentField(h))
+	}
 }
 
 // momentField is the state field of a hoisted exponential's moment.

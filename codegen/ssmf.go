@@ -169,9 +169,7 @@ func (f *fitGen) emitSSMF(globals []*qInfo) {
 					}
 				}
 				f.emitPointMassParams(qi, block, "", "")
-				for _, h := range f.hoistedOf(qi) {
-					w.Pf("%s(q.%s, q.%s)", rt("ExpTo"), h.field, f.momentField(h))
-				}
+				f.emitHoistedExps(qi)
 			}
 		})
 	})
@@ -529,9 +527,7 @@ func (f *fitGen) emitGibbs() {
 				f.emitPointMassParams(qi, func(k int) string {
 					return fmt.Sprintf("q.%s[%s:%s]", f.momentFieldOf(qi, famStats[k].Name), r.lo, r.hi)
 				}, r.lo, r.hi)
-				for _, h := range f.hoistedOf(qi) {
-					w.Pf("%s(q.%s, q.%s)", rt("ExpTo"), h.field, f.momentField(h))
-				}
+				f.emitHoistedExps(qi)
 			}
 			if len(cats) > 0 {
 				w.Block("if it >= burnIn", func() {
