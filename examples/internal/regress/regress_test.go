@@ -12,7 +12,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -28,7 +30,12 @@ import (
 	"github.com/vigen-go/vigen/examples/schoolreg/schoolreg"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/results.sha256")
+var (
+	update  = flag.Bool("update", false, "rewrite testdata/results.sha256")
+	dump    = flag.String("dump", "", "also write each Result's JSON into this directory (NAME_METHOD.json)")
+	against = flag.String("against", "", "compare each Result with the one -dump wrote into this directory: every number within -reltol, every other value equal (the hashes are then not checked)")
+	relTol  = flag.Float64("reltol", 1e-10, "with -against, the largest relative difference |a−b|/max(|a|,|b|,1) allowed")
+)
 
 const hashFile = "testdata/results.sha256"
 
@@ -116,10 +123,31 @@ func TestResultsUnchanged(t *testing.T) {
 			t.Logf("%s: %s after %d iterations", key, head.Status, head.Iterations)
 			sum := sha256.Sum256(b)
 			got[key] = hex.EncodeToString(sum[:])
+			file := name + "_" + method + ".json"
+			if *dump != "" {
+				if err := os.WriteFile(filepath.Join(*dump, file), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if *against != "" {
+				old, err := os.ReadFile(filepath.Join(*against, file))
+				if err != nil {
+					t.Fatal(err)
+				}
+				d, err := compareJSON(old, b, *relTol)
+				if err != nil {
+					t.Errorf("%s: %v", key, err)
+				}
+				t.Logf("%s: largest relative difference %.3g", key, d)
+				continue
+			}
 			if !*update && got[key] != want[key] {
 				t.Errorf("%s: the Result changed: sha256 %s, recorded %s", key, got[key], want[key])
 			}
 		}
+	}
+	if *against != "" {
+		return
 	}
 	if *update {
 		if err := writeHashes(got); err != nil {
@@ -172,4 +200,66 @@ func writeHashes(m map[string]string) error {
 		return err
 	}
 	return os.WriteFile(hashFile, []byte(b.String()), 0o644)
+}
+
+// compareJSON compares two Results' JSON value by value: numbers within
+// relative tolerance tol (|a−b| ≤ tol·max(|a|, |b|, 1)), everything else
+// equal. It returns the largest relative difference of the numbers and an
+// error naming the first value out of tolerance.
+func compareJSON(old, cur []byte, tol float64) (float64, error) {
+	var a, b any
+	if err := json.Unmarshal(old, &a); err != nil {
+		return 0, err
+	}
+	if err := json.Unmarshal(cur, &b); err != nil {
+		return 0, err
+	}
+	worst := 0.0
+	var walk func(path string, a, b any) error
+	walk = func(path string, a, b any) error {
+		switch a := a.(type) {
+		case float64:
+			bv, ok := b.(float64)
+			if !ok {
+				return fmt.Errorf("%s: %v became %v", path, a, b)
+			}
+			d := math.Abs(a-bv) / math.Max(math.Max(math.Abs(a), math.Abs(bv)), 1)
+			worst = math.Max(worst, d)
+			if d > tol {
+				return fmt.Errorf("%s: %v became %v (relative difference %.3g > %.3g)", path, a, bv, d, tol)
+			}
+		case map[string]any:
+			bm, ok := b.(map[string]any)
+			if !ok || len(bm) != len(a) {
+				return fmt.Errorf("%s: the object's keys changed", path)
+			}
+			keys := make([]string, 0, len(a))
+			for k := range a {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if err := walk(path+"."+k, a[k], bm[k]); err != nil {
+					return err
+				}
+			}
+		case []any:
+			bs, ok := b.([]any)
+			if !ok || len(bs) != len(a) {
+				return fmt.Errorf("%s: the array's length changed", path)
+			}
+			for k := range a {
+				if err := walk(fmt.Sprintf("%s[%d]", path, k), a[k], bs[k]); err != nil {
+					return err
+				}
+			}
+		default:
+			if fmt.Sprint(a) != fmt.Sprint(b) {
+				return fmt.Errorf("%s: %v became %v", path, a, b)
+			}
+		}
+		return nil
+	}
+	err := walk("$", a, b)
+	return worst, err
 }
