@@ -240,6 +240,9 @@ func walkStmt(st Stmt, loop func(*Loop), expr func(derive.Expr)) {
 		for _, x := range st.At {
 			expr(x)
 		}
+	case *Syr:
+		expr(st.Alpha)
+		expr(st.X)
 	}
 	for _, b := range bodies(st) {
 		for _, s := range b {
@@ -381,6 +384,10 @@ func rebuildStmt(st Stmt, expr func(derive.Expr) derive.Expr, block func([]Stmt)
 			a.At[k] = expr(x)
 		}
 		return &a
+	case *Syr:
+		r := *st
+		r.Alpha, r.X = expr(st.Alpha), expr(st.X)
+		return &r
 	}
 	return st
 }

@@ -29,12 +29,13 @@ type goPrinter struct {
 	usedS                 map[string]bool
 	scopes                []map[string]string // row views by block, innermost last: viewKey → Go name
 	loops                 []string            // enclosing loop indices, innermost last
+	hoisted               map[string]bool     // vector temporaries declared at the top of the kernel
 	usesRuntime, usesMath bool
 }
 
 func newGoPrinter(tensors map[string]tensorInfo, sizes map[string]string, reserved map[string]bool) *goPrinter {
 	return &goPrinter{tensors: tensors, sizes: sizes, idx: map[string]string{}, reserved: reserved,
-		usedT: map[string]bool{}, usedS: map[string]bool{}, scopes: []map[string]string{{}}}
+		usedT: map[string]bool{}, usedS: map[string]bool{}, scopes: []map[string]string{{}}, hoisted: map[string]bool{}}
 }
 
 func (p *goPrinter) index(name string) string {
@@ -73,8 +74,22 @@ func (p *goPrinter) stmts(sb *strings.Builder, ss []Stmt) {
 }
 
 // topStmts prints a kernel body, preceding each top-level loop or
-// accumulation with the source statements it implements.
+// accumulation with the source statements it implements. The vectors
+// computed inside loops (per data point) are declared once, first.
 func (p *goPrinter) topStmts(sb *strings.Builder, ss []Stmt) {
+	var nested func(ss []Stmt, inLoop bool)
+	nested = func(ss []Stmt, inLoop bool) {
+		for _, st := range ss {
+			if v, ok := st.(*VecLet); ok && inLoop && !p.hoisted[v.Name] {
+				p.declareVec(sb, v)
+				p.hoisted[v.Name] = true
+			}
+			for _, b := range bodies(st) {
+				nested(b, true)
+			}
+		}
+	}
+	nested(ss, false)
 	last := ""
 	for _, s := range ss {
 		if c := strings.Join(Origins([]Stmt{s}), "; "); c != "" && c != last {
@@ -114,9 +129,11 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 		p.pop()
 		sb.WriteString("}\n")
 	case *VecLet:
-		// on the stack up to runtime.StackVec entries: kernels run per
-		// unit and sweep, and a heap vector per call feeds the collector
-		fmt.Fprintf(sb, "var %sBuf [runtime.StackVec]float64\n%s := runtime.Vec(%sBuf[:], %s)\n", tempName(s.Name), tempName(s.Name), tempName(s.Name), p.size(s.Size))
+		if !p.hoisted[s.Name] {
+			p.declareVec(sb, s)
+		} else if s.Loop == nil {
+			fmt.Fprintf(sb, "clear(%s)\n", tempName(s.Name))
+		}
 		if s.Loop == nil {
 			p.stmts(sb, s.Stmts)
 			return
@@ -142,11 +159,23 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 			return
 		}
 		p.accum(sb, p.target(s.Target, s.At, s.Size), s.Expr)
+	case *Syr:
+		p.usesRuntime = true
+		fmt.Fprintf(sb, "runtime.SyrUpper(%s, %s, %s, %s)\n", s.Target, p.size(s.Size), p.expr(s.Alpha, 0), p.rowOf(s.X))
 	case *Mirror:
 		n := p.size(s.Size)
 		fmt.Fprintf(sb, "runtime.MirrorUpper(%s, %s)\n", s.Target, n)
 		p.usesRuntime = true
 	}
+}
+
+// declareVec declares the slice of a vector temporary: on the stack up to
+// runtime.StackVec entries, since kernels run per unit and sweep and a
+// heap vector per call feeds the collector.
+func (p *goPrinter) declareVec(sb *strings.Builder, v *VecLet) {
+	p.usesRuntime = true
+	n := tempName(v.Name)
+	fmt.Fprintf(sb, "var %sBuf [runtime.StackVec]float64\n%s := runtime.Vec(%sBuf[:], %s)\n", n, n, n, p.size(v.Size))
 }
 
 func (p *goPrinter) loopHead(sb *strings.Builder, l *Loop) {
@@ -367,6 +396,34 @@ func (p *goPrinter) tensor(t *derive.Tensor) string {
 		s = "float64(" + s + ")"
 	}
 	return s
+}
+
+// rowOf prints the vector of a Syr: a vector temporary, or the row of an
+// input tensor that a read of it with its last index free spans.
+func (p *goPrinter) rowOf(x derive.Expr) string {
+	t := x.(*derive.Tensor)
+	if strings.HasPrefix(t.Name, TempPrefix) {
+		return tempName(t.Name)
+	}
+	info, ok := p.tensors[t.Name]
+	if !ok {
+		panic("codegen: unknown tensor " + t.Name)
+	}
+	p.usedT[t.Name] = true
+	rowLen := p.size(info.Dims[len(info.Dims)-1])
+	if len(t.Idx) == 1 {
+		return fmt.Sprintf("%s[:%s]", info.Go, rowLen)
+	}
+	var off string
+	for k, x := range t.Idx[:len(t.Idx)-1] {
+		ix := p.subscript(x)
+		if k == 0 {
+			off = ix
+		} else {
+			off = fmt.Sprintf("%s*%s+%s", wrapIf(off, strings.ContainsAny(off, "+-")), p.size(info.Dims[k]), ix)
+		}
+	}
+	return fmt.Sprintf("%s[%s*%s:][:%s]", info.Go, wrapIf(off, strings.ContainsAny(off, "+-")), rowLen, rowLen)
 }
 
 // shifted prints a read of base at shifted indices (derive.ShiftedName):

@@ -103,6 +103,19 @@ func (a *Accum) key() string {
 	return k
 }
 
+// Syr adds the symmetric rank-1 update Alpha·x·xᵀ to the upper triangle
+// (diagonal included) of the square matrix Target (runtime.SyrUpper). X is
+// a vector temporary (a rank-0 read of its name) or a read of an input
+// tensor whose last index is the loop index of the vector's elements (a
+// row of it, read in place).
+type Syr struct {
+	Target  string
+	Size    string
+	Alpha   derive.Expr
+	X       derive.Expr
+	Origins []string
+}
+
 // Mirror copies the upper triangle of the square matrix Target to the lower.
 type Mirror struct {
 	Target string
@@ -114,6 +127,7 @@ func (*Reduce) stmt() {}
 func (*Loop) stmt()   {}
 func (*Accum) stmt()  {}
 func (*Mirror) stmt() {}
+func (*Syr) stmt()    {}
 
 // TempPrefix marks tensors that are scheduler temporaries.
 const TempPrefix = "$"
@@ -131,6 +145,7 @@ type node struct {
 	// a subexpression shared by many terms is walked once.
 	vals     map[string]derive.Expr
 	accums   []Stmt
+	syrs     []Stmt // rank-1 updates (Syr), after the accumulations
 	children []*node
 	reduce   bool // the loop of a Reduce: never shared with other terms
 }
@@ -143,6 +158,18 @@ type scheduler struct {
 	temps map[string][]string // tempsOf's memo
 	// canon renames an index to the canonical one of vector keys (vecKey).
 	canon map[derive.Index]func(derive.Expr) derive.Expr
+	// rowVecs are the vectors rankOne computed inside loops, by the key
+	// of their factors (factorSetKey), for other terms of the same
+	// iteration to read instead of recomputing the product.
+	rowVecs []rowVec
+}
+
+// rowVec is a vector temporary Name[j] = Π factors, computed in the block
+// of the loop node home.
+type rowVec struct {
+	name string
+	home *node
+	keys []string // canonical keys of its factors, sorted
 }
 
 // Schedule lowers outputs into a statement list.
@@ -567,6 +594,9 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 		factors = append(out, derive.Sum(idx, derive.Mul(in...)))
 		idx = nil
 	}
+	if s.rankOne(o, c, idx, free, factors) {
+		return
+	}
 	idx, factors = eliminate(idx, factors, tied)
 	summed := map[string]bool{}
 	for _, j := range idx {
@@ -588,6 +618,11 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 		}
 		n = s.child(n, j, from)
 		path = append(path, n)
+	}
+	for k, j := range loops {
+		if k > 0 {
+			factors = s.useRowVecs(factors, j, path[k-1])
+		}
 	}
 	// Partial products: factors grouped by the depth at which they can be
 	// evaluated, multiplied out level by level.
@@ -633,6 +668,162 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 		size = o.Free[len(o.Free)-1].Size
 	}
 	n.accums = append(n.accums, &Accum{Target: o.Target, At: at, Size: size, Upper: o.Symmetric && scattered, Expr: prod, Origins: origins})
+}
+
+// rankOne schedules a term c·Σ_J r(J)·u_J(a)·u_J(b) of a symmetric output
+// [a, b], in which no factor reads both a and b and the factors reading b
+// are those reading a with a renamed b (the Hessian of a log-sum-exp, or a
+// GLM's Σ_n w_n x_na x_nb), as one symmetric rank-1 update per iteration
+// of the sums: u computed once per iteration (or read in place, a row of
+// an input), then runtime.SyrUpper on the triangle, vectorized, instead of
+// a nest of two loops. It reports whether it did; u must read every summed
+// index (else the sums belong elsewhere: eliminate).
+func (s *scheduler) rankOne(o Output, c float64, idx, free []derive.Index, factors []derive.Expr) bool {
+	if s.inner || !o.Symmetric || len(free) != 2 || len(o.Free) != 2 || len(idx) == 0 {
+		return false
+	}
+	a, b := o.Free[0], o.Free[1]
+	if a.Size != b.Size || free[0].Name != a.Name || free[1].Name != b.Name {
+		return false
+	}
+	var fa, fb, rest []derive.Expr
+	for _, f := range factors {
+		ua, ub := uses(f, a), uses(f, b)
+		switch {
+		case ua && ub:
+			return false
+		case ua:
+			fa = append(fa, f)
+		case ub:
+			fb = append(fb, f)
+		default:
+			rest = append(rest, f)
+		}
+	}
+	if len(fa) == 0 {
+		return false
+	}
+	u := derive.Mul(fa...)
+	if derive.Subst(u, a, b).Key() != derive.Mul(fb...).Key() {
+		return false
+	}
+	for _, j := range idx {
+		if !uses(u, j) {
+			return false
+		}
+	}
+	summed := map[string]bool{}
+	for _, j := range idx {
+		summed[j.Name] = true
+	}
+	loops := order(append([]derive.Index(nil), idx...), factors, summed)
+	if len(loops) != len(idx) {
+		return false
+	}
+	n := s.root
+	for _, j := range loops {
+		n = s.child(n, j, "")
+	}
+	var x derive.Expr
+	if t, ok := u.(*derive.Tensor); ok && rowRead(t, a) {
+		x = t // a row of an input, read in place
+	} else {
+		name := s.temp()
+		// Not a reduce node: calls of a alone inside become vectors at the
+		// root (exp θ once per evaluation, not once per iteration).
+		loop := &node{parent: n, idx: a, depth: n.depth + 1, memo: map[string]derive.Expr{}}
+		body := s.val(loop, u)
+		n.lets = append(n.lets, &VecLet{Name: name, Size: a.Size, Loop: &Loop{Idx: a, Body: s.emit(loop)}, Body: body})
+		s.home[name] = n
+		s.rowVecs = append(s.rowVecs, rowVec{name: name, home: n, keys: s.canonKeys(fa, a)})
+		x = derive.T(name)
+	}
+	alpha := []derive.Expr{derive.N(c)}
+	for _, f := range rest {
+		alpha = append(alpha, s.val(n, f))
+	}
+	var origins []string
+	if o.Origin != "" {
+		origins = []string{o.Origin}
+	}
+	n.syrs = append(n.syrs, &Syr{Target: o.Target, Size: a.Size, Alpha: derive.Mul(alpha...), X: x, Origins: origins})
+	return true
+}
+
+// canonKeys returns the keys of fs with j renamed canonically, sorted.
+func (s *scheduler) canonKeys(fs []derive.Expr, j derive.Index) []string {
+	keys := make([]string, len(fs))
+	for k, f := range fs {
+		keys[k] = s.vecKey(f, j)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// useRowVecs replaces, among the factors fs of a term, those whose product
+// over index j a vector of rowVecs holds by a read of that vector, where
+// the vector is visible from at (at lies in its home's block) and
+// available before j's loop. It returns fs unchanged otherwise.
+func (s *scheduler) useRowVecs(fs []derive.Expr, j derive.Index, at *node) []derive.Expr {
+	if len(s.rowVecs) == 0 {
+		return fs
+	}
+	for _, rv := range s.rowVecs {
+		visible := false
+		for p := at; p != nil; p = p.parent {
+			if p == rv.home {
+				visible = true
+				break
+			}
+		}
+		if !visible {
+			continue
+		}
+		// match rv's factors as a sub-multiset of those of fs reading j
+		used := make([]bool, len(fs))
+		matched := 0
+		for _, key := range rv.keys {
+			for k, f := range fs {
+				if !used[k] && uses(f, j) && s.vecKey(f, j) == key {
+					used[k] = true
+					matched++
+					break
+				}
+			}
+		}
+		if matched != len(rv.keys) {
+			continue
+		}
+		out := []derive.Expr{derive.T(rv.name, derive.IxE(j))}
+		for k, f := range fs {
+			if !used[k] {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	return fs
+}
+
+// rowRead reports whether t is a plain read of an input whose last index
+// is a and whose other indices do not read a: a contiguous row over a.
+func rowRead(t *derive.Tensor, a derive.Index) bool {
+	if strings.HasPrefix(t.Name, TempPrefix) || strings.HasPrefix(t.Name, "#") || t.Sym || t.Int || len(t.Idx) == 0 || !isLeaf(t) {
+		return false
+	}
+	if _, _, ok := derive.Shifted(t.Name); ok {
+		return false
+	}
+	last, ok := t.Idx[len(t.Idx)-1].(*derive.Ix)
+	if !ok || last.I.Name != a.Name {
+		return false
+	}
+	for _, x := range t.Idx[:len(t.Idx)-1] {
+		if uses(x, a) {
+			return false
+		}
+	}
+	return true
 }
 
 func posOf(loops []derive.Index, j derive.Index) int {
@@ -862,6 +1053,9 @@ func (s *scheduler) reduction(n *node, key string, idx []derive.Index, body deri
 		if len(idx) > 1 {
 			idx, factors = eliminate(idx, factors, nil)
 		}
+		if len(idx) == 1 {
+			factors = s.useRowVecs(factors, idx[0], n)
+		}
 	}
 	j := idx[0]
 	loop := &node{parent: n, idx: j, depth: n.depth + 1, memo: map[string]derive.Expr{}, reduce: true}
@@ -881,6 +1075,7 @@ func (s *scheduler) reduction(n *node, key string, idx []derive.Index, body deri
 func (s *scheduler) emit(n *node) []Stmt {
 	out := append([]Stmt(nil), n.lets...)
 	out = append(out, n.accums...)
+	out = append(out, n.syrs...)
 	for _, c := range n.children {
 		out = append(out, &Loop{Idx: c.idx, From: c.from, Body: s.emit(c)})
 	}
@@ -999,6 +1194,8 @@ func Origins(ss []Stmt) []string {
 	for _, st := range ss {
 		switch st := st.(type) {
 		case *Accum:
+			out = appendNew(out, st.Origins...)
+		case *Syr:
 			out = appendNew(out, st.Origins...)
 		case *Loop:
 			out = appendNew(out, Origins(st.Body)...)

@@ -19,11 +19,12 @@ import (
 // A change to the scheduler shows here as a diff of a few short trees
 // rather than of the printed Go.
 var schedKernels = []struct{ model, kernel string }{
-	{"logreg", "ThetaF"},       // f, ∇f, ∇²f over data points: one fused pass, a mirrored Hessian
+	{"logreg", "ThetaF"},       // f, ∇f, ∇²f over data points: one fused pass, a rank-1 Hessian update per row read in place
 	{"logreg", "ThetaDelta"},   // the delta-method objective and its gradient
 	{"hierlogreg", "ThetaF"},   // a per-unit latent: the unit's rows only
 	{"ctm", "ThetaF"},          // CTM's θ: log-sum-exp over topics, a dense Hessian
 	{"ctm", "ThetaDelta"},      // CTM's delta kernel: third-derivative terms
+	{"ctm", "ThetaCollapsed"},  // the collapsed objective: a rank-1 Hessian update per word, its vector shared
 	{"ctm", "ZNaturalExp"},     // exponentiated natural parameters, normalized per word
 	{"lda", "ZNaturalExp"},     // the same in LDA: digamma terms hoisted out of the word loop
 	{"lda", "BetaMoments"},     // Dirichlet moments: a reduction per topic
@@ -145,6 +146,8 @@ func writeStmt(sb *strings.Builder, s codegen.Stmt, depth int) {
 			upper = " (upper)"
 		}
 		fmt.Fprintf(sb, "%s%s += %s%s\n", ind, target, derive.String(s.Expr), upper)
+	case *codegen.Syr:
+		fmt.Fprintf(sb, "%s%s[%s, %s] += %s · %s ⊗ itself (upper)\n", ind, s.Target, s.Size, s.Size, derive.String(s.Alpha), derive.String(s.X))
 	case *codegen.Mirror:
 		fmt.Fprintf(sb, "%smirror %s[%s, %s]\n", ind, s.Target, s.Size, s.Size)
 	default:

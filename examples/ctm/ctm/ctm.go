@@ -1315,74 +1315,74 @@ func (m *Model) ThetaCollapsed(d int, theta, grad, hess []float64) float64 {
 	var f float64
 	var t1Buf [runtime.StackVec]float64
 	t1 := runtime.Vec(t1Buf[:], K)
-	for b := 0; b < K; b++ {
-		t1[b] = math.Exp(theta[b])
+	var t2Buf [runtime.StackVec]float64
+	t2 := runtime.Vec(t2Buf[:], K)
+	for a := 0; a < K; a++ {
+		t2[a] = math.Exp(theta[a])
 	}
-	t9 := math.Inf(-1)
+	t8 := math.Inf(-1)
 	for i9 := 0; i9 < K; i9++ {
-		t9 = math.Max(t9, theta[i9])
+		t8 = math.Max(t8, theta[i9])
 	}
-	t10 := -t9
-	var t8Buf [runtime.StackVec]float64
-	t8 := runtime.Vec(t8Buf[:], K)
+	t9 := -t8
+	var t7Buf [runtime.StackVec]float64
+	t7 := runtime.Vec(t7Buf[:], K)
 	for b := 0; b < K; b++ {
-		t8[b] = math.Exp(t10 + theta[b])
+		t7[b] = math.Exp(t9 + theta[b])
 	}
-	var t11 float64
+	var t10 float64
 	for i8 := 0; i8 < K; i8++ {
-		t11 += t8[i8]
+		t10 += t7[i8]
 	}
-	t12 := 1 / (t11 * t11)
-	var t13 float64
+	t11 := 1 / (t10 * t10)
+	var t12 float64
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t13 += wCount[n]
+		t12 += wCount[n]
 	}
-	t14 := t12 * t13
-	t16 := 1 / t11
-	t17 := -(t13 * t16)
-	t18 := math.Log(t11)
-	t19 := -(t18 + t9)
-	var t21Buf [runtime.StackVec]float64
-	t21 := runtime.Vec(t21Buf[:], K)
+	t13 := t11 * t12
+	t15 := 1 / t10
+	t16 := -(t12 * t15)
+	t17 := math.Log(t10)
+	t18 := -(t17 + t8)
+	var t20Buf [runtime.StackVec]float64
+	t20 := runtime.Vec(t20Buf[:], K)
 	for i2 := 0; i2 < K; i2++ {
-		t22 := theta[i2] - mu0[i2]
+		t21 := theta[i2] - mu0[i2]
 		Sigma0Inv_i2 := Sigma0Inv[i2*K:][:K:K]
 		for a := 0; a < K; a++ {
-			t21[a] += t22 * Sigma0Inv_i2[a]
+			t20[a] += t21 * Sigma0Inv_i2[a]
 		}
 	}
 	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(K) - 0.5*Sigma0Logdet
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
 	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
-		var t2 float64
-		for i5 := 0; i5 < K; i5++ {
-			t2 += t1[i5] * beta[i5*V+wTerm[n2]-1]
-		}
-		t3 := 1 / (t2 * t2)
-		t4 := -(t3 * wCount[n2])
-		t6 := 1 / t2
-		t7 := t6 * wCount[n2]
-		t20 := math.Log(t2)
-		f += t20 * wCount[n2]
 		for a := 0; a < K; a++ {
-			t5 := t1[a] * t4 * beta[a*V+wTerm[n2]-1]
-			hess[a*K+a] += t1[a] * t7 * beta[a*V+wTerm[n2]-1]
-			grad[a] += t1[a] * t7 * beta[a*V+wTerm[n2]-1]
-			hess_a := hess[a*K:][:K:K]
-			for b := a; b < K; b++ {
-				hess_a[b] += t1[b] * t5 * beta[b*V+wTerm[n2]-1]
-			}
+			t1[a] = t2[a] * beta[a*V+wTerm[n2]-1]
+		}
+		var t3 float64
+		for i5 := 0; i5 < K; i5++ {
+			t3 += t1[i5]
+		}
+		t4 := 1 / (t3 * t3)
+		t5 := 1 / t3
+		t6 := t5 * wCount[n2]
+		t19 := math.Log(t3)
+		f += t19 * wCount[n2]
+		runtime.SyrUpper(hess, K, -(t4 * wCount[n2]), t1)
+		for a := 0; a < K; a++ {
+			hess[a*K+a] += t1[a] * t6
+			grad[a] += t1[a] * t6
 		}
 	}
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d])); ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	for a := 0; a < K; a++ {
-		t15 := t14 * t8[a]
-		hess[a*K+a] += t17 * t8[a]
-		grad[a] += t17*t8[a] - t21[a]
+		t14 := t13 * t7[a]
+		hess[a*K+a] += t16 * t7[a]
+		grad[a] += t16*t7[a] - t20[a]
 		hess_a := hess[a*K:][:K:K]
 		for b := a; b < K; b++ {
-			hess_a[b] += t15 * t8[b]
+			hess_a[b] += t14 * t7[b]
 		}
 		Sigma0Inv_a := Sigma0Inv[a*K:][:K:K]
 		for b := 0; b < K; b++ {
@@ -1391,11 +1391,11 @@ func (m *Model) ThetaCollapsed(d int, theta, grad, hess []float64) float64 {
 	}
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		f += t19 * wCount[n]
+		f += t18 * wCount[n]
 	}
 	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	for i2 := 0; i2 < K; i2++ {
-		f -= 0.5 * t21[i2] * (theta[i2] - mu0[i2])
+		f -= 0.5 * t20[i2] * (theta[i2] - mu0[i2])
 	}
 	runtime.MirrorUpper(hess, K)
 	return f

@@ -811,21 +811,21 @@ func (m *Model) ThetaF(m_ int, theta, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t6Buf [runtime.StackVec]float64
-	t6 := runtime.Vec(t6Buf[:], P)
+	var t4Buf [runtime.StackVec]float64
+	t4 := runtime.Vec(t4Buf[:], P)
 	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
-		t7 := float64(y[groupRows[n]-1])
+		t5 := float64(y[groupRows[n]-1])
 		for a := 0; a < P; a++ {
-			t6[a] += t7 * x[(groupRows[n]-1)*P+a]
+			t4[a] += t5 * x[(groupRows[n]-1)*P+a]
 		}
 	}
-	var t9Buf [runtime.StackVec]float64
-	t9 := runtime.Vec(t9Buf[:], P)
+	var t7Buf [runtime.StackVec]float64
+	t7 := runtime.Vec(t7Buf[:], P)
 	for i2 := 0; i2 < P; i2++ {
-		t10 := theta[i2] - mu0[i2]
+		t8 := theta[i2] - mu0[i2]
 		Lambda0_i2 := Lambda0[i2*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t9[a] += t10 * Lambda0_i2[a]
+			t7[a] += t8 * Lambda0_i2[a]
 		}
 	}
 	// hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
@@ -837,22 +837,17 @@ func (m *Model) ThetaF(m_ int, theta, grad, hess []float64) float64 {
 			t1 += theta[i3] * x[(groupRows[n]-1)*P+i3]
 		}
 		t2 := runtime.Logistic(t1)
-		t3 := -(t2 * (1.0 - t2))
-		t5 := -t2
-		t8 := runtime.Softplus(t1)
-		f -= t8
+		t3 := -t2
+		t6 := runtime.Softplus(t1)
+		f -= t6
+		runtime.SyrUpper(hess, P, -(t2 * (1.0 - t2)), x[(groupRows[n]-1)*P:][:P])
 		for a := 0; a < P; a++ {
-			t4 := t3 * x[(groupRows[n]-1)*P+a]
-			grad[a] += t5 * x[(groupRows[n]-1)*P+a]
-			hess_a := hess[a*P:][:P:P]
-			for b := a; b < P; b++ {
-				hess_a[b] += t4 * x[(groupRows[n]-1)*P+b]
-			}
+			grad[a] += t3 * x[(groupRows[n]-1)*P+a]
 		}
 	}
 	// hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]]))); hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
 	for a := 0; a < P; a++ {
-		grad[a] += t6[a] - t9[a]
+		grad[a] += t4[a] - t7[a]
 		Lambda0_a := Lambda0[a*P:][:P:P]
 		hess_a := hess[a*P:][:P:P]
 		for b := 0; b < P; b++ {
@@ -861,11 +856,11 @@ func (m *Model) ThetaF(m_ int, theta, grad, hess []float64) float64 {
 	}
 	// hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]])))
 	for i3 := 0; i3 < P; i3++ {
-		f += t6[i3] * theta[i3]
+		f += t4[i3] * theta[i3]
 	}
 	// hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
 	for i2 := 0; i2 < P; i2++ {
-		f -= 0.5 * t9[i2] * (theta[i2] - mu0[i2])
+		f -= 0.5 * t7[i2] * (theta[i2] - mu0[i2])
 	}
 	runtime.MirrorUpper(hess, P)
 	return f
@@ -893,46 +888,46 @@ func (m *Model) ThetaDelta(m_ int, theta, cov, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t16Buf [runtime.StackVec]float64
-	t16 := runtime.Vec(t16Buf[:], P)
+	var t14Buf [runtime.StackVec]float64
+	t14 := runtime.Vec(t14Buf[:], P)
 	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
-		t17 := float64(y[groupRows[n]-1])
+		t15 := float64(y[groupRows[n]-1])
 		for a := 0; a < P; a++ {
-			t16[a] += t17 * x[(groupRows[n]-1)*P+a]
+			t14[a] += t15 * x[(groupRows[n]-1)*P+a]
 		}
 	}
-	var t18Buf [runtime.StackVec]float64
-	t18 := runtime.Vec(t18Buf[:], P)
+	var t16Buf [runtime.StackVec]float64
+	t16 := runtime.Vec(t16Buf[:], P)
 	for a2 := 0; a2 < P; a2++ {
 		for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
-			var t19 float64
+			var t17 float64
 			for i3 := 0; i3 < P; i3++ {
-				t19 += theta[i3] * x[(groupRows[n]-1)*P+i3]
+				t17 += theta[i3] * x[(groupRows[n]-1)*P+i3]
 			}
-			t20 := runtime.Logistic(t19)
-			t21 := t20 * (1.0 - t20) * x[(groupRows[n]-1)*P+a2]
+			t18 := runtime.Logistic(t17)
+			t19 := t18 * (1.0 - t18) * x[(groupRows[n]-1)*P+a2]
 			cov_a2 := cov[a2*P:][:P:P]
 			for b2 := 0; b2 < P; b2++ {
-				t18[b2] += t21 * cov_a2[b2] * x[(groupRows[n]-1)*P+b2]
+				t16[b2] += t19 * cov_a2[b2] * x[(groupRows[n]-1)*P+b2]
 			}
+		}
+	}
+	var t21Buf [runtime.StackVec]float64
+	t21 := runtime.Vec(t21Buf[:], P)
+	for i2 := 0; i2 < P; i2++ {
+		t22 := theta[i2] - mu0[i2]
+		Lambda0_i2 := Lambda0[i2*P:][:P:P]
+		for a := 0; a < P; a++ {
+			t21[a] += t22 * Lambda0_i2[a]
 		}
 	}
 	var t23Buf [runtime.StackVec]float64
 	t23 := runtime.Vec(t23Buf[:], P)
-	for i2 := 0; i2 < P; i2++ {
-		t24 := theta[i2] - mu0[i2]
-		Lambda0_i2 := Lambda0[i2*P:][:P:P]
-		for a := 0; a < P; a++ {
-			t23[a] += t24 * Lambda0_i2[a]
-		}
-	}
-	var t25Buf [runtime.StackVec]float64
-	t25 := runtime.Vec(t25Buf[:], P)
 	for a2 := 0; a2 < P; a2++ {
 		Lambda0_a2 := Lambda0[a2*P:][:P:P]
 		cov_a2 := cov[a2*P:][:P:P]
 		for b2 := 0; b2 < P; b2++ {
-			t25[b2] += Lambda0_a2[b2] * cov_a2[b2]
+			t23[b2] += Lambda0_a2[b2] * cov_a2[b2]
 		}
 	}
 	// hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
@@ -956,29 +951,28 @@ func (m *Model) ThetaDelta(m_ int, theta, cov, grad, hess []float64) float64 {
 		t5 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2) * (1.0 - t2)
 		t7 := 2.0 * t2 * t2 * t4 * (1.0 - t2) * (1.0 - t2)
 		t9 := (-0.5) * t2 * t2 * t2 * t4 * (1.0 - t2)
-		t11 := -(t2 * (1.0 - t2))
-		t13 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
-		t14 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
-		t15 := -t2
-		t22 := runtime.Softplus(t1)
-		t26 := t13 + t14 + t15
-		f -= t22
+		t11 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
+		t12 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
+		t13 := -t2
+		t20 := runtime.Softplus(t1)
+		t24 := t11 + t12 + t13
+		f -= t20
+		runtime.SyrUpper(hess, P, -(t2 * (1.0 - t2)), x[(groupRows[n]-1)*P:][:P])
 		for a := 0; a < P; a++ {
 			t6 := t5 * x[(groupRows[n]-1)*P+a]
 			t8 := t7 * x[(groupRows[n]-1)*P+a]
 			t10 := t9 * x[(groupRows[n]-1)*P+a]
-			t12 := t11 * x[(groupRows[n]-1)*P+a]
-			t27 := t10 + t12 + t6 + t8
-			grad[a] += t26 * x[(groupRows[n]-1)*P+a]
+			t25 := t10 + t6 + t8
+			grad[a] += t24 * x[(groupRows[n]-1)*P+a]
 			hess_a := hess[a*P:][:P:P]
 			for b := a; b < P; b++ {
-				hess_a[b] += t27 * x[(groupRows[n]-1)*P+b]
+				hess_a[b] += t25 * x[(groupRows[n]-1)*P+b]
 			}
 		}
 	}
 	// hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]]))); hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
 	for a := 0; a < P; a++ {
-		grad[a] += t16[a] - t23[a]
+		grad[a] += t14[a] - t21[a]
 		Lambda0_a := Lambda0[a*P:][:P:P]
 		hess_a := hess[a*P:][:P:P]
 		for b := 0; b < P; b++ {
@@ -986,15 +980,15 @@ func (m *Model) ThetaDelta(m_ int, theta, cov, grad, hess []float64) float64 {
 		}
 	}
 	for b2 := 0; b2 < P; b2++ {
-		f += (-0.5)*t18[b2] - 0.5*t25[b2]
+		f += (-0.5)*t16[b2] - 0.5*t23[b2]
 	}
 	// hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]])))
 	for i3 := 0; i3 < P; i3++ {
-		f += t16[i3] * theta[i3]
+		f += t14[i3] * theta[i3]
 	}
 	// hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
 	for i2 := 0; i2 < P; i2++ {
-		f -= 0.5 * t23[i2] * (theta[i2] - mu0[i2])
+		f -= 0.5 * t21[i2] * (theta[i2] - mu0[i2])
 	}
 	runtime.MirrorUpper(hess, P)
 	return f

@@ -453,22 +453,22 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t6Buf [runtime.StackVec]float64
-	t6 := runtime.Vec(t6Buf[:], P)
+	var t4Buf [runtime.StackVec]float64
+	t4 := runtime.Vec(t4Buf[:], P)
 	for n := 0; n < N; n++ {
-		t7 := float64(y[n])
+		t5 := float64(y[n])
 		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t6[a] += t7 * x_n[a]
+			t4[a] += t5 * x_n[a]
 		}
 	}
-	var t9Buf [runtime.StackVec]float64
-	t9 := runtime.Vec(t9Buf[:], P)
+	var t7Buf [runtime.StackVec]float64
+	t7 := runtime.Vec(t7Buf[:], P)
 	for i2 := 0; i2 < P; i2++ {
-		t10 := theta[i2] - mu0[i2]
+		t8 := theta[i2] - mu0[i2]
 		Sigma0Inv_i2 := Sigma0Inv[i2*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t9[a] += t10 * Sigma0Inv_i2[a]
+			t7[a] += t8 * Sigma0Inv_i2[a]
 		}
 	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
@@ -481,22 +481,17 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 			t1 += theta[i3] * x_n[i3]
 		}
 		t2 := runtime.Logistic(t1)
-		t3 := -(t2 * (1.0 - t2))
-		t5 := -t2
-		t8 := runtime.Softplus(t1)
-		f += t1*float64(y[n]) - t8
+		t3 := -t2
+		t6 := runtime.Softplus(t1)
+		f += t1*float64(y[n]) - t6
+		runtime.SyrUpper(hess, P, -(t2 * (1.0 - t2)), x[n*P:][:P])
 		for a := 0; a < P; a++ {
-			t4 := t3 * x_n[a]
-			grad[a] += t5 * x_n[a]
-			hess_a := hess[a*P:][:P:P]
-			for b := a; b < P; b++ {
-				hess_a[b] += t4 * x_n[b]
-			}
+			grad[a] += t3 * x_n[a]
 		}
 	}
 	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta))); logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	for a := 0; a < P; a++ {
-		grad[a] += t6[a] - t9[a]
+		grad[a] += t4[a] - t7[a]
 		Sigma0Inv_a := Sigma0Inv[a*P:][:P:P]
 		hess_a := hess[a*P:][:P:P]
 		for b := 0; b < P; b++ {
@@ -505,7 +500,7 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	for i2 := 0; i2 < P; i2++ {
-		f -= 0.5 * t9[i2] * (theta[i2] - mu0[i2])
+		f -= 0.5 * t7[i2] * (theta[i2] - mu0[i2])
 	}
 	runtime.MirrorUpper(hess, P)
 	return f
@@ -529,31 +524,31 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t16Buf [runtime.StackVec]float64
-	t16 := runtime.Vec(t16Buf[:], P)
+	var t14Buf [runtime.StackVec]float64
+	t14 := runtime.Vec(t14Buf[:], P)
 	for n := 0; n < N; n++ {
-		t17 := float64(y[n])
+		t15 := float64(y[n])
 		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t16[a] += t17 * x_n[a]
+			t14[a] += t15 * x_n[a]
+		}
+	}
+	var t17Buf [runtime.StackVec]float64
+	t17 := runtime.Vec(t17Buf[:], P)
+	for i2 := 0; i2 < P; i2++ {
+		t18 := theta[i2] - mu0[i2]
+		Sigma0Inv_i2 := Sigma0Inv[i2*P:][:P:P]
+		for a := 0; a < P; a++ {
+			t17[a] += t18 * Sigma0Inv_i2[a]
 		}
 	}
 	var t19Buf [runtime.StackVec]float64
 	t19 := runtime.Vec(t19Buf[:], P)
-	for i2 := 0; i2 < P; i2++ {
-		t20 := theta[i2] - mu0[i2]
-		Sigma0Inv_i2 := Sigma0Inv[i2*P:][:P:P]
-		for a := 0; a < P; a++ {
-			t19[a] += t20 * Sigma0Inv_i2[a]
-		}
-	}
-	var t21Buf [runtime.StackVec]float64
-	t21 := runtime.Vec(t21Buf[:], P)
 	for a2 := 0; a2 < P; a2++ {
 		Sigma0Inv_a2 := Sigma0Inv[a2*P:][:P:P]
 		cov_a2 := cov[a2*P:][:P:P]
 		for b2 := 0; b2 < P; b2++ {
-			t21[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
+			t19[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
 		}
 	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
@@ -578,29 +573,28 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 		t5 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2) * (1.0 - t2)
 		t7 := 2.0 * t2 * t2 * t4 * (1.0 - t2) * (1.0 - t2)
 		t9 := (-0.5) * t2 * t2 * t2 * t4 * (1.0 - t2)
-		t11 := -(t2 * (1.0 - t2))
-		t13 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
-		t14 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
-		t15 := -t2
-		t18 := runtime.Softplus(t1)
-		t22 := t13 + t14 + t15
-		f += t1*float64(y[n]) - t18 - 0.5*t2*t4*(t15+1.0)
+		t11 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
+		t12 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
+		t13 := -t2
+		t16 := runtime.Softplus(t1)
+		t20 := t11 + t12 + t13
+		f += t1*float64(y[n]) - t16 - 0.5*t2*t4*(t13+1.0)
+		runtime.SyrUpper(hess, P, -(t2 * (1.0 - t2)), x[n*P:][:P])
 		for a := 0; a < P; a++ {
 			t6 := t5 * x_n[a]
 			t8 := t7 * x_n[a]
 			t10 := t9 * x_n[a]
-			t12 := t11 * x_n[a]
-			t23 := t10 + t12 + t6 + t8
-			grad[a] += t22 * x_n[a]
+			t21 := t10 + t6 + t8
+			grad[a] += t20 * x_n[a]
 			hess_a := hess[a*P:][:P:P]
 			for b := a; b < P; b++ {
-				hess_a[b] += t23 * x_n[b]
+				hess_a[b] += t21 * x_n[b]
 			}
 		}
 	}
 	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta))); logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	for a := 0; a < P; a++ {
-		grad[a] += t16[a] - t19[a]
+		grad[a] += t14[a] - t17[a]
 		Sigma0Inv_a := Sigma0Inv[a*P:][:P:P]
 		hess_a := hess[a*P:][:P:P]
 		for b := 0; b < P; b++ {
@@ -609,10 +603,10 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	for i2 := 0; i2 < P; i2++ {
-		f -= 0.5 * t19[i2] * (theta[i2] - mu0[i2])
+		f -= 0.5 * t17[i2] * (theta[i2] - mu0[i2])
 	}
 	for b2 := 0; b2 < P; b2++ {
-		f -= 0.5 * t21[b2]
+		f -= 0.5 * t19[b2]
 	}
 	runtime.MirrorUpper(hess, P)
 	return f

@@ -412,13 +412,13 @@ func (m *Model) WF(w, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t6Buf [runtime.StackVec]float64
-	t6 := runtime.Vec(t6Buf[:], P)
+	var t4Buf [runtime.StackVec]float64
+	t4 := runtime.Vec(t4Buf[:], P)
 	for n := 0; n < N; n++ {
-		t7 := float64(y[n])
+		t5 := float64(y[n])
 		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t6[a] += t7 * x_n[a]
+			t4[a] += t5 * x_n[a]
 		}
 	}
 	// ncvmp.vi:13:1: w ~ Normal(0, 1)
@@ -431,28 +431,23 @@ func (m *Model) WF(w, grad, hess []float64) float64 {
 			t1 += w[i2] * x_n[i2]
 		}
 		t2 := runtime.Logistic(t1)
-		t3 := -(t2 * (1.0 - t2))
-		t5 := -t2
-		t8 := runtime.Softplus(t1)
-		f += t1*float64(y[n]) - t8
+		t3 := -t2
+		t6 := runtime.Softplus(t1)
+		f += t1*float64(y[n]) - t6
+		runtime.SyrUpper(hess, P, -(t2 * (1.0 - t2)), x[n*P:][:P])
 		for a := 0; a < P; a++ {
-			t4 := t3 * x_n[a]
-			grad[a] += t5 * x_n[a]
-			hess_a := hess[a*P:][:P:P]
-			for b := a; b < P; b++ {
-				hess_a[b] += t4 * x_n[b]
-			}
+			grad[a] += t3 * x_n[a]
 		}
 	}
 	// ncvmp.vi:15:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], w))); ncvmp.vi:13:1: w ~ Normal(0, 1)
 	for a := 0; a < P; a++ {
-		grad[a] += t6[a] - w[a]
+		grad[a] += t4[a] - w[a]
 		hess[a*P+a] -= 1.0
 	}
 	// ncvmp.vi:13:1: w ~ Normal(0, 1)
 	for i := 0; i < P; i++ {
-		t9 := w[i] * w[i]
-		f -= 0.5 * t9
+		t7 := w[i] * w[i]
+		f -= 0.5 * t7
 	}
 	runtime.MirrorUpper(hess, P)
 	return f
@@ -473,13 +468,13 @@ func (m *Model) WDelta(w, cov, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t16Buf [runtime.StackVec]float64
-	t16 := runtime.Vec(t16Buf[:], P)
+	var t14Buf [runtime.StackVec]float64
+	t14 := runtime.Vec(t14Buf[:], P)
 	for n := 0; n < N; n++ {
-		t17 := float64(y[n])
+		t15 := float64(y[n])
 		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t16[a] += t17 * x_n[a]
+			t14[a] += t15 * x_n[a]
 		}
 	}
 	// ncvmp.vi:13:1: w ~ Normal(0, 1)
@@ -504,35 +499,34 @@ func (m *Model) WDelta(w, cov, grad, hess []float64) float64 {
 		t5 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2) * (1.0 - t2)
 		t7 := 2.0 * t2 * t2 * t4 * (1.0 - t2) * (1.0 - t2)
 		t9 := (-0.5) * t2 * t2 * t2 * t4 * (1.0 - t2)
-		t11 := -(t2 * (1.0 - t2))
-		t13 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
-		t14 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
-		t15 := -t2
-		t18 := runtime.Softplus(t1)
-		t20 := t13 + t14 + t15
-		f += t1*float64(y[n]) - t18 - 0.5*t2*t4*(t15+1.0)
+		t11 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
+		t12 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
+		t13 := -t2
+		t16 := runtime.Softplus(t1)
+		t18 := t11 + t12 + t13
+		f += t1*float64(y[n]) - t16 - 0.5*t2*t4*(t13+1.0)
+		runtime.SyrUpper(hess, P, -(t2 * (1.0 - t2)), x[n*P:][:P])
 		for a := 0; a < P; a++ {
 			t6 := t5 * x_n[a]
 			t8 := t7 * x_n[a]
 			t10 := t9 * x_n[a]
-			t12 := t11 * x_n[a]
-			t21 := t10 + t12 + t6 + t8
-			grad[a] += t20 * x_n[a]
+			t19 := t10 + t6 + t8
+			grad[a] += t18 * x_n[a]
 			hess_a := hess[a*P:][:P:P]
 			for b := a; b < P; b++ {
-				hess_a[b] += t21 * x_n[b]
+				hess_a[b] += t19 * x_n[b]
 			}
 		}
 	}
 	// ncvmp.vi:15:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], w))); ncvmp.vi:13:1: w ~ Normal(0, 1)
 	for a := 0; a < P; a++ {
-		grad[a] += t16[a] - w[a]
+		grad[a] += t14[a] - w[a]
 		hess[a*P+a] -= 1.0
 	}
 	// ncvmp.vi:13:1: w ~ Normal(0, 1)
 	for i := 0; i < P; i++ {
-		t19 := w[i] * w[i]
-		f -= 0.5 * t19
+		t17 := w[i] * w[i]
+		f -= 0.5 * t17
 	}
 	for b2 := 0; b2 < P; b2++ {
 		f -= 0.5 * cov[b2*P+b2]

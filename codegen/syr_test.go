@@ -1,0 +1,78 @@
+package codegen
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestRankOneHessianIsSyr: a Hessian term that is a sum over data of
+// w_n·u_n(a)·u_n(b) is scheduled as one runtime.SyrUpper per data point,
+// reading a row of the data in place where u_n is one (a GLM's x[n]) and
+// computing u_n once where it is a product (the collapsed topic model's
+// e^θ ⊙ β_{·,w}), which the gradient and the normalizer then reuse. (The
+// values are checked end to end by the hand-written Newton and coordinate
+// ascent tests, and in examples/ctm and examples/logreg.)
+func TestRankOneHessianIsSyr(t *testing.T) {
+	glm := `model glm
+size N, P
+data x : real[N, P]
+data y : int[N] in 0..1
+const S : cov[P] = eye(P)
+latent theta : real[P] nonconjugate laplace
+theta ~ MvNormal(0, S)
+for n in 1:N {
+  y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
+}
+`
+	src := generatedSource(t, "glm", glm)
+	if !regexp.MustCompile(`runtime\.SyrUpper\(hess, P, [^\n]*, x\[n\*P:\]\[:P\]\)`).MatchString(src) {
+		t.Errorf("the logistic regression's Hessian is not a SyrUpper on the row x[n]:\n%s", kernelOf(src, "ThetaF"))
+	}
+	if strings.Contains(kernelOf(src, "ThetaF"), "for b := a; b < P; b++") {
+		t.Errorf("ThetaF still loops over the Hessian's triangle:\n%s", kernelOf(src, "ThetaF"))
+	}
+
+	topics := `model topics
+size D, K, V
+data w : bag[D] of 1..V
+param beta : simplex[K, V]
+const S : cov[K] = eye(K)
+latent theta : real[D, K] nonconjugate laplace
+latent z : int[D, w] in 1..K conjugate
+for d in 1:D {
+  theta[d] ~ MvNormal(0, S)
+  for n in w[d] {
+    z[d, n] ~ Categorical(softmax(theta[d]))
+    w[d, n] ~ Categorical(beta[z[d, n]])
+  }
+}
+`
+	k := kernelOf(generatedSource(t, "topics", topics), "ThetaCollapsed")
+	m := regexp.MustCompile(`runtime\.SyrUpper\(hess, K, [^\n]*, (t\d+)\)`).FindStringSubmatch(k)
+	if m == nil {
+		t.Fatalf("the collapsed objective's Hessian is not a SyrUpper:\n%s", k)
+	}
+	u := m[1]
+	// u = e^θ ⊙ β_{·,w} is gathered once per entry and read by the
+	// normalizer and the gradient instead of a second gather.
+	if n := strings.Count(k, "beta["); n != 1 {
+		t.Errorf("beta is read %d times in ThetaCollapsed, want once (into %s):\n%s", n, u, k)
+	}
+	if !strings.Contains(k, "grad[a] += "+u+"[a]") {
+		t.Errorf("the gradient does not read %s:\n%s", u, k)
+	}
+}
+
+// kernelOf returns the generated method called name.
+func kernelOf(src, name string) string {
+	i := strings.Index(src, ") "+name+"(")
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(src[i:], "\n}\n")
+	if j < 0 {
+		return src[i:]
+	}
+	return src[i : i+j]
+}
