@@ -73,6 +73,10 @@ type hoisted struct {
 	name   string // the tensor name of its exponential in kernels
 	field  string // the state field
 	dims   []string
+	// trans: a matrix the categorical update reads at a data-given column
+	// (E[log β_k,w] at a document's term w, for every k) is stored
+	// transposed, so that each read is one contiguous row.
+	trans bool
 }
 
 // fitCode writes the Fit machinery of the model into the returned
@@ -179,6 +183,10 @@ func (f *fitGen) findHoisted() {
 				if owner.q.Moments[st].Tensor == tt.Name {
 					h := &hoisted{qi: owner, tensor: tt.Name, name: "exp(" + tt.Name + ")",
 						field: f.fnames.get(owner.mfields[k] + "Exp"), dims: owner.q.Moments[st].Dims}
+					if len(tt.Idx) == 2 && len(h.dims) == 2 {
+						_, plain := tt.Idx[1].(*derive.Ix)
+						h.trans = !plain
+					}
 					f.hoist = append(f.hoist, h)
 					f.hoistOf[tt.Name] = h
 				}
@@ -356,7 +364,11 @@ func (f *fitGen) emitTypes() {
 				w.Pf("%s []float64 // E_q[t(%s)]: %s", strings.Join(qi.mfields, ", "), qi.v.Name, strings.Join(qi.q.MomentStats, "; "))
 			}
 			for _, h := range f.hoistedOf(qi) {
-				w.Pf("%s []float64 // exp(%s), read by categorical updates", h.field, f.momentField(h))
+				if h.trans {
+					w.Pf("%s []float64 // exp(%s), transposed, read by categorical updates", h.field, f.momentField(h))
+				} else {
+					w.Pf("%s []float64 // exp(%s), read by categorical updates", h.field, f.momentField(h))
+				}
 			}
 			if qi.method != "" {
 				w.Pf("%s string", qi.method)
@@ -1079,7 +1091,7 @@ func (f *fitGen) updateKernel(qi *qInfo) string {
 			if tt, ok := t.(*derive.Tensor); ok && f.hoistOf[tt.Name] != nil {
 				h := f.hoistOf[tt.Name]
 				factors = append(factors, derive.T(h.name, tt.Idx...))
-				expParams = append(expParams, kernelParam{Want: h.field, Tensor: h.name, Dims: h.dims})
+				expParams = append(expParams, kernelParam{Want: h.field, Tensor: h.name, Dims: h.dims, Trans: h.trans})
 				continue
 			}
 			factors = append(factors, derive.Call1("exp", t))
@@ -1251,6 +1263,10 @@ func (f *fitGen) emitMoments(qi *qInfo) {
 // mass, a Gibbs draw).
 func (f *fitGen) emitHoistedExps(qi *qInfo) {
 	for _, h := range f.hoistedOf(qi) {
+		if h.trans {
+			f.w.Pf("%s(q.%s, q.%s, %s)", rt("ExpToTransposed"), h.field, f.momentField(h), f.dim(h.dims[0]))
+			continue
+		}
 		f.w.Pf("%s(q.%s, q.%s)", rt("ExpTo"), h.field, f.momentField(h))
 	}
 }

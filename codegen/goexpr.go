@@ -17,6 +17,10 @@ type tensorInfo struct {
 	Int  bool     // stored as []int
 	// Slice: a rank-0 tensor held in a one-element slice (kernel parameters).
 	Slice bool
+	// Trans: a matrix stored transposed, element [i, j] at j·rows + i, for
+	// kernels that read a column per data point (a topic-term table read
+	// at one term for every topic): those reads are then contiguous.
+	Trans bool
 }
 
 // goPrinter prints the loop-nest IR as Go statements.
@@ -375,6 +379,10 @@ func (p *goPrinter) tensor(t *derive.Tensor) string {
 	p.usedT[t.Name] = true
 	t = p.orient(t, "")
 	s := info.Go
+	if info.Trans && len(t.Idx) == 2 {
+		i, j := p.subscript(t.Idx[0]), p.subscript(t.Idx[1])
+		return fmt.Sprintf("%s[%s*%s+%s]", s, wrapIf(j, strings.ContainsAny(j, "+-")), p.size(info.Dims[0]), i)
+	}
 	if v, ok := p.view(viewKey(t.Name, prefixNames(t))); ok && len(t.Idx) >= 2 {
 		s = v + "[" + p.subscript(t.Idx[len(t.Idx)-1]) + "]"
 	} else if len(t.Idx) > 0 {
@@ -408,6 +416,9 @@ func (p *goPrinter) rowOf(x derive.Expr) string {
 	info, ok := p.tensors[t.Name]
 	if !ok {
 		panic("codegen: unknown tensor " + t.Name)
+	}
+	if info.Trans {
+		panic("codegen: a row of the transposed " + t.Name)
 	}
 	p.usedT[t.Name] = true
 	rowLen := p.size(info.Dims[len(info.Dims)-1])
@@ -577,7 +588,7 @@ func (p *goPrinter) declareViews(sb *strings.Builder, l *Loop, extra ...derive.E
 				return
 			}
 			info, ok := p.tensors[t.Name]
-			if !ok {
+			if !ok || info.Trans {
 				return
 			}
 			consider(info.Go, viewKey(t.Name, pre), pre, info.Dims)

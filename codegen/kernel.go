@@ -17,6 +17,9 @@ type kernelParam struct {
 	Out    bool
 	// Clear: the kernel zeroes the output on entry.
 	Clear bool
+	// Trans: an input of rank 2 stored transposed (column-major, see
+	// tensorInfo.Trans).
+	Trans bool
 }
 
 // kernelSpec describes one generated kernel: a method of Model that
@@ -66,7 +69,7 @@ func (g *gen) emitKernel(k kernelSpec) string {
 		name := local.get(prm.Want)
 		sig = append(sig, name)
 		if !prm.Out {
-			tensors[prm.Tensor] = tensorInfo{Go: name, Dims: prm.Dims, Slice: true}
+			tensors[prm.Tensor] = tensorInfo{Go: name, Dims: prm.Dims, Slice: true, Trans: prm.Trans}
 		} else if len(prm.Dims) == 0 && prm.Tensor != "grad" && prm.Tensor != "hess" {
 			name += "[0]" // a scalar output in a one-element slice
 		}

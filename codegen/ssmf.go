@@ -3,6 +3,7 @@ package codegen
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/vigen-go/vigen/derive"
@@ -149,6 +150,12 @@ func (f *fitGen) emitSSMF(globals []*qInfo) {
 	}
 	doc := paragraph(text + " SetNatural restores the factor.")
 	w.Func(doc, "(a *caModel) SetMoments(q *state, g int, t []float64)", func() {
+		for _, qi := range globals {
+			if slices.ContainsFunc(f.hoistedOf(qi), func(h *hoisted) bool { return h.trans }) {
+				w.P("m := a.m // the size of a transposed exponential")
+				break
+			}
+		}
 		w.Block("switch g", func() {
 			for g, qi := range globals {
 				w.Pf("case %d: // %s (%s)", g, qi.v.Name, f.pos(qi.v))

@@ -76,3 +76,48 @@ func kernelOf(src, name string) string {
 	}
 	return src[i : i+j]
 }
+
+// TestHoistedExpTransposed: the exponentials of E[log β] that LDA's
+// categorical update reads at a document's term for every topic are
+// stored transposed (term-major), so each read is contiguous, and every
+// place that sets them writes the transpose.
+func TestHoistedExpTransposed(t *testing.T) {
+	lda := `model lda
+size D, K, V
+data w : bag[D] of 1..V
+const alpha : real = 0.1
+const eta : real = 0.01
+latent beta : simplex[K, V] conjugate
+latent theta : simplex[D, K] conjugate
+latent z : int[D, w] in 1..K conjugate
+for k in 1:K {
+  beta[k] ~ Dirichlet(eta)
+}
+for d in 1:D {
+  theta[d] ~ Dirichlet(alpha)
+  for n in w[d] {
+    z[d, n] ~ Categorical(theta[d])
+    w[d, n] ~ Categorical(beta[z[d, n]])
+  }
+}
+`
+	src := generatedSource(t, "lda", lda)
+	k := kernelOf(src, "ZNaturalExp")
+	if !regexp.MustCompile(`betaElogExp\[\(wTerm\[n\d*\]-1\)\*K\+i\d+\]`).MatchString(k) {
+		t.Errorf("ZNaturalExp does not read exp(E[log β]) term-major:\n%s", k)
+	}
+	if strings.Contains(src, "runtime.ExpTo(q.betaElogExp") || !strings.Contains(src, "runtime.ExpToTransposed(q.betaElogExp, q.betaElog, m.k)") {
+		t.Errorf("exp(E[log β]) is not set transposed everywhere:\n%s", grepLines(src, "betaElogExp"))
+	}
+}
+
+// grepLines returns the lines of src that contain s.
+func grepLines(src, s string) string {
+	var out []string
+	for _, l := range strings.Split(src, "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

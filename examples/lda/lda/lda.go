@@ -235,7 +235,7 @@ type Latent struct {
 type state struct {
 	betaParam   []float64 // q(beta) (Dirichlet)
 	betaElog    []float64 // E_q[t(beta)]: log x
-	betaElogExp []float64 // exp(betaElog), read by categorical updates
+	betaElogExp []float64 // exp(betaElog), transposed, read by categorical updates
 	thetaParam  []float64 // q(theta) (Dirichlet)
 	thetaElog   []float64 // E_q[t(theta)]: log x
 	zProb       []float64 // q(z) (Categorical)
@@ -575,10 +575,11 @@ func (m *Model) BetaNaturalUnit(d int, invT float64, zProb, eta []float64) {
 // laid out as Natural's, one block per statistic (runtime.SVISampled).
 // SetNatural restores the factor.
 func (a *caModel) SetMoments(q *state, g int, t []float64) {
+	m := a.m // the size of a transposed exponential
 	switch g {
 	case 0: // beta (lda.vi:13:8)
 		copy(q.betaElog, t) // E[log x]
-		runtime.ExpTo(q.betaElogExp, q.betaElog)
+		runtime.ExpToTransposed(q.betaElogExp, q.betaElog, m.k)
 	}
 }
 
@@ -811,7 +812,7 @@ func (m *Model) momentsBeta(q *state) {
 	lo, hi := 0, len(q.betaParam)
 	clear(q.betaElog[lo:hi])
 	m.BetaMoments(q.betaParam, q.betaElog)
-	runtime.ExpTo(q.betaElogExp, q.betaElog)
+	runtime.ExpToTransposed(q.betaElogExp, q.betaElog, m.k)
 }
 
 // BetaMoments adds E_q[t(beta)] (log x) into its outputs: the expected
@@ -932,7 +933,6 @@ func (m *Model) ZNatural(d int, betaParam, betaElog, thetaParam, thetaElog, prob
 // of the optimal q(z), as the product of its terms' exponentials (see ZNatural).
 func (m *Model) ZNaturalExp(d int, betaParam, betaElog, thetaParam, thetaElog, betaElogExp, prob []float64) {
 	K := m.k
-	V := m.v
 	wOff := m.wOff
 	wTerm := m.wTerm
 	var t1Buf [runtime.StackVec]float64
@@ -945,7 +945,7 @@ func (m *Model) ZNaturalExp(d int, betaParam, betaElog, thetaParam, thetaElog, b
 	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
 		prob_n2 := prob[n2*K:][:K:K]
 		for i12 := 0; i12 < K; i12++ {
-			prob_n2[i12] += t1[i12] * betaElogExp[i12*V+wTerm[n2]-1]
+			prob_n2[i12] += t1[i12] * betaElogExp[(wTerm[n2]-1)*K+i12]
 		}
 	}
 }
