@@ -73,34 +73,90 @@ func WriteCheckpoint(path string, v any) error {
 // link) is written directly instead, never renamed over; a directory is an
 // error. Errors name path, not the temporary file.
 func WriteFileAtomic(path string, data []byte) error {
-	mode := os.FileMode(0o644)
+	a, err := CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	if _, err := a.Write(data); err != nil {
+		a.Abort()
+		return err
+	}
+	return a.Commit()
+}
+
+// AtomicFile is a file being written in place of path, as WriteFileAtomic
+// writes one but a piece at a time: the writes go to a temporary file
+// beside path, which Commit renames over it, so a reader never sees a
+// half-written file and a writer that stops (Abort, or killed) leaves path
+// as it was. Where path exists and is not a regular file (a device, a
+// pipe), the writes go straight to it.
+type AtomicFile struct {
+	path   string
+	f      *os.File
+	mode   os.FileMode
+	direct bool
+}
+
+// CreateAtomic starts writing path (see AtomicFile).
+func CreateAtomic(path string) (*AtomicFile, error) {
+	a := &AtomicFile{path: path, mode: 0o644}
 	if fi, err := os.Lstat(path); err == nil {
 		if !fi.Mode().IsRegular() {
-			return writeInPlace(path, data)
+			if st, err := os.Stat(path); err == nil && st.IsDir() {
+				return nil, fmt.Errorf("%s is a directory", path)
+			}
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+			if err != nil {
+				return nil, err
+			}
+			a.f, a.direct = f, true
+			return a, nil
 		}
-		mode = fi.Mode().Perm()
+		a.mode = fi.Mode().Perm()
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".vigen-"+filepath.Base(path)+"-*.tmp")
 	if err != nil {
-		return namePath(err, path)
+		return nil, namePath(err, path)
 	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return namePath(err, path)
+	a.f = tmp
+	return a, nil
+}
+
+// Write writes p to the file.
+func (a *AtomicFile) Write(p []byte) (int, error) {
+	n, err := a.f.Write(p)
+	if err != nil && !a.direct {
+		err = namePath(err, a.path)
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return namePath(err, path)
+	return n, err
+}
+
+// Commit puts the file written in place of path (with path's permissions
+// if it existed).
+func (a *AtomicFile) Commit() error {
+	if a.direct {
+		return a.f.Close()
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return namePath(err, path)
+	defer os.Remove(a.f.Name()) // a no-op after the rename
+	for _, step := range []func() error{a.f.Sync, func() error { return a.f.Chmod(a.mode) }} {
+		if err := step(); err != nil {
+			a.f.Close()
+			return namePath(err, a.path)
+		}
 	}
-	if err := tmp.Close(); err != nil {
-		return namePath(err, path)
+	if err := a.f.Close(); err != nil {
+		return namePath(err, a.path)
 	}
-	return namePath(os.Rename(tmp.Name(), path), path)
+	return namePath(os.Rename(a.f.Name(), a.path), a.path)
+}
+
+// Abort discards what was written, leaving path as it was (a file written
+// directly, not being regular, keeps what it got).
+func (a *AtomicFile) Abort() {
+	a.f.Close()
+	if !a.direct {
+		os.Remove(a.f.Name())
+	}
 }
 
 // DecodeResult decodes the JSON of a generated package's Result into v,

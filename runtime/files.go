@@ -7,25 +7,6 @@ import (
 	"os"
 )
 
-// writeInPlace writes data to path, which exists and is not a regular file
-// (a device, a pipe, a symbolic link), by opening it for writing: no
-// temporary file, no rename, nothing read.
-func writeInPlace(path string, data []byte) error {
-	fi, err := os.Stat(path)
-	if err == nil && fi.IsDir() {
-		return fmt.Errorf("%s is a directory", path)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 // namePath makes an error about a temporary file next to path (or the
 // rename of it) name path instead, the file the user asked for.
 func namePath(err error, path string) error {

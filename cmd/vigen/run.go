@@ -126,20 +126,36 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
-	result, code := runFit(sig, bin, f, stderr)
-	if result == nil {
-		return code
-	}
-	if f.out != "" {
-		err = runtime.WriteFileAtomic(f.out, result)
-	} else {
-		_, err = stdout.Write(result)
-	}
+	sink, err := newResultSink(f.out, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "vigen:", err)
 		return exitError
 	}
+	defer func() {
+		if sink.spool != nil {
+			sink.abort() // the spool, once copied to stdout
+		}
+	}()
+	code := runFit(sig, bin, f, sink, stderr)
+	if code == exitError || sink.n == 0 {
+		if code != exitError {
+			fmt.Fprintln(stderr, "vigen: the fit wrote no result")
+		}
+		if sink.out != nil {
+			sink.out.Abort()
+		}
+		return exitError
+	}
+	if err := sink.commit(); err != nil {
+		fmt.Fprintln(stderr, "vigen:", err)
+		return exitError
+	}
 	if f.plot != "" {
+		result, err := sink.result()
+		if err != nil {
+			fmt.Fprintln(stderr, "vigen: plots:", err)
+			return max(code, exitError)
+		}
 		files, err := writePlots(f.plot, result)
 		if err != nil {
 			fmt.Fprintln(stderr, "vigen: plots:", err)
@@ -275,16 +291,83 @@ func (in *interrupts) stop() {
 	in.cancel()
 }
 
-// runFit runs the model's command on the data and returns the result JSON
-// it writes on stdout, and vigen's exit status: the command's, which says
+// resultSink receives the fitting command's result JSON as the command
+// writes it, so that vigen never holds it in memory (with every token's
+// posterior it can take gigabytes): into a temporary file beside -out,
+// which commit renames over it, or, without -out, into a temporary file
+// that commit copies to stdout. A fit that ends without a result (abort)
+// leaves -out as it was and writes nothing on stdout.
+type resultSink struct {
+	out    *runtime.AtomicFile // with -out
+	spool  *os.File            // without -out
+	stdout io.Writer
+	path   string // -out, for reading the result back (plots)
+	n      int64  // bytes received
+}
+
+func newResultSink(out string, stdout io.Writer) (*resultSink, error) {
+	s := &resultSink{stdout: stdout, path: out}
+	var err error
+	if out != "" {
+		s.out, err = runtime.CreateAtomic(out)
+	} else {
+		s.spool, err = os.CreateTemp("", "vigen-result-*.json")
+	}
+	return s, err
+}
+
+func (s *resultSink) Write(p []byte) (int, error) {
+	var n int
+	var err error
+	if s.out != nil {
+		n, err = s.out.Write(p)
+	} else {
+		n, err = s.spool.Write(p)
+	}
+	s.n += int64(n)
+	return n, err
+}
+
+func (s *resultSink) commit() error {
+	if s.out != nil {
+		return s.out.Commit()
+	}
+	if _, err := s.spool.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err := io.Copy(s.stdout, s.spool)
+	return err
+}
+
+// abort discards the result (-out stays as it was); after commit it only
+// removes the spool.
+func (s *resultSink) abort() {
+	if s.out != nil {
+		s.out.Abort()
+		return
+	}
+	s.spool.Close()
+	os.Remove(s.spool.Name())
+}
+
+// result reads the committed result back (for the plots).
+func (s *resultSink) result() ([]byte, error) {
+	if s.out == nil {
+		return os.ReadFile(s.spool.Name())
+	}
+	return os.ReadFile(s.path)
+}
+
+// runFit runs the model's command on the data, its result JSON (stdout)
+// going to sink, and returns vigen's exit status: the command's, which says
 // how the fit ended (exitConverged, exitNotConverged, exitFailed; the
-// command says on stderr why a fit did not converge). Progress and errors
-// go straight to stderr. The result is nil if there is none.
-func runFit(sig *interrupts, bin string, f runFlags, stderr io.Writer) ([]byte, int) {
+// command says on stderr why a fit did not converge), or exitError if it
+// ended without a result. Progress and errors go straight to stderr.
+func runFit(sig *interrupts, bin string, f runFlags, sink io.Writer, stderr io.Writer) int {
 	data, err := filepath.Abs(f.data)
 	if err != nil {
 		fmt.Fprintln(stderr, "vigen:", err)
-		return nil, exitError
+		return exitError
 	}
 	args := setFlags(flagValue{"-data", data}, flagValue{"-method", f.method}, flagValue{"-seed", f.seed},
 		flagValue{"-maxiter", f.maxIter}, flagValue{"-tol", f.tol})
@@ -293,40 +376,35 @@ func runFit(sig *interrupts, bin string, f runFlags, stderr io.Writer) ([]byte, 
 	ho, err := f.heldout.args()
 	if err != nil {
 		fmt.Fprintln(stderr, "vigen:", err)
-		return nil, exitError
+		return exitError
 	}
 	args = append(args, ho...)
 	args = append(args, setFlags(flagValue{"-workers", f.workers})...)
 	if f.quiet {
 		args = append(args, "-q")
 	}
-	var out bytes.Buffer
 	cmd := exec.Command(bin, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, &out, stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, sink, stderr
 	if err := sig.start(cmd); err != nil {
 		fmt.Fprintln(stderr, "vigen:", err)
-		return nil, exitError
+		return exitError
 	}
 	code := 0
 	if err := sig.wait(cmd); err != nil {
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) {
 			fmt.Fprintln(stderr, "vigen:", err)
-			return nil, exitError
+			return exitError
 		}
 		code = exit.ExitCode()
 		if code != exitNotConverged && code != exitFailed {
 			if code < 0 { // killed by a signal before it could write a result
 				fmt.Fprintf(stderr, "vigen: the fit ended without a result (%v)\n", err)
 			}
-			return nil, exitError // otherwise the command said why on stderr
+			return exitError // otherwise the command said why on stderr
 		}
 	}
-	if out.Len() == 0 {
-		fmt.Fprintln(stderr, "vigen: the fit wrote no result")
-		return nil, exitError
-	}
-	return out.Bytes(), code
+	return code
 }
 
 // cachedBuild returns the path of the fitting command for m, building it
