@@ -72,6 +72,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	eta := fs.Float64("eta", 0.01, "topic concentration η")
 	maxIter := fs.Int("maxiter", 100, "maximum coordinate-ascent iterations")
 	tol := fs.Float64("tol", 1e-6, "stop when the relative change of the ELBO is below tol")
+	meanTol := fs.Float64("meantol", math.Inf(1), "also require the relative L2 change of λ (the topics' Dirichlet parameters) below this (inf: off, the ELBO alone decides, as in lda-c)")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic corpus and of -init random")
 	algorithm := fs.String("algorithm", "ca", "ca (batch coordinate ascent, variational EM) or svi (stochastic variational inference)")
 	batch := fs.Int("batch", 0, "SVI: documents per minibatch (0: runtime.DefaultBatchSize)")
@@ -161,7 +162,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	})
 
-	opts := lda.Options{MaxIter: *maxIter, Tol: *tol, MeanTol: meanTol, Seed: *seed, Workers: *workers,
+	opts := lda.Options{MaxIter: *maxIter, Tol: *tol, MeanTol: *meanTol, Seed: *seed, Workers: *workers,
 		Algorithm: *algorithm, SVI: runtime.SVISettings{BatchSize: *batch, Tau0: *tau0, Kappa: *kappa, Passes: *passes}}
 	model, err := lda.NewModel(data) // checks the data
 	if err != nil {
@@ -254,13 +255,6 @@ type output struct {
 	*lda.Result
 	Heldout *runtime.HeldoutScore `json:"heldout,omitempty"`
 }
-
-// meanTol is Options.MeanTol: the relative L2 change of λ (the topics'
-// Dirichlet parameters, expected counts) per iteration below which, together
-// with -tol, the fit has converged. The package's default, 1e-9, takes
-// hundreds of slow iterations to reach; a change of 1e-4 moves the topics
-// E[β_k] far less than their posterior uncertainty.
-const meanTol = 1e-4
 
 // The synthetic corpus: topic k puts 90% of its mass on its own block of
 // blockSize terms (terms k·blockSize+1 … (k+1)·blockSize, geometrically
