@@ -40,7 +40,8 @@ type sizeEqCtx struct {
 // sizes that must be at least 1, and allocs is the list, beyond the arrays
 // of the data table (runtime.DataTable.CheckAllocs: data, consts and
 // params), of the arrays for which the fit would allocate more than
-// runtime.MemoryLimit (runtime.Sizes.CheckAllocs): inverses, groupings
+// runtime.MemoryLimit (runtime.Sizes.CheckAllocs): inverses, transposes
+// (transposedOf), groupings
 // and, unless f is nil (kernels only), those of Fit: every array newState
 // allocates, times three for the copy Fit keeps of the last finite
 // iteration and the Result, and the per-unit bookkeeping. Each array's
@@ -53,6 +54,9 @@ func (g *gen) allocCheck(f *fitGen) (minimums []atLeastCtx, allocs []alloc) {
 		if a.Op == "inv" {
 			as = append(as, alloc{"the inverse of " + a.Arg, []string{a.Dim, a.Dim}, 1})
 		}
+	}
+	for _, a := range g.transAux {
+		as = append(as, alloc{"the transpose of " + a.Arg, g.tensors[a.Arg].Dims, 1})
 	}
 	for _, o := range g.d.Objectives {
 		if len(o.Groups) > 0 {

@@ -193,6 +193,9 @@ type gen struct {
 	stepNames map[*derive.MStep]string
 	// scheduled, if set, receives every kernel's statement tree (Schedules).
 	scheduled func(kernel string, stmts []Stmt)
+	// transAux are the transposed copies of matrices kernels read by
+	// column (transposedOf), computed with the other aux values.
+	transAux []auxCtx
 }
 
 // upper is the stem of a model name: its Data, Params and Latent field, and
@@ -348,6 +351,7 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 		}
 		fit = f
 	}
+	ctx.Aux = append(ctx.Aux, g.transAux...)
 	ctx.Temper = fit != nil && fit.temper
 	ctx.LVT = fit != nil && fit.lvt
 	ctx.AtLeast, ctx.Allocs = g.allocCheck(fit)

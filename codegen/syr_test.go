@@ -56,11 +56,19 @@ for d in 1:D {
 	u := m[1]
 	// u = e^θ ⊙ β_{·,w} is gathered once per entry and read by the
 	// normalizer and the gradient instead of a second gather.
-	if n := strings.Count(k, "beta["); n != 1 {
+	if n := strings.Count(k, "betaT["); n != 1 {
 		t.Errorf("beta is read %d times in ThetaCollapsed, want once (into %s):\n%s", n, u, k)
 	}
 	if !strings.Contains(k, "grad[a] += "+u+"[a]") {
 		t.Errorf("the gradient does not read %s:\n%s", u, k)
+	}
+	// β is read at a document's term for every topic: from its transposed
+	// copy, contiguous, recomputed with the other aux values.
+	if !regexp.MustCompile(`betaT\[\(wTerm\[n\d*\]-1\)\*K\+a\]`).MatchString(k) {
+		t.Errorf("ThetaCollapsed does not read β term-major:\n%s", k)
+	}
+	if src := generatedSource(t, "topics", topics); !strings.Contains(src, "m.betaT = runtime.Transpose(m.beta, m.k)") {
+		t.Errorf("computeAux does not transpose β:\n%s", grepLines(src, "betaT"))
 	}
 }
 

@@ -23,3 +23,19 @@ func ExpToTransposed(dst, src []float64, rows int) {
 		}
 	}
 }
+
+// Transpose returns a new slice holding the transpose of the matrix src of
+// rows rows stored row-major: element [i, j] at j·rows + i.
+func Transpose(src []float64, rows int) []float64 {
+	dst := make([]float64, len(src))
+	if rows <= 0 {
+		return dst
+	}
+	cols := len(src) / rows
+	for i := 0; i < rows; i++ {
+		for j, x := range src[i*cols : (i+1)*cols] {
+			dst[j*rows+i] = x
+		}
+	}
+	return dst
+}

@@ -21,3 +21,17 @@ func TestExpToTransposed(t *testing.T) {
 		}
 	}
 }
+
+func TestTranspose(t *testing.T) {
+	src := []float64{1, 2, 3, 4, 5, 6} // 2×3
+	got := Transpose(src, 2)
+	want := []float64{1, 4, 2, 5, 3, 6}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("Transpose = %v, want %v", got, want)
+		}
+	}
+	if &got[0] == &src[0] {
+		t.Error("Transpose did not allocate")
+	}
+}

@@ -100,6 +100,7 @@ type Model struct {
 	sigma0       []float64
 	sigma0Inv    []float64 // inverse of Sigma0
 	sigma0Logdet float64   // log-determinant of Sigma0
+	betaT        []float64 // beta transposed, for the kernels that read a column of it per data point
 }
 
 // NewModel validates data and prepares it for fitting.
@@ -121,6 +122,7 @@ func NewModel(d *Data) (*Model, error) {
 	}
 	if err := t.CheckAllocs([]runtime.Alloc{
 		{What: "the inverse of Sigma0", Dims: []string{"K", "K"}, Copies: 1},
+		{What: "the transpose of beta", Dims: []string{"K", "V"}, Copies: 1},
 		{What: "q(theta)", Dims: []string{"D", "K"}, Copies: 3},
 		{What: "q(theta)", Dims: []string{"D", "K", "K"}, Copies: 3},
 		{What: "q(z)", Dims: []string{"@w", "K"}, Copies: 3},
@@ -153,6 +155,9 @@ func (m *Model) computeAux() error {
 		} else {
 			return fmt.Errorf("param %q: not positive definite", "Sigma0")
 		}
+	}
+	if m.beta != nil {
+		m.betaT = runtime.Transpose(m.beta, m.k)
 	}
 	return nil
 }
@@ -878,15 +883,14 @@ func (m *Model) HeldoutTopics(topics []float64) {
 // The outputs are whole arrays; only unit d's rows are written, and the caller zeroes them.
 func (m *Model) ZNatural(d int, thetaMean, thetaCov, prob []float64) {
 	K := m.k
-	V := m.v
-	beta := m.beta
+	betaT := m.betaT
 	wOff := m.wOff
 	wTerm := m.wTerm
 	// ctm.vi:10:8: latent z
 	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
 		prob_n2 := prob[n2*K:][:K:K]
 		for i5 := 0; i5 < K; i5++ {
-			t1 := math.Log(beta[i5*V+wTerm[n2]-1])
+			t1 := math.Log(betaT[(wTerm[n2]-1)*K+i5])
 			prob_n2[i5] += t1 + thetaMean[i5]
 		}
 	}
@@ -896,8 +900,7 @@ func (m *Model) ZNatural(d int, thetaMean, thetaCov, prob []float64) {
 // of the optimal q(z), as the product of its terms' exponentials (see ZNatural).
 func (m *Model) ZNaturalExp(d int, thetaMean, thetaCov, prob []float64) {
 	K := m.k
-	V := m.v
-	beta := m.beta
+	betaT := m.betaT
 	wOff := m.wOff
 	wTerm := m.wTerm
 	var t1Buf [runtime.StackVec]float64
@@ -909,7 +912,7 @@ func (m *Model) ZNaturalExp(d int, thetaMean, thetaCov, prob []float64) {
 	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
 		prob_n2 := prob[n2*K:][:K:K]
 		for i5 := 0; i5 < K; i5++ {
-			prob_n2[i5] += t1[i5] * beta[i5*V+wTerm[n2]-1]
+			prob_n2[i5] += t1[i5] * betaT[(wTerm[n2]-1)*K+i5]
 		}
 	}
 }
@@ -924,10 +927,9 @@ func (m *Model) elboGlobal() float64 {
 // the unit plate and the entropies of the unit's non-Gaussian factors.
 func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 	K := m.k
-	V := m.v
 	Sigma0Inv := m.sigma0Inv
 	Sigma0Logdet := m.sigma0Logdet
-	beta := m.beta
+	betaT := m.betaT
 	mu0 := m.mu0
 	wCount := m.wCount
 	wOff := m.wOff
@@ -935,94 +937,95 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 	var f float64
 	var t1Buf [runtime.StackVec]float64
 	t1 := runtime.Vec(t1Buf[:], K)
-	for n3 := wOff[d]; n3 < wOff[d+1]; n3++ {
-		t3 := wCount[n3]
-		zProb_n3 := zProb[n3*K:][:K:K]
-		for i15 := 0; i15 < K; i15++ {
-			t2 := runtime.XLogX(zProb_n3[i15])
-			t1[i15] += t2 * t3
-		}
-	}
-	t4 := math.Inf(-1)
-	for i13 := 0; i13 < K; i13++ {
-		t4 = math.Max(t4, thetaMean[i13])
-	}
-	t5 := -t4
-	var t7 float64
-	for i12 := 0; i12 < K; i12++ {
-		t6 := math.Exp(t5 + thetaMean[i12])
-		t7 += t6
-	}
-	t8 := math.Log(t7)
-	t12 := 1 / (t7 * t7)
-	t13 := 1 / t7
-	var t9Buf [runtime.StackVec]float64
-	t9 := runtime.Vec(t9Buf[:], K)
-	for q10 := 0; q10 < K; q10++ {
-		t10 := math.Exp(t5 + thetaMean[q10])
-		thetaCov_q10 := thetaCov[q10*K:][:K:K]
-		for q11 := 0; q11 < K; q11++ {
-			t11 := math.Exp(t5 + thetaMean[q11])
-			t9[q11] += (t10*t13*runtime.Kronecker(q10, q11) - t10*t11*t12) * thetaCov_q10[q11]
-		}
-	}
-	var t14 float64
-	for q11 := 0; q11 < K; q11++ {
-		t14 += t9[q11]
-	}
-	t15 := -(0.5*t14 + t4 + t8)
-	var t16Buf [runtime.StackVec]float64
-	t16 := runtime.Vec(t16Buf[:], K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t17 := wCount[n]
+		t2 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
 		for k6 := 0; k6 < K; k6++ {
-			t16[k6] += t17 * zProb_n[k6]
+			t1[k6] += t2 * zProb_n[k6]
 		}
 	}
-	var t18Buf [runtime.StackVec]float64
-	t18 := runtime.Vec(t18Buf[:], K)
+	t3 := math.Inf(-1)
+	for i13 := 0; i13 < K; i13++ {
+		t3 = math.Max(t3, thetaMean[i13])
+	}
+	t4 := -t3
+	var t6 float64
+	for i12 := 0; i12 < K; i12++ {
+		t5 := math.Exp(t4 + thetaMean[i12])
+		t6 += t5
+	}
+	t7 := math.Log(t6)
+	t8 := -t7
+	var t9Buf [runtime.StackVec]float64
+	t9 := runtime.Vec(t9Buf[:], K)
+	for n3 := wOff[d]; n3 < wOff[d+1]; n3++ {
+		t11 := wCount[n3]
+		zProb_n3 := zProb[n3*K:][:K:K]
+		for i15 := 0; i15 < K; i15++ {
+			t10 := runtime.XLogX(zProb_n3[i15])
+			t9[i15] += t10 * t11
+		}
+	}
+	var t12Buf [runtime.StackVec]float64
+	t12 := runtime.Vec(t12Buf[:], K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t20 := wCount[n]
+		t14 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
 		for k7 := 0; k7 < K; k7++ {
-			t19 := math.Log(beta[k7*V+wTerm[n]-1])
-			t18[k7] += t19 * t20 * zProb_n[k7]
+			t13 := math.Log(betaT[(wTerm[n]-1)*K+k7])
+			t12[k7] += t13 * t14 * zProb_n[k7]
 		}
 	}
-	var t21Buf [runtime.StackVec]float64
-	t21 := runtime.Vec(t21Buf[:], K)
+	t18 := 1 / (t6 * t6)
+	t19 := 1 / t6
+	var t15Buf [runtime.StackVec]float64
+	t15 := runtime.Vec(t15Buf[:], K)
+	for q10 := 0; q10 < K; q10++ {
+		t16 := math.Exp(t4 + thetaMean[q10])
+		thetaCov_q10 := thetaCov[q10*K:][:K:K]
+		for q11 := 0; q11 < K; q11++ {
+			t17 := math.Exp(t4 + thetaMean[q11])
+			t15[q11] += (t16*t19*runtime.Kronecker(q10, q11) - t16*t17*t18) * thetaCov_q10[q11]
+		}
+	}
+	var t20 float64
+	for q11 := 0; q11 < K; q11++ {
+		t20 += t15[q11]
+	}
+	t21 := (-0.5) * t20
+	var t22Buf [runtime.StackVec]float64
+	t22 := runtime.Vec(t22Buf[:], K)
 	for q4 := 0; q4 < K; q4++ {
 		Sigma0Inv_q4 := Sigma0Inv[q4*K:][:K:K]
 		thetaCov_q4 := thetaCov[q4*K:][:K:K]
 		for q5 := 0; q5 < K; q5++ {
-			t21[q5] += Sigma0Inv_q4[q5] * thetaCov_q4[q5]
+			t22[q5] += Sigma0Inv_q4[q5] * thetaCov_q4[q5]
 		}
 	}
-	var t22Buf [runtime.StackVec]float64
-	t22 := runtime.Vec(t22Buf[:], K)
+	var t23Buf [runtime.StackVec]float64
+	t23 := runtime.Vec(t23Buf[:], K)
 	for i10 := 0; i10 < K; i10++ {
-		t23 := thetaMean[i10] - mu0[i10]
+		t24 := thetaMean[i10] - mu0[i10]
 		Sigma0Inv_i10 := Sigma0Inv[i10*K:][:K:K]
 		for i11 := 0; i11 < K; i11++ {
-			t22[i11] += t23 * Sigma0Inv_i10[i11]
+			t23[i11] += t24 * Sigma0Inv_i10[i11]
 		}
 	}
 	f += (-0.9189385332046727)*float64(K) - 0.5*Sigma0Logdet
-	for i15 := 0; i15 < K; i15++ {
-		f -= t1[i15]
-	}
 	for k6 := 0; k6 < K; k6++ {
-		f += t16[k6] * (t15 + thetaMean[k6])
+		f += t1[k6] * (t21 + t4 + t8 + thetaMean[k6])
+	}
+	for i15 := 0; i15 < K; i15++ {
+		f -= t9[i15]
 	}
 	for k7 := 0; k7 < K; k7++ {
-		f += t18[k7]
+		f += t12[k7]
 	}
 	for q5 := 0; q5 < K; q5++ {
-		f -= 0.5 * t21[q5]
+		f -= 0.5 * t22[q5]
 	}
 	for i11 := 0; i11 < K; i11++ {
-		f -= 0.5 * t22[i11] * (thetaMean[i11] - mu0[i11])
+		f -= 0.5 * t23[i11] * (thetaMean[i11] - mu0[i11])
 	}
 	return f
 }
@@ -1302,10 +1305,9 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 //	ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
 func (m *Model) ThetaCollapsed(d int, theta, grad, hess []float64) float64 {
 	K := m.k
-	V := m.v
 	Sigma0Inv := m.sigma0Inv
 	Sigma0Logdet := m.sigma0Logdet
-	beta := m.beta
+	betaT := m.betaT
 	mu0 := m.mu0
 	wCount := m.wCount
 	wOff := m.wOff
@@ -1358,7 +1360,7 @@ func (m *Model) ThetaCollapsed(d int, theta, grad, hess []float64) float64 {
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
 	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
 		for a := 0; a < K; a++ {
-			t1[a] = t2[a] * beta[a*V+wTerm[n2]-1]
+			t1[a] = t2[a] * betaT[(wTerm[n2]-1)*K+a]
 		}
 		var t3 float64
 		for i5 := 0; i5 < K; i5++ {
