@@ -34,12 +34,14 @@ type goPrinter struct {
 	scopes                []map[string]string // row views by block, innermost last: viewKey → Go name
 	loops                 []string            // enclosing loop indices, innermost last
 	hoisted               map[string]bool     // vector temporaries declared at the top of the kernel
+	syrBatch              map[string]string   // matrix → its SyrBatch (declareSyrBatches)
+	top                   []Stmt              // the kernel's top-level statements
 	usesRuntime, usesMath bool
 }
 
 func newGoPrinter(tensors map[string]tensorInfo, sizes map[string]string, reserved map[string]bool) *goPrinter {
 	return &goPrinter{tensors: tensors, sizes: sizes, idx: map[string]string{}, reserved: reserved,
-		usedT: map[string]bool{}, usedS: map[string]bool{}, scopes: []map[string]string{{}}, hoisted: map[string]bool{}}
+		usedT: map[string]bool{}, usedS: map[string]bool{}, scopes: []map[string]string{{}}, hoisted: map[string]bool{}, syrBatch: map[string]string{}}
 }
 
 func (p *goPrinter) index(name string) string {
@@ -94,6 +96,7 @@ func (p *goPrinter) topStmts(sb *strings.Builder, ss []Stmt) {
 		}
 	}
 	nested(ss, false)
+	p.declareSyrBatches(sb, ss)
 	last := ""
 	for _, s := range ss {
 		if c := strings.Join(Origins([]Stmt{s}), "; "); c != "" && c != last {
@@ -109,6 +112,11 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 	case *Let:
 		fmt.Fprintf(sb, "%s := %s\n", tempName(s.Name), p.expr(s.Expr, 0))
 	case *Reduce:
+		if a, b, ok := p.dotRows(s); ok {
+			p.usesRuntime = true
+			fmt.Fprintf(sb, "%s := runtime.DotFMA(%s, %s)\n", tempName(s.Name), a, b)
+			return
+		}
 		if s.Max {
 			p.usesMath = true
 			fmt.Fprintf(sb, "%s := math.Inf(-1)\n", tempName(s.Name))
@@ -165,12 +173,58 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 		p.accum(sb, p.target(s.Target, s.At, s.Size), s.Expr)
 	case *Syr:
 		p.usesRuntime = true
+		if b, ok := p.syrBatch[s.Target]; ok {
+			fmt.Fprintf(sb, "%s.Add(%s, %s)\n", b, p.expr(s.Alpha, 0), p.rowOf(s.X))
+			return
+		}
 		fmt.Fprintf(sb, "runtime.SyrUpper(%s, %s, %s, %s)\n", s.Target, p.size(s.Size), p.expr(s.Alpha, 0), p.rowOf(s.X))
 	case *Mirror:
+		if b, ok := p.syrBatch[s.Target]; ok {
+			fmt.Fprintf(sb, "%s.Flush()\n", b)
+		}
 		n := p.size(s.Size)
 		fmt.Fprintf(sb, "runtime.MirrorUpper(%s, %s)\n", s.Target, n)
 		p.usesRuntime = true
 	}
+}
+
+// declareSyrBatches declares, for each matrix that rank-1 updates (Syr)
+// inside loops add to, a runtime.SyrBatch that applies them four at a
+// time; the Mirror of the matrix, the kernel's last statement for it,
+// flushes the batch first.
+func (p *goPrinter) declareSyrBatches(sb *strings.Builder, ss []Stmt) {
+	var walk func(ss []Stmt, inLoop bool)
+	walk = func(ss []Stmt, inLoop bool) {
+		for _, st := range ss {
+			if r, ok := st.(*Syr); ok && inLoop && p.syrBatch[r.Target] == "" && p.mirrored(r.Target) {
+				name := r.Target + "Syr"
+				for p.reserved[name] {
+					name += "_"
+				}
+				p.reserved[name] = true
+				p.usesRuntime = true
+				fmt.Fprintf(sb, "var %sBuf [runtime.SyrBatchRows * runtime.StackVec]float64\n", name)
+				fmt.Fprintf(sb, "%s := runtime.NewSyrBatch(%s, %s, %sBuf[:])\n", name, r.Target, p.size(r.Size), name)
+				p.syrBatch[r.Target] = name
+			}
+			for _, b := range bodies(st) {
+				walk(b, true)
+			}
+		}
+	}
+	p.top = ss
+	walk(ss, false)
+}
+
+// mirrored reports whether the kernel's top-level statements end target
+// with a Mirror (where a SyrBatch is flushed).
+func (p *goPrinter) mirrored(target string) bool {
+	for _, st := range p.top {
+		if m, ok := st.(*Mirror); ok && m.Target == target {
+			return true
+		}
+	}
+	return false
 }
 
 // declareVec declares the slice of a vector temporary: on the stack up to
@@ -404,6 +458,75 @@ func (p *goPrinter) tensor(t *derive.Tensor) string {
 		s = "float64(" + s + ")"
 	}
 	return s
+}
+
+// dotRows returns, for a sum over a whole dimension of the product of two
+// reads that run along rows, Σ_j a[…, j]·b[…, j] (a dot product of two
+// rows, or of a row and a vector temporary), the two rows as Go slices,
+// for runtime.DotFMA.
+func (p *goPrinter) dotRows(r *Reduce) (string, string, bool) {
+	j := r.Loop.Idx
+	if r.Max || len(r.Fused) > 0 || len(r.Loop.Body) > 0 || r.Loop.From != "" {
+		return "", "", false
+	}
+	if _, _, ragged := j.Ragged(); ragged {
+		return "", "", false
+	}
+	if _, _, _, ok := derive.SizeRange(j.Size); ok {
+		return "", "", false
+	}
+	m, ok := r.Body.(*derive.MulNode)
+	if !ok || len(m.Factors) != 2 {
+		return "", "", false
+	}
+	var rows [2]string
+	for k, f := range m.Factors {
+		t, ok := f.(*derive.Tensor)
+		if !ok {
+			return "", "", false
+		}
+		if rows[k], ok = p.rowSlice(t, j); !ok {
+			return "", "", false
+		}
+	}
+	return rows[0], rows[1], true
+}
+
+// rowSlice prints, for a read of t whose last index (a symmetric matrix
+// oriented so) is j and whose other indices do not read j, the row it runs
+// along as a slice of j's size.
+func (p *goPrinter) rowSlice(t *derive.Tensor, j derive.Index) (string, bool) {
+	t = p.orient(t, j.Name)
+	if len(t.Idx) == 0 {
+		return "", false
+	}
+	last, ok := t.Idx[len(t.Idx)-1].(*derive.Ix)
+	if !ok || last.I.Name != j.Name {
+		return "", false
+	}
+	for _, x := range t.Idx[:len(t.Idx)-1] {
+		if uses(x, j) {
+			return "", false
+		}
+	}
+	if strings.HasPrefix(t.Name, TempPrefix) {
+		if len(t.Idx) != 1 {
+			return "", false
+		}
+		return tempName(t.Name), true
+	}
+	if _, _, ok := derive.Shifted(t.Name); ok || strings.HasPrefix(t.Name, "#") {
+		return "", false
+	}
+	info, ok := p.tensors[t.Name]
+	if !ok || info.Trans || info.Int || info.Slice && len(t.Idx) == 0 || len(info.Dims) != len(t.Idx) || info.Dims[len(info.Dims)-1] != j.Size {
+		return "", false
+	}
+	p.usedT[t.Name] = true
+	if v, ok := p.view(viewKey(t.Name, prefixNames(t))); ok && len(t.Idx) >= 2 {
+		return v, true
+	}
+	return p.rowOf(t), true
 }
 
 // rowOf prints the vector of a Syr: a vector temporary, or the row of an

@@ -435,8 +435,20 @@ func work1(e derive.Expr, work func(derive.Expr) float64) float64 {
 // order picks the loop order with the least estimated work.
 func order(loops []derive.Index, factors []derive.Expr, summed map[string]bool) []derive.Index {
 	best := append([]derive.Index(nil), loops...)
-	// Default preference: summed indices first, then output indices.
-	sort.SliceStable(best, func(a, b int) bool { return summed[best[a].Name] && !summed[best[b].Name] })
+	// Default preference: summed indices first, those over data (plates)
+	// before those over model dimensions, so that a pass over the data
+	// evaluates what each point needs once; then output indices.
+	rank := func(j derive.Index) int {
+		_, _, ragged := j.Ragged()
+		switch {
+		case summed[j.Name] && (j.Plate || ragged):
+			return 0
+		case summed[j.Name]:
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(best, func(a, b int) bool { return rank(best[a]) < rank(best[b]) })
 	if !nestable(best) { // parents first
 		sort.SliceStable(best, func(a, b int) bool { return isParentOf(best[a], []derive.Index{best[b]}) })
 	}
@@ -594,10 +606,10 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 		factors = append(out, derive.Sum(idx, derive.Mul(in...)))
 		idx = nil
 	}
+	idx, factors = eliminate(idx, factors, tied)
 	if s.rankOne(o, c, idx, free, factors) {
 		return
 	}
-	idx, factors = eliminate(idx, factors, tied)
 	summed := map[string]bool{}
 	for _, j := range idx {
 		summed[j.Name] = true
@@ -725,9 +737,15 @@ func (s *scheduler) rankOne(o Output, c float64, idx, free []derive.Index, facto
 		n = s.child(n, j, "")
 	}
 	var x derive.Expr
-	if t, ok := u.(*derive.Tensor); ok && rowRead(t, a) {
+	keys := s.canonKeys(fa, a)
+	for _, rv := range s.rowVecs {
+		if rv.home == n && slices.Equal(rv.keys, keys) {
+			x = derive.T(rv.name) // the same vector, computed for another term
+		}
+	}
+	if t, ok := u.(*derive.Tensor); x == nil && ok && rowRead(t, a) {
 		x = t // a row of an input, read in place
-	} else {
+	} else if x == nil {
 		name := s.temp()
 		// Not a reduce node: calls of a alone inside become vectors at the
 		// root (exp θ once per evaluation, not once per iteration).
@@ -735,7 +753,7 @@ func (s *scheduler) rankOne(o Output, c float64, idx, free []derive.Index, facto
 		body := s.val(loop, u)
 		n.lets = append(n.lets, &VecLet{Name: name, Size: a.Size, Loop: &Loop{Idx: a, Body: s.emit(loop)}, Body: body})
 		s.home[name] = n
-		s.rowVecs = append(s.rowVecs, rowVec{name: name, home: n, keys: s.canonKeys(fa, a)})
+		s.rowVecs = append(s.rowVecs, rowVec{name: name, home: n, keys: keys})
 		x = derive.T(name)
 	}
 	alpha := []derive.Expr{derive.N(c)}
@@ -745,6 +763,14 @@ func (s *scheduler) rankOne(o Output, c float64, idx, free []derive.Index, facto
 	var origins []string
 	if o.Origin != "" {
 		origins = []string{o.Origin}
+	}
+	// terms of the same vector share one update, their weights summed
+	for _, st := range n.syrs {
+		if r := st.(*Syr); r.Target == o.Target && r.X.Key() == x.Key() {
+			r.Alpha = derive.Add(r.Alpha, derive.Mul(alpha...))
+			r.Origins = appendNew(r.Origins, origins...)
+			return true
+		}
 	}
 	n.syrs = append(n.syrs, &Syr{Target: o.Target, Size: a.Size, Alpha: derive.Mul(alpha...), X: x, Origins: origins})
 	return true

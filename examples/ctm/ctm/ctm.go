@@ -1179,10 +1179,7 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 			t30[b2] += t31 * cov_a2[b2]
 		}
 	}
-	var t32 float64
-	for b2 := 0; b2 < K; b2++ {
-		t32 += t1[b2] * t30[b2]
-	}
+	t32 := runtime.DotFMA(t1, t30)
 	t33 := 3.0 * t29 * t32 * t6
 	t35 := -(t15 * t32 * t6)
 	var t36Buf [runtime.StackVec]float64
@@ -1317,6 +1314,8 @@ func (m *Model) ThetaCollapsed(d int, theta, grad, hess []float64) float64 {
 	var f float64
 	var t1Buf [runtime.StackVec]float64
 	t1 := runtime.Vec(t1Buf[:], K)
+	var hessSyrBuf [runtime.SyrBatchRows * runtime.StackVec]float64
+	hessSyr := runtime.NewSyrBatch(hess, K, hessSyrBuf[:])
 	var t2Buf [runtime.StackVec]float64
 	t2 := runtime.Vec(t2Buf[:], K)
 	for a := 0; a < K; a++ {
@@ -1371,7 +1370,7 @@ func (m *Model) ThetaCollapsed(d int, theta, grad, hess []float64) float64 {
 		t6 := t5 * wCount[n2]
 		t19 := math.Log(t3)
 		f += t19 * wCount[n2]
-		runtime.SyrUpper(hess, K, -(t4 * wCount[n2]), t1)
+		hessSyr.Add(-(t4 * wCount[n2]), t1)
 		for a := 0; a < K; a++ {
 			hess[a*K+a] += t1[a] * t6
 			grad[a] += t1[a] * t6
@@ -1399,6 +1398,7 @@ func (m *Model) ThetaCollapsed(d int, theta, grad, hess []float64) float64 {
 	for i2 := 0; i2 < K; i2++ {
 		f -= 0.5 * t20[i2] * (theta[i2] - mu0[i2])
 	}
+	hessSyr.Flush()
 	runtime.MirrorUpper(hess, K)
 	return f
 }

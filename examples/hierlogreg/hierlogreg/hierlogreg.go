@@ -727,44 +727,42 @@ func (m *Model) elboUnit(m_ int, thetaMean, thetaCov []float64) float64 {
 	var f float64
 	var t1Buf [runtime.StackVec]float64
 	t1 := runtime.Vec(t1Buf[:], P)
-	for q7 := 0; q7 < P; q7++ {
-		for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
-			var t2 float64
-			for i11 := 0; i11 < P; i11++ {
-				t2 += thetaMean[i11] * x[(groupRows[n]-1)*P+i11]
-			}
-			t3 := runtime.Logistic(t2)
-			t4 := t3 * (1.0 - t3) * x[(groupRows[n]-1)*P+q7]
+	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
+		t2 := runtime.DotFMA(thetaMean[:P], x[(groupRows[n]-1)*P:][:P])
+		t3 := runtime.Logistic(t2)
+		t4 := t3 * (1.0 - t3)
+		for q7 := 0; q7 < P; q7++ {
+			t5 := t4 * x[(groupRows[n]-1)*P+q7]
 			thetaCov_q7 := thetaCov[q7*P:][:P:P]
 			for q8 := 0; q8 < P; q8++ {
-				t1[q8] += t4 * thetaCov_q7[q8] * x[(groupRows[n]-1)*P+q8]
+				t1[q8] += t5 * thetaCov_q7[q8] * x[(groupRows[n]-1)*P+q8]
 			}
 		}
 	}
-	var t7Buf [runtime.StackVec]float64
-	t7 := runtime.Vec(t7Buf[:], P)
+	var t8Buf [runtime.StackVec]float64
+	t8 := runtime.Vec(t8Buf[:], P)
 	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
-		t8 := float64(y[groupRows[n]-1])
+		t9 := float64(y[groupRows[n]-1])
 		for i11 := 0; i11 < P; i11++ {
-			t7[i11] += t8 * x[(groupRows[n]-1)*P+i11]
-		}
-	}
-	var t9Buf [runtime.StackVec]float64
-	t9 := runtime.Vec(t9Buf[:], P)
-	for q := 0; q < P; q++ {
-		Lambda0_q := Lambda0[q*P:][:P:P]
-		thetaCov_q := thetaCov[q*P:][:P:P]
-		for q2 := 0; q2 < P; q2++ {
-			t9[q2] += Lambda0_q[q2] * thetaCov_q[q2]
+			t8[i11] += t9 * x[(groupRows[n]-1)*P+i11]
 		}
 	}
 	var t10Buf [runtime.StackVec]float64
 	t10 := runtime.Vec(t10Buf[:], P)
+	for q := 0; q < P; q++ {
+		Lambda0_q := Lambda0[q*P:][:P:P]
+		thetaCov_q := thetaCov[q*P:][:P:P]
+		for q2 := 0; q2 < P; q2++ {
+			t10[q2] += Lambda0_q[q2] * thetaCov_q[q2]
+		}
+	}
+	var t11Buf [runtime.StackVec]float64
+	t11 := runtime.Vec(t11Buf[:], P)
 	for i10 := 0; i10 < P; i10++ {
-		t11 := thetaMean[i10] - mu0[i10]
+		t12 := thetaMean[i10] - mu0[i10]
 		Lambda0_i10 := Lambda0[i10*P:][:P:P]
 		for i9 := 0; i9 < P; i9++ {
-			t10[i9] += t11 * Lambda0_i10[i9]
+			t11[i9] += t12 * Lambda0_i10[i9]
 		}
 	}
 	f += 0.5*Lambda0Logdet - 0.9189385332046727*float64(P)
@@ -772,21 +770,18 @@ func (m *Model) elboUnit(m_ int, thetaMean, thetaCov []float64) float64 {
 		f -= 0.5 * t1[q8]
 	}
 	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
-		var t5 float64
-		for i11 := 0; i11 < P; i11++ {
-			t5 += thetaMean[i11] * x[(groupRows[n]-1)*P+i11]
-		}
-		t6 := runtime.Softplus(t5)
-		f -= t6
+		t6 := runtime.DotFMA(thetaMean[:P], x[(groupRows[n]-1)*P:][:P])
+		t7 := runtime.Softplus(t6)
+		f -= t7
 	}
 	for i11 := 0; i11 < P; i11++ {
-		f += t7[i11] * thetaMean[i11]
+		f += t8[i11] * thetaMean[i11]
 	}
 	for q2 := 0; q2 < P; q2++ {
-		f -= 0.5 * t9[q2]
+		f -= 0.5 * t10[q2]
 	}
 	for i9 := 0; i9 < P; i9++ {
-		f -= 0.5 * t10[i9] * (thetaMean[i9] - mu0[i9])
+		f -= 0.5 * t11[i9] * (thetaMean[i9] - mu0[i9])
 	}
 	return f
 }
@@ -811,6 +806,8 @@ func (m *Model) ThetaF(m_ int, theta, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
+	var hessSyrBuf [runtime.SyrBatchRows * runtime.StackVec]float64
+	hessSyr := runtime.NewSyrBatch(hess, P, hessSyrBuf[:])
 	var t4Buf [runtime.StackVec]float64
 	t4 := runtime.Vec(t4Buf[:], P)
 	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
@@ -832,15 +829,12 @@ func (m *Model) ThetaF(m_ int, theta, grad, hess []float64) float64 {
 	f += 0.5*Lambda0Logdet - 0.9189385332046727*float64(P)
 	// hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]])))
 	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
-		var t1 float64
-		for i3 := 0; i3 < P; i3++ {
-			t1 += theta[i3] * x[(groupRows[n]-1)*P+i3]
-		}
+		t1 := runtime.DotFMA(theta[:P], x[(groupRows[n]-1)*P:][:P])
 		t2 := runtime.Logistic(t1)
 		t3 := -t2
 		t6 := runtime.Softplus(t1)
 		f -= t6
-		runtime.SyrUpper(hess, P, -(t2 * (1.0 - t2)), x[(groupRows[n]-1)*P:][:P])
+		hessSyr.Add(-(t2 * (1.0 - t2)), x[(groupRows[n]-1)*P:][:P])
 		for a := 0; a < P; a++ {
 			grad[a] += t3 * x[(groupRows[n]-1)*P+a]
 		}
@@ -862,6 +856,7 @@ func (m *Model) ThetaF(m_ int, theta, grad, hess []float64) float64 {
 	for i2 := 0; i2 < P; i2++ {
 		f -= 0.5 * t7[i2] * (theta[i2] - mu0[i2])
 	}
+	hessSyr.Flush()
 	runtime.MirrorUpper(hess, P)
 	return f
 }
@@ -888,91 +883,73 @@ func (m *Model) ThetaDelta(m_ int, theta, cov, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t14Buf [runtime.StackVec]float64
-	t14 := runtime.Vec(t14Buf[:], P)
+	var hessSyrBuf [runtime.SyrBatchRows * runtime.StackVec]float64
+	hessSyr := runtime.NewSyrBatch(hess, P, hessSyrBuf[:])
+	var t8Buf [runtime.StackVec]float64
+	t8 := runtime.Vec(t8Buf[:], P)
 	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
-		t15 := float64(y[groupRows[n]-1])
+		t9 := float64(y[groupRows[n]-1])
 		for a := 0; a < P; a++ {
-			t14[a] += t15 * x[(groupRows[n]-1)*P+a]
+			t8[a] += t9 * x[(groupRows[n]-1)*P+a]
+		}
+	}
+	var t10Buf [runtime.StackVec]float64
+	t10 := runtime.Vec(t10Buf[:], P)
+	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
+		t11 := runtime.DotFMA(theta[:P], x[(groupRows[n]-1)*P:][:P])
+		t12 := runtime.Logistic(t11)
+		t13 := t12 * (1.0 - t12)
+		for a2 := 0; a2 < P; a2++ {
+			t14 := t13 * x[(groupRows[n]-1)*P+a2]
+			cov_a2 := cov[a2*P:][:P:P]
+			for b2 := 0; b2 < P; b2++ {
+				t10[b2] += t14 * cov_a2[b2] * x[(groupRows[n]-1)*P+b2]
+			}
 		}
 	}
 	var t16Buf [runtime.StackVec]float64
 	t16 := runtime.Vec(t16Buf[:], P)
-	for a2 := 0; a2 < P; a2++ {
-		for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
-			var t17 float64
-			for i3 := 0; i3 < P; i3++ {
-				t17 += theta[i3] * x[(groupRows[n]-1)*P+i3]
-			}
-			t18 := runtime.Logistic(t17)
-			t19 := t18 * (1.0 - t18) * x[(groupRows[n]-1)*P+a2]
-			cov_a2 := cov[a2*P:][:P:P]
-			for b2 := 0; b2 < P; b2++ {
-				t16[b2] += t19 * cov_a2[b2] * x[(groupRows[n]-1)*P+b2]
-			}
-		}
-	}
-	var t21Buf [runtime.StackVec]float64
-	t21 := runtime.Vec(t21Buf[:], P)
 	for i2 := 0; i2 < P; i2++ {
-		t22 := theta[i2] - mu0[i2]
+		t17 := theta[i2] - mu0[i2]
 		Lambda0_i2 := Lambda0[i2*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t21[a] += t22 * Lambda0_i2[a]
+			t16[a] += t17 * Lambda0_i2[a]
 		}
 	}
-	var t23Buf [runtime.StackVec]float64
-	t23 := runtime.Vec(t23Buf[:], P)
+	var t18Buf [runtime.StackVec]float64
+	t18 := runtime.Vec(t18Buf[:], P)
 	for a2 := 0; a2 < P; a2++ {
 		Lambda0_a2 := Lambda0[a2*P:][:P:P]
 		cov_a2 := cov[a2*P:][:P:P]
 		for b2 := 0; b2 < P; b2++ {
-			t23[b2] += Lambda0_a2[b2] * cov_a2[b2]
+			t18[b2] += Lambda0_a2[b2] * cov_a2[b2]
 		}
 	}
 	// hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
 	f += 0.5*Lambda0Logdet - 0.9189385332046727*float64(P)
 	// hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]])))
 	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
-		var t1 float64
-		for i3 := 0; i3 < P; i3++ {
-			t1 += theta[i3] * x[(groupRows[n]-1)*P+i3]
-		}
+		t1 := runtime.DotFMA(theta[:P], x[(groupRows[n]-1)*P:][:P])
 		t2 := runtime.Logistic(t1)
 		var t4 float64
 		for b2 := 0; b2 < P; b2++ {
-			var t3 float64
-			cov_b2 := cov[b2*P:][:P:P]
-			for a2 := 0; a2 < P; a2++ {
-				t3 += cov_b2[a2] * x[(groupRows[n]-1)*P+a2]
-			}
+			t3 := runtime.DotFMA(cov[b2*P:][:P], x[(groupRows[n]-1)*P:][:P])
 			t4 += t3 * x[(groupRows[n]-1)*P+b2]
 		}
-		t5 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2) * (1.0 - t2)
-		t7 := 2.0 * t2 * t2 * t4 * (1.0 - t2) * (1.0 - t2)
-		t9 := (-0.5) * t2 * t2 * t2 * t4 * (1.0 - t2)
-		t11 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
-		t12 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
-		t13 := -t2
-		t20 := runtime.Softplus(t1)
-		t24 := t11 + t12 + t13
-		f -= t20
-		runtime.SyrUpper(hess, P, -(t2 * (1.0 - t2)), x[(groupRows[n]-1)*P:][:P])
+		t5 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
+		t6 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
+		t7 := -t2
+		t15 := runtime.Softplus(t1)
+		t19 := t5 + t6 + t7
+		f -= t15
+		hessSyr.Add(2.0*t2*t2*t4*(1.0-t2)*(1.0-t2)-0.5*t2*t2*t2*t4*(1.0-t2)-0.5*t2*t4*(1.0-t2)*(1.0-t2)*(1.0-t2)-t2*(1.0-t2), x[(groupRows[n]-1)*P:][:P])
 		for a := 0; a < P; a++ {
-			t6 := t5 * x[(groupRows[n]-1)*P+a]
-			t8 := t7 * x[(groupRows[n]-1)*P+a]
-			t10 := t9 * x[(groupRows[n]-1)*P+a]
-			t25 := t10 + t6 + t8
-			grad[a] += t24 * x[(groupRows[n]-1)*P+a]
-			hess_a := hess[a*P:][:P:P]
-			for b := a; b < P; b++ {
-				hess_a[b] += t25 * x[(groupRows[n]-1)*P+b]
-			}
+			grad[a] += t19 * x[(groupRows[n]-1)*P+a]
 		}
 	}
 	// hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]]))); hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
 	for a := 0; a < P; a++ {
-		grad[a] += t14[a] - t21[a]
+		grad[a] += t8[a] - t16[a]
 		Lambda0_a := Lambda0[a*P:][:P:P]
 		hess_a := hess[a*P:][:P:P]
 		for b := 0; b < P; b++ {
@@ -980,16 +957,17 @@ func (m *Model) ThetaDelta(m_ int, theta, cov, grad, hess []float64) float64 {
 		}
 	}
 	for b2 := 0; b2 < P; b2++ {
-		f += (-0.5)*t16[b2] - 0.5*t23[b2]
+		f += (-0.5)*t10[b2] - 0.5*t18[b2]
 	}
 	// hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]])))
 	for i3 := 0; i3 < P; i3++ {
-		f += t14[i3] * theta[i3]
+		f += t8[i3] * theta[i3]
 	}
 	// hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
 	for i2 := 0; i2 < P; i2++ {
-		f -= 0.5 * t21[i2] * (theta[i2] - mu0[i2])
+		f -= 0.5 * t16[i2] * (theta[i2] - mu0[i2])
 	}
+	hessSyr.Flush()
 	runtime.MirrorUpper(hess, P)
 	return f
 }

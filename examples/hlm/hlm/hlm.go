@@ -729,10 +729,7 @@ func (m *Model) ThetaDelta(theta, cov, zParam, zElog, grad, hess []float64) floa
 			t21[b2] += t22 * cov_a2[b2]
 		}
 	}
-	var t23 float64
-	for b2 := 0; b2 < V; b2++ {
-		t23 += t12[b2] * t21[b2]
-	}
+	t23 := runtime.DotFMA(t12, t21)
 	t24 := 3.0 * float64(D) * t20 * t23
 	t26 := runtime.Zeta3(t8)
 	t27 := -(float64(D) * t23 * t26)

@@ -410,19 +410,12 @@ func (m *Model) elboGlobal(thetaMean, thetaCov []float64) float64 {
 	}
 	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
 	for n := 0; n < N; n++ {
-		var t1 float64
-		x_n := x[n*P:][:P:P]
-		for i6 := 0; i6 < P; i6++ {
-			t1 += thetaMean[i6] * x_n[i6]
-		}
+		t1 := runtime.DotFMA(thetaMean[:P], x[n*P:][:P])
 		t2 := runtime.Logistic(t1)
 		var t4 float64
+		x_n := x[n*P:][:P:P]
 		for q8 := 0; q8 < P; q8++ {
-			var t3 float64
-			thetaCov_q8 := thetaCov[q8*P:][:P:P]
-			for q7 := 0; q7 < P; q7++ {
-				t3 += thetaCov_q8[q7] * x_n[q7]
-			}
+			t3 := runtime.DotFMA(thetaCov[q8*P:][:P], x_n)
 			t4 += t3 * x_n[q8]
 		}
 		t5 := runtime.Softplus(t1)
@@ -453,6 +446,8 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
+	var hessSyrBuf [runtime.SyrBatchRows * runtime.StackVec]float64
+	hessSyr := runtime.NewSyrBatch(hess, P, hessSyrBuf[:])
 	var t4Buf [runtime.StackVec]float64
 	t4 := runtime.Vec(t4Buf[:], P)
 	for n := 0; n < N; n++ {
@@ -475,16 +470,13 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
 	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
 	for n := 0; n < N; n++ {
-		var t1 float64
-		x_n := x[n*P:][:P:P]
-		for i3 := 0; i3 < P; i3++ {
-			t1 += theta[i3] * x_n[i3]
-		}
+		t1 := runtime.DotFMA(theta[:P], x[n*P:][:P])
 		t2 := runtime.Logistic(t1)
 		t3 := -t2
 		t6 := runtime.Softplus(t1)
 		f += t1*float64(y[n]) - t6
-		runtime.SyrUpper(hess, P, -(t2 * (1.0 - t2)), x[n*P:][:P])
+		hessSyr.Add(-(t2 * (1.0 - t2)), x[n*P:][:P])
+		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
 			grad[a] += t3 * x_n[a]
 		}
@@ -502,6 +494,7 @@ func (m *Model) ThetaF(theta, grad, hess []float64) float64 {
 	for i2 := 0; i2 < P; i2++ {
 		f -= 0.5 * t7[i2] * (theta[i2] - mu0[i2])
 	}
+	hessSyr.Flush()
 	runtime.MirrorUpper(hess, P)
 	return f
 }
@@ -524,77 +517,61 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t14Buf [runtime.StackVec]float64
-	t14 := runtime.Vec(t14Buf[:], P)
+	var hessSyrBuf [runtime.SyrBatchRows * runtime.StackVec]float64
+	hessSyr := runtime.NewSyrBatch(hess, P, hessSyrBuf[:])
+	var t8Buf [runtime.StackVec]float64
+	t8 := runtime.Vec(t8Buf[:], P)
 	for n := 0; n < N; n++ {
-		t15 := float64(y[n])
+		t9 := float64(y[n])
 		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t14[a] += t15 * x_n[a]
+			t8[a] += t9 * x_n[a]
 		}
 	}
-	var t17Buf [runtime.StackVec]float64
-	t17 := runtime.Vec(t17Buf[:], P)
+	var t11Buf [runtime.StackVec]float64
+	t11 := runtime.Vec(t11Buf[:], P)
 	for i2 := 0; i2 < P; i2++ {
-		t18 := theta[i2] - mu0[i2]
+		t12 := theta[i2] - mu0[i2]
 		Sigma0Inv_i2 := Sigma0Inv[i2*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t17[a] += t18 * Sigma0Inv_i2[a]
+			t11[a] += t12 * Sigma0Inv_i2[a]
 		}
 	}
-	var t19Buf [runtime.StackVec]float64
-	t19 := runtime.Vec(t19Buf[:], P)
+	var t13Buf [runtime.StackVec]float64
+	t13 := runtime.Vec(t13Buf[:], P)
 	for a2 := 0; a2 < P; a2++ {
 		Sigma0Inv_a2 := Sigma0Inv[a2*P:][:P:P]
 		cov_a2 := cov[a2*P:][:P:P]
 		for b2 := 0; b2 < P; b2++ {
-			t19[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
+			t13[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
 		}
 	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
 	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
 	for n := 0; n < N; n++ {
-		var t1 float64
-		x_n := x[n*P:][:P:P]
-		for i3 := 0; i3 < P; i3++ {
-			t1 += theta[i3] * x_n[i3]
-		}
+		t1 := runtime.DotFMA(theta[:P], x[n*P:][:P])
 		t2 := runtime.Logistic(t1)
 		var t4 float64
+		x_n := x[n*P:][:P:P]
 		for b2 := 0; b2 < P; b2++ {
-			var t3 float64
-			cov_b2 := cov[b2*P:][:P:P]
-			for a2 := 0; a2 < P; a2++ {
-				t3 += cov_b2[a2] * x_n[a2]
-			}
+			t3 := runtime.DotFMA(cov[b2*P:][:P], x_n)
 			t4 += t3 * x_n[b2]
 		}
-		t5 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2) * (1.0 - t2)
-		t7 := 2.0 * t2 * t2 * t4 * (1.0 - t2) * (1.0 - t2)
-		t9 := (-0.5) * t2 * t2 * t2 * t4 * (1.0 - t2)
-		t11 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
-		t12 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
-		t13 := -t2
-		t16 := runtime.Softplus(t1)
-		t20 := t11 + t12 + t13
-		f += t1*float64(y[n]) - t16 - 0.5*t2*t4*(t13+1.0)
-		runtime.SyrUpper(hess, P, -(t2 * (1.0 - t2)), x[n*P:][:P])
+		t5 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
+		t6 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
+		t7 := -t2
+		t10 := runtime.Softplus(t1)
+		t14 := t5 + t6 + t7
+		f += t1*float64(y[n]) - t10 - 0.5*t2*t4*(t7+1.0)
+		hessSyr.Add(2.0*t2*t2*t4*(1.0-t2)*(1.0-t2)-0.5*t2*t2*t2*t4*(1.0-t2)-0.5*t2*t4*(1.0-t2)*(1.0-t2)*(1.0-t2)-t2*(1.0-t2), x[n*P:][:P])
 		for a := 0; a < P; a++ {
-			t6 := t5 * x_n[a]
-			t8 := t7 * x_n[a]
-			t10 := t9 * x_n[a]
-			t21 := t10 + t6 + t8
-			grad[a] += t20 * x_n[a]
-			hess_a := hess[a*P:][:P:P]
-			for b := a; b < P; b++ {
-				hess_a[b] += t21 * x_n[b]
-			}
+			grad[a] += t14 * x_n[a]
 		}
 	}
 	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta))); logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	for a := 0; a < P; a++ {
-		grad[a] += t14[a] - t17[a]
+		grad[a] += t8[a] - t11[a]
 		Sigma0Inv_a := Sigma0Inv[a*P:][:P:P]
 		hess_a := hess[a*P:][:P:P]
 		for b := 0; b < P; b++ {
@@ -603,11 +580,12 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	for i2 := 0; i2 < P; i2++ {
-		f -= 0.5 * t17[i2] * (theta[i2] - mu0[i2])
+		f -= 0.5 * t11[i2] * (theta[i2] - mu0[i2])
 	}
 	for b2 := 0; b2 < P; b2++ {
-		f -= 0.5 * t19[b2]
+		f -= 0.5 * t13[b2]
 	}
+	hessSyr.Flush()
 	runtime.MirrorUpper(hess, P)
 	return f
 }

@@ -374,19 +374,12 @@ func (m *Model) elboGlobal(wMean, wCov []float64) float64 {
 	var f float64
 	f -= 0.9189385332046727 * float64(P)
 	for n := 0; n < N; n++ {
-		var t1 float64
-		x_n := x[n*P:][:P:P]
-		for i4 := 0; i4 < P; i4++ {
-			t1 += wMean[i4] * x_n[i4]
-		}
+		t1 := runtime.DotFMA(wMean[:P], x[n*P:][:P])
 		t2 := runtime.Logistic(t1)
 		var t4 float64
+		x_n := x[n*P:][:P:P]
 		for q8 := 0; q8 < P; q8++ {
-			var t3 float64
-			wCov_q8 := wCov[q8*P:][:P:P]
-			for q7 := 0; q7 < P; q7++ {
-				t3 += wCov_q8[q7] * x_n[q7]
-			}
+			t3 := runtime.DotFMA(wCov[q8*P:][:P], x_n)
 			t4 += t3 * x_n[q8]
 		}
 		t5 := runtime.Softplus(t1)
@@ -412,6 +405,8 @@ func (m *Model) WF(w, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
+	var hessSyrBuf [runtime.SyrBatchRows * runtime.StackVec]float64
+	hessSyr := runtime.NewSyrBatch(hess, P, hessSyrBuf[:])
 	var t4Buf [runtime.StackVec]float64
 	t4 := runtime.Vec(t4Buf[:], P)
 	for n := 0; n < N; n++ {
@@ -425,16 +420,13 @@ func (m *Model) WF(w, grad, hess []float64) float64 {
 	f -= 0.9189385332046727 * float64(P)
 	// ncvmp.vi:15:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], w)))
 	for n := 0; n < N; n++ {
-		var t1 float64
-		x_n := x[n*P:][:P:P]
-		for i2 := 0; i2 < P; i2++ {
-			t1 += w[i2] * x_n[i2]
-		}
+		t1 := runtime.DotFMA(w[:P], x[n*P:][:P])
 		t2 := runtime.Logistic(t1)
 		t3 := -t2
 		t6 := runtime.Softplus(t1)
 		f += t1*float64(y[n]) - t6
-		runtime.SyrUpper(hess, P, -(t2 * (1.0 - t2)), x[n*P:][:P])
+		hessSyr.Add(-(t2 * (1.0 - t2)), x[n*P:][:P])
+		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
 			grad[a] += t3 * x_n[a]
 		}
@@ -449,6 +441,7 @@ func (m *Model) WF(w, grad, hess []float64) float64 {
 		t7 := w[i] * w[i]
 		f -= 0.5 * t7
 	}
+	hessSyr.Flush()
 	runtime.MirrorUpper(hess, P)
 	return f
 }
@@ -468,69 +461,54 @@ func (m *Model) WDelta(w, cov, grad, hess []float64) float64 {
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t14Buf [runtime.StackVec]float64
-	t14 := runtime.Vec(t14Buf[:], P)
+	var hessSyrBuf [runtime.SyrBatchRows * runtime.StackVec]float64
+	hessSyr := runtime.NewSyrBatch(hess, P, hessSyrBuf[:])
+	var t8Buf [runtime.StackVec]float64
+	t8 := runtime.Vec(t8Buf[:], P)
 	for n := 0; n < N; n++ {
-		t15 := float64(y[n])
+		t9 := float64(y[n])
 		x_n := x[n*P:][:P:P]
 		for a := 0; a < P; a++ {
-			t14[a] += t15 * x_n[a]
+			t8[a] += t9 * x_n[a]
 		}
 	}
 	// ncvmp.vi:13:1: w ~ Normal(0, 1)
 	f -= 0.9189385332046727 * float64(P)
 	// ncvmp.vi:15:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], w)))
 	for n := 0; n < N; n++ {
-		var t1 float64
-		x_n := x[n*P:][:P:P]
-		for i2 := 0; i2 < P; i2++ {
-			t1 += w[i2] * x_n[i2]
-		}
+		t1 := runtime.DotFMA(w[:P], x[n*P:][:P])
 		t2 := runtime.Logistic(t1)
 		var t4 float64
+		x_n := x[n*P:][:P:P]
 		for b2 := 0; b2 < P; b2++ {
-			var t3 float64
-			cov_b2 := cov[b2*P:][:P:P]
-			for a2 := 0; a2 < P; a2++ {
-				t3 += cov_b2[a2] * x_n[a2]
-			}
+			t3 := runtime.DotFMA(cov[b2*P:][:P], x_n)
 			t4 += t3 * x_n[b2]
 		}
-		t5 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2) * (1.0 - t2)
-		t7 := 2.0 * t2 * t2 * t4 * (1.0 - t2) * (1.0 - t2)
-		t9 := (-0.5) * t2 * t2 * t2 * t4 * (1.0 - t2)
-		t11 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
-		t12 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
-		t13 := -t2
-		t16 := runtime.Softplus(t1)
-		t18 := t11 + t12 + t13
-		f += t1*float64(y[n]) - t16 - 0.5*t2*t4*(t13+1.0)
-		runtime.SyrUpper(hess, P, -(t2 * (1.0 - t2)), x[n*P:][:P])
+		t5 := (-0.5) * t2 * t4 * (1.0 - t2) * (1.0 - t2)
+		t6 := 0.5 * t2 * t2 * t4 * (1.0 - t2)
+		t7 := -t2
+		t10 := runtime.Softplus(t1)
+		t12 := t5 + t6 + t7
+		f += t1*float64(y[n]) - t10 - 0.5*t2*t4*(t7+1.0)
+		hessSyr.Add(2.0*t2*t2*t4*(1.0-t2)*(1.0-t2)-0.5*t2*t2*t2*t4*(1.0-t2)-0.5*t2*t4*(1.0-t2)*(1.0-t2)*(1.0-t2)-t2*(1.0-t2), x[n*P:][:P])
 		for a := 0; a < P; a++ {
-			t6 := t5 * x_n[a]
-			t8 := t7 * x_n[a]
-			t10 := t9 * x_n[a]
-			t19 := t10 + t6 + t8
-			grad[a] += t18 * x_n[a]
-			hess_a := hess[a*P:][:P:P]
-			for b := a; b < P; b++ {
-				hess_a[b] += t19 * x_n[b]
-			}
+			grad[a] += t12 * x_n[a]
 		}
 	}
 	// ncvmp.vi:15:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], w))); ncvmp.vi:13:1: w ~ Normal(0, 1)
 	for a := 0; a < P; a++ {
-		grad[a] += t14[a] - w[a]
+		grad[a] += t8[a] - w[a]
 		hess[a*P+a] -= 1.0
 	}
 	// ncvmp.vi:13:1: w ~ Normal(0, 1)
 	for i := 0; i < P; i++ {
-		t17 := w[i] * w[i]
-		f -= 0.5 * t17
+		t11 := w[i] * w[i]
+		f -= 0.5 * t11
 	}
 	for b2 := 0; b2 < P; b2++ {
 		f -= 0.5 * cov[b2*P+b2]
 	}
+	hessSyr.Flush()
 	runtime.MirrorUpper(hess, P)
 	return f
 }
@@ -567,11 +545,7 @@ func (m *Model) WQuad(w, grad, hess []float64) float64 {
 	}
 	// ncvmp.vi:15:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], w)))
 	for n := 0; n < N; n++ {
-		var t3 float64
-		x_n := x[n*P:][:P:P]
-		for i2 := 0; i2 < P; i2++ {
-			t3 += w[i2] * x_n[i2]
-		}
+		t3 := runtime.DotFMA(w[:P], x[n*P:][:P])
 		f += t3 * float64(y[n])
 	}
 	// ncvmp.vi:13:1: w ~ Normal(0, 1)
