@@ -39,6 +39,8 @@ var goReserved = map[string]bool{
 	"MStep": true, "computeAux": true, "withOwnParams": true, "ownParams": true,
 	"startParams": true, "paramsResult": true, "newState": true,
 	"elboGlobal": true, "elboUnit": true, "mstep": true, "fingerprint": true,
+	// fields of Model
+	"dataFP": true,
 	// methods of state and Params
 	"start": true, "methods": true, "latent": true, "Into": true,
 }

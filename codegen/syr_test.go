@@ -7,7 +7,8 @@ import (
 )
 
 // TestRankOneHessianIsSyr: a Hessian term that is a sum over data of
-// w_n·u_n(a)·u_n(b) is scheduled as one runtime.SyrUpper per data point,
+// w_n·u_n(a)·u_n(b) is scheduled as one rank-1 update per data point
+// (gathered by a runtime.SyrBatch, flushed before the mirror),
 // reading a row of the data in place where u_n is one (a GLM's x[n]) and
 // computing u_n once where it is a product (the collapsed topic model's
 // e^θ ⊙ β_{·,w}), which the gradient and the normalizer then reuse. (The
@@ -26,7 +27,8 @@ for n in 1:N {
 }
 `
 	src := generatedSource(t, "glm", glm)
-	if !regexp.MustCompile(`runtime\.SyrUpper\(hess, P, [^\n]*, x\[n\*P:\]\[:P\]\)`).MatchString(src) {
+	if !regexp.MustCompile(`hessSyr\.Add\([^\n]*, x\[n\*P:\]\[:P\]\)`).MatchString(src) ||
+		!regexp.MustCompile(`hessSyr\.Flush\(\)\n\s*runtime\.MirrorUpper\(hess, P\)`).MatchString(kernelOf(src, "ThetaF")) {
 		t.Errorf("the logistic regression's Hessian is not a SyrUpper on the row x[n]:\n%s", kernelOf(src, "ThetaF"))
 	}
 	if strings.Contains(kernelOf(src, "ThetaF"), "for b := a; b < P; b++") {
@@ -49,7 +51,7 @@ for d in 1:D {
 }
 `
 	k := kernelOf(generatedSource(t, "topics", topics), "ThetaCollapsed")
-	m := regexp.MustCompile(`runtime\.SyrUpper\(hess, K, [^\n]*, (t\d+)\)`).FindStringSubmatch(k)
+	m := regexp.MustCompile(`hessSyr\.Add\([^\n]*, (t\d+)\)`).FindStringSubmatch(k)
 	if m == nil {
 		t.Fatalf("the collapsed objective's Hessian is not a SyrUpper:\n%s", k)
 	}
@@ -128,4 +130,28 @@ func grepLines(src, s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestDotProductsAreDotFMA: a sum over a whole dimension of the product of
+// two rows (the linear predictor x[n]·θ, a row of a covariance times x[n])
+// is printed as runtime.DotFMA on the two slices.
+func TestDotProductsAreDotFMA(t *testing.T) {
+	src := generatedSource(t, "glm", `model glm
+size N, P
+data x : real[N, P]
+data y : int[N] in 0..1
+const S : cov[P] = eye(P)
+latent theta : real[P] nonconjugate laplace
+theta ~ MvNormal(0, S)
+for n in 1:N {
+  y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
+}
+`)
+	k := kernelOf(src, "ThetaF")
+	if !regexp.MustCompile(`t\d+ := runtime\.DotFMA\(theta\[:P\], x\[n\*P:\]\[:P\]\)`).MatchString(k) {
+		t.Errorf("ThetaF's linear predictor is not a DotFMA:\n%s", k)
+	}
+	if e := kernelOf(src, "elboGlobal"); !strings.Contains(e, "runtime.DotFMA(thetaCov[") {
+		t.Errorf("elboGlobal's x[n]ᵀΣ row products are not DotFMA:\n%s", e)
+	}
 }

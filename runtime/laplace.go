@@ -45,6 +45,7 @@ type GaussianFactor struct {
 // factors. Its zero value is ready to use.
 type GaussianWork struct {
 	grad, curv, cov, prev, zero         []float64
+	newton                              []float64 // Maximize's scratch
 	dg, dh, fg, fh, sig, hc, dH, s3, xt []float64 // collapseDelta
 	// NCVMPELBO is the ELBO that the last NCVMP update reached
 	// (NCVMPVectorResult.ELBO), for its report.
@@ -99,7 +100,7 @@ func (w *GaussianWork) Update(q GaussianFactor, s NewtonSettings) Status {
 		copy(hess, h)
 		return v
 	}
-	r := Maximize(obj, mean, s)
+	r := MaximizeIn(obj, mean, s, &w.newton)
 	if delta {
 		// hess holds the Hessian of the delta objective; Σ needs ∇²f itself.
 		q.F(mean, grad, hess)
@@ -162,7 +163,7 @@ func (q GaussianFactor) setStarted() {
 // categorical latent (CollapseDelta). The sweeps then confirm the point.
 func (w *GaussianWork) Collapse(q GaussianFactor, s NewtonSettings) {
 	if !q.Delta || q.Started == nil || !*q.Started {
-		Maximize(q.Collapsed, q.Mean, s)
+		MaximizeIn(q.Collapsed, q.Mean, s, &w.newton)
 	}
 	if q.Delta && q.CollapsesDelta {
 		w.CollapseDelta(q, s)
@@ -216,7 +217,7 @@ func (w *GaussianWork) CollapseDelta(q GaussianFactor, s NewtonSettings) {
 		AddTraceGram(h, sig, dH, s3, p)
 		return v
 	}
-	Maximize(phi, mean, s)
+	MaximizeIn(phi, mean, s, &w.newton)
 	q.F(mean, fg, fh)
 	if NegInvSPD(sig, fh, p) {
 		copy(cov, sig)

@@ -89,8 +89,17 @@ const (
 // caller can form −C⁻¹. Status is StatusIndefinite when the decrement
 // converged but the final curvature is not negative definite.
 //
-// Maximize allocates its scratch space (3n²+4n floats) once per call.
+// Maximize allocates its scratch space (3n²+4n floats) once per call;
+// MaximizeIn takes it from the caller.
 func Maximize(obj Objective, x []float64, s NewtonSettings) NewtonResult {
+	var buf []float64
+	return MaximizeIn(obj, x, s, &buf)
+}
+
+// MaximizeIn is Maximize with its scratch space in *buf, grown as needed
+// and kept there, so that a worker's repeated maximizations allocate
+// nothing.
+func MaximizeIn(obj Objective, x []float64, s NewtonSettings, scratch *[]float64) NewtonResult {
 	n := len(x)
 	maxIter := s.MaxIter
 	if maxIter <= 0 {
@@ -101,7 +110,8 @@ func Maximize(obj Objective, x []float64, s NewtonSettings) NewtonResult {
 		tol = newtonTol
 	}
 	tol = math.Max(tol, minTol)
-	buf := make([]float64, 3*n*n+4*n)
+	buf := Grow(scratch, 3*n*n+4*n)
+	clear(buf)
 	c, buf := buf[:n*n:n*n], buf[n*n:]  // curvature at x
 	ct, buf := buf[:n*n:n*n], buf[n*n:] // curvature at the trial point
 	h, buf := buf[:n*n:n*n], buf[n*n:]  // Cholesky factor of −C + λI

@@ -138,11 +138,12 @@ type Model struct {
 	zero          []float64
 	mu0           []float64
 	lambda0       []float64
-	lambda0Logdet float64   // log-determinant of Lambda0
-	phi0Inv       []float64 // inverse of Phi0
-	phi0Logdet    float64   // log-determinant of Phi0
-	phi1Inv       []float64 // inverse of Phi1
-	phi1Logdet    float64   // log-determinant of Phi1
+	lambda0Logdet float64           // log-determinant of Lambda0
+	phi0Inv       []float64         // inverse of Phi0
+	phi0Logdet    float64           // log-determinant of Phi0
+	phi1Inv       []float64         // inverse of Phi1
+	phi1Logdet    float64           // log-determinant of Phi1
+	dataFP        map[string]string // fingerprint(), hashed once by NewModel
 }
 
 // NewModel validates data and prepares it for fitting.
@@ -177,6 +178,7 @@ func NewModel(d *Data) (*Model, error) {
 	if err := m.computeAux(); err != nil {
 		return nil, err
 	}
+	m.dataFP = m.fingerprint()
 	return m, nil
 }
 
@@ -253,7 +255,11 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(m.fingerprint(), q.methods())}
+	data := m.dataFP
+	if data == nil { // a Model not made by NewModel
+		data = m.fingerprint()
+	}
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
 	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 

@@ -97,6 +97,7 @@ type Model struct {
 	wCount []float64 // counts
 	alpha  float64
 	eta    float64
+	dataFP map[string]string // fingerprint(), hashed once by NewModel
 }
 
 // NewModel validates data and prepares it for fitting.
@@ -138,6 +139,7 @@ func NewModel(d *Data) (*Model, error) {
 	if err := m.computeAux(); err != nil {
 		return nil, err
 	}
+	m.dataFP = m.fingerprint()
 	return m, nil
 }
 
@@ -190,7 +192,11 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(m.fingerprint(), q.methods())}
+	data := m.dataFP
+	if data == nil { // a Model not made by NewModel
+		data = m.fingerprint()
+	}
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
 	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 

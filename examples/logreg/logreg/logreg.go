@@ -103,8 +103,9 @@ type Model struct {
 	y            []int
 	mu0          []float64
 	sigma0       []float64
-	sigma0Inv    []float64 // inverse of Sigma0
-	sigma0Logdet float64   // log-determinant of Sigma0
+	sigma0Inv    []float64         // inverse of Sigma0
+	sigma0Logdet float64           // log-determinant of Sigma0
+	dataFP       map[string]string // fingerprint(), hashed once by NewModel
 }
 
 // NewModel validates data and prepares it for fitting.
@@ -130,6 +131,7 @@ func NewModel(d *Data) (*Model, error) {
 	if err := m.computeAux(); err != nil {
 		return nil, err
 	}
+	m.dataFP = m.fingerprint()
 	return m, nil
 }
 
@@ -186,7 +188,11 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(m.fingerprint(), q.methods())}
+	data := m.dataFP
+	if data == nil { // a Model not made by NewModel
+		data = m.fingerprint()
+	}
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
 	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 

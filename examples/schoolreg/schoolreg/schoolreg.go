@@ -91,6 +91,7 @@ type Model struct {
 	vr1    []int
 	vr2    []int
 	school []int
+	dataFP map[string]string // fingerprint(), hashed once by NewModel
 }
 
 // NewModel validates data and prepares it for fitting.
@@ -115,6 +116,7 @@ func NewModel(d *Data) (*Model, error) {
 	if err := m.computeAux(); err != nil {
 		return nil, err
 	}
+	m.dataFP = m.fingerprint()
 	return m, nil
 }
 
@@ -162,7 +164,11 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(m.fingerprint(), q.methods())}
+	data := m.dataFP
+	if data == nil { // a Model not made by NewModel
+		data = m.fingerprint()
+	}
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
 	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 

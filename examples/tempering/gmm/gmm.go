@@ -86,11 +86,12 @@ func (d *Data) table(m *Model) *runtime.DataTable {
 // Model is Data checked, with sizes resolved, defaults filled in and arrays
 // flattened (row-major) for the inner loops.
 type Model struct {
-	n     int
-	k     int
-	y     []float64
-	alpha float64
-	s0    float64
+	n      int
+	k      int
+	y      []float64
+	alpha  float64
+	s0     float64
+	dataFP map[string]string // fingerprint(), hashed once by NewModel
 }
 
 // NewModel validates data and prepares it for fitting.
@@ -135,6 +136,7 @@ func NewModel(d *Data) (*Model, error) {
 	if err := m.computeAux(); err != nil {
 		return nil, err
 	}
+	m.dataFP = m.fingerprint()
 	return m, nil
 }
 
@@ -182,7 +184,11 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(m.fingerprint(), q.methods())}
+	data := m.dataFP
+	if data == nil { // a Model not made by NewModel
+		data = m.fingerprint()
+	}
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
 	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 
