@@ -261,25 +261,19 @@ func loadNegated(h, c []float64, n int, lam float64) {
 //
 // It reports false if a pivot is not positive and finite (not positive
 // definite, or NaN). The upper triangle is neither read nor written.
+//
+// The sums are DotFMA's, vectorized.
 func cholLower(h []float64, n int) bool {
 	for j := 0; j < n; j++ {
 		rj := h[j*n : j*n+j]
-		s := h[j*n+j]
-		for _, v := range rj {
-			s -= v * v
-		}
+		s := h[j*n+j] - DotFMA(rj, rj)
 		if !(s > 0) || math.IsInf(s, 1) {
 			return false
 		}
 		ljj := math.Sqrt(s)
 		h[j*n+j] = ljj
 		for i := j + 1; i < n; i++ {
-			ri := h[i*n : i*n+j]
-			t := h[i*n+j]
-			for k, v := range ri {
-				t -= v * rj[k]
-			}
-			h[i*n+j] = t / ljj
+			h[i*n+j] = (h[i*n+j] - DotFMA(h[i*n:i*n+j], rj)) / ljj
 		}
 	}
 	return true
@@ -291,18 +285,11 @@ func cholLower(h []float64, n int) bool {
 func cholSolve(d, h, g []float64, n int) {
 	copy(d, g)
 	for i := 0; i < n; i++ {
-		t := d[i]
-		for k, v := range h[i*n : i*n+i] {
-			t -= v * d[k]
-		}
-		d[i] = t / h[i*n+i]
+		d[i] = (d[i] - DotFMA(h[i*n:i*n+i], d[:i])) / h[i*n+i]
 	}
 	for i := n - 1; i >= 0; i-- {
 		d[i] /= h[i*n+i]
-		di := d[i]
-		for k, v := range h[i*n : i*n+i] {
-			d[k] -= v * di
-		}
+		AxpyFMA(-d[i], h[i*n:i*n+i], d[:i])
 	}
 }
 
