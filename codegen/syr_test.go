@@ -69,8 +69,18 @@ for d in 1:D {
 	if !regexp.MustCompile(`betaT\[\(wTerm\[n\d*\]-1\)\*K\+a\]`).MatchString(k) {
 		t.Errorf("ThetaCollapsed does not read β term-major:\n%s", k)
 	}
-	if src := generatedSource(t, "topics", topics); !strings.Contains(src, "m.betaT = runtime.Transpose(m.beta, m.k)") {
+	src = generatedSource(t, "topics", topics)
+	if !strings.Contains(src, "m.betaT = runtime.Transpose(m.beta, m.k)") {
 		t.Errorf("computeAux does not transpose β:\n%s", grepLines(src, "betaT"))
+	}
+	// the ELBO's log β_k,w at every entry is read from log β, computed
+	// after the transpose, once per M-step
+	aux := kernelOf(src, "computeAux")
+	if i, j := strings.Index(aux, "m.betaT = "), strings.Index(aux, "m.betaTLog = runtime.LogOf(m.betaT)"); i < 0 || j < i {
+		t.Errorf("computeAux does not take log β after transposing it:\n%s", aux)
+	}
+	if e := kernelOf(src, "elboUnit"); strings.Contains(e, "math.Log(betaT") || !strings.Contains(e, "betaTLog[(wTerm[n") {
+		t.Errorf("elboUnit takes log β per entry:\n%s", e)
 	}
 }
 

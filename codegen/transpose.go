@@ -57,6 +57,76 @@ func (g *gen) columnRead(t *derive.Tensor, local map[string]tensorInfo) (string,
 	return "", false
 }
 
+// loggedReads rewrites, in a kernel's expression, log(x[…]) of a model
+// tensor (or of a transposed copy, transposedReads) read per data point
+// into a read of its elementwise logarithm, an aux value computed with the
+// others (loggedOf): CTM's ELBO takes log β_k,w for every topic at every
+// term of every document, which is K·(entries) logarithms per evaluation
+// against K·V once per M-step.
+func (g *gen) loggedReads(e derive.Expr, local map[string]tensorInfo) derive.Expr {
+	any := false
+	derive.Visit(e, func(x derive.Expr) {
+		if !any {
+			_, any = g.logRead(x, local)
+		}
+	})
+	if !any {
+		return e
+	}
+	return derive.Rewrite(e, func(x derive.Expr) (derive.Expr, bool) { return g.logRead(x, local) })
+}
+
+// logRead reports whether x is log of a read of a model tensor (or aux
+// copy) at a data-given index, and if so its rewrite.
+func (g *gen) logRead(x derive.Expr, local map[string]tensorInfo) (derive.Expr, bool) {
+	c, ok := x.(*derive.Call)
+	if !ok || c.Prim.Name != "log" || len(c.Args) != 1 {
+		return nil, false
+	}
+	t, ok := c.Args[0].(*derive.Tensor)
+	if !ok || t.Sym || t.Int || len(t.Idx) == 0 || strings.HasPrefix(t.Name, TempPrefix) {
+		return nil, false
+	}
+	if _, ok := local[t.Name]; ok {
+		return nil, false
+	}
+	gathered := false
+	for _, i := range t.Idx {
+		if _, plain := i.(*derive.Ix); !plain {
+			gathered = true
+		}
+	}
+	info, ok := g.tensors[t.Name]
+	if !gathered || !ok || len(info.Dims) != len(t.Idx) {
+		return nil, false
+	}
+	base := strings.TrimSuffix(t.Name, transposeSuffix)
+	v := g.m.Lookup(base)
+	if v == nil || v.Type.Kind == ir.Int || v.Role != ir.RoleParam && v.Role != ir.RoleConst && v.Role != ir.RoleData {
+		return nil, false
+	}
+	return derive.T(g.loggedOf(t.Name, v, info), t.Idx...), true
+}
+
+// loggedOf registers (once) the elementwise logarithm of tensor name (a
+// model tensor of variable v, or its transposed copy) as an aux value and
+// returns its tensor name.
+func (g *gen) loggedOf(name string, v *ir.Var, info tensorInfo) string {
+	logName := name + ".log"
+	if _, ok := g.tensors[logName]; ok {
+		return logName
+	}
+	c := auxCtx{Go: g.fields.get(g.goName[name] + "Log"), Type: "[]float64", Op: "log", Src: g.goName[name], What: "data", Arg: v.Name}
+	c.Doc = "log of " + g.goName[name] + ", for the kernels that read it per data point"
+	if v.Role == ir.RoleParam {
+		c.What, c.Param = "param", true
+	}
+	g.goName[logName] = c.Go
+	g.tensors[logName] = tensorInfo{Go: "@" + logName, Dims: info.Dims, Trans: info.Trans}
+	g.transAux = append(g.transAux, c)
+	return logName
+}
+
 // transposeSuffix names the transposed copy of a matrix in expressions.
 const transposeSuffix = ".T"
 

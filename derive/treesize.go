@@ -50,3 +50,15 @@ func RenameTensorsIf(e Expr, rename func(t *Tensor) (string, bool)) Expr {
 // to limit (see treeSize): a measure of what printing e would cost before
 // common subexpressions are shared.
 func TreeSize(e Expr, limit float64) float64 { return treeSize(e, limit) }
+
+// Rewrite returns e with every subexpression x for which fn returns
+// (y, true) replaced by y (not rewritten further); fn sees the
+// subexpressions top down. The result is rebuilt in normal form.
+func Rewrite(e Expr, fn func(x Expr) (Expr, bool)) Expr {
+	return Memoized(func(e Expr, rec func(Expr) Expr) Expr {
+		if y, ok := fn(e); ok {
+			return y
+		}
+		return mapChildren(e, rec)
+	})(e)
+}

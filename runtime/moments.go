@@ -39,3 +39,12 @@ func Transpose(src []float64, rows int) []float64 {
 	}
 	return dst
 }
+
+// LogOf returns a new slice holding log(x) elementwise.
+func LogOf(x []float64) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = math.Log(v)
+	}
+	return out
+}

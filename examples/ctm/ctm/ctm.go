@@ -101,6 +101,7 @@ type Model struct {
 	sigma0Inv    []float64         // inverse of Sigma0
 	sigma0Logdet float64           // log-determinant of Sigma0
 	betaT        []float64         // beta transposed, for the kernels that read a column of it per data point
+	betaTLog     []float64         // log of betaT, for the kernels that read it per data point
 	dataFP       map[string]string // fingerprint(), hashed once by NewModel
 }
 
@@ -123,6 +124,7 @@ func NewModel(d *Data) (*Model, error) {
 	}
 	if err := t.CheckAllocs([]runtime.Alloc{
 		{What: "the inverse of Sigma0", Dims: []string{"K", "K"}, Copies: 1},
+		{What: "the transpose of beta", Dims: []string{"K", "V"}, Copies: 1},
 		{What: "the transpose of beta", Dims: []string{"K", "V"}, Copies: 1},
 		{What: "q(theta)", Dims: []string{"D", "K"}, Copies: 3},
 		{What: "q(theta)", Dims: []string{"D", "K", "K"}, Copies: 3},
@@ -160,6 +162,9 @@ func (m *Model) computeAux() error {
 	}
 	if m.beta != nil {
 		m.betaT = runtime.Transpose(m.beta, m.k)
+	}
+	if m.betaT != nil {
+		m.betaTLog = runtime.LogOf(m.betaT)
 	}
 	return nil
 }
@@ -889,15 +894,14 @@ func (m *Model) HeldoutTopics(topics []float64) {
 // The outputs are whole arrays; only unit d's rows are written, and the caller zeroes them.
 func (m *Model) ZNatural(d int, thetaMean, thetaCov, prob []float64) {
 	K := m.k
-	betaT := m.betaT
+	betaTLog := m.betaTLog
 	wOff := m.wOff
 	wTerm := m.wTerm
 	// ctm.vi:10:8: latent z
 	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
 		prob_n2 := prob[n2*K:][:K:K]
 		for i5 := 0; i5 < K; i5++ {
-			t1 := math.Log(betaT[(wTerm[n2]-1)*K+i5])
-			prob_n2[i5] += t1 + thetaMean[i5]
+			prob_n2[i5] += betaTLog[(wTerm[n2]-1)*K+i5] + thetaMean[i5]
 		}
 	}
 }
@@ -935,7 +939,7 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 	K := m.k
 	Sigma0Inv := m.sigma0Inv
 	Sigma0Logdet := m.sigma0Logdet
-	betaT := m.betaT
+	betaTLog := m.betaTLog
 	mu0 := m.mu0
 	wCount := m.wCount
 	wOff := m.wOff
@@ -975,51 +979,50 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 	var t12Buf [runtime.StackVec]float64
 	t12 := runtime.Vec(t12Buf[:], K)
 	for n := wOff[d]; n < wOff[d+1]; n++ {
-		t14 := wCount[n]
+		t13 := wCount[n]
 		zProb_n := zProb[n*K:][:K:K]
 		for k7 := 0; k7 < K; k7++ {
-			t13 := math.Log(betaT[(wTerm[n]-1)*K+k7])
-			t12[k7] += t13 * t14 * zProb_n[k7]
+			t12[k7] += t13 * betaTLog[(wTerm[n]-1)*K+k7] * zProb_n[k7]
 		}
 	}
-	t18 := 1 / (t6 * t6)
-	t19 := 1 / t6
-	var t15Buf [runtime.StackVec]float64
-	t15 := runtime.Vec(t15Buf[:], K)
+	t17 := 1 / (t6 * t6)
+	t18 := 1 / t6
+	var t14Buf [runtime.StackVec]float64
+	t14 := runtime.Vec(t14Buf[:], K)
 	for q10 := 0; q10 < K; q10++ {
-		t16 := math.Exp(t4 + thetaMean[q10])
+		t15 := math.Exp(t4 + thetaMean[q10])
 		thetaCov_q10 := thetaCov[q10*K:][:K:K]
 		for q11 := 0; q11 < K; q11++ {
-			t17 := math.Exp(t4 + thetaMean[q11])
-			t15[q11] += (t16*t19*runtime.Kronecker(q10, q11) - t16*t17*t18) * thetaCov_q10[q11]
+			t16 := math.Exp(t4 + thetaMean[q11])
+			t14[q11] += (t15*t18*runtime.Kronecker(q10, q11) - t15*t16*t17) * thetaCov_q10[q11]
 		}
 	}
-	var t20 float64
+	var t19 float64
 	for q11 := 0; q11 < K; q11++ {
-		t20 += t15[q11]
+		t19 += t14[q11]
 	}
-	t21 := (-0.5) * t20
-	var t22Buf [runtime.StackVec]float64
-	t22 := runtime.Vec(t22Buf[:], K)
+	t20 := (-0.5) * t19
+	var t21Buf [runtime.StackVec]float64
+	t21 := runtime.Vec(t21Buf[:], K)
 	for q4 := 0; q4 < K; q4++ {
 		Sigma0Inv_q4 := Sigma0Inv[q4*K:][:K:K]
 		thetaCov_q4 := thetaCov[q4*K:][:K:K]
 		for q5 := 0; q5 < K; q5++ {
-			t22[q5] += Sigma0Inv_q4[q5] * thetaCov_q4[q5]
+			t21[q5] += Sigma0Inv_q4[q5] * thetaCov_q4[q5]
 		}
 	}
-	var t23Buf [runtime.StackVec]float64
-	t23 := runtime.Vec(t23Buf[:], K)
+	var t22Buf [runtime.StackVec]float64
+	t22 := runtime.Vec(t22Buf[:], K)
 	for i10 := 0; i10 < K; i10++ {
-		t24 := thetaMean[i10] - mu0[i10]
+		t23 := thetaMean[i10] - mu0[i10]
 		Sigma0Inv_i10 := Sigma0Inv[i10*K:][:K:K]
 		for i11 := 0; i11 < K; i11++ {
-			t23[i11] += t24 * Sigma0Inv_i10[i11]
+			t22[i11] += t23 * Sigma0Inv_i10[i11]
 		}
 	}
 	f += (-0.9189385332046727)*float64(K) - 0.5*Sigma0Logdet
 	for k6 := 0; k6 < K; k6++ {
-		f += t1[k6] * (t21 + t4 + t8 + thetaMean[k6])
+		f += t1[k6] * (t20 + t4 + t8 + thetaMean[k6])
 	}
 	for i15 := 0; i15 < K; i15++ {
 		f -= t9[i15]
@@ -1028,10 +1031,10 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 		f += t12[k7]
 	}
 	for q5 := 0; q5 < K; q5++ {
-		f -= 0.5 * t22[q5]
+		f -= 0.5 * t21[q5]
 	}
 	for i11 := 0; i11 < K; i11++ {
-		f -= 0.5 * t23[i11] * (thetaMean[i11] - mu0[i11])
+		f -= 0.5 * t22[i11] * (thetaMean[i11] - mu0[i11])
 	}
 	return f
 }
