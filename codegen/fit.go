@@ -618,6 +618,7 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 		}
 		if c := o.Collapsed; c != nil && qi.local {
 			w.Pf("Collapsed: func(x, g, h []float64) float64 { return m.%sCollapsed(d, x, g, h) },", qi.upper)
+			w.Pf("CollapsedValue: func(x []float64) float64 { return m.%sCollapsedValue(d, x) },", qi.upper)
 			if c.DeltaCollapses {
 				w.P("CollapsesDelta: true,")
 			}

@@ -218,7 +218,24 @@ func (g *gen) collapsedKernel(o *derive.Objective) string {
 	for _, f := range co.Factors {
 		doc = append(doc, fmt.Sprintf("\t%s: %s", f.Pos, fmtFactor(f)))
 	}
-	return g.objectiveKernel(co, false, name, doc)
+	return g.objectiveKernel(co, false, name, doc) + g.collapsedValueKernel(o, co)
+}
+
+// collapsedValueKernel prints g(θ) alone, without its derivatives, for
+// the trial points of Newton's method where only the value decides
+// (runtime.GaussianFactor.CollapsedValue): a pass over the data with no
+// K×K work per point.
+func (g *gen) collapsedValueKernel(o, co *derive.Objective) string {
+	var outs []Output
+	for _, part := range co.Parts {
+		origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
+		outs = append(outs, Output{Target: "f", Expr: part.F, Origin: origin})
+	}
+	l := o.Latent
+	params := append([]kernelParam{{Want: l.Name, Tensor: l.Name, Dims: []string{o.Dim}}}, inputParams(co.Inputs)...)
+	name := g.upper(l.Name) + "CollapsedValue"
+	doc := []string{fmt.Sprintf("%s is the value of %sCollapsed, g(%s), without its derivatives.", name, g.upper(l.Name), l.Name)}
+	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true})
 }
 
 func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc []string) string {

@@ -32,6 +32,10 @@ type GaussianFactor struct {
 	// Gaussian whose alternation with a categorical latent has a fixed
 	// point that Newton's method finds directly (Collapse).
 	Collapsed func(x, grad, hess []float64) float64
+	// CollapsedValue, if set, is Collapsed's value alone, for the last
+	// step of Collapse's Newton method, where nothing needs the
+	// derivatives.
+	CollapsedValue func(x []float64) float64
 	// NCVMP, if set, selects non-conjugate variational message passing
 	// (Knowles & Minka 2011; NCVMPFactor) as the update, over Delta.
 	NCVMP *NCVMPFactor
@@ -163,7 +167,7 @@ func (q GaussianFactor) setStarted() {
 // categorical latent (CollapseDelta). The sweeps then confirm the point.
 func (w *GaussianWork) Collapse(q GaussianFactor, s NewtonSettings) {
 	if !q.Delta || q.Started == nil || !*q.Started {
-		MaximizeIn(q.Collapsed, q.Mean, s, &w.newton)
+		maximize(q.Collapsed, q.CollapsedValue, q.Mean, s, &w.newton)
 	}
 	if q.Delta && q.CollapsesDelta {
 		w.CollapseDelta(q, s)

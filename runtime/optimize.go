@@ -100,6 +100,14 @@ func Maximize(obj Objective, x []float64, s NewtonSettings) NewtonResult {
 // and kept there, so that a worker's repeated maximizations allocate
 // nothing.
 func MaximizeIn(obj Objective, x []float64, s NewtonSettings, scratch *[]float64) NewtonResult {
+	return maximize(obj, nil, x, s, scratch)
+}
+
+// maximize is MaximizeIn. With value (obj's value alone) set, the caller
+// needs no derivatives at the returned x: the step taken once the
+// decrement has converged is judged by value alone, and the result's
+// Status is not checked for definiteness there.
+func maximize(obj Objective, value func(x []float64) float64, x []float64, s NewtonSettings, scratch *[]float64) NewtonResult {
 	n := len(x)
 	maxIter := s.MaxIter
 	if maxIter <= 0 {
@@ -153,6 +161,15 @@ func MaximizeIn(obj Objective, x []float64, s NewtonSettings, scratch *[]float64
 				for i := range xt {
 					xt[i] = x[i] + t*d[i]
 				}
+				if converging && value != nil {
+					// the last step: accepted or not, the loop ends here
+					if ft := value(xt); isFinite(ft) && ft >= f-1e3*minTol*(1+math.Abs(f)) {
+						copy(x, xt)
+						f = ft
+					}
+					res.Evaluations++
+					break
+				}
 				ft := obj(xt, gt, ct)
 				res.Evaluations++
 				atX = false
@@ -187,6 +204,10 @@ func MaximizeIn(obj Objective, x []float64, s NewtonSettings, scratch *[]float64
 	}
 	if res.Status == "" {
 		res.Status = StatusMaxIterations
+	}
+	if value != nil {
+		res.Value = f
+		return res
 	}
 	if !atX {
 		f = obj(x, g, c)

@@ -450,3 +450,36 @@ func bfgsMaximize(obj Objective, n int, gtol float64) ([]float64, float64, int) 
 	}
 	return x, f, iter
 }
+
+// TestMaximizeValueLastStep: with the value alone for the last step
+// (Collapse's use, where no derivatives are needed at the end), Newton
+// takes the same iterates and returns the same mode as with full
+// evaluations, with one full evaluation fewer.
+func TestMaximizeValueLastStep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	const p, nobs, sigma2 = 6, 400, 4.0
+	xs, ys := logisticData(rng, nobs, p)
+	obj := logPosterior(xs, ys, p, sigma2, false)
+	full, values := 0, 0
+	counted := func(x, g, c []float64) float64 { full++; return obj(x, g, c) }
+	value := func(x []float64) float64 {
+		values++
+		return obj(x, make([]float64, p), make([]float64, p*p))
+	}
+	want := make([]float64, p)
+	ref := Maximize(obj, want, NewtonSettings{})
+	x := make([]float64, p)
+	var buf []float64
+	res := maximize(counted, value, x, NewtonSettings{}, &buf)
+	if res.Status != StatusConverged || ref.Status != StatusConverged {
+		t.Fatalf("status %s, with full evaluations %s", res.Status, ref.Status)
+	}
+	for j := range x {
+		if x[j] != want[j] {
+			t.Errorf("θ[%d] = %.17g, with full evaluations %.17g", j, x[j], want[j])
+		}
+	}
+	if values != 1 || full != ref.Evaluations-1 {
+		t.Errorf("%d full evaluations and %d of the value, want %d and 1", full, values, ref.Evaluations-1)
+	}
+}

@@ -113,6 +113,10 @@ func TestCollapsedKernelByHand(t *testing.T) {
 			if math.Abs(f-want) > 1e-11*math.Abs(want) {
 				t.Errorf("K=%d doc %d: g = %.15g, by hand %.15g", K, d, f, want)
 			}
+			// the value alone, for Newton's last step
+			if v := m.ThetaCollapsedValue(d, theta); math.Abs(v-f) > 1e-13*math.Abs(f) {
+				t.Errorf("K=%d doc %d: ThetaCollapsedValue = %.17g, ThetaCollapsed's value %.17g", K, d, v, f)
+			}
 			for i := range g {
 				if math.Abs(g[i]-wg[i]) > 1e-10*math.Max(1, math.Abs(wg[i])) {
 					t.Errorf("K=%d doc %d: grad[%d] = %.15g, by hand %.15g", K, d, i, g[i], wg[i])

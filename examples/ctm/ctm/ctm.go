@@ -400,6 +400,7 @@ func (m *Model) gaussianTheta(q *state, d int) runtime.GaussianFactor {
 		F:              func(x, g, h []float64) float64 { return m.ThetaF(d, x, q.zProb, g, h) },
 		DeltaF:         func(x, cov, g, h []float64) float64 { return m.ThetaDelta(d, x, cov, q.zProb, g, h) },
 		Collapsed:      func(x, g, h []float64) float64 { return m.ThetaCollapsed(d, x, g, h) },
+		CollapsedValue: func(x []float64) float64 { return m.ThetaCollapsedValue(d, x) },
 		CollapsesDelta: true,
 	}
 }
@@ -1409,5 +1410,59 @@ func (m *Model) ThetaCollapsed(d int, theta, grad, hess []float64) float64 {
 	}
 	hessSyr.Flush()
 	runtime.MirrorUpper(hess, K)
+	return f
+}
+
+// ThetaCollapsedValue is the value of ThetaCollapsed, g(theta), without its derivatives.
+func (m *Model) ThetaCollapsedValue(d int, theta []float64) float64 {
+	K := m.k
+	Sigma0Inv := m.sigma0Inv
+	Sigma0Logdet := m.sigma0Logdet
+	betaT := m.betaT
+	mu0 := m.mu0
+	wCount := m.wCount
+	wOff := m.wOff
+	wTerm := m.wTerm
+	var f float64
+	t1 := math.Inf(-1)
+	for i9 := 0; i9 < K; i9++ {
+		t1 = math.Max(t1, theta[i9])
+	}
+	t2 := -t1
+	var t4 float64
+	for i8 := 0; i8 < K; i8++ {
+		t3 := math.Exp(t2 + theta[i8])
+		t4 += t3
+	}
+	t5 := math.Log(t4)
+	t6 := -(t1 + t5)
+	var t10Buf [runtime.StackVec]float64
+	t10 := runtime.Vec(t10Buf[:], K)
+	for i := 0; i < K; i++ {
+		t11 := theta[i] - mu0[i]
+		Sigma0Inv_i := Sigma0Inv[i*K:][:K:K]
+		for i2 := 0; i2 < K; i2++ {
+			t10[i2] += t11 * Sigma0Inv_i[i2]
+		}
+	}
+	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
+	f += (-0.9189385332046727)*float64(K) - 0.5*Sigma0Logdet
+	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		f += t6 * wCount[n]
+	}
+	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
+		var t8 float64
+		for i5 := 0; i5 < K; i5++ {
+			t7 := math.Exp(theta[i5])
+			t8 += t7 * betaT[(wTerm[n2]-1)*K+i5]
+		}
+		t9 := math.Log(t8)
+		f += t9 * wCount[n2]
+	}
+	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
+	for i2 := 0; i2 < K; i2++ {
+		f -= 0.5 * t10[i2] * (theta[i2] - mu0[i2])
+	}
 	return f
 }
