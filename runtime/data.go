@@ -9,9 +9,12 @@ import (
 	"strings"
 )
 
-// This file decodes the JSON data documents read by generated LoadData
-// functions (SplitObject in object.go splits the document, Sizes in sizes.go
-// checks sizes across variables). Every error names the data variable and, where there is one, the
+// This file decodes the values of JSON data documents, given as raw JSON
+// (SplitObject in object.go splits a document, Sizes in sizes.go checks
+// sizes across variables). Generated LoadData functions read documents
+// with DataTable.Decode, which streams (jsonscan_decode.go) and decodes
+// each value as it is read, with the errors these functions give for it.
+// Every error names the data variable and, where there is one, the
 // element's index, 1-based as in the model language (and as in check.go's
 // Check* messages), e.g.
 //

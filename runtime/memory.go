@@ -31,8 +31,9 @@ import (
 var MaxFitBytes int64
 
 // MaxDataBytes, if positive, is the size in bytes of the largest JSON data
-// document LoadData reads; 0 means a quarter of MemoryLimit, since decoding
-// takes several times the document's size. Set it before loading data.
+// document LoadData reads; 0 means a quarter of MemoryLimit (the decoded
+// arrays take up to about the document's size, and a fit several times
+// its data). Set it before loading data.
 var MaxDataBytes int64
 
 // MemoryLimit returns the most memory in bytes a fit may allocate and what
