@@ -1,9 +1,12 @@
 package runtime
 
 // SyrBatchRows is how many rank-1 updates a SyrBatch gathers before it
-// applies them in one pass over the triangle (SyrkUpper works four rows
-// per pass).
-const SyrBatchRows = 4
+// applies them in one pass over the triangle: SyrkUpper loads and stores
+// each element of the triangle once per 16 rows (on amd64 with AVX2), so
+// a batch of 16 runs it at its fastest (at n = 50 about 1.25 times the
+// speed of batches of 4, at n = 104 about 1.1 times). A kernel's stack
+// buffer for the batch is SyrBatchRows·StackVec float64s, 8 KB.
+const SyrBatchRows = 16
 
 // SyrBatch gathers symmetric rank-1 updates α·x·xᵀ of the upper triangle
 // of an n×n matrix and applies them SyrBatchRows at a time with SyrkUpper,

@@ -11,15 +11,15 @@ import (
 // applied in the same order gives; nothing below the diagonal is touched.
 func TestSyrBatchIsSequentialSyr(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{1, 3, 7, 50, 70} {
-		for _, m := range []int{0, 1, 3, 4, 5, 9, 16} {
+	for _, n := range []int{1, 3, 4, 7, 50, 64, 70, 104} {
+		for _, m := range []int{0, 1, 3, 4, 5, 9, 15, 16, 17, 31, 32, 33, 50} {
 			want := make([]float64, n*n)
 			got := make([]float64, n*n)
 			for i := range want {
 				want[i] = rng.NormFloat64()
 				got[i] = want[i]
 			}
-			var stack [4 * 64]float64
+			var stack [SyrBatchRows * StackVec]float64
 			b := NewSyrBatch(got, n, stack[:])
 			x := make([]float64, n)
 			for r := 0; r < m; r++ {
@@ -37,5 +37,27 @@ func TestSyrBatchIsSequentialSyr(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSyrBatchNoAlloc: with the generated kernels' stack buffer, Add and
+// Flush allocate nothing.
+func TestSyrBatchNoAlloc(t *testing.T) {
+	const n = 50
+	h := make([]float64, n*n)
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = float64(i) * 1e-3
+	}
+	allocs := testing.AllocsPerRun(10, func() {
+		var buf [SyrBatchRows * StackVec]float64
+		b := NewSyrBatch(h, n, buf[:])
+		for r := 0; r < 2*SyrBatchRows+3; r++ {
+			b.Add(1e-3, x)
+		}
+		b.Flush()
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations", allocs)
 	}
 }

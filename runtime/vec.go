@@ -65,7 +65,9 @@ func SyrUpper(h []float64, n int, alpha float64, x []float64) {
 //
 // The result is bit-identical to that loop: each element of the triangle
 // receives h = math.FMA(alpha[r]*xs[r*n+a], xs[r*n+b], h) for r in order.
-// It is faster because it passes over h once per four rows of xs. The
+// It is faster because it loads and stores each element of h once per 16
+// rows of xs (on amd64 with AVX2; the pure-Go path passes over h once per
+// four rows), keeping tiles of h in registers across the rows. The
 // strictly lower triangle and h[n*n:] are not touched. It requires n ≥ 0,
 // len(h) ≥ n*n and len(xs) ≥ len(alpha)*n.
 func SyrkUpper(h []float64, n int, alpha []float64, xs []float64) {

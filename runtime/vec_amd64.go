@@ -42,10 +42,38 @@ func mulVecAVX2(dst, x, y []float64)
 //go:noescape
 func dotFMAAVX2(x, y []float64) float64
 
-// syrkUpperAVX2 is SyrkUpper: the rows in groups of four, then the
-// remaining (at most three) rows one at a time, which is the order of
-// syrkUpperGo. len(h) == n*n, len(xs) == len(alpha)*n, n > 0.
+// syrkTileRows is the most rows of xs syrkTileAVX2 takes in one call (its
+// frame holds their 4×syrkTileRows weighted values s = alpha[r]*xs[r*n+a]).
+const syrkTileRows = 16
+
+// syrkTileAVX2 is SyrkUpper, register-blocked, for n ≥ 4 and
+// 1 ≤ len(alpha) ≤ syrkTileRows: tiles of h are loaded once, receive every
+// row of xs in order and are stored once. len(h) == n*n,
+// len(xs) ≥ len(alpha)*n.
+//
+//go:noescape
+func syrkTileAVX2(h []float64, n int, alpha []float64, xs []float64)
+
+// syrkUpperAVX2 is SyrkUpper: syrkTileAVX2 on the rows of xs
+// syrkTileRows at a time (for n < 4, the reference). Every element
+// receives the rows of xs in order, one FMA each, as in syrkUpperGo.
+// len(h) == n*n, len(xs) == len(alpha)*n, n > 0.
 func syrkUpperAVX2(h []float64, n int, alpha []float64, xs []float64) {
+	m := len(alpha)
+	if n < 4 {
+		syrkUpperGo(h, n, alpha, xs)
+		return
+	}
+	for r := 0; r < m; r += syrkTileRows {
+		e := min(r+syrkTileRows, m)
+		syrkTileAVX2(h, n, alpha[r:e], xs[r*n:e*n])
+	}
+}
+
+// syrkUpper4AVX2 is the SyrkUpper of before syrkTileAVX2, kept for tests
+// and as the benchmarks' baseline: one pass over the triangle per four rows
+// of xs (syrk4AVX2), then the remaining rows one at a time.
+func syrkUpper4AVX2(h []float64, n int, alpha []float64, xs []float64) {
 	m := len(alpha)
 	m4 := m &^ 3
 	if m4 > 0 {

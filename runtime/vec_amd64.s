@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "funcdata.h"
 
 // AVX2+FMA kernels for vec.go. Called only when hasAVX2FMA is true.
 //
@@ -12,8 +13,28 @@
 // with z the destination, x the second source and y the third, and
 // alpha*x[a] is multiplied with x[a] as the first source.
 //
-// Register use: only AX, BX, CX, DX, SI, DI, R8-R13 and X0-X11/Y0-Y11
-// (no BP, R14, R15 or X15).
+// Register use: only AX, BX, CX, DX, SI, DI, R8-R13 (no BP, R14 or R15),
+// and X0-X11/Y0-Y11, except syrkTileAVX2, which needs all sixteen Y
+// registers: these are ABI0 functions, and Go code calling one re-zeroes
+// X15 (its zero register) when it returns.
+
+// TILE_STORE_COL0 stores the first column vector of a syrkTileAVX2 tile
+// (columns b..b+3 of rows a0..a0+3).
+#define TILE_STORE_COL0 \
+	VMOVUPD Y0, (R9); \
+	VMOVUPD Y3, (R9)(R8*1); \
+	VMOVUPD Y6, (R9)(R8*2); \
+	VMOVUPD Y9, (R13)
+
+// TILE_STORE_DIAG stores it when b = a0, only on and above the diagonal:
+// row a0+i, lanes i..3.
+#define TILE_STORE_DIAG \
+	VMOVUPD      Y0, (R9); \
+	VMOVHPD      X3, 8(R9)(R8*1); \
+	VEXTRACTF128 $1, Y3, 16(R9)(R8*1); \
+	VEXTRACTF128 $1, Y6, 16(R9)(R8*2); \
+	VEXTRACTF128 $1, Y9, X9; \
+	VMOVHPD      X9, 24(R13)
 
 // func syrUpperAVX2(h []float64, n int, alpha float64, x []float64)
 //
@@ -210,6 +231,558 @@ syrk_next_row:
 syrk_done:
 	VZEROUPPER
 	RET
+
+// func syrkTileAVX2(h []float64, n int, alpha []float64, xs []float64)
+//
+// SyrkUpper for 1 ≤ len(alpha) ≤ 16 rows of xs and n ≥ 4, register-blocked.
+// A tile of h is loaded once, receives every row r of xs in order, each
+// element h[a*n+b] = fma(s[r][a], xs[r*n+b], h[a*n+b]) with
+// s[r][a] = xs[r*n+a] * alpha[r] (the product rounded as in SyrUpper,
+// computed into the frame once per group of rows), and is stored once.
+// Each element thus sees the same FMAs in the same order as SyrUpper
+// applied row by row.
+//
+// With d = n&3, the rows a ≥ d are taken four at a time, a0..a0+3 with
+// a0 ≡ d mod 4, so that each block's width n-a0 is a multiple of 4, and its
+// columns b ≥ a0 in tiles of 4×12 (4×8 or 4×4 where fewer remain). The
+// first tile of a block starts on the diagonal (b = a0): its first 4×4
+// square is computed in full (reading the strictly lower elements too) but
+// stored only on and above the diagonal. The top rows a < d (none when n is
+// a multiple of 4) are done first: their columns b < d as one 3×4 tile,
+// columns 0..3 of rows 0..2, stored with a lane mask where a ≤ b < d; their
+// columns b ≥ d in tiles of 2×16 (2×8, 2×4) for rows 0 and 1, and of 1×32
+// (1×16, 1×8, 1×4) for the last row when d is odd.
+//
+// Registers: Y0..Y11 the tile (in a block, row a0+i, columns b+4k..b+4k+3
+// in Y(3i+k)), Y12..Y14 a row of xs, Y15 a broadcast s; DI = &h[a0*n],
+// SI = &xs[0], BX = a0 (first d), AX = b, CX = n, R8 = n*8,
+// R9 = &h[a0*n+b], R13 = &h[(a0+3)*n+b], R10 = &xs[r*n+b], R11 = &s[r],
+// R12 = &s[m], DX scratch. s holds 32 bytes per row of xs (four values)
+// in the frame.
+TEXT ·syrkTileAVX2(SB), 0, $512-80
+	NO_LOCAL_POINTERS
+	MOVQ h_base+0(FP), DI
+	MOVQ n+24(FP), CX
+	MOVQ xs_base+56(FP), SI
+	MOVQ CX, R8
+	SHLQ $3, R8
+	MOVQ alpha_len+40(FP), R12
+	SHLQ $5, R12
+	LEAQ 0(SP), AX
+	ADDQ AX, R12
+
+	// The top rows a < d = n&3 (if any): first the corner, columns b < d.
+	MOVQ CX, BX
+	ANDQ $3, BX
+	JZ   block
+
+	// s[r][0..3] = xs[r*n .. r*n+3] * alpha[r]
+	MOVQ alpha_base+32(FP), DX
+	MOVQ SI, R10
+	LEAQ 0(SP), R11
+
+top_s:
+	VBROADCASTSD (DX), Y15
+	VMOVUPD      (R10), Y12
+	VMULPD       Y15, Y12, Y12
+	VMOVUPD      Y12, (R11)
+	ADDQ         $8, DX
+	ADDQ         R8, R10
+	ADDQ         $32, R11
+	CMPQ         R11, R12
+	JLT          top_s
+
+	// Columns 0..3 of rows 0..2 (n ≥ 4), stored only at a ≤ b < d.
+	VMOVUPD (DI), Y0
+	VMOVUPD (DI)(R8*1), Y1
+	VMOVUPD (DI)(R8*2), Y2
+	MOVQ    SI, R10
+	LEAQ    0(SP), R11
+
+corner_r:
+	VMOVUPD      (R10), Y12
+	VBROADCASTSD (R11), Y13
+	VBROADCASTSD 8(R11), Y14
+	VBROADCASTSD 16(R11), Y15
+	VFMADD231PD  Y12, Y13, Y0
+	VFMADD231PD  Y12, Y14, Y1
+	VFMADD231PD  Y12, Y15, Y2
+	ADDQ         R8, R10
+	ADDQ         $32, R11
+	CMPQ         R11, R12
+	JLT          corner_r
+
+	LEAQ       syrkLanesBelow<>(SB), DX
+	MOVQ       BX, AX
+	SHLQ       $5, AX
+	VMOVUPD    (DX)(AX*1), Y3  // lanes < d
+	VMOVUPD    32(DX), Y4      // lanes < 1
+	VMOVUPD    64(DX), Y5      // lanes < 2
+	VANDNPD    Y3, Y4, Y4      // 1 ≤ lanes < d
+	VANDNPD    Y3, Y5, Y5      // 2 ≤ lanes < d
+	VMASKMOVPD Y0, Y3, (DI)
+	VMASKMOVPD Y1, Y4, (DI)(R8*1)
+	VMASKMOVPD Y2, Y5, (DI)(R8*2)
+
+	// Rows 0 and 1 (d ≥ 2), columns d..n-1, in tiles of 2×16, 2×8, 2×4:
+	// Y0..Y3 row 0, Y4..Y7 row 1, Y8..Y11 a row of xs.
+	CMPQ BX, $2
+	JLT  top_single
+	MOVQ BX, AX
+
+pair16:
+	LEAQ    16(AX), DX
+	CMPQ    DX, CX
+	JGT     pair8
+	LEAQ    (DI)(AX*8), R9
+	VMOVUPD (R9), Y0
+	VMOVUPD 32(R9), Y1
+	VMOVUPD 64(R9), Y2
+	VMOVUPD 96(R9), Y3
+	VMOVUPD (R9)(R8*1), Y4
+	VMOVUPD 32(R9)(R8*1), Y5
+	VMOVUPD 64(R9)(R8*1), Y6
+	VMOVUPD 96(R9)(R8*1), Y7
+	LEAQ    (SI)(AX*8), R10
+	LEAQ    0(SP), R11
+
+pair16_r:
+	VMOVUPD      (R10), Y8
+	VMOVUPD      32(R10), Y9
+	VMOVUPD      64(R10), Y10
+	VMOVUPD      96(R10), Y11
+	VBROADCASTSD (R11), Y12
+	VBROADCASTSD 8(R11), Y13
+	VFMADD231PD  Y8, Y12, Y0
+	VFMADD231PD  Y9, Y12, Y1
+	VFMADD231PD  Y10, Y12, Y2
+	VFMADD231PD  Y11, Y12, Y3
+	VFMADD231PD  Y8, Y13, Y4
+	VFMADD231PD  Y9, Y13, Y5
+	VFMADD231PD  Y10, Y13, Y6
+	VFMADD231PD  Y11, Y13, Y7
+	ADDQ         R8, R10
+	ADDQ         $32, R11
+	CMPQ         R11, R12
+	JLT          pair16_r
+
+	VMOVUPD Y0, (R9)
+	VMOVUPD Y1, 32(R9)
+	VMOVUPD Y2, 64(R9)
+	VMOVUPD Y3, 96(R9)
+	VMOVUPD Y4, (R9)(R8*1)
+	VMOVUPD Y5, 32(R9)(R8*1)
+	VMOVUPD Y6, 64(R9)(R8*1)
+	VMOVUPD Y7, 96(R9)(R8*1)
+	MOVQ    DX, AX
+	JMP     pair16
+
+pair8:
+	LEAQ    8(AX), DX
+	CMPQ    DX, CX
+	JGT     pair4
+	LEAQ    (DI)(AX*8), R9
+	VMOVUPD (R9), Y0
+	VMOVUPD 32(R9), Y1
+	VMOVUPD (R9)(R8*1), Y4
+	VMOVUPD 32(R9)(R8*1), Y5
+	LEAQ    (SI)(AX*8), R10
+	LEAQ    0(SP), R11
+
+pair8_r:
+	VMOVUPD      (R10), Y8
+	VMOVUPD      32(R10), Y9
+	VBROADCASTSD (R11), Y12
+	VBROADCASTSD 8(R11), Y13
+	VFMADD231PD  Y8, Y12, Y0
+	VFMADD231PD  Y9, Y12, Y1
+	VFMADD231PD  Y8, Y13, Y4
+	VFMADD231PD  Y9, Y13, Y5
+	ADDQ         R8, R10
+	ADDQ         $32, R11
+	CMPQ         R11, R12
+	JLT          pair8_r
+
+	VMOVUPD Y0, (R9)
+	VMOVUPD Y1, 32(R9)
+	VMOVUPD Y4, (R9)(R8*1)
+	VMOVUPD Y5, 32(R9)(R8*1)
+	MOVQ    DX, AX
+
+pair4:
+	CMPQ    AX, CX
+	JGE     top_single
+	LEAQ    (DI)(AX*8), R9
+	VMOVUPD (R9), Y0
+	VMOVUPD (R9)(R8*1), Y4
+	LEAQ    (SI)(AX*8), R10
+	LEAQ    0(SP), R11
+
+pair4_r:
+	VMOVUPD      (R10), Y8
+	VBROADCASTSD (R11), Y12
+	VBROADCASTSD 8(R11), Y13
+	VFMADD231PD  Y8, Y12, Y0
+	VFMADD231PD  Y8, Y13, Y4
+	ADDQ         R8, R10
+	ADDQ         $32, R11
+	CMPQ         R11, R12
+	JLT          pair4_r
+
+	VMOVUPD Y0, (R9)
+	VMOVUPD Y4, (R9)(R8*1)
+
+	// Row a = d-1 when d is odd (row 0 or 2), columns d..n-1, in tiles of
+	// 1×32, 1×16, 1×8, 1×4; R13 = &s[0][a], R12 = &s[m][a], DI = &h[a*n].
+top_single:
+	TESTQ $1, BX
+	JZ    top_done
+	LEAQ  -1(BX), DX
+	LEAQ  0(SP)(DX*8), R13
+	LEAQ  (R12)(DX*8), R12
+	IMULQ R8, DX
+	ADDQ  DX, DI
+	MOVQ  BX, AX
+
+top32:
+	LEAQ    32(AX), DX
+	CMPQ    DX, CX
+	JGT     top16
+	LEAQ    (DI)(AX*8), R9
+	VMOVUPD (R9), Y0
+	VMOVUPD 32(R9), Y1
+	VMOVUPD 64(R9), Y2
+	VMOVUPD 96(R9), Y3
+	VMOVUPD 128(R9), Y4
+	VMOVUPD 160(R9), Y5
+	VMOVUPD 192(R9), Y6
+	VMOVUPD 224(R9), Y7
+	LEAQ    (SI)(AX*8), R10
+	MOVQ    R13, R11
+
+top32_r:
+	VBROADCASTSD (R11), Y15
+	VFMADD231PD  (R10), Y15, Y0
+	VFMADD231PD  32(R10), Y15, Y1
+	VFMADD231PD  64(R10), Y15, Y2
+	VFMADD231PD  96(R10), Y15, Y3
+	VFMADD231PD  128(R10), Y15, Y4
+	VFMADD231PD  160(R10), Y15, Y5
+	VFMADD231PD  192(R10), Y15, Y6
+	VFMADD231PD  224(R10), Y15, Y7
+	ADDQ         R8, R10
+	ADDQ         $32, R11
+	CMPQ         R11, R12
+	JLT          top32_r
+
+	VMOVUPD Y0, (R9)
+	VMOVUPD Y1, 32(R9)
+	VMOVUPD Y2, 64(R9)
+	VMOVUPD Y3, 96(R9)
+	VMOVUPD Y4, 128(R9)
+	VMOVUPD Y5, 160(R9)
+	VMOVUPD Y6, 192(R9)
+	VMOVUPD Y7, 224(R9)
+	MOVQ    DX, AX
+	JMP     top32
+
+top16:
+	LEAQ    16(AX), DX
+	CMPQ    DX, CX
+	JGT     top8
+	LEAQ    (DI)(AX*8), R9
+	VMOVUPD (R9), Y0
+	VMOVUPD 32(R9), Y1
+	VMOVUPD 64(R9), Y2
+	VMOVUPD 96(R9), Y3
+	LEAQ    (SI)(AX*8), R10
+	MOVQ    R13, R11
+
+top16_r:
+	VBROADCASTSD (R11), Y15
+	VFMADD231PD  (R10), Y15, Y0
+	VFMADD231PD  32(R10), Y15, Y1
+	VFMADD231PD  64(R10), Y15, Y2
+	VFMADD231PD  96(R10), Y15, Y3
+	ADDQ         R8, R10
+	ADDQ         $32, R11
+	CMPQ         R11, R12
+	JLT          top16_r
+
+	VMOVUPD Y0, (R9)
+	VMOVUPD Y1, 32(R9)
+	VMOVUPD Y2, 64(R9)
+	VMOVUPD Y3, 96(R9)
+	MOVQ    DX, AX
+
+top8:
+	LEAQ    8(AX), DX
+	CMPQ    DX, CX
+	JGT     top4
+	LEAQ    (DI)(AX*8), R9
+	VMOVUPD (R9), Y0
+	VMOVUPD 32(R9), Y1
+	LEAQ    (SI)(AX*8), R10
+	MOVQ    R13, R11
+
+top8_r:
+	VBROADCASTSD (R11), Y15
+	VFMADD231PD  (R10), Y15, Y0
+	VFMADD231PD  32(R10), Y15, Y1
+	ADDQ         R8, R10
+	ADDQ         $32, R11
+	CMPQ         R11, R12
+	JLT          top8_r
+
+	VMOVUPD Y0, (R9)
+	VMOVUPD Y1, 32(R9)
+	MOVQ    DX, AX
+
+top4:
+	CMPQ    AX, CX
+	JGE     top_single_done
+	LEAQ    (DI)(AX*8), R9
+	VMOVUPD (R9), Y0
+	LEAQ    (SI)(AX*8), R10
+	MOVQ    R13, R11
+
+top4_r:
+	VBROADCASTSD (R11), Y15
+	VFMADD231PD  (R10), Y15, Y0
+	ADDQ         R8, R10
+	ADDQ         $32, R11
+	CMPQ         R11, R12
+	JLT          top4_r
+
+	VMOVUPD Y0, (R9)
+
+top_single_done:
+	LEAQ  0(SP), DX
+	SUBQ  DX, R13
+	SUBQ  R13, R12 // R12 = &s[m] again
+
+	// DI = &h[d*n] for the blocks, which start at a0 = d = BX.
+top_done:
+	MOVQ  BX, DX
+	IMULQ R8, DX
+	MOVQ  h_base+0(FP), DI
+	ADDQ  DX, DI
+
+	// The blocks of rows a0..a0+3, a0 = d, d+4, …, n-4.
+block:
+	LEAQ 4(BX), AX
+	CMPQ AX, CX
+	JGT  tile_done
+
+	// s[r][0..3] = xs[r*n+a0 .. r*n+a0+3] * alpha[r]
+	MOVQ alpha_base+32(FP), DX
+	LEAQ (SI)(BX*8), R10
+	LEAQ 0(SP), R11
+
+block_s:
+	VBROADCASTSD (DX), Y15
+	VMOVUPD      (R10), Y12
+	VMULPD       Y15, Y12, Y12
+	VMOVUPD      Y12, (R11)
+	ADDQ         $8, DX
+	ADDQ         R8, R10
+	ADDQ         $32, R11
+	CMPQ         R11, R12
+	JLT          block_s
+	MOVQ         BX, AX
+
+	// The next tile: 4×12 unless 4, 8 or 16 columns remain (16 as two
+	// 4×8: a 4×4 tile, four independent FMA chains, waits on their latency).
+tile_next:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	JZ   block_next
+	CMPQ DX, $8
+	JLT  tile4
+	JEQ  tile8
+	CMPQ DX, $16
+	JEQ  tile8
+
+	LEAQ    (DI)(AX*8), R9
+	LEAQ    (R9)(R8*2), R13
+	ADDQ    R8, R13
+	VMOVUPD (R9), Y0
+	VMOVUPD 32(R9), Y1
+	VMOVUPD 64(R9), Y2
+	VMOVUPD (R9)(R8*1), Y3
+	VMOVUPD 32(R9)(R8*1), Y4
+	VMOVUPD 64(R9)(R8*1), Y5
+	VMOVUPD (R9)(R8*2), Y6
+	VMOVUPD 32(R9)(R8*2), Y7
+	VMOVUPD 64(R9)(R8*2), Y8
+	VMOVUPD (R13), Y9
+	VMOVUPD 32(R13), Y10
+	VMOVUPD 64(R13), Y11
+	LEAQ    (SI)(AX*8), R10
+	LEAQ    0(SP), R11
+
+tile12_r:
+	VMOVUPD      (R10), Y12
+	VMOVUPD      32(R10), Y13
+	VMOVUPD      64(R10), Y14
+	VBROADCASTSD (R11), Y15
+	VFMADD231PD  Y12, Y15, Y0
+	VFMADD231PD  Y13, Y15, Y1
+	VFMADD231PD  Y14, Y15, Y2
+	VBROADCASTSD 8(R11), Y15
+	VFMADD231PD  Y12, Y15, Y3
+	VFMADD231PD  Y13, Y15, Y4
+	VFMADD231PD  Y14, Y15, Y5
+	VBROADCASTSD 16(R11), Y15
+	VFMADD231PD  Y12, Y15, Y6
+	VFMADD231PD  Y13, Y15, Y7
+	VFMADD231PD  Y14, Y15, Y8
+	VBROADCASTSD 24(R11), Y15
+	VFMADD231PD  Y12, Y15, Y9
+	VFMADD231PD  Y13, Y15, Y10
+	VFMADD231PD  Y14, Y15, Y11
+	ADDQ         R8, R10
+	ADDQ         $32, R11
+	CMPQ         R11, R12
+	JLT          tile12_r
+
+	CMPQ AX, BX
+	JNE  tile12_full
+	TILE_STORE_DIAG
+	JMP  tile12_rest
+
+tile12_full:
+	TILE_STORE_COL0
+
+tile12_rest:
+	VMOVUPD Y1, 32(R9)
+	VMOVUPD Y2, 64(R9)
+	VMOVUPD Y4, 32(R9)(R8*1)
+	VMOVUPD Y5, 64(R9)(R8*1)
+	VMOVUPD Y7, 32(R9)(R8*2)
+	VMOVUPD Y8, 64(R9)(R8*2)
+	VMOVUPD Y10, 32(R13)
+	VMOVUPD Y11, 64(R13)
+	ADDQ    $12, AX
+	JMP     tile_next
+
+tile8:
+	LEAQ    (DI)(AX*8), R9
+	LEAQ    (R9)(R8*2), R13
+	ADDQ    R8, R13
+	VMOVUPD (R9), Y0
+	VMOVUPD 32(R9), Y1
+	VMOVUPD (R9)(R8*1), Y3
+	VMOVUPD 32(R9)(R8*1), Y4
+	VMOVUPD (R9)(R8*2), Y6
+	VMOVUPD 32(R9)(R8*2), Y7
+	VMOVUPD (R13), Y9
+	VMOVUPD 32(R13), Y10
+	LEAQ    (SI)(AX*8), R10
+	LEAQ    0(SP), R11
+
+tile8_r:
+	VMOVUPD      (R10), Y12
+	VMOVUPD      32(R10), Y13
+	VBROADCASTSD (R11), Y15
+	VFMADD231PD  Y12, Y15, Y0
+	VFMADD231PD  Y13, Y15, Y1
+	VBROADCASTSD 8(R11), Y14
+	VFMADD231PD  Y12, Y14, Y3
+	VFMADD231PD  Y13, Y14, Y4
+	VBROADCASTSD 16(R11), Y15
+	VFMADD231PD  Y12, Y15, Y6
+	VFMADD231PD  Y13, Y15, Y7
+	VBROADCASTSD 24(R11), Y14
+	VFMADD231PD  Y12, Y14, Y9
+	VFMADD231PD  Y13, Y14, Y10
+	ADDQ         R8, R10
+	ADDQ         $32, R11
+	CMPQ         R11, R12
+	JLT          tile8_r
+
+	CMPQ AX, BX
+	JNE  tile8_full
+	TILE_STORE_DIAG
+	JMP  tile8_rest
+
+tile8_full:
+	TILE_STORE_COL0
+
+tile8_rest:
+	VMOVUPD Y1, 32(R9)
+	VMOVUPD Y4, 32(R9)(R8*1)
+	VMOVUPD Y7, 32(R9)(R8*2)
+	VMOVUPD Y10, 32(R13)
+	ADDQ    $8, AX
+	JMP     tile_next
+
+	// Only in the last block (b = a0 = n-4): the bottom 4×4 triangle.
+tile4:
+	LEAQ    (DI)(AX*8), R9
+	LEAQ    (R9)(R8*2), R13
+	ADDQ    R8, R13
+	VMOVUPD (R9), Y0
+	VMOVUPD (R9)(R8*1), Y3
+	VMOVUPD (R9)(R8*2), Y6
+	VMOVUPD (R13), Y9
+	LEAQ    (SI)(AX*8), R10
+	LEAQ    0(SP), R11
+
+tile4_r:
+	VMOVUPD      (R10), Y12
+	VBROADCASTSD (R11), Y13
+	VBROADCASTSD 8(R11), Y14
+	VBROADCASTSD 16(R11), Y15
+	VFMADD231PD  Y12, Y13, Y0
+	VFMADD231PD  Y12, Y14, Y3
+	VBROADCASTSD 24(R11), Y13
+	VFMADD231PD  Y12, Y15, Y6
+	VFMADD231PD  Y12, Y13, Y9
+	ADDQ         R8, R10
+	ADDQ         $32, R11
+	CMPQ         R11, R12
+	JLT          tile4_r
+
+	CMPQ AX, BX
+	JNE  tile4_full
+	TILE_STORE_DIAG
+	JMP  tile4_done
+
+tile4_full:
+	TILE_STORE_COL0
+
+tile4_done:
+	ADDQ $4, AX
+	JMP  tile_next
+
+block_next:
+	ADDQ $4, BX
+	LEAQ (DI)(R8*4), DI
+	JMP  block
+
+tile_done:
+	VZEROUPPER
+	RET
+
+// syrkLanesBelow<>: four masks of four lanes, mask d with lanes 0..d-1 set.
+DATA syrkLanesBelow<>+0(SB)/8, $0
+DATA syrkLanesBelow<>+8(SB)/8, $0
+DATA syrkLanesBelow<>+16(SB)/8, $0
+DATA syrkLanesBelow<>+24(SB)/8, $0
+DATA syrkLanesBelow<>+32(SB)/8, $-1
+DATA syrkLanesBelow<>+40(SB)/8, $0
+DATA syrkLanesBelow<>+48(SB)/8, $0
+DATA syrkLanesBelow<>+56(SB)/8, $0
+DATA syrkLanesBelow<>+64(SB)/8, $-1
+DATA syrkLanesBelow<>+72(SB)/8, $-1
+DATA syrkLanesBelow<>+80(SB)/8, $0
+DATA syrkLanesBelow<>+88(SB)/8, $0
+DATA syrkLanesBelow<>+96(SB)/8, $-1
+DATA syrkLanesBelow<>+104(SB)/8, $-1
+DATA syrkLanesBelow<>+112(SB)/8, $-1
+DATA syrkLanesBelow<>+120(SB)/8, $0
+GLOBL syrkLanesBelow<>(SB), RODATA|NOPTR, $128
 
 // func axpyFMAAVX2(alpha float64, x, y []float64)
 //

@@ -18,6 +18,9 @@ import (
 // n(n+1)/2 multiply-adds, n(n+1) flops; a dot product of length n is 2n.
 //
 //	go test ./runtime -run '^$' -bench 'Syr|Dot' -benchtime 200ms
+//
+// The machine may be shared: compare variants of one run, and repeat
+// (-count) to see the spread.
 
 var vecBenchSizes = []int{10, 50, 104}
 
@@ -84,8 +87,8 @@ func BenchmarkSyrUpper(b *testing.B) {
 }
 
 // BenchmarkSyrkUpper: m = 100 rank-1 updates of one triangle. asm-rows is
-// 100 calls of the SyrUpper kernel, to show what the four-row blocking of
-// SyrkUpper gains.
+// 100 calls of the SyrUpper kernel and asm-syrk4 the four-row kernel
+// SyrkUpper used before, to show what its register blocking gains.
 func BenchmarkSyrkUpper(b *testing.B) {
 	const m = 100
 	for _, n := range vecBenchSizes {
@@ -97,6 +100,15 @@ func BenchmarkSyrkUpper(b *testing.B) {
 			}
 			for i := 0; i < b.N; i++ {
 				SyrkUpper(h, n, alpha, xs)
+			}
+			vecReportGFLOPS(b, flops)
+		})
+		b.Run(fmt.Sprintf("n=%d/m=%d/asm-syrk4", n, m), func(b *testing.B) {
+			if !hasAVX2FMA {
+				b.Skip("no AVX2+FMA")
+			}
+			for i := 0; i < b.N; i++ {
+				syrkUpper4AVX2(h, n, alpha, xs)
 			}
 			vecReportGFLOPS(b, flops)
 		})
@@ -121,6 +133,90 @@ func BenchmarkSyrkUpper(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				for r := 0; r < m; r++ {
 					naiveSyrUpper(h, n, alpha[r], xs[r*n:r*n+n])
+				}
+			}
+			vecReportGFLOPS(b, flops)
+		})
+	}
+}
+
+// BenchmarkSyrkBatch: one SyrkUpper call of m = 4, 8 or 16 rows, the
+// batches SyrBatch applies. asm is the register-blocked kernel
+// (syrkTileAVX2), asm-syrk4 the kernel it replaced (one pass over the
+// triangle per four rows, syrk4AVX2), go the pure-Go reference.
+//
+//	go test ./runtime -run '^$' -bench SyrkBatch -benchtime 200ms
+func BenchmarkSyrkBatch(b *testing.B) {
+	for _, n := range []int{50, 104} {
+		for _, m := range []int{4, 8, 16} {
+			h, xs, alpha := vecBenchData(n, m)
+			flops := float64(m * n * (n + 1))
+			b.Run(fmt.Sprintf("n=%d/m=%d/asm", n, m), func(b *testing.B) {
+				if !hasAVX2FMA {
+					b.Skip("no AVX2+FMA")
+				}
+				for i := 0; i < b.N; i++ {
+					SyrkUpper(h, n, alpha, xs)
+				}
+				vecReportGFLOPS(b, flops)
+			})
+			b.Run(fmt.Sprintf("n=%d/m=%d/asm-syrk4", n, m), func(b *testing.B) {
+				if !hasAVX2FMA {
+					b.Skip("no AVX2+FMA")
+				}
+				for i := 0; i < b.N; i++ {
+					syrkUpper4AVX2(h, n, alpha, xs)
+				}
+				vecReportGFLOPS(b, flops)
+			})
+			b.Run(fmt.Sprintf("n=%d/m=%d/go", n, m), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					syrkUpperGo(h, n, alpha, xs)
+				}
+				vecReportGFLOPS(b, flops)
+			})
+		}
+	}
+}
+
+// BenchmarkSyrBatch: 64 Adds and a Flush, the generated kernels' path.
+// batch is SyrBatch (SyrBatchRows rows per SyrkUpper call); old-batch4 is
+// what it was before the register-blocked kernel: batches of four rows
+// applied by the four-row kernel (syrk4AVX2).
+func BenchmarkSyrBatch(b *testing.B) {
+	const m = 64
+	for _, n := range []int{50, 104} {
+		h, xs, alpha := vecBenchData(n, m)
+		flops := float64(m * n * (n + 1))
+		b.Run(fmt.Sprintf("n=%d/batch", n), func(b *testing.B) {
+			buf := make([]float64, SyrBatchRows*n)
+			for i := 0; i < b.N; i++ {
+				sb := NewSyrBatch(h, n, buf)
+				for r := 0; r < m; r++ {
+					sb.Add(alpha[r], xs[r*n:r*n+n])
+				}
+				sb.Flush()
+			}
+			vecReportGFLOPS(b, flops)
+		})
+		b.Run(fmt.Sprintf("n=%d/old-batch4", n), func(b *testing.B) {
+			if !hasAVX2FMA {
+				b.Skip("no AVX2+FMA")
+			}
+			bx := make([]float64, 4*n)
+			var ba [4]float64
+			for i := 0; i < b.N; i++ {
+				k := 0
+				for r := 0; r < m; r++ {
+					copy(bx[k*n:(k+1)*n], xs[r*n:r*n+n])
+					ba[k] = alpha[r]
+					if k++; k == 4 {
+						syrkUpper4AVX2(h, n, ba[:], bx)
+						k = 0
+					}
+				}
+				if k > 0 {
+					syrkUpper4AVX2(h, n, ba[:k], bx[:k*n])
 				}
 			}
 			vecReportGFLOPS(b, flops)

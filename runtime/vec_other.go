@@ -17,6 +17,10 @@ func syrkUpperAVX2(h []float64, n int, alpha []float64, xs []float64) {
 	syrkUpperGo(h, n, alpha, xs)
 }
 
+func syrkUpper4AVX2(h []float64, n int, alpha []float64, xs []float64) {
+	syrkUpperGo(h, n, alpha, xs)
+}
+
 func axpyFMAAVX2(alpha float64, x, y []float64) { axpyFMAGo(alpha, x, y) }
 
 func mulVecAVX2(dst, x, y []float64) { mulVecGo(dst, x, y) }

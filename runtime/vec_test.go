@@ -211,44 +211,143 @@ func TestVecSyrUpper(t *testing.T) {
 	}
 }
 
+// TestVecSyrkUpper compares SyrkUpper with SyrUpper's definition applied
+// row by row: every n up to 70 (all tile shapes, n&3 top rows and row
+// blocks) and 104, 129, 295; every m up to 20 (one chunk of the assembly
+// kernel and more) and 31, 100; all three offsets for the small sizes. The
+// old four-row assembly path (the benchmarks' baseline) is checked too.
+// Besides agreeing with the definition (which leaves them alone), the
+// prefix, the strictly lower triangle and the guard must keep their exact
+// bits, NaN payloads included.
 func TestVecSyrkUpper(t *testing.T) {
 	vecLogNaNPayloads(t)
 	rng := rand.New(rand.NewSource(2))
-	ms := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 31, 100}
-	ns := append([]int{}, vecSizes...)
+	var ms []int
+	for m := 0; m <= 20; m++ {
+		ms = append(ms, m)
+	}
+	ms = append(ms, 31, 100)
+	ns := append(append([]int{}, vecSizes...), 129)
 	for _, special := range []bool{false, true} {
 		for _, n := range ns {
 			for mi, m := range ms {
-				if n > 70 && mi%3 != 0 {
-					continue // keep the large sizes quick
+				offs := vecOffsets
+				if n > 70 || m > 20 {
+					// Keep the large cases quick: one offset each.
+					offs = vecOffsets[(n+mi)%len(vecOffsets):][:1]
 				}
-				off := vecOffsets[(n+mi)%len(vecOffsets)]
-				hbuf := make([]float64, off+n*n+vecGuard)
-				xsbuf := make([]float64, off+m*n+vecGuard)
-				abuf := make([]float64, off+m+vecGuard)
-				vecFill(rng, hbuf, special)
-				vecFill(rng, xsbuf, special)
-				vecFill(rng, abuf, special)
-				alpha := abuf[off : off+m]
-				want := vecClone(hbuf)
-				for r := 0; r < m; r++ {
-					vecSpecSyr(want[off:], n, alpha[r], xsbuf[off+r*n:])
+				for _, off := range offs {
+					vecCheckSyrk(t, rng, n, m, off, special)
 				}
-				vecImpls(t, func(name string, asm, exported bool) {
-					got := vecClone(hbuf)
-					h, xs := got[off:off+n*n], xsbuf[off:off+m*n]
-					switch {
-					case exported:
-						SyrkUpper(got[off:], n, alpha, xsbuf[off:])
-					case asm:
-						if n > 0 {
-							syrkUpperAVX2(h, n, alpha, xs)
-						}
-					default:
-						syrkUpperGo(h, n, alpha, xs)
-					}
-					vecCheckBits(t, fmt.Sprintf("SyrkUpper %s n=%d m=%d off=%d special=%v", name, n, m, off, special), got, want)
-				})
+			}
+		}
+	}
+}
+
+func vecCheckSyrk(t *testing.T, rng *rand.Rand, n, m, off int, special bool) {
+	t.Helper()
+	hbuf := make([]float64, off+n*n+vecGuard)
+	xsbuf := make([]float64, off+m*n+vecGuard)
+	abuf := make([]float64, off+m+vecGuard)
+	vecFill(rng, hbuf, special)
+	vecFill(rng, xsbuf, special)
+	vecFill(rng, abuf, special)
+	alpha := abuf[off : off+m]
+	want := vecClone(hbuf)
+	for r := 0; r < m; r++ {
+		vecSpecSyr(want[off:], n, alpha[r], xsbuf[off+r*n:])
+	}
+	xswant := vecClone(xsbuf)
+	awant := vecClone(abuf)
+	check := func(name string, got []float64) {
+		t.Helper()
+		what := fmt.Sprintf("SyrkUpper %s n=%d m=%d off=%d special=%v", name, n, m, off, special)
+		vecCheckBits(t, what, got, want)
+		vecCheckBits(t, what+" xs", xsbuf, xswant)
+		vecCheckBits(t, what+" alpha", abuf, awant)
+		same := func(i int) {
+			if math.Float64bits(got[i]) != math.Float64bits(hbuf[i]) {
+				t.Fatalf("%s: element %d (outside the upper triangle) changed from %#016x to %#016x",
+					what, i, math.Float64bits(hbuf[i]), math.Float64bits(got[i]))
+			}
+		}
+		for i := 0; i < off; i++ {
+			same(i)
+		}
+		for a := 0; a < n; a++ {
+			for b := 0; b < a; b++ {
+				same(off + a*n + b)
+			}
+		}
+		for i := off + n*n; i < len(got); i++ {
+			same(i)
+		}
+	}
+	vecImpls(t, func(name string, asm, exported bool) {
+		got := vecClone(hbuf)
+		h, xs := got[off:off+n*n], xsbuf[off:off+m*n]
+		switch {
+		case exported:
+			// Longer slices than needed: only h[:n*n], xs[:m*n] are used.
+			SyrkUpper(got[off:], n, alpha, xsbuf[off:])
+		case asm:
+			if n > 0 {
+				syrkUpperAVX2(h, n, alpha, xs)
+			}
+		default:
+			syrkUpperGo(h, n, alpha, xs)
+		}
+		check(name, got)
+	})
+	if hasAVX2FMA && n > 0 {
+		got := vecClone(hbuf)
+		syrkUpper4AVX2(got[off:off+n*n], n, alpha, xsbuf[off:off+m*n])
+		check("asm-syrk4", got)
+	}
+}
+
+// TestVecSyrkUpperZeros: signed zeros where the order of the updates
+// decides the sign (h = -0 stays -0 only if every product is -0 as well).
+func TestVecSyrkUpperZeros(t *testing.T) {
+	for _, n := range []int{1, 4, 5, 7, 8, 13, 50} {
+		for _, m := range []int{1, 3, 4, 16, 17} {
+			h := make([]float64, n*n)
+			xs := make([]float64, m*n)
+			alpha := make([]float64, m)
+			for i := range h {
+				h[i] = math.Copysign(0, -1)
+			}
+			for r := range alpha {
+				alpha[r] = 1
+				if r%3 == 1 {
+					alpha[r] = -1
+				}
+				for b := 0; b < n; b++ {
+					xs[r*n+b] = math.Copysign(0, float64((r+b)%2*2-1))
+				}
+			}
+			want := vecClone(h)
+			for r := 0; r < m; r++ {
+				vecSpecSyr(want, n, alpha[r], xs[r*n:])
+			}
+			got := vecClone(h)
+			SyrkUpper(got, n, alpha, xs)
+			for i := range got {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("n=%d m=%d: element %d = %v, want %v", n, m, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestVecSyrkUpperNoAlloc: SyrkUpper keeps its scratch on the stack.
+func TestVecSyrkUpperNoAlloc(t *testing.T) {
+	for _, n := range []int{7, 50, 104, 128} {
+		for _, m := range []int{1, 4, 16, 40} {
+			h, xs, alpha := vecBenchData(n, m)
+			if a := testing.AllocsPerRun(10, func() { SyrkUpper(h, n, alpha, xs) }); a != 0 {
+				t.Errorf("n=%d m=%d: %v allocations per call", n, m, a)
 			}
 		}
 	}
