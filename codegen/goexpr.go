@@ -158,6 +158,11 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 		p.pop()
 		sb.WriteString("}\n")
 	case *Loop:
+		if t, a, b, ok := p.mulAddRows(s); ok {
+			p.usesRuntime = true
+			fmt.Fprintf(sb, "runtime.MulAddFMA(%s, %s, %s)\n", t, a, b)
+			return
+		}
 		p.declareViews(sb, s)
 		p.loopHead(sb, s)
 		p.push(s.Idx.Name)
@@ -492,10 +497,71 @@ func (p *goPrinter) dotRows(r *Reduce) (string, string, bool) {
 	return rows[0], rows[1], true
 }
 
+// mulAddRows returns, for a loop over a whole dimension j whose body is
+// one accumulation target[…, j] += a[…, j]·b[…, j] of two rows into a row
+// (the unnormalized probabilities of a categorical: exp E[log θ] ⊙ exp
+// E[log β_w]), the three rows as Go slices, for runtime.MulAddFMA.
+func (p *goPrinter) mulAddRows(l *Loop) (string, string, string, bool) {
+	j := l.Idx
+	if l.From != "" || len(l.Body) != 1 {
+		return "", "", "", false
+	}
+	if _, _, ragged := j.Ragged(); ragged {
+		return "", "", "", false
+	}
+	if _, _, _, ok := derive.SizeRange(j.Size); ok {
+		return "", "", "", false
+	}
+	acc, ok := l.Body[0].(*Accum)
+	if !ok || acc.Upper || len(acc.At) == 0 || len(acc.At) > 2 || acc.Size != j.Size {
+		return "", "", "", false
+	}
+	if last, ok := acc.At[len(acc.At)-1].(*derive.Ix); !ok || last.I.Name != j.Name {
+		return "", "", "", false
+	}
+	if len(acc.At) == 2 && uses(acc.At[0], j) {
+		return "", "", "", false
+	}
+	m, ok := acc.Expr.(*derive.MulNode)
+	if !ok || len(m.Factors) != 2 {
+		return "", "", "", false
+	}
+	var rows [2]string
+	for k, f := range m.Factors {
+		t, ok := f.(*derive.Tensor)
+		if !ok {
+			return "", "", "", false
+		}
+		if rows[k], ok = p.rowSlice(t, j); !ok {
+			return "", "", "", false
+		}
+	}
+	size := p.size(j.Size)
+	target := fmt.Sprintf("%s[:%s]", acc.Target, size)
+	if len(acc.At) == 2 {
+		if v, ok := p.view(viewKey(acc.Target, []string{acc.At[0].(*derive.Ix).I.Name})); ok {
+			target = v
+		} else {
+			i := p.subscript(acc.At[0])
+			target = fmt.Sprintf("%s[%s*%s:][:%s]", acc.Target, wrapIf(i, strings.ContainsAny(i, "+-")), size, size)
+		}
+	}
+	return target, rows[0], rows[1], true
+}
+
 // rowSlice prints, for a read of t whose last index (a symmetric matrix
 // oriented so) is j and whose other indices do not read j, the row it runs
 // along as a slice of j's size.
 func (p *goPrinter) rowSlice(t *derive.Tensor, j derive.Index) (string, bool) {
+	if info, ok := p.tensors[t.Name]; ok && info.Trans && len(t.Idx) == 2 && info.Dims[0] == j.Size {
+		// a column of the matrix, a row of its transposed storage
+		if first, ok := t.Idx[0].(*derive.Ix); ok && first.I.Name == j.Name && !uses(t.Idx[1], j) {
+			p.usedT[t.Name] = true
+			c, rows := p.subscript(t.Idx[1]), p.size(info.Dims[0])
+			return fmt.Sprintf("%s[%s*%s:][:%s]", info.Go, wrapIf(c, strings.ContainsAny(c, "+-")), rows, rows), true
+		}
+		return "", false
+	}
 	t = p.orient(t, j.Name)
 	if len(t.Idx) == 0 {
 		return "", false

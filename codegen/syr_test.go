@@ -123,7 +123,9 @@ for d in 1:D {
 `
 	src := generatedSource(t, "lda", lda)
 	k := kernelOf(src, "ZNaturalExp")
-	if !regexp.MustCompile(`betaElogExp\[\(wTerm\[n\d*\]-1\)\*K\+i\d+\]`).MatchString(k) {
+	// a term's row of the transposed table, multiplied into the entry's
+	// probabilities by one vectorized call
+	if !regexp.MustCompile(`runtime\.MulAddFMA\(prob\[n\d*\*K:\]\[:K\], t\d+, betaElogExp\[\(wTerm\[n\d*\]-1\)\*K:\]\[:K\]\)`).MatchString(k) {
 		t.Errorf("ZNaturalExp does not read exp(E[log β]) term-major:\n%s", k)
 	}
 	if strings.Contains(src, "runtime.ExpTo(q.betaElogExp") || !strings.Contains(src, "runtime.ExpToTransposed(q.betaElogExp, q.betaElog, m.k)") {

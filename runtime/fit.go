@@ -86,17 +86,28 @@ func SoftmaxRows(x []float64, k int) {
 // NormalizeRows divides each row of length k of x (nonnegative weights)
 // by its sum. It reports false, leaving x partly normalized, if a row's sum
 // is zero or not finite (the weights under- or overflowed).
+//
+// Rows of 16 or more are summed and scaled by SumVec and ScaleVec
+// (vectorized; their fixed order of additions, not left to right).
 func NormalizeRows(x []float64, k int) bool {
 	for off := 0; off+k <= len(x); off += k {
 		row := x[off : off+k]
-		s := 0.0
-		for _, v := range row {
-			s += v
+		var s float64
+		if k >= 16 {
+			s = SumVec(row)
+		} else {
+			for _, v := range row {
+				s += v
+			}
 		}
 		if !(s > 0) || math.IsInf(s, 0) {
 			return false
 		}
 		inv := 1 / s
+		if k >= 16 {
+			ScaleVec(row, inv)
+			continue
+		}
 		for i := range row {
 			row[i] *= inv
 		}

@@ -23,15 +23,10 @@ func RelChange(prev, cur float64) float64 {
 // computed with scaling, so they do not overflow. It panics if the lengths
 // differ.
 func L2Change(a, b []float64) float64 {
-	// one fused pass; the scaled (overflow-safe) sums of gonum only where
-	// the plain ones overflow
-	var d2, n2 float64
+	// the scaled (overflow-safe) sums of gonum only where the plain ones
+	// overflow
 	b = b[:len(a)]
-	for i, x := range a {
-		e := x - b[i]
-		d2 += e * e
-		n2 += b[i] * b[i]
-	}
+	d2, n2 := SqDist(a, b), SumSq(b) // vectorized, in their fixed orders
 	if math.IsInf(d2, 0) || math.IsInf(n2, 0) {
 		return floats.Distance(a, b, 2) / math.Max(floats.Norm(b, 2), 1)
 	}

@@ -921,10 +921,7 @@ func (m *Model) ZNaturalExp(d int, thetaMean, thetaCov, prob []float64) {
 	}
 	// ctm.vi:10:8: latent z
 	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
-		prob_n2 := prob[n2*K:][:K:K]
-		for i5 := 0; i5 < K; i5++ {
-			prob_n2[i5] += t1[i5] * betaT[(wTerm[n2]-1)*K+i5]
-		}
+		runtime.MulAddFMA(prob[n2*K:][:K], t1, betaT[(wTerm[n2]-1)*K:][:K])
 	}
 }
 
@@ -1006,11 +1003,7 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zProb []float64) float64 {
 	var t21Buf [runtime.StackVec]float64
 	t21 := runtime.Vec(t21Buf[:], K)
 	for q4 := 0; q4 < K; q4++ {
-		Sigma0Inv_q4 := Sigma0Inv[q4*K:][:K:K]
-		thetaCov_q4 := thetaCov[q4*K:][:K:K]
-		for q5 := 0; q5 < K; q5++ {
-			t21[q5] += Sigma0Inv_q4[q5] * thetaCov_q4[q5]
-		}
+		runtime.MulAddFMA(t21[:K], Sigma0Inv[q4*K:][:K], thetaCov[q4*K:][:K])
 	}
 	var t22Buf [runtime.StackVec]float64
 	t22 := runtime.Vec(t22Buf[:], K)
@@ -1216,11 +1209,7 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	var t43Buf [runtime.StackVec]float64
 	t43 := runtime.Vec(t43Buf[:], K)
 	for a2 := 0; a2 < K; a2++ {
-		Sigma0Inv_a2 := Sigma0Inv[a2*K:][:K:K]
-		cov_a2 := cov[a2*K:][:K:K]
-		for b2 := 0; b2 < K; b2++ {
-			t43[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
-		}
+		runtime.MulAddFMA(t43[:K], Sigma0Inv[a2*K:][:K], cov[a2*K:][:K])
 	}
 	t44 := t39 + t40
 	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)

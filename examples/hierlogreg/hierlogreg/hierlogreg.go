@@ -698,11 +698,7 @@ func (m *Model) elboGlobal() float64 {
 	var t3Buf [runtime.StackVec]float64
 	t3 := runtime.Vec(t3Buf[:], P)
 	for i4 := 0; i4 < P; i4++ {
-		Lambda0_i4 := Lambda0[i4*P:][:P:P]
-		Phi0Inv_i4 := Phi0Inv[i4*P:][:P:P]
-		for i5 := 0; i5 < P; i5++ {
-			t3[i5] += Lambda0_i4[i5] * Phi0Inv_i4[i5]
-		}
+		runtime.MulAddFMA(t3[:P], Lambda0[i4*P:][:P], Phi0Inv[i4*P:][:P])
 	}
 	t4 := 0.5 * nu
 	f += 0.5*(nu-float64(P)-1.0)*Lambda0Logdet - 0.5*Phi1Logdet - 0.28618247146235004*float64(P)*(float64(P)-1.0) - 0.34657359027997264*float64(P)*nu - 0.9189385332046727*float64(P) - 0.5*Phi0Logdet*nu
@@ -756,11 +752,7 @@ func (m *Model) elboUnit(m_ int, thetaMean, thetaCov []float64) float64 {
 	var t10Buf [runtime.StackVec]float64
 	t10 := runtime.Vec(t10Buf[:], P)
 	for q := 0; q < P; q++ {
-		Lambda0_q := Lambda0[q*P:][:P:P]
-		thetaCov_q := thetaCov[q*P:][:P:P]
-		for q2 := 0; q2 < P; q2++ {
-			t10[q2] += Lambda0_q[q2] * thetaCov_q[q2]
-		}
+		runtime.MulAddFMA(t10[:P], Lambda0[q*P:][:P], thetaCov[q*P:][:P])
 	}
 	var t11Buf [runtime.StackVec]float64
 	t11 := runtime.Vec(t11Buf[:], P)
@@ -925,11 +917,7 @@ func (m *Model) ThetaDelta(m_ int, theta, cov, grad, hess []float64) float64 {
 	var t18Buf [runtime.StackVec]float64
 	t18 := runtime.Vec(t18Buf[:], P)
 	for a2 := 0; a2 < P; a2++ {
-		Lambda0_a2 := Lambda0[a2*P:][:P:P]
-		cov_a2 := cov[a2*P:][:P:P]
-		for b2 := 0; b2 < P; b2++ {
-			t18[b2] += Lambda0_a2[b2] * cov_a2[b2]
-		}
+		runtime.MulAddFMA(t18[:P], Lambda0[a2*P:][:P], cov[a2*P:][:P])
 	}
 	// hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
 	f += 0.5*Lambda0Logdet - 0.9189385332046727*float64(P)

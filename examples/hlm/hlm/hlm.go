@@ -489,11 +489,7 @@ func (m *Model) elboGlobal(thetaMean, thetaCov []float64) float64 {
 	var t1Buf [runtime.StackVec]float64
 	t1 := runtime.Vec(t1Buf[:], V)
 	for q4 := 0; q4 < V; q4++ {
-		IInv_q4 := IInv[q4*V:][:V:V]
-		thetaCov_q4 := thetaCov[q4*V:][:V:V]
-		for q5 := 0; q5 < V; q5++ {
-			t1[q5] += IInv_q4[q5] * thetaCov_q4[q5]
-		}
+		runtime.MulAddFMA(t1[:V], IInv[q4*V:][:V], thetaCov[q4*V:][:V])
 	}
 	var t2Buf [runtime.StackVec]float64
 	t2 := runtime.Vec(t2Buf[:], V)
@@ -760,11 +756,7 @@ func (m *Model) ThetaDelta(theta, cov, zParam, zElog, grad, hess []float64) floa
 	var t48Buf [runtime.StackVec]float64
 	t48 := runtime.Vec(t48Buf[:], V)
 	for a2 := 0; a2 < V; a2++ {
-		IInv_a2 := IInv[a2*V:][:V:V]
-		cov_a2 := cov[a2*V:][:V:V]
-		for b2 := 0; b2 < V; b2++ {
-			t48[b2] += IInv_a2[b2] * cov_a2[b2]
-		}
+		runtime.MulAddFMA(t48[:V], IInv[a2*V:][:V], cov[a2*V:][:V])
 	}
 	// hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta)); hlm.vi:12:1: theta ~ MvNormal(zero, I)
 	f += float64(D)*t39 - 0.5*ILogdet - 0.9189385332046727*float64(V)

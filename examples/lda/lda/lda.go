@@ -949,10 +949,7 @@ func (m *Model) ZNaturalExp(d int, betaParam, betaElog, thetaParam, thetaElog, b
 	}
 	// lda.vi:15:8: latent z
 	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
-		prob_n2 := prob[n2*K:][:K:K]
-		for i12 := 0; i12 < K; i12++ {
-			prob_n2[i12] += t1[i12] * betaElogExp[(wTerm[n2]-1)*K+i12]
-		}
+		runtime.MulAddFMA(prob[n2*K:][:K], t1, betaElogExp[(wTerm[n2]-1)*K:][:K])
 	}
 }
 

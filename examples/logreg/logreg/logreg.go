@@ -399,11 +399,7 @@ func (m *Model) elboGlobal(thetaMean, thetaCov []float64) float64 {
 	var t6Buf [runtime.StackVec]float64
 	t6 := runtime.Vec(t6Buf[:], P)
 	for q := 0; q < P; q++ {
-		Sigma0Inv_q := Sigma0Inv[q*P:][:P:P]
-		thetaCov_q := thetaCov[q*P:][:P:P]
-		for q2 := 0; q2 < P; q2++ {
-			t6[q2] += Sigma0Inv_q[q2] * thetaCov_q[q2]
-		}
+		runtime.MulAddFMA(t6[:P], Sigma0Inv[q*P:][:P], thetaCov[q*P:][:P])
 	}
 	var t7Buf [runtime.StackVec]float64
 	t7 := runtime.Vec(t7Buf[:], P)
@@ -546,11 +542,7 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	var t13Buf [runtime.StackVec]float64
 	t13 := runtime.Vec(t13Buf[:], P)
 	for a2 := 0; a2 < P; a2++ {
-		Sigma0Inv_a2 := Sigma0Inv[a2*P:][:P:P]
-		cov_a2 := cov[a2*P:][:P:P]
-		for b2 := 0; b2 < P; b2++ {
-			t13[b2] += Sigma0Inv_a2[b2] * cov_a2[b2]
-		}
+		runtime.MulAddFMA(t13[:P], Sigma0Inv[a2*P:][:P], cov[a2*P:][:P])
 	}
 	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
 	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
