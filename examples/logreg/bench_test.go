@@ -39,6 +39,22 @@ func BenchmarkLaplaceFit(b *testing.B) {
 			}
 		}
 	})
+	// the fit alone, the model built once (as numpy's fit takes its
+	// arrays): what vs_numpy.sh compares
+	m, err := logreg.NewModel(d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("generated-model", func(b *testing.B) {
+		cpu := processCPU()
+		for b.Loop() {
+			if _, err := m.Fit(context.Background(), logreg.Options{Workers: 1}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		// CPU time per fit: on a busy machine the wall time is not it
+		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+	})
 	b.Run("handwritten", func(b *testing.B) {
 		for b.Loop() {
 			handNewton(d.X, d.Y)
