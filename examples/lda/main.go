@@ -5,6 +5,7 @@
 //	go run ./examples/lda -ldac ap.dat -vocab vocab.txt -K 10
 //	go run ./examples/lda -json > result.json              # the fitted posterior as JSON
 //	go run ./examples/lda -train ap-train.dat -K 10 -heldout-obs ap-test-obs.dat -heldout ap-test-heldout.dat
+//	go run ./examples/lda score-ldac -model DIR/final -train ap-train.dat -heldout-obs … -heldout …   # an lda-c fit, scored the same way
 //
 // It prints the most probable terms of every fitted topic (under E[β_k]);
 // on the synthetic corpus it also matches the fitted topics to the true ones
@@ -55,6 +56,9 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "tempering" {
 		return tempering(args[1:], stdout, stderr) // tempering.go: SVI vs AVI vs VT (Mandt et al. 2016, Fig. 2)
+	}
+	if len(args) > 0 && args[0] == "score-ldac" {
+		return scoreLDAC(args[1:], stdout, stderr) // ldac.go: held-out score of an lda-c fit, by the same document completion
 	}
 	if len(args) > 0 && args[0] == "ssmf" {
 		return ssmfExperiment(args[1:], stdout, stderr) // ssmf.go: SVI vs SSMF vs SSMF-A × mean field vs Gibbs (Hoffman 2014, Fig. 3)
