@@ -56,7 +56,11 @@ func (g *gen) allocCheck(f *fitGen) (minimums []atLeastCtx, allocs []alloc) {
 		}
 	}
 	for _, a := range g.transAux {
-		as = append(as, alloc{"the transpose of " + a.Arg, g.tensors[a.Arg].Dims, 1})
+		what := "the transpose of " + a.Arg
+		if a.Op == "log" {
+			what = "the logarithm of " + a.Arg
+		}
+		as = append(as, alloc{what, g.tensors[a.Arg].Dims, 1})
 	}
 	for _, o := range g.d.Objectives {
 		if len(o.Groups) > 0 {

@@ -203,10 +203,10 @@ func (p *goPrinter) declareSyrBatches(sb *strings.Builder, ss []Stmt) {
 		for _, st := range ss {
 			if r, ok := st.(*Syr); ok && inLoop && p.syrBatch[r.Target] == "" && p.mirrored(r.Target) {
 				name := r.Target + "Syr"
-				for p.reserved[name] {
+				for p.reserved[name] || p.reserved[name+"Buf"] {
 					name += "_"
 				}
-				p.reserved[name] = true
+				p.reserved[name], p.reserved[name+"Buf"] = true, true
 				p.usesRuntime = true
 				fmt.Fprintf(sb, "var %sBuf [runtime.SyrBatchRows * runtime.StackVec]float64\n", name)
 				fmt.Fprintf(sb, "%s := runtime.NewSyrBatch(%s, %s, %sBuf[:])\n", name, r.Target, p.size(r.Size), name)
@@ -539,8 +539,8 @@ func (p *goPrinter) mulAddRows(l *Loop) (string, string, string, bool) {
 	size := p.size(j.Size)
 	target := fmt.Sprintf("%s[:%s]", acc.Target, size)
 	if len(acc.At) == 2 {
-		if v, ok := p.view(viewKey(acc.Target, []string{acc.At[0].(*derive.Ix).I.Name})); ok {
-			target = v
+		if ix, isIx := acc.At[0].(*derive.Ix); isIx && p.hasView(viewKey(acc.Target, []string{ix.I.Name})) {
+			target, _ = p.view(viewKey(acc.Target, []string{ix.I.Name}))
 		} else {
 			i := p.subscript(acc.At[0])
 			target = fmt.Sprintf("%s[%s*%s:][:%s]", acc.Target, wrapIf(i, strings.ContainsAny(i, "+-")), size, size)
@@ -829,6 +829,13 @@ func (p *goPrinter) declareViews(sb *strings.Builder, l *Loop, extra ...derive.E
 		keys = append(keys, v.key)
 	}
 	return keys
+}
+
+// hasView reports whether a row view for key is declared in an enclosing
+// block.
+func (p *goPrinter) hasView(key string) bool {
+	_, ok := p.view(key)
+	return ok
 }
 
 // view returns the row view for key declared in an enclosing block.

@@ -142,7 +142,13 @@ func (f *fitGen) emitMSteps() {
 		"priors) and returns the largest relative change of a param."},
 		"(m *Model) mstep(q *state, opts Options) (float64, error)", func() {
 			w.P("change := 0.0")
-			for _, s := range f.msteps {
+			for k, s := range f.msteps {
+				if k > 0 {
+					// the values derived from the params an earlier step set
+					// (inverses, transposes, logarithms), for this step's
+					// objective
+					w.IfErr("err := m.computeAux()", "change", "err")
+				}
 				w.Define("c, err", fmt.Sprintf("m.mstep%s(q, opts)", f.stepName(s)))
 				w.CheckErr("change", "err")
 				w.Pf("change = %s(change, c)", goMath.Ident("Max"))

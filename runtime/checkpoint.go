@@ -122,6 +122,10 @@ func CreateAtomic(path string) (*AtomicFile, error) {
 	return a, nil
 }
 
+// Direct reports whether the writes go straight to path (a device or a
+// pipe), which is then never read back.
+func (a *AtomicFile) Direct() bool { return a.direct }
+
 // Write writes p to the file.
 func (a *AtomicFile) Write(p []byte) (int, error) {
 	n, err := a.f.Write(p)

@@ -105,19 +105,10 @@ type DataVar struct {
 }
 
 // DataTable is a model's sizes and variables, in the order of the model,
-// with the Data and Model they load from and into.
-//
-// The Model may share arrays with the Data: Decode (through which
-// LoadData reads) decodes each array of a data variable (RoleData, not
-// const or param) into one flat array, with a matrix's rows slicing it,
-// and Load gives the Model that array itself rather than a copy when the
-// Data field still holds it whole: the vector, or rows of equal length
-// lying in order at its start. Neither the Model nor the generated code
-// writes into data arrays (only params are written, by the M-step, and
-// those are always copied), so the Data and every Model made from it see
-// the same numbers; a caller that changes a Data array that LoadData
-// returned after NewModel changes that Model's data too. Arrays a caller
-// builds are always copied.
+// with the Data and Model they load from and into. Load copies every array:
+// a Model's values derived from its data (transposes, logarithms, the
+// fingerprint) are computed once, so a Model must not see a caller's later
+// changes to the Data.
 type DataTable struct {
 	Vars []DataVar
 	// Given points at the set of sizes LoadData read (Data.given), so
@@ -137,9 +128,8 @@ type DataTable struct {
 // Decode* function of each variable (DecodeSize, DecodeRealRows, DecodeBag,
 // ...) report for the same document.
 //
-// The arrays of data variables are decoded into one flat array each, a
-// matrix's rows slicing it, which Load may give the Model as it is (see
-// DataTable).
+// The arrays are decoded into one flat array each, a matrix's rows slicing
+// it.
 func (t *DataTable) Decode(r io.Reader) error {
 	return newTableDecoder(t, r).decode()
 }
@@ -367,10 +357,6 @@ func (t *DataTable) CheckAllocs(extra []Alloc) error {
 // (lengths, int ranges, finite reals, simplex rows, positive definite
 // covariances) and flattened. It needs BindSizes first; errors name the
 // variable and the 1-based index of a bad entry.
-//
-// A data vector or matrix whose Data field holds the flat array Decode
-// made for it is not copied: the Model's field is that array (see
-// DataTable), checked as a copy would be.
 func (t *DataTable) Load() error {
 	for k := range t.Vars {
 		if err := t.Vars[k].load(t.sizes); err != nil {
@@ -455,13 +441,13 @@ func (v *DataVar) load(sz *Sizes) error {
 	}
 	switch p := v.Data.(type) {
 	case *[]float64:
-		*v.Model.(*[]float64), err = loadVector(v, *p, n[0], lo, hi)
+		*v.Model.(*[]float64), err = Flat1(v.Name, *p, n[0], lo, hi)
 	case *[]int:
-		*v.Model.(*[]int), err = loadVector(v, *p, n[0], lo, hi)
+		*v.Model.(*[]int), err = Flat1(v.Name, *p, n[0], lo, hi)
 	case *[][]float64:
-		*v.Model.(*[]float64), err = loadMatrix(v, *p, n[0], n[1], lo, hi)
+		*v.Model.(*[]float64), err = Flat2(v.Name, *p, n[0], n[1], lo, hi)
 	case *[][]int:
-		*v.Model.(*[]int), err = loadMatrix(v, *p, n[0], n[1], lo, hi)
+		*v.Model.(*[]int), err = Flat2(v.Name, *p, n[0], n[1], lo, hi)
 	case *[][][]float64:
 		*v.Model.(*[]float64), err = Flat3(v.Name, *p, n[0], n[1], n[2], lo, hi)
 	case *[][][]int:
@@ -482,60 +468,6 @@ func (v *DataVar) load(sz *Sizes) error {
 			rows *= r
 		}
 		return CheckSimplexRows(v.Name, *v.Model.(*[]float64), rows, last)
-	}
-	return nil
-}
-
-// loadVector is Flat1, but returns the vector itself if it is data that
-// Decode made (decodedVector).
-func loadVector[T float64 | int](v *DataVar, a []T, n, lo, hi int) ([]T, error) {
-	if v.Role == RoleData {
-		if flat, ok := decodedVector(a, n); ok {
-			if err := checkFlat(v.Name, flat, 0, lo, hi); err != nil {
-				return nil, err
-			}
-			return flat, nil
-		}
-	}
-	return Flat1(v.Name, a, n, lo, hi)
-}
-
-// loadMatrix is Flat2, but returns the array the rows slice if it is data
-// that Decode made (decodedMatrix).
-func loadMatrix[T float64 | int](v *DataVar, a [][]T, r, c, lo, hi int) ([]T, error) {
-	if v.Role == RoleData {
-		if flat, ok := decodedMatrix(a, r, c); ok {
-			if err := checkFlat(v.Name, flat, c, lo, hi); err != nil {
-				return nil, err
-			}
-			return flat, nil
-		}
-	}
-	return Flat2(v.Name, a, r, c, lo, hi)
-}
-
-// checkFlat checks the elements of a vector (c = 0) or of a flat matrix
-// of c columns as Flat1 and Flat2 do, with their errors.
-func checkFlat[T float64 | int](name string, flat []T, c, lo, hi int) error {
-	at := func(k int) []int {
-		if c == 0 {
-			return []int{k}
-		}
-		return []int{k / c, k % c}
-	}
-	switch a := any(flat).(type) {
-	case []float64:
-		for k, x := range a {
-			if x-x != 0 { // NaN or ±Inf
-				return checkElem(name, at(k), x, lo, hi)
-			}
-		}
-	case []int:
-		for k, x := range a {
-			if x < lo || x > hi {
-				return checkElem(name, at(k), x, lo, hi)
-			}
-		}
 	}
 	return nil
 }

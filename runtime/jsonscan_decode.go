@@ -332,11 +332,11 @@ func (d *tableDecoder) value(v *DataVar) (val any, err error, noDecoder bool) {
 		}
 	case *[]float64:
 		var x []float64
-		x, bad = decodeVector[float64](d, d.hint(v.Dims, 1), v.Role == RoleData)
+		x, bad = decodeVector[float64](d, d.hint(v.Dims, 1))
 		val = x
 	case *[]int:
 		var x []int
-		x, bad = decodeVector[int](d, d.hint(v.Dims, 1), v.Role == RoleData)
+		x, bad = decodeVector[int](d, d.hint(v.Dims, 1))
 		val = x
 	case *[][]float64:
 		if ragged {
@@ -508,23 +508,18 @@ func vectorInto[T float64 | int](d *tableDecoder, g *growBuf[T]) (int, *dataErr)
 }
 
 // decodeVector decodes an array of numbers (DecodeRealVector or
-// DecodeIntVector), of elems elements if the sizes say, registering it
-// (decodedArray) if reg.
-func decodeVector[T float64 | int](d *tableDecoder, elems int64, reg bool) ([]T, *dataErr) {
+// DecodeIntVector), of elems elements if the sizes say.
+func decodeVector[T float64 | int](d *tableDecoder, elems int64) ([]T, *dataErr) {
 	var g growBuf[T]
 	g.expect(d.plan(elems))
 	if _, bad := vectorInto(d, &g); bad != nil {
 		return nil, bad
 	}
-	a := g.finish()
-	if reg {
-		registerDecoded(a)
-	}
-	return a, nil
+	return g.finish(), nil
 }
 
 // decodeRows decodes v's matrix (DecodeRealRows or DecodeIntRows): its rows
-// slice one flat array, which is registered (decodedArray) if v is data.
+// slice one flat array.
 func decodeRows[T float64 | int](d *tableDecoder, v *DataVar) ([][]T, *dataErr) {
 	var rowsHint int64
 	if len(v.Dims) >= 1 {
@@ -533,9 +528,6 @@ func decodeRows[T float64 | int](d *tableDecoder, v *DataVar) ([][]T, *dataErr) 
 	flat, rows, cols, bad := decodeMatrix[T](d, rowsHint, d.hint(v.Dims, 2))
 	if bad != nil {
 		return nil, bad
-	}
-	if v.Role == RoleData {
-		registerDecoded(flat)
 	}
 	return rowsOf(flat, rows, cols), nil
 }

@@ -126,24 +126,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
-	sink, err := newResultSink(f.out, stdout)
+	sink, err := newResultSink(f.out, stdout, f.plot != "")
 	if err != nil {
 		fmt.Fprintln(stderr, "vigen:", err)
 		return exitError
 	}
-	defer func() {
-		if sink.spool != nil {
-			sink.abort() // the spool, once copied to stdout
-		}
-	}()
+	defer sink.cleanup()
 	code := runFit(sig, bin, f, sink, stderr)
 	if code == exitError || sink.n == 0 {
 		if code != exitError {
 			fmt.Fprintln(stderr, "vigen: the fit wrote no result")
 		}
-		if sink.out != nil {
-			sink.out.Abort()
-		}
+		sink.abort()
 		return exitError
 	}
 	if err := sink.commit(); err != nil {
@@ -294,36 +288,43 @@ func (in *interrupts) stop() {
 // resultSink receives the fitting command's result JSON as the command
 // writes it, so that vigen never holds it in memory (with every token's
 // posterior it can take gigabytes): into a temporary file beside -out,
-// which commit renames over it, or, without -out, into a temporary file
-// that commit copies to stdout. A fit that ends without a result (abort)
-// leaves -out as it was and writes nothing on stdout.
+// which commit renames over it, or, without -out, into a spool file that
+// commit copies to stdout. A fit that ends without a result (abort) leaves
+// -out as it was and writes nothing on stdout. When the result must be read
+// back (the plots) and -out is a device or pipe, written directly and
+// never read, the sink also keeps a spool.
 type resultSink struct {
 	out    *runtime.AtomicFile // with -out
-	spool  *os.File            // without -out
+	spool  *os.File            // without -out, or a copy to read back
 	stdout io.Writer
-	path   string // -out, for reading the result back (plots)
+	path   string // -out
 	n      int64  // bytes received
 }
 
-func newResultSink(out string, stdout io.Writer) (*resultSink, error) {
+func newResultSink(out string, stdout io.Writer, readBack bool) (*resultSink, error) {
 	s := &resultSink{stdout: stdout, path: out}
 	var err error
 	if out != "" {
-		s.out, err = runtime.CreateAtomic(out)
-	} else {
-		s.spool, err = os.CreateTemp("", "vigen-result-*.json")
+		if s.out, err = runtime.CreateAtomic(out); err != nil || !readBack || !s.out.Direct() {
+			return s, err
+		}
+	}
+	if s.spool, err = os.CreateTemp("", "vigen-result-*.json"); err != nil && s.out != nil {
+		s.out.Abort()
 	}
 	return s, err
 }
 
 func (s *resultSink) Write(p []byte) (int, error) {
-	var n int
-	var err error
 	if s.out != nil {
-		n, err = s.out.Write(p)
-	} else {
-		n, err = s.spool.Write(p)
+		n, err := s.out.Write(p)
+		if err == nil && s.spool != nil {
+			n, err = s.spool.Write(p)
+		}
+		s.n += int64(n)
+		return n, err
 	}
+	n, err := s.spool.Write(p)
 	s.n += int64(n)
 	return n, err
 }
@@ -339,20 +340,24 @@ func (s *resultSink) commit() error {
 	return err
 }
 
-// abort discards the result (-out stays as it was); after commit it only
-// removes the spool.
+// abort discards the result: -out stays as it was, nothing goes to stdout.
 func (s *resultSink) abort() {
 	if s.out != nil {
 		s.out.Abort()
-		return
 	}
-	s.spool.Close()
-	os.Remove(s.spool.Name())
+}
+
+// cleanup removes the spool, if any.
+func (s *resultSink) cleanup() {
+	if s.spool != nil {
+		s.spool.Close()
+		os.Remove(s.spool.Name())
+	}
 }
 
 // result reads the committed result back (for the plots).
 func (s *resultSink) result() ([]byte, error) {
-	if s.out == nil {
+	if s.spool != nil {
 		return os.ReadFile(s.spool.Name())
 	}
 	return os.ReadFile(s.path)

@@ -18,7 +18,7 @@ func TestResultSink(t *testing.T) {
 	if err := os.WriteFile(out, []byte(`{"old":1}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := newResultSink(out, nil)
+	s, err := newResultSink(out, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,12 +36,12 @@ func TestResultSink(t *testing.T) {
 	if fi, _ := os.Stat(out); fi.Mode().Perm() != 0o600 {
 		t.Errorf("-out's permissions became %v, want the old file's 0600", fi.Mode().Perm())
 	}
-	s, err = newResultSink(out, nil)
+	s, err = newResultSink(out, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Write([]byte(`{"partial`))
-	s.out.Abort()
+	s.abort()
 	if b, _ := os.ReadFile(out); string(b) != `{"new":2}` {
 		t.Errorf("an aborted result changed -out: %s", b)
 	}
@@ -50,7 +50,7 @@ func TestResultSink(t *testing.T) {
 	}
 
 	var stdout bytes.Buffer
-	s, err = newResultSink("", &stdout)
+	s, err = newResultSink("", &stdout, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +68,42 @@ func TestResultSink(t *testing.T) {
 	if b, err := s.result(); err != nil || len(b) != 100000 {
 		t.Errorf("reading the result back for plots: %d bytes, %v", len(b), err)
 	}
-	s.abort()
+	s.cleanup()
 	if _, err := os.Stat(spool); !os.IsNotExist(err) {
 		t.Errorf("the spool %s is left behind (%v)", spool, err)
 	}
+}
+
+// TestResultSinkDeviceReadBack: -out on a device is written directly and
+// never read; with plots asked for, the sink keeps a spool to read the
+// result back from, removed by cleanup.
+func TestResultSinkDeviceReadBack(t *testing.T) {
+	s, err := newResultSink(os.DevNull, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.spool == nil || !s.out.Direct() {
+		t.Fatalf("-out %s with plots: spool %v, direct %v", os.DevNull, s.spool, s.out.Direct())
+	}
+	spool := s.spool.Name()
+	s.Write([]byte(`{"x":1}`))
+	if err := s.commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.result(); err != nil || string(b) != `{"x":1}` {
+		t.Errorf("result read back: %q, %v", b, err)
+	}
+	s.cleanup()
+	if _, err := os.Stat(spool); !os.IsNotExist(err) {
+		t.Errorf("the spool %s is left behind (%v)", spool, err)
+	}
+	// without plots, no spool
+	s, err = newResultSink(os.DevNull, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.spool != nil {
+		t.Errorf("a spool without plots")
+	}
+	s.cleanup()
 }

@@ -125,7 +125,7 @@ func NewModel(d *Data) (*Model, error) {
 	if err := t.CheckAllocs([]runtime.Alloc{
 		{What: "the inverse of Sigma0", Dims: []string{"K", "K"}, Copies: 1},
 		{What: "the transpose of beta", Dims: []string{"K", "V"}, Copies: 1},
-		{What: "the transpose of beta", Dims: []string{"K", "V"}, Copies: 1},
+		{What: "the logarithm of beta", Dims: []string{"K", "V"}, Copies: 1},
 		{What: "q(theta)", Dims: []string{"D", "K"}, Copies: 3},
 		{What: "q(theta)", Dims: []string{"D", "K", "K"}, Copies: 3},
 		{What: "q(z)", Dims: []string{"@w", "K"}, Copies: 3},
@@ -591,6 +591,9 @@ func (m *Model) mstep(q *state, opts Options) (float64, error) {
 		return change, err
 	}
 	change = math.Max(change, c)
+	if err := m.computeAux(); err != nil {
+		return change, err
+	}
 	c, err = m.mstepMu0Sigma0(q, opts)
 	if err != nil {
 		return change, err
