@@ -990,6 +990,22 @@ func substIdx(e Expr, j Index, x Expr, rec func(Expr) Expr) Expr {
 			}
 		}
 		return newTensor(e.Name, idx, e.Sym, e.Int)
+	case *SumNode:
+		// a bound index that x reads free would capture it: rename it
+		// (Σ_n δ(z[n], k) with k := z[n] is Σ_n' δ(z[n'], z[n]), not N)
+		sn := e
+		for _, v := range x.Free() {
+			if containsIndex(sn.Idx, v) {
+				fresh := Index{Name: v.Name + "'", Size: v.Size, Plate: v.Plate}
+				for containsIndex(sn.Idx, fresh) || hasFree(sn.Body, fresh) || hasFree(x, fresh) {
+					fresh.Name += "'"
+				}
+				sn = renameBound(sn, v, fresh)
+			}
+		}
+		if sn != e {
+			return Sum(sn.Idx, substIdx(sn.Body, j, x, func(y Expr) Expr { return SubstIdx(y, j, x) }))
+		}
 	}
 	return mapChildren(e, rec)
 }
