@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"testing"
 )
 
@@ -46,6 +47,13 @@ func TestGroupMeansAreExact(t *testing.T) {
 		x[i] = []float64{float64(3*z[i]-5) + s[0]*rng.NormFloat64(), -float64(z[i]) + s[1]*rng.NormFloat64()}
 	}
 	data, _ := json.Marshal(map[string]any{"z": z, "x": x, "s": s, "K": K})
+	// each group's count is a vector computed once and read at z[n], not
+	// a pass over the data for every point
+	k := kernelOf(generatedSource(t, "grpmean", groupMeansVI), "MuNatural")
+	count := regexp.MustCompile(`(t\d+)\[z\[n\]-1\] \+= 1\.0`).FindStringSubmatch(k)
+	if count == nil || !regexp.MustCompile(regexp.QuoteMeta(count[1]+"[z[n]-1]")+`\)`).MatchString(k) {
+		t.Errorf("MuNatural does not count the groups once:\n%s", k)
+	}
 	res := buildAndRun(t, "grpmean", groupMeansVI, data)
 	for _, r := range res {
 		mu := r.Latent["mu"]

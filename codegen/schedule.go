@@ -557,7 +557,7 @@ func (s *scheduler) addTerm(o Output, t derive.Expr) {
 			}
 			at[k] = d.X
 			rest := append(append([]derive.Expr(nil), factors[:fi]...), factors[fi+1:]...)
-			factors = factorsOf(derive.SubstIdx(derive.Mul(rest...), a, d.X))
+			factors = factorsOf(derive.SubstIdx(s.groupSums(derive.Mul(rest...), a), a, d.X))
 			free = removeIndex(free, a)
 			break
 		}
@@ -1338,6 +1338,57 @@ func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
 	loop := &node{parent: s.root, idx: j, depth: 1, memo: map[string]derive.Expr{}, reduce: true}
 	body := s.valInside(loop, e)
 	s.root.lets = append(s.root.lets, &VecLet{Name: name, Size: j.Size, Loop: &Loop{Idx: j, Body: s.emit(loop)}, Body: body})
+	s.home[name] = s.root
+	s.root.memo[key] = derive.T(name)
+	return derive.T(name, derive.IxE(j))
+}
+
+// groupSums replaces, in e (a term about to scatter into element x[n] of
+// its output index a), each sum over data whose value depends on a alone,
+// Σ_n' g(n')·δ(z[n'], a) with factors free of n' pulled out, by a read of
+// a vector of its values over a, computed once (sumVector): substituted
+// a := z[n], the sum would otherwise be evaluated again for every n, the
+// count of a group recomputed for each of its points.
+func (s *scheduler) groupSums(e derive.Expr, a derive.Index) derive.Expr {
+	if s.inner || a.Plate {
+		return e
+	}
+	if _, _, ragged := a.Ragged(); ragged {
+		return e
+	}
+	return derive.Rewrite(e, func(x derive.Expr) (derive.Expr, bool) {
+		sum, ok := x.(*derive.SumNode)
+		if !ok || !uses(sum, a) {
+			return nil, false
+		}
+		in, out := partition(factorsOf(sum.Body), func(f derive.Expr) bool { return usesAny(f, sum.Idx) })
+		inner := derive.Sum(sum.Idx, derive.Mul(in...))
+		free := inner.Free()
+		if len(free) != 1 || free[0].Name != a.Name {
+			return nil, false
+		}
+		innerSum, ok := inner.(*derive.SumNode)
+		if !ok {
+			return nil, false
+		}
+		return derive.Mul(append(out, s.sumVector(innerSum, a))...), true
+	})
+}
+
+// sumVector returns a read, at j, of the vector of the values of the sum e
+// over index j (its only free index), computed once before the kernel's
+// loops, in the order the data is laid out.
+func (s *scheduler) sumVector(e *derive.SumNode, j derive.Index) derive.Expr {
+	key := s.vecKey(e, j)
+	if v, ok := s.root.memo[key]; ok {
+		return derive.T(v.(*derive.Tensor).Name, derive.IxE(j))
+	}
+	name := s.temp()
+	sub := &scheduler{ntemp: s.ntemp, root: &node{parent: s.root, memo: map[string]derive.Expr{}}, home: s.home, inner: true}
+	sub.root.depth = s.root.depth
+	sub.addTerm(Output{Target: tempName(name), Free: []derive.Index{j}, Expr: e}, e)
+	sub.mergeAccums(sub.root)
+	s.root.lets = append(s.root.lets, &VecLet{Name: name, Size: j.Size, Stmts: sub.emit(sub.root)})
 	s.home[name] = s.root
 	s.root.memo[key] = derive.T(name)
 	return derive.T(name, derive.IxE(j))
