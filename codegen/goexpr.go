@@ -445,16 +445,7 @@ func (p *goPrinter) tensor(t *derive.Tensor) string {
 	if v, ok := p.view(viewKey(t.Name, prefixNames(t))); ok && len(t.Idx) >= 2 {
 		s = v + "[" + p.subscript(t.Idx[len(t.Idx)-1]) + "]"
 	} else if len(t.Idx) > 0 {
-		var off string
-		for k, x := range t.Idx {
-			ix := p.subscript(x)
-			if k == 0 {
-				off = ix
-			} else {
-				off = fmt.Sprintf("%s*%s+%s", wrapIf(off, strings.ContainsAny(off, "+-")), p.size(info.Dims[k]), ix)
-			}
-		}
-		s = fmt.Sprintf("%s[%s]", s, off)
+		s = fmt.Sprintf("%s[%s]", s, p.flatIndex(p.subscripts(t.Idx), info.Dims))
 	}
 	if len(t.Idx) == 0 && info.Slice {
 		s += "[0]"
@@ -539,11 +530,11 @@ func (p *goPrinter) mulAddRows(l *Loop) (string, string, string, bool) {
 	size := p.size(j.Size)
 	target := fmt.Sprintf("%s[:%s]", acc.Target, size)
 	if len(acc.At) == 2 {
-		if ix, isIx := acc.At[0].(*derive.Ix); isIx && p.hasView(viewKey(acc.Target, []string{ix.I.Name})) {
-			target, _ = p.view(viewKey(acc.Target, []string{ix.I.Name}))
-		} else {
-			i := p.subscript(acc.At[0])
-			target = fmt.Sprintf("%s[%s*%s:][:%s]", acc.Target, wrapIf(i, strings.ContainsAny(i, "+-")), size, size)
+		target = rowAt(acc.Target, p.subscript(acc.At[0]), size)
+		if ix, isIx := acc.At[0].(*derive.Ix); isIx {
+			if v, ok := p.view(viewKey(acc.Target, []string{ix.I.Name})); ok {
+				target = v
+			}
 		}
 	}
 	return target, rows[0], rows[1], true
@@ -557,8 +548,7 @@ func (p *goPrinter) rowSlice(t *derive.Tensor, j derive.Index) (string, bool) {
 		// a column of the matrix, a row of its transposed storage
 		if first, ok := t.Idx[0].(*derive.Ix); ok && first.I.Name == j.Name && !uses(t.Idx[1], j) {
 			p.usedT[t.Name] = true
-			c, rows := p.subscript(t.Idx[1]), p.size(info.Dims[0])
-			return fmt.Sprintf("%s[%s*%s:][:%s]", info.Go, wrapIf(c, strings.ContainsAny(c, "+-")), rows, rows), true
+			return rowAt(info.Go, p.subscript(t.Idx[1]), p.size(info.Dims[0])), true
 		}
 		return "", false
 	}
@@ -614,16 +604,32 @@ func (p *goPrinter) rowOf(x derive.Expr) string {
 	if len(t.Idx) == 1 {
 		return fmt.Sprintf("%s[:%s]", info.Go, rowLen)
 	}
-	var off string
-	for k, x := range t.Idx[:len(t.Idx)-1] {
-		ix := p.subscript(x)
-		if k == 0 {
-			off = ix
-		} else {
-			off = fmt.Sprintf("%s*%s+%s", wrapIf(off, strings.ContainsAny(off, "+-")), p.size(info.Dims[k]), ix)
-		}
+	return rowAt(info.Go, p.flatIndex(p.subscripts(t.Idx[:len(t.Idx)-1]), info.Dims), rowLen)
+}
+
+// subscripts prints each of idx (subscript).
+func (p *goPrinter) subscripts(idx []derive.Expr) []string {
+	out := make([]string, len(idx))
+	for k, x := range idx {
+		out[k] = p.subscript(x)
 	}
-	return fmt.Sprintf("%s[%s*%s:][:%s]", info.Go, wrapIf(off, strings.ContainsAny(off, "+-")), rowLen, rowLen)
+	return out
+}
+
+// flatIndex is the offset, in a row-major array of dimensions dims, of the
+// element (or, with fewer subscripts than dims, the row) at subs.
+func (p *goPrinter) flatIndex(subs, dims []string) string {
+	off := subs[0]
+	for k, ix := range subs[1:] {
+		off = fmt.Sprintf("%s*%s+%s", wrapIf(off, strings.ContainsAny(off, "+-")), p.size(dims[k+1]), ix)
+	}
+	return off
+}
+
+// rowAt prints row r, of length n, of the row-major slice s, with a length
+// the compiler can see: s[r*n:][:n].
+func rowAt(s, r, n string) string {
+	return fmt.Sprintf("%s[%s*%s:][:%s]", s, wrapIf(r, strings.ContainsAny(r, "+-")), n, n)
 }
 
 // shifted prints a read of base at shifted indices (derive.ShiftedName):
@@ -634,19 +640,13 @@ func (p *goPrinter) shifted(t *derive.Tensor, base string, offs []int) string {
 		panic("codegen: unknown tensor " + base)
 	}
 	p.usedT[base] = true
-	var off string
-	for k, x := range t.Idx {
-		ix := p.subscript(x)
+	subs := p.subscripts(t.Idx)
+	for k := range subs {
 		if k < len(offs) && offs[k] != 0 {
-			ix = fmt.Sprintf("%s%+d", ix, offs[k])
-		}
-		if k == 0 {
-			off = ix
-		} else {
-			off = fmt.Sprintf("%s*%s+%s", wrapIf(off, strings.ContainsAny(off, "+-")), p.size(info.Dims[k]), ix)
+			subs[k] = fmt.Sprintf("%s%+d", subs[k], offs[k])
 		}
 	}
-	s := fmt.Sprintf("%s[%s]", info.Go, off)
+	s := fmt.Sprintf("%s[%s]", info.Go, p.flatIndex(subs, info.Dims))
 	if info.Int {
 		s = "float64(" + s + ")"
 	}
@@ -829,13 +829,6 @@ func (p *goPrinter) declareViews(sb *strings.Builder, l *Loop, extra ...derive.E
 		keys = append(keys, v.key)
 	}
 	return keys
-}
-
-// hasView reports whether a row view for key is declared in an enclosing
-// block.
-func (p *goPrinter) hasView(key string) bool {
-	_, ok := p.view(key)
-	return ok
 }
 
 // view returns the row view for key declared in an enclosing block.

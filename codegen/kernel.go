@@ -83,7 +83,7 @@ func (g *gen) emitKernel(k kernelSpec) string {
 		if o.Target != "f" {
 			o.Target = goOf[o.Target]
 		}
-		o.Expr = g.loggedReads(g.transposedReads(o.Expr, tensors), tensors)
+		o.Expr = g.auxReads(o.Expr, tensors)
 		outs = append(outs, o)
 	}
 	stmts := Schedule(outs)

@@ -1322,19 +1322,10 @@ func (s *scheduler) vector(n, at *node, e derive.Expr) derive.Expr {
 	if !ok {
 		return nil
 	}
-	name := s.temp()
 	if sum, ok := e.(*derive.SumNode); ok {
-		// Accumulate the vector in the order the data is laid out:
-		// for n { for j { v[j] += … } }, scheduled like an output.
-		sub := &scheduler{ntemp: s.ntemp, root: &node{parent: s.root, memo: map[string]derive.Expr{}}, home: s.home, inner: true}
-		sub.root.depth = s.root.depth
-		sub.addTerm(Output{Target: tempName(name), Free: []derive.Index{j}, Expr: sum}, sum)
-		sub.mergeAccums(sub.root)
-		s.root.lets = append(s.root.lets, &VecLet{Name: name, Size: j.Size, Stmts: sub.emit(sub.root)})
-		s.home[name] = s.root
-		s.root.memo[key] = derive.T(name)
-		return derive.T(name, derive.IxE(j))
+		return s.sumVector(sum, j)
 	}
+	name := s.temp()
 	loop := &node{parent: s.root, idx: j, depth: 1, memo: map[string]derive.Expr{}, reduce: true}
 	body := s.valInside(loop, e)
 	s.root.lets = append(s.root.lets, &VecLet{Name: name, Size: j.Size, Loop: &Loop{Idx: j, Body: s.emit(loop)}, Body: body})
@@ -1377,7 +1368,8 @@ func (s *scheduler) groupSums(e derive.Expr, a derive.Index) derive.Expr {
 
 // sumVector returns a read, at j, of the vector of the values of the sum e
 // over index j (its only free index), computed once before the kernel's
-// loops, in the order the data is laid out.
+// loops and shared by every use: accumulated in the order the data is laid
+// out, for n { for j { v[j] += … } }, scheduled like an output.
 func (s *scheduler) sumVector(e *derive.SumNode, j derive.Index) derive.Expr {
 	key := s.vecKey(e, j)
 	if v, ok := s.root.memo[key]; ok {

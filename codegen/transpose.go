@@ -7,31 +7,46 @@ import (
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
-// transposedReads rewrites, in a kernel's expression, every read of a
-// model matrix (data, const or param) at a data-given column for each of
-// its rows, β[k, w[n]] for every topic k, into a read of its transposed
-// copy, an aux value computed with the others (transposedOf): the K values
-// a data point reads are then one contiguous row instead of K cache lines
-// a vocabulary apart. Reads along a row (β[k, v] for every v) keep the
-// matrix as it is. local holds the kernel's own parameters, never
-// rewritten.
-func (g *gen) transposedReads(e derive.Expr, local map[string]tensorInfo) derive.Expr {
-	// (the rewrite rebuilds e, renaming its bound indices: only where a
-	// read changes, so that other kernels print as they did)
+// auxReads rewrites, in a kernel's expression, reads of model tensors
+// (data, consts, params) that a data point makes into reads of aux values
+// computed with the others (computeAux, between and after M-steps):
+//
+//   - a matrix read at a data-given column for each of its rows, β[k, w[n]]
+//     for every topic k, reads its transposed copy (transposedOf): the K
+//     values a data point reads are then one contiguous row instead of K
+//     cache lines a vocabulary apart (reads along a row keep the matrix);
+//   - log of a tensor read at a data-given index reads its elementwise
+//     logarithm (loggedOf): CTM's ELBO takes log β_k,w for every topic at
+//     every entry, K·(entries) logarithms per evaluation against K·V once
+//     per M-step.
+//
+// local holds the kernel's own parameters, never rewritten. The rewrite
+// rebuilds e, renaming its bound indices, so it is done only where a read
+// changes, and other kernels print as they did.
+func (g *gen) auxReads(e derive.Expr, local map[string]tensorInfo) derive.Expr {
+	rewrite := func(x derive.Expr) (derive.Expr, bool) {
+		if t, ok := x.(*derive.Tensor); ok {
+			if name, ok := g.columnRead(t, local); ok {
+				return derive.T(name, t.Idx...), true
+			}
+			return nil, false
+		}
+		return g.logRead(x, local)
+	}
 	any := false
 	derive.Visit(e, func(x derive.Expr) {
-		if t, ok := x.(*derive.Tensor); ok && !any {
-			_, any = g.columnRead(t, local)
+		if !any {
+			_, any = rewrite(x)
 		}
 	})
 	if !any {
 		return e
 	}
-	return derive.RenameTensorsIf(e, func(t *derive.Tensor) (string, bool) { return g.columnRead(t, local) })
+	return derive.Rewrite(e, rewrite)
 }
 
 // columnRead reports whether t reads a model matrix at a data-given column
-// (see transposedReads), and if so the name of its transposed copy.
+// (see auxReads), and if so the name of its transposed copy.
 func (g *gen) columnRead(t *derive.Tensor, local map[string]tensorInfo) (string, bool) {
 	if len(t.Idx) != 2 || t.Sym || t.Int || strings.HasPrefix(t.Name, TempPrefix) {
 		return "", false
@@ -57,27 +72,9 @@ func (g *gen) columnRead(t *derive.Tensor, local map[string]tensorInfo) (string,
 	return "", false
 }
 
-// loggedReads rewrites, in a kernel's expression, log(x[…]) of a model
-// tensor (or of a transposed copy, transposedReads) read per data point
-// into a read of its elementwise logarithm, an aux value computed with the
-// others (loggedOf): CTM's ELBO takes log β_k,w for every topic at every
-// term of every document, which is K·(entries) logarithms per evaluation
-// against K·V once per M-step.
-func (g *gen) loggedReads(e derive.Expr, local map[string]tensorInfo) derive.Expr {
-	any := false
-	derive.Visit(e, func(x derive.Expr) {
-		if !any {
-			_, any = g.logRead(x, local)
-		}
-	})
-	if !any {
-		return e
-	}
-	return derive.Rewrite(e, func(x derive.Expr) (derive.Expr, bool) { return g.logRead(x, local) })
-}
-
-// logRead reports whether x is log of a read of a model tensor (or aux
-// copy) at a data-given index, and if so its rewrite.
+// logRead reports whether x is log of a read of a model tensor at a
+// data-given index, and if so its rewrite: a read of the log of the tensor,
+// or of its transposed copy where the read is a column (columnRead).
 func (g *gen) logRead(x derive.Expr, local map[string]tensorInfo) (derive.Expr, bool) {
 	c, ok := x.(*derive.Call)
 	if !ok || c.Prim.Name != "log" || len(c.Args) != 1 {
@@ -96,16 +93,19 @@ func (g *gen) logRead(x derive.Expr, local map[string]tensorInfo) (derive.Expr, 
 			gathered = true
 		}
 	}
-	info, ok := g.tensors[t.Name]
-	if !gathered || !ok || len(info.Dims) != len(t.Idx) {
+	v := g.m.Lookup(t.Name)
+	if !gathered || v == nil || v.Type.Kind == ir.Int || v.Role != ir.RoleParam && v.Role != ir.RoleConst && v.Role != ir.RoleData {
 		return nil, false
 	}
-	base := strings.TrimSuffix(t.Name, transposeSuffix)
-	v := g.m.Lookup(base)
-	if v == nil || v.Type.Kind == ir.Int || v.Role != ir.RoleParam && v.Role != ir.RoleConst && v.Role != ir.RoleData {
+	name := t.Name
+	if tn, ok := g.columnRead(t, local); ok {
+		name = tn
+	}
+	info, ok := g.tensors[name]
+	if !ok || len(info.Dims) != len(t.Idx) {
 		return nil, false
 	}
-	return derive.T(g.loggedOf(t.Name, v, info), t.Idx...), true
+	return derive.T(g.loggedOf(name, v, info), t.Idx...), true
 }
 
 // loggedOf registers (once) the elementwise logarithm of tensor name (a

@@ -22,19 +22,9 @@ func RenameTensors(e Expr, m map[string]string) Expr {
 	if len(m) == 0 {
 		return e
 	}
-	return RenameTensorsIf(e, func(t *Tensor) (string, bool) {
-		to, ok := m[t.Name]
-		return to, ok
-	})
-}
-
-// RenameTensorsIf returns e with each tensor read t for which rename
-// returns (name, true) reading the tensor name instead, at the same
-// indices (themselves renamed).
-func RenameTensorsIf(e Expr, rename func(t *Tensor) (string, bool)) Expr {
 	return Memoized(func(e Expr, rec func(Expr) Expr) Expr {
 		if t, ok := e.(*Tensor); ok {
-			if to, ok := rename(t); ok {
+			if to, ok := m[t.Name]; ok {
 				idx := make([]Expr, len(t.Idx))
 				for k, x := range t.Idx {
 					idx[k] = rec(x)
