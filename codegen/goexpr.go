@@ -150,6 +150,11 @@ func (p *goPrinter) stmt(sb *strings.Builder, s Stmt) {
 			p.stmts(sb, s.Stmts)
 			return
 		}
+		if a, b, ok := p.mulVecRows(s); ok {
+			p.usesRuntime = true
+			fmt.Fprintf(sb, "runtime.MulVec(%s, %s, %s)\n", tempName(s.Name), a, b)
+			return
+		}
 		p.declareViews(sb, s.Loop, s.Body)
 		p.loopHead(sb, s.Loop)
 		p.push(s.Loop.Idx.Name)
@@ -456,22 +461,23 @@ func (p *goPrinter) tensor(t *derive.Tensor) string {
 	return s
 }
 
-// dotRows returns, for a sum over a whole dimension of the product of two
-// reads that run along rows, Σ_j a[…, j]·b[…, j] (a dot product of two
-// rows, or of a row and a vector temporary), the two rows as Go slices,
-// for runtime.DotFMA.
-func (p *goPrinter) dotRows(r *Reduce) (string, string, bool) {
-	j := r.Loop.Idx
-	if r.Max || len(r.Fused) > 0 || len(r.Loop.Body) > 0 || r.Loop.From != "" {
-		return "", "", false
+// wholeLoop reports whether l runs over the whole of its dimension (not a
+// triangle, a bag's entries or part of a size): the elements of a row.
+func wholeLoop(l *Loop) bool {
+	if l.From != "" {
+		return false
 	}
-	if _, _, ragged := j.Ragged(); ragged {
-		return "", "", false
+	if _, _, ragged := l.Idx.Ragged(); ragged {
+		return false
 	}
-	if _, _, _, ok := derive.SizeRange(j.Size); ok {
-		return "", "", false
-	}
-	m, ok := r.Body.(*derive.MulNode)
+	_, _, _, part := derive.SizeRange(l.Idx.Size)
+	return !part
+}
+
+// rowProduct returns, for e = a[…, j]·b[…, j], a product of two reads that
+// run along rows (or vector temporaries) over j, the two rows as Go slices.
+func (p *goPrinter) rowProduct(e derive.Expr, j derive.Index) (string, string, bool) {
+	m, ok := e.(*derive.MulNode)
 	if !ok || len(m.Factors) != 2 {
 		return "", "", false
 	}
@@ -488,19 +494,32 @@ func (p *goPrinter) dotRows(r *Reduce) (string, string, bool) {
 	return rows[0], rows[1], true
 }
 
+// dotRows returns, for a sum over a whole dimension of the product of two
+// rows, Σ_j a[…, j]·b[…, j], the two rows, for runtime.DotFMA.
+func (p *goPrinter) dotRows(r *Reduce) (string, string, bool) {
+	if r.Max || len(r.Fused) > 0 || len(r.Loop.Body) > 0 || !wholeLoop(r.Loop) {
+		return "", "", false
+	}
+	return p.rowProduct(r.Body, r.Loop.Idx)
+}
+
+// mulVecRows returns, for a vector temporary v[j] = a[…, j]·b[…, j] over a
+// whole dimension (CTM's e^θ ⊙ β_w per entry), the two rows, for
+// runtime.MulVec.
+func (p *goPrinter) mulVecRows(v *VecLet) (string, string, bool) {
+	if v.Loop == nil || len(v.Loop.Body) > 0 || !wholeLoop(v.Loop) || v.Loop.Idx.Size != v.Size {
+		return "", "", false
+	}
+	return p.rowProduct(v.Body, v.Loop.Idx)
+}
+
 // mulAddRows returns, for a loop over a whole dimension j whose body is
 // one accumulation target[…, j] += a[…, j]·b[…, j] of two rows into a row
 // (the unnormalized probabilities of a categorical: exp E[log θ] ⊙ exp
 // E[log β_w]), the three rows as Go slices, for runtime.MulAddFMA.
 func (p *goPrinter) mulAddRows(l *Loop) (string, string, string, bool) {
 	j := l.Idx
-	if l.From != "" || len(l.Body) != 1 {
-		return "", "", "", false
-	}
-	if _, _, ragged := j.Ragged(); ragged {
-		return "", "", "", false
-	}
-	if _, _, _, ok := derive.SizeRange(j.Size); ok {
+	if len(l.Body) != 1 || !wholeLoop(l) {
 		return "", "", "", false
 	}
 	acc, ok := l.Body[0].(*Accum)
@@ -513,19 +532,9 @@ func (p *goPrinter) mulAddRows(l *Loop) (string, string, string, bool) {
 	if len(acc.At) == 2 && uses(acc.At[0], j) {
 		return "", "", "", false
 	}
-	m, ok := acc.Expr.(*derive.MulNode)
-	if !ok || len(m.Factors) != 2 {
+	a, b, ok := p.rowProduct(acc.Expr, j)
+	if !ok {
 		return "", "", "", false
-	}
-	var rows [2]string
-	for k, f := range m.Factors {
-		t, ok := f.(*derive.Tensor)
-		if !ok {
-			return "", "", "", false
-		}
-		if rows[k], ok = p.rowSlice(t, j); !ok {
-			return "", "", "", false
-		}
 	}
 	size := p.size(j.Size)
 	target := fmt.Sprintf("%s[:%s]", acc.Target, size)
@@ -537,7 +546,7 @@ func (p *goPrinter) mulAddRows(l *Loop) (string, string, string, bool) {
 			}
 		}
 	}
-	return target, rows[0], rows[1], true
+	return target, a, b, true
 }
 
 // rowSlice prints, for a read of t whose last index (a symmetric matrix

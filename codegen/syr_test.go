@@ -64,9 +64,10 @@ for d in 1:D {
 	if !strings.Contains(k, "grad[a] += "+u+"[a]") {
 		t.Errorf("the gradient does not read %s:\n%s", u, k)
 	}
-	// β is read at a document's term for every topic: from its transposed
-	// copy, contiguous, recomputed with the other aux values.
-	if !regexp.MustCompile(`betaT\[\(wTerm\[n\d*\]-1\)\*K\+a\]`).MatchString(k) {
+	// β is read at a document's term for every topic: a row of its
+	// transposed copy, recomputed with the other aux values, multiplied
+	// into u by one vectorized call.
+	if !regexp.MustCompile(`runtime\.MulVec\(`+u+`, t\d+, betaT\[\(wTerm\[n\d*\]-1\)\*K:\]\[:K\]\)`).MatchString(k) {
 		t.Errorf("ThetaCollapsed does not read β term-major:\n%s", k)
 	}
 	src = generatedSource(t, "topics", topics)

@@ -1361,9 +1361,7 @@ func (m *Model) ThetaCollapsed(d int, theta, grad, hess []float64) float64 {
 	f += (-0.9189385332046727)*float64(K) - 0.5*Sigma0Logdet
 	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
 	for n2 := wOff[d]; n2 < wOff[d+1]; n2++ {
-		for a := 0; a < K; a++ {
-			t1[a] = t2[a] * betaT[(wTerm[n2]-1)*K+a]
-		}
+		runtime.MulVec(t1, t2, betaT[(wTerm[n2]-1)*K:][:K])
 		var t3 float64
 		for i5 := 0; i5 < K; i5++ {
 			t3 += t1[i5]
