@@ -352,6 +352,9 @@ func (f *fitGen) emitTypes() {
 				}
 			}
 			w.Pf("// %s is %s (%s).", qi.field, doc, f.pos(qi.v))
+			if f.perToken(qi) {
+				w.Pf("// A per-token latent: nil (JSON null) unless Options.Keep names it.")
+			}
 			w.Pf("%s %s `json:%q`", qi.field, typ, qi.v.Name)
 		}
 	})
@@ -477,6 +480,27 @@ func (f *fitGen) emitNewState() {
 				w.Pf("m.moments%s(q)", qi.upper)
 			}
 		}
+		for _, qi := range f.qs {
+			if !f.perToken(qi) {
+				continue
+			}
+			w.If(cond(w.Sf("opts.Start != nil && opts.Start.Latent.%s == nil", qi.field)), func() {
+				w.Pf("// a start that left %s out (Options.Keep): %s at its optimum given", qi.v.Name, qi.v.Name)
+				w.P("// the other factors (its closed-form update)")
+				w.P("w := new(scratch)")
+				args := ""
+				if f.temper && qi.local {
+					args = ", 1"
+				}
+				if qi.local {
+					w.Block(w.Sf("for d := 0; d < %s; d++", f.dim(f.unit.Size)), func() {
+						w.Pf("m.update%s(q, w, d%s)", qi.upper, args)
+					})
+				} else {
+					w.Pf("m.update%s(q, w)", qi.upper)
+				}
+			})
+		}
 		w.Return("q", "nil")
 	})
 	w.Func([]string{"start copies q from a previous result, checking its shapes."}, "(q *state) start(m *Model, r *Result) error", func() {
@@ -510,34 +534,95 @@ func (f *fitGen) emitNewState() {
 				continue
 			}
 			names := derive.ConjugateParamNames(qi.q.Family)
-			for k, fl := range qi.fields {
-				w.Define("v, err", fmt.Sprintf("r.Latent.%s.Param(%q, %q, len(q.%s))", qi.field, qi.v.Name, names[k], fl))
-				w.CheckErr("err")
-				w.Pf("copy(q.%s, v)", fl)
+			copyParams := func() {
+				for k, fl := range qi.fields {
+					w.Define("v, err", fmt.Sprintf("r.Latent.%s.Param(%q, %q, len(q.%s))", qi.field, qi.v.Name, names[k], fl))
+					w.CheckErr("err")
+					w.Pf("copy(q.%s, v)", fl)
+				}
 			}
+			if f.perToken(qi) {
+				// a result that left it out (Options.Keep): its start stands
+				w.If(cond(w.Sf("r.Latent.%s != nil", qi.field)), copyParams)
+				continue
+			}
+			copyParams()
 		}
 		w.Return("nil")
 	})
+}
+
+// perToken says whether qi is a per-token latent: a conjugate factor
+// local to a bag's entries (a topic model's z), which results leave out
+// unless Options.Keep names it.
+func (f *fitGen) perToken(qi *qInfo) bool {
+	if qi.q.IsGaussianVector() || derive.ScalarGaussian(qi.v) {
+		return false
+	}
+	for _, d := range qi.q.Params[0].Dims {
+		if strings.HasPrefix(d, "@") {
+			return true
+		}
+	}
+	return false
+}
+
+// anyPerToken says whether the model has per-token latents.
+func (f *fitGen) anyPerToken() bool {
+	for _, qi := range f.qs {
+		if f.perToken(qi) {
+			return true
+		}
+	}
+	return false
+}
+
+// latentCall prints q.latent(m) for state q and model m, keeping every
+// per-token latent.
+func (f *fitGen) latentCall(q, m string) string {
+	if f.anyPerToken() {
+		return fmt.Sprintf("%s.latent(%s, nil)", q, m)
+	}
+	return fmt.Sprintf("%s.latent(%s)", q, m)
 }
 
 // emitCopyState writes caModel's Copy, which runtime.FitCA uses to keep the
 // state of the last completed iteration, and NonFinite, which checks it.
 func (f *fitGen) emitCopyState() {
 	w := f.w
-	var floats []string
+	var floats, copied []string
 	for _, qi := range f.qs {
 		floats = append(append(floats, qi.fields...), qi.mfields...)
+		if !f.perToken(qi) {
+			copied = append(append(copied, qi.fields...), qi.mfields...)
+		}
 	}
-	w.Func([]string{"Copy copies src into dst, reusing dst's arrays, and returns dst; a nil", "dst is allocated."},
+	doc := []string{"Copy copies src into dst, reusing dst's arrays, and returns dst; a nil", "dst is allocated."}
+	if f.anyPerToken() {
+		doc = []string{"Copy copies src into dst, reusing dst's arrays, and returns dst; a nil",
+			"dst is allocated. Per-token latents are copied only where the result",
+			"keeps them (Options.Keep)."}
+	}
+	w.Func(doc,
 		"(a *caModel) Copy(dst, src *state) *state", func() {
 			w.If(cond("dst == nil"), func() { w.P("dst = new(state)") })
 			w.P("q := src")
-			copied := floats
 			for _, h := range f.hoist {
 				copied = append(copied, h.field)
 			}
 			for _, fl := range copied {
 				w.Pf("dst.%s = append(dst.%s[:0], q.%s...)", fl, fl, fl)
+			}
+			// a per-token latent only where the result keeps it
+			for _, qi := range f.qs {
+				if !f.perToken(qi) {
+					continue
+				}
+				w.If(cond(w.Sf("a.opts.Copies(%q)", qi.v.Name)), func() {
+					for _, fl := range append(append([]string(nil), qi.fields...), qi.mfields...) {
+						w.Pf("dst.%s = append(dst.%s[:0], q.%s...)", fl, fl, fl)
+					}
+				})
 			}
 			for _, qi := range f.qs {
 				if qi.method != "" {
@@ -1007,10 +1092,27 @@ func (f *fitGen) emitELBO() {
 
 func (f *fitGen) emitResult() {
 	w := f.w
-	w.Func([]string{"latent copies q into the result's form."}, "(q *state) latent(m *Model) Latent", func() {
+	doc, sig := []string{"latent copies q into the result's form."}, "(q *state) latent(m *Model) Latent"
+	if f.anyPerToken() {
+		doc = []string{"latent copies q into the result's form, with the per-token latents", "keep says to keep (all with a nil keep)."}
+		sig = "(q *state) latent(m *Model, keep func(string) bool) Latent"
+	}
+	w.Func(doc, sig, func() {
 		w.P("var l Latent")
 		for _, qi := range f.qs {
 			switch {
+			case f.perToken(qi):
+				var shape []string
+				for _, d := range qi.q.Params[0].Dims {
+					shape = append(shape, f.dim(d))
+				}
+				var ps []string
+				for k, fl := range qi.fields {
+					ps = append(ps, fmt.Sprintf("%q, q.%s", derive.ConjugateParamNames(qi.q.Family)[k], fl))
+				}
+				w.If(cond(w.Sf("keep == nil || keep(%q)", qi.v.Name)), func() {
+					w.Pf("l.%s = %s(%q, []int{%s}, %s)", qi.field, rt("NewFactor"), qi.q.Family, strings.Join(shape, ", "), strings.Join(ps, ", "))
+				})
 			case qi.q.IsGaussianVector() && f.perUnit(qi) != nil:
 				n := f.dim(qi.q.Dims[0])
 				w.Pf("l.%s = make([]*%s, %s)", qi.field, rt("Gaussian"), f.dim(f.perUnit(qi).Size))

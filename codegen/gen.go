@@ -163,6 +163,9 @@ type fileCtx struct {
 	// LVT: the model supplies its units' tempered normalizers, whose
 	// tables caModel keeps.
 	LVT bool
+	// PerToken are the latents local to a bag's entries, which results
+	// leave out unless Options.Keep names them (runtime.Settings.Keep).
+	PerToken []perTokenCtx
 	// ELBONote qualifies the ELBO in the Result (runtime.Result.ELBONote)
 	// when latents have improper flat priors; "" otherwise.
 	ELBONote string
@@ -170,6 +173,9 @@ type fileCtx struct {
 	// written on the header's source line.
 	SourceHash string
 }
+
+// perTokenCtx names a per-token latent and its Latent field.
+type perTokenCtx struct{ Name, Field string }
 
 // bagCtx names a bag data variable and the Model field of its offsets.
 type bagCtx struct{ Name, Off string }
@@ -354,6 +360,13 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 	ctx.Aux = append(ctx.Aux, g.transAux...)
 	ctx.Temper = fit != nil && fit.temper
 	ctx.LVT = fit != nil && fit.lvt
+	if fit != nil {
+		for _, qi := range fit.qs {
+			if fit.perToken(qi) {
+				ctx.PerToken = append(ctx.PerToken, perTokenCtx{Name: qi.v.Name, Field: qi.field})
+			}
+		}
+	}
 	ctx.AtLeast, ctx.Allocs = g.allocCheck(fit)
 	for _, sc := range g.m.SizeChecks {
 		ctx.SizeEqs = append(ctx.SizeEqs, sizeEqCtx{Size: sc.Size, Const: sc.Const, Plus: sc.Sizes,

@@ -81,7 +81,7 @@ func (f *fitGen) emitHeldout() {
 	w.Func(nil, "(h heldoutModel) Start(opts Options) (Latent, error)", func() {
 		w.P("q, err := h.m.newState(opts)")
 		w.CheckErr("Latent{}", "err")
-		w.Return("q.latent(h.m)", "nil")
+		w.Return(f.latentCall("q", "h.m"), "nil")
 	})
 	w.Func(nil, "(h heldoutModel) Globals(l, g Latent) Latent", func() {
 		for _, qi := range f.qs {

@@ -84,6 +84,7 @@ func main() {
 	fit := func(o model.Options) *model.Result {
 		o.Seed = 3
 		o.LocalTol, o.LocalMaxIter = 1e-13, 20000
+		o.Keep = []string{"all"} // the checks read every token's q(z)
 		r, err := m.Fit(context.Background(), o)
 		if err != nil {
 			panic(err)
@@ -177,7 +178,9 @@ func TestEndToEndTemperedLDA(t *testing.T) {
 	const D, K, V = 12, 3, 15
 	docs := ldaCorpus(rng, D, K, V, 30)
 	data, _ := json.Marshal(map[string]any{"D": D, "K": K, "V": V, "w": docs})
-	out := buildAndRunFiles(t, "lda", temperLDA, data, temperDriver, map[string]string{"hook.go": temperHook})
+	// z is per-token: latent takes which of those to keep (nil: all)
+	hook := strings.Replace(temperHook, "q.latent(m)", "q.latent(m, nil)", 1)
+	out := buildAndRunFiles(t, "lda", temperLDA, data, temperDriver, map[string]string{"hook.go": hook})
 	var res struct {
 		Start     map[string]gaussianJSON `json:"start"`
 		One       temperResult            `json:"one"`

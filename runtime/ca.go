@@ -31,7 +31,8 @@ type CAModel[S, W, P, R any] interface {
 	// with perUnit (one entry per unit) as scratch space.
 	ELBO(q S, workers int, perUnit []float64) float64
 	// Copy copies src into dst, reusing dst's arrays, and returns dst; a
-	// zero dst is allocated.
+	// zero dst is allocated. It may leave out what Result of a run that is
+	// not a checkpoint does not read (per-token latents not kept).
 	Copy(dst, src S) S
 	// NonFinite names the first number of q that is NaN or infinite, or
 	// returns "".
@@ -395,7 +396,9 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 			cp := run
 			cp.Status, cp.Seconds = CheckpointStatus, run.Seconds+time.Since(start).Seconds()
 			cp.Unsettled = unsettledUnits(keptDone)
-			if err := WriteCheckpoint(c.Path, m.Result(cp, kept, keptParams)); err != nil {
+			// q is kept's equal here, and holds what Copy leaves out of
+			// kept (per-token latents not in Settings.Keep)
+			if err := WriteCheckpoint(c.Path, m.Result(cp, q, keptParams)); err != nil {
 				run.Status = "checkpoint failed: " + err.Error()
 				break
 			}

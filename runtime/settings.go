@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -87,6 +89,13 @@ type Settings[L, P any] struct {
 	// Temperature and TemperedELBO trace the run. The zero value does not
 	// temper.
 	Temper TemperSettings
+	// Keep names the per-token latents (those local to the entries of a
+	// bag, like a topic model's z: one factor per word of every document)
+	// that the result reports; "all" keeps every one. The others are left
+	// out of the result (Result.Omitted lists them) and are not copied at
+	// the end of each iteration, which is most of a topic model's memory.
+	// A checkpoint always holds them, so that a run resumes exactly.
+	Keep []string
 	// Resume continues the run saved in a checkpoint (read it with
 	// LoadResult): the iteration count, ELBO trace, state and params carry
 	// on from it, and with the same data and options the run ends exactly
@@ -130,6 +139,9 @@ type Result[L, P any] struct {
 	// Warning says what is wrong with a result that is not an error (a
 	// tempered fit whose mixture components merged into identical copies).
 	Warning string `json:"warning,omitempty"`
+	// Omitted lists the per-token latents left out of Latent (their
+	// fields are null): Settings.Keep keeps them.
+	Omitted []string `json:"omitted,omitempty"`
 	// Fingerprint identifies the data, the options and the params of the
 	// run, so that Settings.Resume refuses to continue it under others.
 	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
@@ -149,11 +161,15 @@ func LoadResult[L, P any](r io.Reader, model string) (*Result[L, P], error) {
 	return res, nil
 }
 
-// Prepare checks s for a fit of model and completes it: zero convergence
-// fields take their defaults, and a run to Resume becomes the Start (after
-// checking that it is of model). A Checkpoint path that holds anything but
-// a checkpoint of model is refused.
-func (s *Settings[L, P]) Prepare(model string) error {
+// Prepare checks s for a fit of model, whose per-token latents are
+// perToken, and completes it: zero convergence fields take their defaults,
+// and a run to Resume becomes the Start (after checking that it is of
+// model). A Checkpoint path that holds anything but a checkpoint of model
+// is refused, and so is a Keep entry that is not "all" or one of perToken.
+func (s *Settings[L, P]) Prepare(model string, perToken ...string) error {
+	if err := checkKeep(s.Keep, model, perToken); err != nil {
+		return err
+	}
 	if s.Algorithm == GlobalSSMF || s.Algorithm == GlobalSSMFA {
 		// SVI with SSMF's global step
 		if s.SVI.Global != "" && s.SVI.Global != s.Algorithm {
@@ -231,7 +247,49 @@ func (s Settings[L, P]) Heldout() Settings[L, P] {
 	s.Start, s.Resume, s.Checkpoint, s.Progress = nil, nil, Checkpoint{}, nil
 	s.Temper = TemperSettings{} // held-out documents are fitted to the model itself
 	s.MaxIter, s.FixParams, s.AllowEmpty, s.Algorithm = 1, true, true, "ca"
+	s.Keep = nil // the score reads the documents' other factors
 	return s
+}
+
+// checkKeep checks a Settings.Keep for a model whose per-token latents are
+// perToken.
+func checkKeep(keep []string, model string, perToken []string) error {
+	for _, k := range keep {
+		if k == "all" || slices.Contains(perToken, k) {
+			continue
+		}
+		if len(perToken) == 0 {
+			return fmt.Errorf("keep %q: %s has no per-token latents (latents local to a bag's entries); every other latent is always in the result", k, model)
+		}
+		return fmt.Errorf("keep %q: not a per-token latent of %s; give one of %s, or \"all\" (every other latent is always in the result)", k, model, strings.Join(perToken, ", "))
+	}
+	return nil
+}
+
+// Keeps says whether the result of a run under s reports the per-token
+// latent name: it does when Keep names it or "all", and in a checkpoint
+// (a run whose status is CheckpointStatus), which must hold the whole
+// state to resume.
+func (s *Settings[L, P]) Keeps(run Run, name string) bool {
+	return run.Status == CheckpointStatus || s.Copies(name)
+}
+
+// Copies says whether the state kept at the end of each iteration needs
+// the per-token latent name: whether Keep names it or "all".
+func (s *Settings[L, P]) Copies(name string) bool {
+	return slices.Contains(s.Keep, name) || slices.Contains(s.Keep, "all")
+}
+
+// Omitted returns the per-token latents among names that keep does not
+// keep, for Result.Omitted (nil if none).
+func Omitted(keep func(string) bool, names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if !keep(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Fit runs the algorithm s.Algorithm chooses (s prepared by Prepare) on

@@ -65,6 +65,9 @@ func writePlots(dir string, result []byte) ([]string, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
+		if string(r.Latent[name]) == "null" {
+			continue // a per-token latent the result leaves out (-keep)
+		}
 		mean, sd, units, err := latentMoments(r.Latent[name])
 		if err != nil {
 			return nil, fmt.Errorf("latent %s: %v", name, err)

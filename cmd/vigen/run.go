@@ -37,6 +37,7 @@ const modulePath = "github.com/vigen-go/vigen"
 // the fitting command unless vigen itself handles them.
 type runFlags struct {
 	data, out, method, plot string
+	keep                    string
 	seed                    uint64
 	maxIter, workers        int
 	tol                     float64
@@ -60,6 +61,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	f.svi.register(fs)
 	f.heldout.register(fs)
 	fs.IntVar(&f.workers, "workers", 0, "goroutines updating units in parallel (0: all cores); results do not depend on it")
+	fs.StringVar(&f.keep, "keep", "", "per-token latents (local to a bag's entries, like a topic model's z) to keep in the result, comma-separated, or all; left out by default")
 	fs.StringVar(&f.plot, "plot", "", "write SVG plots of the ELBO trace and the posteriors into this directory")
 	fs.BoolVar(&f.quiet, "q", false, "no progress on stderr")
 	fs.BoolVar(&f.rebuild, "rebuild", false, "rebuild the model's command even if a cached build exists")
@@ -384,7 +386,7 @@ func runFit(sig *interrupts, bin string, f runFlags, sink io.Writer, stderr io.W
 		return exitError
 	}
 	args = append(args, ho...)
-	args = append(args, setFlags(flagValue{"-workers", f.workers})...)
+	args = append(args, setFlags(flagValue{"-workers", f.workers}, flagValue{"-keep", f.keep})...)
 	if f.quiet {
 		args = append(args, "-q")
 	}

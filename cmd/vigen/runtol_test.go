@@ -53,3 +53,42 @@ func TestRunRefusesNegativeTolerances(t *testing.T) {
 		}
 	}
 }
+
+// vigen run leaves every token's q(z) out of the result and says so on
+// stderr; -keep z keeps it, and -keep names only per-token latents.
+func TestRunKeepsTokensOnRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a model (-short)")
+	}
+	t.Setenv("VIGEN_CACHE", t.TempDir())
+	model, data := "../../examples/lda/lda.vi", "../../examples/lda/data.json"
+	type result struct {
+		Latent  map[string]json.RawMessage `json:"latent"`
+		Omitted []string                   `json:"omitted"`
+	}
+	fit := func(want int, args ...string) (result, string) {
+		t.Helper()
+		code, stdout, stderr := runCLI(append([]string{"run", model, "-data", data, "-maxiter", "3"}, args...)...)
+		if code != want {
+			t.Fatalf("%v: exit %d, want %d:\n%s", args, code, want, stderr)
+		}
+		var r result
+		if want != exitError {
+			if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return r, stderr
+	}
+	lean, stderr := fit(exitNotConverged)
+	if string(lean.Latent["z"]) != "null" || len(lean.Omitted) != 1 || !strings.Contains(stderr, "leaves out the per-token latents z (-keep z keeps them)") {
+		t.Errorf("default: z %.40s, omitted %v, stderr %q", lean.Latent["z"], lean.Omitted, stderr)
+	}
+	kept, _ := fit(exitNotConverged, "-keep", "z")
+	if !strings.Contains(string(kept.Latent["z"]), `"prob"`) || kept.Omitted != nil {
+		t.Errorf("-keep z: z %.40s, omitted %v", kept.Latent["z"], kept.Omitted)
+	}
+	if _, stderr := fit(exitError, "-keep", "theta"); !strings.Contains(stderr, `keep "theta": not a per-token latent of lda; give one of z`) {
+		t.Errorf("-keep theta: stderr %q", stderr)
+	}
+}

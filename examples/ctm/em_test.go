@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	goruntime "runtime"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/diff/fd"
@@ -91,7 +92,7 @@ func TestEMBitIdenticalAcrossGOMAXPROCS(t *testing.T) {
 // factor with log diagonal, by BFGS with finite-difference gradients.
 func TestMStepsMaximizeExpectedCompleteLogLik(t *testing.T) {
 	p, docs := smallCorpus(t, 60)
-	res, err := ctm.Fit(context.Background(), &ctm.Data{K: p.K, W: docs, V: p.V}, ctm.Options{MaxIter: 4, Seed: 5})
+	res, err := ctm.Fit(context.Background(), &ctm.Data{K: p.K, W: docs, V: p.V}, ctm.Options{MaxIter: 4, Seed: 5, Keep: []string{"z"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,4 +254,29 @@ func invert3(a [][]float64) ([][]float64, float64) {
 		}
 	}
 	return inv, logdet
+}
+
+// MStep reads every word's q(z): on a result that left it out (no
+// Options.Keep) it refuses, naming the option, rather than estimate the
+// params from a z it would have to make up; with z kept it runs.
+func TestMStepNeedsZ(t *testing.T) {
+	p, docs := smallCorpus(t, 20)
+	m, err := ctm.NewModel(&ctm.Data{K: p.K, W: docs, V: p.V})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean, err := m.Fit(context.Background(), ctm.Options{MaxIter: 2, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.MStep(lean, ctm.Options{}); err == nil || !strings.Contains(err.Error(), "leaves out z") || !strings.Contains(err.Error(), "Options.Keep") {
+		t.Errorf("MStep on a result without z: error %v", err)
+	}
+	kept, err := m.Fit(context.Background(), ctm.Options{MaxIter: 2, Seed: 5, Keep: []string{"z"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.MStep(kept, ctm.Options{}); err != nil {
+		t.Errorf("MStep with z kept: %v", err)
+	}
 }

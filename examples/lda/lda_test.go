@@ -101,11 +101,11 @@ func TestOneIterationMatchesChenClosedForms(t *testing.T) {
 		t.Fatalf("corpus has no count above %d", maxCount)
 	}
 	data := &lda.Data{K: k, V: v, W: docs, Alpha: ptr(alpha), Eta: ptr(eta)}
-	res1, err := lda.Fit(context.Background(), data, lda.Options{MaxIter: 1, Seed: 3})
+	res1, err := lda.Fit(context.Background(), data, lda.Options{MaxIter: 1, Seed: 3, Keep: []string{"z"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res2, err := lda.Fit(context.Background(), data, lda.Options{Start: res1, MaxIter: 1, LocalMaxIter: 1})
+	res2, err := lda.Fit(context.Background(), data, lda.Options{Start: res1, MaxIter: 1, LocalMaxIter: 1, Keep: []string{"z"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestCountIsRepeatedTokens(t *testing.T) {
 
 	// One local sweep per iteration, so both fits take identical steps (the
 	// local stopping rule measures φ's change, whose norm differs).
-	opts := lda.Options{MaxIter: 25, LocalMaxIter: 1, Seed: 5}
+	opts := lda.Options{MaxIter: 25, LocalMaxIter: 1, Seed: 5, Keep: []string{"z"}}
 	a, err := lda.Fit(context.Background(), &lda.Data{K: 3, V: 10, W: docs}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +299,7 @@ func exactELBO(data *lda.Data, res *lda.Result) float64 {
 func TestELBONeverDecreases(t *testing.T) {
 	data, _ := Synthetic(7, 150)
 	data.K = 4 // not the true number of topics: the bound must rise regardless
-	res, err := lda.Fit(context.Background(), data, lda.Options{MaxIter: 60, Tol: 1e-300, MeanTol: 1e-300, Seed: 11})
+	res, err := lda.Fit(context.Background(), data, lda.Options{MaxIter: 60, Tol: 1e-300, MeanTol: 1e-300, Seed: 11, Keep: []string{"z"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +465,7 @@ func TestBadData(t *testing.T) {
 func TestEdgeCases(t *testing.T) {
 	docs := [][][2]int{{{1, 2}, {3, 1}}, {}, {{2, 4}}}
 	for _, k := range []int{1, 2} {
-		res, err := lda.Fit(context.Background(), &lda.Data{K: k, V: 5, W: docs}, lda.Options{MaxIter: 50, AllowEmpty: true})
+		res, err := lda.Fit(context.Background(), &lda.Data{K: k, V: 5, W: docs}, lda.Options{MaxIter: 50, AllowEmpty: true, Keep: []string{"z"}})
 		if err != nil {
 			t.Fatalf("K=%d: %v", k, err)
 		}

@@ -22,12 +22,12 @@ func TestSVIFullBatchStepIsOneIteration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, err := lda.Fit(context.Background(), data, lda.Options{Start: start, MaxIter: 1})
+	ca, err := lda.Fit(context.Background(), data, lda.Options{Start: start, MaxIter: 1, Keep: []string{"z"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	svi, err := lda.Fit(context.Background(), data, lda.Options{Start: start, Algorithm: "svi", LocalTol: runtime.DefaultLocalTol,
-		SVI: runtime.SVISettings{BatchSize: len(data.W), Tau0: 1, Kappa: 1, Passes: 1}})
+		SVI: runtime.SVISettings{BatchSize: len(data.W), Tau0: 1, Kappa: 1, Passes: 1}, Keep: []string{"z"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -422,7 +422,7 @@ func tempering(args []string, stdout, stderr io.Writer) error {
 				continue // log C(T) only
 			}
 			opts := lda.Options{Seed: seed, Workers: *workers, Algorithm: "svi",
-				SVI: runtime.SVISettings{BatchSize: *batch, Tau0: *tau0, Kappa: *kappa, Passes: *passes}}
+				SVI: runtime.SVISettings{BatchSize: *batch, Tau0: *tau0, Kappa: *kappa, Passes: *passes}, Keep: []string{"z"}}
 			switch {
 			case meth == "svi":
 			case meth == "vt":

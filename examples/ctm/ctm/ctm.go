@@ -205,7 +205,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	if err := opts.Prepare("ctm"); err != nil {
+	if err := opts.Prepare("ctm", "z"); err != nil {
 		return nil, err
 	}
 	m, err := m.withOwnParams(opts)
@@ -244,8 +244,13 @@ func (a *caModel) MStep(q *state) (float64, error) {
 
 func (a *caModel) Params() Params { return a.m.paramsResult() }
 
+// Result assembles the result of a run from q and p. It leaves out the
+// per-token latents opts.Keep does not name (but not from a checkpoint).
 func (a *caModel) Result(run runtime.Run, q *state, p Params) *Result {
-	return runtime.NewResult("ctm", q.methods(), run, q.latent(a.m), p, a.fp)
+	keep := func(name string) bool { return a.opts.Keeps(run, name) }
+	r := runtime.NewResult("ctm", q.methods(), run, q.latent(a.m, keep), p, a.fp)
+	r.Omitted = runtime.Omitted(keep, "z")
+	return r
 }
 
 // withOwnParams returns a copy of m whose params Fit and MStep may
@@ -269,6 +274,9 @@ func (m *Model) withOwnParams(opts Options) (*Model, error) {
 // declared priors), starting from r's params. opts supplies Smoothing and
 // Shrinkage.
 func (m *Model) MStep(r *Result, opts Options) (Params, error) {
+	if r.Latent.Z == nil {
+		return Params{}, fmt.Errorf("MStep: the result leaves out z, which the M-step reads; fit with Options.Keep naming it")
+	}
 	opts.Start = r
 	m, err := m.withOwnParams(opts)
 	if err != nil {
@@ -289,6 +297,7 @@ type Latent struct {
 	// Theta is q(theta) = N(mean, cov), one per unit d (ctm.vi:9:8).
 	Theta []*runtime.Gaussian `json:"theta"`
 	// Z is q(z), Categorical (ctm.vi:10:8).
+	// A per-token latent: nil (JSON null) unless Options.Keep names it.
 	Z *runtime.Factor `json:"z"`
 }
 
@@ -335,6 +344,14 @@ func (m *Model) newState(opts Options) (*state, error) {
 			return nil, err
 		}
 	}
+	if opts.Start != nil && opts.Start.Latent.Z == nil {
+		// a start that left z out (Options.Keep): z at its optimum given
+		// the other factors (its closed-form update)
+		w := new(scratch)
+		for d := 0; d < m.d; d++ {
+			m.updateZ(q, w, d)
+		}
+	}
 	return q, nil
 }
 
@@ -352,16 +369,19 @@ func (q *state) start(m *Model, r *Result) error {
 		copy(q.thetaCov[d*m.k*m.k:], cov)
 		q.thetaMeanStarted[d] = true
 	}
-	v, err := r.Latent.Z.Param("z", "prob", len(q.zProb))
-	if err != nil {
-		return err
+	if r.Latent.Z != nil {
+		v, err := r.Latent.Z.Param("z", "prob", len(q.zProb))
+		if err != nil {
+			return err
+		}
+		copy(q.zProb, v)
 	}
-	copy(q.zProb, v)
 	return nil
 }
 
 // Copy copies src into dst, reusing dst's arrays, and returns dst; a nil
-// dst is allocated.
+// dst is allocated. Per-token latents are copied only where the result
+// keeps them (Options.Keep).
 func (a *caModel) Copy(dst, src *state) *state {
 	if dst == nil {
 		dst = new(state)
@@ -369,7 +389,9 @@ func (a *caModel) Copy(dst, src *state) *state {
 	q := src
 	dst.thetaMean = append(dst.thetaMean[:0], q.thetaMean...)
 	dst.thetaCov = append(dst.thetaCov[:0], q.thetaCov...)
-	dst.zProb = append(dst.zProb[:0], q.zProb...)
+	if a.opts.Copies("z") {
+		dst.zProb = append(dst.zProb[:0], q.zProb...)
+	}
 	dst.thetaMethod = q.thetaMethod
 	dst.thetaMeanStarted = append(dst.thetaMeanStarted[:0], q.thetaMeanStarted...)
 	dst.rng = q.rng
@@ -479,14 +501,17 @@ func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
 	return total
 }
 
-// latent copies q into the result's form.
-func (q *state) latent(m *Model) Latent {
+// latent copies q into the result's form, with the per-token latents
+// keep says to keep (all with a nil keep).
+func (q *state) latent(m *Model, keep func(string) bool) Latent {
 	var l Latent
 	l.Theta = make([]*runtime.Gaussian, m.d)
 	for d := range l.Theta {
 		l.Theta[d] = runtime.NewGaussian("MvNormal", q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k])
 	}
-	l.Z = runtime.NewFactor("Categorical", []int{len(m.wTerm), m.k}, "prob", q.zProb)
+	if keep == nil || keep("z") {
+		l.Z = runtime.NewFactor("Categorical", []int{len(m.wTerm), m.k}, "prob", q.zProb)
+	}
 	return l
 }
 
@@ -802,7 +827,7 @@ func (h heldoutModel) Start(opts Options) (Latent, error) {
 	if err != nil {
 		return Latent{}, err
 	}
-	return q.latent(h.m), nil
+	return q.latent(h.m, nil), nil
 }
 
 func (h heldoutModel) Globals(l, _ Latent) Latent {

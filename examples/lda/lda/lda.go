@@ -186,7 +186,7 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	if err := opts.Prepare("lda"); err != nil {
+	if err := opts.Prepare("lda", "z"); err != nil {
 		return nil, err
 	}
 	q, err := m.newState(opts)
@@ -215,8 +215,13 @@ type caModel struct {
 
 func (a *caModel) NewWorker(tr runtime.Trouble) *scratch { return &scratch{trouble: tr} }
 
+// Result assembles the result of a run from q and p. It leaves out the
+// per-token latents opts.Keep does not name (but not from a checkpoint).
 func (a *caModel) Result(run runtime.Run, q *state, p Params) *Result {
-	return runtime.NewResult("lda", q.methods(), run, q.latent(a.m), p, a.fp)
+	keep := func(name string) bool { return a.opts.Keeps(run, name) }
+	r := runtime.NewResult("lda", q.methods(), run, q.latent(a.m, keep), p, a.fp)
+	r.Omitted = runtime.Omitted(keep, "z")
+	return r
 }
 
 // MStep returns the params of the M-step of variational EM for the q of r:
@@ -234,6 +239,7 @@ type Latent struct {
 	// Theta is q(theta), Dirichlet (lda.vi:14:8).
 	Theta *runtime.Factor `json:"theta"`
 	// Z is q(z), Categorical (lda.vi:15:8).
+	// A per-token latent: nil (JSON null) unless Options.Keep names it.
 	Z *runtime.Factor `json:"z"`
 }
 
@@ -281,6 +287,14 @@ func (m *Model) newState(opts Options) (*state, error) {
 	for d := 0; d < m.d; d++ {
 		m.momentsTheta(q, d)
 	}
+	if opts.Start != nil && opts.Start.Latent.Z == nil {
+		// a start that left z out (Options.Keep): z at its optimum given
+		// the other factors (its closed-form update)
+		w := new(scratch)
+		for d := 0; d < m.d; d++ {
+			m.updateZ(q, w, d, 1)
+		}
+	}
 	return q, nil
 }
 
@@ -296,16 +310,19 @@ func (q *state) start(_ *Model, r *Result) error {
 		return err
 	}
 	copy(q.thetaParam, v)
-	v, err = r.Latent.Z.Param("z", "prob", len(q.zProb))
-	if err != nil {
-		return err
+	if r.Latent.Z != nil {
+		v, err = r.Latent.Z.Param("z", "prob", len(q.zProb))
+		if err != nil {
+			return err
+		}
+		copy(q.zProb, v)
 	}
-	copy(q.zProb, v)
 	return nil
 }
 
 // Copy copies src into dst, reusing dst's arrays, and returns dst; a nil
-// dst is allocated.
+// dst is allocated. Per-token latents are copied only where the result
+// keeps them (Options.Keep).
 func (a *caModel) Copy(dst, src *state) *state {
 	if dst == nil {
 		dst = new(state)
@@ -315,8 +332,10 @@ func (a *caModel) Copy(dst, src *state) *state {
 	dst.betaElog = append(dst.betaElog[:0], q.betaElog...)
 	dst.thetaParam = append(dst.thetaParam[:0], q.thetaParam...)
 	dst.thetaElog = append(dst.thetaElog[:0], q.thetaElog...)
-	dst.zProb = append(dst.zProb[:0], q.zProb...)
 	dst.betaElogExp = append(dst.betaElogExp[:0], q.betaElogExp...)
+	if a.opts.Copies("z") {
+		dst.zProb = append(dst.zProb[:0], q.zProb...)
+	}
 	dst.rng = q.rng
 	return dst
 }
@@ -457,12 +476,15 @@ func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
 	return total
 }
 
-// latent copies q into the result's form.
-func (q *state) latent(m *Model) Latent {
+// latent copies q into the result's form, with the per-token latents
+// keep says to keep (all with a nil keep).
+func (q *state) latent(m *Model, keep func(string) bool) Latent {
 	var l Latent
 	l.Beta = runtime.NewFactor("Dirichlet", []int{m.k, m.v}, "param", q.betaParam)
 	l.Theta = runtime.NewFactor("Dirichlet", []int{m.d, m.k}, "param", q.thetaParam)
-	l.Z = runtime.NewFactor("Categorical", []int{len(m.wTerm), m.k}, "prob", q.zProb)
+	if keep == nil || keep("z") {
+		l.Z = runtime.NewFactor("Categorical", []int{len(m.wTerm), m.k}, "prob", q.zProb)
+	}
 	return l
 }
 
@@ -714,7 +736,7 @@ func (h heldoutModel) Start(opts Options) (Latent, error) {
 	if err != nil {
 		return Latent{}, err
 	}
-	return q.latent(h.m), nil
+	return q.latent(h.m, nil), nil
 }
 
 func (h heldoutModel) Globals(l, g Latent) Latent {
