@@ -36,7 +36,8 @@ type fitConfig struct {
 	checkpoint, resume  string
 	every               int
 	asJSON, quiet       bool
-	algorithm           string // "" or "ca": variational EM; "svi": online EM
+	keep                []string // per-token latents the result keeps (Options.Keep)
+	algorithm           string   // "" or "ca": variational EM; "svi": online EM
 	svi                 runtime.SVISettings
 }
 
@@ -68,7 +69,7 @@ func runFit(c fitConfig, stdout, stderr io.Writer) error {
 	V = max(V, runtime.MaxTerm(obs), runtime.MaxTerm(held))
 	data := &ctm.Data{K: c.K, V: V, W: docs, Beta: seedTopics(docs, c.K, V, c.seed)}
 	opts := ctm.Options{Method: c.method, MaxIter: c.maxIter, Tol: c.tol, Seed: c.seed, Smoothing: c.smooth, Shrinkage: c.shrink, Workers: c.workers,
-		Checkpoint: runtime.Checkpoint{Path: c.checkpoint, Every: c.every}, Algorithm: c.algorithm, SVI: c.svi}
+		Checkpoint: runtime.Checkpoint{Path: c.checkpoint, Every: c.every}, Algorithm: c.algorithm, SVI: c.svi, Keep: c.keep}
 	what := "variational EM"
 	if c.algorithm == "svi" {
 		what = "online EM (SVI)"

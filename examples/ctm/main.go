@@ -74,6 +74,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed of the synthetic documents")
 	method := fs.String("method", "", "laplace or delta (default: as declared in ctm.vi, laplace)")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
+	keep := fs.Bool("keep-z", false, "fit mode, -json: keep every word's q(z) in the result (left out by default)")
 	quiet := fs.Bool("q", false, "no progress on stderr")
 	var fc fitConfig
 	fs.StringVar(&fc.train, "train", "", "fit mode: fit β, μ0, Σ0 by variational EM to these documents (LDA-C format)")
@@ -126,6 +127,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return bad
 		}
 		fc.method, fc.seed, fc.asJSON, fc.quiet = *method, *seed, *asJSON, *quiet
+		if *keep {
+			fc.keep = []string{"z"}
+		}
 		return runFit(fc, stdout, stderr)
 	}
 	if fc.heldout != "" || fc.heldoutObs != "" {
