@@ -309,6 +309,7 @@ func (f *fitGen) emit() {
 			f.emitConjugateUpdate(qi)
 		}
 	}
+	f.emitDiagnose()
 	f.emitLoops()
 	f.emitELBO()
 	f.emitResult()
@@ -692,10 +693,11 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 		default:
 			w.Pf(`Delta: q.%s == "delta", Started: %s,`, qi.method, started)
 			if unitArg == "" && inputs == "" {
-				w.Pf("F: m.%sF, DeltaF: m.%sDelta,", qi.upper, qi.upper)
+				w.Pf("F: m.%sF, DeltaF: m.%sDelta, Target: m.%sTarget,", qi.upper, qi.upper, qi.upper)
 			} else {
 				w.Pf("F: func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },", qi.upper, unitArg, inputs)
 				w.Pf("DeltaF: func(x, cov, g, h []float64) float64 { return m.%sDelta(%sx, cov%s, g, h) },", qi.upper, unitArg, inputs)
+				w.Pf("Target: func(x []float64) float64 { return m.%sTarget(%sx%s) },", qi.upper, unitArg, inputs)
 			}
 		}
 		if o.NCVMP != nil {
@@ -710,6 +712,54 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 		}
 		w.P("}")
 	})
+}
+
+// emitDiagnose writes caModel's DiagnoseFactors and DiagnoseGaussian
+// (runtime.Diagnosed): the nonconjugate Gaussian factors, whose Target the
+// approximation diagnostic checks them against.
+func (f *fitGen) emitDiagnose() {
+	var qs []*qInfo
+	for _, qi := range f.qs {
+		if qi.obj != nil && !qi.obj.Conjugate {
+			qs = append(qs, qi)
+		}
+	}
+	if len(qs) == 0 {
+		return
+	}
+	w := f.w
+	w.Func([]string{"DiagnoseFactors lists the nonconjugate Gaussian factors, which the", "approximation diagnostic checks (runtime.Diagnose)."},
+		w.Sf("(a *caModel) DiagnoseFactors() []%s", rt("DiagnoseFactor")), func() {
+			var items []string
+			for _, qi := range qs {
+				units := "0"
+				if u := f.perUnit(qi); u != nil {
+					units = f.dim(u.Size)
+				}
+				items = append(items, fmt.Sprintf("{Latent: %q, Units: %s}", qi.v.Name, units))
+			}
+			for _, qi := range qs {
+				if f.perUnit(qi) != nil {
+					w.P("m := a.m")
+					break
+				}
+			}
+			w.Return(w.Sf("[]%s{%s}", rt("DiagnoseFactor"), strings.Join(items, ", ")))
+		})
+	w.Func([]string{"DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q", "(of unit d for a per-unit latent)."},
+		w.Sf("(a *caModel) DiagnoseGaussian(q *state, k, d int) %s", rt("GaussianFactor")), func() {
+			w.Block("switch k", func() {
+				for k, qi := range qs {
+					w.Pf("case %d:", k)
+					if f.perUnit(qi) != nil {
+						w.Pf("	return a.m.gaussian%s(q, d)", qi.upper)
+					} else {
+						w.Pf("	return a.m.gaussian%s(q)", qi.upper)
+					}
+				}
+			})
+			w.Return(w.Sf("%s{}", rt("GaussianFactor")))
+		})
 }
 
 // rows returns Go expressions for the part of q's parameter arrays an

@@ -339,8 +339,9 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 	kernels := newGoFile()
 	for _, o := range d.Objectives {
 		kernels.Raw(g.kernel(o, false))
-		if !o.Conjugate { // a closed-form update needs no delta objective
+		if !o.Conjugate { // a closed-form update needs no delta objective or diagnostic
 			kernels.Raw(g.kernel(o, true))
+			kernels.Raw(g.targetKernel(o))
 		}
 		if o.Collapsed != nil && !opts.KernelsOnly {
 			kernels.Raw(g.collapsedKernel(o))

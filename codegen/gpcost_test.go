@@ -14,8 +14,10 @@ import (
 	"github.com/vigen-go/vigen/spec"
 )
 
-// gpMaxLines bounds the generated GP (issue 17's target is 10,000).
-const gpMaxLines = 6500
+// gpMaxLines bounds the generated GP (issue 17's target is 10,000): 6,400
+// lines, and 7,900 since each nonconjugate factor also has its Target
+// kernel (f alone, for the approximation diagnostic).
+const gpMaxLines = 8000
 
 // TestGenerateGP generates issue 17's eight-latent GP, bounds its size,
 // compiles it and checks every F and Delta kernel's gradient and Hessian

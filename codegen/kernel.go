@@ -238,6 +238,24 @@ func (g *gen) collapsedValueKernel(o, co *derive.Objective) string {
 	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true})
 }
 
+// targetKernel prints f(θ) alone, the log of the density (up to a
+// constant) that a nonconjugate latent's Gaussian approximates, q*(θ) ∝
+// exp f(θ) (Eq. 9): the target of the importance ratios of the PSIS
+// diagnostic (runtime.GaussianFactor.Target), one pass over the data with
+// no derivatives.
+func (g *gen) targetKernel(o *derive.Objective) string {
+	var outs []Output
+	for _, part := range o.Parts {
+		origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
+		outs = append(outs, Output{Target: "f", Expr: part.F, Origin: origin})
+	}
+	l := o.Latent
+	params := append([]kernelParam{{Want: l.Name, Tensor: l.Name, Dims: []string{o.Dim}}}, inputParams(o.Inputs)...)
+	name := g.upper(l.Name) + "Target"
+	doc := wrapComment(fmt.Sprintf("%s is f(%s) of %sF without its derivatives: the log of the density, up to a constant, that q(%s) approximates (q* ∝ exp f, Eq. 9), for the PSIS diagnostic.", name, l.Name, g.upper(l.Name), l.Name), 76)
+	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true})
+}
+
 func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc []string) string {
 	var outs []Output
 	var approxCurv []string // parts whose delta Hessian is ∇²f alone

@@ -50,7 +50,7 @@ var goReserved = map[string]bool{
 // suffix ends another, so distinct stems give distinct method names.
 var (
 	stemPrefixes = []string{"update", "moments", "gaussian", "mstep", "solve"}
-	stemSuffixes = []string{"F", "Delta", "Collapsed", "CollapsedValue", "Natural", "NaturalExp", "Moments", "Counts", "Objective"}
+	stemSuffixes = []string{"F", "Delta", "Collapsed", "CollapsedValue", "Target", "Natural", "NaturalExp", "Moments", "Counts", "Objective"}
 )
 
 // stemMethods are the method names generated from stem.

@@ -67,7 +67,7 @@ for d in 1:D {
 	// β is read at a document's term for every topic: a row of its
 	// transposed copy, recomputed with the other aux values, multiplied
 	// into u by one vectorized call.
-	if !regexp.MustCompile(`runtime\.MulVec\(`+u+`, t\d+, betaT\[\(wTerm\[n\d*\]-1\)\*K:\]\[:K\]\)`).MatchString(k) {
+	if !regexp.MustCompile(`runtime\.MulVec\(` + u + `, t\d+, betaT\[\(wTerm\[n\d*\]-1\)\*K:\]\[:K\]\)`).MatchString(k) {
 		t.Errorf("ThetaCollapsed does not read β term-major:\n%s", k)
 	}
 	src = generatedSource(t, "topics", topics)

@@ -117,6 +117,10 @@ type Run struct {
 	// Unsettled lists the units (1-based) whose local updates did not
 	// settle in the last iteration.
 	Unsettled []int
+	// Diagnostics are the approximation diagnostics of the Gaussian
+	// factors (Diagnose), for a run that ended at the end of an iteration
+	// without being canceled.
+	Diagnostics []Diagnostic
 }
 
 // CASettings are the model-independent options of FitCA.
@@ -141,6 +145,10 @@ type CASettings struct {
 	Start time.Time
 	// Temper tempers the fit (AVI or VT); the zero value does not.
 	Temper TemperSettings
+	// Diagnose tunes the approximation diagnostic run at the end of the
+	// fit (Diagnose), whose draws come from Seed.
+	Diagnose DiagnoseSettings
+	Seed     uint64
 }
 
 // FitCA runs coordinate ascent (Fig. 1) from state q, as variational EM
@@ -233,11 +241,13 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 		ljPerUnit = make([]float64, units)
 	}
 	prevTELBO := math.Inf(-1)
+	atEnd := true // q is kept: the run is at the end of an iteration
 	for it := first; it <= conv.MaxIter; it++ {
 		if err := ctx.Err(); err != nil {
 			run.Status = "canceled"
 			break
 		}
+		atEnd = false
 		if tempering && !tt.learns() && tt.setAnneal(float64(it-1)) == 1 {
 			tempering = false // the schedule has ended
 		}
@@ -344,6 +354,7 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 		kept = m.Copy(kept, q)
 		keptParams = params
 		copy(keptDone, done)
+		atEnd = true
 		run.ELBO = append(run.ELBO, elbo)
 		run.Iterations = it
 		rel := RelChange(prevELBO, elbo)
@@ -408,6 +419,10 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 	run.Unsettled = unsettledUnits(keptDone)
 	if c, ok := m.(Collapser[S]); ok && tt != nil && units > 0 {
 		run.Warning = collapseWarning(c.Collapsed(kept))
+	}
+	if dm, ok := m.(Diagnosed[S]); ok && atEnd && run.Status != "canceled" {
+		// q holds all that kept does, and what Copy leaves out of it
+		run.Diagnostics = Diagnose(dm, q, s.Diagnose, s.Seed, workers)
 	}
 	return m.Result(run, kept, keptParams), nil
 }

@@ -36,6 +36,9 @@ type GaussianFactor struct {
 	// step of Collapse's Newton method, where nothing needs the
 	// derivatives.
 	CollapsedValue func(x []float64) float64
+	// Target, if set, is f(x) alone, the log of the density (up to a
+	// constant) the factor approximates, for the diagnostic (Diagnose).
+	Target func(x []float64) float64
 	// NCVMP, if set, selects non-conjugate variational message passing
 	// (Knowles & Minka 2011; NCVMPFactor) as the update, over Delta.
 	NCVMP *NCVMPFactor

@@ -36,8 +36,8 @@ func KHatThreshold(s int) float64 {
 // the next largest is fitted by a generalized Pareto distribution (Zhang &
 // Stephens 2009 with the weakly informative prior of Vehtari et al.), and
 // replaced by its quantiles at (i − ½)/M, capped at the largest raw ratio.
-// A tail with no spread (q equal to the target up to a constant, to
-// rounding) has nothing to smooth: k̂ is 0. ok is false, and r left as it
+// Ratios that all lie within 1e-6 of each other (q equal to the target up
+// to a constant, to rounding) have nothing to smooth: k̂ is 0. ok is false, and r left as it
 // is, when k̂ cannot be estimated: fewer than 5 tail draws (S < 25), or a
 // fit that fails. The ratios must be finite (the caller checks).
 func PSIS(r []float64) (k float64, ok bool) {
@@ -67,8 +67,8 @@ func PSIS(r []float64) (k float64, ok bool) {
 	for i := range m {
 		x[i] = math.Exp(r[order[s-m+i]]-top) - base
 	}
-	if !(x[m-1] > 1e-12*base) {
-		return 0, true // a flat tail
+	if top-r[order[0]] < 1e-6 {
+		return 0, true // flat: the weights agree to a factor of e^1e-6
 	}
 	k, sigma := GPDFit(x)
 	if math.IsNaN(k) || math.IsInf(k, 0) || !(sigma > 0) {

@@ -89,6 +89,11 @@ type Settings[L, P any] struct {
 	// Temperature and TemperedELBO trace the run. The zero value does not
 	// temper.
 	Temper TemperSettings
+	// Diagnose tunes the approximation diagnostic that Fit runs at the
+	// end on every nonconjugate Gaussian factor (Result.Diagnostics; PSIS's
+	// Pareto k̂ of q against the density it approximates); Diagnose.Off
+	// skips it.
+	Diagnose DiagnoseSettings
 	// Keep names the per-token latents (those local to the entries of a
 	// bag, like a topic model's z: one factor per word of every document)
 	// that the result reports; "all" keeps every one. The others are left
@@ -139,6 +144,10 @@ type Result[L, P any] struct {
 	// Warning says what is wrong with a result that is not an error (a
 	// tempered fit whose mixture components merged into identical copies).
 	Warning string `json:"warning,omitempty"`
+	// Diagnostics are the approximation diagnostics of the nonconjugate
+	// Gaussian factors (Settings.Diagnose): Pareto k̂ above KHatBad says a
+	// factor is not to be trusted (Diagnostic.Warning says what to try).
+	Diagnostics []Diagnostic `json:"psis,omitempty"`
 	// Omitted lists the per-token latents left out of Latent (their
 	// fields are null): Settings.Keep keeps them.
 	Omitted []string `json:"omitted,omitempty"`
@@ -198,6 +207,9 @@ func (s *Settings[L, P]) Prepare(model string, perToken ...string) error {
 	if err := s.Temper.Check(); err != nil {
 		return err
 	}
+	if err := s.Diagnose.Check(); err != nil {
+		return err
+	}
 	if s.Temper.On() && (s.Resume != nil || s.Checkpoint.On()) {
 		return errors.New("a tempered fit (annealing or variational tempering) cannot checkpoint or resume yet")
 	}
@@ -225,7 +237,7 @@ func (s *Settings[L, P]) convergence() Convergence {
 // fingerprint (CheckResume).
 func (s *Settings[L, P]) CA(start time.Time, fp *Fingerprint) (CASettings, error) {
 	c := CASettings{Convergence: s.convergence().WithDefaults(), Workers: s.Workers, Progress: s.Progress,
-		Checkpoint: s.Checkpoint, Start: start, Temper: s.Temper}
+		Checkpoint: s.Checkpoint, Start: start, Temper: s.Temper, Diagnose: s.Diagnose, Seed: s.Seed}
 	if r := s.Resume; r != nil {
 		if err := CheckResume(r.Fingerprint, fp, HashJSON(&r.Params)); err != nil {
 			return CASettings{}, err
@@ -248,6 +260,7 @@ func (s Settings[L, P]) Heldout() Settings[L, P] {
 	s.Temper = TemperSettings{} // held-out documents are fitted to the model itself
 	s.MaxIter, s.FixParams, s.AllowEmpty, s.Algorithm = 1, true, true, "ca"
 	s.Keep = nil // the score reads the documents' other factors
+	s.Diagnose.Off = true
 	return s
 }
 
@@ -336,7 +349,7 @@ func NewResult[L, P any](model, method string, run Run, latent L, params P, fp *
 	r := &Result[L, P]{Model: model, Method: method, Converged: run.Converged, Status: run.Status,
 		Iterations: run.Iterations, ELBO: run.ELBO, Seconds: run.Seconds, Latent: latent, Params: params,
 		Unsettled: run.Unsettled, Tempering: run.Tempering, Temperature: run.Temperature, TemperedELBO: run.TemperedELBO,
-		Warning: run.Warning, UnitTemperature: run.UnitTemperature}
+		Warning: run.Warning, UnitTemperature: run.UnitTemperature, Diagnostics: run.Diagnostics}
 	r.Fingerprint = fp.WithParams(&r.Params)
 	return r
 }

@@ -38,6 +38,8 @@ const modulePath = "github.com/vigen-go/vigen"
 type runFlags struct {
 	data, out, method, plot string
 	keep                    string
+	noPSIS                  bool
+	psisDraws, psisUnits    int
 	seed                    uint64
 	maxIter, workers        int
 	tol                     float64
@@ -62,6 +64,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	f.heldout.register(fs)
 	fs.IntVar(&f.workers, "workers", 0, "goroutines updating units in parallel (0: all cores); results do not depend on it")
 	fs.StringVar(&f.keep, "keep", "", "per-token latents (local to a bag's entries, like a topic model's z) to keep in the result, comma-separated, or all; left out by default")
+	fs.BoolVar(&f.noPSIS, "no-psis", false, "skip the approximation diagnostic (Pareto k̂ of each nonconjugate Gaussian factor against the density it approximates)")
+	fs.IntVar(&f.psisDraws, "psis-draws", 0, "draws from each global Gaussian factor for the diagnostic (0: 1000)")
+	fs.IntVar(&f.psisUnits, "psis-unit-draws", 0, "draws from each unit's Gaussian factor for the diagnostic (0: 1000, fewer (at least 200) beyond 1000 units)")
 	fs.StringVar(&f.plot, "plot", "", "write SVG plots of the ELBO trace and the posteriors into this directory")
 	fs.BoolVar(&f.quiet, "q", false, "no progress on stderr")
 	fs.BoolVar(&f.rebuild, "rebuild", false, "rebuild the model's command even if a cached build exists")
@@ -386,7 +391,11 @@ func runFit(sig *interrupts, bin string, f runFlags, sink io.Writer, stderr io.W
 		return exitError
 	}
 	args = append(args, ho...)
-	args = append(args, setFlags(flagValue{"-workers", f.workers}, flagValue{"-keep", f.keep})...)
+	args = append(args, setFlags(flagValue{"-workers", f.workers}, flagValue{"-keep", f.keep},
+		flagValue{"-psis-draws", f.psisDraws}, flagValue{"-psis-unit-draws", f.psisUnits})...)
+	if f.noPSIS {
+		args = append(args, "-no-psis")
+	}
 	if f.quiet {
 		args = append(args, "-q")
 	}

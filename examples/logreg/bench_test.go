@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/vigen-go/vigen/examples/logreg/logreg"
+	"github.com/vigen-go/vigen/runtime"
 )
 
 // benchData is Yeast label 1 when the shared data is present, otherwise
@@ -34,7 +35,7 @@ func BenchmarkLaplaceFit(b *testing.B) {
 	d := benchData(b)
 	b.Run("generated", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := logreg.Fit(context.Background(), d, logreg.Options{}); err != nil {
+			if _, err := logreg.Fit(context.Background(), d, logreg.Options{Diagnose: runtime.DiagnoseSettings{Off: true}}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -48,7 +49,7 @@ func BenchmarkLaplaceFit(b *testing.B) {
 	b.Run("generated-model", func(b *testing.B) {
 		cpu := processCPU()
 		for b.Loop() {
-			if _, err := m.Fit(context.Background(), logreg.Options{Workers: 1}); err != nil {
+			if _, err := m.Fit(context.Background(), logreg.Options{Workers: 1, Diagnose: runtime.DiagnoseSettings{Off: true}}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -218,7 +219,7 @@ func handKernel(x []float64, y []int, theta, g, h []float64) float64 {
 func TestHandNewtonAgrees(t *testing.T) {
 	d, _ := Synthetic(2, 300, 6)
 	theta, _ := handNewton(d.X, d.Y)
-	res, err := logreg.Fit(context.Background(), d, logreg.Options{})
+	res, err := logreg.Fit(context.Background(), d, logreg.Options{Diagnose: runtime.DiagnoseSettings{Off: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

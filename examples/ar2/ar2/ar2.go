@@ -365,6 +365,9 @@ func (m *Model) gaussianAlpha(q *state) runtime.GaussianFactor {
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.AlphaDelta(x, cov, q.beta1Mean, q.beta1Cov, q.beta2Mean, q.beta2Cov, q.sigmaMean, q.sigmaCov, g, h)
 		},
+		Target: func(x []float64) float64 {
+			return m.AlphaTarget(x, q.beta1Mean, q.beta1Cov, q.beta2Mean, q.beta2Cov, q.sigmaMean, q.sigmaCov)
+		},
 	}
 }
 
@@ -379,6 +382,9 @@ func (m *Model) gaussianBeta1(q *state) runtime.GaussianFactor {
 		},
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.Beta1Delta(x, cov, q.alphaMean, q.alphaCov, q.beta2Mean, q.beta2Cov, q.sigmaMean, q.sigmaCov, g, h)
+		},
+		Target: func(x []float64) float64 {
+			return m.Beta1Target(x, q.alphaMean, q.alphaCov, q.beta2Mean, q.beta2Cov, q.sigmaMean, q.sigmaCov)
 		},
 	}
 }
@@ -395,6 +401,9 @@ func (m *Model) gaussianBeta2(q *state) runtime.GaussianFactor {
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.Beta2Delta(x, cov, q.alphaMean, q.alphaCov, q.beta1Mean, q.beta1Cov, q.sigmaMean, q.sigmaCov, g, h)
 		},
+		Target: func(x []float64) float64 {
+			return m.Beta2Target(x, q.alphaMean, q.alphaCov, q.beta1Mean, q.beta1Cov, q.sigmaMean, q.sigmaCov)
+		},
 	}
 }
 
@@ -410,7 +419,32 @@ func (m *Model) gaussianSigma(q *state) runtime.GaussianFactor {
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.SigmaDelta(x, cov, q.alphaMean, q.alphaCov, q.beta1Mean, q.beta1Cov, q.beta2Mean, q.beta2Cov, g, h)
 		},
+		Target: func(x []float64) float64 {
+			return m.SigmaTarget(x, q.alphaMean, q.alphaCov, q.beta1Mean, q.beta1Cov, q.beta2Mean, q.beta2Cov)
+		},
 	}
+}
+
+// DiagnoseFactors lists the nonconjugate Gaussian factors, which the
+// approximation diagnostic checks (runtime.Diagnose).
+func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
+	return []runtime.DiagnoseFactor{{Latent: "alpha", Units: 0}, {Latent: "beta1", Units: 0}, {Latent: "beta2", Units: 0}, {Latent: "sigma", Units: 0}}
+}
+
+// DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q
+// (of unit d for a per-unit latent).
+func (a *caModel) DiagnoseGaussian(q *state, k, _ int) runtime.GaussianFactor {
+	switch k {
+	case 0:
+		return a.m.gaussianAlpha(q)
+	case 1:
+		return a.m.gaussianBeta1(q)
+	case 2:
+		return a.m.gaussianBeta2(q)
+	case 3:
+		return a.m.gaussianSigma(q)
+	}
+	return runtime.GaussianFactor{}
 }
 
 // UpdateGlobals updates the global factors in turn and returns their
@@ -882,6 +916,91 @@ func (m *Model) AlphaDelta(alpha, cov, beta1Mean, beta1Cov, beta2Mean, beta2Cov,
 	return f
 }
 
+// AlphaTarget is f(alpha) of AlphaF without its derivatives: the log of the
+// density, up to a constant, that q(alpha) approximates (q* ∝ exp f, Eq. 9),
+// for the PSIS diagnostic.
+func (m *Model) AlphaTarget(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sigmaMean, sigmaCov []float64) float64 {
+	T := m.t
+	y := m.y
+	var f float64
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], 1)
+	for q4 := 0; q4 < 1; q4++ {
+		beta1Cov_q4 := beta1Cov[q4*1:][:1:1]
+		for q5 := 0; q5 < 1; q5++ {
+			t1[q5] += beta1Cov_q4[q5]
+		}
+	}
+	var t2Buf [runtime.StackVec]float64
+	t2 := runtime.Vec(t2Buf[:], 1)
+	for q10 := 0; q10 < 1; q10++ {
+		sigmaCov_q10 := sigmaCov[q10*1:][:1:1]
+		for q11 := 0; q11 < 1; q11++ {
+			t2[q11] += sigmaCov_q10[q11]
+		}
+	}
+	var t3 float64
+	for q11 := 0; q11 < 1; q11++ {
+		t3 += t2[q11]
+	}
+	var t4 float64
+	for i5 := 0; i5 < 1; i5++ {
+		t4 += sigmaMean[i5]
+	}
+	t5 := math.Exp(2.0*t3 - 2.0*t4)
+	var t6 float64
+	for t := 2; t < T; t++ {
+		t6 += y[t-1] * y[t-1]
+	}
+	t7 := (-0.5) * t5 * t6
+	var t8Buf [runtime.StackVec]float64
+	t8 := runtime.Vec(t8Buf[:], 1)
+	for q7 := 0; q7 < 1; q7++ {
+		beta2Cov_q7 := beta2Cov[q7*1:][:1:1]
+		for q8 := 0; q8 < 1; q8++ {
+			t8[q8] += beta2Cov_q7[q8]
+		}
+	}
+	var t9 float64
+	for t := 2; t < T; t++ {
+		t9 += y[t-2] * y[t-2]
+	}
+	t10 := (-0.5) * t5 * t9
+	t11 := -float64(max(0, T-2))
+	var t14 float64
+	for i2 := 0; i2 < 1; i2++ {
+		t14 += alpha[i2]
+	}
+	t15 := -t14
+	t17 := (-0.5) * t5
+	t18 := t14 * t14
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:16:1: alpha ~ Normal(0, 10)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.005*t18 - 3.2215236261987186
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	for q5 := 0; q5 < 1; q5++ {
+		f += t1[q5] * t7
+	}
+	for q8 := 0; q8 < 1; q8++ {
+		f += t10 * t8[q8]
+	}
+	for i5 := 0; i5 < 1; i5++ {
+		f += t11 * sigmaMean[i5]
+	}
+	for t := 2; t < T; t++ {
+		var t12 float64
+		for i3 := 0; i3 < 1; i3++ {
+			t12 += beta1Mean[i3] * y[t-1]
+		}
+		var t13 float64
+		for i4 := 0; i4 < 1; i4++ {
+			t13 += beta2Mean[i4] * y[t-2]
+		}
+		t16 := runtime.Sq(t15 - t13 - t12 + y[t])
+		f += t16 * t17
+	}
+	return f
+}
+
 // Beta1F evaluates f(beta1) of Eq. 12 for latent beta1 (ar2.vi:12:8), writing ∇f
 // into grad and ∇²f into hess (1×1, row-major). f is built from:
 //
@@ -1147,6 +1266,91 @@ func (m *Model) Beta1Delta(beta1, cov, alphaMean, alphaCov, beta2Mean, beta2Cov,
 		}
 		t28 := runtime.Sq(t27 - t26 - t25 + y[t])
 		f += t28 * t29
+	}
+	return f
+}
+
+// Beta1Target is f(beta1) of Beta1F without its derivatives: the log of the
+// density, up to a constant, that q(beta1) approximates (q* ∝ exp f, Eq. 9),
+// for the PSIS diagnostic.
+func (m *Model) Beta1Target(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sigmaMean, sigmaCov []float64) float64 {
+	T := m.t
+	y := m.y
+	var f float64
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], 1)
+	for q19 := 0; q19 < 1; q19++ {
+		beta2Cov_q19 := beta2Cov[q19*1:][:1:1]
+		for q20 := 0; q20 < 1; q20++ {
+			t1[q20] += beta2Cov_q19[q20]
+		}
+	}
+	var t2Buf [runtime.StackVec]float64
+	t2 := runtime.Vec(t2Buf[:], 1)
+	for q22 := 0; q22 < 1; q22++ {
+		sigmaCov_q22 := sigmaCov[q22*1:][:1:1]
+		for q23 := 0; q23 < 1; q23++ {
+			t2[q23] += sigmaCov_q22[q23]
+		}
+	}
+	var t3 float64
+	for q23 := 0; q23 < 1; q23++ {
+		t3 += t2[q23]
+	}
+	var t4 float64
+	for i10 := 0; i10 < 1; i10++ {
+		t4 += sigmaMean[i10]
+	}
+	t5 := math.Exp(2.0*t3 - 2.0*t4)
+	var t6 float64
+	for t := 2; t < T; t++ {
+		t6 += y[t-2] * y[t-2]
+	}
+	t7 := (-0.5) * t5 * t6
+	var t8Buf [runtime.StackVec]float64
+	t8 := runtime.Vec(t8Buf[:], 1)
+	for q16 := 0; q16 < 1; q16++ {
+		alphaCov_q16 := alphaCov[q16*1:][:1:1]
+		for q17 := 0; q17 < 1; q17++ {
+			t8[q17] += alphaCov_q16[q17]
+		}
+	}
+	t9 := (-0.5) * float64(max(0, T-2)) * t5
+	t10 := -float64(max(0, T-2))
+	var t13 float64
+	for i7 := 0; i7 < 1; i7++ {
+		t13 += alphaMean[i7]
+	}
+	t14 := -t13
+	t16 := (-0.5) * t5
+	var t17 float64
+	for i6 := 0; i6 < 1; i6++ {
+		t17 += beta1[i6]
+	}
+	t18 := t17 * t17
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:17:1: beta1 ~ Normal(0, 1)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t18 - 0.9189385332046727
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	for q20 := 0; q20 < 1; q20++ {
+		f += t1[q20] * t7
+	}
+	for q17 := 0; q17 < 1; q17++ {
+		f += t8[q17] * t9
+	}
+	for i10 := 0; i10 < 1; i10++ {
+		f += t10 * sigmaMean[i10]
+	}
+	for t := 2; t < T; t++ {
+		var t11 float64
+		for i8 := 0; i8 < 1; i8++ {
+			t11 += beta1[i8] * y[t-1]
+		}
+		var t12 float64
+		for i9 := 0; i9 < 1; i9++ {
+			t12 += beta2Mean[i9] * y[t-2]
+		}
+		t15 := runtime.Sq(t14 - t12 - t11 + y[t])
+		f += t15 * t16
 	}
 	return f
 }
@@ -1418,6 +1622,91 @@ func (m *Model) Beta2Delta(beta2, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 		}
 		t28 := runtime.Sq(t27 - t26 - t25 + y[t])
 		f += t28 * t29
+	}
+	return f
+}
+
+// Beta2Target is f(beta2) of Beta2F without its derivatives: the log of the
+// density, up to a constant, that q(beta2) approximates (q* ∝ exp f, Eq. 9),
+// for the PSIS diagnostic.
+func (m *Model) Beta2Target(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sigmaMean, sigmaCov []float64) float64 {
+	T := m.t
+	y := m.y
+	var f float64
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], 1)
+	for q31 := 0; q31 < 1; q31++ {
+		beta1Cov_q31 := beta1Cov[q31*1:][:1:1]
+		for q32 := 0; q32 < 1; q32++ {
+			t1[q32] += beta1Cov_q31[q32]
+		}
+	}
+	var t2Buf [runtime.StackVec]float64
+	t2 := runtime.Vec(t2Buf[:], 1)
+	for q34 := 0; q34 < 1; q34++ {
+		sigmaCov_q34 := sigmaCov[q34*1:][:1:1]
+		for q35 := 0; q35 < 1; q35++ {
+			t2[q35] += sigmaCov_q34[q35]
+		}
+	}
+	var t3 float64
+	for q35 := 0; q35 < 1; q35++ {
+		t3 += t2[q35]
+	}
+	var t4 float64
+	for i15 := 0; i15 < 1; i15++ {
+		t4 += sigmaMean[i15]
+	}
+	t5 := math.Exp(2.0*t3 - 2.0*t4)
+	var t6 float64
+	for t := 2; t < T; t++ {
+		t6 += y[t-1] * y[t-1]
+	}
+	t7 := (-0.5) * t5 * t6
+	var t8Buf [runtime.StackVec]float64
+	t8 := runtime.Vec(t8Buf[:], 1)
+	for q28 := 0; q28 < 1; q28++ {
+		alphaCov_q28 := alphaCov[q28*1:][:1:1]
+		for q29 := 0; q29 < 1; q29++ {
+			t8[q29] += alphaCov_q28[q29]
+		}
+	}
+	t9 := (-0.5) * float64(max(0, T-2)) * t5
+	t10 := -float64(max(0, T-2))
+	var t13 float64
+	for i12 := 0; i12 < 1; i12++ {
+		t13 += alphaMean[i12]
+	}
+	t14 := -t13
+	t16 := (-0.5) * t5
+	var t17 float64
+	for i11 := 0; i11 < 1; i11++ {
+		t17 += beta2[i11]
+	}
+	t18 := t17 * t17
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:18:1: beta2 ~ Normal(0, 1)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t18 - 0.9189385332046727
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	for q32 := 0; q32 < 1; q32++ {
+		f += t1[q32] * t7
+	}
+	for q29 := 0; q29 < 1; q29++ {
+		f += t8[q29] * t9
+	}
+	for i15 := 0; i15 < 1; i15++ {
+		f += t10 * sigmaMean[i15]
+	}
+	for t := 2; t < T; t++ {
+		var t11 float64
+		for i13 := 0; i13 < 1; i13++ {
+			t11 += beta1Mean[i13] * y[t-1]
+		}
+		var t12 float64
+		for i14 := 0; i14 < 1; i14++ {
+			t12 += beta2[i14] * y[t-2]
+		}
+		t15 := runtime.Sq(t14 - t12 - t11 + y[t])
+		f += t15 * t16
 	}
 	return f
 }
@@ -1759,6 +2048,96 @@ func (m *Model) SigmaDelta(sigma, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 		}
 		t70 := runtime.Sq(t38 - t68 - t69 + y[t])
 		f += t70 * t71
+	}
+	// ar2.vi:19:1: sigma ~ HalfNormal(1)
+	for i17 := 0; i17 < 1; i17++ {
+		f += sigma[i17]
+	}
+	return f
+}
+
+// SigmaTarget is f(sigma) of SigmaF without its derivatives: the log of the
+// density, up to a constant, that q(sigma) approximates (q* ∝ exp f, Eq. 9),
+// for the PSIS diagnostic.
+func (m *Model) SigmaTarget(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mean, beta2Cov []float64) float64 {
+	T := m.t
+	y := m.y
+	var f float64
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], 1)
+	for q40 := 0; q40 < 1; q40++ {
+		beta1Cov_q40 := beta1Cov[q40*1:][:1:1]
+		for q41 := 0; q41 < 1; q41++ {
+			t1[q41] += beta1Cov_q40[q41]
+		}
+	}
+	var t2 float64
+	for i21 := 0; i21 < 1; i21++ {
+		t2 += sigma[i21]
+	}
+	t3 := math.Exp(t2)
+	t4 := 1 / (t3 * t3)
+	var t5 float64
+	for t := 2; t < T; t++ {
+		t5 += y[t-1] * y[t-1]
+	}
+	t6 := (-0.5) * t4 * t5
+	var t7Buf [runtime.StackVec]float64
+	t7 := runtime.Vec(t7Buf[:], 1)
+	for q43 := 0; q43 < 1; q43++ {
+		beta2Cov_q43 := beta2Cov[q43*1:][:1:1]
+		for q44 := 0; q44 < 1; q44++ {
+			t7[q44] += beta2Cov_q43[q44]
+		}
+	}
+	var t8 float64
+	for t := 2; t < T; t++ {
+		t8 += y[t-2] * y[t-2]
+	}
+	t9 := (-0.5) * t4 * t8
+	var t10Buf [runtime.StackVec]float64
+	t10 := runtime.Vec(t10Buf[:], 1)
+	for q37 := 0; q37 < 1; q37++ {
+		alphaCov_q37 := alphaCov[q37*1:][:1:1]
+		for q38 := 0; q38 < 1; q38++ {
+			t10[q38] += alphaCov_q37[q38]
+		}
+	}
+	t11 := (-0.5) * float64(max(0, T-2)) * t4
+	t12 := -float64(max(0, T-2))
+	var t15 float64
+	for i18 := 0; i18 < 1; i18++ {
+		t15 += alphaMean[i18]
+	}
+	t16 := -t15
+	t18 := (-0.5) * t4
+	t19 := t3 * t3
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:19:1: sigma ~ HalfNormal(1)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t19 - 0.22579135264472738
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	for q41 := 0; q41 < 1; q41++ {
+		f += t1[q41] * t6
+	}
+	for q44 := 0; q44 < 1; q44++ {
+		f += t7[q44] * t9
+	}
+	for q38 := 0; q38 < 1; q38++ {
+		f += t10[q38] * t11
+	}
+	for i21 := 0; i21 < 1; i21++ {
+		f += t12 * sigma[i21]
+	}
+	for t := 2; t < T; t++ {
+		var t13 float64
+		for i19 := 0; i19 < 1; i19++ {
+			t13 += beta1Mean[i19] * y[t-1]
+		}
+		var t14 float64
+		for i20 := 0; i20 < 1; i20++ {
+			t14 += beta2Mean[i20] * y[t-2]
+		}
+		t17 := runtime.Sq(t16 - t14 - t13 + y[t])
+		f += t17 * t18
 	}
 	// ar2.vi:19:1: sigma ~ HalfNormal(1)
 	for i17 := 0; i17 < 1; i17++ {

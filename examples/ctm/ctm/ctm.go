@@ -422,6 +422,7 @@ func (m *Model) gaussianTheta(q *state, d int) runtime.GaussianFactor {
 		Delta: q.thetaMethod == "delta", Started: &q.thetaMeanStarted[d],
 		F:              func(x, g, h []float64) float64 { return m.ThetaF(d, x, q.zProb, g, h) },
 		DeltaF:         func(x, cov, g, h []float64) float64 { return m.ThetaDelta(d, x, cov, q.zProb, g, h) },
+		Target:         func(x []float64) float64 { return m.ThetaTarget(d, x, q.zProb) },
 		Collapsed:      func(x, g, h []float64) float64 { return m.ThetaCollapsed(d, x, g, h) },
 		CollapsedValue: func(x []float64) float64 { return m.ThetaCollapsedValue(d, x) },
 		CollapsesDelta: true,
@@ -442,6 +443,23 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 		runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
 	}
 	return runtime.L2Change(q.zProb[lo:hi], prev[:hi-lo])
+}
+
+// DiagnoseFactors lists the nonconjugate Gaussian factors, which the
+// approximation diagnostic checks (runtime.Diagnose).
+func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
+	m := a.m
+	return []runtime.DiagnoseFactor{{Latent: "theta", Units: m.d}}
+}
+
+// DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q
+// (of unit d for a per-unit latent).
+func (a *caModel) DiagnoseGaussian(q *state, k, d int) runtime.GaussianFactor {
+	switch k {
+	case 0:
+		return a.m.gaussianTheta(q, d)
+	}
+	return runtime.GaussianFactor{}
 }
 
 // UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's
@@ -1317,6 +1335,63 @@ func (m *Model) ThetaDelta(d int, theta, cov, zProb, grad, hess []float64) float
 	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
 	for i2 := 0; i2 < K; i2++ {
 		f -= 0.5 * t41[i2] * (theta[i2] - mu0[i2])
+	}
+	return f
+}
+
+// ThetaTarget is f(theta) of ThetaF without its derivatives: the log of the
+// density, up to a constant, that q(theta) approximates (q* ∝ exp f, Eq. 9),
+// for the PSIS diagnostic.
+func (m *Model) ThetaTarget(d int, theta, zProb []float64) float64 {
+	K := m.k
+	Sigma0Inv := m.sigma0Inv
+	Sigma0Logdet := m.sigma0Logdet
+	mu0 := m.mu0
+	wCount := m.wCount
+	wOff := m.wOff
+	var f float64
+	t1 := math.Inf(-1)
+	for i4 := 0; i4 < K; i4++ {
+		t1 = math.Max(t1, theta[i4])
+	}
+	t2 := -t1
+	var t4 float64
+	for i3 := 0; i3 < K; i3++ {
+		t3 := math.Exp(t2 + theta[i3])
+		t4 += t3
+	}
+	t5 := math.Log(t4)
+	t6 := -(t1 + t5)
+	var t7Buf [runtime.StackVec]float64
+	t7 := runtime.Vec(t7Buf[:], K)
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		t8 := wCount[n]
+		zProb_n := zProb[n*K:][:K:K]
+		for k := 0; k < K; k++ {
+			t7[k] += t8 * zProb_n[k]
+		}
+	}
+	var t9Buf [runtime.StackVec]float64
+	t9 := runtime.Vec(t9Buf[:], K)
+	for i := 0; i < K; i++ {
+		t10 := theta[i] - mu0[i]
+		Sigma0Inv_i := Sigma0Inv[i*K:][:K:K]
+		for i2 := 0; i2 < K; i2++ {
+			t9[i2] += t10 * Sigma0Inv_i[i2]
+		}
+	}
+	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
+	f += (-0.9189385332046727)*float64(K) - 0.5*Sigma0Logdet
+	// ctm.vi:15:5: for d in 1:D: for n in w[d]: z[d, n] ~ Categorical(softmax(theta[d]))
+	for n := wOff[d]; n < wOff[d+1]; n++ {
+		f += t6 * wCount[n]
+	}
+	for k := 0; k < K; k++ {
+		f += t7[k] * theta[k]
+	}
+	// ctm.vi:13:3: for d in 1:D: theta[d] ~ MvNormal(mu0, Sigma0)
+	for i2 := 0; i2 < K; i2++ {
+		f -= 0.5 * t9[i2] * (theta[i2] - mu0[i2])
 	}
 	return f
 }

@@ -345,6 +345,7 @@ func (m *Model) gaussianMu(q *state) runtime.GaussianFactor {
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.MuDelta(x, cov, q.tauMean, q.tauCov, q.thetaMean, q.thetaCov, g, h)
 		},
+		Target: func(x []float64) float64 { return m.MuTarget(x, q.tauMean, q.tauCov, q.thetaMean, q.thetaCov) },
 	}
 }
 
@@ -358,6 +359,7 @@ func (m *Model) gaussianTau(q *state) runtime.GaussianFactor {
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.TauDelta(x, cov, q.muMean, q.muCov, q.thetaMean, q.thetaCov, g, h)
 		},
+		Target: func(x []float64) float64 { return m.TauTarget(x, q.muMean, q.muCov, q.thetaMean, q.thetaCov) },
 	}
 }
 
@@ -371,7 +373,28 @@ func (m *Model) gaussianTheta(q *state) runtime.GaussianFactor {
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.ThetaDelta(x, cov, q.muMean, q.muCov, q.tauMean, q.tauCov, g, h)
 		},
+		Target: func(x []float64) float64 { return m.ThetaTarget(x, q.muMean, q.muCov, q.tauMean, q.tauCov) },
 	}
+}
+
+// DiagnoseFactors lists the nonconjugate Gaussian factors, which the
+// approximation diagnostic checks (runtime.Diagnose).
+func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
+	return []runtime.DiagnoseFactor{{Latent: "mu", Units: 0}, {Latent: "tau", Units: 0}, {Latent: "theta", Units: 0}}
+}
+
+// DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q
+// (of unit d for a per-unit latent).
+func (a *caModel) DiagnoseGaussian(q *state, k, _ int) runtime.GaussianFactor {
+	switch k {
+	case 0:
+		return a.m.gaussianMu(q)
+	case 1:
+		return a.m.gaussianTau(q)
+	case 2:
+		return a.m.gaussianTheta(q)
+	}
+	return runtime.GaussianFactor{}
 }
 
 // UpdateGlobals updates the global factors in turn and returns their
@@ -680,6 +703,50 @@ func (m *Model) MuDelta(mu, cov, tauMean, tauCov, thetaMean, thetaCov, grad, hes
 	return f
 }
 
+// MuTarget is f(mu) of MuF without its derivatives: the log of the density, up
+// to a constant, that q(mu) approximates (q* ∝ exp f, Eq. 9), for the PSIS
+// diagnostic.
+func (m *Model) MuTarget(mu, tauMean, tauCov, thetaMean, thetaCov []float64) float64 {
+	J := m.j
+	var f float64
+	t1 := -float64(J)
+	var t2 float64
+	for i3 := 0; i3 < 1; i3++ {
+		t2 += mu[i3]
+	}
+	t3 := -t2
+	var t5Buf [runtime.StackVec]float64
+	t5 := runtime.Vec(t5Buf[:], 1)
+	for q4 := 0; q4 < 1; q4++ {
+		tauCov_q4 := tauCov[q4*1:][:1:1]
+		for q5 := 0; q5 < 1; q5++ {
+			t5[q5] += tauCov_q4[q5]
+		}
+	}
+	var t6 float64
+	for q5 := 0; q5 < 1; q5++ {
+		t6 += t5[q5]
+	}
+	var t7 float64
+	for i4 := 0; i4 < 1; i4++ {
+		t7 += tauMean[i4]
+	}
+	t8 := math.Exp(2.0*t6 - 2.0*t7)
+	t9 := (-0.5) * t8
+	t10 := t2 * t2
+	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:13:1: mu ~ Normal(0, 5)
+	f += (-0.9189385332046727)*float64(J) - 0.02*t10 - 2.5283764456387727
+	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	for i4 := 0; i4 < 1; i4++ {
+		f += t1 * tauMean[i4]
+	}
+	for i2 := 0; i2 < J; i2++ {
+		t4 := runtime.Sq(t3 + thetaMean[i2])
+		f += t9 * (t4 + thetaCov[i2*J+i2])
+	}
+	return f
+}
+
 // TauF evaluates f(tau) of Eq. 12 for latent tau (centred.vi:10:8), writing ∇f
 // into grad and ∇²f into hess (1×1, row-major). f is built from:
 //
@@ -920,6 +987,56 @@ func (m *Model) TauDelta(tau, cov, muMean, muCov, thetaMean, thetaCov, grad, hes
 	return f
 }
 
+// TauTarget is f(tau) of TauF without its derivatives: the log of the density,
+// up to a constant, that q(tau) approximates (q* ∝ exp f, Eq. 9), for the
+// PSIS diagnostic.
+func (m *Model) TauTarget(tau, muMean, muCov, thetaMean, thetaCov []float64) float64 {
+	J := m.j
+	var f float64
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], 1)
+	for q10 := 0; q10 < 1; q10++ {
+		muCov_q10 := muCov[q10*1:][:1:1]
+		for q11 := 0; q11 < 1; q11++ {
+			t1[q11] += muCov_q10[q11]
+		}
+	}
+	var t2 float64
+	for i9 := 0; i9 < 1; i9++ {
+		t2 += tau[i9]
+	}
+	t3 := math.Exp(t2)
+	t4 := 1 / (t3 * t3)
+	t5 := (-0.5) * float64(J) * t4
+	t6 := -float64(J)
+	var t7 float64
+	for i8 := 0; i8 < 1; i8++ {
+		t7 += muMean[i8]
+	}
+	t8 := -t7
+	t10 := (-0.5) * t4
+	t11 := runtime.Sq(0.2 * t3)
+	t12 := math.Log1p(t11)
+	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:14:1: tau ~ HalfCauchy(5)
+	f += (-0.9189385332046727)*float64(J) - t12 - 2.061020617723555
+	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	for q11 := 0; q11 < 1; q11++ {
+		f += t1[q11] * t5
+	}
+	for i9 := 0; i9 < 1; i9++ {
+		f += t6 * tau[i9]
+	}
+	for i7 := 0; i7 < J; i7++ {
+		t9 := runtime.Sq(t8 + thetaMean[i7])
+		f += t10 * (t9 + thetaCov[i7*J+i7])
+	}
+	// centred.vi:14:1: tau ~ HalfCauchy(5)
+	for i6 := 0; i6 < 1; i6++ {
+		f += tau[i6]
+	}
+	return f
+}
+
 // ThetaF evaluates f(theta) of Eq. 12 for latent theta (centred.vi:11:8), writing ∇f
 // into grad and ∇²f into hess (J×J, row-major). f is built from:
 //
@@ -1079,6 +1196,70 @@ func (m *Model) ThetaDelta(theta, cov, muMean, muCov, tauMean, tauCov, grad, hes
 	for i10 := 0; i10 < J; i10++ {
 		t17 := runtime.Sq(t16 + theta[i10])
 		f += t17 * t18
+	}
+	return f
+}
+
+// ThetaTarget is f(theta) of ThetaF without its derivatives: the log of the
+// density, up to a constant, that q(theta) approximates (q* ∝ exp f, Eq. 9),
+// for the PSIS diagnostic.
+func (m *Model) ThetaTarget(theta, muMean, muCov, tauMean, tauCov []float64) float64 {
+	J := m.j
+	sigma := m.sigma
+	y := m.y
+	var f float64
+	var t4Buf [runtime.StackVec]float64
+	t4 := runtime.Vec(t4Buf[:], 1)
+	for q19 := 0; q19 < 1; q19++ {
+		muCov_q19 := muCov[q19*1:][:1:1]
+		for q20 := 0; q20 < 1; q20++ {
+			t4[q20] += muCov_q19[q20]
+		}
+	}
+	var t5Buf [runtime.StackVec]float64
+	t5 := runtime.Vec(t5Buf[:], 1)
+	for q22 := 0; q22 < 1; q22++ {
+		tauCov_q22 := tauCov[q22*1:][:1:1]
+		for q23 := 0; q23 < 1; q23++ {
+			t5[q23] += tauCov_q22[q23]
+		}
+	}
+	var t6 float64
+	for q23 := 0; q23 < 1; q23++ {
+		t6 += t5[q23]
+	}
+	var t7 float64
+	for i12 := 0; i12 < 1; i12++ {
+		t7 += tauMean[i12]
+	}
+	t8 := math.Exp(2.0*t6 - 2.0*t7)
+	t9 := (-0.5) * float64(J) * t8
+	t10 := -float64(J)
+	var t11 float64
+	for i11 := 0; i11 < 1; i11++ {
+		t11 += muMean[i11]
+	}
+	t12 := -t11
+	t14 := (-0.5) * t8
+	// centred.vi:16:1: y ~ Normal(theta, sigma); centred.vi:15:1: theta ~ Normal(mu, tau)
+	f -= 1.8378770664093453 * float64(J)
+	// centred.vi:16:1: y ~ Normal(theta, sigma)
+	for i13 := 0; i13 < J; i13++ {
+		t1 := runtime.Sq(y[i13] - theta[i13])
+		t2 := 1 / (sigma[i13] * sigma[i13])
+		t3 := math.Log(sigma[i13])
+		f += -t3 - 0.5*t1*t2
+	}
+	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	for q20 := 0; q20 < 1; q20++ {
+		f += t4[q20] * t9
+	}
+	for i12 := 0; i12 < 1; i12++ {
+		f += t10 * tauMean[i12]
+	}
+	for i10 := 0; i10 < J; i10++ {
+		t13 := runtime.Sq(t12 + theta[i10])
+		f += t13 * t14
 	}
 	return f
 }

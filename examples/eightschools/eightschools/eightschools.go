@@ -346,6 +346,7 @@ func (m *Model) gaussianMu(q *state) runtime.GaussianFactor {
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.MuDelta(x, cov, q.etaMean, q.etaCov, q.tauMean, q.tauCov, g, h)
 		},
+		Target: func(x []float64) float64 { return m.MuTarget(x, q.etaMean, q.etaCov, q.tauMean, q.tauCov) },
 	}
 }
 
@@ -359,6 +360,7 @@ func (m *Model) gaussianTau(q *state) runtime.GaussianFactor {
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.TauDelta(x, cov, q.etaMean, q.etaCov, q.muMean, q.muCov, g, h)
 		},
+		Target: func(x []float64) float64 { return m.TauTarget(x, q.etaMean, q.etaCov, q.muMean, q.muCov) },
 	}
 }
 
@@ -372,7 +374,28 @@ func (m *Model) gaussianEta(q *state) runtime.GaussianFactor {
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.EtaDelta(x, cov, q.muMean, q.muCov, q.tauMean, q.tauCov, g, h)
 		},
+		Target: func(x []float64) float64 { return m.EtaTarget(x, q.muMean, q.muCov, q.tauMean, q.tauCov) },
 	}
+}
+
+// DiagnoseFactors lists the nonconjugate Gaussian factors, which the
+// approximation diagnostic checks (runtime.Diagnose).
+func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
+	return []runtime.DiagnoseFactor{{Latent: "mu", Units: 0}, {Latent: "tau", Units: 0}, {Latent: "eta", Units: 0}}
+}
+
+// DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q
+// (of unit d for a per-unit latent).
+func (a *caModel) DiagnoseGaussian(q *state, k, _ int) runtime.GaussianFactor {
+	switch k {
+	case 0:
+		return a.m.gaussianMu(q)
+	case 1:
+		return a.m.gaussianTau(q)
+	case 2:
+		return a.m.gaussianEta(q)
+	}
+	return runtime.GaussianFactor{}
 }
 
 // UpdateGlobals updates the global factors in turn and returns their
@@ -736,6 +759,73 @@ func (m *Model) MuDelta(mu, cov, etaMean, etaCov, tauMean, tauCov, grad, hess []
 	return f
 }
 
+// MuTarget is f(mu) of MuF without its derivatives: the log of the density, up
+// to a constant, that q(mu) approximates (q* ∝ exp f, Eq. 9), for the PSIS
+// diagnostic.
+func (m *Model) MuTarget(mu, etaMean, etaCov, tauMean, tauCov []float64) float64 {
+	J := m.j
+	sigma := m.sigma
+	y := m.y
+	var f float64
+	var t2 float64
+	for i2 := 0; i2 < J; i2++ {
+		t1 := 1 / (sigma[i2] * sigma[i2])
+		t2 += t1
+	}
+	var t3 float64
+	for i3p := 0; i3p < 1; i3p++ {
+		t3 += mu[i3p]
+	}
+	t4 := (-0.5) * t2 * t3
+	var t6 float64
+	for i2 := 0; i2 < J; i2++ {
+		t5 := 1 / (sigma[i2] * sigma[i2])
+		t6 += t5 * y[i2]
+	}
+	var t7Buf [runtime.StackVec]float64
+	t7 := runtime.Vec(t7Buf[:], 1)
+	for q16 := 0; q16 < 1; q16++ {
+		tauCov_q16 := tauCov[q16*1:][:1:1]
+		for q17 := 0; q17 < 1; q17++ {
+			t7[q17] += tauCov_q16[q17]
+		}
+	}
+	var t8 float64
+	for q17 := 0; q17 < 1; q17++ {
+		t8 += t7[q17]
+	}
+	var t9 float64
+	for i4 := 0; i4 < 1; i4++ {
+		t9 += tauMean[i4]
+	}
+	t10 := math.Exp(0.5*t8 + t9)
+	var t12 float64
+	for i2 := 0; i2 < J; i2++ {
+		t11 := 1 / (sigma[i2] * sigma[i2])
+		t12 += t11 * etaMean[i2]
+	}
+	t13 := -(t10 * t12)
+	t15 := math.Exp(2.0*t8 + 2.0*t9)
+	t16 := (-0.5) * t15
+	t18 := t3 * t3
+	t19 := t13 + t6
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:18:1: mu ~ Normal(0, 5)
+	f += (-0.9189385332046727)*float64(J) - 0.02*t18 - 2.5283764456387727
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	for i3pp := 0; i3pp < 1; i3pp++ {
+		f += t4 * mu[i3pp]
+	}
+	for i3 := 0; i3 < 1; i3++ {
+		f += t19 * mu[i3]
+	}
+	for i2 := 0; i2 < J; i2++ {
+		t14 := 1 / (sigma[i2] * sigma[i2])
+		t17 := math.Log(sigma[i2])
+		f += t10*t14*etaMean[i2]*y[i2] - t17 + t14*t16*etaCov[i2*J+i2] + t14*t16*etaMean[i2]*etaMean[i2] - 0.5*t14*y[i2]*y[i2]
+	}
+	return f
+}
+
 // TauF evaluates f(tau) of Eq. 12 for latent tau (eightschools.vi:15:8), writing ∇f
 // into grad and ∇²f into hess (1×1, row-major). f is built from:
 //
@@ -975,6 +1065,60 @@ func (m *Model) TauDelta(tau, cov, etaMean, etaCov, muMean, muCov, grad, hess []
 	return f
 }
 
+// TauTarget is f(tau) of TauF without its derivatives: the log of the density,
+// up to a constant, that q(tau) approximates (q* ∝ exp f, Eq. 9), for the
+// PSIS diagnostic.
+func (m *Model) TauTarget(tau, etaMean, etaCov, muMean, muCov []float64) float64 {
+	J := m.j
+	sigma := m.sigma
+	y := m.y
+	var f float64
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], 1)
+	for q22 := 0; q22 < 1; q22++ {
+		muCov_q22 := muCov[q22*1:][:1:1]
+		for q23 := 0; q23 < 1; q23++ {
+			t1[q23] += muCov_q22[q23]
+		}
+	}
+	var t3 float64
+	for i7 := 0; i7 < J; i7++ {
+		t2 := 1 / (sigma[i7] * sigma[i7])
+		t3 += t2
+	}
+	t4 := (-0.5) * t3
+	var t6 float64
+	for i9 := 0; i9 < 1; i9++ {
+		t6 += tau[i9]
+	}
+	t7 := math.Exp(t6)
+	t8 := (-0.5) * t7 * t7
+	var t9 float64
+	for i8 := 0; i8 < 1; i8++ {
+		t9 += muMean[i8]
+	}
+	t10 := -t9
+	t13 := runtime.Sq(0.2 * t7)
+	t14 := math.Log1p(t13)
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:19:1: tau ~ HalfCauchy(5)
+	f += (-0.9189385332046727)*float64(J) - t14 - 2.061020617723555
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	for q23 := 0; q23 < 1; q23++ {
+		f += t1[q23] * t4
+	}
+	for i7 := 0; i7 < J; i7++ {
+		t5 := 1 / (sigma[i7] * sigma[i7])
+		t11 := runtime.Sq(t10 - t7*etaMean[i7] + y[i7])
+		t12 := math.Log(sigma[i7])
+		f += t5*t8*etaCov[i7*J+i7] - 0.5*t11*t5 - t12
+	}
+	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
+	for i6 := 0; i6 < 1; i6++ {
+		f += tau[i6]
+	}
+	return f
+}
+
 // EtaF evaluates f(eta) of Eq. 12 for latent eta (eightschools.vi:16:8), writing ∇f
 // into grad and ∇²f into hess (J×J, row-major). f is built from:
 //
@@ -1173,6 +1317,89 @@ func (m *Model) EtaDelta(eta, cov, muMean, muCov, tauMean, tauCov, grad, hess []
 	for i10 := 0; i10 < J; i10++ {
 		t24 := eta[i10] * eta[i10]
 		f -= 0.5 * t24
+	}
+	return f
+}
+
+// EtaTarget is f(eta) of EtaF without its derivatives: the log of the density,
+// up to a constant, that q(eta) approximates (q* ∝ exp f, Eq. 9), for the
+// PSIS diagnostic.
+func (m *Model) EtaTarget(eta, muMean, muCov, tauMean, tauCov []float64) float64 {
+	J := m.j
+	sigma := m.sigma
+	y := m.y
+	var f float64
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], 1)
+	for q25 := 0; q25 < 1; q25++ {
+		muCov_q25 := muCov[q25*1:][:1:1]
+		for q26 := 0; q26 < 1; q26++ {
+			t1[q26] += muCov_q25[q26]
+		}
+	}
+	var t3 float64
+	for i11 := 0; i11 < J; i11++ {
+		t2 := 1 / (sigma[i11] * sigma[i11])
+		t3 += t2
+	}
+	t4 := (-0.5) * t3
+	var t5 float64
+	for i12p := 0; i12p < 1; i12p++ {
+		t5 += muMean[i12p]
+	}
+	t6 := (-0.5) * t3 * t5
+	var t8 float64
+	for i11 := 0; i11 < J; i11++ {
+		t7 := 1 / (sigma[i11] * sigma[i11])
+		t8 += t7 * y[i11]
+	}
+	var t9Buf [runtime.StackVec]float64
+	t9 := runtime.Vec(t9Buf[:], 1)
+	for q37 := 0; q37 < 1; q37++ {
+		tauCov_q37 := tauCov[q37*1:][:1:1]
+		for q38 := 0; q38 < 1; q38++ {
+			t9[q38] += tauCov_q37[q38]
+		}
+	}
+	var t10 float64
+	for q38 := 0; q38 < 1; q38++ {
+		t10 += t9[q38]
+	}
+	var t11 float64
+	for i13 := 0; i13 < 1; i13++ {
+		t11 += tauMean[i13]
+	}
+	t12 := math.Exp(0.5*t10 + t11)
+	var t14 float64
+	for i11 := 0; i11 < J; i11++ {
+		t13 := 1 / (sigma[i11] * sigma[i11])
+		t14 += t13 * eta[i11]
+	}
+	t15 := -(t12 * t14)
+	t17 := math.Exp(2.0*t10 + 2.0*t11)
+	t18 := (-0.5) * t17
+	t21 := t15 + t8
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:20:1: eta ~ Normal(0, 1)
+	f -= 1.8378770664093453 * float64(J)
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	for q26 := 0; q26 < 1; q26++ {
+		f += t1[q26] * t4
+	}
+	for i12pp := 0; i12pp < 1; i12pp++ {
+		f += t6 * muMean[i12pp]
+	}
+	for i12 := 0; i12 < 1; i12++ {
+		f += t21 * muMean[i12]
+	}
+	for i11 := 0; i11 < J; i11++ {
+		t16 := 1 / (sigma[i11] * sigma[i11])
+		t19 := math.Log(sigma[i11])
+		f += t12*t16*eta[i11]*y[i11] - t19 + t16*t18*eta[i11]*eta[i11] - 0.5*t16*y[i11]*y[i11]
+	}
+	// eightschools.vi:20:1: eta ~ Normal(0, 1)
+	for i10 := 0; i10 < J; i10++ {
+		t20 := eta[i10] * eta[i10]
+		f -= 0.5 * t20
 	}
 	return f
 }

@@ -426,7 +426,25 @@ func (m *Model) gaussianTheta(q *state, d int) runtime.GaussianFactor {
 		Delta: q.thetaMethod == "delta", Started: &q.thetaMeanStarted[d],
 		F:      func(x, g, h []float64) float64 { return m.ThetaF(d, x, g, h) },
 		DeltaF: func(x, cov, g, h []float64) float64 { return m.ThetaDelta(d, x, cov, g, h) },
+		Target: func(x []float64) float64 { return m.ThetaTarget(d, x) },
 	}
+}
+
+// DiagnoseFactors lists the nonconjugate Gaussian factors, which the
+// approximation diagnostic checks (runtime.Diagnose).
+func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
+	m := a.m
+	return []runtime.DiagnoseFactor{{Latent: "theta", Units: m.m}}
+}
+
+// DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q
+// (of unit d for a per-unit latent).
+func (a *caModel) DiagnoseGaussian(q *state, k, d int) runtime.GaussianFactor {
+	switch k {
+	case 0:
+		return a.m.gaussianTheta(q, d)
+	}
+	return runtime.GaussianFactor{}
 }
 
 // UpdateUnit is Fig. 1's inner loop for unit d: it updates the unit's
@@ -964,5 +982,53 @@ func (m *Model) ThetaDelta(m_ int, theta, cov, grad, hess []float64) float64 {
 	}
 	hessSyr.Flush()
 	runtime.MirrorUpper(hess, P)
+	return f
+}
+
+// ThetaTarget is f(theta) of ThetaF without its derivatives: the log of the
+// density, up to a constant, that q(theta) approximates (q* ∝ exp f, Eq. 9),
+// for the PSIS diagnostic.
+func (m *Model) ThetaTarget(m_ int, theta []float64) float64 {
+	P := m.p
+	Lambda0 := m.lambda0
+	Lambda0Logdet := m.lambda0Logdet
+	groupRows := m.groupRows
+	groupRowsOff := m.groupOff
+	mu0 := m.mu0
+	x := m.x
+	y := m.y
+	var f float64
+	var t3Buf [runtime.StackVec]float64
+	t3 := runtime.Vec(t3Buf[:], P)
+	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
+		t4 := float64(y[groupRows[n]-1])
+		for i3 := 0; i3 < P; i3++ {
+			t3[i3] += t4 * x[(groupRows[n]-1)*P+i3]
+		}
+	}
+	var t5Buf [runtime.StackVec]float64
+	t5 := runtime.Vec(t5Buf[:], P)
+	for i := 0; i < P; i++ {
+		t6 := theta[i] - mu0[i]
+		Lambda0_i := Lambda0[i*P:][:P:P]
+		for i2 := 0; i2 < P; i2++ {
+			t5[i2] += t6 * Lambda0_i[i2]
+		}
+	}
+	// hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
+	f += 0.5*Lambda0Logdet - 0.9189385332046727*float64(P)
+	// hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]])))
+	for n := groupRowsOff[m_]; n < groupRowsOff[m_+1]; n++ {
+		t1 := runtime.DotFMA(theta[:P], x[(groupRows[n]-1)*P:][:P])
+		t2 := runtime.Softplus(t1)
+		f -= t2
+	}
+	for i3 := 0; i3 < P; i3++ {
+		f += t3[i3] * theta[i3]
+	}
+	// hierlogreg.vi:21:3: for m in 1:M: theta[m] ~ MvNormalPrec(mu0, Lambda0)
+	for i2 := 0; i2 < P; i2++ {
+		f -= 0.5 * t5[i2] * (theta[i2] - mu0[i2])
+	}
 	return f
 }

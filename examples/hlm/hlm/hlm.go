@@ -338,6 +338,7 @@ func (m *Model) gaussianTheta(q *state) runtime.GaussianFactor {
 		Delta: q.thetaMethod == "delta", Started: nil,
 		F:      func(x, g, h []float64) float64 { return m.ThetaF(x, q.zParam, q.zElog, g, h) },
 		DeltaF: func(x, cov, g, h []float64) float64 { return m.ThetaDelta(x, cov, q.zParam, q.zElog, g, h) },
+		Target: func(x []float64) float64 { return m.ThetaTarget(x, q.zParam, q.zElog) },
 	}
 }
 
@@ -351,6 +352,22 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 	m.ZNatural(d, q.thetaMean, q.thetaCov, q.zParam[lo:hi])
 	m.momentsZ(q, d)
 	return runtime.L2Change(q.zParam[lo:hi], prev[:hi-lo])
+}
+
+// DiagnoseFactors lists the nonconjugate Gaussian factors, which the
+// approximation diagnostic checks (runtime.Diagnose).
+func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
+	return []runtime.DiagnoseFactor{{Latent: "theta", Units: 0}}
+}
+
+// DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q
+// (of unit d for a per-unit latent).
+func (a *caModel) DiagnoseGaussian(q *state, k, _ int) runtime.GaussianFactor {
+	switch k {
+	case 0:
+		return a.m.gaussianTheta(q)
+	}
+	return runtime.GaussianFactor{}
 }
 
 // UpdateUnit is Fig. 1's inner loop for unit d: the closed-form update
@@ -850,5 +867,55 @@ func (m *Model) ThetaDelta(theta, cov, zParam, zElog, grad, hess []float64) floa
 		f -= 0.5 * t46[i2] * (theta[i2] - zero[i2])
 	}
 	runtime.MirrorUpper(hess, V)
+	return f
+}
+
+// ThetaTarget is f(theta) of ThetaF without its derivatives: the log of the
+// density, up to a constant, that q(theta) approximates (q* ∝ exp f, Eq. 9),
+// for the PSIS diagnostic.
+func (m *Model) ThetaTarget(theta, zParam, zElog []float64) float64 {
+	D := m.d
+	V := m.v
+	IInv := m.iInv
+	ILogdet := m.iLogdet
+	zero := m.zero
+	var f float64
+	var t2 float64
+	for i3 := 0; i3 < V; i3++ {
+		t1 := math.Exp(theta[i3])
+		t2 += t1
+	}
+	t3 := runtime.Lgamma(t2)
+	t8 := -float64(D)
+	var t9Buf [runtime.StackVec]float64
+	t9 := runtime.Vec(t9Buf[:], V)
+	for i := 0; i < V; i++ {
+		t10 := theta[i] - zero[i]
+		IInv_i := IInv[i*V:][:V:V]
+		for i2 := 0; i2 < V; i2++ {
+			t9[i2] += t10 * IInv_i[i2]
+		}
+	}
+	// hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta)); hlm.vi:12:1: theta ~ MvNormal(zero, I)
+	f += float64(D)*t3 - 0.5*ILogdet - 0.9189385332046727*float64(V)
+	// hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta))
+	for d := 0; d < D; d++ {
+		var t5 float64
+		zElog_d := zElog[d*V:][:V:V]
+		for i5 := 0; i5 < V; i5++ {
+			t4 := math.Exp(theta[i5])
+			t5 += (t4 - 1.0) * zElog_d[i5]
+		}
+		f += t5
+	}
+	for i4 := 0; i4 < V; i4++ {
+		t6 := math.Exp(theta[i4])
+		t7 := runtime.Lgamma(t6)
+		f += t7 * t8
+	}
+	// hlm.vi:12:1: theta ~ MvNormal(zero, I)
+	for i2 := 0; i2 < V; i2++ {
+		f -= 0.5 * t9[i2] * (theta[i2] - zero[i2])
+	}
 	return f
 }

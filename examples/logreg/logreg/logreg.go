@@ -309,8 +309,24 @@ func (m *Model) gaussianTheta(q *state) runtime.GaussianFactor {
 	return runtime.GaussianFactor{
 		Mean: q.thetaMean, Cov: q.thetaCov,
 		Delta: q.thetaMethod == "delta", Started: nil,
-		F: m.ThetaF, DeltaF: m.ThetaDelta,
+		F: m.ThetaF, DeltaF: m.ThetaDelta, Target: m.ThetaTarget,
 	}
+}
+
+// DiagnoseFactors lists the nonconjugate Gaussian factors, which the
+// approximation diagnostic checks (runtime.Diagnose).
+func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
+	return []runtime.DiagnoseFactor{{Latent: "theta", Units: 0}}
+}
+
+// DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q
+// (of unit d for a per-unit latent).
+func (a *caModel) DiagnoseGaussian(q *state, k, _ int) runtime.GaussianFactor {
+	switch k {
+	case 0:
+		return a.m.gaussianTheta(q)
+	}
+	return runtime.GaussianFactor{}
 }
 
 // UpdateGlobals updates the global factors in turn and returns their
@@ -586,5 +602,41 @@ func (m *Model) ThetaDelta(theta, cov, grad, hess []float64) float64 {
 	}
 	hessSyr.Flush()
 	runtime.MirrorUpper(hess, P)
+	return f
+}
+
+// ThetaTarget is f(theta) of ThetaF without its derivatives: the log of the
+// density, up to a constant, that q(theta) approximates (q* ∝ exp f, Eq. 9),
+// for the PSIS diagnostic.
+func (m *Model) ThetaTarget(theta []float64) float64 {
+	N := m.n
+	P := m.p
+	Sigma0Inv := m.sigma0Inv
+	Sigma0Logdet := m.sigma0Logdet
+	mu0 := m.mu0
+	x := m.x
+	y := m.y
+	var f float64
+	var t3Buf [runtime.StackVec]float64
+	t3 := runtime.Vec(t3Buf[:], P)
+	for i := 0; i < P; i++ {
+		t4 := theta[i] - mu0[i]
+		Sigma0Inv_i := Sigma0Inv[i*P:][:P:P]
+		for i2 := 0; i2 < P; i2++ {
+			t3[i2] += t4 * Sigma0Inv_i[i2]
+		}
+	}
+	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
+	f += (-0.9189385332046727)*float64(P) - 0.5*Sigma0Logdet
+	// logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))
+	for n := 0; n < N; n++ {
+		t1 := runtime.DotFMA(theta[:P], x[n*P:][:P])
+		t2 := runtime.Softplus(t1)
+		f += t1*float64(y[n]) - t2
+	}
+	// logreg.vi:14:1: theta ~ MvNormal(mu0, Sigma0)
+	for i2 := 0; i2 < P; i2++ {
+		f -= 0.5 * t3[i2] * (theta[i2] - mu0[i2])
+	}
 	return f
 }

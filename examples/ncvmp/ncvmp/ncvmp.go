@@ -277,7 +277,7 @@ func (m *Model) gaussianW(q *state) runtime.GaussianFactor {
 	return runtime.GaussianFactor{
 		Mean: q.wMean, Cov: q.wCov,
 		Delta: q.wMethod == "delta", Started: nil,
-		F: m.WF, DeltaF: m.WDelta,
+		F: m.WF, DeltaF: m.WDelta, Target: m.WTarget,
 		NCVMP: m.ncvmpW(q),
 	}
 }
@@ -298,6 +298,22 @@ func (m *Model) ncvmpW(q *state) *runtime.NCVMPFactor {
 			LogFactors: func(u, g, dg, d2g []float64) { m.WLogFactors(u[:n0], g[:n0], dg[:n0], d2g[:n0]) },
 		},
 	}
+}
+
+// DiagnoseFactors lists the nonconjugate Gaussian factors, which the
+// approximation diagnostic checks (runtime.Diagnose).
+func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
+	return []runtime.DiagnoseFactor{{Latent: "w", Units: 0}}
+}
+
+// DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q
+// (of unit d for a per-unit latent).
+func (a *caModel) DiagnoseGaussian(q *state, k, _ int) runtime.GaussianFactor {
+	switch k {
+	case 0:
+		return a.m.gaussianW(q)
+	}
+	return runtime.GaussianFactor{}
 }
 
 // UpdateGlobals updates the global factors in turn and returns their
@@ -517,6 +533,31 @@ func (m *Model) WDelta(w, cov, grad, hess []float64) float64 {
 	}
 	hessSyr.Flush()
 	runtime.MirrorUpper(hess, P)
+	return f
+}
+
+// WTarget is f(w) of WF without its derivatives: the log of the density, up to
+// a constant, that q(w) approximates (q* ∝ exp f, Eq. 9), for the PSIS
+// diagnostic.
+func (m *Model) WTarget(w []float64) float64 {
+	N := m.n
+	P := m.p
+	x := m.x
+	y := m.y
+	var f float64
+	// ncvmp.vi:13:1: w ~ Normal(0, 1)
+	f -= 0.9189385332046727 * float64(P)
+	// ncvmp.vi:15:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], w)))
+	for n := 0; n < N; n++ {
+		t1 := runtime.DotFMA(w[:P], x[n*P:][:P])
+		t2 := runtime.Softplus(t1)
+		f += t1*float64(y[n]) - t2
+	}
+	// ncvmp.vi:13:1: w ~ Normal(0, 1)
+	for i := 0; i < P; i++ {
+		t3 := w[i] * w[i]
+		f -= 0.5 * t3
+	}
 	return f
 }
 

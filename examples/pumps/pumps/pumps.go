@@ -364,6 +364,9 @@ func (m *Model) gaussianAlpha(q *state) runtime.GaussianFactor {
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.AlphaDelta(x, cov, q.betaShape, q.betaRate, q.betaElog, q.betaMean, q.thetaShape, q.thetaRate, q.thetaElog, q.thetaMean, g, h)
 		},
+		Target: func(x []float64) float64 {
+			return m.AlphaTarget(x, q.betaShape, q.betaRate, q.betaElog, q.betaMean, q.thetaShape, q.thetaRate, q.thetaElog, q.thetaMean)
+		},
 	}
 }
 
@@ -393,6 +396,22 @@ func (m *Model) updateTheta(q *state, w *scratch, d int) float64 {
 	m.ThetaNatural(d, q.alphaMean, q.alphaCov, q.betaShape, q.betaRate, q.betaElog, q.betaMean, q.thetaShape[lo:hi], q.thetaRate[lo:hi])
 	m.momentsTheta(q, d)
 	return math.Max(runtime.L2Change(q.thetaShape[lo:hi], prev[:hi-lo]), runtime.L2Change(q.thetaRate[lo:hi], prev[hi-lo:2*(hi-lo)]))
+}
+
+// DiagnoseFactors lists the nonconjugate Gaussian factors, which the
+// approximation diagnostic checks (runtime.Diagnose).
+func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
+	return []runtime.DiagnoseFactor{{Latent: "alpha", Units: 0}}
+}
+
+// DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q
+// (of unit d for a per-unit latent).
+func (a *caModel) DiagnoseGaussian(q *state, k, _ int) runtime.GaussianFactor {
+	switch k {
+	case 0:
+		return a.m.gaussianAlpha(q)
+	}
+	return runtime.GaussianFactor{}
 }
 
 // UpdateUnit is Fig. 1's inner loop for unit d: the closed-form update
@@ -787,6 +806,33 @@ func (m *Model) AlphaDelta(alpha, cov, betaShape, betaRate, betaElog, betaMean, 
 	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
 	for i := 0; i < N; i++ {
 		f += t27*thetaElog[i] + t28*thetaMean[i]
+	}
+	// pumps.vi:18:1: alpha ~ Exponential(1)
+	for i3 := 0; i3 < 1; i3++ {
+		f += alpha[i3]
+	}
+	return f
+}
+
+// AlphaTarget is f(alpha) of AlphaF without its derivatives: the log of the
+// density, up to a constant, that q(alpha) approximates (q* ∝ exp f, Eq. 9),
+// for the PSIS diagnostic.
+func (m *Model) AlphaTarget(alpha, betaShape, betaRate, betaElog, betaMean, thetaShape, thetaRate, thetaElog, thetaMean []float64) float64 {
+	N := m.n
+	var f float64
+	var t1 float64
+	for i4 := 0; i4 < 1; i4++ {
+		t1 += alpha[i4]
+	}
+	t2 := math.Exp(t1)
+	t3 := runtime.Lgamma(t2)
+	t4 := t2 - 1.0
+	t5 := -betaMean[0]
+	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta); pumps.vi:18:1: alpha ~ Exponential(1)
+	f += float64(N)*t2*betaElog[0] - t2 - float64(N)*t3
+	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
+	for i := 0; i < N; i++ {
+		f += t4*thetaElog[i] + t5*thetaMean[i]
 	}
 	// pumps.vi:18:1: alpha ~ Exponential(1)
 	for i3 := 0; i3 < 1; i3++ {

@@ -444,6 +444,7 @@ func (m *Model) gaussianMu(q *state) runtime.GaussianFactor {
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.MuDelta(x, cov, q.aMean, q.aCov, q.tauMean, q.tauCov, g, h)
 		},
+		Target: func(x []float64) float64 { return m.MuTarget(x, q.aMean, q.aCov, q.tauMean, q.tauCov) },
 	}
 }
 
@@ -458,6 +459,9 @@ func (m *Model) gaussianB1(q *state) runtime.GaussianFactor {
 		},
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.B1Delta(x, cov, q.aMean, q.aCov, q.b2Mean, q.b2Cov, q.sigmaMean, q.sigmaCov, g, h)
+		},
+		Target: func(x []float64) float64 {
+			return m.B1Target(x, q.aMean, q.aCov, q.b2Mean, q.b2Cov, q.sigmaMean, q.sigmaCov)
 		},
 	}
 }
@@ -474,6 +478,9 @@ func (m *Model) gaussianB2(q *state) runtime.GaussianFactor {
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.B2Delta(x, cov, q.aMean, q.aCov, q.b1Mean, q.b1Cov, q.sigmaMean, q.sigmaCov, g, h)
 		},
+		Target: func(x []float64) float64 {
+			return m.B2Target(x, q.aMean, q.aCov, q.b1Mean, q.b1Cov, q.sigmaMean, q.sigmaCov)
+		},
 	}
 }
 
@@ -487,6 +494,7 @@ func (m *Model) gaussianTau(q *state) runtime.GaussianFactor {
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.TauDelta(x, cov, q.aMean, q.aCov, q.muMean, q.muCov, g, h)
 		},
+		Target: func(x []float64) float64 { return m.TauTarget(x, q.aMean, q.aCov, q.muMean, q.muCov) },
 	}
 }
 
@@ -501,6 +509,9 @@ func (m *Model) gaussianSigma(q *state) runtime.GaussianFactor {
 		},
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.SigmaDelta(x, cov, q.aMean, q.aCov, q.b1Mean, q.b1Cov, q.b2Mean, q.b2Cov, g, h)
+		},
+		Target: func(x []float64) float64 {
+			return m.SigmaTarget(x, q.aMean, q.aCov, q.b1Mean, q.b1Cov, q.b2Mean, q.b2Cov)
 		},
 	}
 }
@@ -517,7 +528,36 @@ func (m *Model) gaussianA(q *state) runtime.GaussianFactor {
 		DeltaF: func(x, cov, g, h []float64) float64 {
 			return m.ADelta(x, cov, q.muMean, q.muCov, q.tauMean, q.tauCov, q.b1Mean, q.b1Cov, q.b2Mean, q.b2Cov, q.sigmaMean, q.sigmaCov, g, h)
 		},
+		Target: func(x []float64) float64 {
+			return m.ATarget(x, q.muMean, q.muCov, q.tauMean, q.tauCov, q.b1Mean, q.b1Cov, q.b2Mean, q.b2Cov, q.sigmaMean, q.sigmaCov)
+		},
 	}
+}
+
+// DiagnoseFactors lists the nonconjugate Gaussian factors, which the
+// approximation diagnostic checks (runtime.Diagnose).
+func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
+	return []runtime.DiagnoseFactor{{Latent: "mu", Units: 0}, {Latent: "b1", Units: 0}, {Latent: "b2", Units: 0}, {Latent: "tau", Units: 0}, {Latent: "sigma", Units: 0}, {Latent: "a", Units: 0}}
+}
+
+// DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q
+// (of unit d for a per-unit latent).
+func (a *caModel) DiagnoseGaussian(q *state, k, _ int) runtime.GaussianFactor {
+	switch k {
+	case 0:
+		return a.m.gaussianMu(q)
+	case 1:
+		return a.m.gaussianB1(q)
+	case 2:
+		return a.m.gaussianB2(q)
+	case 3:
+		return a.m.gaussianTau(q)
+	case 4:
+		return a.m.gaussianSigma(q)
+	case 5:
+		return a.m.gaussianA(q)
+	}
+	return runtime.GaussianFactor{}
 }
 
 // UpdateGlobals updates the global factors in turn and returns their
@@ -933,6 +973,50 @@ func (m *Model) MuDelta(mu, cov, aMean, aCov, tauMean, tauCov, grad, hess []floa
 	return f
 }
 
+// MuTarget is f(mu) of MuF without its derivatives: the log of the density, up
+// to a constant, that q(mu) approximates (q* ∝ exp f, Eq. 9), for the PSIS
+// diagnostic.
+func (m *Model) MuTarget(mu, aMean, aCov, tauMean, tauCov []float64) float64 {
+	J := m.j
+	var f float64
+	t1 := -float64(J)
+	var t2 float64
+	for i3 := 0; i3 < 1; i3++ {
+		t2 += mu[i3]
+	}
+	t3 := -t2
+	var t5Buf [runtime.StackVec]float64
+	t5 := runtime.Vec(t5Buf[:], 1)
+	for q7 := 0; q7 < 1; q7++ {
+		tauCov_q7 := tauCov[q7*1:][:1:1]
+		for q8 := 0; q8 < 1; q8++ {
+			t5[q8] += tauCov_q7[q8]
+		}
+	}
+	var t6 float64
+	for q8 := 0; q8 < 1; q8++ {
+		t6 += t5[q8]
+	}
+	var t7 float64
+	for i4 := 0; i4 < 1; i4++ {
+		t7 += tauMean[i4]
+	}
+	t8 := math.Exp(2.0*t6 - 2.0*t7)
+	t9 := (-0.5) * t8
+	t10 := t2 * t2
+	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:23:1: mu ~ Normal(0, 100)
+	f += (-0.9189385332046727)*float64(J) - 5e-05*t10 - 5.524108719192764
+	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	for i4 := 0; i4 < 1; i4++ {
+		f += t1 * tauMean[i4]
+	}
+	for i2 := 0; i2 < J; i2++ {
+		t4 := runtime.Sq(t3 + aMean[i2])
+		f += t9 * (t4 + aCov[i2*J+i2])
+	}
+	return f
+}
+
 // B1F evaluates f(b1) of Eq. 12 for latent b1 (schoolreg.vi:17:8), writing ∇f
 // into grad and ∇²f into hess (1×1, row-major). f is built from:
 //
@@ -1172,6 +1256,78 @@ func (m *Model) B1Delta(b1, cov, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov
 		}
 		t25 := runtime.Sq(score[n] - t24 - aMean[school[n]-1] - t23)
 		f += t22 * (t25 + aCov[(school[n]-1)*J+school[n]-1])
+	}
+	return f
+}
+
+// B1Target is f(b1) of B1F without its derivatives: the log of the density, up
+// to a constant, that q(b1) approximates (q* ∝ exp f, Eq. 9), for the PSIS
+// diagnostic.
+func (m *Model) B1Target(b1, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov []float64) float64 {
+	J := m.j
+	N := m.n
+	school := m.school
+	score := m.score
+	vr1 := m.vr1
+	vr2 := m.vr2
+	var f float64
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], 1)
+	for q16 := 0; q16 < 1; q16++ {
+		b2Cov_q16 := b2Cov[q16*1:][:1:1]
+		for q17 := 0; q17 < 1; q17++ {
+			t1[q17] += b2Cov_q16[q17]
+		}
+	}
+	var t2Buf [runtime.StackVec]float64
+	t2 := runtime.Vec(t2Buf[:], 1)
+	for q19 := 0; q19 < 1; q19++ {
+		sigmaCov_q19 := sigmaCov[q19*1:][:1:1]
+		for q20 := 0; q20 < 1; q20++ {
+			t2[q20] += sigmaCov_q19[q20]
+		}
+	}
+	var t3 float64
+	for q20 := 0; q20 < 1; q20++ {
+		t3 += t2[q20]
+	}
+	var t4 float64
+	for i8 := 0; i8 < 1; i8++ {
+		t4 += sigmaMean[i8]
+	}
+	t5 := math.Exp(2.0*t3 - 2.0*t4)
+	var t6 float64
+	for n := 0; n < N; n++ {
+		t6 += float64(vr2[n]) * float64(vr2[n])
+	}
+	t7 := (-0.5) * t5 * t6
+	t8 := -float64(N)
+	t9 := (-0.5) * t5
+	var t13 float64
+	for i5 := 0; i5 < 1; i5++ {
+		t13 += b1[i5]
+	}
+	t14 := t13 * t13
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:24:1: b1 ~ Normal(0, 100)
+	f += (-0.9189385332046727)*float64(N) - 5e-05*t14 - 5.524108719192764
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	for q17 := 0; q17 < 1; q17++ {
+		f += t1[q17] * t7
+	}
+	for i8 := 0; i8 < 1; i8++ {
+		f += t8 * sigmaMean[i8]
+	}
+	for n := 0; n < N; n++ {
+		var t10 float64
+		for i6 := 0; i6 < 1; i6++ {
+			t10 += b1[i6] * float64(vr1[n])
+		}
+		var t11 float64
+		for i7 := 0; i7 < 1; i7++ {
+			t11 += b2Mean[i7] * float64(vr2[n])
+		}
+		t12 := runtime.Sq(score[n] - t11 - aMean[school[n]-1] - t10)
+		f += t9 * (t12 + aCov[(school[n]-1)*J+school[n]-1])
 	}
 	return f
 }
@@ -1421,6 +1577,78 @@ func (m *Model) B2Delta(b2, cov, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov
 	return f
 }
 
+// B2Target is f(b2) of B2F without its derivatives: the log of the density, up
+// to a constant, that q(b2) approximates (q* ∝ exp f, Eq. 9), for the PSIS
+// diagnostic.
+func (m *Model) B2Target(b2, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov []float64) float64 {
+	J := m.j
+	N := m.n
+	school := m.school
+	score := m.score
+	vr1 := m.vr1
+	vr2 := m.vr2
+	var f float64
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], 1)
+	for q28 := 0; q28 < 1; q28++ {
+		b1Cov_q28 := b1Cov[q28*1:][:1:1]
+		for q29 := 0; q29 < 1; q29++ {
+			t1[q29] += b1Cov_q28[q29]
+		}
+	}
+	var t2Buf [runtime.StackVec]float64
+	t2 := runtime.Vec(t2Buf[:], 1)
+	for q31 := 0; q31 < 1; q31++ {
+		sigmaCov_q31 := sigmaCov[q31*1:][:1:1]
+		for q32 := 0; q32 < 1; q32++ {
+			t2[q32] += sigmaCov_q31[q32]
+		}
+	}
+	var t3 float64
+	for q32 := 0; q32 < 1; q32++ {
+		t3 += t2[q32]
+	}
+	var t4 float64
+	for i12 := 0; i12 < 1; i12++ {
+		t4 += sigmaMean[i12]
+	}
+	t5 := math.Exp(2.0*t3 - 2.0*t4)
+	var t6 float64
+	for n := 0; n < N; n++ {
+		t6 += float64(vr1[n]) * float64(vr1[n])
+	}
+	t7 := (-0.5) * t5 * t6
+	t8 := -float64(N)
+	t9 := (-0.5) * t5
+	var t13 float64
+	for i9 := 0; i9 < 1; i9++ {
+		t13 += b2[i9]
+	}
+	t14 := t13 * t13
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:25:1: b2 ~ Normal(0, 100)
+	f += (-0.9189385332046727)*float64(N) - 5e-05*t14 - 5.524108719192764
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	for q29 := 0; q29 < 1; q29++ {
+		f += t1[q29] * t7
+	}
+	for i12 := 0; i12 < 1; i12++ {
+		f += t8 * sigmaMean[i12]
+	}
+	for n := 0; n < N; n++ {
+		var t10 float64
+		for i10 := 0; i10 < 1; i10++ {
+			t10 += b1Mean[i10] * float64(vr1[n])
+		}
+		var t11 float64
+		for i11 := 0; i11 < 1; i11++ {
+			t11 += b2[i11] * float64(vr2[n])
+		}
+		t12 := runtime.Sq(score[n] - t11 - aMean[school[n]-1] - t10)
+		f += t9 * (t12 + aCov[(school[n]-1)*J+school[n]-1])
+	}
+	return f
+}
+
 // TauF evaluates f(tau) of Eq. 12 for latent tau (schoolreg.vi:19:8), writing ∇f
 // into grad and ∇²f into hess (1×1, row-major). f is built from:
 //
@@ -1653,6 +1881,56 @@ func (m *Model) TauDelta(tau, cov, aMean, aCov, muMean, muCov, grad, hess []floa
 	for i15 := 0; i15 < J; i15++ {
 		t50 := runtime.Sq(t23 + aMean[i15])
 		f += t49 * (t50 + aCov[i15*J+i15])
+	}
+	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
+	for i14 := 0; i14 < 1; i14++ {
+		f += tau[i14]
+	}
+	return f
+}
+
+// TauTarget is f(tau) of TauF without its derivatives: the log of the density,
+// up to a constant, that q(tau) approximates (q* ∝ exp f, Eq. 9), for the
+// PSIS diagnostic.
+func (m *Model) TauTarget(tau, aMean, aCov, muMean, muCov []float64) float64 {
+	J := m.j
+	var f float64
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], 1)
+	for q37 := 0; q37 < 1; q37++ {
+		muCov_q37 := muCov[q37*1:][:1:1]
+		for q38 := 0; q38 < 1; q38++ {
+			t1[q38] += muCov_q37[q38]
+		}
+	}
+	var t2 float64
+	for i17 := 0; i17 < 1; i17++ {
+		t2 += tau[i17]
+	}
+	t3 := math.Exp(t2)
+	t4 := 1 / (t3 * t3)
+	t5 := (-0.5) * float64(J) * t4
+	t6 := -float64(J)
+	t7 := (-0.5) * t4
+	var t8 float64
+	for i16 := 0; i16 < 1; i16++ {
+		t8 += muMean[i16]
+	}
+	t9 := -t8
+	t11 := runtime.Sq(0.1 * t3)
+	t12 := math.Log1p(t11)
+	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:26:1: tau ~ HalfCauchy(10)
+	f += (-0.9189385332046727)*float64(J) - t12 - 2.754167798283501
+	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	for q38 := 0; q38 < 1; q38++ {
+		f += t1[q38] * t5
+	}
+	for i17 := 0; i17 < 1; i17++ {
+		f += t6 * tau[i17]
+	}
+	for i15 := 0; i15 < J; i15++ {
+		t10 := runtime.Sq(t9 + aMean[i15])
+		f += t7 * (t10 + aCov[i15*J+i15])
 	}
 	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
 	for i14 := 0; i14 < 1; i14++ {
@@ -1994,6 +2272,84 @@ func (m *Model) SigmaDelta(sigma, cov, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov
 	return f
 }
 
+// SigmaTarget is f(sigma) of SigmaF without its derivatives: the log of the
+// density, up to a constant, that q(sigma) approximates (q* ∝ exp f, Eq. 9),
+// for the PSIS diagnostic.
+func (m *Model) SigmaTarget(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov []float64) float64 {
+	J := m.j
+	N := m.n
+	school := m.school
+	score := m.score
+	vr1 := m.vr1
+	vr2 := m.vr2
+	var f float64
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], 1)
+	for q43 := 0; q43 < 1; q43++ {
+		b1Cov_q43 := b1Cov[q43*1:][:1:1]
+		for q44 := 0; q44 < 1; q44++ {
+			t1[q44] += b1Cov_q43[q44]
+		}
+	}
+	var t2 float64
+	for i22 := 0; i22 < 1; i22++ {
+		t2 += sigma[i22]
+	}
+	t3 := math.Exp(t2)
+	t4 := 1 / (t3 * t3)
+	var t5 float64
+	for n := 0; n < N; n++ {
+		t5 += float64(vr1[n]) * float64(vr1[n])
+	}
+	t6 := (-0.5) * t4 * t5
+	var t7Buf [runtime.StackVec]float64
+	t7 := runtime.Vec(t7Buf[:], 1)
+	for q46 := 0; q46 < 1; q46++ {
+		b2Cov_q46 := b2Cov[q46*1:][:1:1]
+		for q47 := 0; q47 < 1; q47++ {
+			t7[q47] += b2Cov_q46[q47]
+		}
+	}
+	var t8 float64
+	for n := 0; n < N; n++ {
+		t8 += float64(vr2[n]) * float64(vr2[n])
+	}
+	t9 := (-0.5) * t4 * t8
+	t10 := -float64(N)
+	t11 := (-0.5) * t4
+	t15 := runtime.Sq(0.1 * t3)
+	t16 := math.Log1p(t15)
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
+	f += (-0.9189385332046727)*float64(N) - t16 - 2.754167798283501
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	for q44 := 0; q44 < 1; q44++ {
+		f += t1[q44] * t6
+	}
+	for q47 := 0; q47 < 1; q47++ {
+		f += t7[q47] * t9
+	}
+	for i22 := 0; i22 < 1; i22++ {
+		f += t10 * sigma[i22]
+	}
+	for n := 0; n < N; n++ {
+		var t12 float64
+		for i20 := 0; i20 < 1; i20++ {
+			t12 += b1Mean[i20] * float64(vr1[n])
+		}
+		var t13 float64
+		for i21 := 0; i21 < 1; i21++ {
+			t13 += b2Mean[i21] * float64(vr2[n])
+		}
+		t14 := runtime.Sq(score[n] - t13 - aMean[school[n]-1] - t12)
+		f += t11 * (t14 + aCov[(school[n]-1)*J+school[n]-1])
+	}
+	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
+	for i19 := 0; i19 < 1; i19++ {
+		f += sigma[i19]
+	}
+	return f
+}
+
 // AF evaluates f(a) of Eq. 12 for latent a (schoolreg.vi:21:8), writing ∇f
 // into grad and ∇²f into hess (J×J, row-major). f is built from:
 //
@@ -2304,5 +2660,132 @@ func (m *Model) ADelta(a, cov, muMean, muCov, tauMean, tauCov, b1Mean, b1Cov, b2
 		f += t31 * t33
 	}
 	runtime.MirrorUpper(hess, J)
+	return f
+}
+
+// ATarget is f(a) of AF without its derivatives: the log of the density, up to
+// a constant, that q(a) approximates (q* ∝ exp f, Eq. 9), for the PSIS
+// diagnostic.
+func (m *Model) ATarget(a, muMean, muCov, tauMean, tauCov, b1Mean, b1Cov, b2Mean, b2Cov, sigmaMean, sigmaCov []float64) float64 {
+	J := m.j
+	N := m.n
+	school := m.school
+	score := m.score
+	vr1 := m.vr1
+	vr2 := m.vr2
+	var f float64
+	var t1Buf [runtime.StackVec]float64
+	t1 := runtime.Vec(t1Buf[:], 1)
+	for q61 := 0; q61 < 1; q61++ {
+		b1Cov_q61 := b1Cov[q61*1:][:1:1]
+		for q62 := 0; q62 < 1; q62++ {
+			t1[q62] += b1Cov_q61[q62]
+		}
+	}
+	var t2Buf [runtime.StackVec]float64
+	t2 := runtime.Vec(t2Buf[:], 1)
+	for q67 := 0; q67 < 1; q67++ {
+		sigmaCov_q67 := sigmaCov[q67*1:][:1:1]
+		for q68 := 0; q68 < 1; q68++ {
+			t2[q68] += sigmaCov_q67[q68]
+		}
+	}
+	var t3 float64
+	for q68 := 0; q68 < 1; q68++ {
+		t3 += t2[q68]
+	}
+	var t4 float64
+	for i28 := 0; i28 < 1; i28++ {
+		t4 += sigmaMean[i28]
+	}
+	t5 := math.Exp(2.0*t3 - 2.0*t4)
+	var t6 float64
+	for n := 0; n < N; n++ {
+		t6 += float64(vr1[n]) * float64(vr1[n])
+	}
+	t7 := (-0.5) * t5 * t6
+	var t8Buf [runtime.StackVec]float64
+	t8 := runtime.Vec(t8Buf[:], 1)
+	for q64 := 0; q64 < 1; q64++ {
+		b2Cov_q64 := b2Cov[q64*1:][:1:1]
+		for q65 := 0; q65 < 1; q65++ {
+			t8[q65] += b2Cov_q64[q65]
+		}
+	}
+	var t9 float64
+	for n := 0; n < N; n++ {
+		t9 += float64(vr2[n]) * float64(vr2[n])
+	}
+	t10 := (-0.5) * t5 * t9
+	t11 := -float64(N)
+	t15 := (-0.5) * t5
+	var t16Buf [runtime.StackVec]float64
+	t16 := runtime.Vec(t16Buf[:], 1)
+	for q52 := 0; q52 < 1; q52++ {
+		muCov_q52 := muCov[q52*1:][:1:1]
+		for q53 := 0; q53 < 1; q53++ {
+			t16[q53] += muCov_q52[q53]
+		}
+	}
+	var t17Buf [runtime.StackVec]float64
+	t17 := runtime.Vec(t17Buf[:], 1)
+	for q55 := 0; q55 < 1; q55++ {
+		tauCov_q55 := tauCov[q55*1:][:1:1]
+		for q56 := 0; q56 < 1; q56++ {
+			t17[q56] += tauCov_q55[q56]
+		}
+	}
+	var t18 float64
+	for q56 := 0; q56 < 1; q56++ {
+		t18 += t17[q56]
+	}
+	var t19 float64
+	for i25 := 0; i25 < 1; i25++ {
+		t19 += tauMean[i25]
+	}
+	t20 := math.Exp(2.0*t18 - 2.0*t19)
+	t21 := (-0.5) * float64(J) * t20
+	t22 := -float64(J)
+	var t23 float64
+	for i24 := 0; i24 < 1; i24++ {
+		t23 += muMean[i24]
+	}
+	t24 := -t23
+	t26 := (-0.5) * t20
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	f += (-0.9189385332046727)*float64(J) - 0.9189385332046727*float64(N)
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	for q62 := 0; q62 < 1; q62++ {
+		f += t1[q62] * t7
+	}
+	for q65 := 0; q65 < 1; q65++ {
+		f += t10 * t8[q65]
+	}
+	for i28 := 0; i28 < 1; i28++ {
+		f += t11 * sigmaMean[i28]
+	}
+	for n := 0; n < N; n++ {
+		var t12 float64
+		for i26 := 0; i26 < 1; i26++ {
+			t12 += b1Mean[i26] * float64(vr1[n])
+		}
+		var t13 float64
+		for i27 := 0; i27 < 1; i27++ {
+			t13 += b2Mean[i27] * float64(vr2[n])
+		}
+		t14 := runtime.Sq(score[n] - t13 - a[school[n]-1] - t12)
+		f += t14 * t15
+	}
+	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	for q53 := 0; q53 < 1; q53++ {
+		f += t16[q53] * t21
+	}
+	for i25 := 0; i25 < 1; i25++ {
+		f += t22 * tauMean[i25]
+	}
+	for i23 := 0; i23 < J; i23++ {
+		t25 := runtime.Sq(t24 + a[i23])
+		f += t25 * t26
+	}
 	return f
 }
