@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
@@ -92,6 +94,10 @@ type Conjugacy struct {
 	// Params order, flattened row-major; k is the last dimension, used by
 	// the vector families). An undefined moment is NaN.
 	Moments func(p [][]float64, k int, mean, sd []float64)
+	// Quantile computes the prob-quantile of every element's marginal
+	// (p and k as for Moments); nil where a quantile means nothing (a
+	// categorical's indicators).
+	Quantile func(p [][]float64, k int, prob float64, out []float64)
 }
 
 // ExpFam is a family's exponential-family decomposition.
@@ -262,6 +268,20 @@ func elementwise(f func(p []float64) (mean, sd float64)) func([][]float64, int, 
 	}
 }
 
+// elementwiseQuantile is Conjugacy.Quantile for a family whose
+// elements have their own parameters: q(p, prob) of each element's.
+func elementwiseQuantile(q func(p []float64, prob float64) float64) func([][]float64, int, float64, []float64) {
+	return func(p [][]float64, _ int, prob float64, out []float64) {
+		e := make([]float64, len(p))
+		for i := range out {
+			for k := range p {
+				e[k] = p[k][i]
+			}
+			out[i] = q(e, prob)
+		}
+	}
+}
+
 // realX is the value of a family over real numbers.
 var realX = ir.ParamSig{Name: "x"}
 
@@ -293,7 +313,8 @@ var normalDist = &Dist{
 	}),
 	// t = (x, x²), η = (m/s², −1/(2s²)): s² = −1/(2η₂), m = η₁s²
 	Conj: &Conjugacy{Params: []string{"mean", "sd"}, Quadratic: "x", FromNatural: normalFromNatural,
-		Moments: elementwise(func(p []float64) (float64, float64) { return p[0], p[1] })},
+		Moments:  elementwise(func(p []float64) (float64, float64) { return p[0], p[1] }),
+		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return distuv.Normal{Mu: p[0], Sigma: p[1]}.Quantile(q) })},
 }
 
 // normalFromNatural is (m, s) from η = (m/s², −1/(2s²)), shared by the
@@ -332,7 +353,8 @@ var gammaDist = &Dist{
 	// t = (log x, x), η = (α − 1, −β); mean a/b, sd √a/b
 	Conj: &Conjugacy{Params: []string{"shape", "rate"},
 		FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Neg(eta[1])} },
-		Moments:     elementwise(func(p []float64) (float64, float64) { return p[0] / p[1], math.Sqrt(p[0]) / p[1] })},
+		Moments:     elementwise(func(p []float64) (float64, float64) { return p[0] / p[1], math.Sqrt(p[0]) / p[1] }),
+		Quantile:    elementwiseQuantile(func(p []float64, q float64) float64 { return distuv.Gamma{Alpha: p[0], Beta: p[1]}.Quantile(q) })},
 }
 
 // InverseGamma(x; α, β) = α log β − log Γ(α) − (α+1) log x − β/x   (β a scale)
@@ -375,7 +397,9 @@ var inverseGammaDist = &Dist{
 				sd = b / ((a - 1) * math.Sqrt(a-2))
 			}
 			return mean, sd
-		})},
+		}),
+		// x = 1/y with y ~ Gamma(shape, rate = scale): q_x(p) = 1/q_y(1 − p)
+		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return 1 / distuv.Gamma{Alpha: p[0], Beta: p[1]}.Quantile(1-q) })},
 }
 
 // Beta(x; a, b) = log Γ(a+b) − log Γ(a) − log Γ(b) + (a−1) log x + (b−1) log(1−x)
@@ -416,7 +440,8 @@ var betaDist = &Dist{
 		Moments: elementwise(func(p []float64) (float64, float64) {
 			s := p[0] + p[1]
 			return p[0] / s, math.Sqrt(p[0] * p[1] / (s * s * (s + 1)))
-		})},
+		}),
+		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return distuv.Beta{Alpha: p[0], Beta: p[1]}.Quantile(q) })},
 }
 
 // Bernoulli(y; p) = y·logit(p) − softplus(logit(p)): natural parameter
@@ -531,7 +556,8 @@ var logNormalDist = &Dist{
 		Moments: elementwise(func(p []float64) (float64, float64) {
 			m, v := p[0], p[1]*p[1]
 			return math.Exp(m + v/2), math.Sqrt(math.Expm1(v) * math.Exp(2*m+v))
-		})},
+		}),
+		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return distuv.LogNormal{Mu: p[0], Sigma: p[1]}.Quantile(q) })},
 }
 
 // StudentT(x; ν, μ, σ) = log Γ((ν+1)/2) − log Γ(ν/2) − ½log(νπ) − log σ

@@ -3,6 +3,8 @@ package derive
 import (
 	"math"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
@@ -193,6 +195,19 @@ func dirichletDist() *Dist {
 				for i := off; i < off+k; i++ {
 					mean[i] = a[i] / a0
 					sd[i] = math.Sqrt(a[i] * (a0 - a[i]) / (a0 * a0 * (a0 + 1)))
+				}
+			}
+		},
+		// each element's marginal is Beta(α_i, α₀ − α_i)
+		Quantile: func(p [][]float64, k int, prob float64, out []float64) {
+			a := p[0]
+			for off := 0; off+k <= len(a); off += k {
+				a0 := 0.0
+				for _, v := range a[off : off+k] {
+					a0 += v
+				}
+				for i := off; i < off+k; i++ {
+					out[i] = distuv.Beta{Alpha: a[i], Beta: a0 - a[i]}.Quantile(prob)
 				}
 			}
 		}}

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite spec/testdata/bad/*.stderr")
+var update = flag.Bool("update", false, "rewrite spec/testdata/bad/*.stderr and testdata/summary/*.txt")
 
 // TestBadModels runs `vigen check` on every model of spec/testdata/bad and
 // compares its stderr with the model's .stderr file. Each must exit with

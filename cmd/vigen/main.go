@@ -9,6 +9,7 @@
 //	vigen check [-derive] model.vi            check model.vi and print a table of its nodes; -derive adds f, ∇f, ∇²f
 //	vigen explain [-format md|tex] model.vi   print a derivation report: f, ∇f, ∇²f, updates, expectations, M-steps
 //	vigen fmt [-w | -l] file.vi...            format .vi files canonically, comments kept
+//	vigen summary [-rows N] result.json       print a result as a table: mean, sd, quantiles, diagnostics
 //
 // Errors in the model are printed as file:line:col: message, and vigen
 // exits with status 1 (2 for a bad command line). vigen run exits 0 if the
@@ -61,6 +62,7 @@ const usage = `usage:
   vigen check [-derive] model.vi            check model.vi: a table of its nodes and treatments (-derive: f, ∇f, ∇²f)
   vigen explain [-format md|tex] model.vi   a derivation report in Markdown with LaTeX math (default) or a LaTeX document
   vigen fmt [-w | -l] file.vi...            format .vi files canonically (-w: in place; -l: list those that differ)
+  vigen summary [-rows N] result.json       a fit's posterior as a table: mean, sd, 5/50/95% per element; diagnostics
 
 exit status: 0 success (vigen run: the fit converged, or -algorithm svi ran its passes; vigen gen -check: the package
 is up to date); 1 an error (model, data, file, build; no result, or the plots failed; vigen gen -check: the package is
@@ -86,6 +88,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdFmt(args[1:], stdout, stderr)
 	case "run":
 		return cmdRun(args[1:], stdout, stderr)
+	case "summary":
+		return cmdSummary(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// vigen summary prints each result in testdata/summary (fits of the
+// examples by vigen run, seconds set to 0.5) as in its golden .txt: a
+// Gaussian's normal quantiles, a constrained latent's on its own scale, a
+// Gamma's and a Dirichlet's marginal quantiles, params, per-unit rows, the
+// diagnostics and what the result leaves out. -update rewrites them.
+func TestSummaryGolden(t *testing.T) {
+	files, _ := filepath.Glob("testdata/summary/*.json")
+	if len(files) < 5 {
+		t.Fatalf("%d results in testdata/summary", len(files))
+	}
+	for _, f := range files {
+		code, stdout, stderr := runCLI("summary", "-rows", "4", f)
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", f, code, stderr)
+			continue
+		}
+		golden := strings.TrimSuffix(f, ".json") + ".txt"
+		if *update {
+			if err := os.WriteFile(golden, []byte(stdout), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stdout != string(want) {
+			t.Errorf("%s: summary differs from %s:\n%s", f, golden, stdout)
+		}
+	}
+}
+
+// The numbers in the summaries are the result's: the logistic regression's
+// first coefficient (mean and sd from its covariance, 5% = mean − 1.645 sd),
+// the constrained scale's quantiles of eight schools' tau as the result
+// states them.
+func TestSummaryNumbers(t *testing.T) {
+	_, out, _ := runCLI("summary", "testdata/summary/logreg.json")
+	if !strings.Contains(out, "theta[1]  Normal             1.831      0.1678       1.555       1.831       2.107") {
+		t.Errorf("logreg summary:\n%s", out)
+	}
+	_, out, _ = runCLI("summary", "testdata/summary/eightschools.json")
+	if !strings.Contains(out, "tau     Normal/lower       5.286       4.321       1.262       4.092       13.27") {
+		t.Errorf("eightschools summary:\n%s", out)
+	}
+	for _, bad := range [][]string{{"summary"}, {"summary", "-rows", "-1", "x.json"}} {
+		if code, _, _ := runCLI(bad...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x.json"), []byte(`{"a": 1}`), 0o644)
+	if code, _, stderr := runCLI("summary", filepath.Join(dir, "x.json")); code != 1 || !strings.Contains(stderr, "not a vigen result") {
+		t.Errorf("not a result: exit %d, %q", code, stderr)
+	}
+}
