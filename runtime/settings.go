@@ -89,6 +89,10 @@ type Settings[L, P any] struct {
 	// Temperature and TemperedELBO trace the run. The zero value does not
 	// temper.
 	Temper TemperSettings
+	// Restarts, above 1, runs the fit from that many seeds (Seed, Seed+1,
+	// …) concurrently and keeps the one with the largest final ELBO, with
+	// Result.Restarts recording them all (FitRestarts).
+	Restarts int
 	// Diagnose tunes the approximation diagnostic that Fit runs at the
 	// end on every nonconjugate Gaussian factor (Result.Diagnostics; PSIS's
 	// Pareto k̂ of q against the density it approximates); Diagnose.Off
@@ -148,6 +152,9 @@ type Result[L, P any] struct {
 	// Gaussian factors (Settings.Diagnose): Pareto k̂ above KHatBad says a
 	// factor is not to be trusted (Diagnostic.Warning says what to try).
 	Diagnostics []Diagnostic `json:"psis,omitempty"`
+	// Restarts records the runs of a fit from several seeds
+	// (Settings.Restarts).
+	Restarts *Restarts `json:"restarts,omitempty"`
 	// Omitted lists the per-token latents left out of Latent (their
 	// fields are null): Settings.Keep keeps them.
 	Omitted []string `json:"omitted,omitempty"`
@@ -209,6 +216,9 @@ func (s *Settings[L, P]) Prepare(model string, perToken ...string) error {
 	}
 	if err := s.Diagnose.Check(); err != nil {
 		return err
+	}
+	if s.Restarts < 0 {
+		return fmt.Errorf("restarts %d: want 0 or more", s.Restarts)
 	}
 	if s.Temper.On() && (s.Resume != nil || s.Checkpoint.On()) {
 		return errors.New("a tempered fit (annealing or variational tempering) cannot checkpoint or resume yet")

@@ -40,6 +40,7 @@ type runFlags struct {
 	keep                    string
 	noPSIS                  bool
 	psisDraws, psisUnits    int
+	restarts                int
 	seed                    uint64
 	maxIter, workers        int
 	tol                     float64
@@ -64,6 +65,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	f.heldout.register(fs)
 	fs.IntVar(&f.workers, "workers", 0, "goroutines updating units in parallel (0: all cores); results do not depend on it")
 	fs.StringVar(&f.keep, "keep", "", "per-token latents (local to a bag's entries, like a topic model's z) to keep in the result, comma-separated, or all; left out by default")
+	fs.IntVar(&f.restarts, "restarts", 0, "fit from this many seeds (-seed, -seed+1, …) in parallel and keep the largest ELBO; the result's restarts field lists them all")
 	fs.BoolVar(&f.noPSIS, "no-psis", false, "skip the approximation diagnostic (Pareto k̂ of each nonconjugate Gaussian factor against the density it approximates)")
 	fs.IntVar(&f.psisDraws, "psis-draws", 0, "draws from each global Gaussian factor for the diagnostic (0: 1000)")
 	fs.IntVar(&f.psisUnits, "psis-unit-draws", 0, "draws from each unit's Gaussian factor for the diagnostic (0: 1000, fewer (at least 200) beyond 1000 units)")
@@ -392,7 +394,7 @@ func runFit(sig *interrupts, bin string, f runFlags, sink io.Writer, stderr io.W
 	}
 	args = append(args, ho...)
 	args = append(args, setFlags(flagValue{"-workers", f.workers}, flagValue{"-keep", f.keep},
-		flagValue{"-psis-draws", f.psisDraws}, flagValue{"-psis-unit-draws", f.psisUnits})...)
+		flagValue{"-psis-draws", f.psisDraws}, flagValue{"-psis-unit-draws", f.psisUnits}, flagValue{"-restarts", f.restarts})...)
 	if f.noPSIS {
 		args = append(args, "-no-psis")
 	}

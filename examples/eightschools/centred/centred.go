@@ -149,8 +149,12 @@ func Fit(ctx context.Context, data *Data, opts Options) (*Result, error) {
 // Blei's Fig. 1; runtime.FitCA says when it stops and what a canceled or
 // non-finite run returns), as variational EM when the model has params,
 // or stochastic variational inference (runtime.FitSVI) where the model
-// supports it.
+// supports it. With opts.Restarts above 1 it keeps the best of that many
+// fits from successive seeds (runtime.FitRestarts).
 func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
+	if opts.Restarts > 1 {
+		return runtime.FitRestarts(ctx, opts, m.Fit)
+	}
 	start := time.Now()
 	if err := opts.Prepare("centred"); err != nil {
 		return nil, err
