@@ -23,6 +23,16 @@ type driverCtx struct {
 	// NoHeldout says why not.
 	Heldout   bool
 	NoHeldout string
+	// Columns are the data variables -csv may read from a CSV table:
+	// vectors and matrices of numbers, with their dimensions.
+	Columns []driverColumn
+}
+
+// driverColumn is a data variable of one or two dimensions (size names or
+// numbers) that -csv may fill from a CSV table.
+type driverColumn struct {
+	Name string
+	Dims []string
 }
 
 // driverBag is a bag data variable and the size naming its term ids' upper
@@ -47,6 +57,11 @@ func Driver(d *derive.Derivation, importPath string) (File, error) {
 				b.Size = v.Type.Range[1].Size
 			}
 			ctx.Bags = append(ctx.Bags, b)
+		}
+	}
+	for _, v := range m.VarsWithRole(ir.RoleData) {
+		if v.Type.Class == ir.Plain && (v.Type.Rank() == 1 || v.Type.Rank() == 2) {
+			ctx.Columns = append(ctx.Columns, driverColumn{Name: v.Name, Dims: v.Type.Dims})
 		}
 	}
 	ctx.Heldout, ctx.NoHeldout = d.Predictive != nil, d.NoPredictiveReason

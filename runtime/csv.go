@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -119,4 +120,98 @@ func readLine(br *bufio.Reader) (string, error) {
 			return string(buf), err
 		}
 	}
+}
+
+// WithColumns returns the JSON data object src with data variables filled
+// from a CSV table (ReadCSV's header and rows, read from file): dims gives
+// each variable's dimensions as the model declares them (size names, or
+// numbers). A variable of one dimension takes the column of its own name;
+// one of two dimensions (a matrix, a row per CSV row) takes every column
+// that no variable of names claims, in the file's order (at most one
+// such matrix per file). A size a dimension names that src does not give
+// is added (the rows, or the matrix's columns) and returned. A variable
+// that src already gives, or that is not a vector or matrix, is an error.
+func WithColumns(src []byte, file string, names []string, dims map[string][]string, header []string, rows [][]float64) ([]byte, map[string]int, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(src, &obj); err != nil || obj == nil {
+		if err == nil {
+			err = errors.New("not an object")
+		}
+		return nil, nil, fmt.Errorf("the data must be a JSON object: %v", err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	claimed := map[string]bool{}
+	matrix := ""
+	for _, name := range names {
+		d, ok := dims[name]
+		switch {
+		case !ok:
+			return nil, nil, fmt.Errorf("%s: %q is not a data variable of one or two dimensions", file, name)
+		case len(d) == 1:
+			if _, ok := col[name]; !ok {
+				return nil, nil, fmt.Errorf("%s: no column %q (its columns: %s)", file, name, strings.Join(header, ", "))
+			}
+			claimed[name] = true
+		case matrix != "":
+			return nil, nil, fmt.Errorf("%s: %s and %s both want the remaining columns; give one matrix per file", file, matrix, name)
+		default:
+			matrix = name
+		}
+		if _, ok := obj[name]; ok {
+			return nil, nil, fmt.Errorf("data %q is given both in the JSON data and in %s; give it once", name, file)
+		}
+	}
+	var rest []int
+	for i, h := range header {
+		if !claimed[h] {
+			rest = append(rest, i)
+		}
+	}
+	if matrix != "" && len(rest) == 0 {
+		return nil, nil, fmt.Errorf("%s: no columns left for %s", file, matrix)
+	}
+	added := map[string]int{}
+	addSize := func(size string, n int) {
+		if _, err := strconv.Atoi(size); err == nil || size == "" {
+			return // a literal dimension
+		}
+		if _, ok := obj[size]; !ok {
+			added[size] = n
+		}
+	}
+	num := func(b []byte, x float64) []byte { return strconv.AppendFloat(b, x, 'g', -1, 64) }
+	for _, name := range names {
+		d := dims[name]
+		b := []byte{'['}
+		for r, row := range rows {
+			if r > 0 {
+				b = append(b, ',')
+			}
+			if len(d) == 1 {
+				b = num(b, row[col[name]])
+				continue
+			}
+			b = append(b, '[')
+			for j, c := range rest {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = num(b, row[c])
+			}
+			b = append(b, ']')
+		}
+		obj[name] = append(b, ']')
+		addSize(d[0], len(rows))
+		if len(d) == 2 {
+			addSize(d[1], len(rest))
+		}
+	}
+	for size, n := range added {
+		obj[size] = json.RawMessage(strconv.Itoa(n))
+	}
+	out, err := json.Marshal(obj)
+	return out, added, err
 }

@@ -56,3 +56,36 @@ var errBroken = errors.New("broken")
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errBroken }
+
+// WithColumns fills a vector from its column and a matrix from the
+// columns left, adds the sizes the JSON lacks, and refuses what it cannot
+// place, naming the file.
+func TestWithColumns(t *testing.T) {
+	header := []string{"a", "y", "b"}
+	rows := [][]float64{{1, 0, 2.5}, {3, 1, 4}}
+	dims := map[string][]string{"y": {"N"}, "x": {"N", "P"}, "z": {"N", "2"}}
+	out, added, err := WithColumns([]byte(`{"N": 2}`), "t.csv", []string{"y", "x"}, dims, header, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != `{"N":2,"P":2,"x":[[1,2.5],[3,4]],"y":[0,1]}` || len(added) != 1 || added["P"] != 2 {
+		t.Errorf("got %s, added %v", out, added)
+	}
+	for _, c := range []struct {
+		src   string
+		names []string
+		want  string
+	}{
+		{`{}`, []string{"w"}, `t.csv: "w" is not a data variable of one or two dimensions`},
+		{`{}`, []string{"x", "z"}, "t.csv: x and z both want the remaining columns"},
+		{`{"y": [1, 2]}`, []string{"y"}, `data "y" is given both in the JSON data and in t.csv`},
+		{`[]`, []string{"y"}, "the data must be a JSON object"},
+	} {
+		if _, _, err := WithColumns([]byte(c.src), "t.csv", c.names, dims, header, rows); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %v: error %v, want %q", c.src, c.names, err, c.want)
+		}
+	}
+	if _, _, err := WithColumns([]byte(`{}`), "t.csv", []string{"y"}, map[string][]string{"y": {"N"}}, []string{"a"}, [][]float64{{1}}); err == nil || !strings.Contains(err.Error(), `no column "y" (its columns: a)`) {
+		t.Errorf("missing column: %v", err)
+	}
+}

@@ -54,7 +54,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
-	fs.StringVar(&f.data, "data", "", "JSON data file, keys as in model.vi (required)")
+	fs.StringVar(&f.data, "data", "", "JSON data file, keys as in model.vi (required unless -csv or -ldac give all the data)")
 	fs.StringVar(&f.out, "out", "", "write the result JSON here (default: stdout)")
 	fs.StringVar(&f.method, "method", "", "laplace or delta for every nonconjugate latent, or ncvmp for those declared so (default: as declared)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the random starting values")
@@ -84,7 +84,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vigen run: %s\n", bad)
 		return 2
 	}
-	if path == "" || f.data == "" {
+	if path == "" || f.data == "" && len(f.heldout.ldac) == 0 && len(f.heldout.csv) == 0 {
 		fmt.Fprint(stderr, "usage: vigen run model.vi -data data.json [-out result.json] [-method laplace|delta|ncvmp] [-seed N] [-plot DIR]\n")
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, runExitStatus)
@@ -120,9 +120,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			return exitError
 		}
 	}
-	if _, err := os.Stat(f.data); err != nil {
-		fmt.Fprintln(stderr, "vigen: -data:", err)
-		return exitError
+	if f.data != "" {
+		if _, err := os.Stat(f.data); err != nil {
+			fmt.Fprintln(stderr, "vigen: -data:", err)
+			return exitError
+		}
 	}
 	sig := catchInterrupts()
 	defer sig.stop()
@@ -378,10 +380,13 @@ func (s *resultSink) result() ([]byte, error) {
 // command says on stderr why a fit did not converge), or exitError if it
 // ended without a result. Progress and errors go straight to stderr.
 func runFit(sig *interrupts, bin string, f runFlags, sink io.Writer, stderr io.Writer) int {
-	data, err := filepath.Abs(f.data)
-	if err != nil {
-		fmt.Fprintln(stderr, "vigen:", err)
-		return exitError
+	data := "" // only -ldac or -csv
+	if f.data != "" {
+		var err error
+		if data, err = filepath.Abs(f.data); err != nil {
+			fmt.Fprintln(stderr, "vigen:", err)
+			return exitError
+		}
 	}
 	args := setFlags(flagValue{"-data", data}, flagValue{"-method", f.method}, flagValue{"-seed", f.seed},
 		flagValue{"-maxiter", f.maxIter}, flagValue{"-tol", f.tol})

@@ -12,7 +12,7 @@ import (
 // -heldout, -heldout-out), passed through to the model's command, which
 // refuses them for models without bags or without Model.Heldout.
 type heldoutFlags struct {
-	ldac           ldacList
+	ldac, csv      ldacList
 	obs, held, out string
 }
 
@@ -23,7 +23,7 @@ func (l *ldacList) String() string { return strings.Join(*l, " ") }
 
 func (l *ldacList) Set(v string) error {
 	if name, path, ok := strings.Cut(v, "="); !ok || name == "" || path == "" {
-		return fmt.Errorf("want bag=FILE, e.g. w=train.dat")
+		return fmt.Errorf("want NAME=FILE, e.g. w=train.dat or y,x=table.csv")
 	}
 	*l = append(*l, v)
 	return nil
@@ -31,6 +31,7 @@ func (l *ldacList) Set(v string) error {
 
 func (h *heldoutFlags) register(fs *flag.FlagSet) {
 	fs.Var(&h.ldac, "ldac", "bag=FILE: read the bag data variable bag from an LDA-C file (0-based term ids) instead of -data; repeatable")
+	fs.Var(&h.csv, "csv", "NAMES=FILE: read the data variables NAMES (comma-separated) from the CSV table FILE (a header row, then numbers): a vector from the column of its name, a matrix from the remaining columns; sizes -data does not give are set from the table; repeatable")
 	fs.StringVar(&h.obs, "heldout-obs", "", "observed halves of test documents (LDA-C), for held-out evaluation by document completion (bag-of-words models)")
 	fs.StringVar(&h.held, "heldout", "", "held-out halves of the same test documents (LDA-C, line-aligned with -heldout-obs)")
 	fs.StringVar(&h.out, "heldout-out", "", "write the held-out score as JSON here (the score also goes to stderr)")
@@ -50,13 +51,18 @@ func (h *heldoutFlags) args() ([]string, error) {
 		a = append(a, "-"+flag, q)
 		return nil
 	}
-	for _, l := range h.ldac {
-		name, path, _ := strings.Cut(l, "=")
-		q, err := filepath.Abs(path)
-		if err != nil {
-			return nil, fmt.Errorf("-ldac: %v", err)
+	for _, list := range []struct {
+		flag string
+		l    ldacList
+	}{{"ldac", h.ldac}, {"csv", h.csv}} {
+		for _, l := range list.l {
+			name, path, _ := strings.Cut(l, "=")
+			q, err := filepath.Abs(path)
+			if err != nil {
+				return nil, fmt.Errorf("-%s: %v", list.flag, err)
+			}
+			a = append(a, "-"+list.flag, name+"="+q)
 		}
-		a = append(a, "-ldac", name+"="+q)
 	}
 	for _, f := range [][2]string{{"heldout-obs", h.obs}, {"heldout", h.held}, {"heldout-out", h.out}} {
 		if err := abs(f[0], f[1]); err != nil {

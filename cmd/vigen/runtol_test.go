@@ -2,6 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -90,5 +94,60 @@ func TestRunKeepsTokensOnRequest(t *testing.T) {
 	}
 	if _, stderr := fit(exitError, "-keep", "theta"); !strings.Contains(stderr, `keep "theta": not a per-token latent of lda; give one of z`) {
 		t.Errorf("-keep theta: stderr %q", stderr)
+	}
+}
+
+// vigen run -csv y,x=table.csv reads the labels from their column and the
+// covariates from the rest, with N and P from the table and no JSON data:
+// the fit is the one of the same data as JSON.
+func TestRunReadsCSVTables(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a model (-short)")
+	}
+	t.Setenv("VIGEN_CACHE", t.TempDir())
+	raw, err := os.ReadFile("../../examples/logreg/data.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		P int         `json:"P"`
+		X [][]float64 `json:"x"`
+		Y []int       `json:"y"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("y")
+	for j := range d.P {
+		fmt.Fprintf(&b, ",x%d", j+1)
+	}
+	b.WriteString("\n")
+	for n, row := range d.X {
+		fmt.Fprintf(&b, "%d", d.Y[n])
+		for _, v := range row {
+			b.WriteString("," + strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		b.WriteString("\n")
+	}
+	table := filepath.Join(t.TempDir(), "table.csv")
+	os.WriteFile(table, []byte(b.String()), 0o644)
+	code, fromCSV, stderr := runCLI("run", "../../examples/logreg/logreg.vi", "-csv", "y,x="+table)
+	if code != exitConverged || !strings.Contains(stderr, "N = 500 from "+table) || !strings.Contains(stderr, "P = 4 from "+table) {
+		t.Fatalf("-csv: exit %d:\n%s", code, stderr)
+	}
+	_, fromJSON, _ := runCLI("run", "../../examples/logreg/logreg.vi", "-data", "../../examples/logreg/data.json", "-q")
+	type res struct {
+		Latent json.RawMessage `json:"latent"`
+		ELBO   []float64       `json:"elbo"`
+	}
+	var a, c res
+	json.Unmarshal([]byte(fromCSV), &a)
+	json.Unmarshal([]byte(fromJSON), &c)
+	if string(a.Latent) != string(c.Latent) || fmt.Sprint(a.ELBO) != fmt.Sprint(c.ELBO) || len(a.ELBO) == 0 {
+		t.Errorf("the fit from the CSV table differs from the one from JSON")
+	}
+	if code, _, stderr := runCLI("run", "../../examples/logreg/logreg.vi", "-csv", "y,w="+table); code != exitError || !strings.Contains(stderr, `"w" is not a data variable of one or two dimensions`) {
+		t.Errorf("-csv y,w: exit %d, %q", code, stderr)
 	}
 }
