@@ -8,11 +8,13 @@ import (
 	"testing"
 )
 
-// A user's project outside this repository: a module with a .vi file and
-// the one-line //go:generate comment the README shows. `go generate` must
-// write the package and `go run` must fit the model with it. The module
-// points at this checkout with a replace directive, so nothing is
-// downloaded beyond what the repository's own tests already need.
+// A user's project outside this repository, set up by following the
+// README's words literally: a module (go mod init), the sh lines of "5. Use
+// it from Go" run as written with /path/to/vigen replaced by this checkout,
+// the //go:generate line it shows in a Go file beside a .vi model. `go
+// generate` must write the package and `go run` must fit the model with it.
+// The module cache already holds every module the repository's own tests
+// need, so the commands run offline (GOPROXY=off).
 func TestGoGenerateInAUserModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a separate module; skipped in -short mode")
@@ -21,24 +23,38 @@ func TestGoGenerateInAUserModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goMod, err := os.ReadFile(filepath.Join(repo, "go.mod"))
+	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	goSum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
+	at := strings.Index(string(readme), "**5. Use it from Go.**")
+	if at < 0 {
+		t.Fatal("the README has no section 5, Use it from Go")
 	}
-	// The user's go.mod: this repository's requirements (so go.sum covers
-	// them), plus vigen itself from this checkout.
-	mod := strings.Replace(string(goMod), "module github.com/vigen-go/vigen", "module example.com/project", 1) +
-		"\nrequire github.com/vigen-go/vigen v0.0.0\n\nreplace github.com/vigen-go/vigen => " + repo + "\n"
+	// the section's steps end where it names this test
+	section, _, _ := strings.Cut(string(readme)[at:], "TestGoGenerateInAUserModule")
+	var shLines []string
+	var directive string
+	in := ""
+	for _, l := range strings.Split(section, "\n") {
+		switch {
+		case strings.HasPrefix(l, "```sh"), strings.HasPrefix(l, "```go"):
+			in = l[3:]
+		case strings.HasPrefix(l, "```"):
+			in = ""
+		case in == "sh" && strings.TrimSpace(l) != "":
+			shLines = append(shLines, strings.ReplaceAll(l, "/path/to/vigen", repo))
+		case in == "go" && strings.HasPrefix(l, "//go:generate"):
+			directive = l
+		}
+	}
+	if len(shLines) < 3 || directive == "" {
+		t.Fatalf("the README's section 5 has lost its commands: %q, %q", shLines, directive)
+	}
 	dir := t.TempDir()
 	files := map[string]string{
-		"go.mod":  mod,
-		"go.sum":  string(goSum),
 		"tiny.vi": good,
-		"gen.go":  "package main\n\n//go:generate go run github.com/vigen-go/vigen/cmd/vigen gen -o tiny tiny.vi\n",
+		"gen.go":  "package main\n\n" + directive + "\n",
 		"main.go": `package main
 
 import (
@@ -68,7 +84,7 @@ func main() {
 	goIn := func(args ...string) (string, error) {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-buildvcs=false")
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
@@ -80,7 +96,14 @@ func main() {
 		}
 		return out
 	}
-	runIn("generate", "./...")
+	runIn("mod", "init", "example.com/project")
+	for _, l := range shLines {
+		f := strings.Fields(l)
+		if f[0] != "go" {
+			t.Fatalf("the README's section 5 runs %q, not go", l)
+		}
+		runIn(f[1:]...)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "tiny", "tiny.go")); err != nil {
 		t.Fatalf("go generate did not write the package: %v", err)
 	}
