@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -33,10 +35,11 @@ const maxPlotPoints = 200
 // resultForPlots is the part of a Result the plots read; latents are
 // decoded by shape (a Gaussian, one Gaussian per unit, or a Factor).
 type resultForPlots struct {
-	Model  string                     `json:"model"`
-	Status string                     `json:"status"`
-	ELBO   []float64                  `json:"elbo"`
-	Latent map[string]json.RawMessage `json:"latent"`
+	Model       string                     `json:"model"`
+	Status      string                     `json:"status"`
+	ELBO        []float64                  `json:"elbo"`
+	Latent      map[string]json.RawMessage `json:"latent"`
+	Diagnostics []runtime.Diagnostic       `json:"psis"`
 }
 
 // writePlots writes dir/elbo.svg, the ELBO trace, and dir/NAME.svg for each
@@ -59,6 +62,12 @@ func writePlots(dir string, result []byte) ([]string, error) {
 		return nil, err
 	}
 	figs := []figure{{"elbo.svg", elbo}}
+	if change := elboChangePlot(r); change != nil {
+		figs = append(figs, figure{"elbo-change.svg", change})
+	}
+	if k := khatPlot(r); k != nil {
+		figs = append(figs, figure{"psis.svg", k})
+	}
 	names := make([]string, 0, len(r.Latent))
 	for name := range r.Latent {
 		names = append(names, name)
@@ -68,11 +77,11 @@ func writePlots(dir string, result []byte) ([]string, error) {
 		if string(r.Latent[name]) == "null" {
 			continue // a per-token latent the result leaves out (-keep)
 		}
-		mean, sd, units, err := latentMoments(r.Latent[name])
+		rows, err := latentRows(name, r.Latent[name])
 		if err != nil {
 			return nil, fmt.Errorf("latent %s: %v", name, err)
 		}
-		p, err := posteriorPlot(r.Model, name, mean, sd, units)
+		p, err := posteriorPlot(r.Model, name, rows, latentUnits(r.Latent[name]))
 		if err != nil {
 			return nil, fmt.Errorf("latent %s: %v", name, err)
 		}
@@ -121,21 +130,32 @@ func checkPlotTarget(path string) error {
 
 // plotFiles are the names of the files writePlots writes for m.
 func plotFiles(m *ir.Model) []string {
-	names := []string{"elbo.svg"}
+	names := []string{"elbo.svg", "elbo-change.svg", "psis.svg"}
 	for _, v := range m.VarsWithRole(ir.RoleLatent) {
 		names = append(names, "latent-"+v.Name+".svg")
 	}
 	return names
 }
 
+// elboSkip is how many first iterations the ELBO plot leaves out when the
+// trace is long enough (more than 3·elboSkip): they dwarf the rest.
+const elboSkip = 2
+
 func elboPlot(r resultForPlots) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: ELBO per iteration (%s)", r.Model, r.Status)
 	p.X.Label.Text = "iteration"
+	p.X.Tick.Marker = intTicks{}
 	p.Y.Label.Text = "ELBO"
+	p.Y.Tick.Marker = distinctTicks{}
+	from := 0
+	if len(r.ELBO) > 3*elboSkip {
+		from = elboSkip
+		p.X.Label.Text = fmt.Sprintf("iteration (the first %d, far below, left out)", elboSkip)
+	}
 	pts := make(plotter.XYs, 0, len(r.ELBO))
-	for i, v := range r.ELBO {
-		pts = append(pts, plotter.XY{X: float64(i + 1), Y: v})
+	for i, v := range r.ELBO[from:] {
+		pts = append(pts, plotter.XY{X: float64(from + i + 1), Y: v})
 	}
 	if len(pts) == 0 {
 		return nil, errors.New("the result has no ELBO trace")
@@ -145,57 +165,189 @@ func elboPlot(r resultForPlots) (*plot.Plot, error) {
 		return nil, err
 	}
 	p.Add(plotter.NewGrid(), line, points)
+	p.X.Min, p.X.Max = pts[0].X-0.5, pts[len(pts)-1].X+0.5 // room for the end ticks' labels
 	return p, nil
 }
 
-// latentMoments reads a latent of a Result: a Gaussian (mean, cov), a list
-// of them (one per unit), or a conjugate Factor. It returns the marginal
-// means and sds, flattened, and the number of units (0 for one vector).
-func latentMoments(raw json.RawMessage) (mean, sd []float64, units int, err error) {
-	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
-		var gs []*runtime.Gaussian
-		if err := json.Unmarshal(raw, &gs); err != nil {
-			return nil, nil, 0, err
+// elboChangePlot draws the relative change of the ELBO per iteration on
+// a log scale, what the convergence rule reads (nil for fewer than two
+// iterations): the trace itself flattens out long before it settles.
+func elboChangePlot(r resultForPlots) *plot.Plot {
+	var pts plotter.XYs
+	for i := 1; i < len(r.ELBO); i++ {
+		if c := math.Abs(runtime.RelChange(r.ELBO[i-1], r.ELBO[i])); c > 0 && !math.IsInf(c, 0) {
+			pts = append(pts, plotter.XY{X: float64(i + 1), Y: c})
 		}
-		for _, g := range gs {
-			mean = append(mean, g.Mean...)
-			sd = append(sd, g.SD()...)
-		}
-		return mean, sd, len(gs), nil
 	}
-	var head struct {
-		Family string          `json:"family"`
-		Cov    json.RawMessage `json:"cov"`
-		SD     json.RawMessage `json:"sd"`
+	if len(pts) == 0 {
+		return nil
 	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, nil, 0, err
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: relative change of the ELBO per iteration", r.Model)
+	p.X.Label.Text = "iteration"
+	p.X.Tick.Marker = intTicks{}
+	p.Y.Label.Text = "|ΔELBO / ELBO|"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = powerTicks{}
+	line, points, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return nil
 	}
-	if head.SD != nil && head.Cov == nil {
-		// a scalar latent's runtime.Normal
-		var g runtime.Normal
-		if err := json.Unmarshal(raw, &g); err != nil {
-			return nil, nil, 0, err
-		}
-		return []float64{g.Mean}, []float64{g.SD}, 0, nil
+	p.Add(plotter.NewGrid(), line, points)
+	p.X.Min, p.X.Max = pts[0].X-0.5, pts[len(pts)-1].X+0.5
+	// a log axis needs a positive range, also for a single point
+	p.Y.Min, p.Y.Max = math.Inf(1), 0
+	for _, pt := range pts {
+		p.Y.Min, p.Y.Max = math.Min(p.Y.Min, pt.Y/2), math.Max(p.Y.Max, pt.Y*2)
 	}
-	if head.Cov != nil {
-		var g runtime.Gaussian
-		if err := json.Unmarshal(raw, &g); err != nil {
-			return nil, nil, 0, err
-		}
-		return g.Mean, g.SD(), 0, nil
-	}
-	var f runtime.Factor
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, nil, 0, err
-	}
-	mean, sd, err = factorMoments(f.Family, f.Shape, f.Params)
-	if len(f.Shape) > 1 {
-		units = f.Shape[0]
-	}
-	return mean, sd, units, err
+	return p
 }
+
+// khatPlot draws each Gaussian factor's Pareto k̂ (per unit for a per-unit
+// latent) against the thresholds 0.5 and 0.7 (nil without diagnostics).
+func khatPlot(r resultForPlots) *plot.Plot {
+	if len(r.Diagnostics) == 0 {
+		return nil
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: Pareto k-hat of each Gaussian factor (PSIS)", r.Model)
+	p.Y.Label.Text = "k-hat"
+	p.X.Tick.Marker = intTicks{}
+	x := 0.0
+	var labels []string
+	for i, d := range r.Diagnostics {
+		var pts plotter.XYs
+		if d.UnitKHat == nil {
+			if d.KHat != nil {
+				x++
+				pts = append(pts, plotter.XY{X: x, Y: *d.KHat})
+			}
+		} else {
+			for _, k := range d.UnitKHat {
+				x++
+				if k != nil {
+					pts = append(pts, plotter.XY{X: x, Y: *k})
+				}
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil
+		}
+		sc.Color = plotutil.Color(i)
+		p.Add(sc)
+		p.Legend.Add(d.Latent, sc)
+		labels = append(labels, d.Latent)
+	}
+	if len(labels) == 0 {
+		return nil
+	}
+	p.X.Label.Text = "factor (per unit for a per-unit latent): " + strings.Join(labels, ", ")
+	for _, t := range []float64{runtime.KHatGood, runtime.KHatBad} {
+		f := plotter.NewFunction(func(float64) float64 { return t })
+		f.Color = color.Gray{Y: 150}
+		f.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+		p.Add(f)
+	}
+	p.Add(plotter.NewGrid())
+	p.X.Min, p.X.Max = 0.5, 1.04*x+0.5
+	p.Y.Min = math.Min(p.Y.Min, 0)
+	p.Y.Max = math.Max(p.Y.Max, 1.1)
+	p.Legend.Top, p.Legend.Left = true, true
+	return p
+}
+
+// intTicks marks an axis of counts (iterations, units, elements) at
+// integers only: 1, 2, 5 or 10 times a power of ten apart.
+type intTicks struct{}
+
+// Ticks returns the integer ticks in [lo, hi], labelled.
+func (intTicks) Ticks(lo, hi float64) []plot.Tick {
+	step := 1.0
+search:
+	for e := 1.0; e < 1e15; e *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if step = m * e; (hi-lo)/step <= 8 {
+				break search
+			}
+		}
+	}
+	var ticks []plot.Tick
+	for v := math.Max(math.Ceil(lo/step)*step, 0); v <= hi; v += step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: fmt.Sprintf("%d", int64(v))})
+	}
+	return ticks
+}
+
+// distinctTicks are gonum's default ticks labelled with as many
+// significant digits as it takes to tell them apart (an ELBO near −1,800
+// moving in its fourth digit would otherwise read −1.8e+03 throughout).
+type distinctTicks struct{}
+
+// Ticks returns the ticks in [lo, hi].
+func (distinctTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for prec := 3; prec <= 17; prec++ {
+		seen := map[string]bool{}
+		unique := true
+		for i := range ticks {
+			if ticks[i].Label == "" {
+				continue
+			}
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'g', prec, 64)
+			if seen[ticks[i].Label] {
+				unique = false
+			}
+			seen[ticks[i].Label] = true
+		}
+		if unique {
+			break
+		}
+	}
+	return ticks
+}
+
+// powerTicks mark a log axis at the powers of ten, labelled 1e-6.
+type powerTicks struct{}
+
+// Ticks returns the ticks in [lo, hi] (lo > 0).
+func (powerTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		if v := math.Pow(10, e); v >= lo && v <= hi {
+			ticks = append(ticks, plot.Tick{Value: v, Label: fmt.Sprintf("1e%d", int(e))})
+		}
+	}
+	if len(ticks) < 2 { // less than a decade: gonum's own
+		return plot.LogTicks{Prec: 2}.Ticks(lo, hi)
+	}
+	return ticks
+}
+
+// latentUnits is the number of units of a latent as a result writes it
+// (0 for one vector): the length of a list of Gaussians, or a conjugate
+// factor's first dimension when it has two or more.
+func latentUnits(raw json.RawMessage) int {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '[' {
+		var gs []json.RawMessage
+		if json.Unmarshal(raw, &gs) == nil {
+			return len(gs)
+		}
+		return 0
+	}
+	var f struct {
+		Shape []int `json:"shape"`
+	}
+	if json.Unmarshal(raw, &f) == nil && len(f.Shape) > 1 {
+		return f.Shape[0]
+	}
+	return 0
+}
+
 
 // factorMoments returns the marginal mean and standard deviation of every
 // element of a conjugate factor of family with the given shape and
@@ -234,24 +386,25 @@ func factorMoments(family string, shape []int, params map[string][]float64) (mea
 	return mean, sd, nil
 }
 
-// meanBars are posterior means with ±2 sd error bars.
+// meanBars are posterior means with bars from the 5% to the 95% quantile.
 type meanBars struct {
 	plotter.XYs
 	plotter.YErrors
 }
 
-// add appends the point (x, mean) with bars of 2 sd, skipping a mean that
-// is not finite and drawing no bar for an sd that is not.
-func (b *meanBars) add(x, mean, sd float64) {
-	if math.IsNaN(mean) || math.IsInf(mean, 0) {
+// add appends the point (x, mean) of row with its 5%–95% bar (none where
+// the row has no quantiles, or they are not finite), skipping a mean that
+// is not finite.
+func (b *meanBars) add(x float64, row summaryRow) {
+	if math.IsNaN(row.mean) || math.IsInf(row.mean, 0) {
 		return
 	}
-	e := 2 * sd
-	if math.IsNaN(e) || math.IsInf(e, 0) {
-		e = 0
+	lo, hi := 0.0, 0.0
+	if row.hasQuantiles && !math.IsNaN(row.q05) && !math.IsInf(row.q05, 0) && !math.IsNaN(row.q95) && !math.IsInf(row.q95, 0) {
+		lo, hi = math.Max(row.mean-row.q05, 0), math.Max(row.q95-row.mean, 0)
 	}
-	b.XYs = append(b.XYs, plotter.XY{X: x, Y: mean})
-	b.YErrors = append(b.YErrors, struct{ Low, High float64 }{e, e})
+	b.XYs = append(b.XYs, plotter.XY{X: x, Y: row.mean})
+	b.YErrors = append(b.YErrors, struct{ Low, High float64 }{lo, hi})
 }
 
 // Caps on what one plot shows: a per-unit latent with at most
@@ -263,12 +416,19 @@ const (
 	maxPlotUnits = 50
 )
 
-// posteriorPlot draws the marginal means ±2 sd of a latent's elements
-// (flattened row-major; units > 0 rows of a per-unit latent).
-func posteriorPlot(model, name string, mean, sd []float64, units int) (*plot.Plot, error) {
+// posteriorPlot draws the marginal means of a latent's elements with
+// their 5%–95% intervals, within the support (a constrained latent on its
+// own scale; a categorical's probabilities without intervals), rows as
+// vigen summary computes them (flattened row-major; units > 0 rows of a
+// per-unit latent).
+func posteriorPlot(model, name string, rows []summaryRow, units int) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: q(%s), mean ± 2 sd", model, name)
-	n := len(mean)
+	p.Title.Text = fmt.Sprintf("%s: q(%s), mean and 90%% interval", model, name)
+	if len(rows) > 0 && !rows[0].hasQuantiles {
+		p.Title.Text = fmt.Sprintf("%s: q(%s), probabilities", model, name)
+	}
+	p.X.Tick.Marker = intTicks{}
+	n := len(rows)
 	var series []meanBars
 	var labels []string
 	switch dim := 0; {
@@ -284,7 +444,7 @@ func posteriorPlot(model, name string, mean, sd []float64, units int) (*plot.Plo
 				off = 0.6 * (float64(k)/float64(dim-1) - 0.5)
 			}
 			for u := range shown {
-				b.add(float64(u+1)+off, mean[u*dim+k], sd[u*dim+k])
+				b.add(float64(u+1)+off, rows[u*dim+k])
 			}
 			series = append(series, b)
 			labels = append(labels, fmt.Sprintf("%s[·,%d]", name, k+1))
@@ -296,7 +456,7 @@ func posteriorPlot(model, name string, mean, sd []float64, units int) (*plot.Plo
 		p.X.Label.Text = fmt.Sprintf("element, row-major (%s)", firstOf(shown, n))
 		var b meanBars
 		for i := range shown {
-			b.add(float64(i+1), mean[i], sd[i])
+			b.add(float64(i+1), rows[i])
 		}
 		series = append(series, b)
 		p.X.Min, p.X.Max = 0.5, 1.04*float64(shown)+0.5

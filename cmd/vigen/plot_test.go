@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// TestLatentMoments reads each shape a latent takes in a Result.
-func TestLatentMoments(t *testing.T) {
+// TestLatentRows reads each shape a latent takes in a Result: the rows'
+// means and sds, their number of units, and a family without moments.
+func TestLatentRows(t *testing.T) {
 	for _, c := range []struct {
 		raw         string
 		mean, sd    []float64
@@ -24,7 +25,7 @@ func TestLatentMoments(t *testing.T) {
 			[]float64{math.Sqrt(3.0 / 80), math.Sqrt(3.0 / 80), math.Sqrt(1.0 / 20), math.Sqrt(1.0 / 20)}, 2, ""},
 		{`{"family":"Wishart","shape":[1],"params":{"x":[1]}}`, nil, nil, 0, "no moments for a Wishart"},
 	} {
-		mean, sd, units, err := latentMoments(json.RawMessage(c.raw))
+		rows, err := latentRows("v", json.RawMessage(c.raw))
 		if c.errContains != "" {
 			if err == nil || !strings.Contains(err.Error(), c.errContains) {
 				t.Errorf("%s: error %v, want %q", c.raw, err, c.errContains)
@@ -34,12 +35,12 @@ func TestLatentMoments(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.raw, err)
 		}
-		if units != c.units || len(mean) != len(c.mean) {
-			t.Fatalf("%s: %d units, means %v; want %d, %v", c.raw, units, mean, c.units, c.mean)
+		if units := latentUnits(json.RawMessage(c.raw)); units != c.units || len(rows) != len(c.mean) {
+			t.Fatalf("%s: %d units, %d rows; want %d, %d", c.raw, units, len(rows), c.units, len(c.mean))
 		}
-		for i := range mean {
-			if math.Abs(mean[i]-c.mean[i]) > 1e-15 || math.Abs(sd[i]-c.sd[i]) > 1e-15 {
-				t.Errorf("%s: element %d: %v ± %v, want %v ± %v", c.raw, i, mean[i], sd[i], c.mean[i], c.sd[i])
+		for i, r := range rows {
+			if math.Abs(r.mean-c.mean[i]) > 1e-15 || math.Abs(r.sd-c.sd[i]) > 1e-15 || !r.hasQuantiles || !(r.q05 < r.q50 && r.q50 < r.q95) {
+				t.Errorf("%s: element %d: %+v, want %v ± %v and ordered quantiles", c.raw, i, r, c.mean[i], c.sd[i])
 			}
 		}
 	}
@@ -62,7 +63,7 @@ func TestWritePlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"elbo.svg", "latent-b.svg", "latent-theta.svg"}
+	want := []string{"elbo.svg", "elbo-change.svg", "latent-b.svg", "latent-theta.svg"}
 	if len(files) != len(want) {
 		t.Fatalf("wrote %v, want %v", files, want)
 	}
@@ -75,7 +76,8 @@ func TestWritePlots(t *testing.T) {
 	}
 	for name, texts := range map[string][]string{
 		"elbo.svg":         {"m: ELBO per iteration (converged)", ">iteration<"},
-		"latent-b.svg":     {"q(b), mean ± 2 sd", "b[·,1]", "b[·,2]", "unit (all 2)"},
+		"latent-b.svg":     {"q(b), mean and 90% interval", "b[·,1]", "b[·,2]", "unit (all 2)"},
+		"elbo-change.svg":  {"relative change of the ELBO"},
 		"latent-theta.svg": {"q(theta)", "first 200 of 300"},
 	} {
 		svg := read(name)
