@@ -486,6 +486,10 @@ func (f *fitGen) emitNewState() {
 				continue
 			}
 			w.If(cond(w.Sf("opts.Start != nil && opts.Start.Latent.%s == nil", qi.field)), func() {
+				// a resumed run continues exactly only with the state it had
+				w.If(cond("opts.Resume != nil"), func() {
+					w.Return("nil", w.Sf(`%s("resume: the result leaves out %s; resume from a checkpoint, which holds every latent, or from a fit with Options.Keep naming %s")`, goFmt.Ident("Errorf"), qi.v.Name, qi.v.Name))
+				})
 				w.Pf("// a start that left %s out (Options.Keep): %s at its optimum given", qi.v.Name, qi.v.Name)
 				w.P("// the other factors (its closed-form update)")
 				w.P("w := new(scratch)")
@@ -732,11 +736,11 @@ func (f *fitGen) emitDiagnose() {
 		w.Sf("(a *caModel) DiagnoseFactors() []%s", rt("DiagnoseFactor")), func() {
 			var items []string
 			for _, qi := range qs {
-				units := "0"
 				if u := f.perUnit(qi); u != nil {
-					units = f.dim(u.Size)
+					items = append(items, fmt.Sprintf("{Latent: %q, PerUnit: true, Units: %s}", qi.v.Name, f.dim(u.Size)))
+				} else {
+					items = append(items, fmt.Sprintf("{Latent: %q}", qi.v.Name))
 				}
-				items = append(items, fmt.Sprintf("{Latent: %q, Units: %s}", qi.v.Name, units))
 			}
 			for _, qi := range qs {
 				if f.perUnit(qi) != nil {

@@ -415,14 +415,14 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 			}
 		}
 	}
+	if dm, ok := m.(Diagnosed[S]); ok && atEnd && run.Status != "canceled" {
+		// q holds all that kept does, and what Copy leaves out of it
+		run.Diagnostics = Diagnose(ctx, dm, q, s.Diagnose, s.Seed, workers)
+	}
 	run.Seconds += time.Since(start).Seconds()
 	run.Unsettled = unsettledUnits(keptDone)
 	if c, ok := m.(Collapser[S]); ok && tt != nil && units > 0 {
 		run.Warning = collapseWarning(c.Collapsed(kept))
-	}
-	if dm, ok := m.(Diagnosed[S]); ok && atEnd && run.Status != "canceled" {
-		// q holds all that kept does, and what Copy leaves out of it
-		run.Diagnostics = Diagnose(dm, q, s.Diagnose, s.Seed, workers)
 	}
 	return m.Result(run, kept, keptParams), nil
 }

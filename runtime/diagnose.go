@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -78,18 +79,20 @@ func (s DiagnoseSettings) draws(units int) int {
 // Diagnosed is what a model whose latents include nonconjugate Gaussian
 // factors adds to CAModel for the diagnostic.
 type Diagnosed[S any] interface {
-	// DiagnoseFactors lists the Gaussian factors: each one's latent and
-	// number of units (0 for a global factor).
+	// DiagnoseFactors lists the Gaussian factors: each one's latent and,
+	// for a per-unit factor, its number of units.
 	DiagnoseFactors() []DiagnoseFactor
 	// DiagnoseGaussian returns the k-th factor's q in state q, of unit d
 	// (0-based; 0 for a global factor), with its Target.
 	DiagnoseGaussian(q S, k, d int) GaussianFactor
 }
 
-// DiagnoseFactor names a Gaussian factor for the diagnostic.
+// DiagnoseFactor names a Gaussian factor for the diagnostic: its latent,
+// whether it has one Gaussian per unit, and how many units.
 type DiagnoseFactor struct {
-	Latent string
-	Units  int
+	Latent  string
+	PerUnit bool
+	Units   int
 }
 
 // Diagnostic is the PSIS diagnostic of one Gaussian factor, in a Result.
@@ -118,7 +121,8 @@ type Diagnostic struct {
 	WorstUnit int     `json:"worst_unit,omitempty"`
 	Bad       int     `json:"bad,omitempty"`
 	// Unestimated counts the units (or 1, a global factor) whose k̂
-	// could not be estimated: the target was not finite at every draw.
+	// could not be estimated: the target was not finite at a draw, q's
+	// covariance not positive definite, or the ratios' tail not fitted.
 	Unestimated int `json:"unestimated,omitempty"`
 }
 
@@ -138,7 +142,7 @@ func (d Diagnostic) Warning() string {
 	if d.UnitKHat == nil {
 		switch {
 		case d.KHat == nil:
-			return fmt.Sprintf("q(%s): the diagnostic could not be estimated (the log density was not finite at the draws from q)", d.Latent)
+			return fmt.Sprintf("q(%s): Pareto k̂ could not be estimated (the target was not finite at a draw from q, q's covariance was not positive definite, or the ratios' tail could not be fitted)", d.Latent)
 		case *d.KHat > KHatBad && d.bad(*d.KHat, d.SDLogRatio):
 			return fmt.Sprintf("q(%s) is not to be trusted: Pareto k̂ = %.2f > %.1f over %d draws; %s", d.Latent, *d.KHat, KHatBad, d.Draws, advice)
 		case d.bad(*d.KHat, d.SDLogRatio):
@@ -157,7 +161,7 @@ func (d Diagnostic) Warning() string {
 		if msg != "" {
 			msg += "; "
 		}
-		msg += fmt.Sprintf("q(%s): k̂ could not be estimated for %d units", d.Latent, d.Unestimated)
+		msg += fmt.Sprintf("q(%s): k̂ could not be estimated for %d units (the target not finite at a draw, q's covariance not positive definite, or the ratios' tail not fitted)", d.Latent, d.Unestimated)
 	}
 	return msg
 }
@@ -194,24 +198,31 @@ func (d Diagnostic) String() string {
 	}
 	s := fmt.Sprintf("q(%s): Pareto k̂ at most %.2f over %d units, %d draws each", d.Latent, d.MaxKHat, len(d.UnitKHat), d.Draws)
 	if d.WorstUnit > 0 {
-		s += fmt.Sprintf(" (unit %d; %d above %.1f)", d.WorstUnit, d.Bad, KHatBad)
+		s += fmt.Sprintf(" (unit %d); %d units not to be trusted", d.WorstUnit, d.Bad)
+	}
+	if d.Unestimated > 0 {
+		s += fmt.Sprintf("; %d not estimated", d.Unestimated)
 	}
 	return s
 }
 
 // Diagnose runs the diagnostic on every Gaussian factor of m in state q,
-// the units of a per-unit factor on workers goroutines. Each factor's and
+// the units of a per-unit factor on workers goroutines; it returns nil if
+// ctx is done before it finishes. Each factor's and
 // unit's draws come from their own stream of seed, so the result does not
 // depend on workers.
-func Diagnose[S any](m Diagnosed[S], q S, s DiagnoseSettings, seed uint64, workers int) []Diagnostic {
+func Diagnose[S any](ctx context.Context, m Diagnosed[S], q S, s DiagnoseSettings, seed uint64, workers int) []Diagnostic {
 	if s.Off {
 		return nil
 	}
 	var out []Diagnostic
 	for k, f := range m.DiagnoseFactors() {
+		if f.PerUnit && f.Units == 0 {
+			continue // nothing to check
+		}
 		draws := s.draws(f.Units)
 		d := Diagnostic{Latent: f.Latent, Draws: draws, Method: methodOf(m.DiagnoseGaussian(q, k, 0))}
-		if f.Units == 0 {
+		if !f.PerUnit {
 			var w psisWork
 			rng := rand.New(rand.NewPCG(seed, uint64(k)<<40))
 			kh, sd, ok := w.paretoK(m.DiagnoseGaussian(q, k, 0), draws, rng, true)
@@ -228,10 +239,12 @@ func Diagnose[S any](m Diagnosed[S], q S, s DiagnoseSettings, seed uint64, worke
 		ws := make([]psisWork, Workers(workers))
 		khat, sd := make([]float64, f.Units), make([]float64, f.Units)
 		ok := make([]bool, f.Units)
-		ParallelFor(f.Units, len(ws), func(w, u int) {
+		if !ParallelForUntil(ctx.Done(), f.Units, len(ws), func(w, u int) {
 			rng := rand.New(rand.NewPCG(seed, uint64(k)<<40|uint64(u+1)))
 			khat[u], sd[u], ok[u] = ws[w].paretoK(m.DiagnoseGaussian(q, k, u), draws, rng, false)
-		})
+		}) {
+			return nil // canceled: no diagnostics rather than some
+		}
 		d.UnitKHat = make([]*float64, f.Units)
 		d.MaxKHat = math.Inf(-1)
 		for u := range khat {
@@ -318,22 +331,27 @@ func (w *psisWork) paretoK(q GaussianFactor, draws int, rng *rand.Rand, mean boo
 	if math.IsInf(slices.Max(r), -1) {
 		return 0, 0, false
 	}
-	var n, m1, m2 float64 // Welford's mean and sum of squares
+	top := slices.Max(r)
+	var n, m1, m2 float64 // Welford's mean and sum of squares, of r − top
 	for _, v := range r {
 		if math.IsInf(v, -1) {
 			continue
 		}
+		v -= top
 		n++
 		delta := v - m1
 		m1 += delta / n
 		m2 += delta * (v - m1)
 	}
 	sd = math.Sqrt(m2 / n)
+	if math.IsInf(sd, 0) || math.IsNaN(sd) {
+		return 0, 0, false // ratios spanning more than a float64 holds
+	}
 	k, ok = PSIS(r)
 	if !ok || !mean {
 		return k, sd, ok
 	}
-	top := slices.Max(r)
+	top = slices.Max(r)
 	c := Grow(&w.corrected, p)
 	clear(c)
 	total := 0.0

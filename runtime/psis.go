@@ -21,14 +21,6 @@ const (
 	KHatBad  = 0.7
 )
 
-// KHatThreshold is the largest k̂ at which S draws still give a reliable
-// estimate, min(1 − 1/log10 S, 0.7) (Vehtari et al. 2024, §3.2).
-func KHatThreshold(s int) float64 {
-	if s < 2 {
-		return 0
-	}
-	return math.Min(1-1/math.Log10(float64(s)), KHatBad)
-}
 
 // PSIS smooths the log importance ratios r (log p − log q at draws from q)
 // in place and returns the estimated Pareto shape k̂ of the ratios' tail.

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -130,5 +132,36 @@ func TestGPDFitMatchesMaximumLikelihood(t *testing.T) {
 	}
 	if changed != m {
 		t.Errorf("%d ratios in the tail, want %d", changed, m)
+	}
+}
+
+// fakeDiagnosed is one global Gaussian factor with a given target.
+type fakeDiagnosed struct{ q GaussianFactor }
+
+func (f fakeDiagnosed) DiagnoseFactors() []DiagnoseFactor {
+	return []DiagnoseFactor{{Latent: "x"}, {Latent: "u", PerUnit: true}}
+}
+func (f fakeDiagnosed) DiagnoseGaussian(_ int, k, _ int) GaussianFactor {
+	if k == 1 {
+		panic("a per-unit factor with no units was asked for a unit")
+	}
+	return f.q
+}
+
+// Log ratios too spread for their squares to fit a float64 leave the
+// factor unestimated, with nothing infinite in the diagnostic (a result
+// must marshal); a per-unit factor without units is skipped.
+func TestDiagnoseExtremeRatios(t *testing.T) {
+	wide := fakeDiagnosed{GaussianFactor{Mean: []float64{0}, Cov: []float64{700 * 700 / 9.0},
+		Target: func(x []float64) float64 { return 3*x[0] - math.Exp(x[0]) }}}
+	ds := Diagnose(context.Background(), wide, 0, DiagnoseSettings{}, 1, 1)
+	if len(ds) != 1 {
+		t.Fatalf("%d diagnostics, want the global factor's alone", len(ds))
+	}
+	if _, err := json.Marshal(ds); err != nil {
+		t.Errorf("the diagnostic does not marshal: %v (%+v)", err, ds[0])
+	}
+	if ds[0].KHat != nil && (math.IsInf(ds[0].SDLogRatio, 0) || math.IsNaN(ds[0].SDLogRatio)) {
+		t.Errorf("an estimate with sd %v", ds[0].SDLogRatio)
 	}
 }

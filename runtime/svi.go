@@ -309,8 +309,10 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 	run := Run{Status: PassesStatus, Tempering: s.Temper.String()}
 	prevELBO := math.Inf(-1)
 	t, seen := 0, 0 // steps taken, units visited
+	atEnd := true // q is kept: the run is at the end of a pass
 passes:
 	for pass := 1; pass <= svi.Passes; pass++ {
+		atEnd = false
 		rng.Shuffle(units, func(i, j int) { order[i], order[j] = order[j], order[i] })
 		change := 0.0
 		steps := 0 // this pass's
@@ -476,6 +478,7 @@ passes:
 		}
 		kept = m.Copy(kept, q)
 		keptParams = params
+		atEnd = true
 		run.ELBO = append(run.ELBO, elbo)
 		run.Iterations = pass
 		settled := 0
@@ -515,6 +518,10 @@ passes:
 		if temp > 1+1e-3 {
 			run.Status += fmt.Sprintf("; still tempered after the last pass (T = %.4g): the posterior is of the tempered model", temp)
 		}
+	}
+	if dm, ok := m.(Diagnosed[S]); ok && atEnd && run.Status != "canceled" {
+		// q holds all that kept does, and what Copy leaves out of it
+		run.Diagnostics = Diagnose(ctx, dm, q, s.Diagnose, s.Seed, Workers(s.Workers))
 	}
 	run.Seconds = time.Since(start).Seconds()
 	var unsettled []int

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/optimize"
 
 	"github.com/vigen-go/vigen/examples/ctm/ctm"
+	"github.com/vigen-go/vigen/runtime"
 )
 
 // smallCTM is a CTM with K = 3 topics over V = 15 terms, each topic
@@ -278,5 +279,29 @@ func TestMStepNeedsZ(t *testing.T) {
 	}
 	if _, err := m.MStep(kept, ctm.Options{}); err != nil {
 		t.Errorf("MStep with z kept: %v", err)
+	}
+}
+
+// The approximation diagnostic covers every document's q(θ) under
+// coordinate ascent and under SVI, and a corpus without documents has
+// nothing to check (and no panic).
+func TestDiagnosticPerDocument(t *testing.T) {
+	p, docs := smallCorpus(t, 30)
+	for _, algo := range []string{"ca", "svi"} {
+		res, err := ctm.Fit(context.Background(), &ctm.Data{K: p.K, W: docs, V: p.V}, ctm.Options{MaxIter: 3, Seed: 2, Algorithm: algo,
+			SVI: runtime.SVISettings{BatchSize: 10, Passes: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Diagnostics) != 1 || len(res.Diagnostics[0].UnitKHat) != len(docs) || res.Diagnostics[0].Draws != 1000 {
+			t.Errorf("%s: diagnostics %+v, want one per document", algo, res.Diagnostics)
+		}
+	}
+	res, err := ctm.Fit(context.Background(), &ctm.Data{K: 3, V: 15, W: [][][2]int{}}, ctm.Options{MaxIter: 2, AllowEmpty: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Diagnostics) != 0 {
+		t.Errorf("no documents: diagnostics %+v", res.Diagnostics)
 	}
 }

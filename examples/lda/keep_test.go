@@ -163,3 +163,17 @@ func TestKeepChecksAndCheckpointsHoldZ(t *testing.T) {
 		t.Errorf("the checkpoint left z out (omitted %v)", cp.Omitted)
 	}
 }
+
+// Resume continues a run exactly only from the whole state: a result that
+// left z out is refused, naming what to resume from instead.
+func TestResumeNeedsZ(t *testing.T) {
+	data := &lda.Data{K: 2, V: 10, W: small(4, 10, 10)}
+	res, err := lda.Fit(context.Background(), data, lda.Options{MaxIter: 3, Tol: 1e-300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = lda.Fit(context.Background(), data, lda.Options{MaxIter: 6, Tol: 1e-300, Resume: res})
+	if err == nil || !strings.Contains(err.Error(), "resume: the result leaves out z; resume from a checkpoint") {
+		t.Errorf("Resume from a result without z: error %v", err)
+	}
+}

@@ -432,7 +432,7 @@ func (m *Model) gaussianSigma(q *state) runtime.GaussianFactor {
 // DiagnoseFactors lists the nonconjugate Gaussian factors, which the
 // approximation diagnostic checks (runtime.Diagnose).
 func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
-	return []runtime.DiagnoseFactor{{Latent: "alpha", Units: 0}, {Latent: "beta1", Units: 0}, {Latent: "beta2", Units: 0}, {Latent: "sigma", Units: 0}}
+	return []runtime.DiagnoseFactor{{Latent: "alpha"}, {Latent: "beta1"}, {Latent: "beta2"}, {Latent: "sigma"}}
 }
 
 // DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q

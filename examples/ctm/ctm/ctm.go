@@ -349,6 +349,9 @@ func (m *Model) newState(opts Options) (*state, error) {
 		}
 	}
 	if opts.Start != nil && opts.Start.Latent.Z == nil {
+		if opts.Resume != nil {
+			return nil, fmt.Errorf("resume: the result leaves out z; resume from a checkpoint, which holds every latent, or from a fit with Options.Keep naming z")
+		}
 		// a start that left z out (Options.Keep): z at its optimum given
 		// the other factors (its closed-form update)
 		w := new(scratch)
@@ -453,7 +456,7 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 // approximation diagnostic checks (runtime.Diagnose).
 func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
 	m := a.m
-	return []runtime.DiagnoseFactor{{Latent: "theta", Units: m.d}}
+	return []runtime.DiagnoseFactor{{Latent: "theta", PerUnit: true, Units: m.d}}
 }
 
 // DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q

@@ -385,7 +385,7 @@ func (m *Model) gaussianEta(q *state) runtime.GaussianFactor {
 // DiagnoseFactors lists the nonconjugate Gaussian factors, which the
 // approximation diagnostic checks (runtime.Diagnose).
 func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
-	return []runtime.DiagnoseFactor{{Latent: "mu", Units: 0}, {Latent: "tau", Units: 0}, {Latent: "eta", Units: 0}}
+	return []runtime.DiagnoseFactor{{Latent: "mu"}, {Latent: "tau"}, {Latent: "eta"}}
 }
 
 // DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q

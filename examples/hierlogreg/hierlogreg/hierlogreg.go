@@ -438,7 +438,7 @@ func (m *Model) gaussianTheta(q *state, d int) runtime.GaussianFactor {
 // approximation diagnostic checks (runtime.Diagnose).
 func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
 	m := a.m
-	return []runtime.DiagnoseFactor{{Latent: "theta", Units: m.m}}
+	return []runtime.DiagnoseFactor{{Latent: "theta", PerUnit: true, Units: m.m}}
 }
 
 // DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q

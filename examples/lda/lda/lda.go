@@ -292,6 +292,9 @@ func (m *Model) newState(opts Options) (*state, error) {
 		m.momentsTheta(q, d)
 	}
 	if opts.Start != nil && opts.Start.Latent.Z == nil {
+		if opts.Resume != nil {
+			return nil, fmt.Errorf("resume: the result leaves out z; resume from a checkpoint, which holds every latent, or from a fit with Options.Keep naming z")
+		}
 		// a start that left z out (Options.Keep): z at its optimum given
 		// the other factors (its closed-form update)
 		w := new(scratch)

@@ -320,7 +320,7 @@ func (m *Model) gaussianTheta(q *state) runtime.GaussianFactor {
 // DiagnoseFactors lists the nonconjugate Gaussian factors, which the
 // approximation diagnostic checks (runtime.Diagnose).
 func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
-	return []runtime.DiagnoseFactor{{Latent: "theta", Units: 0}}
+	return []runtime.DiagnoseFactor{{Latent: "theta"}}
 }
 
 // DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q

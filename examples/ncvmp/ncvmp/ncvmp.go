@@ -307,7 +307,7 @@ func (m *Model) ncvmpW(q *state) *runtime.NCVMPFactor {
 // DiagnoseFactors lists the nonconjugate Gaussian factors, which the
 // approximation diagnostic checks (runtime.Diagnose).
 func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
-	return []runtime.DiagnoseFactor{{Latent: "w", Units: 0}}
+	return []runtime.DiagnoseFactor{{Latent: "w"}}
 }
 
 // DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q

@@ -541,7 +541,7 @@ func (m *Model) gaussianA(q *state) runtime.GaussianFactor {
 // DiagnoseFactors lists the nonconjugate Gaussian factors, which the
 // approximation diagnostic checks (runtime.Diagnose).
 func (a *caModel) DiagnoseFactors() []runtime.DiagnoseFactor {
-	return []runtime.DiagnoseFactor{{Latent: "mu", Units: 0}, {Latent: "b1", Units: 0}, {Latent: "b2", Units: 0}, {Latent: "tau", Units: 0}, {Latent: "sigma", Units: 0}, {Latent: "a", Units: 0}}
+	return []runtime.DiagnoseFactor{{Latent: "mu"}, {Latent: "b1"}, {Latent: "b2"}, {Latent: "tau"}, {Latent: "sigma"}, {Latent: "a"}}
 }
 
 // DiagnoseGaussian is the k-th factor DiagnoseFactors lists, in state q
