@@ -21,7 +21,6 @@ const (
 	KHatBad  = 0.7
 )
 
-
 // PSIS smooths the log importance ratios r (log p − log q at draws from q)
 // in place and returns the estimated Pareto shape k̂ of the ratios' tail.
 // The tail is the M = ⌈min(S/5, 3√S)⌉ largest ratios; their excess over

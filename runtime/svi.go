@@ -309,7 +309,7 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 	run := Run{Status: PassesStatus, Tempering: s.Temper.String()}
 	prevELBO := math.Inf(-1)
 	t, seen := 0, 0 // steps taken, units visited
-	atEnd := true // q is kept: the run is at the end of a pass
+	atEnd := true   // q is kept: the run is at the end of a pass
 passes:
 	for pass := 1; pass <= svi.Passes; pass++ {
 		atEnd = false

@@ -348,7 +348,6 @@ func latentUnits(raw json.RawMessage) int {
 	return 0
 }
 
-
 // factorMoments returns the marginal mean and standard deviation of every
 // element of a conjugate factor of family with the given shape and
 // variational parameters (as a fit's Result stores them, row-major), by
