@@ -198,10 +198,10 @@ func (d Diagnostic) String() string {
 	}
 	s := fmt.Sprintf("q(%s): Pareto k̂ at most %.2f over %d units, %d draws each", d.Latent, d.MaxKHat, len(d.UnitKHat), d.Draws)
 	if d.WorstUnit > 0 {
-		s += fmt.Sprintf(" (unit %d); %d units not to be trusted", d.WorstUnit, d.Bad)
+		s += fmt.Sprintf(" (unit %d); not to be trusted: %d", d.WorstUnit, d.Bad)
 	}
 	if d.Unestimated > 0 {
-		s += fmt.Sprintf("; %d not estimated", d.Unestimated)
+		s += fmt.Sprintf("; not estimated: %d", d.Unestimated)
 	}
 	return s
 }
