@@ -48,6 +48,7 @@ type runFlags struct {
 	tols                    tolFlags
 	svi                     sviFlags
 	heldout                 heldoutFlags
+	opts                    optFlags
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
@@ -63,6 +64,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	f.tols.register(fs)
 	f.svi.register(fs)
 	f.heldout.register(fs)
+	f.opts.register(fs)
 	fs.IntVar(&f.workers, "workers", 0, "goroutines updating units in parallel (0: all cores); results do not depend on it")
 	fs.StringVar(&f.keep, "keep", "", "per-token latents (local to a bag's entries, like a topic model's z) to keep in the result, comma-separated, or all; left out by default")
 	fs.IntVar(&f.restarts, "restarts", 0, "fit from this many seeds (-seed, -seed+1, …) in parallel and keep the largest ELBO; the result's restarts field lists them all")
@@ -78,6 +80,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if bad := f.tols.negative(f.maxIter, f.tol, f.workers); bad != "" {
 		fmt.Fprintf(stderr, "vigen run: -%s must not be negative (0 means the default)\n", bad)
+		return 2
+	}
+	if bad := f.opts.check(); bad != "" {
+		fmt.Fprintf(stderr, "vigen run: %s\n", bad)
 		return 2
 	}
 	if bad := f.svi.check(); bad != "" {
@@ -398,6 +404,12 @@ func runFit(sig *interrupts, bin string, f runFlags, sink io.Writer, stderr io.W
 		return exitError
 	}
 	args = append(args, ho...)
+	oa, err := f.opts.args()
+	if err != nil {
+		fmt.Fprintln(stderr, "vigen:", err)
+		return exitError
+	}
+	args = append(args, oa...)
 	args = append(args, setFlags(flagValue{"-workers", f.workers}, flagValue{"-keep", f.keep},
 		flagValue{"-psis-draws", f.psisDraws}, flagValue{"-psis-unit-draws", f.psisUnits}, flagValue{"-restarts", f.restarts})...)
 	if f.noPSIS {

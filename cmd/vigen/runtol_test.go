@@ -151,3 +151,41 @@ func TestRunReadsCSVTables(t *testing.T) {
 		t.Errorf("-csv y,w: exit %d, %q", code, stderr)
 	}
 }
+
+// vigen run saves checkpoints (-checkpoint, -every) and resumes from one
+// (-resume) to the result the uninterrupted run gives; -fixparams holds the
+// params; bad values are usage errors.
+func TestRunCheckpointsAndOptions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a model (-short)")
+	}
+	t.Setenv("VIGEN_CACHE", t.TempDir())
+	model, data := "../../examples/pumps/pumps.vi", "../../examples/pumps/data.json"
+	dir := t.TempDir()
+	cp := filepath.Join(dir, "cp.json")
+	if code, _, stderr := runCLI("run", model, "-data", data, "-maxiter", "12", "-checkpoint", cp, "-every", "5", "-q"); code != exitNotConverged {
+		t.Fatalf("cut run: exit %d: %s", code, stderr)
+	}
+	code, resumed, stderr := runCLI("run", model, "-data", data, "-resume", cp, "-q")
+	if code != exitConverged {
+		t.Fatalf("resumed: exit %d: %s", code, stderr)
+	}
+	_, full, _ := runCLI("run", model, "-data", data, "-q")
+	type res struct {
+		Iterations int             `json:"iterations"`
+		ELBO       []float64       `json:"elbo"`
+		Latent     json.RawMessage `json:"latent"`
+	}
+	var a, b res
+	json.Unmarshal([]byte(resumed), &a)
+	json.Unmarshal([]byte(full), &b)
+	if a.Iterations != b.Iterations || fmt.Sprint(a.ELBO) != fmt.Sprint(b.ELBO) || string(a.Latent) != string(b.Latent) {
+		t.Errorf("resumed run: %d iterations, full: %d; results differ", a.Iterations, b.Iterations)
+	}
+	for _, bad := range [][]string{{"-every", "-1"}, {"-every", "3"}, {"-shrinkage", "2"}, {"-smoothing", "-1"}} {
+		code, _, stderr := runCLI(append([]string{"run", model, "-data", data}, bad...)...)
+		if code != 2 || !strings.Contains(stderr, bad[0]) {
+			t.Errorf("%v: exit %d, %q", bad, code, stderr)
+		}
+	}
+}
