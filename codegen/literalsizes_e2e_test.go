@@ -210,3 +210,50 @@ func TestEndToEndLiteralDimensions(t *testing.T) {
 		t.Errorf(`data with a key "2": error %q, want none (the key is ignored)`, badErrs[1])
 	}
 }
+
+// A mixture of documents over topics with the number of topics written as
+// a literal (int[D] in 1..2 beside simplex[2] and simplex[2, V]) is
+// accepted, as Stan's users write it, and fits exactly as the same model
+// with a size K = 2. Before, the range 1..2 and the dimension 2 were not
+// taken as the same size: a false model error.
+func TestLiteralCategoryCount(t *testing.T) {
+	lit := `model lit
+size D, V
+data w : bag[D] of 1..V
+const alpha : real[2] = 1
+param beta : simplex[2, V]
+latent pi : simplex[2] conjugate
+latent z : int[D] in 1..2 conjugate
+pi ~ Dirichlet(alpha)
+for d in 1:D {
+  z[d] ~ Categorical(pi)
+  for n in w[d] {
+    w[d, n] ~ Categorical(beta[z[d]])
+  }
+}
+`
+	sized := strings.NewReplacer("model lit", "model sized", "size D, V", "size D, V, K = 2", "real[2]", "real[K]",
+		"simplex[2, V]", "simplex[K, V]", "simplex[2]", "simplex[K]", "in 1..2", "in 1..K").Replace(lit)
+	data := []byte(`{"D": 5, "V": 3, "w": [[[1,2],[2,1]],[[3,1]],[[1,1],[3,2]],[[2,4]],[[1,3],[2,1],[3,1]]]}`)
+	fit := func(name, src string) []map[string]any {
+		var out []map[string]any
+		raw := buildAndRunDriver(t, name, src, data, strings.ReplaceAll(driver, " OPTS", ", Keep: []string{\"all\"}"))
+		if err := json.Unmarshal(raw, &out); err != nil || len(out) != 2 {
+			t.Fatalf("%s: %v\n%s", name, err, raw)
+		}
+		return out
+	}
+	a, b := fit("lit", lit), fit("sized", sized)
+	for i := range a {
+		for _, k := range []string{"latent", "params", "elbo", "status"} {
+			ja, _ := json.Marshal(a[i][k])
+			jb, _ := json.Marshal(b[i][k])
+			if string(ja) != string(jb) {
+				t.Errorf("%v: %s differs between the literal model and the sized one:\n%s\n%s", a[i]["method"], k, ja, jb)
+			}
+		}
+		if z, _ := a[i]["latent"].(map[string]any)["z"]; z == nil {
+			t.Errorf("no q(z)")
+		}
+	}
+}

@@ -212,10 +212,19 @@ func (b *Builder) qFactor(v *ir.Var) *QFactor {
 	}
 	d := Dists[prior.Dist]
 	if d != nil && d.Conj != nil && d.Conj.Normalize {
-		if v.Type.Range == nil || v.Type.Range[1].Size == "" {
+		if v.Type.Range == nil {
 			return nil
 		}
-		return CategoricalQ(v.Name, v.Type.Range[1].Size, dims...)
+		k := v.Type.Range[1].Size
+		if k == "" {
+			// a literal bound: the categories are a literal dimension
+			// (simplex[2]), a size of its own named by the number
+			k = v.Type.Range[1].String()
+			if s := b.Model.Lookup(k); s == nil || !s.Fixed {
+				return nil
+			}
+		}
+		return CategoricalQ(v.Name, k, dims...)
 	}
 	if d != nil && d.Conj != nil && d.Conj.FromNatural != nil {
 		return TableQ(v.Name, prior.Dist, dims...)

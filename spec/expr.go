@@ -341,7 +341,7 @@ func (c *checker) checkIndex(r *ir.Ref, x ir.Expr, i int, dims []string, sc *sco
 			hint = "declare " + ref.Var.Name + " with `in 1.." + dim + "`"
 		}
 		c.errorAt(x.Position(), hint, "index %s has no range: an index into dimension %d of %s must be %s", exprString(x), i+1, v.Name, want)
-	case t.Range[0].Size != "" || t.Range[0].Value != 1 || t.Range[1].Size != dim:
+	case t.Range[0].Size != "" || t.Range[0].Value != 1 || t.Range[1].String() != dim: // a literal bound matches a literal dimension
 		c.errorAt(x.Position(), indexHint(c, v, i, dim), "index %s ranges over %s..%s but dimension %d of %s %s", exprString(x), t.Range[0], t.Range[1], i+1, v.Name, dimPhrase(c, dim))
 	default:
 		return true

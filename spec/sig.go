@@ -129,13 +129,14 @@ func (u *unifier) rangeEnd(pat string, b ir.Bound) bool {
 	if n, err := strconv.Atoi(pat); err == nil {
 		return b.Size == "" && b.Value == n
 	}
-	if b.Size == "" {
-		return false
+	size := b.Size
+	if size == "" {
+		size = strconv.Itoa(b.Value) // a literal bound, as a literal dimension is written
 	}
 	if s, bound := u.bind[pat]; bound {
-		return u.c.unifyDim(s, b.Size)
+		return u.c.unifyDim(s, size)
 	}
-	u.bind[pat] = b.Size
+	u.bind[pat] = size
 	return true
 }
 
