@@ -282,6 +282,19 @@ func elementwiseQuantile(q func(p []float64, prob float64) float64) func([][]flo
 	}
 }
 
+// gammaQuantile is the prob-quantile of a Gamma(shape, rate). gonum's
+// underflows to 0 deep in the lower tail of a small shape (0.05: the 5%
+// quantile is 5.6e-27); there P(X ≤ x) ≈ (rate·x)^shape / Γ(shape+1), whose
+// inverse stands in for it.
+func gammaQuantile(shape, rate, prob float64) float64 {
+	x := distuv.Gamma{Alpha: shape, Beta: rate}.Quantile(prob)
+	if x == 0 && prob > 0 {
+		lg, _ := math.Lgamma(shape + 1)
+		x = math.Exp((math.Log(prob)+lg)/shape) / rate
+	}
+	return x
+}
+
 // realX is the value of a family over real numbers.
 var realX = ir.ParamSig{Name: "x"}
 
@@ -354,7 +367,7 @@ var gammaDist = &Dist{
 	Conj: &Conjugacy{Params: []string{"shape", "rate"},
 		FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Neg(eta[1])} },
 		Moments:     elementwise(func(p []float64) (float64, float64) { return p[0] / p[1], math.Sqrt(p[0]) / p[1] }),
-		Quantile:    elementwiseQuantile(func(p []float64, q float64) float64 { return distuv.Gamma{Alpha: p[0], Beta: p[1]}.Quantile(q) })},
+		Quantile:    elementwiseQuantile(func(p []float64, q float64) float64 { return gammaQuantile(p[0], p[1], q) })},
 }
 
 // InverseGamma(x; α, β) = α log β − log Γ(α) − (α+1) log x − β/x   (β a scale)
@@ -399,7 +412,7 @@ var inverseGammaDist = &Dist{
 			return mean, sd
 		}),
 		// x = 1/y with y ~ Gamma(shape, rate = scale): q_x(p) = 1/q_y(1 − p)
-		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return 1 / distuv.Gamma{Alpha: p[0], Beta: p[1]}.Quantile(1-q) })},
+		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return 1 / gammaQuantile(p[0], p[1], 1-q) })},
 }
 
 // Beta(x; a, b) = log Γ(a+b) − log Γ(a) − log Γ(b) + (a−1) log x + (b−1) log(1−x)

@@ -59,3 +59,29 @@ func TestConjugateQuantilesMatchDraws(t *testing.T) {
 		t.Errorf("Categorical has quantiles; its indicators have none worth printing")
 	}
 }
+
+// A small Gamma shape keeps its lower tail (gonum's quantile underflows to
+// 0 there) and the inverse gamma's upper tail stays finite: P(X ≤ q) = p
+// checked through the series of the regularized incomplete gamma function.
+func TestSmallShapeQuantiles(t *testing.T) {
+	for _, a := range []float64{0.05, 0.01} {
+		out := make([]float64, 1)
+		Dists["Gamma"].Conj.Quantile([][]float64{{a}, {1}}, 1, 0.05, out)
+		x := out[0]
+		// P(a, x) = x^a e^{-x} Σ x^k / Γ(a+k+1)
+		sum, term := 0.0, 0.0
+		lg, _ := math.Lgamma(a + 1)
+		term = math.Exp(a*math.Log(x) - x - lg)
+		for k := 0; k < 50; k++ {
+			sum += term
+			term *= x / (a + float64(k) + 1)
+		}
+		if !(x > 0) || math.Abs(sum-0.05) > 1e-6 {
+			t.Errorf("Gamma(%v, 1): 5%% quantile %v, P(X ≤ it) = %v", a, x, sum)
+		}
+		Dists["InverseGamma"].Conj.Quantile([][]float64{{a}, {1}}, 1, 0.95, out)
+		if math.IsInf(out[0], 0) || math.IsNaN(out[0]) || math.Abs(out[0]*x-1) > 1e-12 {
+			t.Errorf("InverseGamma(%v, 1): 95%% quantile %v, want 1/%v", a, out[0], x)
+		}
+	}
+}

@@ -174,13 +174,18 @@ func WithColumns(src []byte, file string, names []string, dims map[string][]stri
 		return nil, nil, fmt.Errorf("%s: no columns left for %s", file, matrix)
 	}
 	added := map[string]int{}
-	addSize := func(size string, n int) {
+	var conflict error
+	addSize := func(size string, n int, what string) {
 		if _, err := strconv.Atoi(size); err == nil || size == "" {
 			return // a literal dimension
 		}
-		if _, ok := obj[size]; !ok {
-			added[size] = n
+		if _, ok := obj[size]; ok {
+			return // the JSON gives it; loading checks the lengths
 		}
+		if m, ok := added[size]; ok && m != n && conflict == nil {
+			conflict = fmt.Errorf("%s: %s would be both %d and %d (%s); give %s in the JSON data", file, size, m, n, what, size)
+		}
+		added[size] = n
 	}
 	num := func(b []byte, x float64) []byte { return strconv.AppendFloat(b, x, 'g', -1, 64) }
 	for _, name := range names {
@@ -204,10 +209,13 @@ func WithColumns(src []byte, file string, names []string, dims map[string][]stri
 			b = append(b, ']')
 		}
 		obj[name] = append(b, ']')
-		addSize(d[0], len(rows))
+		addSize(d[0], len(rows), "the rows of the table")
 		if len(d) == 2 {
-			addSize(d[1], len(rest))
+			addSize(d[1], len(rest), "the columns of "+name)
 		}
+	}
+	if conflict != nil {
+		return nil, nil, conflict
 	}
 	for size, n := range added {
 		obj[size] = json.RawMessage(strconv.Itoa(n))

@@ -88,4 +88,9 @@ func TestWithColumns(t *testing.T) {
 	if _, _, err := WithColumns([]byte(`{}`), "t.csv", []string{"y"}, map[string][]string{"y": {"N"}}, []string{"a"}, [][]float64{{1}}); err == nil || !strings.Contains(err.Error(), `no column "y" (its columns: a)`) {
 		t.Errorf("missing column: %v", err)
 	}
+	// a square matrix from a table that is not square: N cannot be both
+	sq := map[string][]string{"x": {"N", "N"}}
+	if _, _, err := WithColumns([]byte(`{}`), "t.csv", []string{"x"}, sq, header, rows); err == nil || !strings.Contains(err.Error(), "t.csv: N would be both 2 and 3") {
+		t.Errorf("N×N from 2 rows and 3 columns: %v", err)
+	}
 }

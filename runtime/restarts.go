@@ -5,16 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Restarts records a fit run from several seeds (Settings.Restarts): the
 // result is the one with the largest final ELBO.
 type Restarts struct {
 	// Seeds are the seeds run, Seed, Seed+1, …; ELBO and Status each one's
-	// final ELBO and status (ELBO 0 for a fit with none).
-	Seeds  []uint64  `json:"seeds"`
-	ELBO   []float64 `json:"elbo"`
-	Status []string  `json:"status"`
+	// final ELBO (null for a fit with none) and status.
+	Seeds  []uint64   `json:"seeds"`
+	ELBO   []*float64 `json:"elbo"`
+	Status []string   `json:"status"`
 	// Best is the index of the result kept; Spread is the largest final
 	// ELBO minus the smallest, which says how much the start matters.
 	Best   int     `json:"best"`
@@ -22,14 +23,17 @@ type Restarts struct {
 }
 
 // FitRestarts runs fit under s from the seeds s.Seed, …, s.Seed+s.Restarts−1
-// and returns the result with the largest final ELBO (the lowest seed
-// among equals), with Result.Restarts recording every run. The fits run
-// concurrently, at most s.Workers (0: GOMAXPROCS) at a time, with the
-// workers shared among them; since a fit does not depend on its number of
-// workers, neither does the result. A fit that fails or ends with a
-// non-finite ELBO is not chosen; if all fail, the first error is returned.
-// Progress is not reported during restarts, and Start, Resume and
-// Checkpoint are refused (one start point, one run to save).
+// and returns the best result, with Result.Restarts recording every run:
+// among the runs that ended normally (converged, stopped at the iteration
+// limit, or ran their SVI passes), the one with the largest final ELBO
+// (the lowest seed among equals). A run that met trouble, produced a NaN or
+// an infinity, or was canceled is chosen only if no run ended normally. The fits run concurrently, at most s.Workers (0:
+// GOMAXPROCS) at a time, with the workers shared among them; since a fit
+// does not depend on its number of workers, neither does the result. If
+// ctx is done before every run finished, the result is marked canceled
+// (the runs that did not finish are recorded). Progress is not reported
+// during restarts, and Start, Resume and Checkpoint are refused (one start
+// point, one run to save).
 func FitRestarts[L, P any](ctx context.Context, s Settings[L, P], fit func(context.Context, Settings[L, P]) (*Result[L, P], error)) (*Result[L, P], error) {
 	n := s.Restarts
 	if s.Start != nil || s.Resume != nil || s.Checkpoint.On() {
@@ -47,19 +51,23 @@ func FitRestarts[L, P any](ctx context.Context, s Settings[L, P], fit func(conte
 	})
 	rec := &Restarts{Best: -1}
 	lo, hi := math.Inf(1), math.Inf(-1)
+	bestClass := -1
 	for i, r := range results {
 		rec.Seeds = append(rec.Seeds, s.Seed+uint64(i))
-		elbo, status := 0.0, ""
+		var elbo *float64
+		status := ""
+		class := -1
 		switch {
 		case errs[i] != nil:
 			status = "error: " + errs[i].Error()
 		case len(r.ELBO) == 0:
 			status = r.Status
 		default:
-			elbo, status = r.ELBO[len(r.ELBO)-1], r.Status
-			lo, hi = math.Min(lo, elbo), math.Max(hi, elbo)
-			if rec.Best < 0 || elbo > rec.ELBO[rec.Best] {
-				rec.Best = i
+			e := r.ELBO[len(r.ELBO)-1]
+			elbo, status, class = &e, r.Status, restartClass(r)
+			lo, hi = math.Min(lo, e), math.Max(hi, e)
+			if class > bestClass || class == bestClass && e > *rec.ELBO[rec.Best] {
+				rec.Best, bestClass = i, class
 			}
 		}
 		rec.ELBO, rec.Status = append(rec.ELBO, elbo), append(rec.Status, status)
@@ -77,5 +85,19 @@ func FitRestarts[L, P any](ctx context.Context, s Settings[L, P], fit func(conte
 	}
 	best := results[rec.Best]
 	best.Restarts = rec
+	if ctx.Err() != nil {
+		// the best of the runs so far, not of all of them
+		best.Converged, best.Status = false, "canceled"
+	}
 	return best, nil
+}
+
+// restartClass ranks how a run ended, for FitRestarts: 1 normally
+// (converged, at the iteration limit, or its SVI passes run), 0 otherwise
+// (trouble, a non-finite number, canceled).
+func restartClass[L, P any](r *Result[L, P]) int {
+	if r.Converged || strings.HasPrefix(r.Status, "max_iterations") || strings.HasPrefix(r.Status, PassesStatus) {
+		return 1
+	}
+	return 0
 }

@@ -81,6 +81,9 @@ func writePlots(dir string, result []byte) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("latent %s: %v", name, err)
 		}
+		if !anyFinite(rows) {
+			continue // no element (a latent over no data) or no finite mean: nothing to draw
+		}
 		p, err := posteriorPlot(r.Model, name, rows, latentUnits(r.Latent[name]))
 		if err != nil {
 			return nil, fmt.Errorf("latent %s: %v", name, err)
@@ -107,6 +110,16 @@ func writePlots(dir string, result []byte) ([]string, error) {
 		written = append(written, path)
 	}
 	return written, nil
+}
+
+// anyFinite says whether some row has a finite mean.
+func anyFinite(rows []summaryRow) bool {
+	for _, r := range rows {
+		if !math.IsNaN(r.mean) && !math.IsInf(r.mean, 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // markSVG puts plotMark after the XML declaration.

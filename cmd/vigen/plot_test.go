@@ -98,3 +98,23 @@ func TestWritePlots(t *testing.T) {
 		t.Error("a result without an ELBO trace plotted")
 	}
 }
+
+// A latent with nothing to draw (no elements, as a mixture's z over no
+// data) is left out of the plots; the others are still written.
+func TestWritePlotsSkipsEmptyLatents(t *testing.T) {
+	result := []byte(`{"model":"m","status":"converged","elbo":[-3,-2],"latent":{
+		"z":{"family":"Categorical","shape":[0,2],"params":{"prob":[]}},
+		"mu":{"family":"MvNormal","mean":[1],"cov":[[1]]}}}`)
+	dir := t.TempDir()
+	files, err := writePlots(dir, result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f))
+	}
+	if strings.Join(names, " ") != "elbo.svg elbo-change.svg latent-mu.svg" {
+		t.Errorf("wrote %v", names)
+	}
+}

@@ -134,7 +134,7 @@ func writeSummary(w io.Writer, b []byte, maxRows int) error {
 	}
 	fmt.Fprintf(w, "\n%-*s  %-12s %11s %11s %11s %11s %11s\n", width, "name", "family", "mean", "sd", "5%", "50%", "95%")
 	num := func(x float64, ok bool) string {
-		if !ok || math.IsNaN(x) {
+		if !ok || math.IsNaN(x) || math.IsInf(x, 0) {
 			return fmt.Sprintf("%11s", "")
 		}
 		return fmt.Sprintf("%11.4g", x)

@@ -1,0 +1,43 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// FitRestarts keeps the largest final ELBO among the runs that ended
+// normally, not a run that blew up with a larger one; a run that failed
+// outright is recorded with a null ELBO; and a canceled context marks the
+// kept result canceled.
+func TestFitRestartsPrefersNormalEnds(t *testing.T) {
+	runs := map[uint64]*Result[int, int]{
+		0: {Converged: true, Status: "converged", ELBO: []float64{-60, -50}},
+		1: {Status: "not_finite: the ELBO = NaN in iteration 3", ELBO: []float64{1e6}},
+		2: {Status: "max_iterations: ELBO relative change 0.1 ≥ Tol 1e-08", ELBO: []float64{-45}},
+	}
+	fit := func(_ context.Context, s Settings[int, int]) (*Result[int, int], error) {
+		if s.Seed == 3 {
+			return nil, errors.New("bad data")
+		}
+		r := *runs[s.Seed]
+		return &r, nil
+	}
+	res, err := FitRestarts(context.Background(), Settings[int, int]{Restarts: 4}, fit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := res.Restarts
+	if rec.Best != 2 || res.Status != runs[2].Status || rec.ELBO[3] != nil || *rec.ELBO[1] != 1e6 || rec.Status[3] != "error: bad data" {
+		t.Errorf("kept %d (%q), record %+v; want seed 2, the not-finite run passed over, seed 3's ELBO null", rec.Best, res.Status, rec)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err = FitRestarts(ctx, Settings[int, int]{Restarts: 3}, fit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "canceled" || res.Converged {
+		t.Errorf("canceled restarts: status %q, converged %v", res.Status, res.Converged)
+	}
+}
