@@ -226,16 +226,9 @@ func (g *gen) collapsedKernel(o *derive.Objective) string {
 // (runtime.GaussianFactor.CollapsedValue): a pass over the data with no
 // K×K work per point.
 func (g *gen) collapsedValueKernel(o, co *derive.Objective) string {
-	var outs []Output
-	for _, part := range co.Parts {
-		origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
-		outs = append(outs, Output{Target: "f", Expr: part.F, Origin: origin})
-	}
-	l := o.Latent
-	params := append([]kernelParam{{Want: l.Name, Tensor: l.Name, Dims: []string{o.Dim}}}, inputParams(co.Inputs)...)
-	name := g.upper(l.Name) + "CollapsedValue"
-	doc := []string{fmt.Sprintf("%s is the value of %sCollapsed, g(%s), without its derivatives.", name, g.upper(l.Name), l.Name)}
-	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true})
+	name := g.upper(o.Latent.Name) + "CollapsedValue"
+	doc := []string{fmt.Sprintf("%s is the value of %sCollapsed, g(%s), without its derivatives.", name, g.upper(o.Latent.Name), o.Latent.Name)}
+	return g.valueKernel(o, co, name, doc)
 }
 
 // targetKernel prints f(θ) alone, the log of the density (up to a
@@ -244,15 +237,23 @@ func (g *gen) collapsedValueKernel(o, co *derive.Objective) string {
 // diagnostic (runtime.GaussianFactor.Target), one pass over the data with
 // no derivatives.
 func (g *gen) targetKernel(o *derive.Objective) string {
+	l := o.Latent
+	name := g.upper(l.Name) + "Target"
+	doc := wrapComment(fmt.Sprintf("%s is f(%s) of %sF without its derivatives: the log of the density, up to a constant, that q(%s) approximates (q* ∝ exp f, Eq. 9), for the PSIS diagnostic.", name, l.Name, g.upper(l.Name), l.Name), 76)
+	return g.valueKernel(o, o, name, doc)
+}
+
+// valueKernel prints the function name returning the value of the
+// objective of parts (o's, or its collapsed form's) at the latent of o,
+// with no derivatives.
+func (g *gen) valueKernel(o, parts *derive.Objective, name string, doc []string) string {
 	var outs []Output
-	for _, part := range o.Parts {
+	for _, part := range parts.Parts {
 		origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
 		outs = append(outs, Output{Target: "f", Expr: part.F, Origin: origin})
 	}
 	l := o.Latent
-	params := append([]kernelParam{{Want: l.Name, Tensor: l.Name, Dims: []string{o.Dim}}}, inputParams(o.Inputs)...)
-	name := g.upper(l.Name) + "Target"
-	doc := wrapComment(fmt.Sprintf("%s is f(%s) of %sF without its derivatives: the log of the density, up to a constant, that q(%s) approximates (q* ∝ exp f, Eq. 9), for the PSIS diagnostic.", name, l.Name, g.upper(l.Name), l.Name), 76)
+	params := append([]kernelParam{{Want: l.Name, Tensor: l.Name, Dims: []string{o.Dim}}}, inputParams(parts.Inputs)...)
 	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true})
 }
 

@@ -186,32 +186,32 @@ func dirichletDist() *Dist {
 	d.Conj = &Conjugacy{Params: []string{"param"},
 		FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1))} },
 		Moments: func(p [][]float64, k int, mean, sd []float64) {
-			a := p[0]
-			for off := 0; off+k <= len(a); off += k {
-				a0 := 0.0
-				for _, v := range a[off : off+k] {
-					a0 += v
-				}
-				for i := off; i < off+k; i++ {
-					mean[i] = a[i] / a0
-					sd[i] = math.Sqrt(a[i] * (a0 - a[i]) / (a0 * a0 * (a0 + 1)))
-				}
-			}
+			dirichletMarginals(p[0], k, func(i int, ai, a0 float64) {
+				mean[i] = ai / a0
+				sd[i] = math.Sqrt(ai * (a0 - ai) / (a0 * a0 * (a0 + 1)))
+			})
 		},
 		// each element's marginal is Beta(α_i, α₀ − α_i)
 		Quantile: func(p [][]float64, k int, prob float64, out []float64) {
-			a := p[0]
-			for off := 0; off+k <= len(a); off += k {
-				a0 := 0.0
-				for _, v := range a[off : off+k] {
-					a0 += v
-				}
-				for i := off; i < off+k; i++ {
-					out[i] = distuv.Beta{Alpha: a[i], Beta: a0 - a[i]}.Quantile(prob)
-				}
-			}
+			dirichletMarginals(p[0], k, func(i int, ai, a0 float64) {
+				out[i] = distuv.Beta{Alpha: ai, Beta: a0 - ai}.Quantile(prob)
+			})
 		}}
 	return d
+}
+
+// dirichletMarginals calls f with each element i of the Dirichlet rows of
+// length k in a, its parameter α_i and its row's α₀ = Σ α.
+func dirichletMarginals(a []float64, k int, f func(i int, ai, a0 float64)) {
+	for off := 0; off+k <= len(a); off += k {
+		a0 := 0.0
+		for _, v := range a[off : off+k] {
+			a0 += v
+		}
+		for i := off; i < off+k; i++ {
+			f(i, a[i], a0)
+		}
+	}
 }
 
 func categoricalDist() *Dist {
