@@ -45,7 +45,7 @@ type resultForPlots struct {
 // writePlots writes dir/elbo.svg, the ELBO trace, and dir/NAME.svg for each
 // latent, its posterior means with ±2 sd bars per element, from a result's
 // JSON. It returns the files written.
-func writePlots(dir string, result []byte) ([]string, error) {
+func writePlots(dir string, result []byte, units unitRange) ([]string, error) {
 	var r resultForPlots
 	if err := json.Unmarshal(result, &r); err != nil {
 		return nil, fmt.Errorf("reading the result: %v", err)
@@ -84,7 +84,7 @@ func writePlots(dir string, result []byte) ([]string, error) {
 		if !anyFinite(rows) {
 			continue // no element (a latent over no data) or no finite mean: nothing to draw
 		}
-		p, err := posteriorPlot(r.Model, name, rows, latentUnits(r.Latent[name]))
+		p, err := posteriorPlot(r.Model, name, rows, latentUnits(r.Latent[name]), units)
 		if err != nil {
 			return nil, fmt.Errorf("latent %s: %v", name, err)
 		}
@@ -421,8 +421,8 @@ func (b *meanBars) add(x float64, row summaryRow) {
 
 // Caps on what one plot shows: a per-unit latent with at most
 // maxSeriesDim components is drawn as one series per component over the
-// first maxPlotUnits units; anything else element by element, the first
-// maxPlotPoints of them.
+// units -plot-units chooses (the first maxPlotUnits by default); anything
+// else element by element, the first maxPlotPoints of them.
 const (
 	maxSeriesDim = 8
 	maxPlotUnits = 50
@@ -433,7 +433,7 @@ const (
 // own scale; a categorical's probabilities without intervals), rows as
 // vigen summary computes them (flattened row-major; units > 0 rows of a
 // per-unit latent).
-func posteriorPlot(model, name string, rows []summaryRow, units int) (*plot.Plot, error) {
+func posteriorPlot(model, name string, rows []summaryRow, units int, sel unitRange) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: q(%s), mean and 90%% interval", model, name)
 	if len(rows) > 0 && !rows[0].hasQuantiles {
@@ -446,8 +446,15 @@ func posteriorPlot(model, name string, rows []summaryRow, units int) (*plot.Plot
 	switch dim := 0; {
 	case units > 0 && n%units == 0 && n/units <= maxSeriesDim:
 		dim = n / units
-		shown := min(units, maxPlotUnits)
-		p.X.Label.Text = fmt.Sprintf("unit (%s)", firstOf(shown, units))
+		from, to := sel.from, min(sel.to, units)
+		if from > to {
+			return nil, fmt.Errorf("-plot-units %d:%d: %s has %d units", sel.from, sel.to, name, units)
+		}
+		if from == 1 && to == units {
+			p.X.Label.Text = fmt.Sprintf("unit (all %d)", units)
+		} else {
+			p.X.Label.Text = fmt.Sprintf("unit (%d to %d of %d; -plot-units chooses)", from, to, units)
+		}
 		for k := range dim {
 			var b meanBars
 			// Spread a unit's components around its index.
@@ -455,14 +462,14 @@ func posteriorPlot(model, name string, rows []summaryRow, units int) (*plot.Plot
 			if dim > 1 {
 				off = 0.6 * (float64(k)/float64(dim-1) - 0.5)
 			}
-			for u := range shown {
-				b.add(float64(u+1)+off, rows[u*dim+k])
+			for u := from; u <= to; u++ {
+				b.add(float64(u)+off, rows[(u-1)*dim+k])
 			}
 			series = append(series, b)
 			labels = append(labels, fmt.Sprintf("%s[·,%d]", name, k+1))
 		}
 		// Room on the right for the last tick label and the legend.
-		p.X.Min, p.X.Max = 0.5, 1.18*float64(shown)+0.5
+		p.X.Min, p.X.Max = float64(from)-0.5, float64(to)+0.18*float64(to-from+1)+0.5
 	default:
 		shown := min(n, maxPlotPoints)
 		p.X.Label.Text = fmt.Sprintf("element, row-major (%s)", firstOf(shown, n))
@@ -505,6 +512,34 @@ func posteriorPlot(model, name string, rows []summaryRow, units int) (*plot.Plot
 	p.Legend.Top = true
 	return p, nil
 }
+
+// unitRange is -plot-units FROM:TO, the units (1-based, inclusive) a plot
+// of a per-unit latent shows.
+type unitRange struct{ from, to int }
+
+// defaultPlotUnits is the units shown without -plot-units.
+var defaultPlotUnits = unitRange{1, maxPlotUnits}
+
+func (u *unitRange) String() string { return fmt.Sprintf("%d:%d", u.from, u.to) }
+
+func (u *unitRange) Set(v string) error {
+	a, b, ok := strings.Cut(v, ":")
+	from, err1 := strconv.Atoi(a)
+	to, err2 := strconv.Atoi(b)
+	switch {
+	case !ok || err1 != nil || err2 != nil:
+		return fmt.Errorf("want FROM:TO, e.g. 1:50")
+	case from < 1 || to < from:
+		return fmt.Errorf("want 1 ≤ FROM ≤ TO")
+	case to-from >= maxSelectedUnits:
+		return fmt.Errorf("at most %d units in one plot", maxSelectedUnits)
+	}
+	*u = unitRange{from, to}
+	return nil
+}
+
+// maxSelectedUnits caps -plot-units: more would not be legible.
+const maxSelectedUnits = 200
 
 // firstOf says how many of the total a plot shows.
 func firstOf(shown, total int) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -59,7 +60,7 @@ func TestWritePlots(t *testing.T) {
 		"b":[{"family":"MvNormal","mean":[1,2],"cov":[[1,0],[0,1]]},{"family":"MvNormal","mean":[3,4],"cov":[[1,0],[0,1]]}],
 		"theta":` + string(theta) + `}}`)
 	dir := t.TempDir()
-	files, err := writePlots(dir, result)
+	files, err := writePlots(dir, result, defaultPlotUnits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,13 +89,13 @@ func TestWritePlots(t *testing.T) {
 		}
 	}
 	first := read("latent-b.svg")
-	if _, err := writePlots(dir, result); err != nil {
+	if _, err := writePlots(dir, result, defaultPlotUnits); err != nil {
 		t.Fatal(err)
 	}
 	if read("latent-b.svg") != first {
 		t.Error("the same result gave different SVG bytes")
 	}
-	if _, err := writePlots(dir, []byte(`{"model":"m","elbo":[],"latent":{}}`)); err == nil {
+	if _, err := writePlots(dir, []byte(`{"model":"m","elbo":[],"latent":{}}`), defaultPlotUnits); err == nil {
 		t.Error("a result without an ELBO trace plotted")
 	}
 }
@@ -106,7 +107,7 @@ func TestWritePlotsSkipsEmptyLatents(t *testing.T) {
 		"z":{"family":"Categorical","shape":[0,2],"params":{"prob":[]}},
 		"mu":{"family":"MvNormal","mean":[1],"cov":[[1]]}}}`)
 	dir := t.TempDir()
-	files, err := writePlots(dir, result)
+	files, err := writePlots(dir, result, defaultPlotUnits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,5 +117,36 @@ func TestWritePlotsSkipsEmptyLatents(t *testing.T) {
 	}
 	if strings.Join(names, " ") != "elbo.svg elbo-change.svg latent-mu.svg" {
 		t.Errorf("wrote %v", names)
+	}
+}
+
+// -plot-units chooses the units a per-unit latent's plot shows, by their
+// own numbers; bad ranges are refused.
+func TestPlotUnits(t *testing.T) {
+	var gs []string
+	for u := range 100 {
+		gs = append(gs, fmt.Sprintf(`{"family":"MvNormal","mean":[%d],"cov":[[1]]}`, u))
+	}
+	result := []byte(`{"model":"m","status":"converged","elbo":[-3,-2],"latent":{"b":[` + strings.Join(gs, ",") + `]}}`)
+	var sel unitRange
+	if err := sel.Set("51:60"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := writePlots(dir, result, sel); err != nil {
+		t.Fatal(err)
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "latent-b.svg"))
+	if !strings.Contains(string(svg), "unit (51 to 60 of 100; -plot-units chooses)") || !strings.Contains(string(svg), ">55<") {
+		t.Errorf("latent-b.svg does not show units 51 to 60")
+	}
+	for _, bad := range []string{"0:5", "5:4", "1-5", "1:500"} {
+		if err := sel.Set(bad); err == nil {
+			t.Errorf("-plot-units %s accepted", bad)
+		}
+	}
+	sel = unitRange{101, 110}
+	if _, err := writePlots(t.TempDir(), result, sel); err == nil || !strings.Contains(err.Error(), "b has 100 units") {
+		t.Errorf("units past the end: %v", err)
 	}
 }

@@ -38,6 +38,7 @@ const modulePath = "github.com/vigen-go/vigen"
 type runFlags struct {
 	data, out, method, plot string
 	keep                    string
+	plotUnits               unitRange
 	noPSIS                  bool
 	psisDraws, psisUnits    int
 	restarts                int
@@ -71,6 +72,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.noPSIS, "no-psis", false, "skip the approximation diagnostic (Pareto k̂ of each nonconjugate Gaussian factor against the density it approximates)")
 	fs.IntVar(&f.psisDraws, "psis-draws", 0, "draws from each global Gaussian factor for the diagnostic (0: 1000)")
 	fs.IntVar(&f.psisUnits, "psis-unit-draws", 0, "draws from each unit's Gaussian factor for the diagnostic (0: 1000, fewer (at least 200) beyond 1000 units)")
+	f.plotUnits = defaultPlotUnits
+	fs.Var(&f.plotUnits, "plot-units", "FROM:TO: the units a plot of a per-unit latent shows (default 1:50)")
 	fs.StringVar(&f.plot, "plot", "", "write SVG plots of the ELBO trace and the posteriors into this directory")
 	fs.BoolVar(&f.quiet, "q", false, "no progress on stderr")
 	fs.BoolVar(&f.rebuild, "rebuild", false, "rebuild the model's command even if a cached build exists")
@@ -167,7 +170,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "vigen: plots:", err)
 			return max(code, exitError)
 		}
-		files, err := writePlots(f.plot, result)
+		files, err := writePlots(f.plot, result, f.plotUnits)
 		if err != nil {
 			fmt.Fprintln(stderr, "vigen: plots:", err)
 			// The result is written; a fit that did not converge keeps
