@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -84,6 +85,10 @@ func writePlots(dir string, result []byte, units unitRange) ([]string, error) {
 		if !anyFinite(rows) {
 			continue // no element (a latent over no data) or no finite mean: nothing to draw
 		}
+		if h := simplexHeatMap(r.Model, name, r.Latent[name], rows); h != nil {
+			figs = append(figs, figure{"latent-" + name + ".svg", h})
+			continue
+		}
 		p, err := posteriorPlot(r.Model, name, rows, latentUnits(r.Latent[name]), units)
 		if err != nil {
 			return nil, fmt.Errorf("latent %s: %v", name, err)
@@ -111,6 +116,58 @@ func writePlots(dir string, result []byte, units unitRange) ([]string, error) {
 	}
 	return written, nil
 }
+
+// maxHeatRows and maxHeatCols bound a heat map of simplex rows.
+const (
+	maxHeatRows = 100
+	maxHeatCols = 100
+)
+
+// simplexHeatMap draws the rows of a Dirichlet factor over a matrix (a
+// topic model's topics: one simplex per row) as a heat map of their means,
+// rows by the first maxHeatCols columns; nil for any other latent, or one
+// with more than maxHeatRows rows (drawn element by element instead).
+func simplexHeatMap(model, name string, raw json.RawMessage, rows []summaryRow) *plot.Plot {
+	var f struct {
+		Family string `json:"family"`
+		Shape  []int  `json:"shape"`
+	}
+	if json.Unmarshal(raw, &f) != nil || f.Family != "Dirichlet" || len(f.Shape) != 2 || f.Shape[0] > maxHeatRows || f.Shape[0] < 1 || f.Shape[1] < 1 {
+		return nil
+	}
+	g := simplexGrid{rows: rows, k: f.Shape[0], v: f.Shape[1], cols: min(f.Shape[1], maxHeatCols)}
+	pal := moreland.Kindlmann()
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for r := range g.k {
+		for c := range g.cols {
+			lo, hi = math.Min(lo, g.Z(c, r)), math.Max(hi, g.Z(c, r))
+		}
+	}
+	if !(hi > lo) {
+		hi = lo + 1
+	}
+	pal.SetMin(lo)
+	pal.SetMax(hi)
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: E_q[%s] by row (%.2g dark to %.2g light)", model, name, lo, hi)
+	p.X.Label.Text = fmt.Sprintf("element (%s)", firstOf(g.cols, g.v))
+	p.Y.Label.Text = "row"
+	p.X.Tick.Marker, p.Y.Tick.Marker = intTicks{}, intTicks{}
+	p.Add(plotter.NewHeatMap(g, pal.Palette(255)))
+	return p
+}
+
+// simplexGrid is plotter.GridXYZ over the means of a Dirichlet factor's
+// rows (row-major rows, k rows of v), columns 1..cols.
+type simplexGrid struct {
+	rows       []summaryRow
+	k, v, cols int
+}
+
+func (g simplexGrid) Dims() (c, r int)   { return g.cols, g.k }
+func (g simplexGrid) Z(c, r int) float64 { return g.rows[r*g.v+c].mean }
+func (g simplexGrid) X(c int) float64    { return float64(c + 1) }
+func (g simplexGrid) Y(r int) float64    { return float64(r + 1) }
 
 // anyFinite says whether some row has a finite mean.
 func anyFinite(rows []summaryRow) bool {

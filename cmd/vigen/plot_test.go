@@ -55,7 +55,7 @@ func TestWritePlots(t *testing.T) {
 	for i := range long {
 		long[i] = 1
 	}
-	theta, _ := json.Marshal(map[string]any{"family": "Dirichlet", "shape": []int{3, 100}, "params": map[string]any{"param": long}})
+	theta, _ := json.Marshal(map[string]any{"family": "Gamma", "shape": []int{300}, "params": map[string]any{"shape": long, "rate": long}})
 	result := []byte(`{"model":"m","status":"converged","elbo":[-10,-5,-4.5],"latent":{
 		"b":[{"family":"MvNormal","mean":[1,2],"cov":[[1,0],[0,1]]},{"family":"MvNormal","mean":[3,4],"cov":[[1,0],[0,1]]}],
 		"theta":` + string(theta) + `}}`)
@@ -148,5 +148,24 @@ func TestPlotUnits(t *testing.T) {
 	sel = unitRange{101, 110}
 	if _, err := writePlots(t.TempDir(), result, sel); err == nil || !strings.Contains(err.Error(), "b has 100 units") {
 		t.Errorf("units past the end: %v", err)
+	}
+}
+
+// The rows of a Dirichlet over a matrix (topics) are drawn as a heat map
+// of their means; over many rows (one per document) element by element.
+func TestSimplexHeatMap(t *testing.T) {
+	topics := `{"family":"Dirichlet","shape":[2,3],"params":{"param":[1,2,7,5,4,1]}}`
+	result := []byte(`{"model":"m","status":"converged","elbo":[-3,-2],"latent":{"beta":` + topics + `}}`)
+	dir := t.TempDir()
+	if _, err := writePlots(dir, result, defaultPlotUnits); err != nil {
+		t.Fatal(err)
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "latent-beta.svg"))
+	if !strings.Contains(string(svg), "m: E_q[beta] by row (0.1 dark to 0.7 light)") {
+		t.Errorf("latent-beta.svg is not the heat map of the rows' means (0.1 … 0.7)")
+	}
+	rows, _ := latentRows("beta", json.RawMessage(topics))
+	if simplexHeatMap("m", "beta", json.RawMessage(strings.Replace(topics, "[2,3]", "[200,3]", 1)), rows) != nil {
+		t.Errorf("200 rows drawn as a heat map")
 	}
 }
