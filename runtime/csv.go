@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -219,6 +220,94 @@ func WithColumns(src []byte, file string, names []string, dims map[string][]stri
 	}
 	for size, n := range added {
 		obj[size] = json.RawMessage(strconv.Itoa(n))
+	}
+	out, err := json.Marshal(obj)
+	return out, added, err
+}
+
+// WithRecords is WithColumns for a JSON-lines file: every non-blank line of
+// lines is a JSON object giving, for each of names, a number (a variable
+// of one dimension) or an array of numbers (a row of a matrix). The sizes
+// src does not give are added as with WithColumns: the lines, and a
+// matrix's row length. A line that is not an object or lacks a name is an
+// error naming the file and the line.
+func WithRecords(src []byte, file string, names []string, dims map[string][]string, lines [][]byte) ([]byte, map[string]int, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(src, &obj); err != nil || obj == nil {
+		if err == nil {
+			err = errors.New("not an object")
+		}
+		return nil, nil, fmt.Errorf("the data must be a JSON object: %v", err)
+	}
+	for _, name := range names {
+		if d, ok := dims[name]; !ok || len(d) < 1 || len(d) > 2 {
+			return nil, nil, fmt.Errorf("%s: %q is not a data variable of one or two dimensions", file, name)
+		}
+		if _, ok := obj[name]; ok {
+			return nil, nil, fmt.Errorf("data %q is given both in the JSON data and in %s; give it once", name, file)
+		}
+	}
+	values := make(map[string][]byte, len(names))
+	cols := map[string]int{}
+	n := 0
+	for i, line := range lines {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		var rec map[string]json.RawMessage
+		if err := json.Unmarshal(line, &rec); err != nil || rec == nil {
+			return nil, nil, fmt.Errorf("%s:%d: want a JSON object on each line", file, i+1)
+		}
+		for _, name := range names {
+			v, ok := rec[name]
+			if !ok {
+				return nil, nil, fmt.Errorf("%s:%d: no %q", file, i+1, name)
+			}
+			if len(dims[name]) == 2 {
+				var row []json.RawMessage
+				if err := json.Unmarshal(v, &row); err != nil {
+					return nil, nil, fmt.Errorf("%s:%d: %q must be an array (a row of %s)", file, i+1, name, name)
+				}
+				if _, seen := cols[name]; !seen {
+					cols[name] = len(row)
+				}
+			}
+			b := values[name]
+			if n > 0 {
+				b = append(b, ',')
+			}
+			values[name] = append(b, v...)
+		}
+		n++
+	}
+	added := map[string]int{}
+	var conflict error
+	addSize := func(size string, m int, what string) {
+		if _, err := strconv.Atoi(size); err == nil || size == "" {
+			return
+		}
+		if _, ok := obj[size]; ok {
+			return
+		}
+		if k, ok := added[size]; ok && k != m && conflict == nil {
+			conflict = fmt.Errorf("%s: %s would be both %d and %d (%s); give %s in the JSON data", file, size, k, m, what, size)
+		}
+		added[size] = m
+	}
+	for _, name := range names {
+		obj[name] = append(append([]byte{'['}, values[name]...), ']')
+		d := dims[name]
+		addSize(d[0], n, "the lines of the file")
+		if len(d) == 2 {
+			addSize(d[1], cols[name], "the length of "+name+"'s first row")
+		}
+	}
+	if conflict != nil {
+		return nil, nil, conflict
+	}
+	for size, k := range added {
+		obj[size] = json.RawMessage(strconv.Itoa(k))
 	}
 	out, err := json.Marshal(obj)
 	return out, added, err

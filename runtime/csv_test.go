@@ -94,3 +94,30 @@ func TestWithColumns(t *testing.T) {
 		t.Errorf("N×N from 2 rows and 3 columns: %v", err)
 	}
 }
+
+// WithRecords reads a JSON-lines file: a number per line for a vector, an
+// array per line for a matrix's row, sizes from the lines and the first
+// row; errors name the file and line.
+func TestWithRecords(t *testing.T) {
+	dims := map[string][]string{"y": {"N"}, "x": {"N", "P"}}
+	lines := [][]byte{[]byte(`{"y": 1, "x": [1, 0.5], "note": "ignored"}`), []byte(""), []byte(`{"y": 0, "x": [1, -2]}`)}
+	out, added, err := WithRecords([]byte(`{}`), "d.jsonl", []string{"y", "x"}, dims, lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != `{"N":2,"P":2,"x":[[1,0.5],[1,-2]],"y":[1,0]}` || added["N"] != 2 || added["P"] != 2 {
+		t.Errorf("got %s, added %v", out, added)
+	}
+	for _, c := range []struct {
+		lines [][]byte
+		want  string
+	}{
+		{[][]byte{[]byte(`[1]`)}, "d.jsonl:1: want a JSON object on each line"},
+		{[][]byte{[]byte(`{"y": 1, "x": [1]}`), []byte(`{"x": [2]}`)}, `d.jsonl:2: no "y"`},
+		{[][]byte{[]byte(`{"y": 1, "x": 3}`)}, `d.jsonl:1: "x" must be an array`},
+	} {
+		if _, _, err := WithRecords([]byte(`{}`), "d.jsonl", []string{"y", "x"}, dims, c.lines); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.lines, err, c.want)
+		}
+	}
+}

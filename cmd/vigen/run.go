@@ -56,7 +56,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
-	fs.StringVar(&f.data, "data", "", "JSON data file, keys as in model.vi (required unless -csv or -ldac give all the data)")
+	fs.StringVar(&f.data, "data", "", "JSON data file, keys as in model.vi (required unless -csv, -jsonl or -ldac give all the data)")
 	fs.StringVar(&f.out, "out", "", "write the result JSON here (default: stdout)")
 	fs.StringVar(&f.method, "method", "", "laplace or delta for every nonconjugate latent, or ncvmp for those declared so (default: as declared)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the random starting values")
@@ -93,7 +93,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vigen run: %s\n", bad)
 		return 2
 	}
-	if path == "" || f.data == "" && len(f.heldout.ldac) == 0 && len(f.heldout.csv) == 0 {
+	if path == "" || f.data == "" && len(f.heldout.ldac) == 0 && len(f.heldout.csv) == 0 && len(f.heldout.jsonl) == 0 {
 		fmt.Fprint(stderr, "usage: vigen run model.vi -data data.json [-out result.json] [-method laplace|delta|ncvmp] [-seed N] [-plot DIR]\n")
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, runExitStatus)

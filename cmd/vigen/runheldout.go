@@ -13,6 +13,7 @@ import (
 // refuses them for models without bags or without Model.Heldout.
 type heldoutFlags struct {
 	ldac, csv      ldacList
+	jsonl          ldacList
 	obs, held, out string
 }
 
@@ -31,6 +32,7 @@ func (l *ldacList) Set(v string) error {
 
 func (h *heldoutFlags) register(fs *flag.FlagSet) {
 	fs.Var(&h.ldac, "ldac", "bag=FILE: read the bag data variable bag from an LDA-C file (0-based term ids) instead of -data; repeatable")
+	fs.Var(&h.jsonl, "jsonl", "NAMES=FILE: read the data variables NAMES (comma-separated) from the JSON-lines file FILE, one object per line: a number for a vector, an array for a matrix's row; sizes -data does not give are set from it; repeatable")
 	fs.Var(&h.csv, "csv", "NAMES=FILE: read the data variables NAMES (comma-separated) from the CSV table FILE (a header row, then numbers): a vector from the column of its name, a matrix from the remaining columns; sizes -data does not give are set from the table; repeatable")
 	fs.StringVar(&h.obs, "heldout-obs", "", "observed halves of test documents (LDA-C), for held-out evaluation by document completion (bag-of-words models)")
 	fs.StringVar(&h.held, "heldout", "", "held-out halves of the same test documents (LDA-C, line-aligned with -heldout-obs)")
@@ -54,7 +56,7 @@ func (h *heldoutFlags) args() ([]string, error) {
 	for _, list := range []struct {
 		flag string
 		l    ldacList
-	}{{"ldac", h.ldac}, {"csv", h.csv}} {
+	}{{"ldac", h.ldac}, {"csv", h.csv}, {"jsonl", h.jsonl}} {
 		for _, l := range list.l {
 			name, path, _ := strings.Cut(l, "=")
 			q, err := filepath.Abs(path)

@@ -98,8 +98,9 @@ func TestRunKeepsTokensOnRequest(t *testing.T) {
 }
 
 // vigen run -csv y,x=table.csv reads the labels from their column and the
-// covariates from the rest, with N and P from the table and no JSON data:
-// the fit is the one of the same data as JSON.
+// covariates from the rest, with N and P from the table and no JSON data,
+// and -jsonl y,x=data.jsonl the same from one object per line: each fit is
+// the one of the same data as JSON.
 func TestRunReadsCSVTables(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a model (-short)")
@@ -149,6 +150,23 @@ func TestRunReadsCSVTables(t *testing.T) {
 	}
 	if code, _, stderr := runCLI("run", "../../examples/logreg/logreg.vi", "-csv", "y,w="+table); code != exitError || !strings.Contains(stderr, `"w" is not a data variable of one or two dimensions`) {
 		t.Errorf("-csv y,w: exit %d, %q", code, stderr)
+	}
+	// the same data as JSON lines, one observation per line
+	var jl strings.Builder
+	for n, row := range d.X {
+		line, _ := json.Marshal(map[string]any{"y": d.Y[n], "x": row})
+		jl.Write(append(line, '\n'))
+	}
+	lines := filepath.Join(t.TempDir(), "data.jsonl")
+	os.WriteFile(lines, []byte(jl.String()), 0o644)
+	code, fromLines, stderr := runCLI("run", "../../examples/logreg/logreg.vi", "-jsonl", "y,x="+lines, "-q")
+	var e res
+	json.Unmarshal([]byte(fromLines), &e)
+	if code != exitConverged || string(e.Latent) != string(c.Latent) || fmt.Sprint(e.ELBO) != fmt.Sprint(c.ELBO) {
+		t.Errorf("-jsonl: exit %d, the fit differs from the one from JSON:\n%s", code, stderr)
+	}
+	if code, _, stderr := runCLI("run", "../../examples/logreg/logreg.vi", "-csv", "y,x="+table, "-jsonl", "y="+lines); code != exitError || !strings.Contains(stderr, `data "y" is read from both`) {
+		t.Errorf("y from two files: exit %d, %q", code, stderr)
 	}
 }
 
