@@ -33,6 +33,7 @@ type summaryResult struct {
 	Warning     string               `json:"warning"`
 	Diagnostics []runtime.Diagnostic `json:"psis"`
 	Omitted     []string             `json:"omitted"`
+	Restarts    *runtime.Restarts    `json:"restarts"`
 }
 
 // summaryRow is one element of a latent or param.
@@ -156,7 +157,7 @@ func writeSummary(w io.Writer, b []byte, maxRows int) error {
 			break
 		}
 	}
-	if len(r.Diagnostics) > 0 || len(r.Omitted) > 0 || r.Warning != "" || len(r.Unsettled) > 0 || r.ELBONote != "" {
+	if len(r.Diagnostics) > 0 || len(r.Omitted) > 0 || r.Warning != "" || len(r.Unsettled) > 0 || r.ELBONote != "" || r.Restarts != nil {
 		fmt.Fprintln(w)
 	}
 	for _, d := range r.Diagnostics {
@@ -168,6 +169,9 @@ func writeSummary(w io.Writer, b []byte, maxRows int) error {
 	}
 	if len(r.Omitted) > 0 {
 		fmt.Fprintf(w, "left out: %s (per-token; -keep keeps them)\n", strings.Join(r.Omitted, ", "))
+	}
+	if rs := r.Restarts; rs != nil && rs.Best >= 0 && rs.Best < len(rs.Seeds) {
+		fmt.Fprintf(w, "restarts: %d seeds, kept seed %d (%s); the final ELBOs span %.4g\n", len(rs.Seeds), rs.Seeds[rs.Best], rs.Status[rs.Best], rs.Spread)
 	}
 	if len(r.Unsettled) > 0 {
 		fmt.Fprintf(w, "unsettled units: %d (the first: %d)\n", len(r.Unsettled), r.Unsettled[0])

@@ -64,3 +64,19 @@ func TestSummaryNumbers(t *testing.T) {
 		t.Errorf("not a result: exit %d, %q", code, stderr)
 	}
 }
+
+// A result of several restarts says which seed it kept and how far apart
+// the runs ended.
+func TestSummaryRestarts(t *testing.T) {
+	b, err := os.ReadFile("testdata/summary/logreg.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(b), `"model":`, `"restarts": {"seeds": [4, 5, 6], "elbo": [-3, null, -2.5], "status": ["converged", "error: x", "converged"], "best": 2, "spread": 0.5}, "model":`, 1)
+	path := filepath.Join(t.TempDir(), "r.json")
+	os.WriteFile(path, []byte(s), 0o644)
+	code, out, stderr := runCLI("summary", path)
+	if code != 0 || !strings.Contains(out, "restarts: 3 seeds, kept seed 6 (converged); the final ELBOs span 0.5") {
+		t.Errorf("exit %d, %s\n%s", code, stderr, out)
+	}
+}
