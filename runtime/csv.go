@@ -133,12 +133,9 @@ func readLine(br *bufio.Reader) (string, error) {
 // is added (the rows, or the matrix's columns) and returned. A variable
 // that src already gives, or that is not a vector or matrix, is an error.
 func WithColumns(src []byte, file string, names []string, dims map[string][]string, header []string, rows [][]float64) ([]byte, map[string]int, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(src, &obj); err != nil || obj == nil {
-		if err == nil {
-			err = errors.New("not an object")
-		}
-		return nil, nil, fmt.Errorf("the data must be a JSON object: %v", err)
+	obj, err := dataObject(src)
+	if err != nil {
+		return nil, nil, err
 	}
 	col := map[string]int{}
 	for i, h := range header {
@@ -174,20 +171,7 @@ func WithColumns(src []byte, file string, names []string, dims map[string][]stri
 	if matrix != "" && len(rest) == 0 {
 		return nil, nil, fmt.Errorf("%s: no columns left for %s", file, matrix)
 	}
-	added := map[string]int{}
-	var conflict error
-	addSize := func(size string, n int, what string) {
-		if _, err := strconv.Atoi(size); err == nil || size == "" {
-			return // a literal dimension
-		}
-		if _, ok := obj[size]; ok {
-			return // the JSON gives it; loading checks the lengths
-		}
-		if m, ok := added[size]; ok && m != n && conflict == nil {
-			conflict = fmt.Errorf("%s: %s would be both %d and %d (%s); give %s in the JSON data", file, size, m, n, what, size)
-		}
-		added[size] = n
-	}
+	sz := sizes{obj: obj, file: file, added: map[string]int{}}
 	num := func(b []byte, x float64) []byte { return strconv.AppendFloat(b, x, 'g', -1, 64) }
 	for _, name := range names {
 		d := dims[name]
@@ -210,19 +194,61 @@ func WithColumns(src []byte, file string, names []string, dims map[string][]stri
 			b = append(b, ']')
 		}
 		obj[name] = append(b, ']')
-		addSize(d[0], len(rows), "the rows of the table")
+		sz.add(d[0], len(rows), "the rows of the table")
 		if len(d) == 2 {
-			addSize(d[1], len(rest), "the columns of "+name)
+			sz.add(d[1], len(rest), "the columns of "+name)
 		}
 	}
-	if conflict != nil {
-		return nil, nil, conflict
+	return sz.done()
+}
+
+// dataObject decodes the JSON data object src, keeping its values raw.
+func dataObject(src []byte) (map[string]json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(src, &obj); err != nil || obj == nil {
+		if err == nil {
+			err = errors.New("not an object")
+		}
+		return nil, fmt.Errorf("the data must be a JSON object: %v", err)
 	}
-	for size, n := range added {
-		obj[size] = json.RawMessage(strconv.Itoa(n))
+	return obj, nil
+}
+
+// sizes collects the sizes a data file sets in the data object obj: those
+// obj does not give, named (not literal) dimensions, each set once.
+type sizes struct {
+	obj      map[string]json.RawMessage
+	file     string
+	added    map[string]int
+	conflict error
+}
+
+// add sets size to n, what the file has n of, unless obj gives it or it is
+// a literal dimension; a second, different n is a conflict.
+func (z *sizes) add(size string, n int, what string) {
+	if _, err := strconv.Atoi(size); err == nil || size == "" {
+		return // a literal dimension
 	}
-	out, err := json.Marshal(obj)
-	return out, added, err
+	if _, ok := z.obj[size]; ok {
+		return // the JSON gives it; loading checks the lengths
+	}
+	if m, ok := z.added[size]; ok && m != n && z.conflict == nil {
+		z.conflict = fmt.Errorf("%s: %s would be both %d and %d (%s); give %s in the JSON data", z.file, size, m, n, what, size)
+	}
+	z.added[size] = n
+}
+
+// done writes the sizes added into obj and returns its JSON and them, or
+// the first conflict.
+func (z *sizes) done() ([]byte, map[string]int, error) {
+	if z.conflict != nil {
+		return nil, nil, z.conflict
+	}
+	for size, n := range z.added {
+		z.obj[size] = json.RawMessage(strconv.Itoa(n))
+	}
+	out, err := json.Marshal(z.obj)
+	return out, z.added, err
 }
 
 // WithRecords is WithColumns for a JSON-lines file: every non-blank line of
@@ -232,12 +258,9 @@ func WithColumns(src []byte, file string, names []string, dims map[string][]stri
 // matrix's row length. A line that is not an object or lacks a name is an
 // error naming the file and the line.
 func WithRecords(src []byte, file string, names []string, dims map[string][]string, lines [][]byte) ([]byte, map[string]int, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(src, &obj); err != nil || obj == nil {
-		if err == nil {
-			err = errors.New("not an object")
-		}
-		return nil, nil, fmt.Errorf("the data must be a JSON object: %v", err)
+	obj, err := dataObject(src)
+	if err != nil {
+		return nil, nil, err
 	}
 	for _, name := range names {
 		if d, ok := dims[name]; !ok || len(d) < 1 || len(d) > 2 {
@@ -281,34 +304,14 @@ func WithRecords(src []byte, file string, names []string, dims map[string][]stri
 		}
 		n++
 	}
-	added := map[string]int{}
-	var conflict error
-	addSize := func(size string, m int, what string) {
-		if _, err := strconv.Atoi(size); err == nil || size == "" {
-			return
-		}
-		if _, ok := obj[size]; ok {
-			return
-		}
-		if k, ok := added[size]; ok && k != m && conflict == nil {
-			conflict = fmt.Errorf("%s: %s would be both %d and %d (%s); give %s in the JSON data", file, size, k, m, what, size)
-		}
-		added[size] = m
-	}
+	sz := sizes{obj: obj, file: file, added: map[string]int{}}
 	for _, name := range names {
 		obj[name] = append(append([]byte{'['}, values[name]...), ']')
 		d := dims[name]
-		addSize(d[0], n, "the lines of the file")
+		sz.add(d[0], n, "the lines of the file")
 		if len(d) == 2 {
-			addSize(d[1], cols[name], "the length of "+name+"'s first row")
+			sz.add(d[1], cols[name], "the length of "+name+"'s first row")
 		}
 	}
-	if conflict != nil {
-		return nil, nil, conflict
-	}
-	for size, k := range added {
-		obj[size] = json.RawMessage(strconv.Itoa(k))
-	}
-	out, err := json.Marshal(obj)
-	return out, added, err
+	return sz.done()
 }

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -296,12 +295,9 @@ func Heldout[L, P any](ctx context.Context, m HeldoutModel[L, P], r *Result[L, P
 // that src does not give, it adds the largest term id of the bag (the
 // vocabulary the documents use), and returns the sizes it added.
 func WithBags(src []byte, bags map[string][][][2]int, sizes map[string]string) ([]byte, map[string]int, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(src, &obj); err != nil || obj == nil {
-		if err == nil {
-			err = errors.New("not an object")
-		}
-		return nil, nil, fmt.Errorf("the data must be a JSON object: %v", err)
+	obj, err := dataObject(src)
+	if err != nil {
+		return nil, nil, err
 	}
 	added := map[string]int{}
 	names := make([]string, 0, len(bags))
