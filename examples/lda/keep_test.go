@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,14 +87,7 @@ func TestStartWithoutZRestoresItsOptimum(t *testing.T) {
 	}
 	lambda1, gamma1 := res1.Latent.Beta.Params["param"], res1.Latent.Theta.Params["param"]
 	gamma2 := res2.Latent.Theta.Params["param"]
-	psiSum := make([]float64, k)
-	for kk := range k {
-		s := 0.0
-		for vv := range v {
-			s += lambda1[kk*v+vv]
-		}
-		psiSum[kk] = psi(s)
-	}
+	psiSum := psiRowSums(lambda1, k, v)
 	want := make([]float64, d*k)
 	for dd, doc := range docs {
 		g1 := gamma1[dd*k : (dd+1)*k]
@@ -109,18 +101,9 @@ func TestStartWithoutZRestoresItsOptimum(t *testing.T) {
 		}
 		row := make([]float64, k)
 		for _, p := range doc {
-			mx := math.Inf(-1)
+			chenPhi(row, g1, gs, lambda1, psiSum, v, p[0])
 			for kk := range row {
-				row[kk] = psi(g1[kk]) - psi(gs) + psi(lambda1[kk*v+p[0]-1]) - psiSum[kk]
-				mx = max(mx, row[kk])
-			}
-			s := 0.0
-			for kk := range row {
-				row[kk] = math.Exp(row[kk] - mx)
-				s += row[kk]
-			}
-			for kk := range row {
-				g[kk] += float64(p[1]) * row[kk] / s
+				g[kk] += float64(p[1]) * row[kk]
 			}
 		}
 	}

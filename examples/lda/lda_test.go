@@ -77,6 +77,38 @@ func maxRelDiff(got, want []float64) float64 {
 	return m
 }
 
+// psiRowSums is ψ(Σ_v λ_kv) for each of the k rows of λ (k × v).
+func psiRowSums(lambda []float64, k, v int) []float64 {
+	out := make([]float64, k)
+	for kk := range k {
+		s := 0.0
+		for vv := range v {
+			s += lambda[kk*v+vv]
+		}
+		out[kk] = psi(s)
+	}
+	return out
+}
+
+// chenPhi sets row to φ of one token of term (1-based) by Blei et al.'s
+// Eq. 6: φ_k ∝ exp(ψ(γ_k) − ψ(Σγ) + ψ(λ_k,term) − ψ(Σ_v λ_kv)), given the
+// document's γ and its sum gs, λ (k × v) and psiRowSums(λ).
+func chenPhi(row, gamma []float64, gs float64, lambda, psiSum []float64, v, term int) {
+	mx := math.Inf(-1)
+	for kk := range row {
+		row[kk] = psi(gamma[kk]) - psi(gs) + psi(lambda[kk*v+term-1]) - psiSum[kk]
+		mx = max(mx, row[kk])
+	}
+	s := 0.0
+	for kk := range row {
+		row[kk] = math.Exp(row[kk] - mx)
+		s += row[kk]
+	}
+	for kk := range row {
+		row[kk] /= s
+	}
+}
+
 func params(res *lda.Result) (lambda, gamma, phi []float64) {
 	return res.Latent.Beta.Params["param"], res.Latent.Theta.Params["param"], res.Latent.Z.Params["prob"]
 }
@@ -113,14 +145,7 @@ func TestOneIterationMatchesChenClosedForms(t *testing.T) {
 	lambda2, gamma2, phi2 := params(res2)
 
 	// E_q[log β_kv] − ψ(λ_kv) = −ψ(Σ_v λ_kv) under the old λ.
-	psiSum := make([]float64, k)
-	for kk := range k {
-		s := 0.0
-		for vv := range v {
-			s += lambda1[kk*v+vv]
-		}
-		psiSum[kk] = psi(s)
-	}
+	psiSum := psiRowSums(lambda1, k, v)
 	gamma := make([]float64, d*k)
 	phi := make([]float64, len(phi1))
 	lambda := make([]float64, k*v)
@@ -144,18 +169,8 @@ func TestOneIterationMatchesChenClosedForms(t *testing.T) {
 		}
 		for _, p := range doc {
 			row := phi[n*k : (n+1)*k]
-			mx := math.Inf(-1)
+			chenPhi(row, g, gs, lambda1, psiSum, v, p[0])
 			for kk := range row {
-				row[kk] = psi(g[kk]) - psi(gs) + psi(lambda1[kk*v+p[0]-1]) - psiSum[kk]
-				mx = max(mx, row[kk])
-			}
-			s := 0.0
-			for kk := range row {
-				row[kk] = math.Exp(row[kk] - mx)
-				s += row[kk]
-			}
-			for kk := range row {
-				row[kk] /= s
 				lambda[kk*v+p[0]-1] += float64(p[1]) * row[kk]
 			}
 			n++
