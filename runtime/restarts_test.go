@@ -41,3 +41,12 @@ func TestFitRestartsPrefersNormalEnds(t *testing.T) {
 		t.Errorf("canceled restarts: status %q, converged %v", res.Status, res.Converged)
 	}
 }
+
+// A held-out fit is one iteration of one run: Heldout drops restarts, the
+// diagnostic and kept per-token latents.
+func TestHeldoutSettingsDropTheExtras(t *testing.T) {
+	s := Settings[int, int]{Restarts: 4, Keep: []string{"z"}, Seed: 3}.Heldout()
+	if s.Restarts != 0 || !s.Diagnose.Off || s.Keep != nil || s.Seed != 3 {
+		t.Errorf("Heldout: %+v", s)
+	}
+}

@@ -90,8 +90,9 @@ type Settings[L, P any] struct {
 	// temper.
 	Temper TemperSettings
 	// Restarts, above 1, runs the fit from that many seeds (Seed, Seed+1,
-	// …) concurrently and keeps the one with the largest final ELBO, with
-	// Result.Restarts recording them all (FitRestarts).
+	// …) concurrently and keeps, among the runs that ended normally, the
+	// one with the largest final ELBO, with Result.Restarts recording them
+	// all (FitRestarts).
 	Restarts int
 	// Diagnose tunes the approximation diagnostic that Fit runs at the
 	// end on every nonconjugate Gaussian factor (Result.Diagnostics; PSIS's
@@ -260,7 +261,8 @@ func (s *Settings[L, P]) CA(start time.Time, fp *Fingerprint) (CASettings, error
 // Heldout returns s for fitting the local factors of test documents with
 // the globals and params of a Start (set by the caller) held fixed: one
 // coordinate-ascent iteration with FixParams, empty documents allowed,
-// no checkpoints, resume or progress, and LocalMaxIter 0 meaning
+// no checkpoints, resume, progress, restarts, kept per-token latents or
+// diagnostic, and LocalMaxIter 0 meaning
 // HeldoutLocalMaxIter. Method, Seed, Workers and the local tolerance stay.
 func (s Settings[L, P]) Heldout() Settings[L, P] {
 	if s.LocalMaxIter == 0 {
@@ -270,7 +272,7 @@ func (s Settings[L, P]) Heldout() Settings[L, P] {
 	s.Temper = TemperSettings{} // held-out documents are fitted to the model itself
 	s.MaxIter, s.FixParams, s.AllowEmpty, s.Algorithm = 1, true, true, "ca"
 	s.Keep = nil // the score reads the documents' other factors
-	s.Diagnose.Off = true
+	s.Diagnose.Off, s.Restarts = true, 0
 	return s
 }
 
