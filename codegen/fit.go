@@ -735,18 +735,17 @@ func (f *fitGen) emitDiagnose() {
 	w.Func([]string{"DiagnoseFactors lists the nonconjugate Gaussian factors, which the", "approximation diagnostic checks (runtime.Diagnose)."},
 		w.Sf("(a *caModel) DiagnoseFactors() []%s", rt("DiagnoseFactor")), func() {
 			var items []string
+			readsM := false // a unit count reads the model's size
 			for _, qi := range qs {
 				if u := f.perUnit(qi); u != nil {
 					items = append(items, fmt.Sprintf("{Latent: %q, PerUnit: true, Units: %s}", qi.v.Name, f.dim(u.Size)))
+					readsM = true
 				} else {
 					items = append(items, fmt.Sprintf("{Latent: %q}", qi.v.Name))
 				}
 			}
-			for _, qi := range qs {
-				if f.perUnit(qi) != nil {
-					w.P("m := a.m")
-					break
-				}
+			if readsM {
+				w.P("m := a.m")
 			}
 			w.Return(w.Sf("[]%s{%s}", rt("DiagnoseFactor"), strings.Join(items, ", ")))
 		})
@@ -1156,17 +1155,7 @@ func (f *fitGen) emitResult() {
 		for _, qi := range f.qs {
 			switch {
 			case f.perToken(qi):
-				var shape []string
-				for _, d := range qi.q.Params[0].Dims {
-					shape = append(shape, f.dim(d))
-				}
-				var ps []string
-				for k, fl := range qi.fields {
-					ps = append(ps, fmt.Sprintf("%q, q.%s", derive.ConjugateParamNames(qi.q.Family)[k], fl))
-				}
-				w.If(cond(w.Sf("keep == nil || keep(%q)", qi.v.Name)), func() {
-					w.Pf("l.%s = %s(%q, []int{%s}, %s)", qi.field, rt("NewFactor"), qi.q.Family, strings.Join(shape, ", "), strings.Join(ps, ", "))
-				})
+				w.If(cond(w.Sf("keep == nil || keep(%q)", qi.v.Name)), func() { f.newFactor(qi) })
 			case qi.q.IsGaussianVector() && f.perUnit(qi) != nil:
 				n := f.dim(qi.q.Dims[0])
 				w.Pf("l.%s = make([]*%s, %s)", qi.field, rt("Gaussian"), f.dim(f.perUnit(qi).Size))
@@ -1178,20 +1167,25 @@ func (f *fitGen) emitResult() {
 			case qi.q.IsGaussianVector():
 				w.Pf(`l.%s = %s("MvNormal", q.%s, q.%s)%s`, qi.field, rt("NewGaussian"), qi.fields[0], qi.fields[1], f.constrain(qi))
 			default:
-				dims := qi.q.Params[0].Dims
-				var shape []string
-				for _, d := range dims {
-					shape = append(shape, f.dim(d))
-				}
-				var ps []string
-				for k, fl := range qi.fields {
-					ps = append(ps, fmt.Sprintf("%q, q.%s", derive.ConjugateParamNames(qi.q.Family)[k], fl))
-				}
-				w.Pf("l.%s = %s(%q, []int{%s}, %s)", qi.field, rt("NewFactor"), qi.q.Family, strings.Join(shape, ", "), strings.Join(ps, ", "))
+				f.newFactor(qi)
 			}
 		}
 		w.Return("l")
 	})
+}
+
+// newFactor prints the statement setting conjugate latent qi's field of
+// the result to its factor (runtime.NewFactor).
+func (f *fitGen) newFactor(qi *qInfo) {
+	var shape []string
+	for _, d := range qi.q.Params[0].Dims {
+		shape = append(shape, f.dim(d))
+	}
+	var ps []string
+	for k, fl := range qi.fields {
+		ps = append(ps, fmt.Sprintf("%q, q.%s", derive.ConjugateParamNames(qi.q.Family)[k], fl))
+	}
+	f.w.Pf("l.%s = %s(%q, []int{%s}, %s)", qi.field, rt("NewFactor"), qi.q.Family, strings.Join(shape, ", "), strings.Join(ps, ", "))
 }
 
 // updateKernel prints the kernel computing a conjugate update's new
