@@ -78,7 +78,9 @@ func writePlots(dir string, result []byte, units unitRange) ([]string, error) {
 		if string(r.Latent[name]) == "null" {
 			continue // a per-token latent the result leaves out (-keep)
 		}
-		rows, err := latentRows(name, r.Latent[name])
+		// the elements a plot can show: the first maxPlotPoints, or the
+		// chosen units' (at most maxSeriesDim each)
+		rows, err := latentRows(name, r.Latent[name], max(maxPlotPoints, units.to*maxSeriesDim))
 		if err != nil {
 			return nil, fmt.Errorf("latent %s: %v", name, err)
 		}

@@ -26,7 +26,7 @@ func TestLatentRows(t *testing.T) {
 			[]float64{math.Sqrt(3.0 / 80), math.Sqrt(3.0 / 80), math.Sqrt(1.0 / 20), math.Sqrt(1.0 / 20)}, 2, ""},
 		{`{"family":"Wishart","shape":[1],"params":{"x":[1]}}`, nil, nil, 0, "no moments for a Wishart"},
 	} {
-		rows, err := latentRows("v", json.RawMessage(c.raw))
+		rows, err := latentRows("v", json.RawMessage(c.raw), 0)
 		if c.errContains != "" {
 			if err == nil || !strings.Contains(err.Error(), c.errContains) {
 				t.Errorf("%s: error %v, want %q", c.raw, err, c.errContains)
@@ -164,8 +164,25 @@ func TestSimplexHeatMap(t *testing.T) {
 	if !strings.Contains(string(svg), "m: E_q[beta] by row (0.1 dark to 0.7 light)") {
 		t.Errorf("latent-beta.svg is not the heat map of the rows' means (0.1 … 0.7)")
 	}
-	rows, _ := latentRows("beta", json.RawMessage(topics))
+	rows, _ := latentRows("beta", json.RawMessage(topics), 0)
 	if simplexHeatMap("m", "beta", json.RawMessage(strings.Replace(topics, "[2,3]", "[200,3]", 1)), rows) != nil {
 		t.Errorf("200 rows drawn as a heat map")
+	}
+}
+
+// Quantiles, a numerical inversion each, are computed only for the rows
+// asked for, whole simplex rows at a time; means and sds for all.
+func TestLatentRowsQuantilesOnDemand(t *testing.T) {
+	raw := json.RawMessage(`{"family":"Dirichlet","shape":[3,2],"params":{"param":[1,3,2,2,5,1]}}`)
+	all, _ := latentRows("v", raw, 0)
+	part, _ := latentRows("v", raw, 1)
+	if len(part) != 6 || len(all) != 6 {
+		t.Fatalf("%d and %d rows, want 6", len(part), len(all))
+	}
+	for i := range part {
+		if part[i].mean != all[i].mean || part[i].sd != all[i].sd || part[i].hasQuantiles != (i < 2) ||
+			i < 2 && part[i].q05 != all[i].q05 {
+			t.Errorf("element %d: %+v, want the first row's quantiles only (all: %+v)", i, part[i], all[i])
+		}
 	}
 }

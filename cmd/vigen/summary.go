@@ -96,7 +96,7 @@ func writeSummary(w io.Writer, b []byte, maxRows int) error {
 		if string(l.raw) == "null" {
 			continue // left out (-keep)
 		}
-		rs, err := latentRows(l.name, l.raw)
+		rs, err := latentRows(l.name, l.raw, maxRows)
 		if err != nil {
 			return fmt.Errorf("latent %s: %v", l.name, err)
 		}
@@ -269,8 +269,10 @@ func normalRows(name, family string, shape []int, mean, sd []float64, c *runtime
 
 // latentRows are the rows of one latent's factor as a result writes it: a
 // list of Gaussians (one per unit), a Gaussian, a scalar Normal, or a
-// conjugate factor.
-func latentRows(name string, raw json.RawMessage) ([]summaryRow, error) {
+// conjugate factor. A conjugate factor's quantiles, which take a numerical
+// inversion each, are computed for its first need elements (rounded up to
+// whole rows; 0: all): a topic model's topics have a million.
+func latentRows(name string, raw json.RawMessage, need int) ([]summaryRow, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '[' {
 		var gs []runtime.Gaussian
@@ -327,15 +329,24 @@ func latentRows(name string, raw json.RawMessage) ([]summaryRow, error) {
 		if len(f.Shape) > 0 {
 			k = f.Shape[len(f.Shape)-1]
 		}
+		// quantiles are inverted numerically: only for the first `need`
+		// elements, whole rows of k
+		m := len(mean)
+		if need > 0 && k > 0 {
+			m = min(m, (need+k-1)/k*k)
+		}
+		for j := range p {
+			p[j] = p[j][:m]
+		}
 		for j, prob := range []float64{0.05, 0.5, 0.95} {
-			q[j] = make([]float64, len(mean))
+			q[j] = make([]float64, m)
 			conj.Quantile(p, k, prob, q[j])
 		}
 	}
 	out := make([]summaryRow, len(mean))
 	for i := range mean {
 		out[i] = summaryRow{name: elementName(name, f.Shape, i), family: f.Family, mean: mean[i], sd: sd[i], hasSD: true}
-		if q[0] != nil {
+		if i < len(q[0]) {
 			out[i].q05, out[i].q50, out[i].q95, out[i].hasQuantiles = q[0][i], q[1][i], q[2][i], true
 		}
 	}
