@@ -293,8 +293,8 @@ func (g *gen) domainCheck(f *ir.Factor, e ir.Expr, d domainSpec, what string) *d
 			c.Shape = append(c.Shape, g.sizeGo[s])
 		}
 	}
-	if v.Role == ir.RoleParam {
-		c.Absent = g.dataField[v.Name]
+	if v.Role == ir.RoleParam || g.omissible[v.Name] {
+		c.Absent = g.dataField[v.Name] // a param left to Fit, data left to Predict
 	}
 	return c
 }

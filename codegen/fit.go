@@ -319,6 +319,7 @@ func (f *fitGen) emit() {
 	f.emitSVI()
 	f.emitTemper()
 	f.emitHeldout()
+	f.emitPredict()
 	for _, qi := range f.qs {
 		if qi.upd != nil {
 			f.w.Raw(f.updateKernel(qi))

@@ -169,6 +169,9 @@ type fileCtx struct {
 	// ELBONote qualifies the ELBO in the Result (runtime.Result.ELBONote)
 	// when latents have improper flat priors; "" otherwise.
 	ELBONote string
+	// Predict says the package has Predict (derive.Predictions), whose
+	// newModel may leave observed data out.
+	Predict bool
 	// SourceHash is the SHA-256 of the .vi source (ir.Model.SourceHash),
 	// written on the header's source line.
 	SourceHash string
@@ -189,6 +192,9 @@ type gen struct {
 	goName  map[string]string // model or aux tensor name → Model field
 	// dataField maps a data, const or param name to its Data field.
 	dataField map[string]string
+	// omissible are the observed data Predict may be given without
+	// (derive.Predictions.Omissible).
+	omissible map[string]bool
 	sizeGo    map[string]string
 	tensors   map[string]tensorInfo
 	errs      []error
@@ -288,6 +294,7 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 				s.Go = g.fields.get("size" + v.Name)
 			} else {
 				s.Field, s.Go = g.dfields.get(g.upper(v.Name)), g.fields.get(g.lower(v.Name))
+				g.dataField[v.Name] = s.Field
 			}
 			g.sizeGo[v.Name] = s.Go
 			ctx.Sizes = append(ctx.Sizes, s)
@@ -366,6 +373,13 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 			if fit.perToken(qi) {
 				ctx.PerToken = append(ctx.PerToken, perTokenCtx{Name: qi.v.Name, Field: qi.field})
 			}
+		}
+	}
+	ctx.Predict = fit != nil && fit.d.Predictions != nil
+	if ctx.Predict {
+		g.omissible = map[string]bool{}
+		for _, v := range fit.d.Predictions.Omissible {
+			g.omissible[v.Name] = true
 		}
 	}
 	ctx.AtLeast, ctx.Allocs = g.allocCheck(fit)

@@ -48,6 +48,11 @@ type Dist struct {
 	// later), or nil when the family has none in closed form: what local
 	// variational tempering needs of a statement (temper.go).
 	TemperedLogNorm func(b *Builder, x Val, args []Val, s Expr) Expr
+	// Mean is E[x | args] of a scalar family, in terms of its scalar
+	// arguments, for the predictive means of observations (pointwise.go);
+	// nil where the mean is not always finite (Cauchy, Student's t) or
+	// the family is not scalar.
+	Mean func(a []Expr) Expr
 	// Conj is how a latent with this prior, declared conjugate, is updated
 	// in closed form (Eq. 18) with q in the same family; nil if it cannot be.
 	Conj *Conjugacy
@@ -301,6 +306,7 @@ var realX = ir.ParamSig{Name: "x"}
 // Normal(x; m, s) = −½log 2π − log s − ½((x−m)/s)²
 var normalDist = &Dist{
 	Family: scalarSig("Normal", "univariate normal with mean and standard deviation", realX, ir.SupportReal, "mean", "sd"),
+	Mean:   func(a []Expr) Expr { return a[0] },
 	Latex:  `\mathcal{N}`, Support: "x ∈ ℝ", Constraints: "sd > 0", Gaussian: true,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		m, s := a[0], a[1]
@@ -340,6 +346,7 @@ func normalFromNatural(eta []Expr) []Expr {
 // Gamma(x; α, β) = α log β − log Γ(α) + (α−1) log x − βx   (β a rate)
 var gammaDist = &Dist{
 	Family: scalarSig("Gamma", "gamma with shape and rate", realX, ir.SupportPositive, "shape", "rate"),
+	Mean:   func(a []Expr) Expr { return Div(a[0], a[1]) },
 	Latex:  `\operatorname{Gamma}`, Support: "x > 0", Constraints: "shape > 0, rate > 0",
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		al, be := a[0], a[1]
@@ -418,6 +425,7 @@ var inverseGammaDist = &Dist{
 // Beta(x; a, b) = log Γ(a+b) − log Γ(a) − log Γ(b) + (a−1) log x + (b−1) log(1−x)
 var betaDist = &Dist{
 	Family: scalarSig("Beta", "beta on (0, 1) with shapes a and b", realX, ir.SupportUnit, "a", "b"),
+	Mean:   func(a []Expr) Expr { return Div(a[0], Add(a[0], a[1])) },
 	Latex:  `\operatorname{Beta}`, Support: "0 < x < 1", Constraints: "a > 0, b > 0",
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		return Add(lg(Add(a[0], a[1])), Neg(lg(a[0])), Neg(lg(a[1])),
@@ -461,6 +469,7 @@ var betaDist = &Dist{
 // logit(p); with p = logistic(u) the simplifier reduces it to y·u − softplus(u).
 var bernoulliDist = &Dist{
 	Family: scalarSig("Bernoulli", "a 0/1 outcome with success probability p", ir.ParamSig{Name: "y", Int: true, Range: "0..1"}, ir.SupportInt, "p"),
+	Mean:   func(a []Expr) Expr { return a[0] },
 	Latex:  `\operatorname{Bernoulli}`, Support: "y ∈ {0, 1}", Constraints: "0 < p < 1",
 	LogDensity: slogp(func(y Expr, a []Expr) Expr {
 		if lp, lq, ok := probitLogs(a[0]); ok {
@@ -488,6 +497,7 @@ var bernoulliDist = &Dist{
 // Binomial(k; n, p) = log C(n, k) + k·logit(p) − n·softplus(logit(p))
 var binomialDist = &Dist{
 	Family: scalarSig("Binomial", "successes in n trials with success probability p", ir.ParamSig{Name: "k", Int: true}, ir.SupportInt, "n", "p"),
+	Mean:   func(a []Expr) Expr { return Mul(a[0], a[1]) },
 	Latex:  `\operatorname{Binomial}`, Support: "k ∈ {0, …, n}", Constraints: "n ≥ 0, 0 < p < 1",
 	LogDensity: slogp(func(k Expr, a []Expr) Expr {
 		n := a[0]
@@ -508,6 +518,7 @@ var binomialDist = &Dist{
 // Poisson(k; λ) = k log λ − λ − log Γ(k+1)
 var poissonDist = &Dist{
 	Family: scalarSig("Poisson", "a count with the given rate", ir.ParamSig{Name: "k", Int: true}, ir.SupportInt, "rate"),
+	Mean:   func(a []Expr) Expr { return a[0] },
 	Latex:  `\operatorname{Poisson}`, Support: "k ∈ {0, 1, …}", Constraints: "rate > 0",
 	LogDensity: slogp(func(k Expr, a []Expr) Expr {
 		return Add(Mul(k, logE(a[0])), Neg(a[0]), Neg(lg(Add(k, N(1)))))
@@ -523,6 +534,7 @@ var poissonDist = &Dist{
 // Exponential(x; λ) = log λ − λx
 var exponentialDist = &Dist{
 	Family: scalarSig("Exponential", "exponential with the given rate", realX, ir.SupportPositive, "rate"),
+	Mean:   func(a []Expr) Expr { return Div(N(1), a[0]) },
 	Latex:  `\operatorname{Exp}`, Support: "x > 0", Constraints: "rate > 0",
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		return Sub(logE(a[0]), Mul(a[0], x))
@@ -544,6 +556,7 @@ var exponentialDist = &Dist{
 // LogNormal(x; m, s) = −log x − log s − ½log 2π − (log x − m)²/(2s²)
 var logNormalDist = &Dist{
 	Family: scalarSig("LogNormal", "x whose logarithm is normal with meanlog and sdlog", realX, ir.SupportPositive, "meanlog", "sdlog"),
+	Mean:   func(a []Expr) Expr { return Call1("exp", Add(a[0], Mul(N(0.5), Pow(a[1], N(2))))) },
 	Latex:  `\operatorname{LogNormal}`, Support: "x > 0", Constraints: "sdlog > 0",
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		lx := logE(x)
@@ -618,6 +631,7 @@ func log1pSq(z Expr) Expr { return Call1("log1p", Pow(z, N(2))) }
 // HalfNormal(x; σ) = log 2 − ½log 2π − log σ − x²/(2σ²),  x ≥ 0
 var halfNormalDist = &Dist{
 	Family: scalarSig("HalfNormal", "half-normal: the absolute value of a Normal(0, sigma), a prior for a scale", realX, ir.SupportPositive, "sigma"),
+	Mean:   func(a []Expr) Expr { return Mul(N(math.Sqrt(2/math.Pi)), a[0]) },
 	Latex:  `\mathcal{N}^{+}`, Support: "x ≥ 0", Constraints: "sigma > 0",
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		return Add(N(math.Ln2-0.5*log2Pi), Neg(logE(a[0])), Mul(N(-0.5), Pow(x, N(2)), Pow(a[0], N(-2))))
@@ -663,6 +677,7 @@ var cauchyDist = &Dist{
 // real<lower=lo, upper=hi>, whose transform keeps it there.
 var uniformDist = &Dist{
 	Family: scalarSig("Uniform", "uniform between lower and upper (a latent must be declared with those bounds)", realX, ir.SupportInterval, "lower", "upper"),
+	Mean:   func(a []Expr) Expr { return Mul(N(0.5), Add(a[0], a[1])) },
 	Latex:  `\operatorname{U}`, Support: "x ∈ (lower, upper)", Constraints: "",
 	LogDensity: slogp(func(x Expr, a []Expr) Expr { return Neg(logE(Sub(a[1], a[0]))) }),
 }
@@ -671,6 +686,7 @@ var uniformDist = &Dist{
 // weibull(alpha = k, sigma = λ))
 var weibullDist = &Dist{
 	Family: scalarSig("Weibull", "Weibull with shape and scale (Stan's weibull(alpha, sigma))", realX, ir.SupportPositive, "shape", "scale"),
+	Mean:   func(a []Expr) Expr { return Mul(a[1], Call1("exp", lg(Add(N(1), Div(N(1), a[0]))))) },
 	Latex:  `\operatorname{Weibull}`, Support: "x > 0", Constraints: "shape > 0, scale > 0",
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		k, lam := a[0], a[1]
@@ -693,6 +709,7 @@ func negBinomialBase(y, phi Expr) Expr {
 // Stan's neg_binomial_2: mean μ, variance μ + μ²/φ.
 var negBinomialDist = &Dist{
 	Family: scalarSig("NegativeBinomial", "a count with mean mu and dispersion phi: variance mu + mu²/phi (Stan's neg_binomial_2)", countX, ir.SupportInt, "mu", "phi"),
+	Mean:   func(a []Expr) Expr { return a[0] },
 	Latex:  `\operatorname{NB}`, Support: "y ≥ 0", Constraints: "mu > 0, phi > 0",
 	LogDensity: slogp(func(y Expr, a []Expr) Expr {
 		mu, phi := a[0], a[1]
@@ -707,6 +724,7 @@ var negBinomialDist = &Dist{
 //	log p = log Γ(y+φ) − log Γ(y+1) − log Γ(φ) + y(η − log φ) − (y+φ)·softplus(η − log φ)
 var negBinomialLogDist = &Dist{
 	Family: scalarSig("NegativeBinomialLog", "NegativeBinomial(exp(eta), phi), stable for any eta (Stan's neg_binomial_2_log)", countX, ir.SupportInt, "eta", "phi"),
+	Mean:   func(a []Expr) Expr { return Call1("exp", a[0]) },
 	Latex:  `\operatorname{NB}_{\log}`, Support: "y ≥ 0", Constraints: "phi > 0",
 	LogDensity: slogp(func(y Expr, a []Expr) Expr {
 		eta, phi := a[0], a[1]
@@ -718,6 +736,7 @@ var negBinomialLogDist = &Dist{
 // BernoulliLogit(y; α) = yα − softplus(α): Bernoulli(logistic(α)).
 var bernoulliLogitDist = &Dist{
 	Family: scalarSig("BernoulliLogit", "a 0/1 outcome with log-odds alpha: Bernoulli(logistic(alpha))", ir.ParamSig{Name: "y", Int: true, Range: "0..1"}, ir.SupportInt, "alpha"),
+	Mean:   func(a []Expr) Expr { return Call1("logistic", a[0]) },
 	Latex:  `\operatorname{Bernoulli}_{\operatorname{logit}}`, Support: "y ∈ {0, 1}", Constraints: "",
 	LogDensity: slogp(func(y Expr, a []Expr) Expr {
 		return Sub(Mul(y, a[0]), Call1("softplus", a[0]))
@@ -727,6 +746,7 @@ var bernoulliLogitDist = &Dist{
 // PoissonLog(y; α) = yα − exp(α) − log Γ(y+1): Poisson(exp(α)).
 var poissonLogDist = &Dist{
 	Family: scalarSig("PoissonLog", "a count with log rate alpha: Poisson(exp(alpha))", countX, ir.SupportInt, "alpha"),
+	Mean:   func(a []Expr) Expr { return Call1("exp", a[0]) },
 	Latex:  `\operatorname{Poisson}_{\log}`, Support: "y ≥ 0", Constraints: "",
 	LogDensity: slogp(func(y Expr, a []Expr) Expr {
 		return Add(Mul(y, a[0]), Neg(Call1("exp", a[0])), Neg(lg(Add(y, N(1)))))
@@ -736,6 +756,7 @@ var poissonLogDist = &Dist{
 // BinomialLogit(k; n, α) = log C(n, k) + kα − n·softplus(α): Binomial(n, logistic(α)).
 var binomialLogitDist = &Dist{
 	Family: scalarSig("BinomialLogit", "successes in n trials with log-odds alpha: Binomial(n, logistic(alpha))", ir.ParamSig{Name: "k", Int: true}, ir.SupportInt, "n", "alpha"),
+	Mean:   func(a []Expr) Expr { return Mul(a[0], Call1("logistic", a[1])) },
 	Latex:  `\operatorname{Binomial}_{\operatorname{logit}}`, Support: "k ∈ {0, …, n}", Constraints: "n ≥ 0",
 	LogDensity: slogp(func(k Expr, a []Expr) Expr {
 		n, al := a[0], a[1]

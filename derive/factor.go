@@ -63,6 +63,10 @@ func (b *Builder) factorSum(f *ir.Factor, one func(x Val, args []Val) (Expr, err
 		if b.unit != nil && b.unit.Name == p.Index {
 			continue // the unit's own plate: d stays free
 		}
+		if b.pointwise {
+			b.free = append(b.free, i)
+			continue
+		}
 		plates = append(plates, i)
 	}
 	defer func() {
@@ -97,7 +101,12 @@ func (b *Builder) factorSum(f *ir.Factor, one func(x Val, args []Val) (Expr, err
 		if err != nil {
 			return nil, err
 		}
-		lp = Sum(el, o)
+		if b.pointwise {
+			b.free = append(b.free, el...)
+			lp = o
+		} else {
+			lp = Sum(el, o)
+		}
 	} else {
 		if lp, err = one(x, args); err != nil {
 			return nil, err

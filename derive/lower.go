@@ -34,6 +34,11 @@ type Builder struct {
 	// raw reads transformed latents on their unconstrained scale
 	// (transform.go), for their log-Jacobians.
 	raw bool
+	// pointwise leaves every plate of a statement, and the elements of
+	// an elementwise array target, unsummed: one log density per
+	// observation (pointwise.go), its free indices in free.
+	pointwise bool
+	free      []Index
 }
 
 // Aux is a derived tensor computed from a variable before it is used: the

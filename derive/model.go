@@ -83,6 +83,11 @@ type Derivation struct {
 	// not an error: such a model fits, without held-out evaluation.
 	Predictive         *Predictive
 	NoPredictiveReason string
+	// Predictions is what predictions of new observations need
+	// (pointwise.go), or nil; NoPredictionsReason then says why, as a
+	// positioned line with a hint.
+	Predictions         *Predictions
+	NoPredictionsReason string
 
 	bound    *Bound
 	boundErr error
@@ -180,6 +185,11 @@ func Derive(m *ir.Model) (d *Derivation, err error) {
 		d.Predictive = p
 	} else if reason != nil {
 		d.NoPredictiveReason = reason.Error()
+	}
+	if p, reason := b.predictions(d); p != nil {
+		d.Predictions = p
+	} else if reason != nil {
+		d.NoPredictionsReason = reason.Error()
 	}
 	d.Aux = b.Aux
 	return d, nil

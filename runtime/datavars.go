@@ -115,6 +115,10 @@ type DataTable struct {
 	// that a size given as 0 is not taken for one left out; nil if the
 	// model has no sizes.
 	Given *map[string]bool
+	// Omit names observed data variables that may be left out: a
+	// generated package's Predict, predicting them, loads them as zeros of
+	// their shape when the data do not give them.
+	Omit  map[string]bool
 	sizes *Sizes
 }
 
@@ -359,11 +363,33 @@ func (t *DataTable) CheckAllocs(extra []Alloc) error {
 // variable and the 1-based index of a bad entry.
 func (t *DataTable) Load() error {
 	for k := range t.Vars {
-		if err := t.Vars[k].load(t.sizes); err != nil {
+		v := &t.Vars[k]
+		if v.Role == RoleData && t.Omit[v.Name] && v.Kind != KindSize && len(v.Dims) > 0 && reflect.ValueOf(v.Data).Elem().IsNil() {
+			v.zeros(t.sizes)
+			continue
+		}
+		if err := v.load(t.sizes); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// zeros sets v's Model field to zeros of its shape (a plain array).
+func (v *DataVar) zeros(sz *Sizes) {
+	n := 1
+	for _, d := range v.Dims {
+		k, _ := sz.Get(d)
+		n *= k
+	}
+	switch p := v.Model.(type) {
+	case *[]float64:
+		*p = make([]float64, n)
+	case *[]int:
+		*p = make([]int, n)
+	default:
+		panic(fmt.Sprintf("runtime: DataVar %q: cannot omit %T", v.Name, v.Model))
+	}
 }
 
 // load checks v and loads it into its Model field.

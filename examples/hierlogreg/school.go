@@ -187,34 +187,27 @@ type Score struct {
 	LogLik   float64 `json:"loglik"` // mean log p(z | μ, t), μ the school's posterior mean
 }
 
-// Evaluate scores a fit on test students: accuracy of σ(μᵀt) > ½ and the
-// mean predictive log likelihood z log σ(μᵀt) + (1−z) log σ(−μᵀt), with μ
-// the posterior mean of the student's school (of the one group if pooled).
-func Evaluate(res *hierlogreg.Result, s Setting, test []Student) Score {
+// Evaluate scores a fit on test students with the generated package's
+// Predict at q's means (the plug-in predictive, no draws): accuracy of
+// p(z = 1) = σ(μᵀt) > ½ and the mean predictive log likelihood
+// z log σ(μᵀt) + (1−z) log σ(−μᵀt), with μ the posterior mean of the
+// student's school (of the one group if pooled), as in Wang & Blei §5.2.
+func Evaluate(res *hierlogreg.Result, s Setting, test []Student) (Score, error) {
+	d := SchoolData(s, test, len(res.Latent.Theta))
+	d.Mu0, d.Lambda0 = nil, nil // Predict takes the params from res
+	pr, err := hierlogreg.Predict(res, d, runtime.PredictSettings{Draws: -1})
+	if err != nil {
+		return Score{}, err
+	}
 	var sc Score
-	for _, st := range test {
-		g := st.School - 1
-		if s == Pooled {
-			g = 0
-		}
-		mu := res.Latent.Theta[g].Mean
-		u := 0.0
-		for j, v := range st.X {
-			u += mu[j] * v
-		}
-		if (u > 0) == (st.Good == 1) {
+	for i, p := range pr.Vars[0].PlugInMean {
+		if (p > 0.5) == (d.Y[i] == 1) {
 			sc.Accuracy++
 		}
-		if st.Good == 1 {
-			sc.LogLik += runtime.LogLogistic(u)
-		} else {
-			sc.LogLik += runtime.LogLogistic(-u)
-		}
 	}
-	n := float64(len(test))
-	sc.Accuracy /= n
-	sc.LogLik /= n
-	return sc
+	sc.Accuracy /= float64(len(test))
+	sc.LogLik = pr.Score.MeanPlugIn
+	return sc, nil
 }
 
 // schoolRun is one fit of the experiment.
@@ -259,8 +252,13 @@ func runSchool(c config, stdout, stderr io.Writer) error {
 				if err != nil {
 					return fmt.Errorf("split %d, %s %s: %v", k+1, s, method, err)
 				}
+				secs := time.Since(start).Seconds()
+				sc, err := Evaluate(res, s, test)
+				if err != nil {
+					return fmt.Errorf("split %d, %s %s: scoring the test rows: %v", k+1, s, method, err)
+				}
 				r := schoolRun{Setting: s, Method: res.Method, Split: k + 1, Status: res.Status, Iterations: res.Iterations,
-					Seconds: time.Since(start).Seconds(), Score: Evaluate(res, s, test)}
+					Seconds: secs, Score: sc}
 				runs = append(runs, r)
 				if !c.quiet {
 					fmt.Fprintf(stderr, "split %2d  %-12s %-7s %-10s %4d iterations %6.2f s  accuracy %.4f  loglik %.4f\n",

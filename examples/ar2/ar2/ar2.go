@@ -80,12 +80,17 @@ type Model struct {
 }
 
 // NewModel validates data and prepares it for fitting.
-func NewModel(d *Data) (*Model, error) {
+func NewModel(d *Data) (*Model, error) { return newModel(d, nil) }
+
+// newModel is NewModel, with the observed data that omit names loaded as
+// zeros when d leaves them out (Predict).
+func newModel(d *Data, omit map[string]bool) (*Model, error) {
 	if d == nil {
 		return nil, fmt.Errorf("ar2: no data")
 	}
 	m := new(Model)
 	t := d.table(m)
+	t.Omit = omit
 	if _, err := t.BindSizes(); err != nil {
 		return nil, err
 	}
@@ -530,6 +535,94 @@ func (a *caModel) NoSVI() string {
 // the model.
 func (a *caModel) NoTemper() string {
 	return "it has no unit plate (a loop `for d in 1:D` holding local latents) whose likelihood terms a temperature could divide"
+}
+
+// YPointwise writes into lp the log density of each observation of
+//
+//	ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+//
+// and into mean its conditional mean under Normal, at the point alpha, beta1,
+// beta2, sigma of the latents, row-major over the dimensions of y (Predict).
+func (m *Model) YPointwise(alpha, beta1, beta2, sigma, lp, mean []float64) {
+	T := m.t
+	y := m.y
+	clear(lp)
+	clear(mean)
+	var t1 float64
+	for i32 := 0; i32 < 1; i32++ {
+		t1 += beta1[i32]
+	}
+	var t2 float64
+	for i33 := 0; i33 < 1; i33++ {
+		t2 += beta2[i33]
+	}
+	var t3 float64
+	for i31 := 0; i31 < 1; i31++ {
+		t3 += alpha[i31]
+	}
+	t6 := -t3
+	var t8 float64
+	for i38 := 0; i38 < 1; i38++ {
+		t8 += sigma[i38]
+	}
+	t9 := math.Exp(t8)
+	t10 := 1 / (t9 * t9)
+	t11 := (-0.5) * t10
+	t12 := -t8
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	for t := 2; t < T; t++ {
+		var t4 float64
+		for i36 := 0; i36 < 1; i36++ {
+			t4 += beta1[i36] * y[t-1]
+		}
+		var t5 float64
+		for i37 := 0; i37 < 1; i37++ {
+			t5 += beta2[i37] * y[t-2]
+		}
+		t7 := runtime.Sq(t6 - t5 - t4 + y[t])
+		mean[t] += t3 + t1*y[t-1] + t2*y[t-2]
+		lp[t] += t12 + t11*t7 - 0.9189385332046727
+	}
+}
+
+// Predict predicts the observations of d under the fit r: for each
+// observed statement, the log density and the mean of every observation
+// at q's means (the plug-in predictive) and over draws from q (Monte
+// Carlo: the log predictive density log E_q[p(y_i | θ)] and E_q E[y_i | θ]),
+// with the params at r's estimates (runtime.Predict). d is data of the
+// model with new rows, its observed variables given (the model reads them
+// as covariates too), so that they are scored. Sizes of the latents that
+// d leaves at 0 are taken from r.
+func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Prediction, error) {
+	if r == nil || d == nil {
+		return nil, fmt.Errorf("ar2: Predict needs a fit and data")
+	}
+	dd := *d
+	r.Params.Into(&dd)
+	omit := map[string]bool{}
+	m, err := newModel(&dd, omit)
+	if err != nil {
+		return nil, err
+	}
+	q, err := m.newState(Options{Start: r})
+	if err != nil {
+		return nil, fmt.Errorf("the fit does not match the data: %v", err)
+	}
+	alphaPoint := make([]float64, len(q.alphaMean))
+	beta1Point := make([]float64, len(q.beta1Mean))
+	beta2Point := make([]float64, len(q.beta2Mean))
+	sigmaPoint := make([]float64, len(q.sigmaMean))
+	return runtime.Predict(runtime.PredictModel{Model: "ar2",
+		Factors: []runtime.PredictFactor{
+			{Latent: "alpha", Units: 1, Dim: 1, Mean: q.alphaMean, Cov: q.alphaCov, Point: alphaPoint},
+			{Latent: "beta1", Units: 1, Dim: 1, Mean: q.beta1Mean, Cov: q.beta1Cov, Point: beta1Point},
+			{Latent: "beta2", Units: 1, Dim: 1, Mean: q.beta2Mean, Cov: q.beta2Cov, Point: beta2Point},
+			{Latent: "sigma", Units: 1, Dim: 1, Mean: q.sigmaMean, Cov: q.sigmaCov, Point: sigmaPoint},
+		},
+		Stmts: []runtime.PredictStmt{
+			{Var: "y", Statement: "ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)", Family: "Normal", Dims: []int{m.t}, From: []int{2}, Observed: true, HasMean: true,
+				Eval: func(lp, mean []float64) { m.YPointwise(alphaPoint, beta1Point, beta2Point, sigmaPoint, lp, mean) }},
+		}}, opts)
 }
 
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of

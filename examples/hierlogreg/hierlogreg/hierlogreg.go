@@ -148,12 +148,17 @@ type Model struct {
 }
 
 // NewModel validates data and prepares it for fitting.
-func NewModel(d *Data) (*Model, error) {
+func NewModel(d *Data) (*Model, error) { return newModel(d, nil) }
+
+// newModel is NewModel, with the observed data that omit names loaded as
+// zeros when d leaves them out (Predict).
+func newModel(d *Data, omit map[string]bool) (*Model, error) {
 	if d == nil {
 		return nil, fmt.Errorf("hierlogreg: no data")
 	}
 	m := new(Model)
 	t := d.table(m)
+	t.Omit = omit
 	if _, err := t.BindSizes(); err != nil {
 		return nil, err
 	}
@@ -693,6 +698,73 @@ func (a *caModel) NoGibbs() string {
 // the model.
 func (a *caModel) NoTemper() string {
 	return "theta (hierlogreg.vi:16:8) has a Gaussian factor fitted by Newton steps, and tempering covers conditionally conjugate models (§3.1), whose updates are closed forms; it has params, and tempering does not cover their M-steps yet"
+}
+
+// YPointwise writes into lp the log density of each observation of
+//
+//	hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]])))
+//
+// and into mean its conditional mean under Bernoulli, at the point theta of
+// the latents, row-major over the dimensions of y (Predict).
+func (m *Model) YPointwise(theta, lp, mean []float64) {
+	N := m.n
+	P := m.p
+	group := m.group
+	x := m.x
+	y := m.y
+	clear(lp)
+	clear(mean)
+	// hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]])))
+	for n := 0; n < N; n++ {
+		t1 := runtime.DotFMA(theta[(group[n]-1)*P:][:P], x[n*P:][:P])
+		t2 := runtime.Logistic(t1)
+		t3 := runtime.Softplus(t1)
+		mean[n] += t2
+		lp[n] += t1*float64(y[n]) - t3
+	}
+}
+
+// Predict predicts the observations of d under the fit r: for each
+// observed statement, the log density and the mean of every observation
+// at q's means (the plug-in predictive) and over draws from q (Monte
+// Carlo: the log predictive density log E_q[p(y_i | θ)] and E_q E[y_i | θ]),
+// with the params at r's estimates (runtime.Predict). d is data of the
+// model with new rows; the observed variables y may be left out
+// (nil), and are then predicted without scores. Sizes of the latents that
+// d leaves at 0 are taken from r.
+func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Prediction, error) {
+	if r == nil || d == nil {
+		return nil, fmt.Errorf("hierlogreg: Predict needs a fit and data")
+	}
+	dd := *d
+	r.Params.Into(&dd)
+	if dd.M == 0 && !dd.given["M"] && r.Latent.Theta != nil {
+		dd.M = len(r.Latent.Theta)
+	}
+	if dd.P == 0 && !dd.given["P"] && len(r.Latent.Theta) > 0 && r.Latent.Theta[0] != nil {
+		dd.P = len(r.Latent.Theta[0].Mean)
+	}
+	omit := map[string]bool{}
+	if dd.Y == nil {
+		omit["y"] = true
+	}
+	m, err := newModel(&dd, omit)
+	if err != nil {
+		return nil, err
+	}
+	q, err := m.newState(Options{Start: r})
+	if err != nil {
+		return nil, fmt.Errorf("the fit does not match the data: %v", err)
+	}
+	thetaPoint := make([]float64, len(q.thetaMean))
+	return runtime.Predict(runtime.PredictModel{Model: "hierlogreg",
+		Factors: []runtime.PredictFactor{
+			{Latent: "theta", Units: m.m, Dim: m.p, Mean: q.thetaMean, Cov: q.thetaCov, Point: thetaPoint},
+		},
+		Stmts: []runtime.PredictStmt{
+			{Var: "y", Statement: "hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]])))", Family: "Bernoulli", Dims: []int{m.n}, From: []int{0}, Observed: true, HasMean: true,
+				Eval: func(lp, mean []float64) { m.YPointwise(thetaPoint, lp, mean) }},
+		}}, opts)
 }
 
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of

@@ -96,12 +96,17 @@ type Model struct {
 }
 
 // NewModel validates data and prepares it for fitting.
-func NewModel(d *Data) (*Model, error) {
+func NewModel(d *Data) (*Model, error) { return newModel(d, nil) }
+
+// newModel is NewModel, with the observed data that omit names loaded as
+// zeros when d leaves them out (Predict).
+func newModel(d *Data, omit map[string]bool) (*Model, error) {
 	if d == nil {
 		return nil, fmt.Errorf("schoolreg: no data")
 	}
 	m := new(Model)
 	t := d.table(m)
+	t.Omit = omit
 	if _, err := t.BindSizes(); err != nil {
 		return nil, err
 	}
@@ -655,6 +660,98 @@ func (a *caModel) NoSVI() string {
 // the model.
 func (a *caModel) NoTemper() string {
 	return "it has no unit plate (a loop `for d in 1:D` holding local latents) whose likelihood terms a temperature could divide"
+}
+
+// ScorePointwise writes into lp the log density of each observation of
+//
+//	schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+//
+// and into mean its conditional mean under Normal, at the point b1, b2, sigma,
+// a of the latents, row-major over the dimensions of score (Predict).
+func (m *Model) ScorePointwise(b1, b2, sigma, a, lp, mean []float64) {
+	N := m.n
+	school := m.school
+	score := m.score
+	vr1 := m.vr1
+	vr2 := m.vr2
+	clear(lp)
+	clear(mean)
+	var t1 float64
+	for i42 := 0; i42 < 1; i42++ {
+		t1 += b1[i42]
+	}
+	var t2 float64
+	for i43 := 0; i43 < 1; i43++ {
+		t2 += b2[i43]
+	}
+	var t6 float64
+	for i47 := 0; i47 < 1; i47++ {
+		t6 += sigma[i47]
+	}
+	t7 := math.Exp(t6)
+	t8 := 1 / (t7 * t7)
+	t9 := (-0.5) * t8
+	t10 := -t6
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	for n := 0; n < N; n++ {
+		var t3 float64
+		for i45 := 0; i45 < 1; i45++ {
+			t3 += b1[i45] * float64(vr1[n])
+		}
+		var t4 float64
+		for i46 := 0; i46 < 1; i46++ {
+			t4 += b2[i46] * float64(vr2[n])
+		}
+		t5 := runtime.Sq(score[n] - t4 - a[school[n]-1] - t3)
+		mean[n] += t1*float64(vr1[n]) + t2*float64(vr2[n]) + a[school[n]-1]
+		lp[n] += t10 + t5*t9 - 0.9189385332046727
+	}
+}
+
+// Predict predicts the observations of d under the fit r: for each
+// observed statement, the log density and the mean of every observation
+// at q's means (the plug-in predictive) and over draws from q (Monte
+// Carlo: the log predictive density log E_q[p(y_i | θ)] and E_q E[y_i | θ]),
+// with the params at r's estimates (runtime.Predict). d is data of the
+// model with new rows; the observed variables score may be left out
+// (nil), and are then predicted without scores. Sizes of the latents that
+// d leaves at 0 are taken from r.
+func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Prediction, error) {
+	if r == nil || d == nil {
+		return nil, fmt.Errorf("schoolreg: Predict needs a fit and data")
+	}
+	dd := *d
+	r.Params.Into(&dd)
+	if dd.J == 0 && !dd.given["J"] && r.Latent.A != nil {
+		dd.J = len(r.Latent.A.Mean)
+	}
+	omit := map[string]bool{}
+	if dd.Score == nil {
+		omit["score"] = true
+	}
+	m, err := newModel(&dd, omit)
+	if err != nil {
+		return nil, err
+	}
+	q, err := m.newState(Options{Start: r})
+	if err != nil {
+		return nil, fmt.Errorf("the fit does not match the data: %v", err)
+	}
+	b1Point := make([]float64, len(q.b1Mean))
+	b2Point := make([]float64, len(q.b2Mean))
+	sigmaPoint := make([]float64, len(q.sigmaMean))
+	aPoint := make([]float64, len(q.aMean))
+	return runtime.Predict(runtime.PredictModel{Model: "schoolreg",
+		Factors: []runtime.PredictFactor{
+			{Latent: "b1", Units: 1, Dim: 1, Mean: q.b1Mean, Cov: q.b1Cov, Point: b1Point},
+			{Latent: "b2", Units: 1, Dim: 1, Mean: q.b2Mean, Cov: q.b2Cov, Point: b2Point},
+			{Latent: "sigma", Units: 1, Dim: 1, Mean: q.sigmaMean, Cov: q.sigmaCov, Point: sigmaPoint},
+			{Latent: "a", Units: 1, Dim: m.j, Mean: q.aMean, Cov: q.aCov, Point: aPoint},
+		},
+		Stmts: []runtime.PredictStmt{
+			{Var: "score", Statement: "schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)", Family: "Normal", Dims: []int{m.n}, From: []int{0}, Observed: true, HasMean: true,
+				Eval: func(lp, mean []float64) { m.ScorePointwise(b1Point, b2Point, sigmaPoint, aPoint, lp, mean) }},
+		}}, opts)
 }
 
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of

@@ -1,0 +1,197 @@
+package codegen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vigen-go/vigen/derive"
+	"github.com/vigen-go/vigen/spec/ir"
+)
+
+// This file emits Predict, for a model with derive.Predictions: one
+// kernel per observed statement writing each observation's log density
+// and conditional mean at a point of the latents it reads, and Predict,
+// which loads new data (the observed variables optional), restores q from
+// a fit, and hands runtime.Predict the Gaussian factors to draw from and
+// the kernels.
+
+// emitPredict writes Predict and its kernels.
+func (f *fitGen) emitPredict() {
+	p := f.d.Predictions
+	if p == nil {
+		return
+	}
+	g, w := f.g, f.w
+	byLatent := map[string]*qInfo{}
+	for _, qi := range f.qs {
+		byLatent[qi.v.Name] = qi
+	}
+	// the kernels
+	kernelOf := make([]string, len(p.Stmts))
+	perVar := map[string]int{}
+	for _, s := range p.Stmts {
+		perVar[s.Var.Name]++
+	}
+	seen := map[string]int{}
+	for k, s := range p.Stmts {
+		name := g.upper(s.Var.Name) + "Pointwise"
+		if perVar[s.Var.Name] > 1 {
+			seen[s.Var.Name]++
+			name += fmt.Sprint(seen[s.Var.Name])
+		}
+		kernelOf[k] = name
+		origin := fmt.Sprintf("%s:%d:%d: %s", s.Factor.Pos.File, s.Factor.Pos.Line, s.Factor.Pos.Col, fmtFactor(s.Factor))
+		outs := []Output{{Target: "lp", Free: s.Free, Expr: s.LogLik, Origin: origin}}
+		var params []kernelParam
+		var names []string
+		for _, v := range s.Latents {
+			params = append(params, kernelParam{Want: v.Name, Tensor: v.Name, Dims: v.Type.Dims})
+			names = append(names, v.Name)
+		}
+		params = append(params, kernelParam{Want: "lp", Tensor: "lp", Dims: s.Var.Type.Dims, Out: true, Clear: true})
+		if s.Mean != nil {
+			outs = append(outs, Output{Target: "mean", Free: s.Free, Expr: s.Mean, Origin: origin})
+			params = append(params, kernelParam{Want: "mean", Tensor: "mean", Dims: s.Var.Type.Dims, Out: true, Clear: true})
+		}
+		what := "at the point " + strings.Join(names, ", ") + " of the latents"
+		if len(names) == 0 {
+			what = "(it reads no latent)"
+		}
+		head := fmt.Sprintf("%s writes into lp the log density of each observation of", name)
+		tail := fmt.Sprintf("%s, row-major over the dimensions of %s (Predict).", what, s.Var.Name)
+		if s.Mean != nil {
+			tail = fmt.Sprintf("and into mean its conditional mean under %s, ", s.Factor.Dist) + tail
+		}
+		doc := append([]string{head, "", "\t" + origin, ""}, wrapComment(tail, 76)...)
+		w.Raw(g.emitKernel(kernelSpec{Name: name, Doc: doc, Params: params, Outputs: outs}))
+	}
+
+	doc := []string{
+		"Predict predicts the observations of d under the fit r: for each",
+		"observed statement, the log density and the mean of every observation",
+		"at q's means (the plug-in predictive) and over draws from q (Monte",
+		"Carlo: the log predictive density log E_q[p(y_i | θ)] and E_q E[y_i | θ]),",
+		"with the params at r's estimates (runtime.Predict). d is data of the",
+		"model with new rows; the observed variables " + varList(p.Omissible) + " may be left out",
+		"(nil), and are then predicted without scores. Sizes of the latents that",
+		"d leaves at 0 are taken from r.",
+	}
+	if len(p.Omissible) == 0 {
+		doc[5] = "model with new rows, its observed variables given (the model reads them"
+		doc[6] = "as covariates too), so that they are scored. Sizes of the latents that"
+	}
+	w.Func(doc, w.Sf("Predict(r *Result, d *Data, opts %s) (*%s, error)", rt("PredictSettings"), rt("Prediction")), func() {
+		w.If(cond("r == nil || d == nil"), func() {
+			w.Return("nil", w.Sf(`%s("%s: Predict needs a fit and data")`, goFmt.Ident("Errorf"), g.m.Name))
+		})
+		w.P("dd := *d")
+		w.P("r.Params.Into(&dd)")
+		done := map[string]bool{}
+		for _, v := range p.Latents {
+			qi := byLatent[v.Name]
+			field := "r.Latent." + qi.field
+			for k, size := range v.Type.Dims {
+				if done[size] || g.m.Lookup(size) == nil || g.m.Lookup(size).Fixed {
+					continue
+				}
+				done[size] = true
+				var n string
+				switch {
+				case len(v.Type.Dims) == 2 && k == 0:
+					n = fmt.Sprintf("len(%s)", field)
+				case len(v.Type.Dims) == 2:
+					field += "[0]"
+					n = fmt.Sprintf("len(%s.Mean)", field)
+					w.If(cond(fmt.Sprintf("dd.%s == 0 && !dd.given[%q] && len(r.Latent.%s) > 0 && r.Latent.%s[0] != nil", g.dataField[size], size, qi.field, qi.field)), func() {
+						w.Pf("dd.%s = %s", g.dataField[size], n)
+					})
+					continue
+				default:
+					n = fmt.Sprintf("len(%s.Mean)", field)
+				}
+				w.If(cond(fmt.Sprintf("dd.%s == 0 && !dd.given[%q] && r.Latent.%s != nil", g.dataField[size], size, qi.field)), func() {
+					w.Pf("dd.%s = %s", g.dataField[size], n)
+				})
+			}
+		}
+		w.P("omit := map[string]bool{}")
+		for _, v := range p.Omissible {
+			w.If(cond(fmt.Sprintf("dd.%s == nil", g.dataField[v.Name])), func() {
+				w.Pf("omit[%q] = true", v.Name)
+			})
+		}
+		w.Define("m, err", "newModel(&dd, omit)")
+		w.CheckErr("nil", "err")
+		w.Define("q, err", "m.newState(Options{Start: r})")
+		w.If(cond("err != nil"), func() {
+			w.Return("nil", w.Sf(`%s("the fit does not match the data: %%v", err)`, goFmt.Ident("Errorf")))
+		})
+		var factors []string
+		point := map[string]string{}
+		for _, v := range p.Latents {
+			qi := byLatent[v.Name]
+			pt := lowerFirst(qi.upper) + "Point"
+			point[v.Name] = pt
+			w.Pf("%s := make([]float64, len(q.%s))", pt, qi.fields[0])
+			units := "1"
+			if u := f.perUnit(qi); u != nil {
+				units = f.dim(u.Size)
+			}
+			factors = append(factors, fmt.Sprintf("{Latent: %q, Units: %s, Dim: %s, Mean: q.%s, Cov: q.%s, Point: %s}",
+				v.Name, units, f.dim(qi.obj.Dim), qi.fields[0], qi.fields[1], pt))
+		}
+		var stmts []string
+		for k, s := range p.Stmts {
+			var dims, from []string
+			for _, d := range s.Var.Type.Dims {
+				dims = append(dims, f.dim(d))
+			}
+			for i := range s.Var.Type.Dims {
+				lo := 0
+				if i < len(s.Free) {
+					if _, l, _, ok := derive.SizeRange(s.Free[i].Size); ok {
+						lo = l
+					}
+				}
+				from = append(from, fmt.Sprint(lo))
+			}
+			var args []string
+			for _, v := range s.Latents {
+				args = append(args, point[v.Name])
+			}
+			args = append(args, "lp")
+			hasMean := s.Mean != nil
+			if hasMean {
+				args = append(args, "mean")
+			}
+			observed := "true"
+			if g.omissible[s.Var.Name] {
+				observed = fmt.Sprintf("!omit[%q]", s.Var.Name)
+			}
+			stmt := fmt.Sprintf("%s:%d:%d: %s", s.Factor.Pos.File, s.Factor.Pos.Line, s.Factor.Pos.Col, fmtFactor(s.Factor))
+			stmts = append(stmts, fmt.Sprintf("{Var: %q, Statement: %q, Family: %q, Dims: []int{%s}, From: []int{%s}, Observed: %s, HasMean: %v,\n\t\tEval: func(lp, mean []float64) { m.%s(%s) }}",
+				s.Var.Name, stmt, s.Factor.Dist, strings.Join(dims, ", "), strings.Join(from, ", "), observed, hasMean, kernelOf[k], strings.Join(args, ", ")))
+		}
+		fs := "nil"
+		if len(factors) > 0 {
+			fs = w.Sf("[]%s{\n\t\t%s,\n\t}", rt("PredictFactor"), strings.Join(factors, ",\n\t\t"))
+		}
+		w.Return(w.Sf("%s(%s{Model: %q,\n\tFactors: %s,\n\tStmts: []%s{\n\t\t%s,\n\t}}, opts)",
+			rt("Predict"), rt("PredictModel"), g.m.Name, fs, rt("PredictStmt"), strings.Join(stmts, ",\n\t\t")))
+	})
+}
+
+// varList names vs as "a", "a and b", "a, b and c".
+func varList(vs []*ir.Var) string {
+	var names []string
+	for _, v := range vs {
+		names = append(names, v.Name)
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
