@@ -106,6 +106,20 @@ func (f *fitGen) emitHeldout() {
 			w.P("q, err := u.newState(start)")
 		}
 		fail()
+		var gauss []string
+		for _, qi := range f.qs {
+			if qi.q.IsGaussianVector() && (containsQ(p.MixInputs, qi.q) || containsQ(p.TopicInputs, qi.q)) {
+				gauss = append(gauss, qi.fields[1])
+			}
+		}
+		if len(gauss) > 0 {
+			w.If(cond("start.HeldoutPlugIn"), func() {
+				w.P("// the predictive at the Gaussian factors' means")
+				for _, c := range gauss {
+					w.Pf("clear(q.%s)", c)
+				}
+			})
+		}
 		w.Pf("mix := make([]float64, u.%s*u.%s)", unitGo, kGo)
 		w.Block(fmt.Sprintf("for d := 0; d < u.%s; d++", unitGo), func() {
 			w.Pf("u.HeldoutMix(%s)", joinArgs("d", f.args(p.MixInputs, "d"), fmt.Sprintf("mix[d*u.%s:(d+1)*u.%s]", kGo, kGo)))
@@ -146,4 +160,13 @@ func wrapComment(s string, width int) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+func containsQ(qs []*derive.QFactor, q *derive.QFactor) bool {
+	for _, x := range qs {
+		if x == q {
+			return true
+		}
+	}
+	return false
 }

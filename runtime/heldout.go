@@ -278,13 +278,16 @@ func Heldout[L, P any](ctx context.Context, m HeldoutModel[L, P], r *Result[L, P
 		return s, fmt.Errorf("held-out evaluation: the fit of the test documents stopped: %s", res.Status)
 	}
 	// the iteration's global update moved the globals; the score reads r's
-	start := Settings[L, P]{Method: opts.Method, Start: &Result[L, P]{Latent: t.Globals(res.Latent, r.Latent), Params: r.Params}}
+	start := Settings[L, P]{Method: opts.Method, Start: &Result[L, P]{Latent: t.Globals(res.Latent, r.Latent), Params: r.Params}, HeldoutPlugIn: opts.HeldoutPlugIn}
 	mix, topics, k, err := t.Predictive(start)
 	if err != nil {
 		return s, err
 	}
 	s, err = HeldoutMixture(mix, topics, k, held, seen)
 	s.Unsettled, s.Predictive = len(res.Unsettled), predictive
+	if opts.HeldoutPlugIn {
+		s.Predictive = "plug-in, every Gaussian factor at its mean (its covariance taken as 0), in " + predictive
+	}
 	return s, err
 }
 

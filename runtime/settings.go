@@ -106,6 +106,12 @@ type Settings[L, P any] struct {
 	// the end of each iteration, which is most of a topic model's memory.
 	// A checkpoint always holds them, so that a run resumes exactly.
 	Keep []string
+	// HeldoutPlugIn makes a generated package's Heldout score with each
+	// Gaussian factor at its mean: the predictive's expectations are taken
+	// with the factors' covariances set to 0, so that E_q[f(θ)] is
+	// f(E_q[θ]) (the CTM's softmax of E[θ_d], as Wang & Blei score it)
+	// rather than its Taylor (Eq. 19) or exact expectation.
+	HeldoutPlugIn bool
 	// Resume continues the run saved in a checkpoint (read it with
 	// LoadResult): the iteration count, ELBO trace, state and params carry
 	// on from it, and with the same data and options the run ends exactly

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -216,59 +215,37 @@ func (r heldoutResult) print(w io.Writer) {
 		r.PerWord, r.Tokens, r.Unseen, r.UnseenTerms)
 }
 
-// evalHeldout infers q(θ_d) from the observed half of each test document
-// with the params held fixed, and scores the held-out half with
-// p(w) = Σ_k π_k β_kw, π ∝ exp E[θ_d] (Wang & Blei §5.1). Terms that never
-// occurred in training have probability 0 under every topic (maximum
-// likelihood topics, floored at runtime.ProbFloor); they are dropped from the observed halves and left
-// out of the held-out score, and their number is reported (the data
-// README discusses them).
+// evalHeldout scores the params p by document completion (Wang & Blei
+// §5.1) through the generated package's Heldout: q(θ_d) is fitted to the
+// observed half of each test document with the params held fixed, and the
+// held-out half is scored with p(w) = Σ_k π_k β_kw, π = softmax(E[θ_d])
+// (Options.HeldoutPlugIn: the Gaussian factors at their means). The terms
+// seen in training are those with β_kw above runtime.ProbFloor for some k:
+// maximum-likelihood topics give the others probability 0 (floored), so
+// they are dropped from the observed halves and left out of the held-out
+// score, and their number is reported (the data README discusses them).
+// p needs no training corpus: Heldout reads the seen terms from a
+// one-document bag holding each of them once.
 func evalHeldout(p *apParams, obs, held [][][2]int, method string, workers int) (heldoutResult, error) {
-	var r heldoutResult
-	zero := func(w int) bool {
+	var seen [][2]int
+	for w := 1; w <= p.V; w++ {
 		for k := range p.K {
 			if p.Beta[k][w-1] > runtime.ProbFloor {
-				return false
-			}
-		}
-		return true
-	}
-	kept := make([][][2]int, len(obs))
-	for d, doc := range obs {
-		for _, e := range doc {
-			if !zero(e[0]) {
-				kept[d] = append(kept[d], e)
+				seen = append(seen, [2]int{w, 1})
+				break
 			}
 		}
 	}
-	data := &ctm.Data{K: p.K, V: p.V, W: kept, Beta: p.Beta, Mu0: p.Mu0, Sigma0: p.Sigma0}
-	res, err := ctm.Fit(context.Background(), data, ctm.Options{Method: method, FixParams: true, Workers: workers})
+	m, err := ctm.NewModel(&ctm.Data{K: p.K, V: p.V, W: [][][2]int{seen}, Beta: p.Beta, Mu0: p.Mu0, Sigma0: p.Sigma0})
 	if err != nil {
-		return r, err
+		return heldoutResult{}, err
 	}
-	unseen := map[int]bool{}
-	means := make([][]float64, len(held))
-	var scored [][][2]int
-	for d, doc := range held {
-		means[d] = res.Latent.Theta[d].Mean
-		var keep [][2]int
-		for _, e := range doc {
-			if zero(e[0]) {
-				r.Unseen += e[1]
-				unseen[e[0]] = true
-				continue
-			}
-			keep = append(keep, e)
-			r.Tokens += e[1]
-		}
-		scored = append(scored, keep)
+	fit := &ctm.Result{Params: ctm.Params{Beta: p.Beta, Mu0: p.Mu0, Sigma0: p.Sigma0}}
+	s, err := m.Heldout(context.Background(), fit, obs, held, ctm.Options{Method: method, Workers: workers, HeldoutPlugIn: true})
+	if err != nil {
+		return heldoutResult{}, err
 	}
-	r.UnseenTerms = len(unseen)
-	r.PerWord = PerWordLogLik(p.Beta, scored, means)
-	if math.IsNaN(r.PerWord) || math.IsInf(r.PerWord, 0) {
-		return r, fmt.Errorf("held-out log likelihood is %v", r.PerWord)
-	}
-	return r, nil
+	return heldoutResult{PerWord: s.PerWord, Tokens: s.Tokens, Unseen: s.Unseen, UnseenTerms: s.UnseenTerms}, nil
 }
 
 // modelMarker marks files this command writes, so -save overwrites only

@@ -40,9 +40,9 @@ func taylorSoftmax(mu, cov []float64) []float64 {
 // with the expectation by Eq. 19 (its label says so), after fitting q(θ_d)
 // to the observed halves with the params held fixed. This checks it
 // against the same protocol computed by hand from q(θ_d). (examples/ctm's
-// own evalHeldout uses another convention, π_d = softmax(E[θ_d]), and
-// leaves out the terms whose fitted β_kw are at the floor for every k
-// rather than those unseen in training; the test logs both scores.)
+// own evalHeldout scores with π_d = softmax(E[θ_d]), Heldout with
+// Options.HeldoutPlugIn, checked in heldout_generic_test.go; this test
+// logs both scores.)
 func TestGeneratedHeldoutIsTaylorSoftmax(t *testing.T) {
 	p, docs := smallCorpus(t, 80)
 	var train [][][2]int

@@ -873,6 +873,10 @@ func (h heldoutModel) Predictive(start Options) ([]float64, []float64, int, erro
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	if start.HeldoutPlugIn {
+		// the predictive at the Gaussian factors' means
+		clear(q.thetaCov)
+	}
 	mix := make([]float64, u.d*u.k)
 	for d := 0; d < u.d; d++ {
 		u.HeldoutMix(d, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], mix[d*u.k:(d+1)*u.k])
