@@ -23,6 +23,10 @@ type driverCtx struct {
 	// NoHeldout says why not.
 	Heldout   bool
 	NoHeldout string
+	// Predict says the package has Predict (-predict, -test); NoPredict
+	// says why not.
+	Predict   bool
+	NoPredict string
 	// Columns are the data variables -csv may read from a CSV table:
 	// vectors and matrices of numbers, with their dimensions.
 	Columns []driverColumn
@@ -65,6 +69,7 @@ func Driver(d *derive.Derivation, importPath string) (File, error) {
 		}
 	}
 	ctx.Heldout, ctx.NoHeldout = d.Predictive != nil, d.NoPredictiveReason
+	ctx.Predict, ctx.NoPredict = d.Predictions != nil, d.NoPredictionsReason
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, ctx); err != nil {
 		return File{}, err

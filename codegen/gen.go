@@ -193,7 +193,7 @@ type gen struct {
 	// dataField maps a data, const or param name to its Data field.
 	dataField map[string]string
 	// omissible are the observed data Predict may be given without
-	// (derive.Predictions.Omissible).
+	// (derive.Predictions.Omissible), set by emitPredict.
 	omissible map[string]bool
 	sizeGo    map[string]string
 	tensors   map[string]tensorInfo
@@ -376,12 +376,6 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 		}
 	}
 	ctx.Predict = fit != nil && fit.d.Predictions != nil
-	if ctx.Predict {
-		g.omissible = map[string]bool{}
-		for _, v := range fit.d.Predictions.Omissible {
-			g.omissible[v.Name] = true
-		}
-	}
 	ctx.AtLeast, ctx.Allocs = g.allocCheck(fit)
 	for _, sc := range g.m.SizeChecks {
 		ctx.SizeEqs = append(ctx.SizeEqs, sizeEqCtx{Size: sc.Size, Const: sc.Const, Plus: sc.Sizes,

@@ -22,6 +22,10 @@ func (f *fitGen) emitPredict() {
 		return
 	}
 	g, w := f.g, f.w
+	g.omissible = map[string]bool{}
+	for _, v := range p.Omissible {
+		g.omissible[v.Name] = true
+	}
 	byLatent := map[string]*qInfo{}
 	for _, qi := range f.qs {
 		byLatent[qi.v.Name] = qi
@@ -80,6 +84,19 @@ func (f *fitGen) emitPredict() {
 		doc[5] = "model with new rows, its observed variables given (the model reads them"
 		doc[6] = "as covariates too), so that they are scored. Sizes of the latents that"
 	}
+	loadDoc := []string{"LoadPredictData reads new data for Predict from JSON, as LoadData does,",
+		"except that the observed variables " + varList(p.Omissible) + " may be left out and that",
+		"Predict, not LoadData, checks the data against the fit."}
+	if len(p.Omissible) == 0 {
+		loadDoc[1] = "except that Predict, not LoadData, checks the data against the fit (the"
+		loadDoc[2] = "observed variables must be given: the model reads them as covariates)."
+	}
+	w.Func(loadDoc,
+		w.Sf("LoadPredictData(r %s) (*Data, error)", goIO.Ident("Reader")), func() {
+			w.P("d := new(Data)")
+			w.IfErr("err := d.table(new(Model)).Decode(r)", "nil", "err")
+			w.Return("d", "nil")
+		})
 	w.Func(doc, w.Sf("Predict(r *Result, d *Data, opts %s) (*%s, error)", rt("PredictSettings"), rt("Prediction")), func() {
 		w.If(cond("r == nil || d == nil"), func() {
 			w.Return("nil", w.Sf(`%s("%s: Predict needs a fit and data")`, goFmt.Ident("Errorf"), g.m.Name))

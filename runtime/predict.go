@@ -80,6 +80,8 @@ type Predicted struct {
 	Family    string `json:"family"`
 	First     []int  `json:"first"`
 	Shape     []int  `json:"shape"`
+	// Observed says the data gave the values, so that they are scored.
+	Observed bool `json:"observed"`
 	// PlugInMean is E[y_i | θ̂]; Mean the Monte Carlo E_q E[y_i | θ]
 	// (absent for a family without a mean, or without draws).
 	PlugInMean []float64 `json:"plugin_mean,omitempty"`
@@ -264,7 +266,7 @@ func Predict(pm PredictModel, s PredictSettings) (*Prediction, error) {
 	anyObserved := false
 	for k, st := range pm.Stmts {
 		b := bufs[k]
-		pv := Predicted{Var: st.Var, Statement: st.Statement, Family: st.Family, First: b.first, Shape: b.shape}
+		pv := Predicted{Var: st.Var, Statement: st.Statement, Family: st.Family, First: b.first, Shape: b.shape, Observed: b.observed}
 		forBlock(st.Dims, st.From, func(i int, _ []int) {
 			if b.means {
 				pv.PlugInMean = append(pv.PlugInMean, b.plugMu[i])

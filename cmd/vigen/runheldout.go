@@ -15,6 +15,10 @@ type heldoutFlags struct {
 	ldac, csv      ldacList
 	jsonl          ldacList
 	obs, held, out string
+	plugIn         bool
+	// predictions of new rows (-predict, -test, -predict-out, -predict-draws)
+	predict, test, predictOut string
+	predictDraws              int
 }
 
 // ldacList collects -ldac bag=FILE flags, in order.
@@ -37,6 +41,11 @@ func (h *heldoutFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.obs, "heldout-obs", "", "observed halves of test documents (LDA-C), for held-out evaluation by document completion (bag-of-words models)")
 	fs.StringVar(&h.held, "heldout", "", "held-out halves of the same test documents (LDA-C, line-aligned with -heldout-obs)")
 	fs.StringVar(&h.out, "heldout-out", "", "write the held-out score as JSON here (the score also goes to stderr)")
+	fs.BoolVar(&h.plugIn, "heldout-plugin", false, "score held-out documents with every Gaussian factor at its mean (softmax(E[θ_d]) for the CTM, as Wang & Blei score) instead of the predictive's expectations under q")
+	fs.StringVar(&h.predict, "predict", "", "JSON data with new rows: predict their observed variables (which the file may leave out) under the fit, at q's means and over draws from q; written to -predict-out")
+	fs.StringVar(&h.test, "test", "", "JSON data with new rows, observed variables given: score the fit on them (log predictive density per observation, on stderr); the predictions go to -predict-out if given")
+	fs.StringVar(&h.predictOut, "predict-out", "", "write the predictions of -predict or -test as JSON here")
+	fs.IntVar(&h.predictDraws, "predict-draws", 0, "draws from q for -predict and -test (0: 1000; -1: none, the plug-in predictive at q's means only)")
 }
 
 // args are the model command's flags, with absolute paths.
@@ -66,7 +75,13 @@ func (h *heldoutFlags) args() ([]string, error) {
 			a = append(a, "-"+list.flag, name+"="+q)
 		}
 	}
-	for _, f := range [][2]string{{"heldout-obs", h.obs}, {"heldout", h.held}, {"heldout-out", h.out}} {
+	if h.plugIn {
+		a = append(a, "-heldout-plugin")
+	}
+	if h.predictDraws != 0 {
+		a = append(a, fmt.Sprintf("-predict-draws=%d", h.predictDraws))
+	}
+	for _, f := range [][2]string{{"heldout-obs", h.obs}, {"heldout", h.held}, {"heldout-out", h.out}, {"predict", h.predict}, {"test", h.test}, {"predict-out", h.predictOut}} {
 		if err := abs(f[0], f[1]); err != nil {
 			return nil, err
 		}

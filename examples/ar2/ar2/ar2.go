@@ -585,6 +585,17 @@ func (m *Model) YPointwise(alpha, beta1, beta2, sigma, lp, mean []float64) {
 	}
 }
 
+// LoadPredictData reads new data for Predict from JSON, as LoadData does,
+// except that Predict, not LoadData, checks the data against the fit (the
+// observed variables must be given: the model reads them as covariates).
+func LoadPredictData(r io.Reader) (*Data, error) {
+	d := new(Data)
+	if err := d.table(new(Model)).Decode(r); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // Predict predicts the observations of d under the fit r: for each
 // observed statement, the log density and the mean of every observation
 // at q's means (the plug-in predictive) and over draws from q (Monte

@@ -434,6 +434,17 @@ func (m *Model) YPointwise(theta, lp, mean []float64) {
 	}
 }
 
+// LoadPredictData reads new data for Predict from JSON, as LoadData does,
+// except that the observed variables y may be left out and that
+// Predict, not LoadData, checks the data against the fit.
+func LoadPredictData(r io.Reader) (*Data, error) {
+	d := new(Data)
+	if err := d.table(new(Model)).Decode(r); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // Predict predicts the observations of d under the fit r: for each
 // observed statement, the log density and the mean of every observation
 // at q's means (the plug-in predictive) and over draws from q (Monte
@@ -469,7 +480,7 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 			{Latent: "theta", Units: 1, Dim: m.p, Mean: q.thetaMean, Cov: q.thetaCov, Point: thetaPoint},
 		},
 		Stmts: []runtime.PredictStmt{
-			{Var: "y", Statement: "logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))", Family: "Bernoulli", Dims: []int{m.n}, From: []int{0}, Observed: true, HasMean: true,
+			{Var: "y", Statement: "logreg.vi:16:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta)))", Family: "Bernoulli", Dims: []int{m.n}, From: []int{0}, Observed: !omit["y"], HasMean: true,
 				Eval: func(lp, mean []float64) { m.YPointwise(thetaPoint, lp, mean) }},
 		}}, opts)
 }

@@ -708,6 +708,17 @@ func (m *Model) ScorePointwise(b1, b2, sigma, a, lp, mean []float64) {
 	}
 }
 
+// LoadPredictData reads new data for Predict from JSON, as LoadData does,
+// except that the observed variables score may be left out and that
+// Predict, not LoadData, checks the data against the fit.
+func LoadPredictData(r io.Reader) (*Data, error) {
+	d := new(Data)
+	if err := d.table(new(Model)).Decode(r); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // Predict predicts the observations of d under the fit r: for each
 // observed statement, the log density and the mean of every observation
 // at q's means (the plug-in predictive) and over draws from q (Monte
@@ -749,7 +760,7 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 			{Latent: "a", Units: 1, Dim: m.j, Mean: q.aMean, Cov: q.aCov, Point: aPoint},
 		},
 		Stmts: []runtime.PredictStmt{
-			{Var: "score", Statement: "schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)", Family: "Normal", Dims: []int{m.n}, From: []int{0}, Observed: true, HasMean: true,
+			{Var: "score", Statement: "schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)", Family: "Normal", Dims: []int{m.n}, From: []int{0}, Observed: !omit["score"], HasMean: true,
 				Eval: func(lp, mean []float64) { m.ScorePointwise(b1Point, b2Point, sigmaPoint, aPoint, lp, mean) }},
 		}}, opts)
 }
