@@ -64,7 +64,6 @@ func handHeldout(p *apParams, obs, held [][][2]int, method string, workers int) 
 	return r, nil
 }
 
-
 // The example's held-out score comes from the generated Heldout with
 // HeldoutPlugIn and equals the protocol computed by hand: the same tokens
 // scored and left out, and the per-word log likelihood to 1e-12 (the hand
