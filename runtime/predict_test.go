@@ -1,0 +1,147 @@
+package runtime
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// normalModel is y_i ~ Normal(θ + c_i, 1) with q(θ) = N(mu, v): the
+// predictive of y_i is N(mu + c_i, 1 + v) exactly.
+func normalModel(mu, v float64, y, c []float64, observed bool) PredictModel {
+	point := []float64{0}
+	return PredictModel{Model: "normal",
+		Factors: []PredictFactor{{Latent: "theta", Units: 1, Dim: 1, Mean: []float64{mu}, Cov: []float64{v}, Point: point}},
+		Stmts: []PredictStmt{{Var: "y", Statement: "normal.vi:3:3: y[n] ~ Normal(theta + c[n], 1)", Family: "Normal",
+			Dims: []int{len(y)}, From: []int{0}, Observed: observed, HasMean: true,
+			Eval: func(lp, mean []float64) {
+				for i := range y {
+					m := point[0] + c[i]
+					lp[i] = -0.5*(y[i]-m)*(y[i]-m) - 0.5*math.Log(2*math.Pi)
+					mean[i] = m
+				}
+			}}}}
+}
+
+func logNormalDensity(y, m, v float64) float64 {
+	return -0.5*(y-m)*(y-m)/v - 0.5*math.Log(2*math.Pi*v)
+}
+
+// The plug-in log density is log N(y; μ + c, 1); the Monte Carlo log
+// predictive density converges to log N(y; μ + c, 1 + v), within a few
+// Monte Carlo standard errors (computed from the exact moments of
+// p(y | θ) under q).
+func TestPredictNormalAgainstExact(t *testing.T) {
+	mu, v := 0.3, 0.49
+	y := []float64{-1, 0.2, 0.5, 2.5}
+	c := []float64{0, 0.1, -0.4, 1}
+	const draws = 40000
+	p, err := Predict(normalModel(mu, v, y, c, true), PredictSettings{Draws: draws, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv := p.Vars[0]
+	sumPlug, sumExact := 0.0, 0.0
+	for i := range y {
+		m := mu + c[i]
+		if d := pv.PlugInLogDensity[i] - logNormalDensity(y[i], m, 1); math.Abs(d) > 1e-12 {
+			t.Errorf("plug-in log density %d off by %g", i, d)
+		}
+		if pv.PlugInMean[i] != m {
+			t.Errorf("plug-in mean %d = %v, want %v", i, pv.PlugInMean[i], m)
+		}
+		exact := logNormalDensity(y[i], m, 1+v)
+		// p(y | θ) = N(y; θ + c, 1) has E = N(y; m, 1 + v) and
+		// E[p²] = N(y; m, ½ + v)/(2√π); the Monte Carlo mean of p has sd
+		// √((E[p²] − E[p]²)/S), which log turns into that over E[p].
+		ep := math.Exp(exact)
+		ep2 := math.Exp(logNormalDensity(y[i], m, 0.5+v)) / (2 * math.Sqrt(math.Pi))
+		se := math.Sqrt((ep2-ep*ep)/draws) / ep
+		if d := pv.LogPredictive[i] - exact; math.Abs(d) > 5*se {
+			t.Errorf("log predictive density %d = %v, exact %v: %.2g off, %.1f standard errors", i, pv.LogPredictive[i], exact, d, d/se)
+		}
+		if d := pv.Mean[i] - m; math.Abs(d) > 5*math.Sqrt(v/draws) {
+			t.Errorf("Monte Carlo mean %d = %v, want %v", i, pv.Mean[i], m)
+		}
+		sumPlug += pv.PlugInLogDensity[i]
+		sumExact += pv.LogPredictive[i]
+	}
+	s := p.Score
+	if s == nil || s.Observations != len(y) || math.Abs(s.PlugIn-sumPlug) > 1e-12 || math.Abs(*s.LPPD-sumExact) > 1e-12 ||
+		math.Abs(s.MeanPlugIn-sumPlug/4) > 1e-12 || math.Abs(*s.MeanLPPD-sumExact/4) > 1e-12 {
+		t.Errorf("score %+v does not sum the observations (plug-in %v, lppd %v)", s, sumPlug, sumExact)
+	}
+	if !strings.Contains(p.String(), "4 observations") {
+		t.Errorf("String() = %q", p.String())
+	}
+	again, err := Predict(normalModel(mu, v, y, c, true), PredictSettings{Draws: draws, Seed: 7})
+	if err != nil || !reflect.DeepEqual(again, p) {
+		t.Errorf("the same seed gave another prediction (%v)", err)
+	}
+}
+
+// Without observed values there are means and no scores; with no draws,
+// the plug-in alone.
+func TestPredictUnobservedAndPlugInOnly(t *testing.T) {
+	y := []float64{0, 0}
+	p, err := Predict(normalModel(1, 1, y, []float64{0, 1}, false), PredictSettings{Draws: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Score != nil || p.Vars[0].PlugInLogDensity != nil || p.Vars[0].LogPredictive != nil || len(p.Vars[0].Mean) != 2 || p.Vars[0].Observed {
+		t.Errorf("unobserved: %+v, score %+v", p.Vars[0], p.Score)
+	}
+	p, err = Predict(normalModel(1, 1, y, []float64{0, 1}, true), PredictSettings{Draws: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Draws != 0 || p.Vars[0].Mean != nil || p.Vars[0].LogPredictive != nil || p.Score.LPPD != nil || len(p.Vars[0].PlugInLogDensity) != 2 {
+		t.Errorf("plug-in only: %+v, score %+v", p.Vars[0], p.Score)
+	}
+}
+
+// A statement over part of its size (for t in 3:T) and over two
+// dimensions reports the block of observations, 1-based, row-major.
+func TestPredictBlocks(t *testing.T) {
+	p, err := Predict(PredictModel{Stmts: []PredictStmt{
+		{Var: "y", Dims: []int{5}, From: []int{2}, Observed: true, HasMean: true, Eval: func(lp, mean []float64) {
+			for i := range lp {
+				lp[i], mean[i] = -float64(i), float64(i)
+			}
+		}},
+		{Var: "z", Dims: []int{2, 3}, From: []int{0, 0}, Observed: true, Eval: func(lp, _ []float64) {
+			for i := range lp {
+				lp[i] = -float64(10 + i)
+			}
+		}},
+	}}, PredictSettings{Draws: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, z := p.Vars[0], p.Vars[1]
+	if !reflect.DeepEqual(y.First, []int{3}) || !reflect.DeepEqual(y.Shape, []int{3}) || !reflect.DeepEqual(y.PlugInMean, []float64{2, 3, 4}) ||
+		!reflect.DeepEqual(y.PlugInLogDensity, []float64{-2, -3, -4}) || !reflect.DeepEqual(y.LogPredictive, []float64{-2, -3, -4}) {
+		t.Errorf("ranged statement: %+v", y)
+	}
+	if !reflect.DeepEqual(z.First, []int{1, 1}) || !reflect.DeepEqual(z.Shape, []int{2, 3}) ||
+		!reflect.DeepEqual(z.PlugInLogDensity, []float64{-10, -11, -12, -13, -14, -15}) || z.PlugInMean != nil {
+		t.Errorf("two-dimensional statement: %+v", z)
+	}
+	if p.Score.Observations != 9 {
+		t.Errorf("%d observations, want 9", p.Score.Observations)
+	}
+}
+
+// A covariance that is not positive definite and a log density that is
+// NaN are errors that say where.
+func TestPredictErrors(t *testing.T) {
+	m := normalModel(0, -1, []float64{1}, []float64{0}, true)
+	if _, err := Predict(m, PredictSettings{}); err == nil || !strings.Contains(err.Error(), "q(theta)") {
+		t.Errorf("negative variance: %v", err)
+	}
+	m = normalModel(0, 1, []float64{math.NaN()}, []float64{0}, true)
+	if _, err := Predict(m, PredictSettings{}); err == nil || !strings.Contains(err.Error(), "y[1]") || !strings.Contains(err.Error(), "q's means") {
+		t.Errorf("NaN log density: %v", err)
+	}
+}
