@@ -153,7 +153,9 @@ func (g *gen) emitKernel(k kernelSpec) string {
 		fmt.Fprintf(&sb, "\t%s := m.%s\n", localOf[key], g.goName[key])
 	}
 	for _, prm := range k.Params {
-		if prm.Clear {
+		if prm.Clear && strings.HasSuffix(goOf[prm.Tensor], "[0]") {
+			fmt.Fprintf(&sb, "\t%s = 0\n", goOf[prm.Tensor]) // a scalar output
+		} else if prm.Clear {
 			fmt.Fprintf(&sb, "\tclear(%s)\n", goOf[prm.Tensor])
 		}
 	}

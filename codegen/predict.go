@@ -46,16 +46,19 @@ func (f *fitGen) emitPredict() {
 		kernelOf[k] = name
 		origin := fmt.Sprintf("%s:%d:%d: %s", s.Factor.Pos.File, s.Factor.Pos.Line, s.Factor.Pos.Col, fmtFactor(s.Factor))
 		outs := []Output{{Target: "lp", Free: s.Free, Expr: s.LogLik, Origin: origin}}
+		obsDims := s.Var.Type.Dims[:len(s.Free)] // the observations' grid: one per plate and element index
 		var params []kernelParam
 		var names []string
 		for _, v := range s.Latents {
 			params = append(params, kernelParam{Want: v.Name, Tensor: v.Name, Dims: v.Type.Dims})
 			names = append(names, v.Name)
 		}
-		params = append(params, kernelParam{Want: "lp", Tensor: "lp", Dims: s.Var.Type.Dims, Out: true, Clear: true})
+		params = append(params, kernelParam{Want: "lp", Tensor: "lp", Dims: obsDims, Out: true, Clear: true})
 		if s.Mean != nil {
-			outs = append(outs, Output{Target: "mean", Free: s.Free, Expr: s.Mean, Origin: origin})
-			params = append(params, kernelParam{Want: "mean", Tensor: "mean", Dims: s.Var.Type.Dims, Out: true, Clear: true})
+			if n, ok := s.Mean.(*derive.Num); !ok || n.V != 0 { // a zero mean is the cleared output
+				outs = append(outs, Output{Target: "mean", Free: s.Free, Expr: s.Mean, Origin: origin})
+			}
+			params = append(params, kernelParam{Want: "mean", Tensor: "mean", Dims: obsDims, Out: true, Clear: true})
 		}
 		what := "at the point " + strings.Join(names, ", ") + " of the latents"
 		if len(names) == 0 {
@@ -139,10 +142,12 @@ func (f *fitGen) emitPredict() {
 		}
 		w.Define("m, err", "newModel(&dd, omit)")
 		w.CheckErr("nil", "err")
-		w.Define("q, err", "m.newState(Options{Start: r})")
-		w.If(cond("err != nil"), func() {
-			w.Return("nil", w.Sf(`%s("the fit does not match the data: %%v", err)`, goFmt.Ident("Errorf")))
-		})
+		if len(p.Latents) > 0 {
+			w.Define("q, err", "m.newState(Options{Start: r})")
+			w.If(cond("err != nil"), func() {
+				w.Return("nil", w.Sf(`%s("the fit does not match the data: %%v", err)`, goFmt.Ident("Errorf")))
+			})
+		}
 		var factors []string
 		point := map[string]string{}
 		for _, v := range p.Latents {
@@ -160,15 +165,11 @@ func (f *fitGen) emitPredict() {
 		var stmts []string
 		for k, s := range p.Stmts {
 			var dims, from []string
-			for _, d := range s.Var.Type.Dims {
-				dims = append(dims, f.dim(d))
-			}
-			for i := range s.Var.Type.Dims {
+			for i, ix := range s.Free {
+				dims = append(dims, f.dim(s.Var.Type.Dims[i]))
 				lo := 0
-				if i < len(s.Free) {
-					if _, l, _, ok := derive.SizeRange(s.Free[i].Size); ok {
-						lo = l
-					}
+				if _, l, _, ok := derive.SizeRange(ix.Size); ok {
+					lo = l
 				}
 				from = append(from, fmt.Sprint(lo))
 			}

@@ -21,9 +21,10 @@ import (
 // `for n in 1:N { y[n] ~ Bernoulli(...) }`, y[i] in `y ~ Normal(mu, s)`.
 //
 // New observations can be scored this way when every latent they read is
-// shared by them, not local to the rows of the data: a latent sized by a
-// dimension of an observed variable (a mixture's z[N], eight schools'
-// theta[J] beside y[J]) would need its own inference for new rows. Those
+// shared by them, not local to the rows of the data: a latent whose first
+// dimension is the first (the rows) of an observed variable (a mixture's
+// z[N], eight schools' theta[J] beside y[J]) would need its own inference
+// for new rows. Those
 // latents must also have a Gaussian q (nonconjugate, or conjugate Normal),
 // whose draws the runtime takes.
 
@@ -80,8 +81,8 @@ func (b *Builder) predictions(d *Derivation) (p *Predictions, err error) {
 		if f.Target.Var.Role != ir.RoleData {
 			continue
 		}
-		for _, dim := range f.Target.Var.Type.Dims {
-			observedDims[dim] = true
+		if dims := f.Target.Var.Type.Dims; len(dims) > 0 {
+			observedDims[dims[0]] = true // the rows
 		}
 	}
 	for _, f := range m.Factors {
@@ -97,7 +98,7 @@ func (b *Builder) predictions(d *Derivation) (p *Predictions, err error) {
 				return nil, ir.Errorf(f.Pos, "the observations of %s read the latent %s, whose q is not Gaussian; predictions draw from Gaussian factors only", f.Target.Var.Name, v.Name).Hintf("declare %s nonconjugate to predict with it", v.Name)
 			}
 			if len(v.Type.Dims) > 0 && observedDims[v.Type.Dims[0]] {
-				return nil, ir.Errorf(f.Pos, "the observations of %s read the latent %s, which has one value per %s, a dimension of the observed data: new rows would need their own %s, inferred from them, which predictions do not do", f.Target.Var.Name, v.Name, v.Type.Dims[0], v.Name).Hintf("predictions score new rows of models whose latents are shared by the rows (regressions, hierarchical models with groups read through an index such as theta[group[n]])")
+				return nil, ir.Errorf(f.Pos, "the observations of %s read the latent %s, which has one value per %s, the rows of the observed data: new rows would need their own %s, inferred from them, which predictions do not do", f.Target.Var.Name, v.Name, v.Type.Dims[0], v.Name).Hintf("predictions score new rows of models whose latents are shared by the rows (regressions, hierarchical models with groups read through an index such as theta[group[n]])")
 			}
 			if !slices.Contains(p.Latents, v) {
 				p.Latents = append(p.Latents, v)

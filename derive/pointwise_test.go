@@ -19,7 +19,7 @@ func TestPredictionsOfExamples(t *testing.T) {
 		{name: "hierlogreg", lp: "theta[group[n],", mean: "logistic(", omissible: "y"},
 		{name: "schoolreg", lp: "exp(sigma)", mean: "a[school[n]]", omissible: "score"},
 		{name: "ar2", lp: "y[t-1]", mean: "beta1·y[t-1]"},
-		{name: "eightschools", reason: "which has one value per J, a dimension of the observed data"},
+		{name: "eightschools", reason: "which has one value per J, the rows of the observed data"},
 		{name: "pumps", reason: "whose q is not Gaussian"},
 		{name: "lda", reason: "w is a bag"},
 		{name: "ctm", reason: "held-out evaluation"},
