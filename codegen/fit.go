@@ -320,6 +320,7 @@ func (f *fitGen) emit() {
 	f.emitTemper()
 	f.emitHeldout()
 	f.emitPredict()
+	f.emitJoint()
 	for _, qi := range f.qs {
 		if qi.upd != nil {
 			f.w.Raw(f.updateKernel(qi))

@@ -148,20 +148,7 @@ func (f *fitGen) emitPredict() {
 				w.Return("nil", w.Sf(`%s("the fit does not match the data: %%v", err)`, goFmt.Ident("Errorf")))
 			})
 		}
-		var factors []string
-		point := map[string]string{}
-		for _, v := range p.Latents {
-			qi := byLatent[v.Name]
-			pt := lowerFirst(qi.upper) + "Point"
-			point[v.Name] = pt
-			w.Pf("%s := make([]float64, len(q.%s))", pt, qi.fields[0])
-			units := "1"
-			if u := f.perUnit(qi); u != nil {
-				units = f.dim(u.Size)
-			}
-			factors = append(factors, fmt.Sprintf("{Latent: %q, Units: %s, Dim: %s, Mean: q.%s, Cov: q.%s, Point: %s}",
-				v.Name, units, f.dim(qi.obj.Dim), qi.fields[0], qi.fields[1], pt))
-		}
+		factors, point := f.pointFactors(p.Latents)
 		var stmts []string
 		for k, s := range p.Stmts {
 			var dims, from []string
@@ -192,7 +179,7 @@ func (f *fitGen) emitPredict() {
 		}
 		fs := "nil"
 		if len(factors) > 0 {
-			fs = w.Sf("[]%s{\n\t\t%s,\n\t}", rt("PredictFactor"), strings.Join(factors, ",\n\t\t"))
+			fs = w.Sf("[]%s{\n\t\t%s,\n\t}", rt("PointFactor"), strings.Join(factors, ",\n\t\t"))
 		}
 		w.Return(w.Sf("%s(%s{Model: %q,\n\tFactors: %s,\n\tStmts: []%s{\n\t\t%s,\n\t}}, opts)",
 			rt("Predict"), rt("PredictModel"), g.m.Name, fs, rt("PredictStmt"), strings.Join(stmts, ",\n\t\t")))
@@ -212,4 +199,68 @@ func varList(vs []*ir.Var) string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// pointFactors writes the allocation of a Point buffer for the Gaussian
+// factor of each latent of vs, and returns the runtime.PointFactor
+// literals and the buffers' names, by latent.
+func (f *fitGen) pointFactors(vs []*ir.Var) (items []string, point map[string]string) {
+	point = map[string]string{}
+	for _, v := range vs {
+		var qi *qInfo
+		for _, x := range f.qs {
+			if x.v == v {
+				qi = x
+			}
+		}
+		pt := lowerFirst(qi.upper) + "Point"
+		point[v.Name] = pt
+		f.w.Pf("%s := make([]float64, len(q.%s))", pt, qi.fields[0])
+		units := "1"
+		if u := f.perUnit(qi); u != nil {
+			units = f.dim(u.Size)
+		}
+		items = append(items, fmt.Sprintf("{Latent: %q, Units: %s, Dim: %s, Mean: q.%s, Cov: q.%s, Point: %s}",
+			v.Name, units, f.dim(qi.obj.Dim), qi.fields[0], qi.fields[1], pt))
+	}
+	return items, point
+}
+
+// emitJoint writes the LogJoint kernel and caModel's JointQ
+// (runtime.JointDiagnosed), for a model with a derive.Joint.
+func (f *fitGen) emitJoint() {
+	j := f.d.Joint
+	if j == nil {
+		return
+	}
+	g, w := f.g, f.w
+	var outs []Output
+	var params []kernelParam
+	var names []string
+	for _, v := range j.Latents {
+		params = append(params, kernelParam{Want: v.Name, Tensor: v.Name, Dims: v.Type.Dims})
+		names = append(names, v.Name)
+	}
+	doc := []string{"LogJoint is the log joint density log p(x, θ) at the point " + strings.Join(names, ", "),
+		"of the latents (on the unconstrained scale of constrained ones, with the",
+		"log-Jacobians), for the diagnostic of the joint q. It sums:", ""}
+	for _, part := range j.Parts {
+		origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
+		outs = append(outs, Output{Target: "f", Expr: part.LogP, Origin: origin})
+		doc = append(doc, "\t"+origin)
+	}
+	w.Raw(g.emitKernel(kernelSpec{Name: "LogJoint", Doc: doc, Params: params, Outputs: outs, Scalar: true}))
+	w.Func([]string{"JointQ is q's Gaussian factors, drawn into their Points, and the log",
+		"joint density at the Points, for the diagnostic of the joint q",
+		"(runtime.JointDiagnosed)."},
+		w.Sf("(a *caModel) JointQ(q *state) ([]%s, func() float64)", rt("PointFactor")), func() {
+			w.P("m := a.m")
+			items, point := f.pointFactors(j.Latents)
+			var args []string
+			for _, v := range j.Latents {
+				args = append(args, point[v.Name])
+			}
+			w.Return(w.Sf("[]%s{\n\t\t%s,\n\t}", rt("PointFactor"), strings.Join(items, ",\n\t\t")),
+				fmt.Sprintf("func() float64 { return m.LogJoint(%s) }", strings.Join(args, ", ")))
+		})
 }

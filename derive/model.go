@@ -88,6 +88,10 @@ type Derivation struct {
 	// positioned line with a hint.
 	Predictions         *Predictions
 	NoPredictionsReason string
+	// Joint is the log joint density at a point, for the diagnostic of
+	// the joint q of a model whose latents are all global Gaussian factors
+	// (pointwise.go), or nil.
+	Joint *Joint
 
 	bound    *Bound
 	boundErr error
@@ -191,6 +195,7 @@ func Derive(m *ir.Model) (d *Derivation, err error) {
 	} else if reason != nil {
 		d.NoPredictionsReason = reason.Error()
 	}
+	d.Joint = b.joint(d)
 	d.Aux = b.Aux
 	return d, nil
 }

@@ -196,3 +196,58 @@ func readAsArgument(m *ir.Model, name string) bool {
 	}
 	return false
 }
+
+// Joint is the log joint density log p(x, θ) of a model whose latents are
+// all global with Gaussian factors, at a point θ of them: one part per
+// statement, the log-Jacobians of constrained latents included. With q's
+// factors it gives the approximation diagnostic of the joint q, the
+// product of the mean-field factors, whose importance ratios
+// log p(x, θ) − Σ log q(θ_i) see what each factor's own diagnostic cannot:
+// the dependence between latents that mean field leaves out.
+type Joint struct {
+	Parts   []JointPart
+	Latents []*ir.Var // in declaration order
+}
+
+// JointPart is one statement's log density, summed over its loops.
+type JointPart struct {
+	Factor *ir.Factor
+	LogP   Expr
+}
+
+// joint derives the model's Joint, or nil when it has fewer than two
+// latents or a latent without a global Gaussian factor (a conjugate
+// factor, or one Gaussian per unit).
+func (b *Builder) joint(d *Derivation) (j *Joint) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(lowerError); !ok {
+				panic(r)
+			}
+			j = nil
+		}
+	}()
+	m := b.Model
+	latents := m.VarsWithRole(ir.RoleLatent)
+	if len(latents) < 2 {
+		return nil
+	}
+	global := map[string]bool{}
+	for _, o := range d.Objectives {
+		global[o.Latent.Name] = o.Unit == nil
+	}
+	for _, v := range latents {
+		if !global[v.Name] {
+			return nil
+		}
+	}
+	j = &Joint{Latents: latents}
+	for _, f := range m.Factors {
+		lp, err := b.FactorLogDensity(f)
+		if err != nil {
+			return nil
+		}
+		j.Parts = append(j.Parts, JointPart{Factor: f, LogP: lp})
+	}
+	return j
+}

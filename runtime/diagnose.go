@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 )
 
 // The approximation diagnostic: a Gaussian factor q(θ) = N(μ, Σ) fitted
@@ -120,6 +121,9 @@ type Diagnostic struct {
 	MaxKHat   float64 `json:"max_k_hat"`
 	WorstUnit int     `json:"worst_unit,omitempty"`
 	Bad       int     `json:"bad,omitempty"`
+	// Joint, for the diagnostic of the joint q (Latent JointLatent), names
+	// its latents: the product of their factors against the posterior.
+	Joint []string `json:"joint,omitempty"`
 	// Unestimated counts the units (or 1, a global factor) whose k̂
 	// could not be estimated: the target was not finite at a draw, q's
 	// covariance not positive definite, or the ratios' tail not fitted.
@@ -139,14 +143,17 @@ func (d Diagnostic) Warning() string {
 	if d.Method == "laplace" {
 		advice = "try the delta method (-method delta), which fits the Gaussian to the whole posterior rather than its mode; " + advice
 	}
+	if d.Joint != nil {
+		advice = "the factors' product misses how these latents depend on each other (a scale and the effects it scales, correlated coefficients); reparameterize (non-centred effects), or declare the dependent latents as one vector latent, whose Gaussian has a full covariance"
+	}
 	if d.UnitKHat == nil {
 		switch {
 		case d.KHat == nil:
-			return fmt.Sprintf("q(%s): Pareto k̂ could not be estimated (the target was not finite at a draw from q, q's covariance was not positive definite, or the ratios' tail could not be fitted)", d.Latent)
+			return fmt.Sprintf("%s: Pareto k̂ could not be estimated (the target was not finite at a draw from q, q's covariance was not positive definite, or the ratios' tail could not be fitted)", d.name())
 		case *d.KHat > KHatBad && d.bad(*d.KHat, d.SDLogRatio):
-			return fmt.Sprintf("q(%s) is not to be trusted: Pareto k̂ = %.2f > %.1f over %d draws; %s", d.Latent, *d.KHat, KHatBad, d.Draws, advice)
+			return fmt.Sprintf("%s is not to be trusted: Pareto k̂ = %.2f > %.1f over %d draws; %s", d.name(), *d.KHat, KHatBad, d.Draws, advice)
 		case d.bad(*d.KHat, d.SDLogRatio):
-			return fmt.Sprintf("q(%s) is not to be trusted: it and the density it approximates differ by a factor e^%.2g (sd of the log ratios over %d draws; Pareto k̂ %.2f); %s", d.Latent, d.SDLogRatio, d.Draws, *d.KHat, advice)
+			return fmt.Sprintf("%s is not to be trusted: it and the density it approximates differ by a factor e^%.2g (sd of the log ratios over %d draws; Pareto k̂ %.2f); %s", d.name(), d.SDLogRatio, d.Draws, *d.KHat, advice)
 		}
 		return ""
 	}
@@ -154,16 +161,25 @@ func (d Diagnostic) Warning() string {
 	// k̂ from a thousand draws has an error of about ±0.1, so among many
 	// good units a few land above 0.7: a warning needs more than 1% of them
 	if float64(d.Bad) > 0.01*float64(len(d.UnitKHat)) {
-		msg = fmt.Sprintf("q(%s) is not to be trusted for %d of %d units: Pareto k̂ > %.1f or log importance ratios with sd > %g (largest k̂ %.2f, unit %d; %d draws each); %s",
-			d.Latent, d.Bad, len(d.UnitKHat), KHatBad, LargeSD, d.MaxKHat, d.WorstUnit, d.Draws, advice)
+		msg = fmt.Sprintf("%s is not to be trusted for %d of %d units: Pareto k̂ > %.1f or log importance ratios with sd > %g (largest k̂ %.2f, unit %d; %d draws each); %s",
+			d.name(), d.Bad, len(d.UnitKHat), KHatBad, LargeSD, d.MaxKHat, d.WorstUnit, d.Draws, advice)
 	}
 	if d.Unestimated > 0 {
 		if msg != "" {
 			msg += "; "
 		}
-		msg += fmt.Sprintf("q(%s): k̂ could not be estimated for %d units (the target not finite at a draw, q's covariance not positive definite, or the ratios' tail not fitted)", d.Latent, d.Unestimated)
+		msg += fmt.Sprintf("%s: k̂ could not be estimated for %d units (the target not finite at a draw, q's covariance not positive definite, or the ratios' tail not fitted)", d.name(), d.Unestimated)
 	}
 	return msg
+}
+
+// name is how messages name the factor: q(theta), or for the joint
+// diagnostic the product of its latents' factors.
+func (d Diagnostic) name() string {
+	if d.Joint != nil {
+		return fmt.Sprintf("q(%s) jointly", strings.Join(d.Joint, ", "))
+	}
+	return fmt.Sprintf("q(%s)", d.Latent)
 }
 
 // bad says whether k̂ and the standard deviation of the log ratios sd
@@ -186,7 +202,7 @@ func (d Diagnostic) String() string {
 	}
 	if d.UnitKHat == nil {
 		if d.KHat == nil {
-			return fmt.Sprintf("q(%s): Pareto k̂ could not be estimated", d.Latent)
+			return fmt.Sprintf("%s: Pareto k̂ could not be estimated", d.name())
 		}
 		v := verdict(*d.KHat)
 		if d.bad(*d.KHat, d.SDLogRatio) {
@@ -194,9 +210,9 @@ func (d Diagnostic) String() string {
 		} else if *d.KHat > KHatBad {
 			v = fmt.Sprintf("high, but the log ratios vary by only %.2g: q agrees with its target over the draws", d.SDLogRatio)
 		}
-		return fmt.Sprintf("q(%s): Pareto k̂ %.2f over %d draws (%s)", d.Latent, *d.KHat, d.Draws, v)
+		return fmt.Sprintf("%s: Pareto k̂ %.2f over %d draws (%s)", d.name(), *d.KHat, d.Draws, v)
 	}
-	s := fmt.Sprintf("q(%s): Pareto k̂ at most %.2f over %d units, %d draws each", d.Latent, d.MaxKHat, len(d.UnitKHat), d.Draws)
+	s := fmt.Sprintf("%s: Pareto k̂ at most %.2f over %d units, %d draws each", d.name(), d.MaxKHat, len(d.UnitKHat), d.Draws)
 	if d.WorstUnit > 0 {
 		s += fmt.Sprintf(" (unit %d); not to be trusted: %d", d.WorstUnit, d.Bad)
 	}
@@ -265,6 +281,11 @@ func Diagnose[S any](ctx context.Context, m Diagnosed[S], q S, s DiagnoseSetting
 		}
 		out = append(out, d)
 	}
+	if j, ok := any(m).(JointDiagnosed[S]); ok {
+		if d, ok := diagnoseJoint(j, q, s.draws(0), seed); ok {
+			out = append(out, d)
+		}
+	}
 	return out
 }
 
@@ -328,10 +349,118 @@ func (w *psisWork) paretoK(q GaussianFactor, draws int, rng *rand.Rand, mean boo
 			copy(all[s*p:], x)
 		}
 	}
-	if math.IsInf(slices.Max(r), -1) {
+	sd, ok = logRatioSD(r)
+	if !ok {
 		return 0, 0, false
 	}
+	k, ok = PSIS(r)
+	if !ok || !mean {
+		return k, sd, ok
+	}
 	top := slices.Max(r)
+	c := Grow(&w.corrected, p)
+	clear(c)
+	total := 0.0
+	for s := range draws {
+		wt := math.Exp(r[s] - top)
+		total += wt
+		AxpyFMA(wt, all[s*p:(s+1)*p], c)
+	}
+	ScaleVec(c, 1/total)
+	return k, sd, true
+}
+
+// JointDiagnosed is what a model whose latents are all global Gaussian
+// factors adds for the diagnostic of the joint q, the product of its
+// mean-field factors, against the posterior itself.
+type JointDiagnosed[S any] interface {
+	// JointQ returns q's factors in state q, with Points to draw into,
+	// and the log joint density log p(x, θ) (with the log-Jacobians of
+	// constrained latents) at the Points.
+	JointQ(q S) ([]PointFactor, func() float64)
+}
+
+// JointLatent is the Latent of the joint diagnostic (Diagnostic.Joint
+// names the latents).
+const JointLatent = "(joint)"
+
+// diagnoseJoint is the diagnostic of the joint q of m: draws θ_s from the
+// product of the factors, log ratios log p(x, θ_s) − Σ_i log q_i(θ_s,i),
+// and their k̂ and sd. ok is false when there is nothing to diagnose (one
+// factor of one unit: its own diagnostic is the same).
+func diagnoseJoint[S any](m JointDiagnosed[S], q S, draws int, seed uint64) (d Diagnostic, ok bool) {
+	factors, logJoint := m.JointQ(q)
+	units := 0
+	for _, f := range factors {
+		units += f.Units
+		d.Joint = append(d.Joint, f.Latent)
+	}
+	if units < 2 {
+		return d, false
+	}
+	d.Latent, d.Method, d.Draws, d.Unestimated = JointLatent, "joint", draws, 1
+	chols := make([][]float64, len(factors))
+	logNorm := 0.0
+	for k, f := range factors {
+		p := f.Dim
+		c := slices.Clone(f.Cov)
+		for u := range f.Units {
+			l := c[u*p*p : (u+1)*p*p]
+			if !cholLower(l, p) {
+				return d, true
+			}
+			logNorm -= 0.5 * float64(p) * math.Log(2*math.Pi)
+			for i := range p {
+				logNorm -= math.Log(l[i*p+i])
+			}
+		}
+		chols[k] = c
+	}
+	rng := rand.New(rand.NewPCG(seed, 1<<62))
+	r := make([]float64, draws)
+	var z []float64
+	for s := range draws {
+		logq := logNorm
+		for k, f := range factors {
+			p := f.Dim
+			zz := Grow(&z, p)
+			for u := range f.Units {
+				for i := range zz {
+					zz[i] = rng.NormFloat64()
+				}
+				l := chols[k][u*p*p : (u+1)*p*p]
+				for i := range p {
+					f.Point[u*p+i] = f.Mean[u*p+i] + DotFMA(l[i*p:i*p+i+1], zz[:i+1])
+				}
+				logq -= 0.5 * DotFMA(zz, zz)
+			}
+		}
+		lp := logJoint()
+		if math.IsNaN(lp) || math.IsInf(lp, 1) {
+			return d, true
+		}
+		r[s] = lp - logq
+	}
+	sd, finite := logRatioSD(r)
+	if !finite {
+		return d, true
+	}
+	k, est := PSIS(r)
+	if !est {
+		return d, true
+	}
+	d.KHat, d.SDLogRatio, d.MaxKHat, d.Unestimated = &k, sd, k, 0
+	return d, true
+}
+
+// logRatioSD is the standard deviation of the log ratios r, −Inf ones left
+// out; ok is false when all are −Inf or they span more than a float64
+// holds.
+func logRatioSD(r []float64) (sd float64, ok bool) {
+	top := slices.Max(r)
+	if math.IsInf(top, -1) {
+		return 0, false
+	}
 	var n, m1, m2 float64 // Welford's mean and sum of squares, of r − top
 	for _, v := range r {
 		if math.IsInf(v, -1) {
@@ -344,22 +473,5 @@ func (w *psisWork) paretoK(q GaussianFactor, draws int, rng *rand.Rand, mean boo
 		m2 += delta * (v - m1)
 	}
 	sd = math.Sqrt(m2 / n)
-	if math.IsInf(sd, 0) || math.IsNaN(sd) {
-		return 0, 0, false // ratios spanning more than a float64 holds
-	}
-	k, ok = PSIS(r)
-	if !ok || !mean {
-		return k, sd, ok
-	}
-	top = slices.Max(r)
-	c := Grow(&w.corrected, p)
-	clear(c)
-	total := 0.0
-	for s := range draws {
-		wt := math.Exp(r[s] - top)
-		total += wt
-		AxpyFMA(wt, all[s*p:(s+1)*p], c)
-	}
-	ScaleVec(c, 1/total)
-	return k, sd, true
+	return sd, !math.IsInf(sd, 0) && !math.IsNaN(sd)
 }

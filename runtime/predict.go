@@ -34,11 +34,12 @@ type PredictSettings struct {
 	Seed uint64
 }
 
-// PredictFactor is a Gaussian factor the predictions draw from: Units
-// factors N(Mean, Cov) of dimension Dim (one for a global latent), means
-// and covariances flat and row-major, unit after unit. Point is where the
-// statements read the latent: Units × Dim values laid out as Mean.
-type PredictFactor struct {
+// PointFactor is a Gaussian factor that predictions and the joint
+// diagnostic draw from: Units factors N(Mean, Cov) of dimension Dim (one
+// for a global latent), means and covariances flat and row-major, unit
+// after unit. Point is where the generated kernels read the latent:
+// Units × Dim values laid out as Mean.
+type PointFactor struct {
 	Latent     string
 	Units, Dim int
 	Mean, Cov  []float64
@@ -67,7 +68,7 @@ type PredictStmt struct {
 // PredictModel is what a generated package's Predict hands to Predict.
 type PredictModel struct {
 	Model   string
-	Factors []PredictFactor
+	Factors []PointFactor
 	Stmts   []PredictStmt
 }
 
@@ -304,7 +305,7 @@ func Predict(pm PredictModel, s PredictSettings) (*Prediction, error) {
 
 // drawGaussians sets f.Point to a draw from each of f's units, μ + Lz with
 // L the Cholesky factor in chol.
-func drawGaussians(rng *rand.Rand, f PredictFactor, chol []float64, z *[]float64) {
+func drawGaussians(rng *rand.Rand, f PointFactor, chol []float64, z *[]float64) {
 	p := f.Dim
 	zz := Grow(z, p)
 	for u := range f.Units {

@@ -12,7 +12,7 @@ import (
 func normalModel(mu, v float64, y, c []float64, observed bool) PredictModel {
 	point := []float64{0}
 	return PredictModel{Model: "normal",
-		Factors: []PredictFactor{{Latent: "theta", Units: 1, Dim: 1, Mean: []float64{mu}, Cov: []float64{v}, Point: point}},
+		Factors: []PointFactor{{Latent: "theta", Units: 1, Dim: 1, Mean: []float64{mu}, Cov: []float64{v}, Point: point}},
 		Stmts: []PredictStmt{{Var: "y", Statement: "normal.vi:3:3: y[n] ~ Normal(theta + c[n], 1)", Family: "Normal",
 			Dims: []int{len(y)}, From: []int{0}, Observed: observed, HasMean: true,
 			Eval: func(lp, mean []float64) {

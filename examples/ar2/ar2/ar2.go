@@ -624,7 +624,7 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 	beta2Point := make([]float64, len(q.beta2Mean))
 	sigmaPoint := make([]float64, len(q.sigmaMean))
 	return runtime.Predict(runtime.PredictModel{Model: "ar2",
-		Factors: []runtime.PredictFactor{
+		Factors: []runtime.PointFactor{
 			{Latent: "alpha", Units: 1, Dim: 1, Mean: q.alphaMean, Cov: q.alphaCov, Point: alphaPoint},
 			{Latent: "beta1", Units: 1, Dim: 1, Mean: q.beta1Mean, Cov: q.beta1Cov, Point: beta1Point},
 			{Latent: "beta2", Units: 1, Dim: 1, Mean: q.beta2Mean, Cov: q.beta2Cov, Point: beta2Point},
@@ -634,6 +634,86 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 			{Var: "y", Statement: "ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)", Family: "Normal", Dims: []int{m.t}, From: []int{2}, Observed: true, HasMean: true,
 				Eval: func(lp, mean []float64) { m.YPointwise(alphaPoint, beta1Point, beta2Point, sigmaPoint, lp, mean) }},
 		}}, opts)
+}
+
+// LogJoint is the log joint density log p(x, θ) at the point alpha, beta1, beta2, sigma
+// of the latents (on the unconstrained scale of constrained ones, with the
+// log-Jacobians), for the diagnostic of the joint q. It sums:
+//
+//	ar2.vi:16:1: alpha ~ Normal(0, 10)
+//	ar2.vi:17:1: beta1 ~ Normal(0, 1)
+//	ar2.vi:18:1: beta2 ~ Normal(0, 1)
+//	ar2.vi:19:1: sigma ~ HalfNormal(1)
+//	ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+func (m *Model) LogJoint(alpha, beta1, beta2, sigma []float64) float64 {
+	T := m.t
+	y := m.y
+	var f float64
+	t1 := -float64(max(0, T-2))
+	var t4 float64
+	for i44 := 0; i44 < 1; i44++ {
+		t4 += alpha[i44]
+	}
+	t5 := -t4
+	var t7 float64
+	for i47 := 0; i47 < 1; i47++ {
+		t7 += sigma[i47]
+	}
+	t8 := math.Exp(t7)
+	t9 := 1 / (t8 * t8)
+	t10 := (-0.5) * t9
+	t11 := t8 * t8
+	var t12 float64
+	for i41 := 0; i41 < 1; i41++ {
+		t12 += beta2[i41]
+	}
+	t13 := t12 * t12
+	var t14 float64
+	for i40 := 0; i40 < 1; i40++ {
+		t14 += beta1[i40]
+	}
+	t15 := t14 * t14
+	t16 := t4 * t4
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:19:1: sigma ~ HalfNormal(1); ar2.vi:18:1: beta2 ~ Normal(0, 1); ar2.vi:17:1: beta1 ~ Normal(0, 1); ar2.vi:16:1: alpha ~ Normal(0, 10)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t11 - 0.5*t13 - 0.5*t15 - 0.005*t16 - 5.285192045252791
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	for i47 := 0; i47 < 1; i47++ {
+		f += t1 * sigma[i47]
+	}
+	for t := 2; t < T; t++ {
+		var t2 float64
+		for i45 := 0; i45 < 1; i45++ {
+			t2 += beta1[i45] * y[t-1]
+		}
+		var t3 float64
+		for i46 := 0; i46 < 1; i46++ {
+			t3 += beta2[i46] * y[t-2]
+		}
+		t6 := runtime.Sq(t5 - t3 - t2 + y[t])
+		f += t10 * t6
+	}
+	// ar2.vi:19:1: sigma ~ HalfNormal(1)
+	for i43 := 0; i43 < 1; i43++ {
+		f += sigma[i43]
+	}
+	return f
+}
+
+// JointQ is q's Gaussian factors, drawn into their Points, and the log
+// joint density at the Points, for the diagnostic of the joint q
+// (runtime.JointDiagnosed).
+func (a *caModel) JointQ(q *state) ([]runtime.PointFactor, func() float64) {
+	m := a.m
+	alphaPoint := make([]float64, len(q.alphaMean))
+	beta1Point := make([]float64, len(q.beta1Mean))
+	beta2Point := make([]float64, len(q.beta2Mean))
+	sigmaPoint := make([]float64, len(q.sigmaMean))
+	return []runtime.PointFactor{
+		{Latent: "alpha", Units: 1, Dim: 1, Mean: q.alphaMean, Cov: q.alphaCov, Point: alphaPoint},
+		{Latent: "beta1", Units: 1, Dim: 1, Mean: q.beta1Mean, Cov: q.beta1Cov, Point: beta1Point},
+		{Latent: "beta2", Units: 1, Dim: 1, Mean: q.beta2Mean, Cov: q.beta2Cov, Point: beta2Point},
+		{Latent: "sigma", Units: 1, Dim: 1, Mean: q.sigmaMean, Cov: q.sigmaCov, Point: sigmaPoint},
+	}, func() float64 { return m.LogJoint(alphaPoint, beta1Point, beta2Point, sigmaPoint) }
 }
 
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of

@@ -479,6 +479,74 @@ func (a *caModel) NoTemper() string {
 	return "it has no unit plate (a loop `for d in 1:D` holding local latents) whose likelihood terms a temperature could divide"
 }
 
+// LogJoint is the log joint density log p(x, θ) at the point mu, tau, theta
+// of the latents (on the unconstrained scale of constrained ones, with the
+// log-Jacobians), for the diagnostic of the joint q. It sums:
+//
+//	centred.vi:13:1: mu ~ Normal(0, 5)
+//	centred.vi:14:1: tau ~ HalfCauchy(5)
+//	centred.vi:15:1: theta ~ Normal(mu, tau)
+//	centred.vi:16:1: y ~ Normal(theta, sigma)
+func (m *Model) LogJoint(mu, tau, theta []float64) float64 {
+	J := m.j
+	sigma := m.sigma
+	y := m.y
+	var f float64
+	t4 := -float64(J)
+	var t5 float64
+	for i26 := 0; i26 < 1; i26++ {
+		t5 += mu[i26]
+	}
+	t6 := -t5
+	var t8 float64
+	for i27 := 0; i27 < 1; i27++ {
+		t8 += tau[i27]
+	}
+	t9 := math.Exp(t8)
+	t10 := 1 / (t9 * t9)
+	t11 := (-0.5) * t10
+	t12 := runtime.Sq(0.2 * t9)
+	t13 := math.Log1p(t12)
+	t14 := t5 * t5
+	// centred.vi:16:1: y ~ Normal(theta, sigma); centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:14:1: tau ~ HalfCauchy(5); centred.vi:13:1: mu ~ Normal(0, 5)
+	f += (-1.8378770664093453)*float64(J) - t13 - 0.02*t14 - 4.589397063362328
+	// centred.vi:16:1: y ~ Normal(theta, sigma)
+	for i28 := 0; i28 < J; i28++ {
+		t1 := runtime.Sq(y[i28] - theta[i28])
+		t2 := 1 / (sigma[i28] * sigma[i28])
+		t3 := math.Log(sigma[i28])
+		f += -t3 - 0.5*t1*t2
+	}
+	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	for i27 := 0; i27 < 1; i27++ {
+		f += t4 * tau[i27]
+	}
+	for i25 := 0; i25 < J; i25++ {
+		t7 := runtime.Sq(t6 + theta[i25])
+		f += t11 * t7
+	}
+	// centred.vi:14:1: tau ~ HalfCauchy(5)
+	for i24 := 0; i24 < 1; i24++ {
+		f += tau[i24]
+	}
+	return f
+}
+
+// JointQ is q's Gaussian factors, drawn into their Points, and the log
+// joint density at the Points, for the diagnostic of the joint q
+// (runtime.JointDiagnosed).
+func (a *caModel) JointQ(q *state) ([]runtime.PointFactor, func() float64) {
+	m := a.m
+	muPoint := make([]float64, len(q.muMean))
+	tauPoint := make([]float64, len(q.tauMean))
+	thetaPoint := make([]float64, len(q.thetaMean))
+	return []runtime.PointFactor{
+		{Latent: "mu", Units: 1, Dim: 1, Mean: q.muMean, Cov: q.muCov, Point: muPoint},
+		{Latent: "tau", Units: 1, Dim: 1, Mean: q.tauMean, Cov: q.tauCov, Point: tauPoint},
+		{Latent: "theta", Units: 1, Dim: m.j, Mean: q.thetaMean, Cov: q.thetaCov, Point: thetaPoint},
+	}, func() float64 { return m.LogJoint(muPoint, tauPoint, thetaPoint) }
+}
+
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
 // the global statements and the entropies of the global non-Gaussian factors.
 func (m *Model) elboGlobal(muMean, muCov, tauMean, tauCov, thetaMean, thetaCov []float64) float64 {

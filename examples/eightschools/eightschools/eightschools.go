@@ -480,6 +480,68 @@ func (a *caModel) NoTemper() string {
 	return "it has no unit plate (a loop `for d in 1:D` holding local latents) whose likelihood terms a temperature could divide"
 }
 
+// LogJoint is the log joint density log p(x, θ) at the point mu, tau, eta
+// of the latents (on the unconstrained scale of constrained ones, with the
+// log-Jacobians), for the diagnostic of the joint q. It sums:
+//
+//	eightschools.vi:18:1: mu ~ Normal(0, 5)
+//	eightschools.vi:19:1: tau ~ HalfCauchy(5)
+//	eightschools.vi:20:1: eta ~ Normal(0, 1)
+//	eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+func (m *Model) LogJoint(mu, tau, eta []float64) float64 {
+	J := m.j
+	sigma := m.sigma
+	y := m.y
+	var f float64
+	var t1 float64
+	for i32 := 0; i32 < 1; i32++ {
+		t1 += tau[i32]
+	}
+	t2 := math.Exp(t1)
+	var t3 float64
+	for i31 := 0; i31 < 1; i31++ {
+		t3 += mu[i31]
+	}
+	t4 := -t3
+	t9 := runtime.Sq(0.2 * t2)
+	t10 := math.Log1p(t9)
+	t11 := t3 * t3
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:20:1: eta ~ Normal(0, 1); eightschools.vi:19:1: tau ~ HalfCauchy(5); eightschools.vi:18:1: mu ~ Normal(0, 5)
+	f += (-1.8378770664093453)*float64(J) - t10 - 0.02*t11 - 4.589397063362328
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	for i30 := 0; i30 < J; i30++ {
+		t5 := runtime.Sq(t4 - t2*eta[i30] + y[i30])
+		t6 := 1 / (sigma[i30] * sigma[i30])
+		t7 := math.Log(sigma[i30])
+		f += -t7 - 0.5*t5*t6
+	}
+	// eightschools.vi:20:1: eta ~ Normal(0, 1)
+	for i29 := 0; i29 < J; i29++ {
+		t8 := eta[i29] * eta[i29]
+		f -= 0.5 * t8
+	}
+	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
+	for i28 := 0; i28 < 1; i28++ {
+		f += tau[i28]
+	}
+	return f
+}
+
+// JointQ is q's Gaussian factors, drawn into their Points, and the log
+// joint density at the Points, for the diagnostic of the joint q
+// (runtime.JointDiagnosed).
+func (a *caModel) JointQ(q *state) ([]runtime.PointFactor, func() float64) {
+	m := a.m
+	muPoint := make([]float64, len(q.muMean))
+	tauPoint := make([]float64, len(q.tauMean))
+	etaPoint := make([]float64, len(q.etaMean))
+	return []runtime.PointFactor{
+		{Latent: "mu", Units: 1, Dim: 1, Mean: q.muMean, Cov: q.muCov, Point: muPoint},
+		{Latent: "tau", Units: 1, Dim: 1, Mean: q.tauMean, Cov: q.tauCov, Point: tauPoint},
+		{Latent: "eta", Units: 1, Dim: m.j, Mean: q.etaMean, Cov: q.etaCov, Point: etaPoint},
+	}, func() float64 { return m.LogJoint(muPoint, tauPoint, etaPoint) }
+}
+
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
 // the global statements and the entropies of the global non-Gaussian factors.
 func (m *Model) elboGlobal(muMean, muCov, tauMean, tauCov, etaMean, etaCov []float64) float64 {

@@ -769,7 +769,7 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 	}
 	thetaPoint := make([]float64, len(q.thetaMean))
 	return runtime.Predict(runtime.PredictModel{Model: "hierlogreg",
-		Factors: []runtime.PredictFactor{
+		Factors: []runtime.PointFactor{
 			{Latent: "theta", Units: m.m, Dim: m.p, Mean: q.thetaMean, Cov: q.thetaCov, Point: thetaPoint},
 		},
 		Stmts: []runtime.PredictStmt{

@@ -476,7 +476,7 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 	}
 	thetaPoint := make([]float64, len(q.thetaMean))
 	return runtime.Predict(runtime.PredictModel{Model: "logreg",
-		Factors: []runtime.PredictFactor{
+		Factors: []runtime.PointFactor{
 			{Latent: "theta", Units: 1, Dim: m.p, Mean: q.thetaMean, Cov: q.thetaCov, Point: thetaPoint},
 		},
 		Stmts: []runtime.PredictStmt{

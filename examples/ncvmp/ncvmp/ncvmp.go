@@ -461,7 +461,7 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 	}
 	wPoint := make([]float64, len(q.wMean))
 	return runtime.Predict(runtime.PredictModel{Model: "ncvmp",
-		Factors: []runtime.PredictFactor{
+		Factors: []runtime.PointFactor{
 			{Latent: "w", Units: 1, Dim: m.p, Mean: q.wMean, Cov: q.wCov, Point: wPoint},
 		},
 		Stmts: []runtime.PredictStmt{

@@ -753,7 +753,7 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 	sigmaPoint := make([]float64, len(q.sigmaMean))
 	aPoint := make([]float64, len(q.aMean))
 	return runtime.Predict(runtime.PredictModel{Model: "schoolreg",
-		Factors: []runtime.PredictFactor{
+		Factors: []runtime.PointFactor{
 			{Latent: "b1", Units: 1, Dim: 1, Mean: q.b1Mean, Cov: q.b1Cov, Point: b1Point},
 			{Latent: "b2", Units: 1, Dim: 1, Mean: q.b2Mean, Cov: q.b2Cov, Point: b2Point},
 			{Latent: "sigma", Units: 1, Dim: 1, Mean: q.sigmaMean, Cov: q.sigmaCov, Point: sigmaPoint},
@@ -763,6 +763,119 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 			{Var: "score", Statement: "schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)", Family: "Normal", Dims: []int{m.n}, From: []int{0}, Observed: !omit["score"], HasMean: true,
 				Eval: func(lp, mean []float64) { m.ScorePointwise(b1Point, b2Point, sigmaPoint, aPoint, lp, mean) }},
 		}}, opts)
+}
+
+// LogJoint is the log joint density log p(x, θ) at the point mu, b1, b2, tau, sigma, a
+// of the latents (on the unconstrained scale of constrained ones, with the
+// log-Jacobians), for the diagnostic of the joint q. It sums:
+//
+//	schoolreg.vi:23:1: mu ~ Normal(0, 100)
+//	schoolreg.vi:24:1: b1 ~ Normal(0, 100)
+//	schoolreg.vi:25:1: b2 ~ Normal(0, 100)
+//	schoolreg.vi:26:1: tau ~ HalfCauchy(10)
+//	schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
+//	schoolreg.vi:28:1: a ~ Normal(mu, tau)
+//	schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+func (m *Model) LogJoint(mu, b1, b2, tau, sigma, a []float64) float64 {
+	J := m.j
+	N := m.n
+	school := m.school
+	score := m.score
+	vr1 := m.vr1
+	vr2 := m.vr2
+	var f float64
+	t1 := -float64(N)
+	var t5 float64
+	for i60 := 0; i60 < 1; i60++ {
+		t5 += sigma[i60]
+	}
+	t6 := math.Exp(t5)
+	t7 := 1 / (t6 * t6)
+	t8 := (-0.5) * t7
+	t9 := -float64(J)
+	var t10 float64
+	for i56 := 0; i56 < 1; i56++ {
+		t10 += mu[i56]
+	}
+	t11 := -t10
+	var t13 float64
+	for i57 := 0; i57 < 1; i57++ {
+		t13 += tau[i57]
+	}
+	t14 := math.Exp(t13)
+	t15 := 1 / (t14 * t14)
+	t16 := (-0.5) * t15
+	t17 := runtime.Sq(0.1 * t6)
+	t18 := math.Log1p(t17)
+	t19 := runtime.Sq(0.1 * t14)
+	t20 := math.Log1p(t19)
+	var t21 float64
+	for i50 := 0; i50 < 1; i50++ {
+		t21 += b2[i50]
+	}
+	t22 := t21 * t21
+	var t23 float64
+	for i49 := 0; i49 < 1; i49++ {
+		t23 += b1[i49]
+	}
+	t24 := t23 * t23
+	t25 := t10 * t10
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:27:1: sigma ~ HalfCauchy(10); schoolreg.vi:26:1: tau ~ HalfCauchy(10); schoolreg.vi:25:1: b2 ~ Normal(0, 100); schoolreg.vi:24:1: b1 ~ Normal(0, 100); schoolreg.vi:23:1: mu ~ Normal(0, 100)
+	f += (-0.9189385332046727)*float64(J) - 0.9189385332046727*float64(N) - t18 - t20 - 5e-05*t22 - 5e-05*t24 - 5e-05*t25 - 22.080661754145293
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	for i60 := 0; i60 < 1; i60++ {
+		f += t1 * sigma[i60]
+	}
+	for n := 0; n < N; n++ {
+		var t2 float64
+		for i58 := 0; i58 < 1; i58++ {
+			t2 += b1[i58] * float64(vr1[n])
+		}
+		var t3 float64
+		for i59 := 0; i59 < 1; i59++ {
+			t3 += b2[i59] * float64(vr2[n])
+		}
+		t4 := runtime.Sq(score[n] - t3 - a[school[n]-1] - t2)
+		f += t4 * t8
+	}
+	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	for i57 := 0; i57 < 1; i57++ {
+		f += t9 * tau[i57]
+	}
+	for i55 := 0; i55 < J; i55++ {
+		t12 := runtime.Sq(t11 + a[i55])
+		f += t12 * t16
+	}
+	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
+	for i54 := 0; i54 < 1; i54++ {
+		f += sigma[i54]
+	}
+	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
+	for i52 := 0; i52 < 1; i52++ {
+		f += tau[i52]
+	}
+	return f
+}
+
+// JointQ is q's Gaussian factors, drawn into their Points, and the log
+// joint density at the Points, for the diagnostic of the joint q
+// (runtime.JointDiagnosed).
+func (a *caModel) JointQ(q *state) ([]runtime.PointFactor, func() float64) {
+	m := a.m
+	muPoint := make([]float64, len(q.muMean))
+	b1Point := make([]float64, len(q.b1Mean))
+	b2Point := make([]float64, len(q.b2Mean))
+	tauPoint := make([]float64, len(q.tauMean))
+	sigmaPoint := make([]float64, len(q.sigmaMean))
+	aPoint := make([]float64, len(q.aMean))
+	return []runtime.PointFactor{
+		{Latent: "mu", Units: 1, Dim: 1, Mean: q.muMean, Cov: q.muCov, Point: muPoint},
+		{Latent: "b1", Units: 1, Dim: 1, Mean: q.b1Mean, Cov: q.b1Cov, Point: b1Point},
+		{Latent: "b2", Units: 1, Dim: 1, Mean: q.b2Mean, Cov: q.b2Cov, Point: b2Point},
+		{Latent: "tau", Units: 1, Dim: 1, Mean: q.tauMean, Cov: q.tauCov, Point: tauPoint},
+		{Latent: "sigma", Units: 1, Dim: 1, Mean: q.sigmaMean, Cov: q.sigmaCov, Point: sigmaPoint},
+		{Latent: "a", Units: 1, Dim: m.j, Mean: q.aMean, Cov: q.aCov, Point: aPoint},
+	}, func() float64 { return m.LogJoint(muPoint, b1Point, b2Point, tauPoint, sigmaPoint, aPoint) }
 }
 
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
