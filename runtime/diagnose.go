@@ -110,7 +110,9 @@ type Diagnostic struct {
 	// importance ratios: below MaterialSD a high k̂ is not a problem.
 	SDLogRatio float64 `json:"sd_log_ratio,omitempty"`
 	// CorrectedMean is a global factor's posterior mean corrected by
-	// Pareto-smoothed importance weights, Σ w_s θ_s / Σ w_s.
+	// Pareto-smoothed importance weights, Σ w_s θ_s / Σ w_s; for the joint
+	// diagnostic, every latent's, one after another in Joint's order (on
+	// the unconstrained scale of a constrained latent).
 	CorrectedMean []float64 `json:"corrected_mean,omitempty"`
 	// UnitKHat is each unit's k̂, for a per-unit latent (null where it
 	// could not be estimated).
@@ -357,17 +359,23 @@ func (w *psisWork) paretoK(q GaussianFactor, draws int, rng *rand.Rand, mean boo
 	if !ok || !mean {
 		return k, sd, ok
 	}
+	weightedMean(Grow(&w.corrected, p), r, all)
+	return k, sd, true
+}
+
+// weightedMean sets c to the mean of the draws (len(c) values each, one
+// after another in all) weighed by exp(r), r the smoothed log ratios.
+func weightedMean(c, r, all []float64) {
+	p := len(c)
 	top := slices.Max(r)
-	c := Grow(&w.corrected, p)
 	clear(c)
 	total := 0.0
-	for s := range draws {
+	for s := range r {
 		wt := math.Exp(r[s] - top)
 		total += wt
 		AxpyFMA(wt, all[s*p:(s+1)*p], c)
 	}
 	ScaleVec(c, 1/total)
-	return k, sd, true
 }
 
 // JointDiagnosed is what a model whose latents are all global Gaussian
@@ -418,6 +426,11 @@ func diagnoseJoint[S any](m JointDiagnosed[S], q S, draws int, seed uint64) (d D
 	}
 	rng := rand.New(rand.NewPCG(seed, 1<<62))
 	r := make([]float64, draws)
+	dim := 0
+	for _, f := range factors {
+		dim += f.Units * f.Dim
+	}
+	all := make([]float64, 0, draws*dim) // the draws, for the corrected mean
 	var z []float64
 	for s := range draws {
 		logq := logNorm
@@ -440,6 +453,9 @@ func diagnoseJoint[S any](m JointDiagnosed[S], q S, draws int, seed uint64) (d D
 			return d, true
 		}
 		r[s] = lp - logq
+		for _, f := range factors {
+			all = append(all, f.Point...)
+		}
 	}
 	sd, finite := logRatioSD(r)
 	if !finite {
@@ -450,6 +466,8 @@ func diagnoseJoint[S any](m JointDiagnosed[S], q S, draws int, seed uint64) (d D
 		return d, true
 	}
 	d.KHat, d.SDLogRatio, d.MaxKHat, d.Unestimated = &k, sd, k, 0
+	d.CorrectedMean = make([]float64, dim)
+	weightedMean(d.CorrectedMean, r, all)
 	return d, true
 }
 
