@@ -3,6 +3,8 @@ package derive
 import (
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/spec"
 )
 
 // Predictions are derived for models whose observations read shared
@@ -100,6 +102,61 @@ for n in 1:N {
 	} {
 		d := derivePredictive(t, "m.vi", c.src)
 		if d.Predictions != nil || !strings.Contains(d.NoPredictionsReason, c.reason) {
+			t.Errorf("predictions %v, reason %q; want none because %q", d.Predictions, d.NoPredictionsReason, c.reason)
+		}
+	}
+}
+
+// Observations that predictions cannot place are refused with the reason.
+func TestPointwiseRefusals(t *testing.T) {
+	for _, c := range []struct{ src, reason string }{
+		{`model corner
+size N, K
+data y : real[N, K]
+latent m : real nonconjugate laplace
+m ~ Normal(0, 1)
+for k in 1:K {
+  y[1, k] ~ Normal(m, 1)
+}
+`, "y[…] is indexed otherwise than by the loops around it"},
+		{`model cube
+size N, K, J
+data y : real[N, K, J]
+latent m : real nonconjugate laplace
+m ~ Normal(0, 1)
+for n in 1:N {
+  for k in 1:K {
+    y[n, k] ~ Normal(m, 1)
+  }
+}
+`, "the observations of y have 3 indices; predictions handle at most 2"},
+		{`model inner
+size N, T
+data y : real[N, T]
+latent m : real nonconjugate laplace
+m ~ Normal(0, 1)
+for n in 1:N {
+  for t in 2:T {
+    y[n, t] ~ Normal(m * y[n, t-1], 1)
+  }
+}
+`, "the inner loop of this statement runs over part of its size"},
+		{`model none
+latent m : real nonconjugate laplace
+m ~ Normal(0, 1)
+`, "model none has no observed data drawn by a `~` statement"},
+	} {
+		m, err := spec.Load("m.vi", []byte(c.src))
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		d, err := Derive(m)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if d.Predictions != nil || !strings.Contains(d.NoPredictionsReason, c.reason) || !strings.Contains(d.NoPredictionsReason, "m.vi:") {
 			t.Errorf("predictions %v, reason %q; want none because %q", d.Predictions, d.NoPredictionsReason, c.reason)
 		}
 	}
