@@ -5,8 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
+	"github.com/vigen-go/vigen/runtime"
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
@@ -97,7 +96,9 @@ type Conjugacy struct {
 	// Moments computes, numerically, the marginal mean and standard
 	// deviation of every element of a factor from its parameters (p in
 	// Params order, flattened row-major; k is the last dimension, used by
-	// the vector families). An undefined moment is NaN.
+	// the vector families). An undefined moment is NaN. It and Quantile
+	// are the family's entry of runtime.Marginals, set when the table is
+	// built.
 	Moments func(p [][]float64, k int, mean, sd []float64)
 	// Quantile computes the prob-quantile of every element's marginal
 	// (p and k as for Moments); nil where a quantile means nothing (a
@@ -158,6 +159,12 @@ var Dists = func() map[string]*Dist {
 	m := map[string]*Dist{}
 	for _, d := range table {
 		m[d.Name] = d
+	}
+	for _, d := range table {
+		if mg := runtime.Marginals[d.Name]; mg != nil && d.Conj != nil {
+			// the numbers: each element's moments and quantiles
+			d.Conj.Moments, d.Conj.Quantile = mg.Moments, mg.Quantile
+		}
 	}
 	for _, d := range table {
 		if c := d.Conj; c != nil && c.Family != "" {
@@ -259,47 +266,6 @@ func slogBase(f func(x Expr) Expr) func(*Builder, Val, []Val) Expr {
 	return func(b *Builder, x Val, _ []Val) Expr { return f(x.Scalar()) }
 }
 
-// elementwise applies one element's moments to every element of a
-// factor's parameters.
-func elementwise(f func(p []float64) (mean, sd float64)) func([][]float64, int, []float64, []float64) {
-	return func(p [][]float64, _ int, mean, sd []float64) {
-		e := make([]float64, len(p))
-		for i := range mean {
-			for k := range p {
-				e[k] = p[k][i]
-			}
-			mean[i], sd[i] = f(e)
-		}
-	}
-}
-
-// elementwiseQuantile is Conjugacy.Quantile for a family whose
-// elements have their own parameters: q(p, prob) of each element's.
-func elementwiseQuantile(q func(p []float64, prob float64) float64) func([][]float64, int, float64, []float64) {
-	return func(p [][]float64, _ int, prob float64, out []float64) {
-		e := make([]float64, len(p))
-		for i := range out {
-			for k := range p {
-				e[k] = p[k][i]
-			}
-			out[i] = q(e, prob)
-		}
-	}
-}
-
-// gammaQuantile is the prob-quantile of a Gamma(shape, rate). gonum's
-// underflows to 0 deep in the lower tail of a small shape (0.05: the 5%
-// quantile is 5.6e-27); there P(X ≤ x) ≈ (rate·x)^shape / Γ(shape+1), whose
-// inverse stands in for it.
-func gammaQuantile(shape, rate, prob float64) float64 {
-	x := distuv.Gamma{Alpha: shape, Beta: rate}.Quantile(prob)
-	if x == 0 && prob > 0 {
-		lg, _ := math.Lgamma(shape + 1)
-		x = math.Exp((math.Log(prob)+lg)/shape) / rate
-	}
-	return x
-}
-
 // realX is the value of a family over real numbers.
 var realX = ir.ParamSig{Name: "x"}
 
@@ -331,9 +297,7 @@ var normalDist = &Dist{
 		return Sub(Mul(Sub(N(1), s), Add(N(0.5*log2Pi), logE(a[1]))), Mul(N(0.5), logE(s)))
 	}),
 	// t = (x, x²), η = (m/s², −1/(2s²)): s² = −1/(2η₂), m = η₁s²
-	Conj: &Conjugacy{Params: []string{"mean", "sd"}, Quadratic: "x", FromNatural: normalFromNatural,
-		Moments:  elementwise(func(p []float64) (float64, float64) { return p[0], p[1] }),
-		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return distuv.Normal{Mu: p[0], Sigma: p[1]}.Quantile(q) })},
+	Conj: &Conjugacy{Params: []string{"mean", "sd"}, Quadratic: "x", FromNatural: normalFromNatural},
 }
 
 // normalFromNatural is (m, s) from η = (m/s², −1/(2s²)), shared by the
@@ -372,9 +336,7 @@ var gammaDist = &Dist{
 	}),
 	// t = (log x, x), η = (α − 1, −β); mean a/b, sd √a/b
 	Conj: &Conjugacy{Params: []string{"shape", "rate"},
-		FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Neg(eta[1])} },
-		Moments:     elementwise(func(p []float64) (float64, float64) { return p[0] / p[1], math.Sqrt(p[0]) / p[1] }),
-		Quantile:    elementwiseQuantile(func(p []float64, q float64) float64 { return gammaQuantile(p[0], p[1], q) })},
+		FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Neg(eta[1])} }},
 }
 
 // InverseGamma(x; α, β) = α log β − log Γ(α) − (α+1) log x − β/x   (β a scale)
@@ -406,20 +368,7 @@ var inverseGammaDist = &Dist{
 	// t = (log x, 1/x), η = (−α − 1, −β); mean b/(a−1) for a > 1, sd
 	// b/((a−1)√(a−2)) for a > 2
 	Conj: &Conjugacy{Params: []string{"shape", "scale"},
-		FromNatural: func(eta []Expr) []Expr { return []Expr{Neg(Add(eta[0], N(1))), Neg(eta[1])} },
-		Moments: elementwise(func(p []float64) (mean, sd float64) {
-			a, b := p[0], p[1]
-			mean, sd = math.NaN(), math.NaN()
-			if a > 1 {
-				mean = b / (a - 1)
-			}
-			if a > 2 {
-				sd = b / ((a - 1) * math.Sqrt(a-2))
-			}
-			return mean, sd
-		}),
-		// x = 1/y with y ~ Gamma(shape, rate = scale): q_x(p) = 1/q_y(1 − p)
-		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return 1 / gammaQuantile(p[0], p[1], 1-q) })},
+		FromNatural: func(eta []Expr) []Expr { return []Expr{Neg(Add(eta[0], N(1))), Neg(eta[1])} }},
 }
 
 // Beta(x; a, b) = log Γ(a+b) − log Γ(a) − log Γ(b) + (a−1) log x + (b−1) log(1−x)
@@ -457,12 +406,7 @@ var betaDist = &Dist{
 	// t = (log x, log(1−x)), η = (a − 1, b − 1); mean a/(a+b), variance
 	// ab/((a+b)²(a+b+1))
 	Conj: &Conjugacy{Params: []string{"a", "b"},
-		FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Add(eta[1], N(1))} },
-		Moments: elementwise(func(p []float64) (float64, float64) {
-			s := p[0] + p[1]
-			return p[0] / s, math.Sqrt(p[0] * p[1] / (s * s * (s + 1)))
-		}),
-		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return distuv.Beta{Alpha: p[0], Beta: p[1]}.Quantile(q) })},
+		FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1)), Add(eta[1], N(1))} }},
 }
 
 // Bernoulli(y; p) = y·logit(p) − softplus(logit(p)): natural parameter
@@ -578,12 +522,7 @@ var logNormalDist = &Dist{
 	Entropy: sfunc(func(a []Expr) Expr { return Add(a[0], N(0.5*(1+log2Pi)), logE(a[1])) }),
 	// a Normal in log x: t = (log x, (log x)²), η = (m/s², −1/(2s²));
 	// mean exp(m + s²/2), variance (exp(s²) − 1)·exp(2m + s²)
-	Conj: &Conjugacy{Params: []string{"meanlog", "sdlog"}, Quadratic: "log x", FromNatural: normalFromNatural,
-		Moments: elementwise(func(p []float64) (float64, float64) {
-			m, v := p[0], p[1]*p[1]
-			return math.Exp(m + v/2), math.Sqrt(math.Expm1(v) * math.Exp(2*m+v))
-		}),
-		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return distuv.LogNormal{Mu: p[0], Sigma: p[1]}.Quantile(q) })},
+	Conj: &Conjugacy{Params: []string{"meanlog", "sdlog"}, Quadratic: "log x", FromNatural: normalFromNatural},
 }
 
 // StudentT(x; ν, μ, σ) = log Γ((ν+1)/2) − log Γ(ν/2) − ½log(νπ) − log σ

@@ -3,8 +3,6 @@ package derive
 import (
 	"math"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
@@ -181,37 +179,10 @@ func dirichletDist() *Dist {
 		}
 		return Sub(logB(tempered), Mul(s, logB(al)))
 	}
-	// t = log x, η = α − 1. Over each row: mean α_i/α₀, variance
-	// α_i(α₀−α_i)/(α₀²(α₀+1)).
+	// t = log x, η = α − 1 (the marginals: runtime.Marginals)
 	d.Conj = &Conjugacy{Params: []string{"param"},
-		FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1))} },
-		Moments: func(p [][]float64, k int, mean, sd []float64) {
-			dirichletMarginals(p[0], k, func(i int, ai, a0 float64) {
-				mean[i] = ai / a0
-				sd[i] = math.Sqrt(ai * (a0 - ai) / (a0 * a0 * (a0 + 1)))
-			})
-		},
-		// each element's marginal is Beta(α_i, α₀ − α_i)
-		Quantile: func(p [][]float64, k int, prob float64, out []float64) {
-			dirichletMarginals(p[0], k, func(i int, ai, a0 float64) {
-				out[i] = distuv.Beta{Alpha: ai, Beta: a0 - ai}.Quantile(prob)
-			})
-		}}
+		FromNatural: func(eta []Expr) []Expr { return []Expr{Add(eta[0], N(1))} }}
 	return d
-}
-
-// dirichletMarginals calls f with each element i of the Dirichlet rows of
-// length k in a, its parameter α_i and its row's α₀ = Σ α.
-func dirichletMarginals(a []float64, k int, f func(i int, ai, a0 float64)) {
-	for off := 0; off+k <= len(a); off += k {
-		a0 := 0.0
-		for _, v := range a[off : off+k] {
-			a0 += v
-		}
-		for i := off; i < off+k; i++ {
-			f(i, a[i], a0)
-		}
-	}
 }
 
 func categoricalDist() *Dist {
@@ -247,14 +218,9 @@ func categoricalDist() *Dist {
 		}))
 	}
 	// any function of a categorical is linear in its indicator; the update
-	// normalizes the log-probabilities. As a one-hot vector: mean p_i,
-	// variance p_i(1−p_i).
-	d.Conj = &Conjugacy{Params: []string{"prob"}, Normalize: true,
-		Moments: func(p [][]float64, _ int, mean, sd []float64) {
-			for i, v := range p[0] {
-				mean[i], sd[i] = v, math.Sqrt(v*(1-v))
-			}
-		}}
+	// normalizes the log-probabilities (as a one-hot vector, its
+	// marginals: runtime.Marginals)
+	d.Conj = &Conjugacy{Params: []string{"prob"}, Normalize: true}
 	return d
 }
 

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/vigen-go/vigen/runtime"
 )
 
 // Each conjugate family's marginal quantiles agree with the empirical
@@ -83,5 +85,25 @@ func TestSmallShapeQuantiles(t *testing.T) {
 		if math.IsInf(out[0], 0) || math.IsNaN(out[0]) || math.Abs(out[0]*x-1) > 1e-12 {
 			t.Errorf("InverseGamma(%v, 1): 95%% quantile %v, want 1/%v", a, out[0], x)
 		}
+	}
+}
+
+// Each conjugate family's parameters are named alike in the table and in
+// runtime.Marginals, whose numbers its Moments and Quantile are.
+func TestConjugateMarginalsAgree(t *testing.T) {
+	n := 0
+	for name, d := range Dists {
+		if d.Conj == nil || d.Conj.Family != "" || d.Conj.Joint {
+			continue
+		}
+		mg := runtime.Marginals[name]
+		if mg == nil || !slices.Equal(mg.Params, d.Conj.Params) || d.Conj.Moments == nil {
+			t.Errorf("%s: the table's parameters %v, runtime.Marginals' %v", name, d.Conj.Params, mg)
+			continue
+		}
+		n++
+	}
+	if n < 7 {
+		t.Errorf("only %d conjugate families checked", n)
 	}
 }

@@ -106,6 +106,8 @@ type Settings[L, P any] struct {
 	// the end of each iteration, which is most of a topic model's memory.
 	// A checkpoint always holds them, so that a run resumes exactly.
 	Keep []string
+	// NoSummary leaves Result.Summary out.
+	NoSummary bool
 	// HeldoutPlugIn makes a generated package's Heldout score with each
 	// Gaussian factor at its mean: the predictive's expectations are taken
 	// with the factors' covariances set to 0, so that E_q[f(θ)] is
@@ -138,6 +140,12 @@ type Result[L, P any] struct {
 	Seconds  float64 `json:"seconds"`
 	Latent   L       `json:"latent"`
 	Params   P       `json:"params"`
+	// Summary is every latent element's marginal mean, sd and 5%, 50%
+	// and 95% quantiles under q, by name (theta[2,5]); SummaryOmitted lists
+	// the latents left out of it for having more than SummaryLimit
+	// elements (vigen summary reads them from Latent).
+	Summary        []SummaryRow `json:"summary,omitempty"`
+	SummaryOmitted []string     `json:"summary_omitted,omitempty"`
 	// Unsettled lists the units (1-based) whose local updates did not
 	// settle within LocalMaxIter sweeps in the last iteration.
 	Unsettled []int `json:"unsettled,omitempty"`
@@ -278,7 +286,7 @@ func (s Settings[L, P]) Heldout() Settings[L, P] {
 	s.Temper = TemperSettings{} // held-out documents are fitted to the model itself
 	s.MaxIter, s.FixParams, s.AllowEmpty, s.Algorithm = 1, true, true, "ca"
 	s.Keep = nil // the score reads the documents' other factors
-	s.Diagnose.Off, s.Restarts = true, 0
+	s.Diagnose.Off, s.Restarts, s.NoSummary = true, 0, true
 	return s
 }
 
@@ -332,8 +340,14 @@ func Fit[L, P, S, W, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s *
 	if err != nil {
 		return zero, err
 	}
+	summarized := func(r R, err error) (R, error) {
+		if res, ok := any(r).(*Result[L, P]); ok && err == nil && res != nil {
+			res.summarize(*s)
+		}
+		return r, err
+	}
 	if s.Algorithm != "svi" {
-		return FitCA(ctx, m, q, c)
+		return summarized(FitCA(ctx, m, q, c))
 	}
 	sm, ok := m.(SVIModel[S, W, P, R])
 	if !ok {
@@ -343,7 +357,7 @@ func Fit[L, P, S, W, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s *
 		}
 		return zero, fmt.Errorf("stochastic variational inference does not apply: %s", why)
 	}
-	return FitSVI(ctx, sm, q, c, s.SVI, s.Seed)
+	return summarized(FitSVI(ctx, sm, q, c, s.SVI, s.Seed))
 }
 
 // Fingerprint is the fingerprint of a fit under s whose data hash as data
@@ -369,5 +383,23 @@ func NewResult[L, P any](model, method string, run Run, latent L, params P, fp *
 		Unsettled: run.Unsettled, Tempering: run.Tempering, Temperature: run.Temperature, TemperedELBO: run.TemperedELBO,
 		Warning: run.Warning, UnitTemperature: run.UnitTemperature, Diagnostics: run.Diagnostics}
 	r.Fingerprint = fp.WithParams(&r.Params)
+	return r
+}
+
+// summarize sets r.Summary from r.Latent unless s.NoSummary (a failure is
+// a warning in the result, not an error of the fit).
+func (r *Result[L, P]) summarize(s Settings[L, P]) *Result[L, P] {
+	if s.NoSummary {
+		return r
+	}
+	rows, omitted, err := Summarize(r.Latent)
+	if err != nil {
+		if r.Warning != "" {
+			r.Warning += "; "
+		}
+		r.Warning += err.Error()
+		return r
+	}
+	r.Summary, r.SummaryOmitted = rows, omitted
 	return r
 }

@@ -19,7 +19,6 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/vigen-go/vigen/derive"
 	"github.com/vigen-go/vigen/runtime"
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -80,7 +79,7 @@ func writePlots(dir string, result []byte, units unitRange) ([]string, error) {
 		}
 		// the elements a plot can show: the first maxPlotPoints, or the
 		// chosen units' (at most maxSeriesDim each)
-		rows, err := latentRows(name, r.Latent[name], max(maxPlotPoints, units.to*maxSeriesDim))
+		rows, err := runtime.LatentRows(name, r.Latent[name], max(maxPlotPoints, units.to*maxSeriesDim))
 		if err != nil {
 			return nil, fmt.Errorf("latent %s: %v", name, err)
 		}
@@ -167,14 +166,14 @@ type simplexGrid struct {
 }
 
 func (g simplexGrid) Dims() (c, r int)   { return g.cols, g.k }
-func (g simplexGrid) Z(c, r int) float64 { return g.rows[r*g.v+c].mean }
+func (g simplexGrid) Z(c, r int) float64 { return g.rows[r*g.v+c].Mean }
 func (g simplexGrid) X(c int) float64    { return float64(c + 1) }
 func (g simplexGrid) Y(r int) float64    { return float64(r + 1) }
 
 // anyFinite says whether some row has a finite mean.
 func anyFinite(rows []summaryRow) bool {
 	for _, r := range rows {
-		if !math.IsNaN(r.mean) && !math.IsInf(r.mean, 0) {
+		if !math.IsNaN(r.Mean) && !math.IsInf(r.Mean, 0) {
 			return true
 		}
 	}
@@ -420,43 +419,6 @@ func latentUnits(raw json.RawMessage) int {
 	return 0
 }
 
-// factorMoments returns the marginal mean and standard deviation of every
-// element of a conjugate factor of family with the given shape and
-// variational parameters (as a fit's Result stores them, row-major), by
-// the family's Conj.Moments in derive's table, or an error for a family
-// or parameters it does not know.
-func factorMoments(family string, shape []int, params map[string][]float64) (mean, sd []float64, err error) {
-	d := derive.Dists[family]
-	if d == nil || d.Conj == nil || d.Conj.Moments == nil {
-		return nil, nil, fmt.Errorf("no moments for a %s factor", family)
-	}
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	k := 1
-	if len(shape) > 0 {
-		k = shape[len(shape)-1]
-	}
-	if k == 0 {
-		return nil, nil, fmt.Errorf("%s factor of shape %v is empty", family, shape)
-	}
-	p := make([][]float64, len(d.Conj.Params))
-	for j, name := range d.Conj.Params {
-		v, ok := params[name]
-		if !ok {
-			return nil, nil, fmt.Errorf("%s factor has no parameter %q", family, name)
-		}
-		if len(v) != n {
-			return nil, nil, fmt.Errorf("%s factor: parameter %q has %d values, shape %v needs %d", family, name, len(v), shape, n)
-		}
-		p[j] = v
-	}
-	mean, sd = make([]float64, n), make([]float64, n)
-	d.Conj.Moments(p, k, mean, sd)
-	return mean, sd, nil
-}
-
 // meanBars are posterior means with bars from the 5% to the 95% quantile.
 type meanBars struct {
 	plotter.XYs
@@ -467,14 +429,14 @@ type meanBars struct {
 // the row has no quantiles, or they are not finite), skipping a mean that
 // is not finite.
 func (b *meanBars) add(x float64, row summaryRow) {
-	if math.IsNaN(row.mean) || math.IsInf(row.mean, 0) {
+	if math.IsNaN(row.Mean) || math.IsInf(row.Mean, 0) {
 		return
 	}
 	lo, hi := 0.0, 0.0
-	if row.hasQuantiles && !math.IsNaN(row.q05) && !math.IsInf(row.q05, 0) && !math.IsNaN(row.q95) && !math.IsInf(row.q95, 0) {
-		lo, hi = math.Max(row.mean-row.q05, 0), math.Max(row.q95-row.mean, 0)
+	if row.HasQuantiles && !math.IsNaN(row.Q05) && !math.IsInf(row.Q05, 0) && !math.IsNaN(row.Q95) && !math.IsInf(row.Q95, 0) {
+		lo, hi = math.Max(row.Mean-row.Q05, 0), math.Max(row.Q95-row.Mean, 0)
 	}
-	b.XYs = append(b.XYs, plotter.XY{X: x, Y: row.mean})
+	b.XYs = append(b.XYs, plotter.XY{X: x, Y: row.Mean})
 	b.YErrors = append(b.YErrors, struct{ Low, High float64 }{lo, hi})
 }
 
@@ -495,7 +457,7 @@ const (
 func posteriorPlot(model, name string, rows []summaryRow, units int, sel unitRange) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: q(%s), mean and 90%% interval", model, name)
-	if len(rows) > 0 && !rows[0].hasQuantiles {
+	if len(rows) > 0 && !rows[0].HasQuantiles {
 		p.Title.Text = fmt.Sprintf("%s: q(%s), probabilities", model, name)
 	}
 	p.X.Tick.Marker = intTicks{}

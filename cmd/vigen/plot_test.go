@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/vigen-go/vigen/runtime"
+
 	"encoding/json"
 	"fmt"
 	"math"
@@ -26,7 +28,7 @@ func TestLatentRows(t *testing.T) {
 			[]float64{math.Sqrt(3.0 / 80), math.Sqrt(3.0 / 80), math.Sqrt(1.0 / 20), math.Sqrt(1.0 / 20)}, 2, ""},
 		{`{"family":"Wishart","shape":[1],"params":{"x":[1]}}`, nil, nil, 0, "no moments for a Wishart"},
 	} {
-		rows, err := latentRows("v", json.RawMessage(c.raw), 0)
+		rows, err := runtime.LatentRows("v", json.RawMessage(c.raw), 0)
 		if c.errContains != "" {
 			if err == nil || !strings.Contains(err.Error(), c.errContains) {
 				t.Errorf("%s: error %v, want %q", c.raw, err, c.errContains)
@@ -40,7 +42,7 @@ func TestLatentRows(t *testing.T) {
 			t.Fatalf("%s: %d units, %d rows; want %d, %d", c.raw, units, len(rows), c.units, len(c.mean))
 		}
 		for i, r := range rows {
-			if math.Abs(r.mean-c.mean[i]) > 1e-15 || math.Abs(r.sd-c.sd[i]) > 1e-15 || !r.hasQuantiles || !(r.q05 < r.q50 && r.q50 < r.q95) {
+			if math.Abs(r.Mean-c.mean[i]) > 1e-15 || math.Abs(r.SD-c.sd[i]) > 1e-15 || !r.HasQuantiles || !(r.Q05 < r.Q50 && r.Q50 < r.Q95) {
 				t.Errorf("%s: element %d: %+v, want %v ± %v and ordered quantiles", c.raw, i, r, c.mean[i], c.sd[i])
 			}
 		}
@@ -164,7 +166,7 @@ func TestSimplexHeatMap(t *testing.T) {
 	if !strings.Contains(string(svg), "m: E_q[beta] by row (0.1 dark to 0.7 light)") {
 		t.Errorf("latent-beta.svg is not the heat map of the rows' means (0.1 … 0.7)")
 	}
-	rows, _ := latentRows("beta", json.RawMessage(topics), 0)
+	rows, _ := runtime.LatentRows("beta", json.RawMessage(topics), 0)
 	if simplexHeatMap("m", "beta", json.RawMessage(strings.Replace(topics, "[2,3]", "[200,3]", 1)), rows) != nil {
 		t.Errorf("200 rows drawn as a heat map")
 	}
@@ -174,14 +176,14 @@ func TestSimplexHeatMap(t *testing.T) {
 // asked for, whole simplex rows at a time; means and sds for all.
 func TestLatentRowsQuantilesOnDemand(t *testing.T) {
 	raw := json.RawMessage(`{"family":"Dirichlet","shape":[3,2],"params":{"param":[1,3,2,2,5,1]}}`)
-	all, _ := latentRows("v", raw, 0)
-	part, _ := latentRows("v", raw, 1)
+	all, _ := runtime.LatentRows("v", raw, 0)
+	part, _ := runtime.LatentRows("v", raw, 1)
 	if len(part) != 6 || len(all) != 6 {
 		t.Fatalf("%d and %d rows, want 6", len(part), len(all))
 	}
 	for i := range part {
-		if part[i].mean != all[i].mean || part[i].sd != all[i].sd || part[i].hasQuantiles != (i < 2) ||
-			i < 2 && part[i].q05 != all[i].q05 {
+		if part[i].Mean != all[i].Mean || part[i].SD != all[i].SD || part[i].HasQuantiles != (i < 2) ||
+			i < 2 && part[i].Q05 != all[i].Q05 {
 			t.Errorf("element %d: %+v, want the first row's quantiles only (all: %+v)", i, part[i], all[i])
 		}
 	}

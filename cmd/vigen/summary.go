@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/vigen-go/vigen/derive"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -37,11 +35,7 @@ type summaryResult struct {
 }
 
 // summaryRow is one element of a latent or param.
-type summaryRow struct {
-	name, family            string
-	mean, sd, q05, q50, q95 float64
-	hasSD, hasQuantiles     bool
-}
+type summaryRow = runtime.SummaryRow
 
 func cmdSummary(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("summary", flag.ContinueOnError)
@@ -88,38 +82,38 @@ func writeSummary(w io.Writer, b []byte, maxRows int) error {
 	}
 	fmt.Fprintln(w)
 	var table [][]summaryRow
-	latents, err := orderedObject(r.Latent)
+	latents, err := runtime.OrderedObject(r.Latent)
 	if err != nil {
 		return fmt.Errorf("latent: %v", err)
 	}
 	for _, l := range latents {
-		if string(l.raw) == "null" {
+		if string(l.Raw) == "null" {
 			continue // left out (-keep)
 		}
-		rs, err := latentRows(l.name, l.raw, maxRows)
+		rs, err := runtime.LatentRows(l.Name, l.Raw, maxRows)
 		if err != nil {
-			return fmt.Errorf("latent %s: %v", l.name, err)
+			return fmt.Errorf("latent %s: %v", l.Name, err)
 		}
 		table = append(table, rs)
 	}
 	if r.Params != nil && string(r.Params) != "null" {
-		params, err := orderedObject(r.Params)
+		params, err := runtime.OrderedObject(r.Params)
 		if err != nil {
 			return fmt.Errorf("params: %v", err)
 		}
 		for _, p := range params {
 			var v any
-			if err := json.Unmarshal(p.raw, &v); err != nil {
-				return fmt.Errorf("param %s: %v", p.name, err)
+			if err := json.Unmarshal(p.Raw, &v); err != nil {
+				return fmt.Errorf("param %s: %v", p.Name, err)
 			}
 			var shape []int
 			var flat []float64
 			if err := flatten(v, 0, &shape, &flat); err != nil {
-				return fmt.Errorf("param %s: %v", p.name, err)
+				return fmt.Errorf("param %s: %v", p.Name, err)
 			}
 			var rs []summaryRow
 			for i, x := range flat {
-				rs = append(rs, summaryRow{name: elementName(p.name, shape, i), family: "param", mean: x})
+				rs = append(rs, summaryRow{Name: runtime.ElementName(p.Name, shape, i), Family: "param", Mean: x})
 			}
 			table = append(table, rs)
 		}
@@ -130,7 +124,7 @@ func writeSummary(w io.Writer, b []byte, maxRows int) error {
 			if maxRows > 0 && i >= maxRows {
 				break
 			}
-			width = max(width, len([]rune(row.name)))
+			width = max(width, len([]rune(row.Name)))
 		}
 	}
 	fmt.Fprintf(w, "\n%-*s  %-12s %11s %11s %11s %11s %11s\n", width, "name", "family", "mean", "sd", "5%", "50%", "95%")
@@ -146,13 +140,13 @@ func writeSummary(w io.Writer, b []byte, maxRows int) error {
 				fmt.Fprintf(w, "%-*s  (%d more; -rows 0 prints all)\n", width, "…", len(rs)-maxRows)
 				break
 			}
-			line := fmt.Sprintf("%-*s  %-12s %s %s %s %s %s", width, row.name, row.family, num(row.mean, true), num(row.sd, row.hasSD),
-				num(row.q05, row.hasQuantiles), num(row.q50, row.hasQuantiles), num(row.q95, row.hasQuantiles))
+			line := fmt.Sprintf("%-*s  %-12s %s %s %s %s %s", width, row.Name, row.Family, num(row.Mean, true), num(row.SD, row.HasSD),
+				num(row.Q05, row.HasQuantiles), num(row.Q50, row.HasQuantiles), num(row.Q95, row.HasQuantiles))
 			fmt.Fprintln(w, strings.TrimRight(line, " "))
 		}
 	}
 	for _, rs := range table {
-		if len(rs) > 0 && strings.Contains(rs[0].family, "/") {
+		if len(rs) > 0 && strings.Contains(rs[0].Family, "/") {
 			fmt.Fprintln(w, "(Normal/T: a Gaussian on the unconstrained scale, summarized on the latent's own through the transform T)")
 			break
 		}
@@ -207,148 +201,4 @@ func flatten(v any, depth int, shape *[]int, flat *[]float64) error {
 		return nil
 	}
 	return fmt.Errorf("want numbers, got %T", v)
-}
-
-// namedRaw is one key of a JSON object and its value.
-type namedRaw struct {
-	name string
-	raw  json.RawMessage
-}
-
-// orderedObject returns the keys of the JSON object b with their values,
-// in the order written.
-func orderedObject(b []byte) ([]namedRaw, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, errors.New("want a JSON object")
-	}
-	var out []namedRaw
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
-		}
-		out = append(out, namedRaw{key, raw})
-	}
-	return out, nil
-}
-
-// elementName is name with the 1-based indices of the i-th element of a
-// row-major array of shape (none for a scalar).
-func elementName(name string, shape []int, i int) string {
-	if len(shape) == 0 {
-		return name
-	}
-	idx := make([]string, len(shape))
-	for k := len(shape) - 1; k >= 0; k-- {
-		idx[k] = fmt.Sprint(i%shape[k] + 1)
-		i /= shape[k]
-	}
-	return name + "[" + strings.Join(idx, ",") + "]"
-}
-
-// normalRows are the rows of a Gaussian's elements: normal quantiles, or
-// the constrained summary where the latent is constrained.
-func normalRows(name, family string, shape []int, mean, sd []float64, c *runtime.Constrained, offset int, out []summaryRow) []summaryRow {
-	for i := range mean {
-		row := summaryRow{name: elementName(name, shape, offset+i), family: family, mean: mean[i], sd: sd[i], hasSD: true, hasQuantiles: true}
-		row.q05, row.q50, row.q95 = mean[i]-1.6448536269514722*sd[i], mean[i], mean[i]+1.6448536269514722*sd[i]
-		if c != nil && i < len(c.Mean) {
-			row.family = family + "/" + c.Transform
-			row.mean, row.sd, row.q05, row.q50, row.q95 = c.Mean[i], c.SD[i], c.Q05[i], c.Q50[i], c.Q95[i]
-		}
-		out = append(out, row)
-	}
-	return out
-}
-
-// latentRows are the rows of one latent's factor as a result writes it: a
-// list of Gaussians (one per unit), a Gaussian, a scalar Normal, or a
-// conjugate factor. A conjugate factor's quantiles, which take a numerical
-// inversion each, are computed for its first need elements (rounded up to
-// whole rows; 0: all): a topic model's topics have a million.
-func latentRows(name string, raw json.RawMessage, need int) ([]summaryRow, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '[' {
-		var gs []runtime.Gaussian
-		if err := json.Unmarshal(raw, &gs); err != nil {
-			return nil, err
-		}
-		var out []summaryRow
-		for d, g := range gs {
-			out = normalRows(name, "Normal", []int{len(gs), len(g.Mean)}, g.Mean, g.SD(), g.Constrained, d*len(g.Mean), out)
-		}
-		return out, nil
-	}
-	var head struct {
-		Cov json.RawMessage `json:"cov"`
-		SD  json.RawMessage `json:"sd"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, err
-	}
-	switch {
-	case head.Cov != nil:
-		var g runtime.Gaussian
-		if err := json.Unmarshal(raw, &g); err != nil {
-			return nil, err
-		}
-		return normalRows(name, "Normal", []int{len(g.Mean)}, g.Mean, g.SD(), g.Constrained, 0, nil), nil
-	case head.SD != nil:
-		var g runtime.Normal
-		if err := json.Unmarshal(raw, &g); err != nil {
-			return nil, err
-		}
-		var c *runtime.Constrained
-		if s := g.Constrained; s != nil {
-			c = &runtime.Constrained{Transform: s.Transform, Mean: []float64{s.Mean}, SD: []float64{s.SD}, Q05: []float64{s.Q05}, Q50: []float64{s.Q50}, Q95: []float64{s.Q95}}
-		}
-		return normalRows(name, "Normal", nil, []float64{g.Mean}, []float64{g.SD}, c, 0, nil), nil
-	}
-	var f runtime.Factor
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, err
-	}
-	mean, sd, err := factorMoments(f.Family, f.Shape, f.Params)
-	if err != nil {
-		return nil, err
-	}
-	conj := derive.Dists[f.Family].Conj
-	var q [3][]float64
-	if conj.Quantile != nil {
-		p := make([][]float64, len(conj.Params))
-		for j, n := range conj.Params {
-			p[j] = f.Params[n]
-		}
-		k := 1
-		if len(f.Shape) > 0 {
-			k = f.Shape[len(f.Shape)-1]
-		}
-		// quantiles are inverted numerically: only for the first `need`
-		// elements, whole rows of k
-		m := len(mean)
-		if need > 0 && k > 0 {
-			m = min(m, (need+k-1)/k*k)
-		}
-		for j := range p {
-			p[j] = p[j][:m]
-		}
-		for j, prob := range []float64{0.05, 0.5, 0.95} {
-			q[j] = make([]float64, m)
-			conj.Quantile(p, k, prob, q[j])
-		}
-	}
-	out := make([]summaryRow, len(mean))
-	for i := range mean {
-		out[i] = summaryRow{name: elementName(name, f.Shape, i), family: f.Family, mean: mean[i], sd: sd[i], hasSD: true}
-		if i < len(q[0]) {
-			out[i].q05, out[i].q50, out[i].q95, out[i].hasQuantiles = q[0][i], q[1][i], q[2][i], true
-		}
-	}
-	return out, nil
 }
