@@ -32,11 +32,11 @@ type Marginal struct {
 var Marginals = map[string]*Marginal{
 	"Normal": {Params: []string{"mean", "sd"},
 		Moments:  elementwise(func(p []float64) (float64, float64) { return p[0], p[1] }),
-		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return distuv.Normal{Mu: p[0], Sigma: p[1]}.Quantile(q) })},
+		Quantile: elementwiseQuantile(1, func(p []float64, q float64) float64 { return distuv.Normal{Mu: p[0], Sigma: p[1]}.Quantile(q) })},
 	// mean a/b, sd √a/b
 	"Gamma": {Params: []string{"shape", "rate"},
 		Moments:  elementwise(func(p []float64) (float64, float64) { return p[0] / p[1], math.Sqrt(p[0]) / p[1] }),
-		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return gammaQuantile(p[0], p[1], q) })},
+		Quantile: elementwiseQuantile(0, func(p []float64, q float64) float64 { return gammaQuantile(p[0], p[1], q) })},
 	// mean b/(a−1) for a > 1, sd b/((a−1)√(a−2)) for a > 2; x = 1/y with
 	// y ~ Gamma(shape, rate = scale): q_x(p) = 1/q_y(1 − p)
 	"InverseGamma": {Params: []string{"shape", "scale"},
@@ -51,21 +51,21 @@ var Marginals = map[string]*Marginal{
 			}
 			return mean, sd
 		}),
-		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return 1 / gammaQuantile(p[0], p[1], 1-q) })},
+		Quantile: elementwiseQuantile(0, func(p []float64, q float64) float64 { return 1 / gammaQuantile(p[0], p[1], 1-q) })},
 	// mean a/(a+b), variance ab/((a+b)²(a+b+1))
 	"Beta": {Params: []string{"a", "b"},
 		Moments: elementwise(func(p []float64) (float64, float64) {
 			s := p[0] + p[1]
 			return p[0] / s, math.Sqrt(p[0] * p[1] / (s * s * (s + 1)))
 		}),
-		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return distuv.Beta{Alpha: p[0], Beta: p[1]}.Quantile(q) })},
+		Quantile: elementwiseQuantile(0, func(p []float64, q float64) float64 { return distuv.Beta{Alpha: p[0], Beta: p[1]}.Quantile(q) })},
 	// mean exp(m + s²/2), variance (exp(s²) − 1)·exp(2m + s²)
 	"LogNormal": {Params: []string{"meanlog", "sdlog"},
 		Moments: elementwise(func(p []float64) (float64, float64) {
 			m, v := p[0], p[1]*p[1]
 			return math.Exp(m + v/2), math.Sqrt(math.Expm1(v) * math.Exp(2*m+v))
 		}),
-		Quantile: elementwiseQuantile(func(p []float64, q float64) float64 { return distuv.LogNormal{Mu: p[0], Sigma: p[1]}.Quantile(q) })},
+		Quantile: elementwiseQuantile(1, func(p []float64, q float64) float64 { return distuv.LogNormal{Mu: p[0], Sigma: p[1]}.Quantile(q) })},
 	// over each row: mean α_i/α₀, variance α_i(α₀−α_i)/(α₀²(α₀+1)); each
 	// element's marginal is Beta(α_i, α₀ − α_i)
 	"Dirichlet": {Params: []string{"param"},
@@ -77,7 +77,14 @@ var Marginals = map[string]*Marginal{
 		},
 		Quantile: func(p [][]float64, k int, prob float64, out []float64) {
 			dirichletMarginals(p[0][:len(out)], k, func(i int, ai, a0 float64) {
-				out[i] = distuv.Beta{Alpha: ai, Beta: a0 - ai}.Quantile(prob)
+				switch {
+				case !positive(ai, a0):
+					out[i] = math.NaN()
+				case a0 == ai: // a row of one element: 1 for certain
+					out[i] = 1
+				default:
+					out[i] = distuv.Beta{Alpha: ai, Beta: a0 - ai}.Quantile(prob)
+				}
 			})
 		}},
 	// as a one-hot vector: mean p_i, variance p_i(1−p_i)
@@ -104,17 +111,33 @@ func elementwise(f func(p []float64) (mean, sd float64)) func([][]float64, int, 
 }
 
 // elementwiseQuantile is Marginal.Quantile for a family whose elements
-// have their own parameters: q(p, prob) of each element's.
-func elementwiseQuantile(q func(p []float64, prob float64) float64) func([][]float64, int, float64, []float64) {
+// have their own parameters: q(p, prob) of each element's, NaN where one
+// of the first free parameters (a location) is not finite or one of the
+// others not positive and finite (gonum panics outside a family's domain).
+func elementwiseQuantile(free int, q func(p []float64, prob float64) float64) func([][]float64, int, float64, []float64) {
 	return func(p [][]float64, _ int, prob float64, out []float64) {
 		e := make([]float64, len(p))
 		for i := range out {
 			for k := range p {
 				e[k] = p[k][i]
 			}
+			if !finite(e[:free]) || !positive(e[free:]...) {
+				out[i] = math.NaN()
+				continue
+			}
 			out[i] = q(e, prob)
 		}
 	}
+}
+
+// positive reports whether every x is positive and finite.
+func positive(x ...float64) bool {
+	for _, v := range x {
+		if !(v > 0) || math.IsInf(v, 1) {
+			return false
+		}
+	}
+	return true
 }
 
 // gammaQuantile is the prob-quantile of a Gamma(shape, rate). gonum's

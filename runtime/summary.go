@@ -79,6 +79,11 @@ const SummaryLimit = 100000
 // the latents it leaves out for having more than SummaryLimit elements.
 // Latents the result leaves out (nil, Settings.Keep) have no rows.
 func Summarize(l any) (rows []SummaryRow, omitted []string, err error) {
+	defer func() {
+		if r := recover(); r != nil { // a bug in a family's numbers must not lose the fit
+			rows, omitted, err = nil, nil, fmt.Errorf("summary: internal error in vigen (please report it): %v", r)
+		}
+	}()
 	v := reflect.ValueOf(l)
 	if v.Kind() == reflect.Pointer {
 		v = v.Elem()

@@ -84,3 +84,26 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("read back: %+v (%v)", back, err)
 	}
 }
+
+// Degenerate factors summarize without panicking: a Dirichlet over one
+// category is 1 for certain, and parameters outside a family's domain (a
+// Gamma of shape 0) have no quantiles (NaN, null in JSON).
+func TestSummarizeDegenerate(t *testing.T) {
+	type latent struct {
+		One  *Factor `json:"one"`
+		Flat *Factor `json:"flat"`
+	}
+	rows, _, err := Summarize(latent{
+		One:  NewFactor("Dirichlet", []int{2, 1}, "param", []float64{2, 3}),
+		Flat: NewFactor("Gamma", []int{}, "shape", []float64{0}, "rate", []float64{1}),
+	})
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("%v, %v", rows, err)
+	}
+	if rows[0].Q05 != 1 || rows[1].Q95 != 1 || rows[0].Mean != 1 {
+		t.Errorf("one category: %+v", rows[:2])
+	}
+	if b, _ := json.Marshal(rows[2]); !strings.Contains(string(b), `"q05":null`) {
+		t.Errorf("Gamma of shape 0: %s", b)
+	}
+}

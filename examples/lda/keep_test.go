@@ -16,7 +16,7 @@ import (
 
 // A result leaves out every token's q(z) unless Options.Keep names it, and
 // says so in Omitted; the fit itself is the same bit for bit, so the two
-// results differ only there.
+// results differ only there and in the summary's rows of z.
 func TestResultLeavesOutTokensUnlessKept(t *testing.T) {
 	data := &lda.Data{K: 3, V: 20, W: small(7, 30, 20)}
 	fit := func(keep ...string) *lda.Result {
@@ -42,7 +42,17 @@ func TestResultLeavesOutTokensUnlessKept(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Errorf("Keep z and Keep all give different results")
 	}
+	var zRows []runtime.SummaryRow
+	for _, r := range kept.Summary {
+		if strings.HasPrefix(r.Name, "z[") {
+			zRows = append(zRows, r)
+		}
+	}
+	if len(zRows) != len(kept.Latent.Z.Params["prob"]) {
+		t.Errorf("the kept result's summary has %d rows of z, want one per probability, %d", len(zRows), len(kept.Latent.Z.Params["prob"]))
+	}
 	lean.Latent.Z, lean.Omitted = kept.Latent.Z, nil
+	lean.Summary = append(lean.Summary, zRows...) // z is the last latent
 	c, _ := json.Marshal(lean)
 	if !bytes.Equal(a, c) {
 		t.Errorf("leaving z out changed the rest of the result")
