@@ -79,7 +79,7 @@ func (f *fitGen) emitPredict() {
 		"at q's means (the plug-in predictive) and over draws from q (Monte",
 		"Carlo: the log predictive density log E_q[p(y_i | θ)] and E_q E[y_i | θ]),",
 		"with the params at r's estimates (runtime.Predict). d is data of the",
-		"model with new rows; the observed variables " + varList(p.Omissible) + " may be left out",
+		"model with new rows; " + observedWord(p.Omissible) + " " + varList(p.Omissible) + " may be left out",
 		"(nil), and are then predicted without scores. Sizes of the latents that",
 		"d leaves at 0 are taken from r.",
 	}
@@ -88,7 +88,7 @@ func (f *fitGen) emitPredict() {
 		doc[6] = "as covariates too), so that they are scored. Sizes of the latents that"
 	}
 	loadDoc := []string{"LoadPredictData reads new data for Predict from JSON, as LoadData does,",
-		"except that the observed variables " + varList(p.Omissible) + " may be left out and that",
+		"except that " + observedWord(p.Omissible) + " " + varList(p.Omissible) + " may be left out and that",
 		"Predict, not LoadData, checks the data against the fit."}
 	if len(p.Omissible) == 0 {
 		loadDoc[1] = "except that Predict, not LoadData, checks the data against the fit (the"
@@ -100,6 +100,20 @@ func (f *fitGen) emitPredict() {
 			w.IfErr("err := d.table(new(Model)).Decode(r)", "nil", "err")
 			w.Return("d", "nil")
 		})
+	w.Func([]string{"LeftOut names the observed variables d leaves out (nil), which Predict",
+		"predicts without scoring them."}, "(d *Data) LeftOut() []string", func() {
+		if len(p.Omissible) == 0 {
+			w.Return("nil") // the model reads them as covariates: they must be given
+			return
+		}
+		w.P("var out []string")
+		for _, v := range p.Omissible {
+			w.If(cond(fmt.Sprintf("d.%s == nil", g.dataField[v.Name])), func() {
+				w.Pf("out = append(out, %q)", v.Name)
+			})
+		}
+		w.Return("out")
+	})
 	w.Func(doc, w.Sf("Predict(r *Result, d *Data, opts %s) (*%s, error)", rt("PredictSettings"), rt("Prediction")), func() {
 		w.If(cond("r == nil || d == nil"), func() {
 			w.Return("nil", w.Sf(`%s("%s: Predict needs a fit and data")`, goFmt.Ident("Errorf"), g.m.Name))
@@ -107,8 +121,11 @@ func (f *fitGen) emitPredict() {
 		w.P("dd := *d")
 		w.P("r.Params.Into(&dd)")
 		done := map[string]bool{}
-		for _, v := range p.Latents {
-			qi := byLatent[v.Name]
+		for _, qi := range f.qs { // every Gaussian factor's sizes: newState checks them all
+			if qi.obj == nil {
+				continue
+			}
+			v := qi.v
 			field := "r.Latent." + qi.field
 			for k, size := range v.Type.Dims {
 				if done[size] || g.m.Lookup(size) == nil || g.m.Lookup(size).Fixed {
@@ -135,11 +152,9 @@ func (f *fitGen) emitPredict() {
 			}
 		}
 		w.P("omit := map[string]bool{}")
-		for _, v := range p.Omissible {
-			w.If(cond(fmt.Sprintf("dd.%s == nil", g.dataField[v.Name])), func() {
-				w.Pf("omit[%q] = true", v.Name)
-			})
-		}
+		w.Block("for _, name := range d.LeftOut()", func() {
+			w.P("omit[name] = true")
+		})
 		w.Define("m, err", "newModel(&dd, omit)")
 		w.CheckErr("nil", "err")
 		if len(p.Latents) > 0 {
@@ -151,14 +166,19 @@ func (f *fitGen) emitPredict() {
 		factors, point := f.pointFactors(p.Latents)
 		var stmts []string
 		for k, s := range p.Stmts {
-			var dims, from []string
+			var dims, from, to []string
 			for i, ix := range s.Free {
-				dims = append(dims, f.dim(s.Var.Type.Dims[i]))
-				lo := 0
-				if _, l, _, ok := derive.SizeRange(ix.Size); ok {
+				d := f.dim(s.Var.Type.Dims[i])
+				dims = append(dims, d)
+				lo, end := 0, d
+				if _, l, h, ok := derive.SizeRange(ix.Size); ok {
 					lo = l
+					if h != 0 {
+						end = fmt.Sprintf("%s%+d", d, h)
+					}
 				}
 				from = append(from, fmt.Sprint(lo))
+				to = append(to, end)
 			}
 			var args []string
 			for _, v := range s.Latents {
@@ -174,8 +194,8 @@ func (f *fitGen) emitPredict() {
 				observed = fmt.Sprintf("!omit[%q]", s.Var.Name)
 			}
 			stmt := fmt.Sprintf("%s:%d:%d: %s", s.Factor.Pos.File, s.Factor.Pos.Line, s.Factor.Pos.Col, fmtFactor(s.Factor))
-			stmts = append(stmts, fmt.Sprintf("{Var: %q, Statement: %q, Family: %q, Dims: []int{%s}, From: []int{%s}, Observed: %s, HasMean: %v,\n\t\tEval: func(lp, mean []float64) { m.%s(%s) }}",
-				s.Var.Name, stmt, s.Factor.Dist, strings.Join(dims, ", "), strings.Join(from, ", "), observed, hasMean, kernelOf[k], strings.Join(args, ", ")))
+			stmts = append(stmts, fmt.Sprintf("{Var: %q, Statement: %q, Family: %q, Dims: []int{%s}, From: []int{%s}, To: []int{%s}, Observed: %s, HasMean: %v,\n\t\tEval: func(lp, mean []float64) { m.%s(%s) }}",
+				s.Var.Name, stmt, s.Factor.Dist, strings.Join(dims, ", "), strings.Join(from, ", "), strings.Join(to, ", "), observed, hasMean, kernelOf[k], strings.Join(args, ", ")))
 		}
 		fs := "nil"
 		if len(factors) > 0 {
@@ -241,9 +261,8 @@ func (f *fitGen) emitJoint() {
 		params = append(params, kernelParam{Want: v.Name, Tensor: v.Name, Dims: v.Type.Dims})
 		names = append(names, v.Name)
 	}
-	doc := []string{"LogJoint is the log joint density log p(x, θ) at the point " + strings.Join(names, ", "),
-		"of the latents (on the unconstrained scale of constrained ones, with the",
-		"log-Jacobians), for the diagnostic of the joint q. It sums:", ""}
+	doc := append(wrapComment("LogJoint is the log joint density log p(x, θ) at the point "+strings.Join(names, ", ")+
+		" of the latents (on the unconstrained scale of constrained ones, with the log-Jacobians), for the diagnostic of the joint q. It sums:", 76), "")
 	for _, part := range j.Parts {
 		origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
 		outs = append(outs, Output{Target: "f", Expr: part.LogP, Origin: origin})
@@ -263,4 +282,12 @@ func (f *fitGen) emitJoint() {
 			w.Return(w.Sf("[]%s{\n\t\t%s,\n\t}", rt("PointFactor"), strings.Join(items, ",\n\t\t")),
 				fmt.Sprintf("func() float64 { return m.LogJoint(%s) }", strings.Join(args, ", ")))
 		})
+}
+
+// observedWord is "the observed variable" or "the observed variables".
+func observedWord(vs []*ir.Var) string {
+	if len(vs) == 1 {
+		return "the observed variable"
+	}
+	return "the observed variables"
 }

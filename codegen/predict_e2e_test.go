@@ -135,3 +135,72 @@ func TestPredictTwoLoopsAndVectorTargets(t *testing.T) {
 		t.Errorf("rows without observations: %+v", bare.Vars)
 	}
 }
+
+// A loop stopping before the end of its size (for t in 1:T-1) predicts
+// y[1..T−1] only: T − 1 observations, the last y not among them.
+func TestPredictLoopShortOfItsSize(t *testing.T) {
+	const src = `model rg
+size T
+data y : real[T]
+data x : real[T]
+latent mu : real nonconjugate laplace
+mu ~ Normal(0, 10)
+for t in 1:T-1 {
+  y[t] ~ Normal(mu + 0.5 * x[t], 1)
+}
+`
+	const drv = `package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+
+	"github.com/vigen-go/vigen/runtime"
+	model "tmpe2e/PKG"
+)
+
+func main() {
+	d, err := model.LoadData(os.Stdin)
+	if err != nil {
+		panic(err)
+	}
+	r, err := model.Fit(context.Background(), d, model.Options{})
+	if err != nil {
+		panic(err)
+	}
+	p, err := model.Predict(r, d, runtime.PredictSettings{Draws: -1})
+	if err != nil {
+		panic(err)
+	}
+	json.NewEncoder(os.Stdout).Encode([]any{r.Latent, p})
+}
+`
+	y, x := make([]float64, 20), make([]float64, 20)
+	for i := range y {
+		x[i] = float64(i%5) - 2
+		y[i] = 1 + 0.5*x[i] + 0.1*float64(i%3)
+	}
+	data, _ := json.Marshal(map[string]any{"y": y, "x": x})
+	var out []json.RawMessage
+	if err := json.Unmarshal(buildAndRunDriver(t, "rg", src, data, drv), &out); err != nil || len(out) != 2 {
+		t.Fatalf("driver output: %v", err)
+	}
+	var l struct {
+		Mu runtime.Normal `json:"mu"`
+	}
+	var p runtime.Prediction
+	if json.Unmarshal(out[0], &l) != nil || json.Unmarshal(out[1], &p) != nil {
+		t.Fatal("driver output")
+	}
+	v := p.Vars[0]
+	if p.Score.Observations != 19 || v.First[0] != 1 || v.Shape[0] != 19 || len(v.PlugInLogDensity) != 19 {
+		t.Fatalf("%d observations from %v, shape %v", p.Score.Observations, v.First, v.Shape)
+	}
+	for i, lp := range v.PlugInLogDensity {
+		m := l.Mu.Mean + 0.5*x[i]
+		if want := -0.5*(y[i]-m)*(y[i]-m) - 0.5*math.Log(2*math.Pi); math.Abs(lp-want) > 1e-12 {
+			t.Errorf("y[%d]: %v, by hand %v", i+1, lp, want)
+		}
+	}
+}

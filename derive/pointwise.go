@@ -25,8 +25,8 @@ import (
 // dimension is the first (the rows) of an observed variable (a mixture's
 // z[N], eight schools' theta[J] beside y[J]) would need its own inference
 // for new rows. Those
-// latents must also have a Gaussian q (nonconjugate, or conjugate Normal),
-// whose draws the runtime takes.
+// latents must also have a Gaussian factor (nonconjugate, or a conjugate
+// MvNormal's), whose draws the runtime takes.
 
 // Pointwise is one observed statement's per-observation log density and
 // conditional mean.
@@ -54,7 +54,8 @@ type Predictions struct {
 	Latents []*ir.Var
 	// Omissible are the observed arrays new data may leave out (for
 	// predictions without scores): those no statement reads as an
-	// argument (an autoregression's y is read as its own lag).
+	// argument (an autoregression's y is read as its own lag) and whose
+	// family has a mean to predict (Dist.Mean).
 	Omissible []*ir.Var
 }
 
@@ -93,12 +94,18 @@ func (b *Builder) predictions(d *Derivation) (p *Predictions, err error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, v := range pw.Latents {
-			if !gaussian[v.Name] {
-				return nil, ir.Errorf(f.Pos, "the observations of %s read the latent %s, whose q is not Gaussian; predictions draw from Gaussian factors only", f.Target.Var.Name, v.Name).Hintf("declare %s nonconjugate to predict with it", v.Name)
-			}
+		for _, v := range pw.Latents { // a latent local to the rows first: no q would do
 			if len(v.Type.Dims) > 0 && observedDims[v.Type.Dims[0]] {
 				return nil, ir.Errorf(f.Pos, "the observations of %s read the latent %s, which has one value per %s, the rows of the observed data: new rows would need their own %s, inferred from them, which predictions do not do", f.Target.Var.Name, v.Name, v.Type.Dims[0], v.Name).Hintf("predictions score new rows of models whose latents are shared by the rows (regressions, hierarchical models with groups read through an index such as theta[group[n]])")
+			}
+		}
+		for _, v := range pw.Latents {
+			if !gaussian[v.Name] {
+				hint := fmt.Sprintf("declare %s nonconjugate (a Gaussian factor) to predict with it", v.Name)
+				if v.Type.Kind == ir.Int || v.Type.Class != ir.Plain {
+					hint = fmt.Sprintf("%s is discrete or constrained to a simplex or covariance, which predictions cannot draw yet", v.Name)
+				}
+				return nil, ir.Errorf(f.Pos, "the observations of %s read the latent %s, which has no Gaussian factor (a nonconjugate latent's, or a conjugate MvNormal's) for predictions to draw from", f.Target.Var.Name, v.Name).Hintf("%s", hint)
 			}
 			if !slices.Contains(p.Latents, v) {
 				p.Latents = append(p.Latents, v)
@@ -114,8 +121,14 @@ func (b *Builder) predictions(d *Derivation) (p *Predictions, err error) {
 		order[v.Name] = i
 	}
 	slices.SortFunc(p.Latents, func(a, b *ir.Var) int { return order[a.Name] - order[b.Name] })
+	noMean := map[string]bool{} // predicted without a mean: nothing to say of it left out
+	for _, st := range p.Stmts {
+		if st.Mean == nil {
+			noMean[st.Var.Name] = true
+		}
+	}
 	for _, v := range m.VarsWithRole(ir.RoleData) {
-		if m.Prior(v.Name) != nil && len(v.Type.Dims) > 0 && !readAsArgument(m, v.Name) {
+		if m.Prior(v.Name) != nil && len(v.Type.Dims) > 0 && !readAsArgument(m, v.Name) && !noMean[v.Name] {
 			p.Omissible = append(p.Omissible, v)
 		}
 	}

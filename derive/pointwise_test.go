@@ -22,7 +22,7 @@ func TestPredictionsOfExamples(t *testing.T) {
 		{name: "schoolreg", lp: "exp(sigma)", mean: "a[school[n]]", omissible: "score"},
 		{name: "ar2", lp: "y[t-1]", mean: "beta1·y[t-1]"},
 		{name: "eightschools", reason: "which has one value per J, the rows of the observed data"},
-		{name: "pumps", reason: "whose q is not Gaussian"},
+		{name: "pumps", reason: "which has one value per N, the rows of the observed data"},
 		{name: "lda", reason: "w is a bag"},
 		{name: "ctm", reason: "held-out evaluation"},
 	} {
@@ -98,7 +98,16 @@ for n in 1:N {
   z[n] ~ Categorical(pi)
   y[n] ~ Normal(mu[z[n]], 1)
 }
-`, "latent"},
+`, "the latent z, which has one value per N, the rows of the observed data"},
+		{`model conj
+size N
+data y : real[N]
+latent lam : real<lower=0> conjugate
+lam ~ Gamma(1, 1)
+for n in 1:N {
+  y[n] ~ Normal(0, 1 / sqrt(lam))
+}
+`, "the latent lam, which has no Gaussian factor"},
 	} {
 		d := derivePredictive(t, "m.vi", c.src)
 		if d.Predictions != nil || !strings.Contains(d.NoPredictionsReason, c.reason) {

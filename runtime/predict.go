@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Posterior predictions of new observations (derive/pointwise.go): for each
@@ -53,9 +54,10 @@ type PredictStmt struct {
 	// "model.vi:L:C: y[n] ~ Bernoulli(…)", Family its distribution.
 	Var, Statement, Family string
 	// Dims are the lengths of the variable's dimensions the statement's
-	// observations run over; From is the 0-based first observed position
-	// in each (a loop `for t in 3:T` starts at 2).
-	Dims, From []int
+	// observations run over; From and To bound the observed positions in
+	// each, 0-based and To excluded (a loop `for t in 3:T` runs from 2 to
+	// T, `for t in 1:T-1` from 0 to T − 1).
+	Dims, From, To []int
 	// Observed says the data give the variable's values, so that its log
 	// densities are scores; HasMean that the family has a mean.
 	Observed, HasMean bool
@@ -108,17 +110,24 @@ type PredictScore struct {
 
 // Prediction is a generated package's Predict result.
 type Prediction struct {
-	Model string      `json:"model"`
-	Draws int         `json:"draws"`
-	Seed  uint64      `json:"seed"`
+	Model string `json:"model"`
+	Draws int    `json:"draws"`
+	Seed  uint64 `json:"seed"`
+	// Exact says the observations read no latent: the plug-in is the
+	// predictive, with no draws.
+	Exact bool        `json:"exact,omitempty"`
 	Vars  []Predicted `json:"predictions"`
-	// Score is nil when the data give none of the observed variables.
+	// Score is nil when the data give none of the observed variables, or
+	// no observations.
 	Score *PredictScore `json:"score"`
 }
 
 // String is the score in a line, or what was predicted.
 func (p *Prediction) String() string {
 	if p.Score == nil {
+		if slices.ContainsFunc(p.Vars, func(v Predicted) bool { return v.Observed }) {
+			return "no observations to score: the statements' loops are empty for these data"
+		}
 		n := 0
 		for _, v := range p.Vars {
 			k := 1
@@ -130,6 +139,9 @@ func (p *Prediction) String() string {
 		return fmt.Sprintf("predicted %d observations (no observed values given, so no scores)", n)
 	}
 	s := p.Score
+	if p.Exact {
+		return fmt.Sprintf("%d observations: mean log predictive density %.6g (exact: they read no latent)", s.Observations, s.MeanPlugIn)
+	}
 	if s.MeanLPPD == nil {
 		return fmt.Sprintf("%d observations: mean log density %.6g at q's means (plug-in; no draws)", s.Observations, s.MeanPlugIn)
 	}
@@ -144,10 +156,11 @@ func Predict(pm PredictModel, s PredictSettings) (*Prediction, error) {
 	if draws == 0 {
 		draws = DefaultPredictDraws
 	}
-	if draws < 0 {
+	exact := len(pm.Factors) == 0 // the observations read no latent
+	if draws < 0 || exact {
 		draws = 0
 	}
-	out := &Prediction{Model: pm.Model, Draws: draws, Seed: s.Seed}
+	out := &Prediction{Model: pm.Model, Draws: draws, Seed: s.Seed, Exact: exact}
 	type buf struct {
 		lp, mean        []float64
 		lpMax, lpSum    []float64 // running log-sum-exp of lp
@@ -167,9 +180,9 @@ func Predict(pm PredictModel, s PredictSettings) (*Prediction, error) {
 		if st.HasMean {
 			b.mean = make([]float64, n)
 		}
-		for i, d := range st.Dims {
+		for i := range st.Dims {
 			b.first = append(b.first, st.From[i]+1)
-			b.shape = append(b.shape, max(0, d-st.From[i]))
+			b.shape = append(b.shape, max(0, st.To[i]-st.From[i]))
 		}
 		bufs[k] = b
 	}
@@ -188,7 +201,7 @@ func Predict(pm PredictModel, s PredictSettings) (*Prediction, error) {
 				continue
 			}
 			var bad error
-			forBlock(st.Dims, st.From, func(i int, at []int) {
+			forBlock(st.Dims, st.From, st.To, func(i int, at []int) {
 				if v := b.lp[i]; bad == nil && (math.IsNaN(v) || math.IsInf(v, 1)) {
 					bad = fmt.Errorf("%s: the log density of %s%s is %v", st.Statement, st.Var, fmtIndex(at), v)
 				}
@@ -268,7 +281,7 @@ func Predict(pm PredictModel, s PredictSettings) (*Prediction, error) {
 	for k, st := range pm.Stmts {
 		b := bufs[k]
 		pv := Predicted{Var: st.Var, Statement: st.Statement, Family: st.Family, First: b.first, Shape: b.shape, Observed: b.observed}
-		forBlock(st.Dims, st.From, func(i int, _ []int) {
+		forBlock(st.Dims, st.From, st.To, func(i int, _ []int) {
 			if b.means {
 				pv.PlugInMean = append(pv.PlugInMean, b.plugMu[i])
 				if draws > 0 {
@@ -290,10 +303,8 @@ func Predict(pm PredictModel, s PredictSettings) (*Prediction, error) {
 		anyObserved = anyObserved || b.observed
 		out.Vars = append(out.Vars, pv)
 	}
-	if anyObserved {
-		if score.Observations > 0 {
-			score.MeanPlugIn = score.PlugIn / float64(score.Observations)
-		}
+	if anyObserved && score.Observations > 0 {
+		score.MeanPlugIn = score.PlugIn / float64(score.Observations)
 		if draws > 0 {
 			mean := lppd / float64(max(score.Observations, 1))
 			score.LPPD, score.MeanLPPD = &lppd, &mean
@@ -320,8 +331,9 @@ func drawGaussians(rng *rand.Rand, f PointFactor, chol []float64, z *[]float64) 
 }
 
 // forBlock calls fn with the row-major offset and 1-based position of
-// every element of an array of lengths dims from the positions from on.
-func forBlock(dims, from []int, fn func(i int, at []int)) {
+// every element of an array of lengths dims in the block of positions
+// from (included) to to (excluded).
+func forBlock(dims, from, to []int, fn func(i int, at []int)) {
 	at := make([]int, len(dims))
 	var rec func(k, off int)
 	rec = func(k, off int) {
@@ -329,7 +341,7 @@ func forBlock(dims, from []int, fn func(i int, at []int)) {
 			fn(off, at)
 			return
 		}
-		for j := from[k]; j < dims[k]; j++ {
+		for j := from[k]; j < min(to[k], dims[k]); j++ {
 			at[k] = j + 1
 			rec(k+1, off*dims[k]+j)
 		}

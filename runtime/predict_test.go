@@ -14,7 +14,7 @@ func normalModel(mu, v float64, y, c []float64, observed bool) PredictModel {
 	return PredictModel{Model: "normal",
 		Factors: []PointFactor{{Latent: "theta", Units: 1, Dim: 1, Mean: []float64{mu}, Cov: []float64{v}, Point: point}},
 		Stmts: []PredictStmt{{Var: "y", Statement: "normal.vi:3:3: y[n] ~ Normal(theta + c[n], 1)", Family: "Normal",
-			Dims: []int{len(y)}, From: []int{0}, Observed: observed, HasMean: true,
+			Dims: []int{len(y)}, From: []int{0}, To: []int{len(y)}, Observed: observed, HasMean: true,
 			Eval: func(lp, mean []float64) {
 				for i := range y {
 					m := point[0] + c[i]
@@ -101,18 +101,24 @@ func TestPredictUnobservedAndPlugInOnly(t *testing.T) {
 	}
 }
 
-// A statement over part of its size (for t in 3:T) and over two
-// dimensions reports the block of observations, 1-based, row-major.
+// A statement over part of its size (for t in 3:T, for t in 1:T-1) and
+// over two dimensions reports the block of observations, 1-based,
+// row-major.
 func TestPredictBlocks(t *testing.T) {
 	p, err := Predict(PredictModel{Stmts: []PredictStmt{
-		{Var: "y", Dims: []int{5}, From: []int{2}, Observed: true, HasMean: true, Eval: func(lp, mean []float64) {
+		{Var: "y", Dims: []int{5}, From: []int{2}, To: []int{5}, Observed: true, HasMean: true, Eval: func(lp, mean []float64) {
 			for i := range lp {
 				lp[i], mean[i] = -float64(i), float64(i)
 			}
 		}},
-		{Var: "z", Dims: []int{2, 3}, From: []int{0, 0}, Observed: true, Eval: func(lp, _ []float64) {
+		{Var: "z", Dims: []int{2, 3}, From: []int{0, 0}, To: []int{2, 3}, Observed: true, Eval: func(lp, _ []float64) {
 			for i := range lp {
 				lp[i] = -float64(10 + i)
+			}
+		}},
+		{Var: "w", Dims: []int{4}, From: []int{0}, To: []int{3}, Observed: true, Eval: func(lp, _ []float64) {
+			for i := range lp {
+				lp[i] = -float64(20 + i)
 			}
 		}},
 	}}, PredictSettings{Draws: 3})
@@ -121,15 +127,18 @@ func TestPredictBlocks(t *testing.T) {
 	}
 	y, z := p.Vars[0], p.Vars[1]
 	if !reflect.DeepEqual(y.First, []int{3}) || !reflect.DeepEqual(y.Shape, []int{3}) || !reflect.DeepEqual(y.PlugInMean, []float64{2, 3, 4}) ||
-		!reflect.DeepEqual(y.PlugInLogDensity, []float64{-2, -3, -4}) || !reflect.DeepEqual(y.LogPredictive, []float64{-2, -3, -4}) {
+		!reflect.DeepEqual(y.PlugInLogDensity, []float64{-2, -3, -4}) || y.LogPredictive != nil || !p.Exact {
 		t.Errorf("ranged statement: %+v", y)
 	}
 	if !reflect.DeepEqual(z.First, []int{1, 1}) || !reflect.DeepEqual(z.Shape, []int{2, 3}) ||
 		!reflect.DeepEqual(z.PlugInLogDensity, []float64{-10, -11, -12, -13, -14, -15}) || z.PlugInMean != nil {
 		t.Errorf("two-dimensional statement: %+v", z)
 	}
-	if p.Score.Observations != 9 {
-		t.Errorf("%d observations, want 9", p.Score.Observations)
+	if w := p.Vars[2]; !reflect.DeepEqual(w.First, []int{1}) || !reflect.DeepEqual(w.Shape, []int{3}) || !reflect.DeepEqual(w.PlugInLogDensity, []float64{-20, -21, -22}) {
+		t.Errorf("statement stopping before the end (for t in 1:T-1): %+v", w)
+	}
+	if p.Score.Observations != 12 {
+		t.Errorf("%d observations, want 12", p.Score.Observations)
 	}
 }
 
@@ -143,5 +152,20 @@ func TestPredictErrors(t *testing.T) {
 	m = normalModel(0, 1, []float64{math.NaN()}, []float64{0}, true)
 	if _, err := Predict(m, PredictSettings{}); err == nil || !strings.Contains(err.Error(), "y[1]") || !strings.Contains(err.Error(), "q's means") {
 		t.Errorf("NaN log density: %v", err)
+	}
+}
+
+// No observations (a series shorter than its lags) is no score, and said
+// so; observations that read no latent are exact, with no draws.
+func TestPredictEmptyAndExact(t *testing.T) {
+	st := PredictStmt{Var: "y", Dims: []int{2}, From: []int{2}, To: []int{2}, Observed: true, Eval: func(lp, _ []float64) {}}
+	p, err := Predict(PredictModel{Stmts: []PredictStmt{st}}, PredictSettings{})
+	if err != nil || p.Score != nil || !strings.Contains(p.String(), "no observations to score") {
+		t.Errorf("empty: %+v, %q (%v)", p, p.String(), err)
+	}
+	st.From = []int{0}
+	p, err = Predict(PredictModel{Stmts: []PredictStmt{st}}, PredictSettings{})
+	if err != nil || !p.Exact || p.Draws != 0 || p.Score.Observations != 2 || !strings.Contains(p.String(), "exact") {
+		t.Errorf("no latent: %+v, %q (%v)", p, p.String(), err)
 	}
 }

@@ -91,6 +91,7 @@ func TestRunPredict(t *testing.T) {
 		{[]string{"../../examples/logreg/logreg.vi", "-data", trainPath, "-predict", newPath, "-test", testPath, "-predict-out", out}, "-predict and -test: give one"},
 		{[]string{"../../examples/logreg/logreg.vi", "-data", trainPath, "-test", newPath}, "the file leaves out the observed variable y"},
 		{[]string{"../../examples/logreg/logreg.vi", "-data", trainPath, "-test", filepath.Join(dir, "none.json")}, "none.json"},
+		{[]string{"../../examples/logreg/logreg.vi", "-data", trainPath, "-heldout-plugin"}, "-heldout-plugin goes with -heldout-obs and -heldout"},
 		{[]string{"../../examples/eightschools/eightschools.vi", "-data", "../../examples/eightschools/data.json", "-test", testPath},
 			"eightschools has no predictions of new rows: eightschools.vi:"},
 	} {

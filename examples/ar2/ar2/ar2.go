@@ -596,6 +596,12 @@ func LoadPredictData(r io.Reader) (*Data, error) {
 	return d, nil
 }
 
+// LeftOut names the observed variables d leaves out (nil), which Predict
+// predicts without scoring them.
+func (d *Data) LeftOut() []string {
+	return nil
+}
+
 // Predict predicts the observations of d under the fit r: for each
 // observed statement, the log density and the mean of every observation
 // at q's means (the plug-in predictive) and over draws from q (Monte
@@ -611,6 +617,9 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 	dd := *d
 	r.Params.Into(&dd)
 	omit := map[string]bool{}
+	for _, name := range d.LeftOut() {
+		omit[name] = true
+	}
 	m, err := newModel(&dd, omit)
 	if err != nil {
 		return nil, err
@@ -631,14 +640,14 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 			{Latent: "sigma", Units: 1, Dim: 1, Mean: q.sigmaMean, Cov: q.sigmaCov, Point: sigmaPoint},
 		},
 		Stmts: []runtime.PredictStmt{
-			{Var: "y", Statement: "ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)", Family: "Normal", Dims: []int{m.t}, From: []int{2}, Observed: true, HasMean: true,
+			{Var: "y", Statement: "ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)", Family: "Normal", Dims: []int{m.t}, From: []int{2}, To: []int{m.t}, Observed: true, HasMean: true,
 				Eval: func(lp, mean []float64) { m.YPointwise(alphaPoint, beta1Point, beta2Point, sigmaPoint, lp, mean) }},
 		}}, opts)
 }
 
-// LogJoint is the log joint density log p(x, θ) at the point alpha, beta1, beta2, sigma
-// of the latents (on the unconstrained scale of constrained ones, with the
-// log-Jacobians), for the diagnostic of the joint q. It sums:
+// LogJoint is the log joint density log p(x, θ) at the point alpha, beta1,
+// beta2, sigma of the latents (on the unconstrained scale of constrained ones,
+// with the log-Jacobians), for the diagnostic of the joint q. It sums:
 //
 //	ar2.vi:16:1: alpha ~ Normal(0, 10)
 //	ar2.vi:17:1: beta1 ~ Normal(0, 1)

@@ -480,8 +480,8 @@ func (a *caModel) NoTemper() string {
 	return "it has no unit plate (a loop `for d in 1:D` holding local latents) whose likelihood terms a temperature could divide"
 }
 
-// LogJoint is the log joint density log p(x, θ) at the point mu, tau, eta
-// of the latents (on the unconstrained scale of constrained ones, with the
+// LogJoint is the log joint density log p(x, θ) at the point mu, tau, eta of
+// the latents (on the unconstrained scale of constrained ones, with the
 // log-Jacobians), for the diagnostic of the joint q. It sums:
 //
 //	eightschools.vi:18:1: mu ~ Normal(0, 5)

@@ -725,7 +725,7 @@ func (m *Model) YPointwise(theta, lp, mean []float64) {
 }
 
 // LoadPredictData reads new data for Predict from JSON, as LoadData does,
-// except that the observed variables y may be left out and that
+// except that the observed variable y may be left out and that
 // Predict, not LoadData, checks the data against the fit.
 func LoadPredictData(r io.Reader) (*Data, error) {
 	d := new(Data)
@@ -735,12 +735,22 @@ func LoadPredictData(r io.Reader) (*Data, error) {
 	return d, nil
 }
 
+// LeftOut names the observed variables d leaves out (nil), which Predict
+// predicts without scoring them.
+func (d *Data) LeftOut() []string {
+	var out []string
+	if d.Y == nil {
+		out = append(out, "y")
+	}
+	return out
+}
+
 // Predict predicts the observations of d under the fit r: for each
 // observed statement, the log density and the mean of every observation
 // at q's means (the plug-in predictive) and over draws from q (Monte
 // Carlo: the log predictive density log E_q[p(y_i | θ)] and E_q E[y_i | θ]),
 // with the params at r's estimates (runtime.Predict). d is data of the
-// model with new rows; the observed variables y may be left out
+// model with new rows; the observed variable y may be left out
 // (nil), and are then predicted without scores. Sizes of the latents that
 // d leaves at 0 are taken from r.
 func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Prediction, error) {
@@ -756,8 +766,8 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 		dd.P = len(r.Latent.Theta[0].Mean)
 	}
 	omit := map[string]bool{}
-	if dd.Y == nil {
-		omit["y"] = true
+	for _, name := range d.LeftOut() {
+		omit[name] = true
 	}
 	m, err := newModel(&dd, omit)
 	if err != nil {
@@ -773,7 +783,7 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 			{Latent: "theta", Units: m.m, Dim: m.p, Mean: q.thetaMean, Cov: q.thetaCov, Point: thetaPoint},
 		},
 		Stmts: []runtime.PredictStmt{
-			{Var: "y", Statement: "hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]])))", Family: "Bernoulli", Dims: []int{m.n}, From: []int{0}, Observed: !omit["y"], HasMean: true,
+			{Var: "y", Statement: "hierlogreg.vi:24:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]])))", Family: "Bernoulli", Dims: []int{m.n}, From: []int{0}, To: []int{m.n}, Observed: !omit["y"], HasMean: true,
 				Eval: func(lp, mean []float64) { m.YPointwise(thetaPoint, lp, mean) }},
 		}}, opts)
 }

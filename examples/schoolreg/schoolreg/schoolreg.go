@@ -709,7 +709,7 @@ func (m *Model) ScorePointwise(b1, b2, sigma, a, lp, mean []float64) {
 }
 
 // LoadPredictData reads new data for Predict from JSON, as LoadData does,
-// except that the observed variables score may be left out and that
+// except that the observed variable score may be left out and that
 // Predict, not LoadData, checks the data against the fit.
 func LoadPredictData(r io.Reader) (*Data, error) {
 	d := new(Data)
@@ -719,12 +719,22 @@ func LoadPredictData(r io.Reader) (*Data, error) {
 	return d, nil
 }
 
+// LeftOut names the observed variables d leaves out (nil), which Predict
+// predicts without scoring them.
+func (d *Data) LeftOut() []string {
+	var out []string
+	if d.Score == nil {
+		out = append(out, "score")
+	}
+	return out
+}
+
 // Predict predicts the observations of d under the fit r: for each
 // observed statement, the log density and the mean of every observation
 // at q's means (the plug-in predictive) and over draws from q (Monte
 // Carlo: the log predictive density log E_q[p(y_i | θ)] and E_q E[y_i | θ]),
 // with the params at r's estimates (runtime.Predict). d is data of the
-// model with new rows; the observed variables score may be left out
+// model with new rows; the observed variable score may be left out
 // (nil), and are then predicted without scores. Sizes of the latents that
 // d leaves at 0 are taken from r.
 func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Prediction, error) {
@@ -737,8 +747,8 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 		dd.J = len(r.Latent.A.Mean)
 	}
 	omit := map[string]bool{}
-	if dd.Score == nil {
-		omit["score"] = true
+	for _, name := range d.LeftOut() {
+		omit[name] = true
 	}
 	m, err := newModel(&dd, omit)
 	if err != nil {
@@ -760,14 +770,14 @@ func Predict(r *Result, d *Data, opts runtime.PredictSettings) (*runtime.Predict
 			{Latent: "a", Units: 1, Dim: m.j, Mean: q.aMean, Cov: q.aCov, Point: aPoint},
 		},
 		Stmts: []runtime.PredictStmt{
-			{Var: "score", Statement: "schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)", Family: "Normal", Dims: []int{m.n}, From: []int{0}, Observed: !omit["score"], HasMean: true,
+			{Var: "score", Statement: "schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)", Family: "Normal", Dims: []int{m.n}, From: []int{0}, To: []int{m.n}, Observed: !omit["score"], HasMean: true,
 				Eval: func(lp, mean []float64) { m.ScorePointwise(b1Point, b2Point, sigmaPoint, aPoint, lp, mean) }},
 		}}, opts)
 }
 
-// LogJoint is the log joint density log p(x, θ) at the point mu, b1, b2, tau, sigma, a
-// of the latents (on the unconstrained scale of constrained ones, with the
-// log-Jacobians), for the diagnostic of the joint q. It sums:
+// LogJoint is the log joint density log p(x, θ) at the point mu, b1, b2, tau,
+// sigma, a of the latents (on the unconstrained scale of constrained ones,
+// with the log-Jacobians), for the diagnostic of the joint q. It sums:
 //
 //	schoolreg.vi:23:1: mu ~ Normal(0, 100)
 //	schoolreg.vi:24:1: b1 ~ Normal(0, 100)
