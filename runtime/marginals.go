@@ -78,7 +78,7 @@ var Marginals = map[string]*Marginal{
 		Quantile: func(p [][]float64, k int, prob float64, out []float64) {
 			dirichletMarginals(p[0][:len(out)], k, func(i int, ai, a0 float64) {
 				switch {
-				case !positive(ai, a0):
+				case !positive(ai, a0) || !(a0 >= ai):
 					out[i] = math.NaN()
 				case a0 == ai: // a row of one element: 1 for certain
 					out[i] = 1
@@ -91,7 +91,7 @@ var Marginals = map[string]*Marginal{
 	"Categorical": {Params: []string{"prob"},
 		Moments: func(p [][]float64, _ int, mean, sd []float64) {
 			for i, v := range p[0] {
-				mean[i], sd[i] = v, math.Sqrt(v*(1-v))
+				mean[i], sd[i] = v, math.Sqrt(max(0, v*(1-v))) // v may round past 1
 			}
 		}},
 }
@@ -187,8 +187,8 @@ func FactorMarginals(family string, shape []int, params map[string][]float64, ne
 	if len(shape) > 0 {
 		k = shape[len(shape)-1]
 	}
-	if k == 0 {
-		return nil, nil, q, fmt.Errorf("%s factor of shape %v is empty", family, shape)
+	if k == 0 || n == 0 {
+		return nil, nil, q, nil // no elements
 	}
 	p := make([][]float64, len(mg.Params))
 	for j, name := range mg.Params {

@@ -47,6 +47,7 @@ func FitRestarts[L, P any](ctx context.Context, s Settings[L, P], fit func(conte
 	ParallelFor(n, concurrent, func(_, i int) {
 		o := s
 		o.Restarts, o.Seed, o.Workers, o.Progress = 0, s.Seed+uint64(i), per, nil
+		o.NoSummary = true // the kept run's alone, below
 		results[i], errs[i] = fit(ctx, o)
 	})
 	rec := &Restarts{Best: -1}
@@ -85,6 +86,7 @@ func FitRestarts[L, P any](ctx context.Context, s Settings[L, P], fit func(conte
 	}
 	best := results[rec.Best]
 	best.Restarts = rec
+	best.summarize(s)
 	if ctx.Err() != nil {
 		// the best of the runs so far, not of all of them
 		best.Converged, best.Status = false, "canceled"

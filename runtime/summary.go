@@ -50,7 +50,8 @@ func (r SummaryRow) MarshalJSON() ([]byte, error) {
 		Q05: num(r.Q05, r.HasQuantiles), Q50: num(r.Q50, r.HasQuantiles), Q95: num(r.Q95, r.HasQuantiles)})
 }
 
-// UnmarshalJSON reads what MarshalJSON writes (an undefined mean as NaN).
+// UnmarshalJSON reads what MarshalJSON writes: a null mean or quantile
+// as NaN (so that writing the row again gives the same JSON).
 func (r *SummaryRow) UnmarshalJSON(b []byte) error {
 	var j summaryJSON
 	if err := json.Unmarshal(b, &j); err != nil {
@@ -63,27 +64,28 @@ func (r *SummaryRow) UnmarshalJSON(b []byte) error {
 		return *p
 	}
 	*r = SummaryRow{Name: j.Name, Family: j.Family, Mean: val(j.Mean), SD: val(j.SD), HasSD: j.SD != nil,
-		Q05: val(j.Q05), Q50: val(j.Q50), Q95: val(j.Q95), HasQuantiles: j.Q05 != nil && j.Q50 != nil && j.Q95 != nil}
+		Q05: val(j.Q05), Q50: val(j.Q50), Q95: val(j.Q95), HasQuantiles: j.Q05 != nil || j.Q50 != nil || j.Q95 != nil}
 	return nil
 }
 
 // SummaryLimit is the most elements of one latent a Result's summary
-// holds: a larger latent (a topic model's per-document proportions) is
-// listed in Result.SummaryOmitted instead, and vigen summary summarizes
-// it from the result on demand.
-const SummaryLimit = 100000
+// holds, and SummaryTotal the most rows of all: larger latents (a topic
+// model's per-document proportions, its topics) are listed in
+// Result.SummaryOmitted instead, and vigen summary summarizes them from
+// the result on demand. Each row is about 200 bytes of indented JSON, and
+// a conjugate factor's three quantiles take a few microseconds each.
+const (
+	SummaryLimit = 10000
+	SummaryTotal = 20000
+)
 
 // Summarize returns the summary rows of the latents l, a generated
 // package's Latent (a struct of *Gaussian, []*Gaussian, *Normal and
-// *Factor fields, each written as JSON under its tag), in field order, and
-// the latents it leaves out for having more than SummaryLimit elements.
-// Latents the result leaves out (nil, Settings.Keep) have no rows.
+// *Factor fields, named by their JSON tags), in field order, and the
+// latents it leaves out, with why: more than SummaryLimit elements, or
+// beyond SummaryTotal rows in all, or a factor it cannot summarize. Latents
+// the result leaves out (nil, Settings.Keep) have no rows.
 func Summarize(l any) (rows []SummaryRow, omitted []string, err error) {
-	defer func() {
-		if r := recover(); r != nil { // a bug in a family's numbers must not lose the fit
-			rows, omitted, err = nil, nil, fmt.Errorf("summary: internal error in vigen (please report it): %v", r)
-		}
-	}()
 	v := reflect.ValueOf(l)
 	if v.Kind() == reflect.Pointer {
 		v = v.Elem()
@@ -117,21 +119,49 @@ func Summarize(l any) (rows []SummaryRow, omitted []string, err error) {
 		default:
 			return nil, nil, fmt.Errorf("summary: latent %s: a %T", name, x)
 		}
-		if n > SummaryLimit {
-			omitted = append(omitted, name)
+		switch {
+		case n > SummaryLimit:
+			omitted = append(omitted, fmt.Sprintf("%s: %d elements", name, n))
+			continue
+		case len(rows)+n > SummaryTotal:
+			omitted = append(omitted, fmt.Sprintf("%s: %d elements beyond the first %d rows", name, n, len(rows)))
 			continue
 		}
-		b, err := json.Marshal(f.Interface())
+		rs, err := typedRows(name, f.Interface())
 		if err != nil {
-			return nil, nil, err
-		}
-		rs, err := LatentRows(name, b, 0)
-		if err != nil {
-			return nil, nil, fmt.Errorf("summary: latent %s: %v", name, err)
+			omitted = append(omitted, fmt.Sprintf("%s: %v", name, err))
+			continue
 		}
 		rows = append(rows, rs...)
 	}
 	return rows, omitted, nil
+}
+
+// typedRows are the rows of one latent's factor x, a *Gaussian,
+// []*Gaussian, *Normal or *Factor; a panic in a family's numbers is an
+// error, so that one latent cannot lose the others.
+func typedRows(name string, x any) (rows []SummaryRow, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rows, err = nil, fmt.Errorf("internal error in vigen (please report it): %v", r)
+		}
+	}()
+	switch x := x.(type) {
+	case *Gaussian:
+		return normalRows(name, "Normal", []int{len(x.Mean)}, x.Mean, x.SD(), x.Constrained, 0, nil), nil
+	case []*Gaussian:
+		for d, g := range x {
+			if g != nil {
+				rows = normalRows(name, "Normal", []int{len(x), len(g.Mean)}, g.Mean, g.SD(), g.Constrained, d*len(g.Mean), rows)
+			}
+		}
+		return rows, nil
+	case *Normal:
+		return scalarNormalRows(name, x), nil
+	case *Factor:
+		return factorRows(name, x, 0)
+	}
+	return nil, fmt.Errorf("a %T", x)
 }
 
 // NamedRaw is one key of a JSON object and its value.
@@ -229,16 +259,27 @@ func LatentRows(name string, raw json.RawMessage, need int) ([]SummaryRow, error
 		if err := json.Unmarshal(raw, &g); err != nil {
 			return nil, err
 		}
-		var c *Constrained
-		if s := g.Constrained; s != nil {
-			c = &Constrained{Transform: s.Transform, Mean: []float64{s.Mean}, SD: []float64{s.SD}, Q05: []float64{s.Q05}, Q50: []float64{s.Q50}, Q95: []float64{s.Q95}}
-		}
-		return normalRows(name, "Normal", nil, []float64{g.Mean}, []float64{g.SD}, c, 0, nil), nil
+		return scalarNormalRows(name, &g), nil
 	}
 	var f Factor
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, err
 	}
+	return factorRows(name, &f, need)
+}
+
+// scalarNormalRows is the row of a scalar latent's Normal.
+func scalarNormalRows(name string, g *Normal) []SummaryRow {
+	var c *Constrained
+	if s := g.Constrained; s != nil {
+		c = &Constrained{Transform: s.Transform, Mean: []float64{s.Mean}, SD: []float64{s.SD}, Q05: []float64{s.Q05}, Q50: []float64{s.Q50}, Q95: []float64{s.Q95}}
+	}
+	return normalRows(name, "Normal", nil, []float64{g.Mean}, []float64{g.SD}, c, 0, nil)
+}
+
+// factorRows are the rows of a conjugate factor, with quantiles for its
+// first need elements (whole rows; 0: all).
+func factorRows(name string, f *Factor, need int) ([]SummaryRow, error) {
 	mean, sd, q, err := FactorMarginals(f.Family, f.Shape, f.Params, need)
 	if err != nil {
 		return nil, err

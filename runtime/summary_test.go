@@ -44,7 +44,7 @@ func TestSummarize(t *testing.T) {
 		names = append(names, r.Name)
 	}
 	want := "mu theta[1] theta[2] eta[1,1] eta[2,1] rate[1] rate[2] pi[1] pi[2] pi[3] z[1,1] z[1,2]"
-	if strings.Join(names, " ") != want || len(omitted) != 1 || omitted[0] != "big" {
+	if strings.Join(names, " ") != want || len(omitted) != 1 || omitted[0] != "big: 10001 elements" {
 		t.Fatalf("rows %v, omitted %v", names, omitted)
 	}
 	z := 1.6448536269514722
@@ -105,5 +105,48 @@ func TestSummarizeDegenerate(t *testing.T) {
 	}
 	if b, _ := json.Marshal(rows[2]); !strings.Contains(string(b), `"q05":null`) {
 		t.Errorf("Gamma of shape 0: %s", b)
+	}
+}
+
+// A latent the summary cannot summarize is listed with why, and the
+// others are kept; beyond SummaryTotal rows, latents are listed too. A row
+// with one quantile undefined reads back and writes again the same.
+func TestSummarizeLeavesOutWhatItCannot(t *testing.T) {
+	type latent struct {
+		Odd *Factor `json:"odd"`
+		Neg *Factor `json:"neg"`
+		A   *Factor `json:"a"`
+		B   *Factor `json:"b"`
+		C   *Factor `json:"c"`
+		Mu  *Normal `json:"mu"`
+	}
+	ones := make([]float64, SummaryLimit)
+	for i := range ones {
+		ones[i] = 1
+	}
+	big := func() *Factor { return NewFactor("Gamma", []int{SummaryLimit}, "shape", ones, "rate", ones) }
+	rows, omitted, err := Summarize(latent{
+		Odd: NewFactor("Bernoulli", []int{1}, "p", []float64{0.5}),
+		Neg: NewFactor("Dirichlet", []int{2}, "param", []float64{3, -1}),
+		A:   big(), B: big(), C: big(),
+		Mu: &Normal{Family: "Normal", Mean: 0, SD: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(omitted) != 3 || !strings.HasPrefix(omitted[0], "odd: no moments for a Bernoulli") || !strings.HasPrefix(omitted[1], "b: ") || !strings.HasPrefix(omitted[2], "c: ") {
+		t.Errorf("omitted %q", omitted)
+	}
+	if n := len(rows); n != 2+SummaryLimit+1 || rows[0].Name != "neg[1]" || !math.IsNaN(rows[0].Q05) || rows[len(rows)-1].Name != "mu" {
+		t.Errorf("%d rows, first %+v, last %+v", len(rows), rows[0], rows[len(rows)-1])
+	}
+	r := SummaryRow{Name: "x", Family: "InverseGamma", Mean: math.NaN(), SD: math.NaN(), HasSD: true, Q05: 1, Q50: 2, Q95: math.Inf(1), HasQuantiles: true}
+	a, _ := json.Marshal(r)
+	var back SummaryRow
+	if err := json.Unmarshal(a, &back); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(back); string(a) != string(b) || !strings.Contains(string(a), `"q05":1,"q50":2,"q95":null`) {
+		t.Errorf("round trip: %s, then %s", a, b)
 	}
 }

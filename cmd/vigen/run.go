@@ -40,6 +40,7 @@ type runFlags struct {
 	keep                    string
 	plotUnits               unitRange
 	noPSIS                  bool
+	noSummary               bool
 	psisDraws, psisUnits    int
 	restarts                int
 	seed                    uint64
@@ -69,6 +70,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.workers, "workers", 0, "goroutines updating units in parallel (0: all cores); results do not depend on it")
 	fs.StringVar(&f.keep, "keep", "", "per-token latents (local to a bag's entries, like a topic model's z) to keep in the result, comma-separated, or all; left out by default")
 	fs.IntVar(&f.restarts, "restarts", 0, "fit from this many seeds (-seed, -seed+1, …) in parallel and keep the largest ELBO; the result's restarts field lists them all")
+	fs.BoolVar(&f.noSummary, "no-summary", false, "leave the per-element summary out of the result (vigen summary prints it from the result on demand)")
 	fs.BoolVar(&f.noPSIS, "no-psis", false, "skip the approximation diagnostic (Pareto k̂ of each nonconjugate Gaussian factor against the density it approximates)")
 	fs.IntVar(&f.psisDraws, "psis-draws", 0, "draws from each global Gaussian factor for the diagnostic (0: 1000)")
 	fs.IntVar(&f.psisUnits, "psis-unit-draws", 0, "draws from each unit's Gaussian factor for the diagnostic (0: 1000, fewer (at least 200) beyond 1000 units)")
@@ -417,6 +419,9 @@ func runFit(sig *interrupts, bin string, f runFlags, sink io.Writer, stderr io.W
 		flagValue{"-psis-draws", f.psisDraws}, flagValue{"-psis-unit-draws", f.psisUnits}, flagValue{"-restarts", f.restarts})...)
 	if f.noPSIS {
 		args = append(args, "-no-psis")
+	}
+	if f.noSummary {
+		args = append(args, "-no-summary")
 	}
 	if f.quiet {
 		args = append(args, "-q")
