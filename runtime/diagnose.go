@@ -407,22 +407,9 @@ func diagnoseJoint[S any](m JointDiagnosed[S], q S, draws int, seed uint64) (d D
 		return d, false
 	}
 	d.Latent, d.Method, d.Draws, d.Unestimated = JointLatent, "joint", draws, 1
-	chols := make([][]float64, len(factors))
-	logNorm := 0.0
-	for k, f := range factors {
-		p := f.Dim
-		c := slices.Clone(f.Cov)
-		for u := range f.Units {
-			l := c[u*p*p : (u+1)*p*p]
-			if !cholLower(l, p) {
-				return d, true
-			}
-			logNorm -= 0.5 * float64(p) * math.Log(2*math.Pi)
-			for i := range p {
-				logNorm -= math.Log(l[i*p+i])
-			}
-		}
-		chols[k] = c
+	sampler, err := newPointSampler(factors)
+	if err != nil {
+		return d, true // not estimated: a covariance not positive definite
 	}
 	rng := rand.New(rand.NewPCG(seed, 1<<62))
 	r := make([]float64, draws)
@@ -431,23 +418,8 @@ func diagnoseJoint[S any](m JointDiagnosed[S], q S, draws int, seed uint64) (d D
 		dim += f.Units * f.Dim
 	}
 	all := make([]float64, 0, draws*dim) // the draws, for the corrected mean
-	var z []float64
 	for s := range draws {
-		logq := logNorm
-		for k, f := range factors {
-			p := f.Dim
-			zz := Grow(&z, p)
-			for u := range f.Units {
-				for i := range zz {
-					zz[i] = rng.NormFloat64()
-				}
-				l := chols[k][u*p*p : (u+1)*p*p]
-				for i := range p {
-					f.Point[u*p+i] = f.Mean[u*p+i] + DotFMA(l[i*p:i*p+i+1], zz[:i+1])
-				}
-				logq -= 0.5 * DotFMA(zz, zz)
-			}
-		}
+		logq := sampler.draw(rng)
 		lp := logJoint()
 		if math.IsNaN(lp) || math.IsInf(lp, 1) {
 			return d, true

@@ -222,20 +222,9 @@ func Predict(pm PredictModel, s PredictSettings) (*Prediction, error) {
 		}
 	}
 	if draws > 0 {
-		chols := make([][]float64, len(pm.Factors))
-		for k, f := range pm.Factors {
-			c := append([]float64(nil), f.Cov...)
-			p := f.Dim
-			for u := range f.Units {
-				if !cholLower(c[u*p*p:(u+1)*p*p], p) {
-					which := ""
-					if f.Units > 1 {
-						which = fmt.Sprintf(" of unit %d", u+1)
-					}
-					return nil, fmt.Errorf("q(%s)%s: the covariance is not positive definite, so it cannot be drawn from", f.Latent, which)
-				}
-			}
-			chols[k] = c
+		sampler, err := newPointSampler(pm.Factors)
+		if err != nil {
+			return nil, err
 		}
 		for _, b := range bufs {
 			b.lpMax = make([]float64, b.n)
@@ -248,11 +237,8 @@ func Predict(pm PredictModel, s PredictSettings) (*Prediction, error) {
 			}
 		}
 		rng := NewRand(s.Seed)
-		var z []float64
 		for range draws {
-			for k, f := range pm.Factors {
-				drawGaussians(rng, f, chols[k], &z)
-			}
+			sampler.draw(rng)
 			if err := eval(); err != nil {
 				return nil, fmt.Errorf("at a draw from q: %w", err)
 			}
@@ -314,20 +300,61 @@ func Predict(pm PredictModel, s PredictSettings) (*Prediction, error) {
 	return out, nil
 }
 
-// drawGaussians sets f.Point to a draw from each of f's units, μ + Lz with
-// L the Cholesky factor in chol.
-func drawGaussians(rng *rand.Rand, f PointFactor, chol []float64, z *[]float64) {
-	p := f.Dim
-	zz := Grow(z, p)
-	for u := range f.Units {
-		for i := range zz {
-			zz[i] = rng.NormFloat64()
+// pointSampler draws every unit of some Gaussian factors into its Point,
+// from their Cholesky factors, computed once: the draws of Predict and of
+// the joint diagnostic.
+type pointSampler struct {
+	factors []PointFactor
+	chols   [][]float64
+	logNorm float64 // log q's constant: Σ over units of −½p log 2π − Σ_i log L_ii
+	z       []float64
+}
+
+// newPointSampler factors the covariances of fs; an error names the
+// factor (and unit) whose covariance is not positive definite.
+func newPointSampler(fs []PointFactor) (*pointSampler, error) {
+	s := &pointSampler{factors: fs, chols: make([][]float64, len(fs))}
+	for k, f := range fs {
+		p := f.Dim
+		c := slices.Clone(f.Cov)
+		for u := range f.Units {
+			l := c[u*p*p : (u+1)*p*p]
+			if !cholLower(l, p) {
+				which := ""
+				if f.Units > 1 {
+					which = fmt.Sprintf(" of unit %d", u+1)
+				}
+				return nil, fmt.Errorf("q(%s)%s: the covariance is not positive definite, so it cannot be drawn from", f.Latent, which)
+			}
+			s.logNorm -= 0.5 * float64(p) * math.Log(2*math.Pi)
+			for i := range p {
+				s.logNorm -= math.Log(l[i*p+i])
+			}
 		}
-		l := chol[u*p*p : (u+1)*p*p]
-		for i := range p {
-			f.Point[u*p+i] = f.Mean[u*p+i] + DotFMA(l[i*p:i*p+i+1], zz[:i+1])
+		s.chols[k] = c
+	}
+	return s, nil
+}
+
+// draw sets the Points to a draw from the factors, μ + Lz for each unit,
+// and returns log q at it.
+func (s *pointSampler) draw(rng *rand.Rand) (logq float64) {
+	logq = s.logNorm
+	for k, f := range s.factors {
+		p := f.Dim
+		z := Grow(&s.z, p)
+		for u := range f.Units {
+			for i := range z {
+				z[i] = rng.NormFloat64()
+			}
+			l := s.chols[k][u*p*p : (u+1)*p*p]
+			for i := range p {
+				f.Point[u*p+i] = f.Mean[u*p+i] + DotFMA(l[i*p:i*p+i+1], z[:i+1])
+			}
+			logq -= 0.5 * DotFMA(z, z)
 		}
 	}
+	return logq
 }
 
 // forBlock calls fn with the row-major offset and 1-based position of
