@@ -127,7 +127,7 @@ func Summarize(l any) (rows []SummaryRow, omitted []string, err error) {
 			omitted = append(omitted, fmt.Sprintf("%s: %d elements beyond the first %d rows", name, n, len(rows)))
 			continue
 		}
-		rs, err := typedRows(name, f.Interface())
+		rs, err := typedRows(name, f.Interface(), 0)
 		if err != nil {
 			omitted = append(omitted, fmt.Sprintf("%s: %v", name, err))
 			continue
@@ -138,9 +138,10 @@ func Summarize(l any) (rows []SummaryRow, omitted []string, err error) {
 }
 
 // typedRows are the rows of one latent's factor x, a *Gaussian,
-// []*Gaussian, *Normal or *Factor; a panic in a family's numbers is an
+// []*Gaussian, *Normal or *Factor (with quantiles for its first need
+// elements, whole rows; 0: all); a panic in a family's numbers is an
 // error, so that one latent cannot lose the others.
-func typedRows(name string, x any) (rows []SummaryRow, err error) {
+func typedRows(name string, x any, need int) (rows []SummaryRow, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			rows, err = nil, fmt.Errorf("internal error in vigen (please report it): %v", r)
@@ -159,7 +160,7 @@ func typedRows(name string, x any) (rows []SummaryRow, err error) {
 	case *Normal:
 		return scalarNormalRows(name, x), nil
 	case *Factor:
-		return factorRows(name, x, 0)
+		return factorRows(name, x, need)
 	}
 	return nil, fmt.Errorf("a %T", x)
 }
@@ -229,43 +230,33 @@ func normalRows(name, family string, shape []int, mean, sd []float64, c *Constra
 // whole rows; 0: all): a topic model's topics have a million.
 func LatentRows(name string, raw json.RawMessage, need int) ([]SummaryRow, error) {
 	raw = bytes.TrimSpace(raw)
+	var x any
 	if len(raw) > 0 && raw[0] == '[' {
-		var gs []Gaussian
-		if err := json.Unmarshal(raw, &gs); err != nil {
+		x = new([]*Gaussian)
+	} else {
+		var head struct {
+			Cov json.RawMessage `json:"cov"`
+			SD  json.RawMessage `json:"sd"`
+		}
+		if err := json.Unmarshal(raw, &head); err != nil {
 			return nil, err
 		}
-		var out []SummaryRow
-		for d, g := range gs {
-			out = normalRows(name, "Normal", []int{len(gs), len(g.Mean)}, g.Mean, g.SD(), g.Constrained, d*len(g.Mean), out)
+		switch {
+		case head.Cov != nil:
+			x = new(Gaussian)
+		case head.SD != nil:
+			x = new(Normal)
+		default:
+			x = new(Factor)
 		}
-		return out, nil
 	}
-	var head struct {
-		Cov json.RawMessage `json:"cov"`
-		SD  json.RawMessage `json:"sd"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
+	if err := json.Unmarshal(raw, x); err != nil {
 		return nil, err
 	}
-	switch {
-	case head.Cov != nil:
-		var g Gaussian
-		if err := json.Unmarshal(raw, &g); err != nil {
-			return nil, err
-		}
-		return normalRows(name, "Normal", []int{len(g.Mean)}, g.Mean, g.SD(), g.Constrained, 0, nil), nil
-	case head.SD != nil:
-		var g Normal
-		if err := json.Unmarshal(raw, &g); err != nil {
-			return nil, err
-		}
-		return scalarNormalRows(name, &g), nil
+	if gs, ok := x.(*[]*Gaussian); ok {
+		x = *gs
 	}
-	var f Factor
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, err
-	}
-	return factorRows(name, &f, need)
+	return typedRows(name, x, need)
 }
 
 // scalarNormalRows is the row of a scalar latent's Normal.
