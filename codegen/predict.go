@@ -26,10 +26,6 @@ func (f *fitGen) emitPredict() {
 	for _, v := range p.Omissible {
 		g.omissible[v.Name] = true
 	}
-	byLatent := map[string]*qInfo{}
-	for _, qi := range f.qs {
-		byLatent[qi.v.Name] = qi
-	}
 	// the kernels
 	kernelOf := make([]string, len(p.Stmts))
 	perVar := map[string]int{}
@@ -125,28 +121,20 @@ func (f *fitGen) emitPredict() {
 			if qi.obj == nil {
 				continue
 			}
-			v := qi.v
 			field := "r.Latent." + qi.field
-			for k, size := range v.Type.Dims {
+			for k, size := range qi.v.Type.Dims {
 				if done[size] || g.m.Lookup(size) == nil || g.m.Lookup(size).Fixed {
 					continue
 				}
 				done[size] = true
-				var n string
+				n, given := fmt.Sprintf("len(%s.Mean)", field), field+" != nil" // a vector's length
 				switch {
-				case len(v.Type.Dims) == 2 && k == 0:
+				case len(qi.v.Type.Dims) == 2 && k == 0: // the units of a per-unit latent
 					n = fmt.Sprintf("len(%s)", field)
-				case len(v.Type.Dims) == 2:
-					field += "[0]"
-					n = fmt.Sprintf("len(%s.Mean)", field)
-					w.If(cond(fmt.Sprintf("dd.%s == 0 && !dd.given[%q] && len(r.Latent.%s) > 0 && r.Latent.%s[0] != nil", g.dataField[size], size, qi.field, qi.field)), func() {
-						w.Pf("dd.%s = %s", g.dataField[size], n)
-					})
-					continue
-				default:
-					n = fmt.Sprintf("len(%s.Mean)", field)
+				case len(qi.v.Type.Dims) == 2: // the length of each unit's vector
+					n, given = fmt.Sprintf("len(%s[0].Mean)", field), fmt.Sprintf("len(%s) > 0 && %s[0] != nil", field, field)
 				}
-				w.If(cond(fmt.Sprintf("dd.%s == 0 && !dd.given[%q] && r.Latent.%s != nil", g.dataField[size], size, qi.field)), func() {
+				w.If(cond(fmt.Sprintf("dd.%s == 0 && !dd.given[%q] && %s", g.dataField[size], size, given)), func() {
 					w.Pf("dd.%s = %s", g.dataField[size], n)
 				})
 			}
