@@ -231,15 +231,7 @@ type JointPart struct {
 // joint derives the model's Joint, or nil when it has fewer than two
 // latents or a latent without a global Gaussian factor (a conjugate
 // factor, or one Gaussian per unit).
-func (b *Builder) joint(d *Derivation) (j *Joint) {
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(lowerError); !ok {
-				panic(r)
-			}
-			j = nil
-		}
-	}()
+func (b *Builder) joint(d *Derivation) *Joint {
 	m := b.Model
 	latents := m.VarsWithRole(ir.RoleLatent)
 	if len(latents) < 2 {
@@ -254,9 +246,9 @@ func (b *Builder) joint(d *Derivation) (j *Joint) {
 			return nil
 		}
 	}
-	j = &Joint{Latents: latents}
+	j := &Joint{Latents: latents}
 	for _, f := range m.Factors {
-		lp, err := b.FactorLogDensity(f)
+		lp, err := b.FactorLogDensity(f) // a statement it cannot lower: no joint
 		if err != nil {
 			return nil
 		}
