@@ -442,7 +442,7 @@ func (f *fitGen) emitNewState() {
 					w.Pf("q.%sStarted = make([]bool, %s)", qi.fields[0], f.dim(u.Size))
 					if f.randomStart[qi.v.Name] {
 						// zero means for both factors are a fixed point
-						w.Pf("%s(q.rng, q.%s)", rt("InitNormal"), qi.fields[0])
+						w.P(f.shardInit(qi, 0, "InitNormal"))
 					}
 				} else {
 					w.Pf("%s(q.%s, %s)", rt("Identity"), qi.fields[1], n)
@@ -467,8 +467,8 @@ func (f *fitGen) emitNewState() {
 			case "Categorical":
 				w.Pf("%s(q.%s, 1/float64(%s))", rt("Fill"), qi.fields[0], f.dim(qi.q.K))
 			default:
-				for _, fl := range qi.fields {
-					w.Pf("%s(q.rng, q.%s)", rt("InitPositive"), fl)
+				for k := range qi.fields {
+					w.P(f.shardInit(qi, k, "InitPositive"))
 				}
 			}
 		}

@@ -157,6 +157,8 @@ type fileCtx struct {
 	// HasParams says the model has params (estimated by M-steps); without
 	// them Fit keeps only the stubs of the exported API.
 	HasParams bool
+	// Shard says the model can be fitted in shards (Model.Shard).
+	Shard bool
 	// Temper says the model can be tempered (runtime.Tempered): caModel
 	// holds the inverse temperatures its updates read.
 	Temper bool
@@ -368,6 +370,7 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 	ctx.Aux = append(ctx.Aux, g.transAux...)
 	ctx.Temper = fit != nil && fit.temper
 	ctx.LVT = fit != nil && fit.lvt
+	ctx.Shard = fit != nil && fit.shardReason() == ""
 	if fit != nil {
 		for _, qi := range fit.qs {
 			if fit.perToken(qi) {

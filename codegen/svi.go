@@ -116,6 +116,7 @@ func (f *fitGen) emitSVI() {
 	}
 	f.emitSSMF(globals)
 	f.emitGibbs()
+	f.emitShard()
 }
 
 // emitSVIGlobals prints caModel's runtime.SVIGlobals methods. Global

@@ -257,6 +257,12 @@ func (s *Settings[L, P]) convergence() Convergence {
 		LocalMaxIter: s.LocalMaxIter, LocalTol: s.LocalTol}
 }
 
+// Sharded returns the settings of FitShards: the convergence rule and
+// the progress callback.
+func (s *Settings[L, P]) Sharded() ShardSettings {
+	return ShardSettings{Convergence: s.convergence().WithDefaults(), Progress: s.Progress}
+}
+
 // CA returns the settings of FitCA for a fit started at start whose
 // fingerprint is fp; a run to Resume must have been saved with the same
 // fingerprint (CheckResume).

@@ -99,11 +99,12 @@ type Model struct {
 	beta         []float64
 	mu0          []float64
 	sigma0       []float64
-	sigma0Inv    []float64         // inverse of Sigma0
-	sigma0Logdet float64           // log-determinant of Sigma0
-	betaT        []float64         // beta transposed, for the kernels that read a column of it per data point
-	betaTLog     []float64         // log of betaT, for the kernels that read it per data point
-	dataFP       map[string]string // fingerprint(), hashed once by NewModel
+	sigma0Inv    []float64          // inverse of Sigma0
+	sigma0Logdet float64            // log-determinant of Sigma0
+	betaT        []float64          // beta transposed, for the kernels that read a column of it per data point
+	betaTLog     []float64          // log of betaT, for the kernels that read it per data point
+	dataFP       map[string]string  // fingerprint(), hashed once by NewModel
+	shard        runtime.ShardRange // where a shard's units are among all (Model.Shard)
 }
 
 // NewModel validates data and prepares it for fitting.
@@ -804,6 +805,54 @@ func (a *caModel) NoSSMF() string {
 // NoGibbs says why the Gibbs local step does not apply to the model.
 func (a *caModel) NoGibbs() string {
 	return "the local theta (ctm.vi:9:8) is nonconjugate (a Gaussian factor fitted by Laplace or the delta method), and the Gibbs step draws each local latent from its complete conditional, its closed-form update"
+}
+
+// Locals lists q's arrays local to the units, each unit after unit, and
+// its per-unit flags, for a sharded fit (runtime.ShardLocals).
+func (a *caModel) Locals(q *state) ([][]float64, [][]bool) {
+	return [][]float64{q.thetaMean, q.thetaCov, q.zProb}, [][]bool{q.thetaMeanStarted}
+}
+
+// Shard returns m's data as units first+1..first+D of total, one shard
+// of a sharded fit: variational EM whose E-steps run where the shards
+// are (runtime.FitShards; runtime/beam runs them as an Apache Beam
+// pipeline). Data without units give the driver's shard, which holds the
+// global factors and params. opts are those of the single-process fit
+// it reproduces: every shard and the driver start from the same seed,
+// and draw their starting values where that fit would.
+func (m *Model) Shard(opts Options, first, total int) (runtime.Shard, error) {
+	if err := opts.Prepare("ctm", "z"); err != nil {
+		return nil, err
+	}
+	c := *m // the shard's position is its own
+	m = &c
+	var err error
+	if m.shard, err = runtime.NewShardRange(first, m.d, total); err != nil {
+		return nil, err
+	}
+	if m, err = m.withOwnParams(opts); err != nil {
+		return nil, err
+	}
+	q, err := m.newState(opts)
+	if err != nil {
+		return nil, err
+	}
+	data := m.dataFP
+	if data == nil {
+		data = m.fingerprint()
+	}
+	// its result's fingerprint is of the shard's data
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
+	return runtime.NewShard[*state, *scratch, Params, *Result](a, q, opts.Workers)
+}
+
+// SetParams sets the params to p (runtime.ShardParams), with the values
+// derived from them.
+func (a *caModel) SetParams(p Params) error {
+	if err := a.m.startParams(&p); err != nil {
+		return err
+	}
+	return a.m.computeAux()
 }
 
 // NoTemper says why annealing and variational tempering do not apply to

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/vigen-go/vigen/examples/lda/lda"
+	"github.com/vigen-go/vigen/runtime"
+)
+
+// shardedLDA fits docs split into the given number of contiguous shards
+// by runtime.FitShards in this process, and assembles the whole result
+// from the driver's globals and the shards' locals.
+func shardedLDA(t *testing.T, docs [][][2]int, k, v, shards int, opts lda.Options) *lda.Result {
+	t.Helper()
+	whole := func(w [][][2]int) *lda.Model {
+		m, err := lda.NewModel(&lda.Data{K: k, V: v, W: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	total := len(docs)
+	driver, err := whole([][][2]int{}).Shard(opts, 0, total)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := &runtime.InProcessShards{}
+	for s := 0; s < shards; s++ {
+		lo, hi := s*total/shards, (s+1)*total/shards
+		sh, err := whole(docs[lo:hi]).Shard(opts, lo, total)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runner.Shards = append(runner.Shards, sh)
+	}
+	fit, err := runtime.FitShards(context.Background(), driver, runner, opts.Sharded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := whole(docs).Shard(opts, 0, total)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locals, err := runner.Locals(fit.LocalsOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := all.SetGlobals(fit.Globals); err != nil {
+		t.Fatal(err)
+	}
+	if err := all.SetLocals(locals); err != nil {
+		t.Fatal(err)
+	}
+	return all.Result(fit.Run).(*lda.Result)
+}
+
+// TestShardedFitIsTheFit: variational EM over 1, 3 and 8 shards, the
+// E-steps shard by shard and the topics' update from their statistics
+// combined exactly, is the single-process fit: same iterations and
+// status, ELBO trace, topics and topic proportions to 1e-12. It starts
+// where that fit does although each shard draws only its own units'
+// starting values.
+func TestShardedFitIsTheFit(t *testing.T) {
+	const k, v = 4, 30
+	docs := small(7, 40, v)
+	opts := lda.Options{Seed: 3}
+	opts.Tol = 1e-9
+	single, err := lda.Fit(context.Background(), &lda.Data{K: k, V: v, W: docs}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !single.Converged || single.Iterations < 10 {
+		t.Fatalf("the single-process fit: %s after %d iterations; the test wants a converged fit of some length", single.Status, single.Iterations)
+	}
+	for _, shards := range []int{1, 3, 8} {
+		t.Run(fmt.Sprint(shards), func(t *testing.T) {
+			r := shardedLDA(t, docs, k, v, shards, opts)
+			if r.Iterations != single.Iterations || r.Status != single.Status {
+				t.Fatalf("%d iterations (%s), the single-process fit %d (%s)", r.Iterations, r.Status, single.Iterations, single.Status)
+			}
+			for name, d := range map[string]float64{
+				"ELBO":  maxRelDiff(r.ELBO, single.ELBO),
+				"beta":  maxRelDiff(r.Latent.Beta.Params["param"], single.Latent.Beta.Params["param"]),
+				"theta": maxRelDiff(r.Latent.Theta.Params["param"], single.Latent.Theta.Params["param"]),
+			} {
+				t.Logf("%s: largest relative difference %.2g", name, d)
+				if d > 1e-12 {
+					t.Errorf("%s differs from the single-process fit by %.3g (relative)", name, d)
+				}
+			}
+		})
+	}
+}

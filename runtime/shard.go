@@ -1,0 +1,574 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// This file is the model side of a sharded fit: variational EM over units
+// split into shards, each shard's E-step run where its data are (one
+// process here, or the workers of a distributed engine such as Apache
+// Beam, in the separate module runtime/beam), the shards' expected
+// sufficient statistics combined exactly (ExactVec), and the M-step and
+// the convergence rule run by one driver (FitShards). Everything that
+// crosses between them is bytes, so the engine needs to know nothing of
+// the model.
+
+// ShardLocals is what a sharded fit needs of a model besides SVI's
+// methods (SVIGlobals, SVIParams): the arrays of q local to the units,
+// each laid out unit after unit (per-token arrays token after token), and
+// the per-unit flags. A shard's are its units'; a sharded fit keeps them
+// between iterations.
+type ShardLocals[S any] interface {
+	Locals(q S) (floats [][]float64, flags [][]bool)
+}
+
+// ShardParams sets a model's params, for a model that has them: the
+// driver's M-step estimates them, and each shard's E-step reads them.
+type ShardParams[P any] interface {
+	SetParams(p P) error
+}
+
+// ShardRange places a shard's units among all units: Before of them come
+// before it and After after it. A generated newState draws a shard's
+// random starting values as the whole fit would draw them, skipping the
+// other units' draws, so a sharded fit starts where the single-process
+// fit does.
+type ShardRange struct{ Before, After int }
+
+// NewShardRange places units first+1..first+n (1-based) among total.
+func NewShardRange(first, n, total int) (ShardRange, error) {
+	if first < 0 || n < 0 || first+n > total {
+		return ShardRange{}, fmt.Errorf("shard of units %d..%d is outside 1..%d", first+1, first+n, total)
+	}
+	return ShardRange{Before: first, After: total - first - n}, nil
+}
+
+// InitPositiveIn is InitPositive for the units of shard s, each unitLen
+// numbers long: the draws of the units before and after it are skipped.
+func InitPositiveIn(r *rand.Rand, x []float64, s ShardRange, unitLen int) {
+	for range s.Before * unitLen {
+		r.ExpFloat64()
+	}
+	InitPositive(r, x)
+	for range s.After * unitLen {
+		r.ExpFloat64()
+	}
+}
+
+// InitNormalIn is InitNormal for the units of shard s (InitPositiveIn).
+func InitNormalIn(r *rand.Rand, x []float64, s ShardRange, unitLen int) {
+	for range s.Before * unitLen {
+		r.NormFloat64()
+	}
+	InitNormal(r, x)
+	for range s.After * unitLen {
+		r.NormFloat64()
+	}
+}
+
+// Shard is one shard's side of a sharded fit, or the driver's (a shard
+// of no units, holding the global factors and params): what generated
+// code's Model.Shard returns. Globals and locals travel as bytes.
+type Shard interface {
+	// Units is the number of units the shard holds.
+	Units() int
+	// Globals encodes the global factors (their natural parameters) and
+	// the params of the shard's q.
+	Globals() ([]byte, error)
+	// SetGlobals sets them from Globals' encoding.
+	SetGlobals(b []byte) error
+	// Locals encodes the units' local factors.
+	Locals() []byte
+	// SetLocals sets them from Locals' encoding.
+	SetLocals(b []byte) error
+	// EStep first, if elbo, adds the units' part of the ELBO of the
+	// current q to the statistics; then it updates each unit's local
+	// factors until they settle (Fig. 1's inner loop, on workers
+	// goroutines) and returns their expected sufficient statistics for
+	// the M-step.
+	EStep(ctx context.Context, elbo bool) (*ShardStats, error)
+	// MStep sets the global factors to their closed-form optimum (Eq. 18)
+	// given the statistics of all units, factor after factor, then the
+	// params to their M-step, and returns the largest relative change of
+	// a global factor and of a param.
+	MStep(st *ShardStats) (global, params float64, err error)
+	// GlobalELBO is the part of the ELBO outside the units: the ELBO of
+	// the driver's shard, which holds none.
+	GlobalELBO() float64
+	// NonFinite names the first number of q that is NaN or infinite.
+	NonFinite() string
+	// Result assembles the model's result (*Result[L, P]) from q.
+	Result(run Run) any
+}
+
+// ShardStats are the expected sufficient statistics of some units (their
+// sums, exact), with the bookkeeping of their E-step. Merge is
+// associative and commutative: the statistics of all units come out the
+// same bits whatever the grouping.
+type ShardStats struct {
+	// Units and Settled count the units and those whose local factors
+	// settled.
+	Units, Settled int
+	// Trouble is the numerical trouble the units met.
+	Trouble Trouble
+	// HasELBO says ELBO holds the units' part of the ELBO.
+	HasELBO bool
+	ELBO    *ExactVec
+	// Sums are the natural parameter parts of the global factors, in
+	// SVIShape order, then the params' statistics.
+	Sums *ExactVec
+}
+
+// Merge adds o's units into s. The zero ShardStats is empty: merging
+// into it gives o's statistics (a combiner's fresh accumulator).
+func (s *ShardStats) Merge(o *ShardStats) error {
+	if s.Sums == nil || s.Units == 0 && s.Sums.Len() == 0 {
+		s.Sums, s.ELBO, s.HasELBO = NewExactVec(0), NewExactVec(0), o.HasELBO
+	}
+	if s.HasELBO != o.HasELBO {
+		return errors.New("merging statistics with and without the ELBO")
+	}
+	if err := s.Sums.Merge(o.Sums); err != nil {
+		return err
+	}
+	if err := s.ELBO.Merge(o.ELBO); err != nil {
+		return err
+	}
+	s.Units += o.Units
+	s.Settled += o.Settled
+	if len(o.Trouble) > 0 && s.Trouble == nil {
+		s.Trouble = Trouble{}
+	}
+	for k, n := range o.Trouble {
+		s.Trouble[k] += n
+	}
+	return nil
+}
+
+// MarshalBinary encodes s (the trouble in sorted order, so equal
+// statistics encode to equal bytes).
+func (s *ShardStats) MarshalBinary() ([]byte, error) {
+	b := binary.AppendUvarint(nil, uint64(s.Units))
+	b = binary.AppendUvarint(b, uint64(s.Settled))
+	b = binary.AppendUvarint(b, uint64(len(s.Trouble)))
+	for _, k := range slices.Sorted(maps.Keys(s.Trouble)) {
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+		b = binary.AppendUvarint(b, uint64(s.Trouble[k]))
+	}
+	elbo := byte(0)
+	if s.HasELBO {
+		elbo = 1
+	}
+	b = append(b, elbo)
+	b = s.ELBO.AppendBinary(b)
+	return s.Sums.AppendBinary(b), nil
+}
+
+// UnmarshalBinary decodes MarshalBinary's encoding.
+func (s *ShardStats) UnmarshalBinary(b []byte) error {
+	bad := errors.New("shard statistics: bad encoding")
+	next := func() uint64 {
+		v, k := binary.Uvarint(b)
+		if k <= 0 {
+			b = nil
+			return 0
+		}
+		b = b[k:]
+		return v
+	}
+	*s = ShardStats{Units: int(next()), Settled: int(next())}
+	n := next()
+	if n > uint64(len(b)) {
+		return bad
+	}
+	for range n {
+		l := next()
+		if l > uint64(len(b)) {
+			return bad
+		}
+		k := string(b[:l])
+		b = b[l:]
+		if s.Trouble == nil {
+			s.Trouble = Trouble{}
+		}
+		s.Trouble[k] = int(next())
+	}
+	if len(b) < 1 {
+		return bad
+	}
+	s.HasELBO = b[0] == 1
+	var err error
+	if s.ELBO, b, err = decodeExactVec(b[1:]); err != nil {
+		return err
+	}
+	if s.Sums, b, err = decodeExactVec(b); err != nil {
+		return err
+	}
+	if len(b) != 0 {
+		return bad
+	}
+	return nil
+}
+
+// shard implements Shard for a generated model's caModel.
+type shard[S, W, P, R any] struct {
+	m       SVIModel[S, W, P, R]
+	gm      SVIGlobals[S, W]
+	pm      SVIParams[S, W]
+	lm      ShardLocals[S]
+	q       S
+	st      SVIShape
+	units   int
+	workers int
+	ws      []W
+	trouble []Trouble
+	eta     []float64
+}
+
+// NewShard makes a Shard of model m in state q, which must support SVI's
+// methods (the globals it updates are conjugate, or params) and
+// ShardLocals; its E-steps run on workers goroutines (0: GOMAXPROCS), and
+// the result does not depend on them.
+func NewShard[S, W, P, R any](m CAModel[S, W, P, R], q S, workers int) (Shard, error) {
+	sm, ok := m.(SVIModel[S, W, P, R])
+	if !ok {
+		why := "the model has no conjugate global latents or params to update from statistics"
+		if n, ok := m.(interface{ NoSVI() string }); ok {
+			why = n.NoSVI()
+		}
+		return nil, fmt.Errorf("a sharded fit does not apply: %s", why)
+	}
+	lm, ok := m.(ShardLocals[S])
+	if !ok {
+		return nil, errors.New("a sharded fit does not apply: the model does not list its local factors (ShardLocals)")
+	}
+	shape, st := m.Shape(q), sm.Stochastic()
+	if len(shape.Plates) > 0 {
+		return nil, errors.New("a sharded fit does not apply: the model has latents local to a loop other than its unit plate")
+	}
+	s := &shard[S, W, P, R]{m: sm, lm: lm, q: q, st: st, units: shape.Units}
+	s.gm, _ = m.(SVIGlobals[S, W])
+	s.pm, _ = m.(SVIParams[S, W])
+	if len(st.Natural) > 0 && s.gm == nil || st.ParamStats > 0 && s.pm == nil {
+		return nil, errors.New("a sharded fit does not apply: the model lacks the natural parameters or statistics of its globals")
+	}
+	if len(st.Natural) == 0 && st.ParamStats == 0 {
+		return nil, errors.New("a sharded fit needs conjugate global latents or params to estimate; this fit has neither (params held fixed by FixParams do not count)")
+	}
+	if shape.EM {
+		if _, ok := m.(ShardParams[P]); !ok {
+			return nil, errors.New("a sharded fit does not apply: the model cannot set its params (ShardParams)")
+		}
+	}
+	s.workers = max(1, min(Workers(workers), s.units))
+	s.ws, s.trouble = newWorkers(s.workers, m.NewWorker)
+	return s, nil
+}
+
+func (s *shard[S, W, P, R]) Units() int { return s.units }
+
+// sums is the length of ShardStats.Sums.
+func (s *shard[S, W, P, R]) sums() int {
+	n := s.st.ParamStats
+	for _, k := range s.st.Natural {
+		n += k
+	}
+	return n
+}
+
+// Globals encodes the natural parameters (bits, little-endian) and then
+// the params (gob: exact for float64s).
+func (s *shard[S, W, P, R]) Globals() ([]byte, error) {
+	var b []byte
+	b = binary.AppendUvarint(b, uint64(len(s.st.Natural)))
+	for g, n := range s.st.Natural {
+		eta := Grow(&s.eta, n)
+		s.gm.Natural(s.q, g, eta)
+		b = appendFloats(b, eta)
+	}
+	var p P
+	if cp, ok := s.m.(CAParams[S, P]); ok {
+		p = cp.Params()
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(p); err != nil {
+		return nil, fmt.Errorf("encoding the params: %w", err)
+	}
+	return append(b, buf.Bytes()...), nil
+}
+
+func (s *shard[S, W, P, R]) SetGlobals(b []byte) error {
+	bad := errors.New("shard globals: bad encoding")
+	n, k := binary.Uvarint(b)
+	if k <= 0 || int(n) != len(s.st.Natural) {
+		return bad
+	}
+	b = b[k:]
+	for g, want := range s.st.Natural {
+		eta, rest, err := readFloats(b)
+		if err != nil || len(eta) != want {
+			return fmt.Errorf("shard globals: %s has %d natural parameters, want %d", s.st.Names[g], len(eta), want)
+		}
+		s.gm.SetNatural(s.q, g, eta)
+		b = rest
+	}
+	var p P
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&p); err != nil {
+		return fmt.Errorf("decoding the params: %w", err)
+	}
+	if sp, ok := s.m.(ShardParams[P]); ok && s.m.Shape(s.q).EM {
+		return sp.SetParams(p)
+	}
+	return nil
+}
+
+func (s *shard[S, W, P, R]) Locals() []byte { return encodeLocals(s.lm.Locals(s.q)) }
+
+// encodeLocals encodes a shard's local arrays and flags.
+func encodeLocals(floats [][]float64, flags [][]bool) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(floats)))
+	for _, x := range floats {
+		b = appendFloats(b, x)
+	}
+	b = binary.AppendUvarint(b, uint64(len(flags)))
+	for _, f := range flags {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		for _, v := range f {
+			b = append(b, boolByte(v))
+		}
+	}
+	return b
+}
+
+func (s *shard[S, W, P, R]) SetLocals(b []byte) error {
+	floats, flags := s.lm.Locals(s.q)
+	f, l, err := decodeLocals(b)
+	if err != nil {
+		return err
+	}
+	if len(f) != len(floats) || len(l) != len(flags) {
+		return errors.New("shard locals: they are of another model")
+	}
+	for i, x := range f {
+		if len(x) != len(floats[i]) {
+			return fmt.Errorf("shard locals: array %d has %d numbers, want %d (the shard's units differ)", i+1, len(x), len(floats[i]))
+		}
+		copy(floats[i], x)
+	}
+	for i, x := range l {
+		if len(x) != len(flags[i]) {
+			return fmt.Errorf("shard locals: flags %d have %d entries, want %d", i+1, len(x), len(flags[i]))
+		}
+		copy(flags[i], x)
+	}
+	return nil
+}
+
+// decodeLocals decodes Locals' encoding.
+func decodeLocals(b []byte) (floats [][]float64, flags [][]bool, err error) {
+	bad := errors.New("shard locals: bad encoding")
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, nil, bad
+	}
+	b = b[k:]
+	for range n {
+		var x []float64
+		if x, b, err = readFloats(b); err != nil {
+			return nil, nil, err
+		}
+		floats = append(floats, x)
+	}
+	n, k = binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, nil, bad
+	}
+	b = b[k:]
+	for range n {
+		m, k := binary.Uvarint(b)
+		if k <= 0 || m > uint64(len(b)-k) {
+			return nil, nil, bad
+		}
+		b = b[k:]
+		f := make([]bool, m)
+		for i := range f {
+			f[i] = b[i] == 1
+		}
+		flags = append(flags, f)
+		b = b[m:]
+	}
+	if len(b) != 0 {
+		return nil, nil, bad
+	}
+	return floats, flags, nil
+}
+
+// ConcatLocals joins shards' Locals, in shard order, into the locals of
+// all their units: a whole-data Shard's SetLocals takes them.
+func ConcatLocals(parts [][]byte) ([]byte, error) {
+	var floats [][]float64
+	var flags [][]bool
+	for i, p := range parts {
+		f, l, err := decodeLocals(p)
+		if err != nil {
+			return nil, fmt.Errorf("shard %d: %w", i+1, err)
+		}
+		if i == 0 {
+			floats, flags = f, l
+			continue
+		}
+		if len(f) != len(floats) || len(l) != len(flags) {
+			return nil, fmt.Errorf("shard %d: its locals are of another model", i+1)
+		}
+		for j := range f {
+			floats[j] = append(floats[j], f[j]...)
+		}
+		for j := range l {
+			flags[j] = append(flags[j], l[j]...)
+		}
+	}
+	return encodeLocals(floats, flags), nil
+}
+
+func (s *shard[S, W, P, R]) EStep(ctx context.Context, elbo bool) (*ShardStats, error) {
+	st := &ShardStats{Units: s.units, HasELBO: elbo, ELBO: NewExactVec(1), Sums: NewExactVec(s.sums())}
+	if elbo {
+		perUnit := make([]float64, s.units)
+		s.m.ELBO(s.q, s.workers, perUnit)
+		for _, v := range perUnit {
+			st.ELBO.AddAt(0, v)
+		}
+	}
+	for _, tr := range s.trouble {
+		clear(tr)
+	}
+	settled := make([]bool, s.units)
+	if !ParallelForUntil(ctx.Done(), s.units, s.workers, func(w, d int) {
+		settled[d] = s.m.UpdateUnit(s.q, s.ws[w], d)
+	}) {
+		return nil, ctx.Err()
+	}
+	for _, ok := range settled {
+		if ok {
+			st.Settled++
+		}
+	}
+	for _, tr := range s.trouble {
+		for k, n := range tr {
+			if st.Trouble == nil {
+				st.Trouble = Trouble{}
+			}
+			st.Trouble[k] += n
+		}
+	}
+	// the units' statistics summed in unit order, then added exactly
+	off := 0
+	for g, n := range s.st.Natural {
+		eta := Grow(&s.eta, n)
+		clear(eta)
+		for d := 0; d < s.units; d++ {
+			s.gm.UnitNatural(s.q, s.ws[0], g, d, 1, eta)
+		}
+		for i, x := range eta {
+			st.Sums.AddAt(off+i, x)
+		}
+		off += n
+	}
+	if n := s.st.ParamStats; n > 0 {
+		stats := Grow(&s.eta, n)
+		clear(stats)
+		for d := 0; d < s.units; d++ {
+			s.pm.UnitParamStats(s.q, s.ws[0], d, stats)
+		}
+		for i, x := range stats {
+			st.Sums.AddAt(off+i, x)
+		}
+	}
+	return st, nil
+}
+
+func (s *shard[S, W, P, R]) MStep(st *ShardStats) (global, params float64, err error) {
+	if st.Sums.Len() != s.sums() {
+		return 0, 0, fmt.Errorf("statistics of %d numbers, want %d", st.Sums.Len(), s.sums())
+	}
+	off := 0
+	for g, n := range s.st.Natural {
+		prev := make([]float64, n)
+		s.gm.Natural(s.q, g, prev)
+		eta := Grow(&s.eta, n)
+		clear(eta)
+		s.gm.PriorNatural(s.q, g, eta)
+		// the prior's part and the units' exact sum, rounded once more
+		var p []float64
+		for i, x := range eta {
+			p = append(p[:0], x)
+			for _, y := range st.Sums.parts[off+i] {
+				p = growExpansion(p, y)
+			}
+			eta[i] = roundExpansion(p)
+		}
+		s.gm.SetNatural(s.q, g, eta)
+		global = math.Max(global, L2Change(eta, prev))
+		off += n
+	}
+	if n := s.st.ParamStats; n > 0 {
+		stats := make([]float64, n)
+		for i := range stats {
+			stats[i] = st.Sums.Value(off + i)
+		}
+		params, err = s.pm.ParamStep(s.q, stats)
+	}
+	return global, params, err
+}
+
+func (s *shard[S, W, P, R]) GlobalELBO() float64 { return s.m.ELBO(s.q, 1, make([]float64, s.units)) }
+
+func (s *shard[S, W, P, R]) NonFinite() string { return s.m.NonFinite(s.q) }
+
+func (s *shard[S, W, P, R]) Result(run Run) any {
+	var p P
+	if cp, ok := s.m.(CAParams[S, P]); ok {
+		p = cp.Params()
+	}
+	return s.m.Result(run, s.q, p)
+}
+
+// appendFloats appends x's length and bits.
+func appendFloats(b []byte, x []float64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(x)))
+	for _, v := range x {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	return b
+}
+
+// readFloats reads appendFloats' encoding from the front of b.
+func readFloats(b []byte) ([]float64, []byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k)/8 {
+		return nil, nil, errors.New("shard: numbers cut short")
+	}
+	b = b[k:]
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return x, b[8*n:], nil
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
