@@ -16,44 +16,86 @@ import (
 // gets the same bits. Value rounds a component's exact sum once, to the
 // nearest float64.
 type ExactVec struct {
-	parts [][]float64
+	// slab holds each component's partials, slabWidth slots per
+	// component, count[i] of them used; a component that needs more
+	// moves to spill (count[i] = spilled).
+	slab  []float64
+	count []uint8
+	spill map[int][]float64
 }
 
+// slabWidth is the partials a component keeps in the slab: the exact sum
+// of a few numbers of one sign and like magnitudes needs one to three.
+const slabWidth = 3
+
+const spilled = 255
+
 // NewExactVec returns n zero sums.
-func NewExactVec(n int) *ExactVec { return &ExactVec{parts: make([][]float64, n)} }
+func NewExactVec(n int) *ExactVec {
+	return &ExactVec{slab: make([]float64, n*slabWidth), count: make([]uint8, n)}
+}
 
 // Len is the number of components.
-func (v *ExactVec) Len() int { return len(v.parts) }
+func (v *ExactVec) Len() int {
+	if v == nil {
+		return 0
+	}
+	return len(v.count)
+}
+
+// parts returns component i's partials, with the capacity it has in the
+// slab.
+func (v *ExactVec) parts(i int) []float64 {
+	if v.count[i] == spilled {
+		return v.spill[i]
+	}
+	return v.slab[i*slabWidth : i*slabWidth+int(v.count[i]) : (i+1)*slabWidth]
+}
+
+// setParts stores p, which parts(i) grew, as component i's partials.
+func (v *ExactVec) setParts(i int, p []float64) {
+	if v.count[i] != spilled && len(p) <= slabWidth {
+		copy(v.slab[i*slabWidth:], p) // a no-op where p is in the slab
+		v.count[i] = uint8(len(p))
+		return
+	}
+	if v.spill == nil {
+		v.spill = map[int][]float64{}
+	}
+	v.spill[i] = p
+	v.count[i] = spilled
+}
+
+// add adds x to component i exactly.
+func (v *ExactVec) add(i int, x float64) {
+	if x != 0 {
+		v.setParts(i, growExpansion(v.parts(i), x))
+	}
+}
 
 // Add adds x[i] to component i exactly.
 func (v *ExactVec) Add(x []float64) {
 	for i, xi := range x {
-		if xi != 0 {
-			v.parts[i] = growExpansion(v.parts[i], xi)
-		}
+		v.add(i, xi)
 	}
 }
 
 // AddAt adds x to component i exactly.
-func (v *ExactVec) AddAt(i int, x float64) {
-	if x != 0 {
-		v.parts[i] = growExpansion(v.parts[i], x)
-	}
-}
+func (v *ExactVec) AddAt(i int, x float64) { v.add(i, x) }
 
 // Merge adds every sum of o into v exactly; the lengths must agree, but
 // for an empty v (no components: an accumulator not yet given any),
 // which takes o's length.
 func (v *ExactVec) Merge(o *ExactVec) error {
-	if len(v.parts) == 0 {
-		v.parts = make([][]float64, len(o.parts))
+	if v.Len() == 0 && o.Len() > 0 {
+		*v = *NewExactVec(o.Len())
 	}
-	if len(o.parts) != len(v.parts) {
-		return fmt.Errorf("merging %d sums into %d", len(o.parts), len(v.parts))
+	if o.Len() != v.Len() {
+		return fmt.Errorf("merging %d sums into %d", o.Len(), v.Len())
 	}
-	for i, p := range o.parts {
-		for _, x := range p {
-			v.parts[i] = growExpansion(v.parts[i], x)
+	for i := range o.count {
+		for _, x := range o.parts(i) {
+			v.add(i, x)
 		}
 	}
 	return nil
@@ -61,12 +103,12 @@ func (v *ExactVec) Merge(o *ExactVec) error {
 
 // Value returns component i's exact sum rounded to the nearest float64
 // (ties to even).
-func (v *ExactVec) Value(i int) float64 { return roundExpansion(v.parts[i]) }
+func (v *ExactVec) Value(i int) float64 { return roundExpansion(v.parts(i)) }
 
 // Values writes every component's Value into out.
 func (v *ExactVec) Values(out []float64) {
-	for i := range v.parts {
-		out[i] = roundExpansion(v.parts[i])
+	for i := range v.count {
+		out[i] = roundExpansion(v.parts(i))
 	}
 }
 
@@ -130,11 +172,9 @@ func roundExpansion(p []float64) float64 {
 // AppendBinary appends v's encoding: its length, then each component's
 // number of partials and their bits.
 func (v *ExactVec) AppendBinary(b []byte) []byte {
-	if v == nil {
-		return binary.AppendUvarint(b, 0)
-	}
-	b = binary.AppendUvarint(b, uint64(len(v.parts)))
-	for _, p := range v.parts {
+	b = binary.AppendUvarint(b, uint64(v.Len()))
+	for i := 0; i < v.Len(); i++ {
+		p := v.parts(i)
 		b = binary.AppendUvarint(b, uint64(len(p)))
 		for _, x := range p {
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
@@ -153,21 +193,22 @@ func decodeExactVec(b []byte) (*ExactVec, []byte, error) {
 		return nil, nil, errShortExact
 	}
 	b = b[k:]
-	v := &ExactVec{parts: make([][]float64, n)}
-	for i := range v.parts {
+	v := NewExactVec(int(n))
+	for i := range v.count {
 		m, k := binary.Uvarint(b)
 		if k <= 0 || m > uint64(len(b)-k)/8 {
 			return nil, nil, errShortExact
 		}
 		b = b[k:]
-		if m > 0 {
-			p := make([]float64, m)
-			for j := range p {
-				p[j] = math.Float64frombits(binary.LittleEndian.Uint64(b))
-				b = b[8:]
-			}
-			v.parts[i] = p
+		p := make([]float64, 0, slabWidth)
+		if m > slabWidth {
+			p = make([]float64, 0, m)
 		}
+		for range m {
+			p = append(p, math.Float64frombits(binary.LittleEndian.Uint64(b)))
+			b = b[8:]
+		}
+		v.setParts(i, p)
 	}
 	return v, b, nil
 }

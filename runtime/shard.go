@@ -512,7 +512,7 @@ func (s *shard[S, W, P, R]) MStep(st *ShardStats) (global, params float64, err e
 		var p []float64
 		for i, x := range eta {
 			p = append(p[:0], x)
-			for _, y := range st.Sums.parts[off+i] {
+			for _, y := range st.Sums.parts(off + i) {
 				p = growExpansion(p, y)
 			}
 			eta[i] = roundExpansion(p)

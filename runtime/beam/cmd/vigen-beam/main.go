@@ -1,0 +1,391 @@
+// Command vigen-beam fits LDA or the correlated topic model by variational
+// EM whose E-steps run as Apache Beam pipelines over a corpus split into
+// shards (package vigenbeam), and, with -compare, the same fit in one
+// process, for the time per iteration and the held-out likelihood side by
+// side. From runtime/beam, on the AP corpus split into 8 shards on the
+// local runner (prism):
+//
+//	go run ./cmd/vigen-beam -model lda -K 10 -shards 8 -work /tmp/ap8 \
+//	    -train ../../../shared/data/ap/ap-train.dat \
+//	    -heldout-obs ../../../shared/data/ap/ap-test-obs.dat \
+//	    -heldout ../../../shared/data/ap/ap-test-heldout.dat -compare
+//
+// -work names a directory that must not exist: the command creates it and
+// writes there the shard files, the shards' local factors and each
+// E-step's statistics, and nothing elsewhere but -out. Beam's own flags
+// (--runner, and a runner's options) follow the command's; on a cluster
+// runner the work directory must be one every worker reaches (gs://…
+// on Dataflow), and the binary is the workers' too (see README.md).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/vigen-go/vigen/examples/ctm/ctm"
+	"github.com/vigen-go/vigen/examples/lda/lda"
+	"github.com/vigen-go/vigen/runtime"
+	vigenbeam "github.com/vigen-go/vigen/runtime/beam"
+	"github.com/vigen-go/vigen/runtime/beam/topics"
+)
+
+func main() {
+	// the workers' entry point on a cluster; the flags are Beam's and ours
+	flag.Usage = usage
+	model := flag.String("model", "lda", "lda or ctm")
+	train := flag.String("train", "", "training corpus (LDA-C), split into -shards files in the work directory")
+	inputs := flag.String("inputs", "", "instead of -train: the shards, LDA-C files already split, as a pattern of any Beam file system (gs://bucket/ap/shard-*.dat), in name order")
+	k := flag.Int("K", 10, "number of topics")
+	v := flag.Int("V", 0, "vocabulary size (0: the largest term id of the training corpus)")
+	shards := flag.Int("shards", 8, "number of shards to split the corpus into")
+	work := flag.String("work", "", "work directory to create (must not exist)")
+	seed := flag.Uint64("seed", 1, "seed of the starting values")
+	maxIter := flag.Int("maxiter", 0, "largest number of EM iterations (0: the default)")
+	tol := flag.Float64("tol", 1e-6, "ELBO relative change that ends the fit (examples/lda's default)")
+	meanTol := flag.Float64("meantol", math.Inf(1), "also require the relative L2 change of the global factors below this (inf: off, the ELBO alone decides, as in lda-c and examples/lda)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here")
+	obs := flag.String("heldout-obs", "", "observed halves of test documents (LDA-C)")
+	held := flag.String("heldout", "", "held-out halves of the same documents (LDA-C)")
+	compare := flag.Bool("compare", false, "also fit in one process and print both side by side")
+	out := flag.String("out", "", "write the sharded fit's result (JSON) here; the file must not exist")
+	quiet := flag.Bool("q", false, "no progress lines")
+	flag.Parse()
+	beam.Init()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "vigen-beam:", err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	c := cmd{model: *model, train: *train, inputs: *inputs, k: *k, v: *v, shards: *shards, work: *work, seed: *seed,
+		maxIter: *maxIter, tol: *tol, meanTol: *meanTol, obs: *obs, held: *held, compare: *compare, out: *out, quiet: *quiet}
+	if _, err := c.run(context.Background(), os.Stdout, os.Stderr); err != nil {
+		pprof.StopCPUProfile()
+		fmt.Fprintln(os.Stderr, "vigen-beam:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: vigen-beam -model lda|ctm -train corpus.dat -K 10 -shards 8 -work DIR [-heldout-obs F -heldout F] [-compare] [-out result.json] [Beam flags: --runner …]")
+	flag.PrintDefaults()
+}
+
+type cmd struct {
+	model, train, inputs, work, obs, held, out string
+	k, v, shards, maxIter                      int
+	seed                                       uint64
+	tol, meanTol                               float64
+	compare, quiet                             bool
+}
+
+// cpuSeconds is the CPU time of this process so far (prism runs the
+// pipelines' workers in it).
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// fitted is one fit's outcome, as the comparison prints it.
+type fitted struct {
+	what             string
+	iterations       int
+	status           string
+	elbo             float64
+	wall, cpu        float64
+	heldout          *runtime.HeldoutScore
+	topics           []float64
+	result           any
+	estepWall, mWall float64
+}
+
+// run runs the command and returns its fits (the one-process fit first).
+func (c cmd) run(ctx context.Context, stdout, stderr io.Writer) ([]fitted, error) {
+	fits, err := c.fits(ctx, stdout, stderr)
+	return fits, err
+}
+
+func (c cmd) fits(ctx context.Context, stdout, stderr io.Writer) ([]fitted, error) {
+	switch {
+	case c.model != "lda" && c.model != "ctm":
+		return nil, fmt.Errorf("-model %q: give lda or ctm", c.model)
+	case (c.train == "") == (c.inputs == ""):
+		return nil, errors.New("give the training corpus, -train, or its shards, -inputs")
+	case c.work == "":
+		return nil, errors.New("give a work directory to create, -work")
+	case (c.obs == "") != (c.held == ""):
+		return nil, errors.New("-heldout-obs and -heldout go together")
+	}
+	if c.out != "" {
+		if _, err := os.Stat(c.out); err == nil {
+			return nil, fmt.Errorf("-out %s exists; vigen-beam does not overwrite files", c.out)
+		}
+	}
+	var obs, held [][][2]int
+	var err error
+	if c.obs != "" {
+		if obs, err = runtime.ReadLDACFile(c.obs); err != nil {
+			return nil, err
+		}
+		if held, err = runtime.ReadLDACFile(c.held); err != nil {
+			return nil, err
+		}
+	}
+	if err := vigenbeam.NewWork(ctx, c.work); err != nil {
+		return nil, err
+	}
+	var docs [][][2]int
+	var specs []vigenbeam.ShardSpec
+	if c.train != "" {
+		if docs, err = runtime.ReadLDACFile(c.train); err != nil {
+			return nil, err
+		}
+		shardDir := filepath.Join(c.work, "shards")
+		if err := os.Mkdir(shardDir, 0o755); err != nil {
+			return nil, err
+		}
+		if specs, err = topics.Split(docs, c.shards, shardDir); err != nil {
+			return nil, err
+		}
+	} else {
+		// the driver reads each shard once, for its size and for the
+		// whole result
+		if specs, docs, err = topics.Shards(ctx, c.inputs); err != nil {
+			return nil, err
+		}
+		c.shards = len(specs)
+	}
+	if c.v == 0 {
+		c.v = runtime.MaxTerm(docs)
+	}
+	conf := topics.Config{K: c.k, V: c.v, Seed: c.seed, MaxIter: c.maxIter, Tol: c.tol, MeanTol: c.meanTol}
+	if math.IsInf(conf.MeanTol, 1) {
+		conf.MeanTol = -1 // off, in JSON
+	}
+	config, err := json.Marshal(conf)
+	if err != nil {
+		return nil, err
+	}
+	progress := func(what string) func(runtime.Progress) {
+		if c.quiet {
+			return nil
+		}
+		return func(p runtime.Progress) { fmt.Fprintf(stderr, "%s: %s\n", what, p) }
+	}
+	var fits []fitted
+	if c.compare {
+		f, err := c.single(ctx, conf, docs, obs, held, progress("one process"))
+		if err != nil {
+			return nil, err
+		}
+		fits = append(fits, f)
+	}
+	f, err := c.sharded(ctx, conf, config, specs, docs, obs, held, progress(fmt.Sprintf("%d shards", c.shards)))
+	if err != nil {
+		return nil, err
+	}
+	fits = append(fits, f)
+	fmt.Fprintf(stdout, "%s, K = %d, V = %d, %d documents; %d shards on Beam's %s runner\n", c.model, c.k, c.v, len(docs), c.shards, runnerName())
+	fmt.Fprintf(stdout, "%-22s %10s %10s %10s %12s %12s %16s  %s\n", "fit", "iterations", "wall s", "CPU s", "wall s/iter", "CPU s/iter", "ELBO", "held-out per word")
+	for _, f := range fits {
+		h := "-"
+		if f.heldout != nil {
+			h = fmt.Sprintf("%.10f (%d tokens)", f.heldout.PerWord, f.heldout.Tokens)
+		}
+		fmt.Fprintf(stdout, "%-22s %10d %10.2f %10.2f %12.3f %12.3f %16.6f  %s\n", f.what, f.iterations, f.wall, f.cpu,
+			f.wall/float64(f.iterations), f.cpu/float64(f.iterations), f.elbo, h)
+	}
+	if len(fits) == 2 {
+		a, b := fits[0], fits[1]
+		worst := 0.0
+		for i := range a.topics {
+			if d := abs(a.topics[i]-b.topics[i]) / abs(a.topics[i]); d > worst {
+				worst = d
+			}
+		}
+		fmt.Fprintf(stdout, "ratios (shards / one process): wall per iteration %.2f, CPU per iteration %.2f\n",
+			(b.wall/float64(b.iterations))/(a.wall/float64(a.iterations)), (b.cpu/float64(b.iterations))/(a.cpu/float64(a.iterations)))
+		fmt.Fprintf(stdout, "largest relative difference of the topics: %.2g; held-out per word %s\n", worst, sameHeldout(a.heldout, b.heldout))
+	}
+	if c.out != "" {
+		fo, err := os.OpenFile(c.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		enc := json.NewEncoder(fo)
+		enc.SetIndent("", " ")
+		err = enc.Encode(f.result)
+		if cerr := fo.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return fits, nil
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func sameHeldout(a, b *runtime.HeldoutScore) string {
+	switch {
+	case a == nil || b == nil:
+		return "not scored"
+	case a.PerWord == b.PerWord:
+		return "identical"
+	default:
+		return fmt.Sprintf("%.3g apart (%.2g relative)", abs(a.PerWord-b.PerWord), abs(a.PerWord-b.PerWord)/abs(a.PerWord))
+	}
+}
+
+func runnerName() string {
+	if f := flag.Lookup("runner"); f != nil && f.Value.String() != "" {
+		return f.Value.String()
+	}
+	return "prism"
+}
+
+// single fits in one process: the generated package's Fit.
+func (c cmd) single(ctx context.Context, conf topics.Config, docs, obs, held [][][2]int, progress func(runtime.Progress)) (fitted, error) {
+	f := fitted{what: "one process"}
+	wall, cpu := time.Now(), cpuSeconds()
+	switch c.model {
+	case "lda":
+		m, err := lda.NewModel(&lda.Data{K: c.k, V: c.v, W: docs})
+		if err != nil {
+			return f, err
+		}
+		opts := conf.LDAOptions()
+		opts.Progress, opts.NoSummary = progress, true
+		opts.Diagnose.Off = true
+		r, err := m.Fit(ctx, opts)
+		if err != nil {
+			return f, err
+		}
+		f.wall, f.cpu = time.Since(wall).Seconds(), cpuSeconds()-cpu
+		f.result, f.topics = r, r.Latent.Beta.Params["param"]
+		f.iterations, f.status, f.elbo = r.Iterations, r.Status, r.ELBO[len(r.ELBO)-1]
+		if obs != nil {
+			s, err := m.Heldout(ctx, r, obs, held, conf.LDAOptions())
+			if err != nil {
+				return f, err
+			}
+			f.heldout = &s
+		}
+	case "ctm":
+		m, err := ctm.NewModel(&ctm.Data{K: c.k, V: c.v, W: docs})
+		if err != nil {
+			return f, err
+		}
+		opts := conf.CTMOptions()
+		opts.Progress, opts.NoSummary = progress, true
+		opts.Diagnose.Off = true
+		r, err := m.Fit(ctx, opts)
+		if err != nil {
+			return f, err
+		}
+		f.wall, f.cpu = time.Since(wall).Seconds(), cpuSeconds()-cpu
+		f.result = r
+		for _, row := range r.Params.Beta {
+			f.topics = append(f.topics, row...)
+		}
+		f.iterations, f.status, f.elbo = r.Iterations, r.Status, r.ELBO[len(r.ELBO)-1]
+		if obs != nil {
+			s, err := m.Heldout(ctx, r, obs, held, conf.CTMOptions())
+			if err != nil {
+				return f, err
+			}
+			f.heldout = &s
+		}
+	}
+	return f, nil
+}
+
+// sharded fits with the E-steps as Beam pipelines, then assembles the
+// whole result from the fitted globals and the shards' local factors.
+func (c cmd) sharded(ctx context.Context, conf topics.Config, config []byte, specs []vigenbeam.ShardSpec, docs, obs, held [][][2]int, progress func(runtime.Progress)) (fitted, error) {
+	f := fitted{what: fmt.Sprintf("%d shards (Beam)", len(specs))}
+	r := &vigenbeam.Runner{Model: c.model, Config: config, Shards: specs, Work: c.work}
+	opts := conf.LDAOptions() // the convergence rule is the one-process fit's
+	conv := opts.Sharded()
+	conv.Progress = progress
+	wall, cpu := time.Now(), cpuSeconds()
+	fit, _, err := vigenbeam.Fit(ctx, r, conv)
+	if err != nil {
+		return f, err
+	}
+	f.wall, f.cpu = time.Since(wall).Seconds(), cpuSeconds()-cpu
+	f.iterations, f.status, f.elbo = fit.Run.Iterations, fit.Run.Status, fit.Run.ELBO[len(fit.Run.ELBO)-1]
+	locals, err := r.Locals(ctx, fit.LocalsOf)
+	if err != nil {
+		return f, err
+	}
+	whole, err := topics.Whole(c.model, conf, docs)
+	if err != nil {
+		return f, err
+	}
+	if err := whole.SetGlobals(fit.Globals); err != nil {
+		return f, err
+	}
+	if err := whole.SetLocals(locals); err != nil {
+		return f, err
+	}
+	fit.Run.Seconds = f.wall
+	switch res := whole.Result(fit.Run).(type) {
+	case *lda.Result:
+		f.result, f.topics = res, res.Latent.Beta.Params["param"]
+		if obs != nil {
+			m, err := lda.NewModel(&lda.Data{K: c.k, V: c.v, W: docs})
+			if err != nil {
+				return f, err
+			}
+			s, err := m.Heldout(ctx, res, obs, held, conf.LDAOptions())
+			if err != nil {
+				return f, err
+			}
+			f.heldout = &s
+		}
+	case *ctm.Result:
+		f.result = res
+		for _, row := range res.Params.Beta {
+			f.topics = append(f.topics, row...)
+		}
+		if obs != nil {
+			m, err := ctm.NewModel(&ctm.Data{K: c.k, V: c.v, W: docs})
+			if err != nil {
+				return f, err
+			}
+			s, err := m.Heldout(ctx, res, obs, held, conf.CTMOptions())
+			if err != nil {
+				return f, err
+			}
+			f.heldout = &s
+		}
+	}
+	return f, nil
+}

@@ -1,0 +1,389 @@
+// Package vigenbeam runs the E-steps of a vigen model's sharded
+// variational EM (runtime.FitShards) as Apache Beam pipelines, so that a
+// fit scales out on any Beam runner: prism, the local runner, for tests
+// and one machine; Dataflow, Flink or Spark on a cluster (beamx's
+// --runner flag).
+//
+// Beam has no loops, and whether variational EM goes on depends on the
+// ELBO of the last iteration, so the fit is an iterative driver
+// (runtime.FitShards, in the program that calls it) that launches one
+// pipeline per E-step:
+//
+//	shards ──ParDo(eStepFn, globals as a side input)──▶ statistics
+//	       ──Combine(statsFn)──▶ the statistics of all units ──▶ a file
+//
+// Each eStepFn call opens one shard (its input file, through the
+// model's registered Opener), sets the current globals, reads the
+// shard's local factors as the previous E-step left them from the work
+// directory, updates its units, writes their new local factors back and
+// emits their expected sufficient statistics. statsFn merges statistics
+// exactly (runtime.ShardStats: sums as exact expansions), so the
+// combination does not depend on how the runner groups or orders the
+// shards. The driver reads the combined statistics, runs the M-step and
+// the convergence rule, and launches the next pipeline. The generated
+// package knows nothing of Beam: it supplies a runtime.Shard.
+//
+// Local factors stay where the work directory is, two generations of
+// them (the E-step being run and the one before, which FitShards may
+// keep), so the work directory must be reachable by every worker: a
+// local directory for prism, gs:// or another Beam file system on a
+// cluster. A retried eStepFn writes the same bytes again: an E-step is a
+// function of its inputs.
+package vigenbeam
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+
+	"github.com/vigen-go/vigen/runtime"
+)
+
+// ShardSpec is one shard of a sharded fit: its units are First+1 ..
+// First+Units of Total (1-based), read from Input.
+type ShardSpec struct {
+	Index        int
+	First, Units int
+	Total        int
+	Input        string
+}
+
+// Opener opens a shard of one generated model: spec's units, read from
+// spec.Input, as a runtime.Shard, with the model's options encoded in
+// config (the Opener's own format; JSON in the bundled ones). An empty
+// Input asks for the driver's shard, of no units.
+type Opener func(ctx context.Context, config []byte, spec ShardSpec) (runtime.Shard, error)
+
+var (
+	openersMu sync.Mutex
+	openers   = map[string]Opener{}
+)
+
+// Register makes a model's Opener known by name. Call it from an init
+// function: on a cluster, workers run the same binary and find the
+// model by name.
+func Register(name string, open Opener) {
+	openersMu.Lock()
+	defer openersMu.Unlock()
+	openers[name] = open
+}
+
+// Open opens spec with the Opener registered as model.
+func Open(ctx context.Context, model string, config []byte, spec ShardSpec) (runtime.Shard, error) {
+	openersMu.Lock()
+	open, ok := openers[model]
+	openersMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("no model %q is registered (vigenbeam.Register)", model)
+	}
+	return open(ctx, config, spec)
+}
+
+func init() {
+	register.DoFn4x1[context.Context, ShardSpec, []byte, func(*runtime.ShardStats), error](&eStepFn{})
+	register.Emitter1[*runtime.ShardStats]()
+	register.Combiner1[*runtime.ShardStats](&statsFn{})
+	register.DoFn2x1[context.Context, *runtime.ShardStats, error](&writeFn{})
+	beam.RegisterType(reflect.TypeOf(ShardSpec{}))
+	beam.RegisterCoder(reflect.TypeOf((*runtime.ShardStats)(nil)), encodeStats, decodeStats)
+}
+
+func encodeStats(s *runtime.ShardStats) ([]byte, error) { return s.MarshalBinary() }
+
+func decodeStats(b []byte) (*runtime.ShardStats, error) {
+	s := new(runtime.ShardStats)
+	return s, s.UnmarshalBinary(b)
+}
+
+// Runner runs the E-steps of a sharded fit of Model over Shards as Beam
+// pipelines on the runner beamx chooses (--runner; prism by default). It
+// implements runtime.ShardRunner.
+type Runner struct {
+	Model  string
+	Config []byte
+	Shards []ShardSpec
+	// Work is the work directory (a path any Beam file system takes): the
+	// shards' local factors and each E-step's combined statistics go
+	// there, as files named shard-*.locals and estep.stats.
+	Work string
+}
+
+// localsPath is where shard i's locals after E-step it are kept (two
+// generations, by the parity of it).
+func localsPath(work string, i, it int) string {
+	return fmt.Sprintf("%s/shard-%05d.%d.locals", work, i, it%2)
+}
+
+// EStep runs E-step it over every shard as one pipeline and returns the
+// combined statistics.
+func (r *Runner) EStep(ctx context.Context, it int, globals []byte, elbo bool) (*runtime.ShardStats, error) {
+	if len(r.Shards) == 0 {
+		return nil, errors.New("a sharded fit needs at least one shard")
+	}
+	p, s := beam.NewPipelineWithRoot()
+	specs := beam.CreateList(s, r.Shards)
+	g := beam.Create(s, globals)
+	stats := beam.ParDo(s, &eStepFn{Model: r.Model, Config: r.Config, Work: r.Work, Iteration: it, ELBO: elbo},
+		specs, beam.SideInput{Input: g})
+	out := fmt.Sprintf("%s/estep.stats", r.Work)
+	beam.ParDo0(s, &writeFn{Path: out}, beam.Combine(s, &statsFn{}, stats))
+	if err := beamx.Run(ctx, p); err != nil {
+		return nil, fmt.Errorf("E-step %d: %w", it, err)
+	}
+	b, err := ReadFile(ctx, out)
+	if err != nil {
+		return nil, fmt.Errorf("E-step %d: reading the statistics: %w", it, err)
+	}
+	st, err := decodeStats(b)
+	if err != nil {
+		return nil, fmt.Errorf("E-step %d: %w", it, err)
+	}
+	if want := r.units(); st.Units != want {
+		return nil, fmt.Errorf("E-step %d: statistics of %d units, want %d (a shard's output is missing)", it, st.Units, want)
+	}
+	return st, nil
+}
+
+func (r *Runner) units() int {
+	n := 0
+	for _, s := range r.Shards {
+		n += s.Units
+	}
+	return n
+}
+
+// Locals returns the shards' locals after E-step it, joined in shard
+// order (runtime.ConcatLocals): a whole-data Shard's SetLocals takes
+// them.
+func (r *Runner) Locals(ctx context.Context, it int) ([]byte, error) {
+	parts := make([][]byte, len(r.Shards))
+	for _, s := range r.Shards {
+		b, err := ReadFile(ctx, localsPath(r.Work, s.Index, it))
+		if err != nil {
+			return nil, err
+		}
+		parts[s.Index] = b
+	}
+	return runtime.ConcatLocals(parts)
+}
+
+// eStepFn runs one shard's E-step.
+type eStepFn struct {
+	Model     string
+	Config    []byte
+	Work      string
+	Iteration int
+	ELBO      bool
+}
+
+// opened keeps the shards this process opened, by work directory and
+// shard, with the E-step whose locals they hold: a worker that runs a
+// shard's next E-step too (every E-step, on a local runner, whose workers
+// are this process) reuses it instead of reading its input and its
+// locals again. A cluster's workers live for one pipeline, and read both.
+var opened struct {
+	sync.Mutex
+	shards map[openedKey]openedShard
+}
+
+type openedKey struct {
+	work  string
+	index int
+}
+
+type openedShard struct {
+	shard     runtime.Shard
+	spec      ShardSpec
+	model     string
+	config    string
+	iteration int
+}
+
+// take removes and returns the shard f opened for spec with the locals
+// of E-step it, if this process has it.
+func (f *eStepFn) take(spec ShardSpec, it int) runtime.Shard {
+	opened.Lock()
+	defer opened.Unlock()
+	k := openedKey{f.Work, spec.Index}
+	o, ok := opened.shards[k]
+	delete(opened.shards, k)
+	if ok && o.spec == spec && o.model == f.Model && o.config == string(f.Config) && o.iteration == it {
+		return o.shard
+	}
+	return nil
+}
+
+func (f *eStepFn) keep(spec ShardSpec, sh runtime.Shard) {
+	opened.Lock()
+	defer opened.Unlock()
+	if opened.shards == nil {
+		opened.shards = map[openedKey]openedShard{}
+	}
+	opened.shards[openedKey{f.Work, spec.Index}] = openedShard{sh, spec, f.Model, string(f.Config), f.Iteration}
+}
+
+func (f *eStepFn) ProcessElement(ctx context.Context, spec ShardSpec, globals []byte, emit func(*runtime.ShardStats)) error {
+	sh := f.take(spec, f.Iteration-1)
+	reuse := sh != nil && f.Iteration > 1
+	if !reuse {
+		var err error
+		if sh, err = Open(ctx, f.Model, f.Config, spec); err != nil {
+			return fmt.Errorf("shard %d (%s): %w", spec.Index+1, spec.Input, err)
+		}
+	}
+	if sh.Units() != spec.Units {
+		return fmt.Errorf("shard %d (%s) has %d units, the fit expects %d", spec.Index+1, spec.Input, sh.Units(), spec.Units)
+	}
+	if err := sh.SetGlobals(globals); err != nil {
+		return fmt.Errorf("shard %d: %w", spec.Index+1, err)
+	}
+	if f.Iteration > 1 && !reuse {
+		b, err := ReadFile(ctx, localsPath(f.Work, spec.Index, f.Iteration-1))
+		if err != nil {
+			return fmt.Errorf("shard %d: its local factors: %w", spec.Index+1, err)
+		}
+		if err := sh.SetLocals(b); err != nil {
+			return fmt.Errorf("shard %d: %w", spec.Index+1, err)
+		}
+	}
+	st, err := sh.EStep(ctx, f.ELBO)
+	if err != nil {
+		return fmt.Errorf("shard %d: %w", spec.Index+1, err)
+	}
+	if err := writeFile(ctx, localsPath(f.Work, spec.Index, f.Iteration), sh.Locals()); err != nil {
+		return fmt.Errorf("shard %d: %w", spec.Index+1, err)
+	}
+	f.keep(spec, sh)
+	emit(st)
+	return nil
+}
+
+// statsFn merges statistics exactly; its accumulator is the model's
+// statistics, runtime.ShardStats (the zero value is empty).
+type statsFn struct{}
+
+func (statsFn) MergeAccumulators(a, b *runtime.ShardStats) (*runtime.ShardStats, error) {
+	out := new(runtime.ShardStats)
+	for _, x := range []*runtime.ShardStats{a, b} {
+		if x == nil {
+			continue // a fresh accumulator
+		}
+		if err := out.Merge(x); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// writeFn writes the combined statistics where the driver reads them.
+type writeFn struct{ Path string }
+
+func (f *writeFn) ProcessElement(ctx context.Context, st *runtime.ShardStats) error {
+	b, err := st.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	return writeFile(ctx, f.Path, b)
+}
+
+// NewWork makes the work directory of a fit: a local one must not exist
+// and is created; one on another file system (gs://…) must hold no
+// files. A fit writes only its own files there and overwrites none of
+// anyone else's.
+func NewWork(ctx context.Context, work string) error {
+	if !strings.Contains(work, "://") {
+		if err := os.Mkdir(work, 0o755); err != nil {
+			return fmt.Errorf("work directory: %w (give one that does not exist yet)", err)
+		}
+		return nil
+	}
+	files, err := List(ctx, work+"/*")
+	if err != nil {
+		return err
+	}
+	if len(files) > 0 {
+		return fmt.Errorf("work directory %s holds files (%s, …); give an empty one", work, files[0])
+	}
+	return nil
+}
+
+// List lists the files matching pattern on any Beam file system, sorted.
+func List(ctx context.Context, pattern string) ([]string, error) {
+	fs, err := filesystem.New(ctx, pattern)
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	files, err := fs.List(ctx, pattern)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+// ReadFile reads a file of any Beam file system (local, gs://, …).
+func ReadFile(ctx context.Context, path string) ([]byte, error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	r, err := fs.OpenRead(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+func writeFile(ctx context.Context, path string, b []byte) error {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	w, err := fs.OpenWrite(ctx, path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, bytes.NewReader(b)); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// Fit runs variational EM over r's shards (runtime.FitShards) with the
+// E-steps as pipelines, from the driver's shard of r.Model under
+// r.Config, and returns the fit and the driver, which holds the fitted
+// global factors and params (its Result has no units).
+func Fit(ctx context.Context, r *Runner, s runtime.ShardSettings) (*runtime.ShardFit, runtime.Shard, error) {
+	total := r.units()
+	for i, sh := range r.Shards {
+		if sh.Index != i || sh.Total != total || sh.Units < 1 {
+			return nil, nil, fmt.Errorf("shard %d: index %d, %d units of %d; want index %d, at least one unit, of %d", i+1, sh.Index, sh.Units, sh.Total, i, total)
+		}
+	}
+	driver, err := Open(ctx, r.Model, r.Config, ShardSpec{Total: total})
+	if err != nil {
+		return nil, nil, err
+	}
+	fit, err := runtime.FitShards(ctx, driver, r, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fit, driver, nil
+}

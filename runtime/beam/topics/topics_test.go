@@ -1,0 +1,127 @@
+package topics
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/vigen-go/vigen/examples/lda/lda"
+	vigenbeam "github.com/vigen-go/vigen/runtime/beam"
+)
+
+func TestMain(m *testing.M) { ptest.Main(m) }
+
+// corpus draws d documents of 8 to 30 tokens over v terms, each leaning
+// to a few terms.
+func corpus(seed uint64, d, v int) [][][2]int {
+	rng := rand.New(rand.NewPCG(seed, 42))
+	docs := make([][][2]int, d)
+	for i := range docs {
+		counts := make([]int, v)
+		focus := rng.IntN(v)
+		for n := 8 + rng.IntN(23); n > 0; n-- {
+			t := rng.IntN(v)
+			if rng.Float64() < 0.5 {
+				t = (focus + rng.IntN(4)) % v
+			}
+			counts[t]++
+		}
+		for t, c := range counts {
+			if c > 0 {
+				docs[i] = append(docs[i], [2]int{t + 1, c})
+			}
+		}
+	}
+	return docs
+}
+
+// TestPipelineIsTheFit: LDA's variational EM with its E-steps run as Beam
+// pipelines on the local runner (prism), over the corpus split into 1, 3
+// and 8 shard files, is the single-process fit: the same iterations and
+// status, and the ELBO trace, topics and topic proportions to 1e-12.
+func TestPipelineIsTheFit(t *testing.T) {
+	const k, v = 4, 30
+	docs := corpus(7, 40, v)
+	c := Config{K: k, V: v, Seed: 3, Tol: 1e-7}
+	opts := c.LDAOptions()
+	single, err := lda.Fit(context.Background(), &lda.Data{K: k, V: v, W: docs}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !single.Converged || single.Iterations < 5 {
+		t.Fatalf("the single-process fit: %s after %d iterations; the test wants a converged fit of some length", single.Status, single.Iterations)
+	}
+	config, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, shards := range []int{1, 3, 8} {
+		t.Run(fmt.Sprint(shards), func(t *testing.T) {
+			dir := t.TempDir()
+			specs, err := Split(docs, shards, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			work := filepath.Join(dir, "work")
+			if err := os.Mkdir(work, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r := &vigenbeam.Runner{Model: "lda", Config: config, Shards: specs, Work: work}
+			ctx := context.Background()
+			fit, _, err := vigenbeam.Fit(ctx, r, opts.Sharded())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// the whole result: the fitted globals, the shards' locals
+			m, err := lda.NewModel(&lda.Data{K: k, V: v, W: docs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := m.Shard(opts, 0, len(docs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			locals, err := r.Locals(ctx, fit.LocalsOf)
+			if err == nil {
+				err = all.SetGlobals(fit.Globals)
+			}
+			if err == nil {
+				err = all.SetLocals(locals)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := all.Result(fit.Run).(*lda.Result)
+			if res.Iterations != single.Iterations || res.Status != single.Status {
+				t.Fatalf("%d iterations (%s), the single-process fit %d (%s)", res.Iterations, res.Status, single.Iterations, single.Status)
+			}
+			for _, x := range []struct {
+				name      string
+				got, want []float64
+			}{
+				{"ELBO", res.ELBO, single.ELBO},
+				{"topics", res.Latent.Beta.Params["param"], single.Latent.Beta.Params["param"]},
+				{"topic proportions", res.Latent.Theta.Params["param"], single.Latent.Theta.Params["param"]},
+			} {
+				worst := 0.0
+				if len(x.got) != len(x.want) {
+					t.Fatalf("%s: %d numbers, want %d", x.name, len(x.got), len(x.want))
+				}
+				for i, w := range x.want {
+					worst = math.Max(worst, math.Abs(x.got[i]-w)/math.Abs(w))
+				}
+				t.Logf("%s: largest relative difference %.2g", x.name, worst)
+				if worst > 1e-12 {
+					t.Errorf("%s differs from the single-process fit by %.3g (relative)", x.name, worst)
+				}
+			}
+		})
+	}
+}
