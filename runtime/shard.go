@@ -94,13 +94,22 @@ type Shard interface {
 	// current q to the statistics; then it updates each unit's local
 	// factors until they settle (Fig. 1's inner loop, on workers
 	// goroutines) and returns their expected sufficient statistics for
-	// the M-step.
-	EStep(ctx context.Context, elbo bool) (*ShardStats, error)
+	// the M-step. With units nil it visits all the shard's units; else
+	// those listed (0-based, the shard's own numbering), whose statistics
+	// it sums in list order (an SVI minibatch's part; none, for the ELBO
+	// alone).
+	EStep(ctx context.Context, elbo bool, units []int) (*ShardStats, error)
 	// MStep sets the global factors to their closed-form optimum (Eq. 18)
 	// given the statistics of all units, factor after factor, then the
 	// params to their M-step, and returns the largest relative change of
 	// a global factor and of a param.
 	MStep(st *ShardStats) (global, params float64, err error)
+	// SVIStep moves the global factors a natural-gradient step of size
+	// rho toward prior + scale·(the statistics st), and the params by
+	// online EM's step (the first step starts the running statistics),
+	// as runtime.FitSVI's mean-field step does; it returns the largest
+	// relative change.
+	SVIStep(st *ShardStats, rho, scale float64, first bool) (float64, error)
 	// GlobalELBO is the part of the ELBO outside the units: the ELBO of
 	// the driver's shard, which holds none.
 	GlobalELBO() float64
@@ -115,9 +124,10 @@ type Shard interface {
 // associative and commutative: the statistics of all units come out the
 // same bits whatever the grouping.
 type ShardStats struct {
-	// Units and Settled count the units and those whose local factors
-	// settled.
-	Units, Settled int
+	// Units and Settled count the units visited and those whose local
+	// factors settled; ELBOUnits the units whose part of the ELBO it
+	// holds.
+	Units, Settled, ELBOUnits int
 	// Trouble is the numerical trouble the units met.
 	Trouble Trouble
 	// HasELBO says ELBO holds the units' part of the ELBO.
@@ -131,7 +141,7 @@ type ShardStats struct {
 // Merge adds o's units into s. The zero ShardStats is empty: merging
 // into it gives o's statistics (a combiner's fresh accumulator).
 func (s *ShardStats) Merge(o *ShardStats) error {
-	if s.Sums == nil || s.Units == 0 && s.Sums.Len() == 0 {
+	if s.Sums == nil || s.Units == 0 && s.ELBOUnits == 0 && s.Sums.Len() == 0 {
 		s.Sums, s.ELBO, s.HasELBO = NewExactVec(0), NewExactVec(0), o.HasELBO
 	}
 	if s.HasELBO != o.HasELBO {
@@ -145,6 +155,7 @@ func (s *ShardStats) Merge(o *ShardStats) error {
 	}
 	s.Units += o.Units
 	s.Settled += o.Settled
+	s.ELBOUnits += o.ELBOUnits
 	if len(o.Trouble) > 0 && s.Trouble == nil {
 		s.Trouble = Trouble{}
 	}
@@ -159,6 +170,7 @@ func (s *ShardStats) Merge(o *ShardStats) error {
 func (s *ShardStats) MarshalBinary() ([]byte, error) {
 	b := binary.AppendUvarint(nil, uint64(s.Units))
 	b = binary.AppendUvarint(b, uint64(s.Settled))
+	b = binary.AppendUvarint(b, uint64(s.ELBOUnits))
 	b = binary.AppendUvarint(b, uint64(len(s.Trouble)))
 	for _, k := range slices.Sorted(maps.Keys(s.Trouble)) {
 		b = binary.AppendUvarint(b, uint64(len(k)))
@@ -186,7 +198,7 @@ func (s *ShardStats) UnmarshalBinary(b []byte) error {
 		b = b[k:]
 		return v
 	}
-	*s = ShardStats{Units: int(next()), Settled: int(next())}
+	*s = ShardStats{Units: int(next()), Settled: int(next()), ELBOUnits: int(next())}
 	n := next()
 	if n > uint64(len(b)) {
 		return bad
@@ -233,6 +245,8 @@ type shard[S, W, P, R any] struct {
 	ws      []W
 	trouble []Trouble
 	eta     []float64
+	// running are online EM's running statistics of the params (SVIStep)
+	running []float64
 }
 
 // NewShard makes a Shard of model m in state q, which must support SVI's
@@ -440,21 +454,33 @@ func ConcatLocals(parts [][]byte) ([]byte, error) {
 	return encodeLocals(floats, flags), nil
 }
 
-func (s *shard[S, W, P, R]) EStep(ctx context.Context, elbo bool) (*ShardStats, error) {
-	st := &ShardStats{Units: s.units, HasELBO: elbo, ELBO: NewExactVec(1), Sums: NewExactVec(s.sums())}
+func (s *shard[S, W, P, R]) EStep(ctx context.Context, elbo bool, units []int) (*ShardStats, error) {
+	if units == nil {
+		units = make([]int, s.units)
+		for d := range units {
+			units[d] = d
+		}
+	}
+	for _, d := range units {
+		if d < 0 || d >= s.units {
+			return nil, fmt.Errorf("unit %d is outside the shard's 1..%d", d+1, s.units)
+		}
+	}
+	st := &ShardStats{Units: len(units), HasELBO: elbo, ELBO: NewExactVec(1), Sums: NewExactVec(s.sums())}
 	if elbo {
 		perUnit := make([]float64, s.units)
 		s.m.ELBO(s.q, s.workers, perUnit)
 		for _, v := range perUnit {
 			st.ELBO.AddAt(0, v)
 		}
+		st.ELBOUnits = s.units
 	}
 	for _, tr := range s.trouble {
 		clear(tr)
 	}
-	settled := make([]bool, s.units)
-	if !ParallelForUntil(ctx.Done(), s.units, s.workers, func(w, d int) {
-		settled[d] = s.m.UpdateUnit(s.q, s.ws[w], d)
+	settled := make([]bool, len(units))
+	if !ParallelForUntil(ctx.Done(), len(units), s.workers, func(w, i int) {
+		settled[i] = s.m.UpdateUnit(s.q, s.ws[w], units[i])
 	}) {
 		return nil, ctx.Err()
 	}
@@ -476,7 +502,7 @@ func (s *shard[S, W, P, R]) EStep(ctx context.Context, elbo bool) (*ShardStats, 
 	for g, n := range s.st.Natural {
 		eta := Grow(&s.eta, n)
 		clear(eta)
-		for d := 0; d < s.units; d++ {
+		for _, d := range units {
 			s.gm.UnitNatural(s.q, s.ws[0], g, d, 1, eta)
 		}
 		for i, x := range eta {
@@ -487,7 +513,7 @@ func (s *shard[S, W, P, R]) EStep(ctx context.Context, elbo bool) (*ShardStats, 
 	if n := s.st.ParamStats; n > 0 {
 		stats := Grow(&s.eta, n)
 		clear(stats)
-		for d := 0; d < s.units; d++ {
+		for _, d := range units {
 			s.pm.UnitParamStats(s.q, s.ws[0], d, stats)
 		}
 		for i, x := range stats {
@@ -529,6 +555,42 @@ func (s *shard[S, W, P, R]) MStep(st *ShardStats) (global, params float64, err e
 		params, err = s.pm.ParamStep(s.q, stats)
 	}
 	return global, params, err
+}
+
+func (s *shard[S, W, P, R]) SVIStep(st *ShardStats, rho, scale float64, first bool) (float64, error) {
+	if st.Sums.Len() != s.sums() {
+		return 0, fmt.Errorf("statistics of %d numbers, want %d", st.Sums.Len(), s.sums())
+	}
+	change := 0.0
+	off := 0
+	for g, n := range s.st.Natural {
+		// λ̂ = prior + scale·Σ_b, then λ ← (1 − ρ)λ + ρλ̂ (FitSVI's order)
+		hat := make([]float64, n)
+		for i := range hat {
+			hat[i] = st.Sums.Value(off+i) * scale
+		}
+		s.gm.PriorNatural(s.q, g, hat)
+		lam := make([]float64, n)
+		s.gm.Natural(s.q, g, lam)
+		change = math.Max(change, NaturalStep(lam, hat, rho))
+		s.gm.SetNatural(s.q, g, lam)
+		off += n
+	}
+	if n := s.st.ParamStats; n > 0 {
+		hat := make([]float64, n)
+		for i := range hat {
+			hat[i] = st.Sums.Value(off + i)
+		}
+		if first || s.running == nil {
+			s.running = make([]float64, n)
+		}
+		c, err := onlineParamStep(s.pm, s.q, s.running, hat, rho, scale, first)
+		change = math.Max(change, c)
+		if err != nil {
+			return change, err
+		}
+	}
+	return change, nil
 }
 
 func (s *shard[S, W, P, R]) GlobalELBO() float64 { return s.m.ELBO(s.q, 1, make([]float64, s.units)) }

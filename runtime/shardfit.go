@@ -162,7 +162,7 @@ func (r *InProcessShards) EStep(ctx context.Context, it int, globals []byte, elb
 				return nil, fmt.Errorf("shard %d: %w", i+1, err)
 			}
 		}
-		st, err := sh.EStep(ctx, elbo)
+		st, err := sh.EStep(ctx, elbo, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -180,11 +180,16 @@ func (r *InProcessShards) EStep(ctx context.Context, it int, globals []byte, elb
 }
 
 // Locals returns the shards' locals after E-step it, joined
-// (ConcatLocals): FitShards' LocalsOf says which iteration to ask for.
+// (ConcatLocals): FitShards' LocalsOf says which iteration to ask for;
+// 0 asks for their current ones (FitShardsSVI's).
 func (r *InProcessShards) Locals(it int) ([]byte, error) {
 	parts := make([][]byte, len(r.Shards))
-	for i := range r.Shards {
-		parts[i] = r.locals[i][it%2]
+	for i, sh := range r.Shards {
+		if it == 0 {
+			parts[i] = sh.Locals()
+		} else {
+			parts[i] = r.locals[i][it%2]
+		}
 	}
 	return ConcatLocals(parts)
 }

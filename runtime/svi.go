@@ -546,20 +546,26 @@ func sviParamStep[S, W any](pm SVIParams[S, W], q S, w W, b []int, stats, statsH
 	for _, d := range b {
 		pm.UnitParamStats(q, w, d, statsHat)
 	}
-	// the running statistics start from the first minibatch's
-	r := rho
-	if t == 1 {
-		r = 1 // t has been counted
-	}
-	for i := range stats {
-		stats[i] = (1-r)*stats[i] + r*scale*statsHat[i]
-	}
-	c, err := pm.ParamStep(q, stats)
+	c, err := onlineParamStep(pm, q, stats, statsHat, rho, scale, t == 1)
 	if err != nil {
 		tr.Add(err.Error())
 	}
 	*change = math.Max(*change, c)
 	return err
+}
+
+// onlineParamStep moves the running statistics stats to (1 − ρ)·stats +
+// ρ·scale·hat, hat being a minibatch's (the first minibatch's start
+// them), and sets the params to their M-step for them.
+func onlineParamStep[S, W any](pm SVIParams[S, W], q S, stats, hat []float64, rho, scale float64, first bool) (float64, error) {
+	r := rho
+	if first {
+		r = 1
+	}
+	for i := range stats {
+		stats[i] = (1-r)*stats[i] + r*scale*hat[i]
+	}
+	return pm.ParamStep(q, stats)
 }
 
 // ssmfModel checks that m supports SSMF's global steps: it draws its local

@@ -18,9 +18,26 @@ import (
 // their largest values. The params start from the seed in the driver, as
 // the single-process fit starts them.
 func TestShardedEMIsTheFit(t *testing.T) {
+	shardedCTM(t, ctm.Options{Seed: 3, MaxIter: 40})
+}
+
+// TestShardedSVIIsSVI: the CTM's stochastic variational inference over
+// 1, 3 and 8 shards (runtime.FitShardsSVI: each minibatch's units
+// updated by the shards holding them, online EM's step of the params from
+// their statistics combined exactly) is the single-process SVI fit.
+func TestShardedSVIIsSVI(t *testing.T) {
+	opts := ctm.Options{Seed: 4, Algorithm: "svi"}
+	opts.SVI.BatchSize, opts.SVI.Passes = 9, 6
+	shardedCTM(t, opts)
+}
+
+// shardedCTM fits a small corpus in one process and over 1, 3 and 8
+// shards with opts (variational EM, or SVI), and checks that the fits
+// agree to 1e-12 of each quantity's largest value.
+func shardedCTM(t *testing.T, opts ctm.Options) {
 	_, docs := smallCorpus(t, 60)
 	const k, v = 3, 15
-	opts := ctm.Options{Seed: 3, MaxIter: 40}
+	svi := opts.Algorithm == "svi"
 	data := func(w [][][2]int) *ctm.Model {
 		m, err := ctm.NewModel(&ctm.Data{K: k, V: v, W: w})
 		if err != nil {
@@ -66,7 +83,12 @@ func TestShardedEMIsTheFit(t *testing.T) {
 				}
 				runner.Shards = append(runner.Shards, sh)
 			}
-			fit, err := runtime.FitShards(context.Background(), driver, runner, opts.Sharded())
+			var fit *runtime.ShardFit
+			if svi {
+				fit, err = runtime.FitShardsSVI(context.Background(), driver, runner, opts.Sharded(), opts.SVI, opts.Seed)
+			} else {
+				fit, err = runtime.FitShards(context.Background(), driver, runner, opts.Sharded())
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

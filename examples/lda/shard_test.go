@@ -93,3 +93,80 @@ func TestShardedFitIsTheFit(t *testing.T) {
 		})
 	}
 }
+
+// TestShardedSVIIsSVI: stochastic variational inference over 1, 3 and 8
+// shards (runtime.FitShardsSVI: each minibatch's units updated by the
+// shards holding them, the natural-gradient step from their statistics
+// combined exactly) is the single-process SVI fit: the same minibatches,
+// ELBO after each pass, topics and topic proportions to 1e-12.
+func TestShardedSVIIsSVI(t *testing.T) {
+	const k, v = 4, 30
+	docs := small(9, 50, v)
+	opts := lda.Options{Seed: 5, Algorithm: "svi"}
+	opts.SVI.BatchSize, opts.SVI.Passes = 7, 4
+	single, err := lda.Fit(context.Background(), &lda.Data{K: k, V: v, W: docs}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := func(w [][][2]int) *lda.Model {
+		m, err := lda.NewModel(&lda.Data{K: k, V: v, W: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	total := len(docs)
+	for _, shards := range []int{1, 3, 8} {
+		t.Run(fmt.Sprint(shards), func(t *testing.T) {
+			driver, err := whole([][][2]int{}).Shard(opts, 0, total)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runner := &runtime.InProcessShards{}
+			for s := 0; s < shards; s++ {
+				lo, hi := s*total/shards, (s+1)*total/shards
+				sh, err := whole(docs[lo:hi]).Shard(opts, lo, total)
+				if err != nil {
+					t.Fatal(err)
+				}
+				runner.Shards = append(runner.Shards, sh)
+			}
+			fit, err := runtime.FitShardsSVI(context.Background(), driver, runner, opts.Sharded(), opts.SVI, opts.Seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := whole(docs).Shard(opts, 0, total)
+			if err != nil {
+				t.Fatal(err)
+			}
+			locals, err := runner.Locals(fit.LocalsOf)
+			if err == nil {
+				err = all.SetGlobals(fit.Globals)
+			}
+			if err == nil {
+				err = all.SetLocals(locals)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := all.Result(fit.Run).(*lda.Result)
+			if r.Iterations != single.Iterations || r.Status != single.Status {
+				t.Fatalf("%d passes (%s), the single-process fit %d (%s)", r.Iterations, r.Status, single.Iterations, single.Status)
+			}
+			for _, x := range []struct {
+				name      string
+				got, want []float64
+			}{
+				{"ELBO", r.ELBO, single.ELBO},
+				{"beta", r.Latent.Beta.Params["param"], single.Latent.Beta.Params["param"]},
+				{"theta", r.Latent.Theta.Params["param"], single.Latent.Theta.Params["param"]},
+			} {
+				d := maxRelDiff(x.got, x.want)
+				t.Logf("%s: largest relative difference %.2g", x.name, d)
+				if len(x.got) != len(x.want) || d > 1e-12 {
+					t.Errorf("%s differs from the single-process SVI fit by %.3g (relative)", x.name, d)
+				}
+			}
+		})
+	}
+}
