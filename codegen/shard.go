@@ -17,6 +17,11 @@ func (f *fitGen) shardReason() string {
 	if why := f.sviReason(); why != "" {
 		return why
 	}
+	if g := f.sviGlobals(); len(g) > 1 {
+		// FitCA updates them in turn, each given the others' new values;
+		// a shard's statistics are computed before any of them moves
+		return fmt.Sprintf("it has %d conjugate global latents (%s and %s), which coordinate ascent updates in turn, each from statistics under the others' new values, while a shard's statistics are all computed before any of them moves", len(g), g[0].v.Name, g[1].v.Name)
+	}
 	for _, qi := range f.qs {
 		if !qi.local {
 			continue
@@ -75,6 +80,26 @@ func (f *fitGen) emitShard() {
 		"(a *caModel) Locals(q *state) ([][]float64, [][]bool)", func() {
 			w.Return(list("[][]float64", floats), list("[][]bool", flags))
 		})
+	w.Func([]string{"GlobalParams lists the parameter arrays of global factor g, in",
+		"Stochastic's order, whose largest change is the factor's (runtime.ShardGlobals)."},
+		"(a *caModel) GlobalParams(q *state, g int) [][]float64", func() {
+			globals := f.sviGlobals()
+			if len(globals) == 0 {
+				w.Return("nil")
+				return
+			}
+			w.Block("switch g", func() {
+				for k, qi := range globals {
+					var xs []string
+					for _, fl := range qi.fields {
+						xs = append(xs, "q."+fl)
+					}
+					w.Pf("case %d: // %s (%s)", k, qi.v.Name, f.pos(qi.v))
+					w.Return(list("[][]float64", xs))
+				}
+			})
+			w.Return("nil")
+		})
 	units := f.dim(f.unit.Size)
 	doc := []string{
 		"Shard returns m's data as units first+1..first+D of total, one shard",
@@ -93,6 +118,12 @@ func (f *fitGen) emitShard() {
 			}
 		}
 		w.IfErr(w.Sf("err := opts.Prepare(%q%s)", f.g.m.Name, strings.Join(perToken, "")), "nil", "err")
+		w.IfErr("err := opts.CheckShard()", "nil", "err")
+		for _, b := range f.g.bags {
+			w.If(cond("!opts.AllowEmpty"), func() {
+				w.IfErr(w.Sf("err := %s(%q, m.%s)", rt("CheckNoEmptyDocs"), b.Name, b.Off), "nil", "err")
+			})
+		}
 		w.P("c := *m // the shard's position is its own")
 		w.P("m = &c")
 		w.P("var err error")

@@ -115,19 +115,23 @@ func (v *ExactVec) Values(out []float64) {
 // growExpansion adds x to the nonoverlapping expansion p (partials in
 // increasing magnitude) exactly, by error-free two-sums.
 func growExpansion(p []float64, x float64) []float64 {
-	if math.IsInf(x, 0) || math.IsNaN(x) {
-		// a non-finite sum stays non-finite; the fit reports it
+	if n := len(p); n > 0 && !isFinite(p[n-1]) {
+		// a non-finite sum stays one: IEEE's sum of the infinities and
+		// NaNs seen (Inf − Inf is NaN), in any order
+		return append(p[:0], p[n-1]+x)
+	}
+	if !isFinite(x) {
 		return append(p[:0], x)
 	}
 	i := 0
 	for _, y := range p {
-		if math.IsInf(y, 0) || math.IsNaN(y) {
-			return append(p[:0], y+x)
-		}
 		if math.Abs(x) < math.Abs(y) {
 			x, y = y, x
 		}
 		hi := x + y
+		if math.IsInf(hi, 0) {
+			return append(p[:0], hi) // overflow: the sum is ±Inf from here on
+		}
 		lo := y - (hi - x)
 		if lo != 0 {
 			p[i] = lo

@@ -128,3 +128,39 @@ func TestExactVecMergeOrder(t *testing.T) {
 		t.Error("a truncated encoding decoded")
 	}
 }
+
+// TestExactVecNonFinite: infinities and NaNs give IEEE's sum whatever the
+// order, and an overflow gives the infinity of its sign.
+func TestExactVecNonFinite(t *testing.T) {
+	inf, max := math.Inf(1), math.MaxFloat64
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{1, inf, 2}, inf},
+		{[]float64{inf, -inf}, math.NaN()},
+		{[]float64{-inf, 1, inf}, math.NaN()},
+		{[]float64{math.NaN(), inf}, math.NaN()},
+		{[]float64{max, max, 1}, inf},
+		{[]float64{-max, -max, 1}, -inf},
+	} {
+		for _, order := range [][]float64{c.xs, reversed(c.xs)} {
+			v := NewExactVec(1)
+			for _, x := range order {
+				v.AddAt(0, x)
+			}
+			got := v.Value(0)
+			if !(got == c.want || math.IsNaN(got) && math.IsNaN(c.want)) {
+				t.Errorf("sum of %v = %v, want %v", order, got, c.want)
+			}
+		}
+	}
+}
+
+func reversed(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[len(xs)-1-i] = x
+	}
+	return out
+}

@@ -257,6 +257,33 @@ func (s *Settings[L, P]) convergence() Convergence {
 		LocalMaxIter: s.LocalMaxIter, LocalTol: s.LocalTol}
 }
 
+// CheckShard refuses, for a shard of a sharded fit (Model.Shard), the
+// options a sharded fit does not carry out, so none is silently ignored:
+// tempering, restarts, checkpoints, a start or resume, and SVI's steps
+// other than mean field. Call it after Prepare.
+func (s *Settings[L, P]) CheckShard() error {
+	var no []string
+	if s.Temper.On() {
+		no = append(no, "tempering (Temper)")
+	}
+	if s.Restarts > 1 {
+		no = append(no, "restarts (Restarts)")
+	}
+	if s.Checkpoint.On() || s.Resume != nil {
+		no = append(no, "checkpoints (Checkpoint, Resume)")
+	}
+	if s.Start != nil {
+		no = append(no, "a start (Start)")
+	}
+	if s.Algorithm == "svi" && (s.SVI.Global != "" && s.SVI.Global != GlobalMeanField || s.SVI.Local != "" && s.SVI.Local != LocalMeanField) {
+		no = append(no, "SVI's SSMF global steps and Gibbs local step")
+	}
+	if len(no) > 0 {
+		return fmt.Errorf("a sharded fit does not support %s yet", strings.Join(no, ", "))
+	}
+	return nil
+}
+
 // Sharded returns the settings of FitShards: the convergence rule and
 // the progress callback.
 func (s *Settings[L, P]) Sharded() ShardSettings {

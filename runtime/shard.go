@@ -31,6 +31,13 @@ type ShardLocals[S any] interface {
 	Locals(q S) (floats [][]float64, flags [][]bool)
 }
 
+// ShardGlobals lists the parameter arrays of a model's global factor g
+// (in SVIShape order), whose largest relative change (L2Change) is the
+// factor's change, as its coordinate update measures it.
+type ShardGlobals[S any] interface {
+	GlobalParams(q S, g int) [][]float64
+}
+
 // ShardParams sets a model's params, for a model that has them: the
 // driver's M-step estimates them, and each shard's E-step reads them.
 type ShardParams[P any] interface {
@@ -47,7 +54,7 @@ type ShardRange struct{ Before, After int }
 // NewShardRange places units first+1..first+n (1-based) among total.
 func NewShardRange(first, n, total int) (ShardRange, error) {
 	if first < 0 || n < 0 || first+n > total {
-		return ShardRange{}, fmt.Errorf("shard of units %d..%d is outside 1..%d", first+1, first+n, total)
+		return ShardRange{}, fmt.Errorf("a shard of %d units from unit %d does not fit in 1..%d", n, first+1, total)
 	}
 	return ShardRange{Before: first, After: total - first - n}, nil
 }
@@ -119,10 +126,11 @@ type Shard interface {
 	Result(run Run) any
 }
 
-// ShardStats are the expected sufficient statistics of some units (their
-// sums, exact), with the bookkeeping of their E-step. Merge is
-// associative and commutative: the statistics of all units come out the
-// same bits whatever the grouping.
+// ShardStats are the expected sufficient statistics of some units, with
+// the bookkeeping of their E-step. A shard sums its units' statistics in
+// unit order; merging shards' statistics is exact (ExactVec), so it is
+// associative and commutative: the same shards' statistics combine to the
+// same bits in whatever order or tree a runner merges them.
 type ShardStats struct {
 	// Units and Settled count the units visited and those whose local
 	// factors settled; ELBOUnits the units whose part of the ELBO it
@@ -198,7 +206,18 @@ func (s *ShardStats) UnmarshalBinary(b []byte) error {
 		b = b[k:]
 		return v
 	}
-	*s = ShardStats{Units: int(next()), Settled: int(next()), ELBOUnits: int(next())}
+	count := func() int {
+		v := next()
+		if v > math.MaxInt32 {
+			b = nil // no shard has that many units
+			return 0
+		}
+		return int(v)
+	}
+	*s = ShardStats{Units: count(), Settled: count(), ELBOUnits: count()}
+	if b == nil {
+		return bad
+	}
 	n := next()
 	if n > uint64(len(b)) {
 		return bad
@@ -213,7 +232,7 @@ func (s *ShardStats) UnmarshalBinary(b []byte) error {
 		if s.Trouble == nil {
 			s.Trouble = Trouble{}
 		}
-		s.Trouble[k] = int(next())
+		s.Trouble[k] = count()
 	}
 	if len(b) < 1 {
 		return bad
@@ -238,6 +257,7 @@ type shard[S, W, P, R any] struct {
 	gm      SVIGlobals[S, W]
 	pm      SVIParams[S, W]
 	lm      ShardLocals[S]
+	gp      ShardGlobals[S]
 	q       S
 	st      SVIShape
 	units   int
@@ -273,6 +293,7 @@ func NewShard[S, W, P, R any](m CAModel[S, W, P, R], q S, workers int) (Shard, e
 	s := &shard[S, W, P, R]{m: sm, lm: lm, q: q, st: st, units: shape.Units}
 	s.gm, _ = m.(SVIGlobals[S, W])
 	s.pm, _ = m.(SVIParams[S, W])
+	s.gp, _ = m.(ShardGlobals[S])
 	if len(st.Natural) > 0 && s.gm == nil || st.ParamStats > 0 && s.pm == nil {
 		return nil, errors.New("a sharded fit does not apply: the model lacks the natural parameters or statistics of its globals")
 	}
@@ -330,7 +351,10 @@ func (s *shard[S, W, P, R]) SetGlobals(b []byte) error {
 	b = b[k:]
 	for g, want := range s.st.Natural {
 		eta, rest, err := readFloats(b)
-		if err != nil || len(eta) != want {
+		if err != nil {
+			return fmt.Errorf("shard globals: %s: %w", s.st.Names[g], err)
+		}
+		if len(eta) != want {
 			return fmt.Errorf("shard globals: %s has %d natural parameters, want %d", s.st.Names[g], len(eta), want)
 		}
 		s.gm.SetNatural(s.q, g, eta)
@@ -531,6 +555,12 @@ func (s *shard[S, W, P, R]) MStep(st *ShardStats) (global, params float64, err e
 	for g, n := range s.st.Natural {
 		prev := make([]float64, n)
 		s.gm.Natural(s.q, g, prev)
+		var before [][]float64
+		if s.gp != nil {
+			for _, x := range s.gp.GlobalParams(s.q, g) {
+				before = append(before, append([]float64(nil), x...))
+			}
+		}
 		eta := Grow(&s.eta, n)
 		clear(eta)
 		s.gm.PriorNatural(s.q, g, eta)
@@ -544,7 +574,14 @@ func (s *shard[S, W, P, R]) MStep(st *ShardStats) (global, params float64, err e
 			eta[i] = roundExpansion(p)
 		}
 		s.gm.SetNatural(s.q, g, eta)
-		global = math.Max(global, L2Change(eta, prev))
+		if s.gp != nil {
+			// as the coordinate update measures it, field by field
+			for k, x := range s.gp.GlobalParams(s.q, g) {
+				global = math.Max(global, L2Change(x, before[k]))
+			}
+		} else {
+			global = math.Max(global, L2Change(eta, prev))
+		}
 		off += n
 	}
 	if n := s.st.ParamStats; n > 0 {
@@ -595,7 +632,15 @@ func (s *shard[S, W, P, R]) SVIStep(st *ShardStats, rho, scale float64, first bo
 
 func (s *shard[S, W, P, R]) GlobalELBO() float64 { return s.m.ELBO(s.q, 1, make([]float64, s.units)) }
 
-func (s *shard[S, W, P, R]) NonFinite() string { return s.m.NonFinite(s.q) }
+func (s *shard[S, W, P, R]) NonFinite() string {
+	if bad := s.m.NonFinite(s.q); bad != "" {
+		return bad
+	}
+	if cp, ok := s.m.(CAParams[S, P]); ok && s.m.Shape(s.q).EM {
+		return NonFinite(cp.Params())
+	}
+	return ""
+}
 
 func (s *shard[S, W, P, R]) Result(run Run) any {
 	var p P

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -147,6 +148,31 @@ func TestShardStatsEmpty(t *testing.T) {
 		}
 		if a.Units != 2 || !a.HasELBO || a.Sums.Value(0) != 1.5 || a.Sums.Value(1) != -2 || a.ELBO.Value(0) != -7 {
 			t.Errorf("empty merged with o: %+v", a)
+		}
+	}
+}
+
+// TestCheckShard: the options a sharded fit does not carry out are
+// refused, each named; the ones it does pass.
+func TestCheckShard(t *testing.T) {
+	type S = Settings[struct{}, struct{}]
+	ok := []S{{}, {Algorithm: "svi"}, {Seed: 3, Workers: 2}}
+	for _, s := range ok {
+		if err := s.CheckShard(); err != nil {
+			t.Errorf("%+v refused: %v", s, err)
+		}
+	}
+	bad := map[string]S{
+		"tempering":   {Temper: TemperSettings{Mode: "vt"}},
+		"restarts":    {Restarts: 3},
+		"checkpoints": {Checkpoint: Checkpoint{Path: "x", Every: 2}},
+		"a start":     {Start: &Result[struct{}, struct{}]{}},
+		"SSMF":        {Algorithm: "svi", SVI: SVISettings{Global: GlobalSSMF}},
+	}
+	for want, s := range bad {
+		err := s.CheckShard()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", want, err)
 		}
 	}
 }

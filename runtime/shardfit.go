@@ -36,10 +36,20 @@ type ShardFit struct {
 	// Globals encodes the global factors and params at the end of the
 	// last kept iteration (the driver's Shard holds them too).
 	Globals []byte
-	// LocalsOf is the iteration whose E-step left the kept locals: the
-	// runner holds them under it.
+	// LocalsOf is the iteration whose E-step left the kept locals (0: the
+	// starting values): the runner holds them under it. CurrentLocals
+	// (SVI) asks for the shards' current ones.
 	LocalsOf int
 }
+
+// CurrentLocals is FitShardsSVI's ShardFit.LocalsOf: the shards' locals
+// as the last step left them.
+const CurrentLocals = -1
+
+// LocalsKept is how many generations of a shard's locals a runner keeps:
+// E-step it+1 writes while those of it, which the fit may still keep,
+// and of it−1, which it keeps if iteration it turns out not finite, stay.
+const LocalsKept = 3
 
 // FitShards runs variational EM over shards: Wang & Blei's Fig. 1 with
 // the E-step of every unit done by runner, shard by shard, and the
@@ -74,7 +84,13 @@ func FitShards(ctx context.Context, driver Shard, runner ShardRunner, s ShardSet
 		return nil, err
 	}
 	fit := &ShardFit{Run: Run{Status: "max_iterations"}, Globals: globals}
+	// the driver ends holding the kept globals
+	defer func() { driver.SetGlobals(fit.Globals) }()
 	st, err := runner.EStep(ctx, 1, globals, false)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		fit.Run.Status = "canceled"
+		return fit, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -143,30 +159,31 @@ func FitShards(ctx context.Context, driver Shard, runner ShardRunner, s ShardSet
 // and a way to fit data that are already split.
 type InProcessShards struct {
 	Shards []Shard
-	// locals[i][it%2] are shard i's locals after E-step it.
-	locals [][2][]byte
+	// locals[i][it%LocalsKept] are shard i's locals after E-step it (0:
+	// its starting values).
+	locals [][LocalsKept][]byte
 }
 
 // EStep implements ShardRunner.
 func (r *InProcessShards) EStep(ctx context.Context, it int, globals []byte, elbo bool) (*ShardStats, error) {
 	if r.locals == nil {
-		r.locals = make([][2][]byte, len(r.Shards))
+		r.locals = make([][LocalsKept][]byte, len(r.Shards))
 	}
 	var total *ShardStats
 	for i, sh := range r.Shards {
 		if err := sh.SetGlobals(globals); err != nil {
 			return nil, fmt.Errorf("shard %d: %w", i+1, err)
 		}
-		if prev := r.locals[i][(it-1)%2]; it > 1 {
-			if err := sh.SetLocals(prev); err != nil {
-				return nil, fmt.Errorf("shard %d: %w", i+1, err)
-			}
+		if it == 1 {
+			r.locals[i][0] = sh.Locals()
+		} else if err := sh.SetLocals(r.locals[i][(it-1)%LocalsKept]); err != nil {
+			return nil, fmt.Errorf("shard %d: %w", i+1, err)
 		}
 		st, err := sh.EStep(ctx, elbo, nil)
 		if err != nil {
 			return nil, err
 		}
-		r.locals[i][it%2] = sh.Locals()
+		r.locals[i][it%LocalsKept] = sh.Locals()
 		if total == nil {
 			total = st
 		} else if err := total.Merge(st); err != nil {
@@ -181,14 +198,17 @@ func (r *InProcessShards) EStep(ctx context.Context, it int, globals []byte, elb
 
 // Locals returns the shards' locals after E-step it, joined
 // (ConcatLocals): FitShards' LocalsOf says which iteration to ask for;
-// 0 asks for their current ones (FitShardsSVI's).
+// CurrentLocals asks for their current ones (FitShardsSVI's).
 func (r *InProcessShards) Locals(it int) ([]byte, error) {
 	parts := make([][]byte, len(r.Shards))
 	for i, sh := range r.Shards {
-		if it == 0 {
+		switch {
+		case it == CurrentLocals:
 			parts[i] = sh.Locals()
-		} else {
-			parts[i] = r.locals[i][it%2]
+		case r.locals == nil || r.locals[i][it%LocalsKept] == nil:
+			return nil, fmt.Errorf("shard %d: no locals of E-step %d", i+1, it)
+		default:
+			parts[i] = r.locals[i][it%LocalsKept]
 		}
 	}
 	return ConcatLocals(parts)

@@ -32,7 +32,9 @@ type ShardStepRunner interface {
 // the fit is the single-process SVI fit up to the rounding of the
 // minibatches' sums. After each pass the runner computes the units' part
 // of the ELBO. The result's Run is FitSVI's (status PassesStatus); its
-// locals are the shards' current ones (LocalsOf 0).
+// locals are the shards' current ones (LocalsOf CurrentLocals), which
+// after a pass that was not finite are those that pass left, beside the
+// globals of the pass before.
 func FitShardsSVI(ctx context.Context, driver Shard, runner ShardStepRunner, s ShardSettings, svi SVISettings, seed uint64) (*ShardFit, error) {
 	if driver.Units() != 0 {
 		return nil, fmt.Errorf("the driver of a sharded fit holds no units; this one has %d", driver.Units())
@@ -59,7 +61,9 @@ func FitShardsSVI(ctx context.Context, driver Shard, runner ShardStepRunner, s S
 	if err != nil {
 		return nil, err
 	}
-	fit := &ShardFit{Run: Run{Status: PassesStatus}, Globals: globals}
+	fit := &ShardFit{Run: Run{Status: PassesStatus}, Globals: globals, LocalsOf: CurrentLocals}
+	// the driver ends holding the kept globals
+	defer func() { driver.SetGlobals(fit.Globals) }()
 	batch := min(svi.BatchSize, units)
 	rng := NewRand(seed ^ 0x5f3759df) // FitSVI's stream
 	order := make([]int, units)

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/vigen-go/vigen/examples/lda/lda"
@@ -168,5 +171,83 @@ func TestShardedSVIIsSVI(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// nanAt is a runner whose E-step at iteration bad reports a NaN ELBO (the
+// ELBO of iteration bad−1), and which records the shards' locals of each
+// E-step as it ends.
+type nanAt struct {
+	*runtime.InProcessShards
+	bad    int
+	locals map[int][]byte
+}
+
+func (r *nanAt) EStep(ctx context.Context, it int, globals []byte, elbo bool) (*runtime.ShardStats, error) {
+	st, err := r.InProcessShards.EStep(ctx, it, globals, elbo)
+	if err != nil {
+		return nil, err
+	}
+	if r.locals[it], err = r.InProcessShards.Locals(it); err != nil {
+		return nil, err
+	}
+	if it == r.bad {
+		st.ELBO = runtime.NewExactVec(1)
+		st.ELBO.AddAt(0, math.NaN())
+	}
+	return st, nil
+}
+
+// TestShardedNotFiniteKeepsTheLastGoodIteration: when iteration 4's ELBO
+// is NaN (seen in E-step 5), the fit ends not_finite with the globals of
+// M-step 3 and the locals of E-step 3, although E-steps 4 and 5 have run
+// since; the driver holds those globals.
+func TestShardedNotFiniteKeepsTheLastGoodIteration(t *testing.T) {
+	const k, v = 4, 30
+	docs := small(7, 40, v)
+	opts := lda.Options{Seed: 3}
+	model := func(w [][][2]int) *lda.Model {
+		m, err := lda.NewModel(&lda.Data{K: k, V: v, W: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	driver, err := model([][][2]int{}).Shard(opts, 0, len(docs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := &nanAt{InProcessShards: &runtime.InProcessShards{}, bad: 5, locals: map[int][]byte{}}
+	for s := 0; s < 2; s++ {
+		lo, hi := s*len(docs)/2, (s+1)*len(docs)/2
+		sh, err := model(docs[lo:hi]).Shard(opts, lo, len(docs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runner.Shards = append(runner.Shards, sh)
+	}
+	fit, err := runtime.FitShards(context.Background(), driver, runner, opts.Sharded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(fit.Run.Status, "not_finite") || fit.Run.Iterations != 3 || fit.LocalsOf != 3 {
+		t.Fatalf("status %q after %d iterations, locals of E-step %d; want not_finite after 3, locals of 3", fit.Run.Status, fit.Run.Iterations, fit.LocalsOf)
+	}
+	got, err := runner.Locals(fit.LocalsOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, runner.locals[3]) {
+		t.Error("the kept locals are not those of E-step 3")
+	}
+	if bytes.Equal(got, runner.locals[5]) || bytes.Equal(got, runner.locals[4]) {
+		t.Error("the kept locals are those of a later E-step")
+	}
+	held, err := driver.Globals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(held, fit.Globals) {
+		t.Error("the driver does not hold the kept globals")
 	}
 }

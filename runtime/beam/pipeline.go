@@ -23,9 +23,10 @@
 // the convergence rule, and launches the next pipeline. The generated
 // package knows nothing of Beam: it supplies a runtime.Shard.
 //
-// Local factors stay where the work directory is, two generations of
-// them (the E-step being run and the one before, which FitShards may
-// keep), so the work directory must be reachable by every worker: a
+// Local factors stay where the work directory is, three generations of
+// them (the E-step being run, the one before, which FitShards may keep,
+// and the one before that, kept if the last is not finite), so the work
+// directory must be reachable by every worker: a
 // local directory for prism, gs:// or another Beam file system on a
 // cluster. A retried eStepFn writes the same bytes again: an E-step is a
 // function of its inputs.
@@ -92,11 +93,12 @@ func Open(ctx context.Context, model string, config []byte, spec ShardSpec) (run
 }
 
 func init() {
-	register.DoFn4x1[context.Context, ShardSpec, []byte, func(*runtime.ShardStats), error](&eStepFn{})
+	register.DoFn4x1[context.Context, task, []byte, func(*runtime.ShardStats), error](&eStepFn{})
 	register.Emitter1[*runtime.ShardStats]()
 	register.Combiner1[*runtime.ShardStats](&statsFn{})
 	register.DoFn2x1[context.Context, *runtime.ShardStats, error](&writeFn{})
 	beam.RegisterType(reflect.TypeOf(ShardSpec{}))
+	beam.RegisterType(reflect.TypeOf(task{}))
 	beam.RegisterCoder(reflect.TypeOf((*runtime.ShardStats)(nil)), encodeStats, decodeStats)
 }
 
@@ -108,8 +110,10 @@ func decodeStats(b []byte) (*runtime.ShardStats, error) {
 }
 
 // Runner runs the E-steps of a sharded fit of Model over Shards as Beam
-// pipelines on the runner beamx chooses (--runner; prism by default). It
-// implements runtime.ShardRunner.
+// pipelines on the runner beamx chooses (--runner; prism by default): a
+// pipeline per E-step of variational EM (runtime.ShardRunner), or per
+// minibatch step and per pass's ELBO of SVI (runtime.ShardStepRunner).
+// One Runner runs one fit.
 type Runner struct {
 	Model  string
 	Config []byte
@@ -118,45 +122,74 @@ type Runner struct {
 	// shards' local factors and each E-step's combined statistics go
 	// there, as files named shard-*.locals and estep.stats.
 	Work string
+	// gens are, under SVI, the generation of each shard's locals: the
+	// number of minibatch steps that visited it.
+	gens []int
 }
 
-// localsPath is where shard i's locals after E-step it are kept (two
-// generations, by the parity of it).
-func localsPath(work string, i, it int) string {
-	return fmt.Sprintf("%s/shard-%05d.%d.locals", work, i, it%2)
+// task is one shard's work in one pipeline: start from its locals of
+// generation Read (0: its starting values), add the units' part of the
+// ELBO if ELBO, visit all its units or those of Units (0-based, the
+// shard's own), and keep its locals as generation Write (0: leave them,
+// unchanged).
+type task struct {
+	Spec        ShardSpec
+	Read, Write int
+	All         bool
+	Units       []int
+	ELBO        bool
 }
 
-// EStep runs E-step it over every shard as one pipeline and returns the
-// combined statistics.
-func (r *Runner) EStep(ctx context.Context, it int, globals []byte, elbo bool) (*runtime.ShardStats, error) {
-	if len(r.Shards) == 0 {
-		return nil, errors.New("a sharded fit needs at least one shard")
+// localsPath is where shard i's locals of generation gen are kept
+// (runtime.LocalsKept generations, by gen modulo that).
+func localsPath(work string, i, gen int) string {
+	return fmt.Sprintf("%s/shard-%05d.%d.locals", work, i, gen%runtime.LocalsKept)
+}
+
+// run runs tasks as one pipeline and returns their combined statistics.
+func (r *Runner) run(ctx context.Context, what string, globals []byte, tasks []task) (*runtime.ShardStats, error) {
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("%s: no shards", what)
 	}
 	p, s := beam.NewPipelineWithRoot()
-	specs := beam.CreateList(s, r.Shards)
 	g := beam.Create(s, globals)
-	stats := beam.ParDo(s, &eStepFn{Model: r.Model, Config: r.Config, Work: r.Work, Iteration: it, ELBO: elbo},
-		specs, beam.SideInput{Input: g})
+	stats := beam.ParDo(s, &eStepFn{Model: r.Model, Config: r.Config, Work: r.Work},
+		beam.CreateList(s, tasks), beam.SideInput{Input: g})
 	out := fmt.Sprintf("%s/estep.stats", r.Work)
 	beam.ParDo0(s, &writeFn{Path: out}, beam.Combine(s, &statsFn{}, stats))
 	if err := beamx.Run(ctx, p); err != nil {
-		return nil, fmt.Errorf("E-step %d: %w", it, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	b, err := ReadFile(ctx, out)
 	if err != nil {
-		return nil, fmt.Errorf("E-step %d: reading the statistics: %w", it, err)
+		return nil, fmt.Errorf("%s: reading the statistics: %w", what, err)
 	}
 	st, err := decodeStats(b)
 	if err != nil {
-		return nil, fmt.Errorf("E-step %d: %w", it, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if want := r.units(); st.Units != want {
+	return st, nil
+}
+
+// EStep runs E-step it of variational EM over every shard as one
+// pipeline and returns the combined statistics.
+func (r *Runner) EStep(ctx context.Context, it int, globals []byte, elbo bool) (*runtime.ShardStats, error) {
+	var tasks []task
+	for _, sh := range r.Shards {
+		tasks = append(tasks, task{Spec: sh, Read: it - 1, Write: it, All: true, ELBO: elbo})
+	}
+	st, err := r.run(ctx, fmt.Sprintf("E-step %d", it), globals, tasks)
+	if err != nil {
+		return nil, err
+	}
+	if want := r.Units(); st.Units != want || elbo && st.ELBOUnits != want {
 		return nil, fmt.Errorf("E-step %d: statistics of %d units, want %d (a shard's output is missing)", it, st.Units, want)
 	}
 	return st, nil
 }
 
-func (r *Runner) units() int {
+// Units is the number of units of all shards.
+func (r *Runner) Units() int {
 	n := 0
 	for _, s := range r.Shards {
 		n += s.Units
@@ -164,33 +197,100 @@ func (r *Runner) units() int {
 	return n
 }
 
-// Locals returns the shards' locals after E-step it, joined in shard
-// order (runtime.ConcatLocals): a whole-data Shard's SetLocals takes
-// them.
-func (r *Runner) Locals(ctx context.Context, it int) ([]byte, error) {
-	parts := make([][]byte, len(r.Shards))
-	for _, s := range r.Shards {
-		b, err := ReadFile(ctx, localsPath(r.Work, s.Index, it))
+// Step runs SVI's step t (0-based) as one pipeline over the shards
+// holding the minibatch's units (0-based among all).
+func (r *Runner) Step(ctx context.Context, t int, globals []byte, units []int) (*runtime.ShardStats, error) {
+	if r.gens == nil {
+		r.gens = make([]int, len(r.Shards))
+	}
+	local := make([][]int, len(r.Shards))
+	for _, d := range units {
+		i, err := r.shardOf(d)
 		if err != nil {
 			return nil, err
 		}
-		parts[s.Index] = b
+		local[i] = append(local[i], d-r.Shards[i].First)
+	}
+	var tasks []task
+	for i, sh := range r.Shards {
+		if len(local[i]) > 0 {
+			tasks = append(tasks, task{Spec: sh, Read: r.gens[i], Write: r.gens[i] + 1, Units: local[i]})
+		}
+	}
+	st, err := r.run(ctx, fmt.Sprintf("step %d", t+1), globals, tasks)
+	if err != nil {
+		return nil, err
+	}
+	if st.Units != len(units) {
+		return nil, fmt.Errorf("step %d: statistics of %d units, want %d (a shard's output is missing)", t+1, st.Units, len(units))
+	}
+	for _, tk := range tasks {
+		r.gens[tk.Spec.Index]++
+	}
+	return st, nil
+}
+
+// shardOf returns the shard holding unit d (0-based among all).
+func (r *Runner) shardOf(d int) (int, error) {
+	for i, sh := range r.Shards {
+		if d >= sh.First && d < sh.First+sh.Units {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("no shard holds unit %d", d+1)
+}
+
+// ELBO runs the pass over all units that SVI's ELBO needs.
+func (r *Runner) ELBO(ctx context.Context, globals []byte) (*runtime.ShardStats, error) {
+	if r.gens == nil {
+		r.gens = make([]int, len(r.Shards))
+	}
+	var tasks []task
+	for i, sh := range r.Shards {
+		tasks = append(tasks, task{Spec: sh, Read: r.gens[i], ELBO: true})
+	}
+	st, err := r.run(ctx, "the ELBO", globals, tasks)
+	if err != nil {
+		return nil, err
+	}
+	if want := r.Units(); st.ELBOUnits != want {
+		return nil, fmt.Errorf("the ELBO of %d units, want %d (a shard's output is missing)", st.ELBOUnits, want)
+	}
+	return st, nil
+}
+
+// Locals returns the shards' locals after E-step it, joined in shard
+// order (runtime.ConcatLocals): a whole-data Shard's SetLocals takes
+// them. Under SVI, runtime.CurrentLocals asks for their current ones.
+func (r *Runner) Locals(ctx context.Context, it int) ([]byte, error) {
+	parts := make([][]byte, len(r.Shards))
+	for i, s := range r.Shards {
+		gen := it
+		if it == runtime.CurrentLocals {
+			if r.gens == nil || r.gens[i] == 0 {
+				return nil, fmt.Errorf("shard %d has not been visited: its locals are its starting values", i+1)
+			}
+			gen = r.gens[i]
+		}
+		b, err := ReadFile(ctx, localsPath(r.Work, s.Index, gen))
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = b
 	}
 	return runtime.ConcatLocals(parts)
 }
 
-// eStepFn runs one shard's E-step.
+// eStepFn runs one shard's task.
 type eStepFn struct {
-	Model     string
-	Config    []byte
-	Work      string
-	Iteration int
-	ELBO      bool
+	Model  string
+	Config []byte
+	Work   string
 }
 
 // opened keeps the shards this process opened, by work directory and
-// shard, with the E-step whose locals they hold: a worker that runs a
-// shard's next E-step too (every E-step, on a local runner, whose workers
+// shard, with the generation of the locals they hold: a worker that runs
+// a shard's next task too (every task, on a local runner, whose workers
 // are this process) reuses it instead of reading its input and its
 // locals again. A cluster's workers live for one pipeline, and read both.
 var opened struct {
@@ -204,68 +304,98 @@ type openedKey struct {
 }
 
 type openedShard struct {
-	shard     runtime.Shard
-	spec      ShardSpec
-	model     string
-	config    string
-	iteration int
+	shard  runtime.Shard
+	spec   ShardSpec
+	model  string
+	config string
+	gen    int
 }
 
 // take removes and returns the shard f opened for spec with the locals
-// of E-step it, if this process has it.
-func (f *eStepFn) take(spec ShardSpec, it int) runtime.Shard {
+// of generation gen, if this process has it.
+func (f *eStepFn) take(spec ShardSpec, gen int) runtime.Shard {
 	opened.Lock()
 	defer opened.Unlock()
 	k := openedKey{f.Work, spec.Index}
 	o, ok := opened.shards[k]
 	delete(opened.shards, k)
-	if ok && o.spec == spec && o.model == f.Model && o.config == string(f.Config) && o.iteration == it {
+	if ok && o.spec == spec && o.model == f.Model && o.config == string(f.Config) && o.gen == gen {
 		return o.shard
 	}
 	return nil
 }
 
-func (f *eStepFn) keep(spec ShardSpec, sh runtime.Shard) {
+// forget drops the shards this process keeps open for work's fit.
+func forget(work string) {
+	opened.Lock()
+	defer opened.Unlock()
+	for k := range opened.shards {
+		if k.work == work {
+			delete(opened.shards, k)
+		}
+	}
+}
+
+func (f *eStepFn) keep(spec ShardSpec, sh runtime.Shard, gen int) {
 	opened.Lock()
 	defer opened.Unlock()
 	if opened.shards == nil {
 		opened.shards = map[openedKey]openedShard{}
 	}
-	opened.shards[openedKey{f.Work, spec.Index}] = openedShard{sh, spec, f.Model, string(f.Config), f.Iteration}
+	opened.shards[openedKey{f.Work, spec.Index}] = openedShard{sh, spec, f.Model, string(f.Config), gen}
 }
 
-func (f *eStepFn) ProcessElement(ctx context.Context, spec ShardSpec, globals []byte, emit func(*runtime.ShardStats)) error {
-	sh := f.take(spec, f.Iteration-1)
-	reuse := sh != nil && f.Iteration > 1
+func (f *eStepFn) ProcessElement(ctx context.Context, tk task, globals []byte, emit func(*runtime.ShardStats)) error {
+	spec := tk.Spec
+	fail := func(err error) error { return fmt.Errorf("shard %d (%s): %w", spec.Index+1, spec.Input, err) }
+	sh := f.take(spec, tk.Read)
+	reuse := sh != nil && tk.Read > 0
 	if !reuse {
 		var err error
 		if sh, err = Open(ctx, f.Model, f.Config, spec); err != nil {
-			return fmt.Errorf("shard %d (%s): %w", spec.Index+1, spec.Input, err)
+			return fail(err)
 		}
 	}
 	if sh.Units() != spec.Units {
-		return fmt.Errorf("shard %d (%s) has %d units, the fit expects %d", spec.Index+1, spec.Input, sh.Units(), spec.Units)
+		return fail(fmt.Errorf("%d units, the fit expects %d", sh.Units(), spec.Units))
 	}
 	if err := sh.SetGlobals(globals); err != nil {
-		return fmt.Errorf("shard %d: %w", spec.Index+1, err)
+		return fail(err)
 	}
-	if f.Iteration > 1 && !reuse {
-		b, err := ReadFile(ctx, localsPath(f.Work, spec.Index, f.Iteration-1))
+	if tk.Read == 0 && tk.All {
+		// variational EM's starting locals, which the fit keeps if its
+		// first iteration is not finite
+		if err := writeFile(ctx, localsPath(f.Work, spec.Index, 0), sh.Locals()); err != nil {
+			return fail(err)
+		}
+	}
+	if tk.Read > 0 && !reuse {
+		b, err := ReadFile(ctx, localsPath(f.Work, spec.Index, tk.Read))
 		if err != nil {
-			return fmt.Errorf("shard %d: its local factors: %w", spec.Index+1, err)
+			return fail(fmt.Errorf("its local factors: %w", err))
 		}
 		if err := sh.SetLocals(b); err != nil {
-			return fmt.Errorf("shard %d: %w", spec.Index+1, err)
+			return fail(err)
 		}
 	}
-	st, err := sh.EStep(ctx, f.ELBO)
+	units := tk.Units
+	if tk.All {
+		units = nil
+	} else if units == nil {
+		units = []int{} // none: the ELBO alone (an empty list may decode as nil)
+	}
+	st, err := sh.EStep(ctx, tk.ELBO, units)
 	if err != nil {
-		return fmt.Errorf("shard %d: %w", spec.Index+1, err)
+		return fail(err)
 	}
-	if err := writeFile(ctx, localsPath(f.Work, spec.Index, f.Iteration), sh.Locals()); err != nil {
-		return fmt.Errorf("shard %d: %w", spec.Index+1, err)
+	gen := tk.Read
+	if tk.Write > 0 {
+		if err := writeFile(ctx, localsPath(f.Work, spec.Index, tk.Write), sh.Locals()); err != nil {
+			return fail(err)
+		}
+		gen = tk.Write
 	}
-	f.keep(spec, sh)
+	f.keep(spec, sh, gen)
 	emit(st)
 	return nil
 }
@@ -371,17 +501,54 @@ func writeFile(ctx context.Context, path string, b []byte) error {
 // r.Config, and returns the fit and the driver, which holds the fitted
 // global factors and params (its Result has no units).
 func Fit(ctx context.Context, r *Runner, s runtime.ShardSettings) (*runtime.ShardFit, runtime.Shard, error) {
-	total := r.units()
-	for i, sh := range r.Shards {
-		if sh.Index != i || sh.Total != total || sh.Units < 1 {
-			return nil, nil, fmt.Errorf("shard %d: index %d, %d units of %d; want index %d, at least one unit, of %d", i+1, sh.Index, sh.Units, sh.Total, i, total)
-		}
-	}
-	driver, err := Open(ctx, r.Model, r.Config, ShardSpec{Total: total})
+	driver, err := r.driver(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
+	defer forget(r.Work)
 	fit, err := runtime.FitShards(ctx, driver, r, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fit, driver, nil
+}
+
+// driver checks r's shards and opens the driver's shard of r.Model.
+func (r *Runner) driver(ctx context.Context) (runtime.Shard, error) {
+	total := r.Units()
+	for i, sh := range r.Shards {
+		if sh.Index != i || sh.Total != total || sh.Units < 1 {
+			return nil, fmt.Errorf("shard %d: index %d, %d units of %d; want index %d, at least one unit, of %d", i+1, sh.Index, sh.Units, sh.Total, i, total)
+		}
+		if sh.First != total-r.unitsFrom(i) {
+			return nil, fmt.Errorf("shard %d starts at unit %d; the shards before it hold %d", i+1, sh.First+1, total-r.unitsFrom(i))
+		}
+	}
+	if r.gens != nil {
+		return nil, errors.New("a Runner runs one fit; this one has run")
+	}
+	return Open(ctx, r.Model, r.Config, ShardSpec{Total: total})
+}
+
+// unitsFrom is the number of units of shards i and after.
+func (r *Runner) unitsFrom(i int) int {
+	n := 0
+	for _, sh := range r.Shards[i:] {
+		n += sh.Units
+	}
+	return n
+}
+
+// FitSVI runs stochastic variational inference over r's shards
+// (runtime.FitShardsSVI) with each minibatch step, and each pass's ELBO,
+// as a pipeline over the shards holding its units.
+func FitSVI(ctx context.Context, r *Runner, s runtime.ShardSettings, svi runtime.SVISettings, seed uint64) (*runtime.ShardFit, runtime.Shard, error) {
+	driver, err := r.driver(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer forget(r.Work)
+	fit, err := runtime.FitShardsSVI(ctx, driver, r, s, svi, seed)
 	if err != nil {
 		return nil, nil, err
 	}

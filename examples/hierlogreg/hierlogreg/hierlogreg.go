@@ -701,6 +701,12 @@ func (a *caModel) Locals(q *state) ([][]float64, [][]bool) {
 	return [][]float64{q.thetaMean, q.thetaCov}, [][]bool{q.thetaMeanStarted}
 }
 
+// GlobalParams lists the parameter arrays of global factor g, in
+// Stochastic's order, whose largest change is the factor's (runtime.ShardGlobals).
+func (a *caModel) GlobalParams(_ *state, _ int) [][]float64 {
+	return nil
+}
+
 // Shard returns m's data as units first+1..first+D of total, one shard
 // of a sharded fit: variational EM whose E-steps run where the shards
 // are (runtime.FitShards; runtime/beam runs them as an Apache Beam
@@ -710,6 +716,9 @@ func (a *caModel) Locals(q *state) ([][]float64, [][]bool) {
 // and draw their starting values where that fit would.
 func (m *Model) Shard(opts Options, first, total int) (runtime.Shard, error) {
 	if err := opts.Prepare("hierlogreg"); err != nil {
+		return nil, err
+	}
+	if err := opts.CheckShard(); err != nil {
 		return nil, err
 	}
 	c := *m // the shard's position is its own

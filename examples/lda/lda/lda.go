@@ -663,6 +663,16 @@ func (a *caModel) Locals(q *state) ([][]float64, [][]bool) {
 	return [][]float64{q.thetaParam, q.thetaElog, q.zProb}, nil
 }
 
+// GlobalParams lists the parameter arrays of global factor g, in
+// Stochastic's order, whose largest change is the factor's (runtime.ShardGlobals).
+func (a *caModel) GlobalParams(q *state, g int) [][]float64 {
+	switch g {
+	case 0: // beta (lda.vi:13:8)
+		return [][]float64{q.betaParam}
+	}
+	return nil
+}
+
 // Shard returns m's data as units first+1..first+D of total, one shard
 // of a sharded fit: variational EM whose E-steps run where the shards
 // are (runtime.FitShards; runtime/beam runs them as an Apache Beam
@@ -673,6 +683,14 @@ func (a *caModel) Locals(q *state) ([][]float64, [][]bool) {
 func (m *Model) Shard(opts Options, first, total int) (runtime.Shard, error) {
 	if err := opts.Prepare("lda", "z"); err != nil {
 		return nil, err
+	}
+	if err := opts.CheckShard(); err != nil {
+		return nil, err
+	}
+	if !opts.AllowEmpty {
+		if err := runtime.CheckNoEmptyDocs("w", m.wOff); err != nil {
+			return nil, err
+		}
 	}
 	c := *m // the shard's position is its own
 	m = &c

@@ -98,8 +98,7 @@ type Model struct {
 	alpha  float64
 	s0     float64
 	sigma  float64
-	dataFP map[string]string  // fingerprint(), hashed once by NewModel
-	shard  runtime.ShardRange // where a shard's units are among all (Model.Shard)
+	dataFP map[string]string // fingerprint(), hashed once by NewModel
 }
 
 // NewModel validates data and prepares it for fitting.
@@ -656,42 +655,6 @@ func (a *caModel) GibbsUnit(q *state, w *scratch, d int, rng *rand.Rand, burnIn,
 			q.zProb[zLo+i] = x / float64(samples)
 		}
 	}
-}
-
-// Locals lists q's arrays local to the units, each unit after unit, and
-// its per-unit flags, for a sharded fit (runtime.ShardLocals).
-func (a *caModel) Locals(q *state) ([][]float64, [][]bool) {
-	return [][]float64{q.zProb}, nil
-}
-
-// Shard returns m's data as units first+1..first+D of total, one shard
-// of a sharded fit: variational EM whose E-steps run where the shards
-// are (runtime.FitShards; runtime/beam runs them as an Apache Beam
-// pipeline). Data without units give the driver's shard, which holds the
-// global factors and params. opts are those of the single-process fit
-// it reproduces: every shard and the driver start from the same seed,
-// and draw their starting values where that fit would.
-func (m *Model) Shard(opts Options, first, total int) (runtime.Shard, error) {
-	if err := opts.Prepare("gmmsigma"); err != nil {
-		return nil, err
-	}
-	c := *m // the shard's position is its own
-	m = &c
-	var err error
-	if m.shard, err = runtime.NewShardRange(first, m.n, total); err != nil {
-		return nil, err
-	}
-	q, err := m.newState(opts)
-	if err != nil {
-		return nil, err
-	}
-	data := m.dataFP
-	if data == nil {
-		data = m.fingerprint()
-	}
-	// its result's fingerprint is of the shard's data
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
-	return runtime.NewShard[*state, *scratch, Params, *Result](a, q, opts.Workers)
 }
 
 // Tempering returns the inverse temperatures the local updates and

@@ -30,6 +30,10 @@ type Config struct {
 	// MeanTol turns that criterion off, as +Inf does in Options).
 	MaxIter, LocalMaxIter  int     `json:",omitempty"`
 	Tol, MeanTol, LocalTol float64 `json:",omitempty"`
+	// Algorithm is "" (variational EM) or "svi" (and SVI its settings):
+	// the shards' local tolerance defaults differently under SVI.
+	Algorithm string              `json:",omitempty"`
+	SVI       runtime.SVISettings `json:",omitempty"`
 	// Workers is the number of goroutines of a shard's E-step (0: all
 	// cores); results do not depend on it.
 	Workers int `json:",omitempty"`
@@ -42,7 +46,7 @@ func init() {
 
 // LDAOptions are the options of LDA's fit under c.
 func (c Config) LDAOptions() lda.Options {
-	o := lda.Options{Seed: c.Seed, Workers: c.Workers}
+	o := lda.Options{Seed: c.Seed, Workers: c.Workers, Algorithm: c.Algorithm, SVI: c.SVI}
 	o.MaxIter, o.LocalMaxIter, o.Tol, o.MeanTol, o.LocalTol = c.MaxIter, c.LocalMaxIter, c.Tol, c.meanTol(), c.LocalTol
 	return o
 }
@@ -57,7 +61,7 @@ func (c Config) meanTol() float64 {
 
 // CTMOptions are the options of the CTM's fit under c.
 func (c Config) CTMOptions() ctm.Options {
-	o := ctm.Options{Seed: c.Seed, Workers: c.Workers}
+	o := ctm.Options{Seed: c.Seed, Workers: c.Workers, Algorithm: c.Algorithm, SVI: c.SVI}
 	o.MaxIter, o.LocalMaxIter, o.Tol, o.MeanTol, o.LocalTol = c.MaxIter, c.LocalMaxIter, c.Tol, c.meanTol(), c.LocalTol
 	return o
 }

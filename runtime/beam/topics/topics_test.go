@@ -125,3 +125,79 @@ func TestPipelineIsTheFit(t *testing.T) {
 		})
 	}
 }
+
+// TestPipelineSVIIsSVI: LDA's stochastic variational inference with each
+// minibatch step and each pass's ELBO a pipeline on prism, over 3 shard
+// files, is the single-process SVI fit to 1e-12.
+func TestPipelineSVIIsSVI(t *testing.T) {
+	const k, v = 4, 30
+	docs := corpus(8, 40, v)
+	c := Config{K: k, V: v, Seed: 5, Algorithm: "svi"}
+	c.SVI.BatchSize, c.SVI.Passes = 15, 2
+	opts := c.LDAOptions()
+	single, err := lda.Fit(context.Background(), &lda.Data{K: k, V: v, W: docs}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	specs, err := Split(docs, 3, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &vigenbeam.Runner{Model: "lda", Config: config, Shards: specs, Work: work}
+	ctx := context.Background()
+	if err := opts.Prepare("lda", "z"); err != nil {
+		t.Fatal(err)
+	}
+	fit, _, err := vigenbeam.FitSVI(ctx, r, opts.Sharded(), opts.SVI, opts.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := lda.NewModel(&lda.Data{K: k, V: v, W: docs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := m.Shard(opts, 0, len(docs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	locals, err := r.Locals(ctx, fit.LocalsOf)
+	if err == nil {
+		err = all.SetGlobals(fit.Globals)
+	}
+	if err == nil {
+		err = all.SetLocals(locals)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := all.Result(fit.Run).(*lda.Result)
+	if res.Iterations != single.Iterations || res.Status != single.Status {
+		t.Fatalf("%d passes (%s), the single-process fit %d (%s)", res.Iterations, res.Status, single.Iterations, single.Status)
+	}
+	for _, x := range []struct {
+		name      string
+		got, want []float64
+	}{
+		{"ELBO", res.ELBO, single.ELBO},
+		{"topics", res.Latent.Beta.Params["param"], single.Latent.Beta.Params["param"]},
+		{"topic proportions", res.Latent.Theta.Params["param"], single.Latent.Theta.Params["param"]},
+	} {
+		worst := 0.0
+		for i, w := range x.want {
+			worst = math.Max(worst, math.Abs(x.got[i]-w)/math.Abs(w))
+		}
+		t.Logf("%s: largest relative difference %.2g", x.name, worst)
+		if len(x.got) != len(x.want) || worst > 1e-12 {
+			t.Errorf("%s differs from the single-process SVI fit by %.3g (relative)", x.name, worst)
+		}
+	}
+}

@@ -59,6 +59,9 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here")
 	obs := flag.String("heldout-obs", "", "observed halves of test documents (LDA-C)")
 	held := flag.String("heldout", "", "held-out halves of the same documents (LDA-C)")
+	algorithm := flag.String("algorithm", "ca", "ca (variational EM: one pipeline per E-step) or svi (stochastic variational inference: one pipeline per minibatch step and per pass's ELBO)")
+	batch := flag.Int("batch", 0, "SVI: documents per minibatch (0: the default)")
+	passes := flag.Int("passes", 0, "SVI: passes over the documents (0: the default)")
 	compare := flag.Bool("compare", false, "also fit in one process and print both side by side")
 	out := flag.String("out", "", "write the sharded fit's result (JSON) here; the file must not exist")
 	quiet := flag.Bool("q", false, "no progress lines")
@@ -74,7 +77,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	c := cmd{model: *model, train: *train, inputs: *inputs, k: *k, v: *v, shards: *shards, work: *work, seed: *seed,
+	c := cmd{algorithm: *algorithm, batch: *batch, passes: *passes, model: *model, train: *train, inputs: *inputs, k: *k, v: *v, shards: *shards, work: *work, seed: *seed,
 		maxIter: *maxIter, tol: *tol, meanTol: *meanTol, obs: *obs, held: *held, compare: *compare, out: *out, quiet: *quiet}
 	if _, err := c.run(context.Background(), os.Stdout, os.Stderr); err != nil {
 		pprof.StopCPUProfile()
@@ -89,11 +92,12 @@ func usage() {
 }
 
 type cmd struct {
-	model, train, inputs, work, obs, held, out string
-	k, v, shards, maxIter                      int
-	seed                                       uint64
-	tol, meanTol                               float64
-	compare, quiet                             bool
+	model, train, inputs, work, obs, held, out, algorithm string
+	batch, passes                                         int
+	k, v, shards, maxIter                                 int
+	seed                                                  uint64
+	tol, meanTol                                          float64
+	compare, quiet                                        bool
 }
 
 // cpuSeconds is the CPU time of this process so far (prism runs the
@@ -127,6 +131,8 @@ func (c cmd) run(ctx context.Context, stdout, stderr io.Writer) ([]fitted, error
 
 func (c cmd) fits(ctx context.Context, stdout, stderr io.Writer) ([]fitted, error) {
 	switch {
+	case c.algorithm != "ca" && c.algorithm != "svi":
+		return nil, fmt.Errorf("-algorithm %q: give ca or svi", c.algorithm)
 	case c.model != "lda" && c.model != "ctm":
 		return nil, fmt.Errorf("-model %q: give lda or ctm", c.model)
 	case (c.train == "") == (c.inputs == ""):
@@ -179,6 +185,10 @@ func (c cmd) fits(ctx context.Context, stdout, stderr io.Writer) ([]fitted, erro
 		c.v = runtime.MaxTerm(docs)
 	}
 	conf := topics.Config{K: c.k, V: c.v, Seed: c.seed, MaxIter: c.maxIter, Tol: c.tol, MeanTol: c.meanTol}
+	if c.algorithm == "svi" {
+		conf.Algorithm = "svi"
+		conf.SVI.BatchSize, conf.SVI.Passes = c.batch, c.passes
+	}
 	if math.IsInf(conf.MeanTol, 1) {
 		conf.MeanTol = -1 // off, in JSON
 	}
@@ -245,6 +255,14 @@ func (c cmd) fits(ctx context.Context, stdout, stderr io.Writer) ([]fitted, erro
 	return fits, nil
 }
 
+// last is the last ELBO of a trace (NaN for none).
+func last(elbo []float64) float64 {
+	if len(elbo) == 0 {
+		return math.NaN()
+	}
+	return elbo[len(elbo)-1]
+}
+
 func abs(x float64) float64 {
 	if x < 0 {
 		return -x
@@ -289,7 +307,10 @@ func (c cmd) single(ctx context.Context, conf topics.Config, docs, obs, held [][
 		}
 		f.wall, f.cpu = time.Since(wall).Seconds(), cpuSeconds()-cpu
 		f.result, f.topics = r, r.Latent.Beta.Params["param"]
-		f.iterations, f.status, f.elbo = r.Iterations, r.Status, r.ELBO[len(r.ELBO)-1]
+		f.iterations, f.status, f.elbo = r.Iterations, r.Status, last(r.ELBO)
+		if f.iterations == 0 {
+			return f, fmt.Errorf("the one-process fit ended before its first iteration: %s", f.status)
+		}
 		if obs != nil {
 			s, err := m.Heldout(ctx, r, obs, held, conf.LDAOptions())
 			if err != nil {
@@ -314,7 +335,10 @@ func (c cmd) single(ctx context.Context, conf topics.Config, docs, obs, held [][
 		for _, row := range r.Params.Beta {
 			f.topics = append(f.topics, row...)
 		}
-		f.iterations, f.status, f.elbo = r.Iterations, r.Status, r.ELBO[len(r.ELBO)-1]
+		f.iterations, f.status, f.elbo = r.Iterations, r.Status, last(r.ELBO)
+		if f.iterations == 0 {
+			return f, fmt.Errorf("the one-process fit ended before its first iteration: %s", f.status)
+		}
 		if obs != nil {
 			s, err := m.Heldout(ctx, r, obs, held, conf.CTMOptions())
 			if err != nil {
@@ -332,15 +356,27 @@ func (c cmd) sharded(ctx context.Context, conf topics.Config, config []byte, spe
 	f := fitted{what: fmt.Sprintf("%d shards (Beam)", len(specs))}
 	r := &vigenbeam.Runner{Model: c.model, Config: config, Shards: specs, Work: c.work}
 	opts := conf.LDAOptions() // the convergence rule is the one-process fit's
+	if err := opts.Prepare("lda", "z"); err != nil {
+		return f, err
+	}
 	conv := opts.Sharded()
 	conv.Progress = progress
 	wall, cpu := time.Now(), cpuSeconds()
-	fit, _, err := vigenbeam.Fit(ctx, r, conv)
+	var fit *runtime.ShardFit
+	var err error
+	if c.algorithm == "svi" {
+		fit, _, err = vigenbeam.FitSVI(ctx, r, conv, opts.SVI, opts.Seed)
+	} else {
+		fit, _, err = vigenbeam.Fit(ctx, r, conv)
+	}
 	if err != nil {
 		return f, err
 	}
 	f.wall, f.cpu = time.Since(wall).Seconds(), cpuSeconds()-cpu
-	f.iterations, f.status, f.elbo = fit.Run.Iterations, fit.Run.Status, fit.Run.ELBO[len(fit.Run.ELBO)-1]
+	f.iterations, f.status, f.elbo = fit.Run.Iterations, fit.Run.Status, last(fit.Run.ELBO)
+	if f.iterations == 0 {
+		return f, fmt.Errorf("the sharded fit ended before its first iteration: %s", f.status)
+	}
 	locals, err := r.Locals(ctx, fit.LocalsOf)
 	if err != nil {
 		return f, err

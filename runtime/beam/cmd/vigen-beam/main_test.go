@@ -42,7 +42,7 @@ func TestCompare(t *testing.T) {
 		}
 		return path
 	}
-	c := cmd{model: "lda", train: write("train.dat", docs), k: 3, shards: 4, work: filepath.Join(dir, "work"),
+	c := cmd{model: "lda", algorithm: "ca", train: write("train.dat", docs), k: 3, shards: 4, work: filepath.Join(dir, "work"),
 		seed: 1, tol: 1e-6, meanTol: -1, obs: write("obs.dat", docs[:5]), held: write("held.dat", docs[5:10]),
 		compare: true, out: filepath.Join(dir, "result.json"), quiet: true}
 	var out, errs bytes.Buffer
@@ -66,5 +66,44 @@ func TestCompare(t *testing.T) {
 	}
 	if _, err := c.run(context.Background(), &out, &errs); err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Errorf("a second run over the same result file and work directory: %v", err)
+	}
+}
+
+// TestCompareSVI: with -algorithm svi the sharded fit is the one-process
+// SVI fit: the same passes, the held-out likelihood to 1e-12.
+func TestCompareSVI(t *testing.T) {
+	dir := t.TempDir()
+	var docs [][][2]int
+	for d := 0; d < 30; d++ {
+		var doc [][2]int
+		for v := 1; v <= 12; v++ {
+			if (d+2*v)%3 == 0 || (d*v)%7 == 2 {
+				doc = append(doc, [2]int{v, 1 + (d+v)%3})
+			}
+		}
+		docs = append(docs, doc)
+	}
+	path := filepath.Join(dir, "train.dat")
+	var b bytes.Buffer
+	if err := runtime.WriteLDAC(&b, docs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := cmd{model: "ctm", algorithm: "svi", batch: 8, passes: 2, train: path, k: 2, shards: 3,
+		work: filepath.Join(dir, "work"), seed: 2, tol: 1e-6, meanTol: -1, obs: path, held: path, compare: true, quiet: true}
+	var out, errs bytes.Buffer
+	fits, err := c.run(context.Background(), &out, &errs)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errs.String())
+	}
+	t.Log(out.String())
+	one, sharded := fits[0], fits[1]
+	if one.iterations != 2 || sharded.iterations != 2 || one.status != sharded.status {
+		t.Errorf("passes %d (%s) in one process, %d (%s) in shards; want 2", one.iterations, one.status, sharded.iterations, sharded.status)
+	}
+	if d := math.Abs(one.heldout.PerWord-sharded.heldout.PerWord) / math.Abs(one.heldout.PerWord); d > 1e-12 {
+		t.Errorf("held-out per word %v in one process, %v in shards (%.2g relative)", one.heldout.PerWord, sharded.heldout.PerWord, d)
 	}
 }
