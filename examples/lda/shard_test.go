@@ -66,10 +66,33 @@ func shardedLDA(t *testing.T, docs [][][2]int, k, v, shards int, opts lda.Option
 // where that fit does although each shard draws only its own units'
 // starting values.
 func TestShardedFitIsTheFit(t *testing.T) {
-	const k, v = 4, 30
-	docs := small(7, 40, v)
 	opts := lda.Options{Seed: 3}
 	opts.Tol = 1e-9
+	shardedIsFit(t, opts)
+}
+
+// TestShardedFitGlobalChange: where the change of the topics decides
+// convergence (MeanTol), the sharded fit measures it as the single-process
+// fit does, and stops at the same iteration.
+func TestShardedFitGlobalChange(t *testing.T) {
+	opts := lda.Options{Seed: 3}
+	opts.Tol, opts.MeanTol = 1e-3, math.Inf(1)
+	elboOnly, err := lda.Fit(context.Background(), &lda.Data{K: 4, V: 30, W: small(7, 40, 30)}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.MeanTol = 1e-6
+	single := shardedIsFit(t, opts)
+	if single.Iterations <= elboOnly.Iterations {
+		t.Fatalf("the change of the topics does not decide: %d iterations with MeanTol, %d without", single.Iterations, elboOnly.Iterations)
+	}
+}
+
+// shardedIsFit fits in one process and over 1, 3 and 8 shards with opts,
+// checks they agree, and returns the single-process fit.
+func shardedIsFit(t *testing.T, opts lda.Options) *lda.Result {
+	const k, v = 4, 30
+	docs := small(7, 40, v)
 	single, err := lda.Fit(context.Background(), &lda.Data{K: k, V: v, W: docs}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +118,7 @@ func TestShardedFitIsTheFit(t *testing.T) {
 			}
 		})
 	}
+	return single
 }
 
 // TestShardedSVIIsSVI: stochastic variational inference over 1, 3 and 8
