@@ -1110,6 +1110,18 @@ func (f *fitGen) emitFingerprint() {
 func (f *fitGen) emitELBO() {
 	w := f.w
 	b := f.bound
+	units := func() {
+		w.Pf("%s(%s, workers, func(_, d int) {", rt("ParallelFor"), f.dim(f.unit.Size))
+		w.Pf("v := m.elboUnit(d, %s)", f.args(b.LocalInputs, "d"))
+		for _, qi := range f.qs {
+			if qi.q.IsGaussianVector() && qi.local {
+				n := f.dim(qi.q.Dims[0])
+				w.Pf("v += %s(q.%s[d*%s*%s:(d+1)*%s*%s], %s)", rt("GaussianEntropy"), qi.fields[1], n, n, n, n, n)
+			}
+		}
+		w.P("perUnit[d] = v")
+		w.P("})")
+	}
 	w.Func([]string{"ELBO is the evidence lower bound E_q[log p] + H[q], with Eq. 19's",
 		"expansion where no exact rule applies (Eq. 21 for the Gaussian factors).",
 		"Units are evaluated on `workers` goroutines into perUnit and summed in",
@@ -1128,21 +1140,27 @@ func (f *fitGen) emitELBO() {
 					w.Pf("total += %s(q.%s, %s)", rt("GaussianEntropy"), qi.fields[1], f.dim(qi.q.Dims[0]))
 				}
 			}
+			// a sharded fit's shards compute the units' parts alone
+			sharded := f.unit != nil && f.shardReason() == ""
 			if f.unit != nil {
-				w.Pf("%s(%s, workers, func(_, d int) {", rt("ParallelFor"), f.dim(f.unit.Size))
-				w.Pf("v := m.elboUnit(d, %s)", f.args(b.LocalInputs, "d"))
-				for _, qi := range f.qs {
-					if qi.q.IsGaussianVector() && qi.local {
-						n := f.dim(qi.q.Dims[0])
-						w.Pf("v += %s(q.%s[d*%s*%s:(d+1)*%s*%s], %s)", rt("GaussianEntropy"), qi.fields[1], n, n, n, n, n)
-					}
+				if sharded {
+					w.P("a.UnitsELBO(q, workers, perUnit)")
+				} else {
+					units()
 				}
-				w.P("perUnit[d] = v")
-				w.P("})")
 				w.Block("for _, v := range perUnit", func() { w.P("total += v") })
 			}
 			w.Return("total")
 		})
+	if f.unit != nil && f.shardReason() == "" {
+		w.Func([]string{"UnitsELBO writes each unit's part of the ELBO into perUnit, on",
+			"`workers` goroutines: the units' part, without the global part, that a",
+			"shard of a sharded fit computes (runtime.ShardUnitsELBO)."},
+			"(a *caModel) UnitsELBO(q *state, workers int, perUnit []float64)", func() {
+				w.P("m := a.m")
+				units()
+			})
+	}
 }
 
 func (f *fitGen) emitResult() {

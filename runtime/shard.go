@@ -38,6 +38,13 @@ type ShardGlobals[S any] interface {
 	GlobalParams(q S, g int) [][]float64
 }
 
+// ShardUnitsELBO is the units' part of the ELBO alone: each unit's part
+// into perUnit, on workers goroutines. A shard whose model has it skips
+// the global part, which only the driver's counts.
+type ShardUnitsELBO[S any] interface {
+	UnitsELBO(q S, workers int, perUnit []float64)
+}
+
 // ShardParams sets a model's params, for a model that has them: the
 // driver's M-step estimates them, and each shard's E-step reads them.
 type ShardParams[P any] interface {
@@ -291,15 +298,11 @@ func NewShard[S, W, P, R any](m CAModel[S, W, P, R], q S, workers int) (Shard, e
 		return nil, errors.New("a sharded fit does not apply: the model has latents local to a loop other than its unit plate")
 	}
 	s := &shard[S, W, P, R]{m: sm, lm: lm, q: q, st: st, units: shape.Units}
-	s.gm, _ = m.(SVIGlobals[S, W])
-	s.pm, _ = m.(SVIParams[S, W])
+	var err error
+	if s.gm, s.pm, err = sviParts[S, W](m, st); err != nil {
+		return nil, fmt.Errorf("a sharded fit, like stochastic variational inference, %w", err)
+	}
 	s.gp, _ = m.(ShardGlobals[S])
-	if len(st.Natural) > 0 && s.gm == nil || st.ParamStats > 0 && s.pm == nil {
-		return nil, errors.New("a sharded fit does not apply: the model lacks the natural parameters or statistics of its globals")
-	}
-	if len(st.Natural) == 0 && st.ParamStats == 0 {
-		return nil, errors.New("a sharded fit needs conjugate global latents or params to estimate; this fit has neither (params held fixed by FixParams do not count)")
-	}
 	if shape.EM {
 		if _, ok := m.(ShardParams[P]); !ok {
 			return nil, errors.New("a sharded fit does not apply: the model cannot set its params (ShardParams)")
@@ -493,7 +496,11 @@ func (s *shard[S, W, P, R]) EStep(ctx context.Context, elbo bool, units []int) (
 	st := &ShardStats{Units: len(units), HasELBO: elbo, ELBO: NewExactVec(1), Sums: NewExactVec(s.sums())}
 	if elbo {
 		perUnit := make([]float64, s.units)
-		s.m.ELBO(s.q, s.workers, perUnit)
+		if ue, ok := s.m.(ShardUnitsELBO[S]); ok {
+			ue.UnitsELBO(s.q, s.workers, perUnit)
+		} else {
+			s.m.ELBO(s.q, s.workers, perUnit)
+		}
 		for _, v := range perUnit {
 			st.ELBO.AddAt(0, v)
 		}

@@ -188,6 +188,25 @@ func (s SVISettings) Check() error {
 	return nil
 }
 
+// sviParts returns m's natural parameters (nil without conjugate global
+// factors) and params' statistics (nil without params to step) for
+// shape st, or why its globals cannot be updated from statistics (an
+// error reading after "stochastic variational inference").
+func sviParts[S, W any](m any, st SVIShape) (SVIGlobals[S, W], SVIParams[S, W], error) {
+	if len(st.Natural) == 0 && st.ParamStats == 0 {
+		return nil, nil, errors.New("needs conjugate global latents or params to step; this fit has neither (params held fixed by FixParams do not count)")
+	}
+	gm, _ := m.(SVIGlobals[S, W])
+	if len(st.Natural) > 0 && gm == nil {
+		return nil, nil, errors.New("does not apply: the model has global factors to step but no natural parameters for them (SVIGlobals)")
+	}
+	pm, _ := m.(SVIParams[S, W])
+	if st.ParamStats > 0 && pm == nil {
+		return nil, nil, errors.New("does not apply: the model has params to step but no statistics for them (SVIParams)")
+	}
+	return gm, pm, nil
+}
+
 // Rho is the step size ρ_t = (τ0 + t)^−κ of step t (0-based).
 func (s SVISettings) Rho(t int) float64 {
 	return math.Pow(s.Tau0+float64(t), -s.Kappa)
@@ -230,16 +249,9 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 	if units == 0 {
 		return zero, errors.New("stochastic variational inference needs a unit plate (a loop `for d in 1:D` holding local latents)")
 	}
-	if len(st.Natural) == 0 && st.ParamStats == 0 {
-		return zero, errors.New("stochastic variational inference needs conjugate global latents or params to step; this fit has neither (params held fixed by FixParams do not count)")
-	}
-	gm, _ := m.(SVIGlobals[S, W])
-	if len(st.Natural) > 0 && gm == nil {
-		return zero, errors.New("the model has global factors to step but no natural parameters for them (SVIGlobals)")
-	}
-	pm, _ := m.(SVIParams[S, W])
-	if st.ParamStats > 0 && pm == nil {
-		return zero, errors.New("the model has params to step but no statistics for them (SVIParams)")
+	gm, pm, err := sviParts[S, W](m, st)
+	if err != nil {
+		return zero, fmt.Errorf("stochastic variational inference %w", err)
 	}
 	if p := m.NonFinite(q); p != "" {
 		return zero, fmt.Errorf("the starting state is not finite: %s", p)

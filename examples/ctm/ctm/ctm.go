@@ -516,15 +516,23 @@ func (q *state) methods() string {
 func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
 	m := a.m
 	total := m.elboGlobal()
+	a.UnitsELBO(q, workers, perUnit)
+	for _, v := range perUnit {
+		total += v
+	}
+	return total
+}
+
+// UnitsELBO writes each unit's part of the ELBO into perUnit, on
+// `workers` goroutines: the units' part, without the global part, that a
+// shard of a sharded fit computes (runtime.ShardUnitsELBO).
+func (a *caModel) UnitsELBO(q *state, workers int, perUnit []float64) {
+	m := a.m
 	runtime.ParallelFor(m.d, workers, func(_, d int) {
 		v := m.elboUnit(d, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], q.zProb)
 		v += runtime.GaussianEntropy(q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], m.k)
 		perUnit[d] = v
 	})
-	for _, v := range perUnit {
-		total += v
-	}
-	return total
 }
 
 // latent copies q into the result's form, with the per-token latents

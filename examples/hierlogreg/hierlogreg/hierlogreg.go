@@ -497,15 +497,23 @@ func (q *state) methods() string {
 func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
 	m := a.m
 	total := m.elboGlobal()
+	a.UnitsELBO(q, workers, perUnit)
+	for _, v := range perUnit {
+		total += v
+	}
+	return total
+}
+
+// UnitsELBO writes each unit's part of the ELBO into perUnit, on
+// `workers` goroutines: the units' part, without the global part, that a
+// shard of a sharded fit computes (runtime.ShardUnitsELBO).
+func (a *caModel) UnitsELBO(q *state, workers int, perUnit []float64) {
+	m := a.m
 	runtime.ParallelFor(m.m, workers, func(_, d int) {
 		v := m.elboUnit(d, q.thetaMean[d*m.p:(d+1)*m.p], q.thetaCov[d*m.p*m.p:(d+1)*m.p*m.p])
 		v += runtime.GaussianEntropy(q.thetaCov[d*m.p*m.p:(d+1)*m.p*m.p], m.p)
 		perUnit[d] = v
 	})
-	for _, v := range perUnit {
-		total += v
-	}
-	return total
 }
 
 // latent copies q into the result's form.

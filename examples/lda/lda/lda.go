@@ -474,14 +474,22 @@ func (q *state) methods() string {
 func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
 	m := a.m
 	total := m.elboGlobal(q.betaParam, q.betaElog)
-	runtime.ParallelFor(m.d, workers, func(_, d int) {
-		v := m.elboUnit(d, q.thetaParam, q.thetaElog, q.zProb, q.betaParam, q.betaElog)
-		perUnit[d] = v
-	})
+	a.UnitsELBO(q, workers, perUnit)
 	for _, v := range perUnit {
 		total += v
 	}
 	return total
+}
+
+// UnitsELBO writes each unit's part of the ELBO into perUnit, on
+// `workers` goroutines: the units' part, without the global part, that a
+// shard of a sharded fit computes (runtime.ShardUnitsELBO).
+func (a *caModel) UnitsELBO(q *state, workers int, perUnit []float64) {
+	m := a.m
+	runtime.ParallelFor(m.d, workers, func(_, d int) {
+		v := m.elboUnit(d, q.thetaParam, q.thetaElog, q.zProb, q.betaParam, q.betaElog)
+		perUnit[d] = v
+	})
 }
 
 // latent copies q into the result's form, with the per-token latents
