@@ -213,3 +213,17 @@ func (r *InProcessShards) Locals(it int) ([]byte, error) {
 	}
 	return ConcatLocals(parts)
 }
+
+// WholeResult is a sharded fit's result: whole, a Shard of all the units
+// (Model.Shard on all the data, from 0 of them all), set to the fit's
+// kept globals and to locals, its shards' joined (the runner's Locals of
+// fit.LocalsOf); its Result is the generated package's *Result.
+func WholeResult(whole Shard, fit *ShardFit, locals []byte) (any, error) {
+	if err := whole.SetGlobals(fit.Globals); err != nil {
+		return nil, err
+	}
+	if err := whole.SetLocals(locals); err != nil {
+		return nil, err
+	}
+	return whole.Result(fit.Run), nil
+}

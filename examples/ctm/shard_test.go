@@ -97,16 +97,14 @@ func shardedCTM(t *testing.T, opts ctm.Options) {
 				t.Fatal(err)
 			}
 			locals, err := runner.Locals(fit.LocalsOf)
-			if err == nil {
-				err = all.SetGlobals(fit.Globals)
-			}
-			if err == nil {
-				err = all.SetLocals(locals)
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := all.Result(fit.Run).(*ctm.Result)
+			out, err := runtime.WholeResult(all, fit, locals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.(*ctm.Result)
 			if r.Iterations != single.Iterations || r.Status != single.Status {
 				t.Fatalf("%d iterations (%s), the single-process fit %d (%s)", r.Iterations, r.Status, single.Iterations, single.Status)
 			}

@@ -91,16 +91,14 @@ func TestShardedEMIsTheFit(t *testing.T) {
 				t.Fatal(err)
 			}
 			locals, err := runner.Locals(fit.LocalsOf)
-			if err == nil {
-				err = all.SetGlobals(fit.Globals)
-			}
-			if err == nil {
-				err = all.SetLocals(locals)
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := all.Result(fit.Run).(*hierlogreg.Result)
+			out, err := runtime.WholeResult(all, fit, locals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.(*hierlogreg.Result)
 			if r.Iterations != single.Iterations || r.Status != single.Status {
 				t.Fatalf("%d iterations (%s), the single-process fit %d (%s)", r.Iterations, r.Status, single.Iterations, single.Status)
 			}

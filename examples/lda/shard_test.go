@@ -50,13 +50,11 @@ func shardedLDA(t *testing.T, docs [][][2]int, k, v, shards int, opts lda.Option
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := all.SetGlobals(fit.Globals); err != nil {
+	out, err := runtime.WholeResult(all, fit, locals)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := all.SetLocals(locals); err != nil {
-		t.Fatal(err)
-	}
-	return all.Result(fit.Run).(*lda.Result)
+	return out.(*lda.Result)
 }
 
 // TestShardedFitIsTheFit: variational EM over 1, 3 and 8 shards, the
@@ -167,16 +165,14 @@ func TestShardedSVIIsSVI(t *testing.T) {
 				t.Fatal(err)
 			}
 			locals, err := runner.Locals(fit.LocalsOf)
-			if err == nil {
-				err = all.SetGlobals(fit.Globals)
-			}
-			if err == nil {
-				err = all.SetLocals(locals)
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := all.Result(fit.Run).(*lda.Result)
+			out, err := runtime.WholeResult(all, fit, locals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.(*lda.Result)
 			if r.Iterations != single.Iterations || r.Status != single.Status {
 				t.Fatalf("%d passes (%s), the single-process fit %d (%s)", r.Iterations, r.Status, single.Iterations, single.Status)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/vigen-go/vigen/examples/lda/lda"
+	"github.com/vigen-go/vigen/runtime"
 	vigenbeam "github.com/vigen-go/vigen/runtime/beam"
 )
 
@@ -89,16 +90,14 @@ func TestPipelineIsTheFit(t *testing.T) {
 				t.Fatal(err)
 			}
 			locals, err := r.Locals(ctx, fit.LocalsOf)
-			if err == nil {
-				err = all.SetGlobals(fit.Globals)
-			}
-			if err == nil {
-				err = all.SetLocals(locals)
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := all.Result(fit.Run).(*lda.Result)
+			out, err := runtime.WholeResult(all, fit, locals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := out.(*lda.Result)
 			if res.Iterations != single.Iterations || res.Status != single.Status {
 				t.Fatalf("%d iterations (%s), the single-process fit %d (%s)", res.Iterations, res.Status, single.Iterations, single.Status)
 			}
@@ -170,16 +169,14 @@ func TestPipelineSVIIsSVI(t *testing.T) {
 		t.Fatal(err)
 	}
 	locals, err := r.Locals(ctx, fit.LocalsOf)
-	if err == nil {
-		err = all.SetGlobals(fit.Globals)
-	}
-	if err == nil {
-		err = all.SetLocals(locals)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := all.Result(fit.Run).(*lda.Result)
+	out, err := runtime.WholeResult(all, fit, locals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := out.(*lda.Result)
 	if res.Iterations != single.Iterations || res.Status != single.Status {
 		t.Fatalf("%d passes (%s), the single-process fit %d (%s)", res.Iterations, res.Status, single.Iterations, single.Status)
 	}

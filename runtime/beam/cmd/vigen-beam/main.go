@@ -385,14 +385,12 @@ func (c cmd) sharded(ctx context.Context, conf topics.Config, config []byte, spe
 	if err != nil {
 		return f, err
 	}
-	if err := whole.SetGlobals(fit.Globals); err != nil {
-		return f, err
-	}
-	if err := whole.SetLocals(locals); err != nil {
-		return f, err
-	}
 	fit.Run.Seconds = f.wall
-	switch res := whole.Result(fit.Run).(type) {
+	out, err := runtime.WholeResult(whole, fit, locals)
+	if err != nil {
+		return f, err
+	}
+	switch res := out.(type) {
 	case *lda.Result:
 		f.result, f.topics = res, res.Latent.Beta.Params["param"]
 		if obs != nil {
