@@ -3,6 +3,8 @@ package codegen
 import (
 	"fmt"
 	"strings"
+
+	"github.com/vigen-go/vigen/spec/ir"
 )
 
 // This file emits what a sharded fit (runtime.FitShards, and the Beam
@@ -16,6 +18,21 @@ import (
 func (f *fitGen) shardReason() string {
 	if why := f.sviReason(); why != "" {
 		return why
+	}
+	// a shard's model has its own count of units: a value computed from
+	// it would differ from shard to shard
+	size := f.unit.Size
+	for _, v := range f.g.m.Vars {
+		if v.Default != nil && ir.Mentions(v.Default, size) {
+			return fmt.Sprintf("the default of %s (%s) reads %s, the number of units, which differs from shard to shard", v.Name, f.pos(v), size)
+		}
+	}
+	for _, fc := range f.g.m.Factors {
+		for _, a := range fc.Args {
+			if ir.Mentions(a, size) {
+				return fmt.Sprintf("the statement at %s:%d:%d reads %s, the number of units, which differs from shard to shard", f.g.m.File, fc.Pos.Line, fc.Pos.Col, size)
+			}
+		}
 	}
 	if g := f.sviGlobals(); len(g) > 1 {
 		// FitCA updates them in turn, each given the others' new values;
@@ -137,7 +154,7 @@ func (f *fitGen) emitShard() {
 		w.If(cond("data == nil"), func() { w.P("data = m.fingerprint()") })
 		w.P("// its result's fingerprint is of the shard's data")
 		w.P("a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}")
-		w.Return(w.Sf("%s[*state, *scratch, Params, *Result](a, q, opts.Workers)", rt("NewShard")))
+		w.Return(w.Sf("%s[*state, *scratch, Params, *Result](a, q, opts.ShardOptions(first, total))", rt("NewShard")))
 	})
 	if len(f.params()) > 0 {
 		w.Func([]string{"SetParams sets the params to p (runtime.ShardParams), with the values",

@@ -260,7 +260,9 @@ func (s *Settings[L, P]) convergence() Convergence {
 // CheckShard refuses, for a shard of a sharded fit (Model.Shard), the
 // options a sharded fit does not carry out, so none is silently ignored:
 // tempering, restarts, checkpoints, a start or resume, and SVI's steps
-// other than mean field. Call it after Prepare.
+// other than mean field. (The diagnostic and the summary are computed
+// when the whole result is assembled: WholeResult.) Call it after
+// Prepare.
 func (s *Settings[L, P]) CheckShard() error {
 	var no []string
 	if s.Temper.On() {
@@ -282,6 +284,19 @@ func (s *Settings[L, P]) CheckShard() error {
 		return fmt.Errorf("a sharded fit does not support %s yet", strings.Join(no, ", "))
 	}
 	return nil
+}
+
+// ShardOptions are the options of NewShard for a shard of units
+// first+1.. of total under s: its Finish summarizes a result as Fit
+// does, unless NoSummary.
+func (s *Settings[L, P]) ShardOptions(first, total int) ShardOptions {
+	c := *s
+	return ShardOptions{First: first, Total: total, Workers: s.Workers, Diagnose: s.Diagnose, Seed: s.Seed,
+		Finish: func(r any) {
+			if res, ok := r.(*Result[L, P]); ok && res != nil {
+				res.summarize(c)
+			}
+		}}
 }
 
 // Sharded returns the settings of FitShards: the convergence rule and

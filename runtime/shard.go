@@ -129,13 +129,32 @@ type Shard interface {
 	GlobalELBO() float64
 	// NonFinite names the first number of q that is NaN or infinite.
 	NonFinite() string
-	// Result assembles the model's result (*Result[L, P]) from q.
-	Result(run Run) any
+	// Span places the shard: its units are first+1..first+Units() of
+	// total.
+	Span() (first, total int)
+	// Result assembles the model's result (*Result[L, P]) from q, as Fit
+	// completes it: for a run not canceled, the approximation diagnostic
+	// of the units' Gaussian factors (Diagnose) and the summary, as the
+	// options ask.
+	Result(ctx context.Context, run Run) any
+}
+
+// ShardOptions are what a generated Model.Shard tells NewShard besides
+// the model: where the shard is, its E-steps' goroutines (0: GOMAXPROCS;
+// the result does not depend on them), and how Result completes a result
+// as Fit does (Settings.ShardOptions).
+type ShardOptions struct {
+	First, Total int
+	Workers      int
+	Diagnose     DiagnoseSettings
+	Seed         uint64
+	// Finish completes an assembled result (the summary).
+	Finish func(result any)
 }
 
 // ShardStats are the expected sufficient statistics of some units, with
 // the bookkeeping of their E-step. A shard sums its units' statistics in
-// unit order; merging shards' statistics is exact (ExactVec), so it is
+// the order it visits them (unit order; an SVI minibatch's order); merging shards' statistics is exact (ExactVec), so it is
 // associative and commutative: the same shards' statistics combine to the
 // same bits in whatever order or tree a runner merges them.
 type ShardStats struct {
@@ -241,7 +260,7 @@ func (s *ShardStats) UnmarshalBinary(b []byte) error {
 		}
 		s.Trouble[k] = count()
 	}
-	if len(b) < 1 {
+	if len(b) < 1 || b[0] > 1 || s.Settled > s.Units {
 		return bad
 	}
 	s.HasELBO = b[0] == 1
@@ -274,13 +293,13 @@ type shard[S, W, P, R any] struct {
 	eta     []float64
 	// running are online EM's running statistics of the params (SVIStep)
 	running []float64
+	opts    ShardOptions
 }
 
 // NewShard makes a Shard of model m in state q, which must support SVI's
 // methods (the globals it updates are conjugate, or params) and
-// ShardLocals; its E-steps run on workers goroutines (0: GOMAXPROCS), and
-// the result does not depend on them.
-func NewShard[S, W, P, R any](m CAModel[S, W, P, R], q S, workers int) (Shard, error) {
+// ShardLocals, placed and completed as o says.
+func NewShard[S, W, P, R any](m CAModel[S, W, P, R], q S, o ShardOptions) (Shard, error) {
 	sm, ok := m.(SVIModel[S, W, P, R])
 	if !ok {
 		why := "the model has no conjugate global latents or params to update from statistics"
@@ -308,7 +327,11 @@ func NewShard[S, W, P, R any](m CAModel[S, W, P, R], q S, workers int) (Shard, e
 			return nil, errors.New("a sharded fit does not apply: the model cannot set its params (ShardParams)")
 		}
 	}
-	s.workers = max(1, min(Workers(workers), s.units))
+	if _, err := NewShardRange(o.First, s.units, o.Total); err != nil {
+		return nil, err
+	}
+	s.opts = o
+	s.workers = max(1, min(Workers(o.Workers), s.units))
 	s.ws, s.trouble = newWorkers(s.workers, m.NewWorker)
 	return s, nil
 }
@@ -346,12 +369,14 @@ func (s *shard[S, W, P, R]) Globals() ([]byte, error) {
 }
 
 func (s *shard[S, W, P, R]) SetGlobals(b []byte) error {
+	// all decoded before any is set: a bad encoding leaves q as it was
 	bad := errors.New("shard globals: bad encoding")
 	n, k := binary.Uvarint(b)
-	if k <= 0 || int(n) != len(s.st.Natural) {
+	if k <= 0 || n != uint64(len(s.st.Natural)) {
 		return bad
 	}
 	b = b[k:]
+	etas := make([][]float64, len(s.st.Natural))
 	for g, want := range s.st.Natural {
 		eta, rest, err := readFloats(b)
 		if err != nil {
@@ -360,12 +385,14 @@ func (s *shard[S, W, P, R]) SetGlobals(b []byte) error {
 		if len(eta) != want {
 			return fmt.Errorf("shard globals: %s has %d natural parameters, want %d", s.st.Names[g], len(eta), want)
 		}
-		s.gm.SetNatural(s.q, g, eta)
-		b = rest
+		etas[g], b = eta, rest
 	}
 	var p P
 	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&p); err != nil {
 		return fmt.Errorf("decoding the params: %w", err)
+	}
+	for g, eta := range etas {
+		s.gm.SetNatural(s.q, g, eta)
 	}
 	if sp, ok := s.m.(ShardParams[P]); ok && s.m.Shape(s.q).EM {
 		return sp.SetParams(p)
@@ -649,12 +676,21 @@ func (s *shard[S, W, P, R]) NonFinite() string {
 	return ""
 }
 
-func (s *shard[S, W, P, R]) Result(run Run) any {
+func (s *shard[S, W, P, R]) Span() (first, total int) { return s.opts.First, s.opts.Total }
+
+func (s *shard[S, W, P, R]) Result(ctx context.Context, run Run) any {
 	var p P
 	if cp, ok := s.m.(CAParams[S, P]); ok {
 		p = cp.Params()
 	}
-	return s.m.Result(run, s.q, p)
+	if dm, ok := s.m.(Diagnosed[S]); ok && s.units > 0 && run.Status != "canceled" && run.Iterations > 0 {
+		run.Diagnostics = Diagnose(ctx, dm, s.q, s.opts.Diagnose, s.opts.Seed, s.workers)
+	}
+	r := s.m.Result(run, s.q, p)
+	if s.opts.Finish != nil {
+		s.opts.Finish(r)
+	}
+	return r
 }
 
 // appendFloats appends x's length and bits.

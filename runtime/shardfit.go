@@ -18,6 +18,8 @@ type ShardRunner interface {
 	// its new locals as those of iteration it. It returns the statistics
 	// of all units, merged.
 	EStep(ctx context.Context, it int, globals []byte, elbo bool) (*ShardStats, error)
+	// Units is the number of units of all shards.
+	Units() int
 }
 
 // ShardSettings are the options of FitShards.
@@ -36,15 +38,10 @@ type ShardFit struct {
 	// Globals encodes the global factors and params at the end of the
 	// last kept iteration (the driver's Shard holds them too).
 	Globals []byte
-	// LocalsOf is the iteration whose E-step left the kept locals (0: the
-	// starting values): the runner holds them under it. CurrentLocals
-	// (SVI) asks for the shards' current ones.
+	// LocalsOf is the iteration (the pass, under SVI) that left the kept
+	// locals (0: the starting values): the runner holds them under it.
 	LocalsOf int
 }
-
-// CurrentLocals is FitShardsSVI's ShardFit.LocalsOf: the shards' locals
-// as the last step left them.
-const CurrentLocals = -1
 
 // LocalsKept is how many generations of a shard's locals a runner keeps:
 // E-step it+1 writes while those of it, which the fit may still keep,
@@ -76,6 +73,9 @@ func FitShards(ctx context.Context, driver Shard, runner ShardRunner, s ShardSet
 	}
 	start := time.Now()
 	conv := s.Convergence.WithDefaults()
+	if _, total := driver.Span(); runner.Units() != total {
+		return nil, fmt.Errorf("the shards hold %d units; the driver was made for %d", runner.Units(), total)
+	}
 	if p := driver.NonFinite(); p != "" {
 		return nil, fmt.Errorf("the starting state is not finite: %s", p)
 	}
@@ -89,6 +89,7 @@ func FitShards(ctx context.Context, driver Shard, runner ShardRunner, s ShardSet
 	st, err := runner.EStep(ctx, 1, globals, false)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		fit.Run.Status = "canceled"
+		fit.Run.Seconds = time.Since(start).Seconds()
 		return fit, nil
 	}
 	if err != nil {
@@ -162,21 +163,48 @@ type InProcessShards struct {
 	// locals[i][it%LocalsKept] are shard i's locals after E-step it (0:
 	// its starting values).
 	locals [][LocalsKept][]byte
+	// passes[i][pass%2] are, under SVI, shard i's locals at the end of a
+	// pass (0: its starting values).
+	passes [][2][]byte
+	svi    bool
+}
+
+// start checks that the shards tile their units, in order, and saves
+// their starting locals.
+func (r *InProcessShards) start() error {
+	if len(r.Shards) == 0 {
+		return errors.New("a sharded fit needs at least one shard")
+	}
+	next := 0
+	for i, sh := range r.Shards {
+		first, total := sh.Span()
+		if first != next || total != r.Units() {
+			return fmt.Errorf("shard %d holds units %d..%d of %d; the shards before it end at unit %d of %d", i+1, first+1, first+sh.Units(), total, next, r.Units())
+		}
+		next += sh.Units()
+	}
+	r.locals = make([][LocalsKept][]byte, len(r.Shards))
+	r.passes = make([][2][]byte, len(r.Shards))
+	for i, sh := range r.Shards {
+		r.locals[i][0] = sh.Locals()
+		r.passes[i][0] = r.locals[i][0]
+	}
+	return nil
 }
 
 // EStep implements ShardRunner.
 func (r *InProcessShards) EStep(ctx context.Context, it int, globals []byte, elbo bool) (*ShardStats, error) {
-	if r.locals == nil {
-		r.locals = make([][LocalsKept][]byte, len(r.Shards))
+	if it == 1 {
+		if err := r.start(); err != nil {
+			return nil, err
+		}
 	}
 	var total *ShardStats
 	for i, sh := range r.Shards {
 		if err := sh.SetGlobals(globals); err != nil {
 			return nil, fmt.Errorf("shard %d: %w", i+1, err)
 		}
-		if it == 1 {
-			r.locals[i][0] = sh.Locals()
-		} else if err := sh.SetLocals(r.locals[i][(it-1)%LocalsKept]); err != nil {
+		if err := sh.SetLocals(r.locals[i][(it-1)%LocalsKept]); err != nil {
 			return nil, fmt.Errorf("shard %d: %w", i+1, err)
 		}
 		st, err := sh.EStep(ctx, elbo, nil)
@@ -190,25 +218,24 @@ func (r *InProcessShards) EStep(ctx context.Context, it int, globals []byte, elb
 			return nil, err
 		}
 	}
-	if total == nil {
-		return nil, errors.New("a sharded fit needs at least one shard")
-	}
 	return total, nil
 }
 
-// Locals returns the shards' locals after E-step it, joined
-// (ConcatLocals): FitShards' LocalsOf says which iteration to ask for;
-// CurrentLocals asks for their current ones (FitShardsSVI's).
+// Locals returns the shards' locals the fit kept, joined (ConcatLocals):
+// after E-step it, FitShards' LocalsOf; under SVI, after pass it.
 func (r *InProcessShards) Locals(it int) ([]byte, error) {
+	if r.locals == nil {
+		return nil, errors.New("the shards have not been fitted")
+	}
 	parts := make([][]byte, len(r.Shards))
-	for i, sh := range r.Shards {
-		switch {
-		case it == CurrentLocals:
-			parts[i] = sh.Locals()
-		case r.locals == nil || r.locals[i][it%LocalsKept] == nil:
-			return nil, fmt.Errorf("shard %d: no locals of E-step %d", i+1, it)
-		default:
+	for i := range r.Shards {
+		if r.svi {
+			parts[i] = r.passes[i][it%2]
+		} else {
 			parts[i] = r.locals[i][it%LocalsKept]
+		}
+		if parts[i] == nil {
+			return nil, fmt.Errorf("shard %d: no locals of iteration %d", i+1, it)
 		}
 	}
 	return ConcatLocals(parts)
@@ -217,13 +244,17 @@ func (r *InProcessShards) Locals(it int) ([]byte, error) {
 // WholeResult is a sharded fit's result: whole, a Shard of all the units
 // (Model.Shard on all the data, from 0 of them all), set to the fit's
 // kept globals and to locals, its shards' joined (the runner's Locals of
-// fit.LocalsOf); its Result is the generated package's *Result.
-func WholeResult(whole Shard, fit *ShardFit, locals []byte) (any, error) {
+// fit.LocalsOf); its Result is the generated package's *Result, with the
+// approximation diagnostic and the summary that Fit's would have.
+func WholeResult(ctx context.Context, whole Shard, fit *ShardFit, locals []byte) (any, error) {
+	if first, total := whole.Span(); first != 0 || whole.Units() != total {
+		return nil, fmt.Errorf("the whole result needs a shard of all %d units; this one has %d from unit %d", total, whole.Units(), first+1)
+	}
 	if err := whole.SetGlobals(fit.Globals); err != nil {
 		return nil, err
 	}
 	if err := whole.SetLocals(locals); err != nil {
 		return nil, err
 	}
-	return whole.Result(fit.Run), nil
+	return whole.Result(ctx, fit.Run), nil
 }

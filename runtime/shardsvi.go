@@ -19,8 +19,9 @@ type ShardStepRunner interface {
 	// units), keeping them, and returns their statistics.
 	Step(ctx context.Context, t int, globals []byte, units []int) (*ShardStats, error)
 	// ELBO returns the units' part of the ELBO under globals (statistics
-	// with the ELBO only).
-	ELBO(ctx context.Context, globals []byte) (*ShardStats, error)
+	// with the ELBO only) at the end of pass, and keeps every shard's
+	// locals as that pass's (two passes: this one and the one before).
+	ELBO(ctx context.Context, pass int, globals []byte) (*ShardStats, error)
 }
 
 // FitShardsSVI runs stochastic variational inference (FitSVI's mean-field
@@ -31,10 +32,10 @@ type ShardStepRunner interface {
 // The minibatches are FitSVI's (the same shuffles of the same seed), so
 // the fit is the single-process SVI fit up to the rounding of the
 // minibatches' sums. After each pass the runner computes the units' part
-// of the ELBO. The result's Run is FitSVI's (status PassesStatus); its
-// locals are the shards' current ones (LocalsOf CurrentLocals), which
-// after a pass that was not finite are those that pass left, beside the
-// globals of the pass before.
+// of the ELBO and keeps the shards' locals. The result's Run is FitSVI's
+// (status PassesStatus), and like FitSVI's its state is that of the last
+// pass that ended with finite numbers and was not canceled: the globals
+// and, under LocalsOf, the locals of that pass.
 func FitShardsSVI(ctx context.Context, driver Shard, runner ShardStepRunner, s ShardSettings, svi SVISettings, seed uint64) (*ShardFit, error) {
 	if driver.Units() != 0 {
 		return nil, fmt.Errorf("the driver of a sharded fit holds no units; this one has %d", driver.Units())
@@ -54,6 +55,9 @@ func FitShardsSVI(ctx context.Context, driver Shard, runner ShardStepRunner, s S
 	if units == 0 {
 		return nil, errors.New("stochastic variational inference needs units")
 	}
+	if _, total := driver.Span(); units != total {
+		return nil, fmt.Errorf("the shards hold %d units; the driver was made for %d", units, total)
+	}
 	if p := driver.NonFinite(); p != "" {
 		return nil, fmt.Errorf("the starting state is not finite: %s", p)
 	}
@@ -61,7 +65,7 @@ func FitShardsSVI(ctx context.Context, driver Shard, runner ShardStepRunner, s S
 	if err != nil {
 		return nil, err
 	}
-	fit := &ShardFit{Run: Run{Status: PassesStatus}, Globals: globals, LocalsOf: CurrentLocals}
+	fit := &ShardFit{Run: Run{Status: PassesStatus}, Globals: globals}
 	// the driver ends holding the kept globals
 	defer func() { driver.SetGlobals(fit.Globals) }()
 	batch := min(svi.BatchSize, units)
@@ -83,7 +87,7 @@ func FitShardsSVI(ctx context.Context, driver Shard, runner ShardStepRunner, s S
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				fit.Run.Status = "canceled"
 				fit.Run.Seconds = time.Since(start).Seconds()
-				return fit, nil
+				return fit, nil // the pass before's state, kept
 			}
 			if err != nil {
 				return nil, err
@@ -111,7 +115,11 @@ func FitShardsSVI(ctx context.Context, driver Shard, runner ShardStepRunner, s S
 				return nil, err
 			}
 		}
-		el, err := runner.ELBO(ctx, globals)
+		el, err := runner.ELBO(ctx, pass, globals)
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			fit.Run.Status = "canceled"
+			break
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +131,7 @@ func FitShardsSVI(ctx context.Context, driver Shard, runner ShardStepRunner, s S
 			fit.Run.Status = notFiniteStatus(bad, tr, "pass", pass)
 			break
 		}
-		fit.Globals = globals
+		fit.Globals, fit.LocalsOf = globals, pass
 		fit.Run.ELBO = append(fit.Run.ELBO, elbo)
 		fit.Run.Iterations = pass
 		rel := RelChange(prevELBO, elbo)
@@ -158,6 +166,12 @@ func (r *InProcessShards) Units() int {
 // Step implements ShardStepRunner: the shards keep their local factors
 // in memory.
 func (r *InProcessShards) Step(ctx context.Context, t int, globals []byte, units []int) (*ShardStats, error) {
+	if t == 0 {
+		if err := r.start(); err != nil {
+			return nil, err
+		}
+		r.svi = true
+	}
 	total := new(ShardStats)
 	first := 0
 	for i, sh := range r.Shards {
@@ -186,9 +200,10 @@ func (r *InProcessShards) Step(ctx context.Context, t int, globals []byte, units
 }
 
 // ELBO implements ShardStepRunner.
-func (r *InProcessShards) ELBO(ctx context.Context, globals []byte) (*ShardStats, error) {
+func (r *InProcessShards) ELBO(ctx context.Context, pass int, globals []byte) (*ShardStats, error) {
 	total := new(ShardStats)
 	for i, sh := range r.Shards {
+		r.passes[i][pass%2] = sh.Locals()
 		if err := sh.SetGlobals(globals); err != nil {
 			return nil, fmt.Errorf("shard %d: %w", i+1, err)
 		}

@@ -100,7 +100,7 @@ func shardedCTM(t *testing.T, opts ctm.Options) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := runtime.WholeResult(all, fit, locals)
+			out, err := runtime.WholeResult(context.Background(), all, fit, locals)
 			if err != nil {
 				t.Fatal(err)
 			}

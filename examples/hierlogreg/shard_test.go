@@ -94,13 +94,25 @@ func TestShardedEMIsTheFit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := runtime.WholeResult(all, fit, locals)
+			out, err := runtime.WholeResult(context.Background(), all, fit, locals)
 			if err != nil {
 				t.Fatal(err)
 			}
 			r := out.(*hierlogreg.Result)
 			if r.Iterations != single.Iterations || r.Status != single.Status {
 				t.Fatalf("%d iterations (%s), the single-process fit %d (%s)", r.Iterations, r.Status, single.Iterations, single.Status)
+			}
+			// completed as Fit completes its result
+			if len(r.Summary) != len(single.Summary) || len(r.Diagnostics) != len(single.Diagnostics) || len(r.Summary) == 0 || len(r.Diagnostics) == 0 {
+				t.Fatalf("%d summary rows and %d diagnostics; the single-process fit has %d and %d", len(r.Summary), len(r.Diagnostics), len(single.Summary), len(single.Diagnostics))
+			}
+			for i, row := range r.Summary {
+				if w := single.Summary[i]; row.Name != w.Name || math.Abs(row.Mean-w.Mean) > 1e-12*math.Max(1, math.Abs(w.Mean)) {
+					t.Errorf("summary row %d: %s %v, the single-process fit's %s %v", i, row.Name, row.Mean, w.Name, w.Mean)
+				}
+			}
+			if a, b := r.Diagnostics[0].MaxKHat, single.Diagnostics[0].MaxKHat; math.Abs(a-b) > 1e-6 {
+				t.Errorf("largest k̂ %v, the single-process fit's %v", a, b)
 			}
 			got := flat(r)
 			for _, name := range []string{"ELBO", "mu0", "Lambda0", "theta"} {

@@ -50,7 +50,7 @@ func shardedLDA(t *testing.T, docs [][][2]int, k, v, shards int, opts lda.Option
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := runtime.WholeResult(all, fit, locals)
+	out, err := runtime.WholeResult(context.Background(), all, fit, locals)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestShardedSVIIsSVI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := runtime.WholeResult(all, fit, locals)
+			out, err := runtime.WholeResult(context.Background(), all, fit, locals)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -269,5 +269,75 @@ func TestShardedNotFiniteKeepsTheLastGoodIteration(t *testing.T) {
 	}
 	if !bytes.Equal(held, fit.Globals) {
 		t.Error("the driver does not hold the kept globals")
+	}
+}
+
+// nanPass is an SVI runner whose ELBO at the end of pass bad is NaN, and
+// which records the shards' locals at the end of each pass.
+type nanPass struct {
+	*runtime.InProcessShards
+	bad    int
+	locals map[int][]byte
+}
+
+func (r *nanPass) ELBO(ctx context.Context, pass int, globals []byte) (*runtime.ShardStats, error) {
+	st, err := r.InProcessShards.ELBO(ctx, pass, globals)
+	if err != nil {
+		return nil, err
+	}
+	if r.locals[pass], err = r.InProcessShards.Locals(pass); err != nil {
+		return nil, err
+	}
+	if pass == r.bad {
+		st.ELBO.AddAt(0, math.NaN())
+	}
+	return st, nil
+}
+
+// TestShardedSVINotFiniteKeepsTheLastGoodPass: when pass 3's ELBO is NaN,
+// sharded SVI ends not_finite with pass 2's globals and locals, as FitSVI
+// keeps its state after pass 2.
+func TestShardedSVINotFiniteKeepsTheLastGoodPass(t *testing.T) {
+	const k, v = 4, 30
+	docs := small(9, 50, v)
+	opts := lda.Options{Seed: 5, Algorithm: "svi"}
+	opts.SVI.BatchSize, opts.SVI.Passes = 7, 4
+	model := func(w [][][2]int) *lda.Model {
+		m, err := lda.NewModel(&lda.Data{K: k, V: v, W: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	driver, err := model([][][2]int{}).Shard(opts, 0, len(docs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := &nanPass{InProcessShards: &runtime.InProcessShards{}, bad: 3, locals: map[int][]byte{}}
+	for s := 0; s < 2; s++ {
+		lo, hi := s*len(docs)/2, (s+1)*len(docs)/2
+		sh, err := model(docs[lo:hi]).Shard(opts, lo, len(docs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runner.Shards = append(runner.Shards, sh)
+	}
+	fit, err := runtime.FitShardsSVI(context.Background(), driver, runner, opts.Sharded(), opts.SVI, opts.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(fit.Run.Status, "not_finite") || fit.Run.Iterations != 2 || fit.LocalsOf != 2 {
+		t.Fatalf("status %q after %d passes, locals of pass %d; want not_finite after 2, locals of 2", fit.Run.Status, fit.Run.Iterations, fit.LocalsOf)
+	}
+	got, err := runner.Locals(fit.LocalsOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, runner.locals[2]) || bytes.Equal(got, runner.locals[3]) {
+		t.Error("the kept locals are not those of pass 2")
+	}
+	held, err := driver.Globals()
+	if err != nil || !bytes.Equal(held, fit.Globals) {
+		t.Errorf("the driver does not hold the kept globals (%v)", err)
 	}
 }

@@ -35,6 +35,7 @@ package vigenbeam
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +44,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
@@ -125,6 +127,9 @@ type Runner struct {
 	// gens are, under SVI, the generation of each shard's locals: the
 	// number of minibatch steps that visited it.
 	gens []int
+	// id tells this fit's pipelines and cached shards from any other's;
+	// runs counts its pipelines.
+	id, runs int64
 }
 
 // task is one shard's work in one pipeline: start from its locals of
@@ -138,6 +143,15 @@ type task struct {
 	All         bool
 	Units       []int
 	ELBO        bool
+	// Pass, under SVI, is 1 + the pass whose end the task's ELBO is:
+	// the shard's locals are kept as that pass's (0: not).
+	Pass int
+}
+
+// passPath is where shard i's locals at the end of SVI pass pass are
+// kept (two passes, by parity).
+func passPath(work string, i, pass int) string {
+	return fmt.Sprintf("%s/shard-%05d.pass%d.locals", work, i, pass%2)
 }
 
 // localsPath is where shard i's locals of generation gen are kept
@@ -151,12 +165,14 @@ func (r *Runner) run(ctx context.Context, what string, globals []byte, tasks []t
 	if len(tasks) == 0 {
 		return nil, fmt.Errorf("%s: no shards", what)
 	}
+	r.runs++
+	run := r.runs
 	p, s := beam.NewPipelineWithRoot()
 	g := beam.Create(s, globals)
-	stats := beam.ParDo(s, &eStepFn{Model: r.Model, Config: r.Config, Work: r.Work},
+	stats := beam.ParDo(s, &eStepFn{Model: r.Model, Config: r.Config, Work: r.Work, Fit: r.id},
 		beam.CreateList(s, tasks), beam.SideInput{Input: g})
 	out := fmt.Sprintf("%s/estep.stats", r.Work)
-	beam.ParDo0(s, &writeFn{Path: out}, beam.Combine(s, &statsFn{}, stats))
+	beam.ParDo0(s, &writeFn{Path: out, Fit: r.id, Run: run}, beam.Combine(s, &statsFn{}, stats))
 	if err := beamx.Run(ctx, p); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -164,7 +180,12 @@ func (r *Runner) run(ctx context.Context, what string, globals []byte, tasks []t
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the statistics: %w", what, err)
 	}
-	st, err := decodeStats(b)
+	// the file is this pipeline's, not a stale one of an earlier run (a
+	// runner may report a canceled job as done)
+	if len(b) < 16 || int64(binary.LittleEndian.Uint64(b)) != r.id || int64(binary.LittleEndian.Uint64(b[8:])) != run {
+		return nil, fmt.Errorf("%s: the pipeline wrote no statistics", what)
+	}
+	st, err := decodeStats(b[16:])
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -241,13 +262,13 @@ func (r *Runner) shardOf(d int) (int, error) {
 }
 
 // ELBO runs the pass over all units that SVI's ELBO needs.
-func (r *Runner) ELBO(ctx context.Context, globals []byte) (*runtime.ShardStats, error) {
+func (r *Runner) ELBO(ctx context.Context, pass int, globals []byte) (*runtime.ShardStats, error) {
 	if r.gens == nil {
 		r.gens = make([]int, len(r.Shards))
 	}
 	var tasks []task
 	for i, sh := range r.Shards {
-		tasks = append(tasks, task{Spec: sh, Read: r.gens[i], ELBO: true})
+		tasks = append(tasks, task{Spec: sh, Read: r.gens[i], ELBO: true, Pass: pass + 1})
 	}
 	st, err := r.run(ctx, "the ELBO", globals, tasks)
 	if err != nil {
@@ -259,20 +280,25 @@ func (r *Runner) ELBO(ctx context.Context, globals []byte) (*runtime.ShardStats,
 	return st, nil
 }
 
-// Locals returns the shards' locals after E-step it, joined in shard
-// order (runtime.ConcatLocals): a whole-data Shard's SetLocals takes
-// them. Under SVI, runtime.CurrentLocals asks for their current ones.
+// Locals returns the shards' locals the fit kept, joined in shard order
+// (runtime.ConcatLocals): after E-step it (FitShards' LocalsOf), or under
+// SVI after pass it. A whole-data Shard's SetLocals takes them. The
+// starting locals (it = 0) are those a fresh shard has.
 func (r *Runner) Locals(ctx context.Context, it int) ([]byte, error) {
 	parts := make([][]byte, len(r.Shards))
 	for i, s := range r.Shards {
-		gen := it
-		if it == runtime.CurrentLocals {
-			if r.gens == nil || r.gens[i] == 0 {
-				return nil, fmt.Errorf("shard %d has not been visited: its locals are its starting values", i+1)
-			}
-			gen = r.gens[i]
+		path := localsPath(r.Work, s.Index, it)
+		if r.gens != nil {
+			path = passPath(r.Work, s.Index, it)
 		}
-		b, err := ReadFile(ctx, localsPath(r.Work, s.Index, gen))
+		b, err := ReadFile(ctx, path)
+		if err != nil && it == 0 {
+			sh, oerr := Open(ctx, r.Model, r.Config, s)
+			if oerr != nil {
+				return nil, oerr
+			}
+			b, err = sh.Locals(), nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -286,19 +312,22 @@ type eStepFn struct {
 	Model  string
 	Config []byte
 	Work   string
+	Fit    int64
 }
 
 // opened keeps the shards this process opened, by work directory and
 // shard, with the generation of the locals they hold: a worker that runs
 // a shard's next task too (every task, on a local runner, whose workers
 // are this process) reuses it instead of reading its input and its
-// locals again. A cluster's workers live for one pipeline, and read both.
+// locals again; a worker that did not reads both. A worker keeps the
+// shards of one fit at a time.
 var opened struct {
 	sync.Mutex
 	shards map[openedKey]openedShard
 }
 
 type openedKey struct {
+	fit   int64
 	work  string
 	index int
 }
@@ -316,7 +345,7 @@ type openedShard struct {
 func (f *eStepFn) take(spec ShardSpec, gen int) runtime.Shard {
 	opened.Lock()
 	defer opened.Unlock()
-	k := openedKey{f.Work, spec.Index}
+	k := openedKey{f.Fit, f.Work, spec.Index}
 	o, ok := opened.shards[k]
 	delete(opened.shards, k)
 	if ok && o.spec == spec && o.model == f.Model && o.config == string(f.Config) && o.gen == gen {
@@ -325,12 +354,12 @@ func (f *eStepFn) take(spec ShardSpec, gen int) runtime.Shard {
 	return nil
 }
 
-// forget drops the shards this process keeps open for work's fit.
-func forget(work string) {
+// forget drops the shards this process keeps open for fit id.
+func forget(id int64) {
 	opened.Lock()
 	defer opened.Unlock()
 	for k := range opened.shards {
-		if k.work == work {
+		if k.fit == id {
 			delete(opened.shards, k)
 		}
 	}
@@ -342,7 +371,12 @@ func (f *eStepFn) keep(spec ShardSpec, sh runtime.Shard, gen int) {
 	if opened.shards == nil {
 		opened.shards = map[openedKey]openedShard{}
 	}
-	opened.shards[openedKey{f.Work, spec.Index}] = openedShard{sh, spec, f.Model, string(f.Config), gen}
+	for k := range opened.shards {
+		if k.fit != f.Fit {
+			delete(opened.shards, k) // another fit's: a worker keeps one fit's shards
+		}
+	}
+	opened.shards[openedKey{f.Fit, f.Work, spec.Index}] = openedShard{sh, spec, f.Model, string(f.Config), gen}
 }
 
 func (f *eStepFn) ProcessElement(ctx context.Context, tk task, globals []byte, emit func(*runtime.ShardStats)) error {
@@ -362,13 +396,6 @@ func (f *eStepFn) ProcessElement(ctx context.Context, tk task, globals []byte, e
 	if err := sh.SetGlobals(globals); err != nil {
 		return fail(err)
 	}
-	if tk.Read == 0 && tk.All {
-		// variational EM's starting locals, which the fit keeps if its
-		// first iteration is not finite
-		if err := writeFile(ctx, localsPath(f.Work, spec.Index, 0), sh.Locals()); err != nil {
-			return fail(err)
-		}
-	}
 	if tk.Read > 0 && !reuse {
 		b, err := ReadFile(ctx, localsPath(f.Work, spec.Index, tk.Read))
 		if err != nil {
@@ -387,6 +414,12 @@ func (f *eStepFn) ProcessElement(ctx context.Context, tk task, globals []byte, e
 	st, err := sh.EStep(ctx, tk.ELBO, units)
 	if err != nil {
 		return fail(err)
+	}
+	if tk.Pass > 0 {
+		// the locals at the end of an SVI pass, which the fit may keep
+		if err := writeFile(ctx, passPath(f.Work, spec.Index, tk.Pass-1), sh.Locals()); err != nil {
+			return fail(err)
+		}
 	}
 	gen := tk.Read
 	if tk.Write > 0 {
@@ -418,14 +451,21 @@ func (statsFn) MergeAccumulators(a, b *runtime.ShardStats) (*runtime.ShardStats,
 }
 
 // writeFn writes the combined statistics where the driver reads them.
-type writeFn struct{ Path string }
+// The file starts with the fit's id and the pipeline's number, which the
+// driver checks.
+type writeFn struct {
+	Path     string
+	Fit, Run int64
+}
 
 func (f *writeFn) ProcessElement(ctx context.Context, st *runtime.ShardStats) error {
 	b, err := st.MarshalBinary()
 	if err != nil {
 		return err
 	}
-	return writeFile(ctx, f.Path, b)
+	head := binary.LittleEndian.AppendUint64(nil, uint64(f.Fit))
+	head = binary.LittleEndian.AppendUint64(head, uint64(f.Run))
+	return writeFile(ctx, f.Path, append(head, b...))
 }
 
 // NewWork makes the work directory of a fit: a local one must not exist
@@ -505,7 +545,7 @@ func Fit(ctx context.Context, r *Runner, s runtime.ShardSettings) (*runtime.Shar
 	if err != nil {
 		return nil, nil, err
 	}
-	defer forget(r.Work)
+	defer forget(r.id)
 	fit, err := runtime.FitShards(ctx, driver, r, s)
 	if err != nil {
 		return nil, nil, err
@@ -524,9 +564,10 @@ func (r *Runner) driver(ctx context.Context) (runtime.Shard, error) {
 			return nil, fmt.Errorf("shard %d starts at unit %d; the shards before it hold %d", i+1, sh.First+1, total-r.unitsFrom(i))
 		}
 	}
-	if r.gens != nil {
+	if r.gens != nil || r.runs > 0 {
 		return nil, errors.New("a Runner runs one fit; this one has run")
 	}
+	r.id = time.Now().UnixNano()
 	return Open(ctx, r.Model, r.Config, ShardSpec{Total: total})
 }
 
@@ -547,7 +588,7 @@ func FitSVI(ctx context.Context, r *Runner, s runtime.ShardSettings, svi runtime
 	if err != nil {
 		return nil, nil, err
 	}
-	defer forget(r.Work)
+	defer forget(r.id)
 	fit, err := runtime.FitShardsSVI(ctx, driver, r, s, svi, seed)
 	if err != nil {
 		return nil, nil, err

@@ -748,7 +748,7 @@ func (m *Model) Shard(opts Options, first, total int) (runtime.Shard, error) {
 	}
 	// its result's fingerprint is of the shard's data
 	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
-	return runtime.NewShard[*state, *scratch, Params, *Result](a, q, opts.Workers)
+	return runtime.NewShard[*state, *scratch, Params, *Result](a, q, opts.ShardOptions(first, total))
 }
 
 // SetParams sets the params to p (runtime.ShardParams), with the values

@@ -716,7 +716,7 @@ func (m *Model) Shard(opts Options, first, total int) (runtime.Shard, error) {
 	}
 	// its result's fingerprint is of the shard's data
 	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
-	return runtime.NewShard[*state, *scratch, Params, *Result](a, q, opts.Workers)
+	return runtime.NewShard[*state, *scratch, Params, *Result](a, q, opts.ShardOptions(first, total))
 }
 
 // Tempering returns the inverse temperatures the local updates and

@@ -93,7 +93,7 @@ func TestPipelineIsTheFit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := runtime.WholeResult(all, fit, locals)
+			out, err := runtime.WholeResult(ctx, all, fit, locals)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +172,7 @@ func TestPipelineSVIIsSVI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := runtime.WholeResult(all, fit, locals)
+	out, err := runtime.WholeResult(ctx, all, fit, locals)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -386,7 +386,7 @@ func (c cmd) sharded(ctx context.Context, conf topics.Config, config []byte, spe
 		return f, err
 	}
 	fit.Run.Seconds = f.wall
-	out, err := runtime.WholeResult(whole, fit, locals)
+	out, err := runtime.WholeResult(ctx, whole, fit, locals)
 	if err != nil {
 		return f, err
 	}
