@@ -12,45 +12,53 @@ import (
 	"github.com/vigen-go/vigen/runtime"
 )
 
-// shardedLDA fits docs split into the given number of contiguous shards
-// by runtime.FitShards in this process, and assembles the whole result
-// from the driver's globals and the shards' locals.
-func shardedLDA(t *testing.T, docs [][][2]int, k, v, shards int, opts lda.Options) *lda.Result {
+// ldaShards makes the driver and n contiguous shards of docs under opts.
+func ldaShards(t *testing.T, docs [][][2]int, k, v, n int, opts lda.Options) (runtime.Shard, []runtime.Shard) {
 	t.Helper()
-	whole := func(w [][][2]int) *lda.Model {
+	shard := func(w [][][2]int, first int) runtime.Shard {
 		m, err := lda.NewModel(&lda.Data{K: k, V: v, W: w})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return m
-	}
-	total := len(docs)
-	driver, err := whole([][][2]int{}).Shard(opts, 0, total)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := &runtime.InProcessShards{}
-	for s := 0; s < shards; s++ {
-		lo, hi := s*total/shards, (s+1)*total/shards
-		sh, err := whole(docs[lo:hi]).Shard(opts, lo, total)
+		sh, err := m.Shard(opts, first, len(docs))
 		if err != nil {
 			t.Fatal(err)
 		}
-		runner.Shards = append(runner.Shards, sh)
+		return sh
 	}
-	fit, err := runtime.FitShards(context.Background(), driver, runner, opts.Sharded())
+	var shards []runtime.Shard
+	for s := 0; s < n; s++ {
+		lo, hi := s*len(docs)/n, (s+1)*len(docs)/n
+		shards = append(shards, shard(docs[lo:hi], lo))
+	}
+	return shard([][][2]int{}, 0), shards
+}
+
+// shardedLDA fits docs split into the given number of contiguous shards
+// in this process, by runtime.FitShards (or FitShardsSVI under
+// opts.Algorithm "svi"), and assembles the whole result from the
+// driver's globals and the shards' locals.
+func shardedLDA(t *testing.T, docs [][][2]int, k, v, shards int, opts lda.Options) *lda.Result {
+	t.Helper()
+	ctx := context.Background()
+	driver, parts := ldaShards(t, docs, k, v, shards, opts)
+	runner := &runtime.InProcessShards{Shards: parts}
+	var fit *runtime.ShardFit
+	var err error
+	if opts.Algorithm == "svi" {
+		fit, err = runtime.FitShardsSVI(ctx, driver, runner, opts.Sharded(), opts.SVI, opts.Seed)
+	} else {
+		fit, err = runtime.FitShards(ctx, driver, runner, opts.Sharded())
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := whole(docs).Shard(opts, 0, total)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, all := ldaShards(t, docs, k, v, 1, opts)
 	locals, err := runner.Locals(fit.LocalsOf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := runtime.WholeResult(context.Background(), all, fit, locals)
+	out, err := runtime.WholeResult(ctx, all[0], fit, locals)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,46 +141,9 @@ func TestShardedSVIIsSVI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole := func(w [][][2]int) *lda.Model {
-		m, err := lda.NewModel(&lda.Data{K: k, V: v, W: w})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	total := len(docs)
 	for _, shards := range []int{1, 3, 8} {
 		t.Run(fmt.Sprint(shards), func(t *testing.T) {
-			driver, err := whole([][][2]int{}).Shard(opts, 0, total)
-			if err != nil {
-				t.Fatal(err)
-			}
-			runner := &runtime.InProcessShards{}
-			for s := 0; s < shards; s++ {
-				lo, hi := s*total/shards, (s+1)*total/shards
-				sh, err := whole(docs[lo:hi]).Shard(opts, lo, total)
-				if err != nil {
-					t.Fatal(err)
-				}
-				runner.Shards = append(runner.Shards, sh)
-			}
-			fit, err := runtime.FitShardsSVI(context.Background(), driver, runner, opts.Sharded(), opts.SVI, opts.Seed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			all, err := whole(docs).Shard(opts, 0, total)
-			if err != nil {
-				t.Fatal(err)
-			}
-			locals, err := runner.Locals(fit.LocalsOf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := runtime.WholeResult(context.Background(), all, fit, locals)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := out.(*lda.Result)
+			r := shardedLDA(t, docs, k, v, shards, opts)
 			if r.Iterations != single.Iterations || r.Status != single.Status {
 				t.Fatalf("%d passes (%s), the single-process fit %d (%s)", r.Iterations, r.Status, single.Iterations, single.Status)
 			}
@@ -226,26 +197,8 @@ func TestShardedNotFiniteKeepsTheLastGoodIteration(t *testing.T) {
 	const k, v = 4, 30
 	docs := small(7, 40, v)
 	opts := lda.Options{Seed: 3}
-	model := func(w [][][2]int) *lda.Model {
-		m, err := lda.NewModel(&lda.Data{K: k, V: v, W: w})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	driver, err := model([][][2]int{}).Shard(opts, 0, len(docs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := &nanAt{InProcessShards: &runtime.InProcessShards{}, bad: 5, locals: map[int][]byte{}}
-	for s := 0; s < 2; s++ {
-		lo, hi := s*len(docs)/2, (s+1)*len(docs)/2
-		sh, err := model(docs[lo:hi]).Shard(opts, lo, len(docs))
-		if err != nil {
-			t.Fatal(err)
-		}
-		runner.Shards = append(runner.Shards, sh)
-	}
+	driver, shards := ldaShards(t, docs, k, v, 2, opts)
+	runner := &nanAt{InProcessShards: &runtime.InProcessShards{Shards: shards}, bad: 5, locals: map[int][]byte{}}
 	fit, err := runtime.FitShards(context.Background(), driver, runner, opts.Sharded())
 	if err != nil {
 		t.Fatal(err)
@@ -302,26 +255,8 @@ func TestShardedSVINotFiniteKeepsTheLastGoodPass(t *testing.T) {
 	docs := small(9, 50, v)
 	opts := lda.Options{Seed: 5, Algorithm: "svi"}
 	opts.SVI.BatchSize, opts.SVI.Passes = 7, 4
-	model := func(w [][][2]int) *lda.Model {
-		m, err := lda.NewModel(&lda.Data{K: k, V: v, W: w})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	driver, err := model([][][2]int{}).Shard(opts, 0, len(docs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := &nanPass{InProcessShards: &runtime.InProcessShards{}, bad: 3, locals: map[int][]byte{}}
-	for s := 0; s < 2; s++ {
-		lo, hi := s*len(docs)/2, (s+1)*len(docs)/2
-		sh, err := model(docs[lo:hi]).Shard(opts, lo, len(docs))
-		if err != nil {
-			t.Fatal(err)
-		}
-		runner.Shards = append(runner.Shards, sh)
-	}
+	driver, shards := ldaShards(t, docs, k, v, 2, opts)
+	runner := &nanPass{InProcessShards: &runtime.InProcessShards{Shards: shards}, bad: 3, locals: map[int][]byte{}}
 	fit, err := runtime.FitShardsSVI(context.Background(), driver, runner, opts.Sharded(), opts.SVI, opts.Seed)
 	if err != nil {
 		t.Fatal(err)

@@ -48,80 +48,14 @@ func corpus(seed uint64, d, v int) [][][2]int {
 // and 8 shard files, is the single-process fit: the same iterations and
 // status, and the ELBO trace, topics and topic proportions to 1e-12.
 func TestPipelineIsTheFit(t *testing.T) {
-	const k, v = 4, 30
-	docs := corpus(7, 40, v)
-	c := Config{K: k, V: v, Seed: 3, Tol: 1e-7}
-	opts := c.LDAOptions()
-	single, err := lda.Fit(context.Background(), &lda.Data{K: k, V: v, W: docs}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	docs := corpus(7, 40, 30)
+	c := Config{K: 4, V: 30, Seed: 3, Tol: 1e-7}
+	single := fitOne(t, docs, c)
 	if !single.Converged || single.Iterations < 5 {
 		t.Fatalf("the single-process fit: %s after %d iterations; the test wants a converged fit of some length", single.Status, single.Iterations)
 	}
-	config, err := json.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, shards := range []int{1, 3, 8} {
-		t.Run(fmt.Sprint(shards), func(t *testing.T) {
-			dir := t.TempDir()
-			specs, err := Split(docs, shards, dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			work := filepath.Join(dir, "work")
-			if err := os.Mkdir(work, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			r := &vigenbeam.Runner{Model: "lda", Config: config, Shards: specs, Work: work}
-			ctx := context.Background()
-			fit, _, err := vigenbeam.Fit(ctx, r, opts.Sharded())
-			if err != nil {
-				t.Fatal(err)
-			}
-			// the whole result: the fitted globals, the shards' locals
-			m, err := lda.NewModel(&lda.Data{K: k, V: v, W: docs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			all, err := m.Shard(opts, 0, len(docs))
-			if err != nil {
-				t.Fatal(err)
-			}
-			locals, err := r.Locals(ctx, fit.LocalsOf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := runtime.WholeResult(ctx, all, fit, locals)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := out.(*lda.Result)
-			if res.Iterations != single.Iterations || res.Status != single.Status {
-				t.Fatalf("%d iterations (%s), the single-process fit %d (%s)", res.Iterations, res.Status, single.Iterations, single.Status)
-			}
-			for _, x := range []struct {
-				name      string
-				got, want []float64
-			}{
-				{"ELBO", res.ELBO, single.ELBO},
-				{"topics", res.Latent.Beta.Params["param"], single.Latent.Beta.Params["param"]},
-				{"topic proportions", res.Latent.Theta.Params["param"], single.Latent.Theta.Params["param"]},
-			} {
-				worst := 0.0
-				if len(x.got) != len(x.want) {
-					t.Fatalf("%s: %d numbers, want %d", x.name, len(x.got), len(x.want))
-				}
-				for i, w := range x.want {
-					worst = math.Max(worst, math.Abs(x.got[i]-w)/math.Abs(w))
-				}
-				t.Logf("%s: largest relative difference %.2g", x.name, worst)
-				if worst > 1e-12 {
-					t.Errorf("%s differs from the single-process fit by %.3g (relative)", x.name, worst)
-				}
-			}
-		})
+		t.Run(fmt.Sprint(shards), func(t *testing.T) { pipelineIsFit(t, docs, c, shards, single) })
 	}
 }
 
@@ -129,21 +63,35 @@ func TestPipelineIsTheFit(t *testing.T) {
 // minibatch step and each pass's ELBO a pipeline on prism, over 3 shard
 // files, is the single-process SVI fit to 1e-12.
 func TestPipelineSVIIsSVI(t *testing.T) {
-	const k, v = 4, 30
-	docs := corpus(8, 40, v)
-	c := Config{K: k, V: v, Seed: 5, Algorithm: "svi"}
+	docs := corpus(8, 40, 30)
+	c := Config{K: 4, V: 30, Seed: 5, Algorithm: "svi"}
 	c.SVI.BatchSize, c.SVI.Passes = 15, 2
-	opts := c.LDAOptions()
-	single, err := lda.Fit(context.Background(), &lda.Data{K: k, V: v, W: docs}, opts)
+	pipelineIsFit(t, docs, c, 3, fitOne(t, docs, c))
+}
+
+// fitOne is LDA's fit of docs under c in one process.
+func fitOne(t *testing.T, docs [][][2]int, c Config) *lda.Result {
+	t.Helper()
+	r, err := lda.Fit(context.Background(), &lda.Data{K: c.K, V: c.V, W: docs}, c.LDAOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// pipelineIsFit fits docs under c split into shards files, with Beam
+// pipelines on prism (variational EM, or SVI under c.Algorithm), and
+// checks the whole result against the single-process fit: the same
+// iterations and status, and the ELBO trace, topics and topic
+// proportions to 1e-12.
+func pipelineIsFit(t *testing.T, docs [][][2]int, c Config, shards int, single *lda.Result) {
+	t.Helper()
 	config, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	specs, err := Split(docs, 3, dir)
+	specs, err := Split(docs, shards, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,20 +99,23 @@ func TestPipelineSVIIsSVI(t *testing.T) {
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := &vigenbeam.Runner{Model: "lda", Config: config, Shards: specs, Work: work}
-	ctx := context.Background()
+	opts := c.LDAOptions()
 	if err := opts.Prepare("lda", "z"); err != nil {
 		t.Fatal(err)
 	}
-	fit, _, err := vigenbeam.FitSVI(ctx, r, opts.Sharded(), opts.SVI, opts.Seed)
+	r := &vigenbeam.Runner{Model: "lda", Config: config, Shards: specs, Work: work}
+	ctx := context.Background()
+	var fit *runtime.ShardFit
+	if c.Algorithm == "svi" {
+		fit, _, err = vigenbeam.FitSVI(ctx, r, opts.Sharded(), opts.SVI, opts.Seed)
+	} else {
+		fit, _, err = vigenbeam.Fit(ctx, r, opts.Sharded())
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := lda.NewModel(&lda.Data{K: k, V: v, W: docs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := m.Shard(opts, 0, len(docs))
+	// the whole result: the fitted globals, the shards' locals
+	all, err := Whole("lda", c, docs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +129,7 @@ func TestPipelineSVIIsSVI(t *testing.T) {
 	}
 	res := out.(*lda.Result)
 	if res.Iterations != single.Iterations || res.Status != single.Status {
-		t.Fatalf("%d passes (%s), the single-process fit %d (%s)", res.Iterations, res.Status, single.Iterations, single.Status)
+		t.Fatalf("%d iterations (%s), the single-process fit %d (%s)", res.Iterations, res.Status, single.Iterations, single.Status)
 	}
 	for _, x := range []struct {
 		name      string
@@ -188,13 +139,16 @@ func TestPipelineSVIIsSVI(t *testing.T) {
 		{"topics", res.Latent.Beta.Params["param"], single.Latent.Beta.Params["param"]},
 		{"topic proportions", res.Latent.Theta.Params["param"], single.Latent.Theta.Params["param"]},
 	} {
+		if len(x.got) != len(x.want) {
+			t.Fatalf("%s: %d numbers, want %d", x.name, len(x.got), len(x.want))
+		}
 		worst := 0.0
 		for i, w := range x.want {
 			worst = math.Max(worst, math.Abs(x.got[i]-w)/math.Abs(w))
 		}
 		t.Logf("%s: largest relative difference %.2g", x.name, worst)
-		if len(x.got) != len(x.want) || worst > 1e-12 {
-			t.Errorf("%s differs from the single-process SVI fit by %.3g (relative)", x.name, worst)
+		if worst > 1e-12 {
+			t.Errorf("%s differs from the single-process fit by %.3g (relative)", x.name, worst)
 		}
 	}
 }
