@@ -42,6 +42,14 @@ type reparam struct {
 	draw func(rng *rand.Rand, lam, t, aux []float64)
 	// natGrad writes F(λ)⁻¹ Jᵀ v for the draw (t, aux) into out.
 	natGrad func(lam, t, aux, v, out []float64)
+	// antithetic, for a family whose Algorithm 1 gradient is estimated
+	// from three evaluations (the Normal), writes the statistics of the
+	// draw's reflection (m − sε for m + sε) into minus and those of the
+	// point at the mean into mean; antiNatGrad combines the statistics v,
+	// vm and v0 given the draw, its reflection and the mean into one
+	// estimate of E[F⁻¹Jᵀv] (antitheticNormalNatGrad). Nil: one draw.
+	antithetic  func(lam, t, aux, minus, mean []float64)
+	antiNatGrad func(lam, t, aux, v, vm, v0, out []float64)
 	// valid reports whether lam are the natural parameters of a member of
 	// the family.
 	valid func(lam []float64) bool
@@ -58,6 +66,7 @@ var reparams = map[string]*reparam{
 	"Gamma": {stats: 2, draw: gammaDraw, natGrad: gammaNatGrad,
 		valid: func(lam []float64) bool { return finite(lam) && lam[0] > -1 && lam[1] < 0 }, drawStats: gammaDrawStats},
 	"Normal": {stats: 2, draw: normalDraw, natGrad: normalNatGrad,
+		antithetic: normalAntithetic, antiNatGrad: antitheticNormalNatGrad,
 		valid: func(lam []float64) bool { return finite(lam) && lam[1] < 0 }, drawStats: normalDrawStats},
 }
 
@@ -290,6 +299,49 @@ func normalNatGrad(lam, t, aux, v, out []float64) {
 	out[0], out[1] = w*(1-m*e/s), w*e/(2*s)
 }
 
+// normalAntithetic writes t = (x, x²) of the antithetic draw x = m − sε
+// = 2m − x⁺ of x⁺ = m + sε into minus, and of x = m into mean.
+func normalAntithetic(lam, t, _, minus, mean []float64) {
+	m := lam[0] * (-0.5 / lam[1])
+	x := 2*m - t[0]
+	minus[0], minus[1] = x, x*x
+	mean[0], mean[1] = m, m*m
+}
+
+// antitheticNormalNatGrad is SSMF's natural gradient of a Normal factor
+// from three evaluations of the local steps: given the draw x⁺ = m + sε
+// (statistics v), its reflection x⁻ = m − sε (vm) and the mean m (v0).
+// With f the data's part of L given β = x (Eq. 21), u = v₁ + 2v₂x is f′(x)
+// (the local factors are optimal given x, Eq. 20, so only the explicit
+// dependence counts), and in the Normal's mean parameters the natural
+// gradient of E_q[f] is (E f′ − m E f″, ½ E f″) (Price's theorem). The
+// estimate is
+//
+//	E f′ ≈ (u⁺ + u⁻)/2   (unbiased: x⁺ and x⁻ have the same law),
+//	E f″ ≈ 2v₂⁰          (the curvature of the conditional given x = m),
+//
+// so λ̂ = η + ((u⁺ + u⁻)/2 − 2m v₂⁰, v₂⁰): its precision is SVI's given
+// the point at the mean (always a Normal), and at its fixed point
+// E f′ + ∂E_q[log p(β)]/∂m = 0, a stationary point of L(λ) in the means
+// (Eq. 21); only the variances leave out the part of f″ from the local
+// factors' dependence on β (Eq. 30's covariance, which SSMF-A leaves out
+// of the means too). Algorithm 1's single draw estimates E f″ by Stein's
+// lemma, u(x⁺) ε/s, unbiased, but it multiplies all of u's noise by ε/s,
+// and s shrinks like N^(−½): on a mixture of well-separated Normal
+// components its precision's step was several times the precision, the
+// means went to ±10³ and beyond, and an antithetic pair with a control
+// variate still left the fit wandering for tens of steps after its
+// first (the local fits change abruptly over ±s while the components
+// overlap). normalNatGrad keeps the single draw's form for the tests.
+func antitheticNormalNatGrad(lam, t, _, v, vm, v0, out []float64) {
+	m := lam[0] * (-0.5 / lam[1])
+	xp := t[0]
+	xm := 2*m - xp
+	up, um := v[0]+2*v[1]*xp, vm[0]+2*vm[1]*xm
+	h := 2 * v0[1]
+	out[0], out[1] = (up+um)/2-m*h, h/2
+}
+
 // solve2 solves [[a, b], [b, c]] x = (g0, g1).
 func solve2(a, b, c, g0, g1 float64) (float64, float64) {
 	det := a*c - b*b
@@ -354,6 +406,8 @@ type globalDraw struct {
 	f      *reparam
 	row    int // a vector family's row length
 	t, aux []float64
+	minus  []float64 // an antithetic family's: the reflected draw's statistics
+	mean   []float64 // and the mean's
 	cv     []float64 // controlledNatGrad's control variate
 	old    []float64 // step's copy of λ
 }
@@ -365,6 +419,9 @@ func newGlobalDraw(family string, size, row int, diff bool) *globalDraw {
 	gd := &globalDraw{f: reparams[family], row: max(row, 1), t: make([]float64, size)}
 	if diff {
 		gd.aux = make([]float64, size)
+	}
+	if diff && gd.f.antithetic != nil {
+		gd.minus, gd.mean = make([]float64, size), make([]float64, size)
 	}
 	return gd
 }
@@ -387,7 +444,7 @@ const drawBlock = 256
 // slices, or an element's statistics gathered from their blocks into small
 // arrays and scattered back after fn.
 func (gd *globalDraw) visit(c int, arrays [][]float64, fn func(v [][]float64)) {
-	var viewBuf [5][]float64
+	var viewBuf [6][]float64
 	views := viewBuf[:len(arrays)]
 	if gd.f.vector {
 		lo, hi := c*gd.row, (c+1)*gd.row
@@ -401,7 +458,7 @@ func (gd *globalDraw) visit(c int, arrays [][]float64, fn func(v [][]float64)) {
 	}
 	s := gd.f.stats
 	n := len(gd.t) / s
-	var bufs [5][maxNatural]float64
+	var bufs [6][maxNatural]float64
 	for i := c * drawBlock; i < min((c+1)*drawBlock, n); i++ {
 		for k, a := range arrays {
 			if a != nil {
@@ -423,24 +480,84 @@ func (gd *globalDraw) visit(c int, arrays [][]float64, fn func(v [][]float64)) {
 }
 
 // sample draws β̃ from q(β) with natural parameters lam, chunk c from
-// the stream (seed, c).
+// the stream (seed, c), and, for an antithetic family under Algorithm 1,
+// the statistics of its reflection and of the mean.
 func (gd *globalDraw) sample(lam []float64, seed uint64, workers int) {
 	nc, _ := gd.chunks()
 	ParallelFor(nc, workers, func(_, c int) {
 		rng := rand.New(rand.NewPCG(seed, uint64(c)))
-		gd.visit(c, [][]float64{lam, gd.t, gd.aux}, func(v [][]float64) { gd.f.draw(rng, v[0], v[1], v[2]) })
+		gd.visit(c, [][]float64{lam, gd.t, gd.aux, gd.minus, gd.mean}, func(v [][]float64) {
+			gd.f.draw(rng, v[0], v[1], v[2])
+			if v[3] != nil {
+				gd.f.antithetic(v[0], v[1], v[2], v[3], v[4])
+			}
+		})
 	})
 }
 
+// Evaluations of the local steps in a step of Algorithm 1 with an
+// antithetic family among the globals: given the draw, its reflection and
+// the mean.
+const (
+	evalDraw = iota
+	evalMinus
+	evalMean
+	antitheticEvals
+)
+
+// at is the statistics the local steps see in evaluation i of an
+// antithetic step: an antithetic family's draw, reflection or mean; the
+// other families' draw in all three.
+func (gd *globalDraw) at(i int) []float64 {
+	switch {
+	case gd.minus == nil || i == evalDraw:
+		return gd.t
+	case i == evalMinus:
+		return gd.minus
+	}
+	return gd.mean
+}
+
+// antithetic reports whether the factor's gradient is estimated from the
+// three evaluations under Algorithm 1.
+func (gd *globalDraw) antithetic() bool { return gd.minus != nil }
+
 // natGrad replaces v (the minibatch's scaled statistics Σ η_b, in the
-// natural layout) by F(λ)⁻¹ J(u, λ)ᵀ v for the current draw (Eq. 26).
-func (gd *globalDraw) natGrad(lam, v []float64, workers int) {
+// natural layout) by F(λ)⁻¹ J(u, λ)ᵀ v for the current draw (Eq. 26). With
+// more, the statistics of the other evaluations of an antithetic step
+// (evalMinus and evalMean), it is their estimate: the family's
+// antiNatGrad, or, for a family drawn once, the average of the single
+// estimates from the three (each unbiased: the family's draw is the same
+// in all three, and the others' points have the law of the draw or do not
+// depend on it).
+func (gd *globalDraw) natGrad(lam, v []float64, more [][]float64, workers int) {
 	nc, _ := gd.chunks()
+	var vm, v0 []float64
+	if more != nil {
+		vm, v0 = more[0], more[1]
+	}
 	ParallelFor(nc, workers, func(_, c int) {
-		var buf [StackVec]float64
-		gd.visit(c, [][]float64{lam, gd.t, gd.aux, v}, func(x [][]float64) {
+		var buf, buf2 [StackVec]float64
+		gd.visit(c, [][]float64{lam, gd.t, gd.aux, v, vm, v0}, func(x [][]float64) {
 			out := Vec(buf[:], len(x[3]))
-			gd.f.natGrad(x[0], x[1], x[2], x[3], out)
+			switch {
+			case x[4] == nil:
+				gd.f.natGrad(x[0], x[1], x[2], x[3], out)
+			case gd.minus != nil:
+				gd.f.antiNatGrad(x[0], x[1], x[2], x[3], x[4], x[5], out)
+			default:
+				gd.f.natGrad(x[0], x[1], x[2], x[3], out)
+				for _, w := range x[4:6] {
+					o := Vec(buf2[:], len(w))
+					gd.f.natGrad(x[0], x[1], x[2], w, o)
+					for i := range out {
+						out[i] += o[i]
+					}
+				}
+				for i := range out {
+					out[i] /= 3
+				}
+			}
 			copy(x[3], out)
 		})
 	})
@@ -457,15 +574,22 @@ func (gd *globalDraw) natGrad(lam, v []float64, workers int) {
 // so is the noise F⁻¹ multiplies; without it the noise of the Dirichlet's
 // concentration direction (F is nearly singular along α) takes λ̂ outside
 // the family in most steps on LDA. prior writes η_prior into its argument.
-func (gd *globalDraw) controlledNatGrad(lam, v []float64, prior func([]float64), workers int) {
+// more, if not nil, holds the other evaluations' statistics (natGrad),
+// from which the control variate is subtracted too (an antithetic
+// family's estimate is exact for statistics that do not depend on the
+// draw, so the control changes nothing there).
+func (gd *globalDraw) controlledNatGrad(lam, v []float64, more [][]float64, prior func([]float64), workers int) {
 	c := Grow(&gd.cv, len(v))
 	clear(c)
 	prior(c)
 	for i := range c {
 		c[i] = lam[i] - c[i]
 		v[i] -= c[i]
+		for _, w := range more {
+			w[i] -= c[i]
+		}
 	}
-	gd.natGrad(lam, v, workers)
+	gd.natGrad(lam, v, more, workers)
 	for i := range c {
 		v[i] += c[i]
 	}

@@ -36,6 +36,6 @@ func BenchmarkSSMFDirichletNatGrad(b *testing.B) {
 		for j := range v {
 			v[j] = float64(j % 3)
 		}
-		gd.natGrad(lam, v, 1)
+		gd.natGrad(lam, v, nil, 1)
 	}
 }

@@ -434,3 +434,37 @@ func TestNormalNatGradLargeMean(t *testing.T) {
 		t.Error("valid accepts a NaN or infinite natural parameter")
 	}
 }
+
+// SSMF's Normal gradient from the draw, its reflection and the mean is
+// exactly (v₁, v₂) when the statistics do not depend on the draw (a
+// Normal global with no local factors between it and the data: λ̂ is the
+// exact posterior's), whatever the draw, and its mean part is the average
+// of f′ = v₁ + 2v₂x over the pair.
+func TestAntitheticNormalNatGrad(t *testing.T) {
+	f := reparams["Normal"]
+	m, s := 3.0, 0.2
+	lam := []float64{m / (s * s), -0.5 / (s * s)}
+	v := []float64{7.5, -1.25}
+	rng := rand.New(rand.NewPCG(1, 2))
+	tt, aux, minus, mean, out := make([]float64, 2), make([]float64, 2), make([]float64, 2), make([]float64, 2), make([]float64, 2)
+	for range 20 {
+		f.draw(rng, lam, tt, aux)
+		f.antithetic(lam, tt, aux, minus, mean)
+		if math.Abs(minus[0]-(2*m-tt[0])) > 1e-12 || mean[0] != m || mean[1] != m*m {
+			t.Fatalf("draw %v: reflection %v, mean %v", tt, minus, mean)
+		}
+		f.antiNatGrad(lam, tt, aux, v, v, v, out)
+		if math.Abs(out[0]-v[0]) > 1e-12 || out[1] != v[1] {
+			t.Errorf("draw %v: %v, want %v", tt[0], out, v)
+		}
+	}
+	// statistics that do depend on it: the mean part is (u⁺ + u⁻)/2 − 2m v₂⁰
+	vp, vm, v0 := []float64{1, -2}, []float64{3, -1}, []float64{2, -1.5}
+	f.draw(rng, lam, tt, aux)
+	f.antithetic(lam, tt, aux, minus, mean)
+	f.antiNatGrad(lam, tt, aux, vp, vm, v0, out)
+	up, um := vp[0]+2*vp[1]*tt[0], vm[0]+2*vm[1]*minus[0]
+	if want := (up+um)/2 - 2*m*v0[1]; math.Abs(out[0]-want) > 1e-12 || out[1] != v0[1] {
+		t.Errorf("out = %v, want (%v, %v)", out, want, v0[1])
+	}
+}

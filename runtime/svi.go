@@ -314,14 +314,45 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 	}
 	done := make([]bool, units)
 	perUnit := make([]float64, units)
+	t, seen := 0, 0 // steps taken, units visited
+	// anti: Algorithm 1 with an antithetic family (Normal) among the
+	// globals evaluates each step's local steps three times, given the
+	// draw, its reflection and the mean (antitheticNormalNatGrad), into
+	// hat and more
+	anti := false
+	for _, gd := range draws {
+		anti = anti || gd.antithetic()
+	}
+	var more [][][]float64
+	if anti {
+		more = make([][][]float64, len(st.Natural))
+		for g, n := range st.Natural {
+			more[g] = [][]float64{make([]float64, n), make([]float64, n)}
+		}
+	}
+	// fitLocals fits (or samples) minibatch b's local factors given the
+	// global factors as they are set, evaluation half of step t (0, or 1
+	// for the other evaluations of an antithetic step: their own Gibbs
+	// streams); false
+	// if ctx was canceled
+	fitLocals := func(b []int, eval uint64) bool {
+		return ParallelForUntil(ctx.Done(), len(b), workers, func(w, i int) {
+			if gu != nil {
+				rng := rand.New(rand.NewPCG(seed^0x6a09e667f3bcc909^eval*0xbb67ae8584caa73b, uint64(t)<<32|uint64(b[i])))
+				gu.GibbsUnit(q, ws[w], b[i], rng, svi.BurnIn, svi.Samples)
+				done[b[i]] = true
+				return
+			}
+			done[b[i]] = m.UpdateUnit(q, ws[w], b[i])
+		})
+	}
 	var kept S
 	kept = m.Copy(kept, q)
 	cp, _ := m.(CAParams[S, P])
 	keptParams := paramsOf(cp)
 	run := Run{Status: PassesStatus, Tempering: s.Temper.String()}
 	prevELBO := math.Inf(-1)
-	t, seen := 0, 0 // steps taken, units visited
-	atEnd := true   // q is kept: the run is at the end of a pass
+	atEnd := true // q is kept: the run is at the end of a pass
 passes:
 	for pass := 1; pass <= svi.Passes; pass++ {
 		atEnd = false
@@ -354,15 +385,7 @@ passes:
 					sm.SetMoments(q, g, draws[g].t)
 				}
 			}
-			if !ParallelForUntil(ctx.Done(), len(b), workers, func(w, i int) {
-				if gu != nil {
-					rng := rand.New(rand.NewPCG(seed^0x6a09e667f3bcc909, uint64(t)<<32|uint64(b[i])))
-					gu.GibbsUnit(q, ws[w], b[i], rng, svi.BurnIn, svi.Samples)
-					done[b[i]] = true
-					return
-				}
-				done[b[i]] = m.UpdateUnit(q, ws[w], b[i])
-			}) {
+			if !fitLocals(b, 0) {
 				for g := range draws {
 					gm.SetNatural(q, g, lam[g]) // q(β) back from the point mass
 				}
@@ -393,10 +416,26 @@ passes:
 				}
 			}
 			if sampled {
-				// every factor's statistics given β̃, then q(β)'s
+				// every factor's statistics given β̃, then (antithetic
+				// steps) given its reflection and the mean, then q(β)'s
 				// expectations back for the priors' parts
 				for g := range lam {
 					unitPart(g, hat[g])
+				}
+				for e := evalMinus; anti && e < antitheticEvals; e++ {
+					for g := range lam {
+						sm.SetMoments(q, g, draws[g].at(e))
+					}
+					if !fitLocals(b, uint64(e)) {
+						for g := range draws {
+							gm.SetNatural(q, g, lam[g])
+						}
+						run.Status = "canceled"
+						break passes
+					}
+					for g := range lam {
+						unitPart(g, more[g][e-1])
+					}
 				}
 				for g := range lam {
 					gm.SetNatural(q, g, lam[g])
@@ -404,7 +443,11 @@ passes:
 				for g := range lam {
 					h := hat[g]
 					if svi.Global == GlobalSSMF {
-						draws[g].controlledNatGrad(lam[g], h, func(prior []float64) { gm.PriorNatural(q, g, prior) }, workers)
+						var mg [][]float64
+						if anti {
+							mg = more[g]
+						}
+						draws[g].controlledNatGrad(lam[g], h, mg, func(prior []float64) { gm.PriorNatural(q, g, prior) }, workers)
 					}
 					gm.PriorNatural(q, g, h)
 					c, short := draws[g].step(lam[g], h, rho)
