@@ -33,7 +33,7 @@ type ShardStepRunner interface {
 // the fit is the single-process SVI fit up to the rounding of the
 // minibatches' sums. After each pass the runner computes the units' part
 // of the ELBO and keeps the shards' locals. The result's Run is FitSVI's
-// (status PassesStatus), and like FitSVI's its state is that of the last
+// (status PassesStatus, or FitSVI's "diverged: …"), and like FitSVI's its state is that of the last
 // pass that ended with finite numbers and was not canceled: the globals
 // and, under LocalsOf, the locals of that pass.
 func FitShardsSVI(ctx context.Context, driver Shard, runner ShardStepRunner, s ShardSettings, svi SVISettings, seed uint64) (*ShardFit, error) {
@@ -75,6 +75,7 @@ func FitShardsSVI(ctx context.Context, driver Shard, runner ShardStepRunner, s S
 		order[i] = i
 	}
 	prevELBO := math.Inf(-1)
+	guard := newDivergenceGuard(units)
 	t, seen := 0, 0
 	for pass := 1; pass <= svi.Passes; pass++ {
 		rng.Shuffle(units, func(i, j int) { order[i], order[j] = order[j], order[i] })
@@ -141,6 +142,10 @@ func FitShardsSVI(ctx context.Context, driver Shard, runner ShardStepRunner, s S
 				Decreased: Decreased(prevELBO, elbo)})
 		}
 		prevELBO = elbo
+		if d := guard.observe(pass, elbo, pass == svi.Passes); d != "" {
+			fit.Run.Status = d
+			break
+		}
 		if stepErr != nil {
 			fit.Run.Status = tr.String()
 			break

@@ -229,7 +229,8 @@ const PassesStatus = "passes_completed"
 // checked for NaN and infinities and Progress is called. The result's
 // Iterations counts passes, its ELBO has one value per pass, and its status
 // is PassesStatus ("canceled", or "not_finite: …" with the state after the
-// last good pass). Checkpoints and Resume are not supported yet.
+// last good pass, or "diverged: …" when the ELBO fell far below its best
+// and stayed there, divergenceGuard, with the state of that pass). Checkpoints and Resume are not supported yet.
 func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s CASettings, svi SVISettings, seed uint64) (R, error) {
 	var zero R
 	start := s.Start
@@ -352,6 +353,7 @@ func FitSVI[S, W, P, R any](ctx context.Context, m SVIModel[S, W, P, R], q S, s 
 	keptParams := paramsOf(cp)
 	run := Run{Status: PassesStatus, Tempering: s.Temper.String()}
 	prevELBO := math.Inf(-1)
+	guard := newDivergenceGuard(units)
 	atEnd := true // q is kept: the run is at the end of a pass
 passes:
 	for pass := 1; pass <= svi.Passes; pass++ {
@@ -557,6 +559,10 @@ passes:
 			s.Progress(p)
 		}
 		prevELBO = elbo
+		if d := guard.observe(pass, elbo, pass == svi.Passes); d != "" {
+			run.Status = d
+			break
+		}
 		if err != nil {
 			run.Status = tr.String() // the params could not be estimated
 			break
