@@ -313,6 +313,7 @@ func (f *fitGen) emit() {
 	f.emitLoops()
 	f.emitELBO()
 	f.emitResult()
+	f.emitELBOQuadrature()
 	f.emitFingerprint()
 	f.emitParams()
 	f.emitMSteps()
@@ -1122,10 +1123,15 @@ func (f *fitGen) emitELBO() {
 		w.P("perUnit[d] = v")
 		w.P("})")
 	}
-	w.Func([]string{"ELBO is the evidence lower bound E_q[log p] + H[q], with Eq. 19's",
-		"expansion where no exact rule applies (Eq. 21 for the Gaussian factors).",
+	doc := []string{"ELBO is the evidence lower bound E_q[log p] + H[q], with Eq. 19's",
+		"expansion where no exact rule applies (Eq. 21 for the Gaussian factors)."}
+	if f.anyQuadratureELBO() {
+		doc = append(doc, "The statements an NCVMP update integrates are integrated by Gauss–Hermite",
+			"quadrature instead, whatever the method (state.elboQuadrature).")
+	}
+	w.Func(append(doc,
 		"Units are evaluated on `workers` goroutines into perUnit and summed in",
-		"unit order, so the value does not depend on the schedule."},
+		"unit order, so the value does not depend on the schedule."),
 		"(a *caModel) ELBO(q *state, workers int, perUnit []float64) float64", func() {
 			w.P("m := a.m")
 			w.Pf("total := m.elboGlobal(%s)", f.args(b.GlobalInputs, ""))
@@ -1138,6 +1144,12 @@ func (f *fitGen) emitELBO() {
 					})
 				case qi.q.IsGaussianVector() && !qi.local:
 					w.Pf("total += %s(q.%s, %s)", rt("GaussianEntropy"), qi.fields[1], f.dim(qi.q.Dims[0]))
+				}
+			}
+			for _, qi := range f.qs {
+				if f.quadratureELBO(qi) {
+					// by quadrature, as NCVMP integrates them: the bound it ascends
+					w.Pf("total += m.projections%s(q).QuadratureGap(q.%s, q.%s, 0)", qi.upper, qi.fields[0], qi.fields[1])
 				}
 			}
 			// a sharded fit's shards compute the units' parts alone

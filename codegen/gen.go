@@ -171,6 +171,10 @@ type fileCtx struct {
 	// ELBONote qualifies the ELBO in the Result (runtime.Result.ELBONote)
 	// when latents have improper flat priors; "" otherwise.
 	ELBONote string
+	// ELBOQuadrature says that some NCVMP latent's statements enter the
+	// ELBO by quadrature: Result sets Result.ELBOQuadrature from
+	// state.elboQuadrature.
+	ELBOQuadrature bool
 	// Predict says the package has Predict (derive.Predictions), whose
 	// newModel may leave observed data out.
 	Predict bool
@@ -379,6 +383,7 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 		}
 	}
 	ctx.Predict = fit != nil && fit.d.Predictions != nil
+	ctx.ELBOQuadrature = fit != nil && fit.anyQuadratureELBO()
 	ctx.AtLeast, ctx.Allocs = g.allocCheck(fit)
 	for _, sc := range g.m.SizeChecks {
 		ctx.SizeEqs = append(ctx.SizeEqs, sizeEqCtx{Size: sc.Size, Const: sc.Const, Plus: sc.Sizes,

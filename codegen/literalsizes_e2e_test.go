@@ -3,6 +3,7 @@ package codegen
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -256,4 +257,134 @@ for d in 1:D {
 			t.Errorf("no q(z)")
 		}
 	}
+}
+
+// A softmax regression over three outcomes whose count is written only as
+// the literal range of its data (y : int[N] in 1..3, the probabilities a
+// vector literal [0, x·w, 1]) generates, compiles and fits exactly as the
+// same model with `size K = 3` and `in 1..K`; as does the two-outcome
+// model with [0, x·w]. Before, code generation failed with "unknown size
+// 3" (issue 38): the range's 3 was not a size. The Laplace fit is checked
+// against the hand formulas of the MAP and the curvature there.
+func TestEndToEndLiteralCategoricalRange(t *testing.T) {
+	const catLiteralVI = `model catlit
+size N, D
+data x : real[N, D]
+data y : int[N] in 1..3
+latent w : real[D] nonconjugate laplace
+w ~ Normal(0, 1)
+for n in 1:N {
+  y[n] ~ Categorical(softmax([0, dot(x[n], w), 1]))
+}
+`
+	catSizedVI := strings.NewReplacer("model catlit", "model catsized", "size N, D", "size N, D, K = 3", "in 1..3", "in 1..K").Replace(catLiteralVI)
+	cat2VI := strings.NewReplacer("model catlit", "model cat2", "in 1..3", "in 1..2", "[0, dot(x[n], w), 1]", "[0, dot(x[n], w)]").Replace(catLiteralVI)
+
+	x, y3, y2 := softmaxRegressionData(150, []float64{1, -2}, 7)
+	lit, _ := runLiteral(t, "catlit", catLiteralVI, []literalRun{{Data: map[string]any{"x": x, "y": y3}}}, nil)
+	sized, _ := runLiteral(t, "catsized", catSizedVI, []literalRun{{Data: map[string]any{"x": x, "y": y3}}}, nil)
+	two, _ := runLiteral(t, "cat2", cat2VI, []literalRun{{Data: map[string]any{"x": x, "y": y2}}}, nil)
+	if n := compareJSONNumbers(t, "latent", lit[0]["latent"], sized[0]["latent"], 1e-12); n < 6 {
+		t.Errorf("compared %d numbers of the latents, want w's mean and covariance", n)
+	}
+	compareJSONNumbers(t, "elbo", lit[0]["elbo"], sized[0]["elbo"], 1e-12)
+
+	for _, c := range []struct {
+		name  string
+		res   map[string]any
+		y     []int
+		fixed []float64 // the constant entries of the linear predictor, after 0 and x·w
+	}{
+		{"in 1..3", lit[0], y3, []float64{1}},
+		{"in 1..2", two[0], y2, nil},
+	} {
+		b, _ := json.Marshal(c.res["latent"].(map[string]any)["w"])
+		var g gaussianJSON
+		if err := json.Unmarshal(b, &g); err != nil || len(g.Mean) != 2 || len(g.Cov) != 2 {
+			t.Fatalf("%s: q(w) = %s (%v)", c.name, b, err)
+		}
+		grad, cov := softmaxRegressionLaplace(x, c.y, c.fixed, g.Mean)
+		t.Logf("%s: w mean %.6f, gradient of the log joint there %.2g", c.name, g.Mean, grad)
+		for i := range grad {
+			if math.Abs(grad[i]) > 1e-6 {
+				t.Errorf("%s: the log joint's gradient at q's mean %v is %v, want 0 (the MAP)", c.name, g.Mean, grad)
+			}
+			for j := range cov[i] {
+				if math.Abs(g.Cov[i][j]-cov[i][j]) > 1e-6*math.Abs(cov[i][i]) {
+					t.Errorf("%s: cov[%d][%d] = %.10g, want %.10g (minus the inverse Hessian at the MAP)", c.name, i, j, g.Cov[i][j], cov[i][j])
+				}
+			}
+		}
+	}
+}
+
+// softmaxRegressionData simulates n rows x ~ N(0, I) of len(w) columns and
+// outcomes y3 ~ Categorical(softmax(0, x·w, 1)), y2 ~ Categorical(softmax(0, x·w)).
+func softmaxRegressionData(n int, w []float64, seed uint64) (x [][]float64, y3, y2 []int) {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	draw := func(eta []float64) int {
+		p := softmaxOf(eta)
+		u := rng.Float64()
+		for k := range p[:len(p)-1] {
+			if u < p[k] {
+				return k + 1
+			}
+			u -= p[k]
+		}
+		return len(p)
+	}
+	for range n {
+		row := make([]float64, len(w))
+		xw := 0.0
+		for j := range row {
+			row[j] = rng.NormFloat64()
+			xw += row[j] * w[j]
+		}
+		x = append(x, row)
+		y3 = append(y3, draw([]float64{0, xw, 1}))
+		y2 = append(y2, draw([]float64{0, xw}))
+	}
+	return x, y3, y2
+}
+
+func softmaxOf(eta []float64) []float64 {
+	m := math.Inf(-1)
+	for _, e := range eta {
+		m = max(m, e)
+	}
+	p := make([]float64, len(eta))
+	s := 0.0
+	for k, e := range eta {
+		p[k] = math.Exp(e - m)
+		s += p[k]
+	}
+	for k := range p {
+		p[k] /= s
+	}
+	return p
+}
+
+// softmaxRegressionLaplace is the gradient at w of the log joint of a
+// softmax regression with linear predictors (0, x·w, fixed...) and a
+// N(0, I) prior on the two weights w, Σₙ (1[yₙ = 2] − p₂ₙ) xₙ − w, and
+// minus the inverse of its Hessian −Σₙ p₂ₙ(1 − p₂ₙ) xₙxₙᵀ − I.
+func softmaxRegressionLaplace(x [][]float64, y []int, fixed, w []float64) (grad []float64, cov [][]float64) {
+	grad = []float64{-w[0], -w[1]}
+	prec := [2][2]float64{{1, 0}, {0, 1}}
+	for n, row := range x {
+		p := softmaxOf(append([]float64{0, row[0]*w[0] + row[1]*w[1]}, fixed...))[1]
+		hit := 0.0
+		if y[n] == 2 {
+			hit = 1
+		}
+		for i := range 2 {
+			grad[i] += (hit - p) * row[i]
+			for j := range 2 {
+				prec[i][j] += p * (1 - p) * row[i] * row[j]
+			}
+		}
+	}
+	det := prec[0][0]*prec[1][1] - prec[0][1]*prec[1][0]
+	cov = [][]float64{{prec[1][1] / det, -prec[0][1] / det}, {-prec[1][0] / det, prec[0][0] / det}}
+	return grad, cov
 }

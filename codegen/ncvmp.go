@@ -73,6 +73,11 @@ func (f *fitGen) emitNCVMPFactor(qi *qInfo) {
 		"updates it (runtime.NCVMPFactor), or nil when another method is selected."}
 	w.Func(doc, w.Sf("(m *Model) ncvmp%s(q *state) *%s", qi.upper, rt("NCVMPFactor")), func() {
 		w.If(cond(fmt.Sprintf(`q.%s != "ncvmp"`, qi.method)), func() { w.Return("nil") })
+		w.Pf("return m.projections%s(q)", qi.upper)
+	})
+	doc = []string{fmt.Sprintf("projections%s is q(%s) (%s) split for NCVMP (runtime.NCVMPFactor), whatever", qi.upper, qi.v.Name, f.pos(qi.v)),
+		"the method: ELBO integrates its projected statements with it."}
+	w.Func(doc, w.Sf("(m *Model) projections%s(q *state) *%s", qi.upper, rt("NCVMPFactor")), func() {
 		w.Pf("p := %s", f.dim(o.Dim))
 		var ns, ends []string
 		for k, t := range pr.Terms {
@@ -120,4 +125,62 @@ func (f *fitGen) emitNCVMPFactor(qi *qInfo) {
 		w.P("},")
 		w.P("}")
 	})
+}
+
+// quadratureELBO reports whether the ELBO takes the expectations of qi's
+// projected statements by quadrature, as NCVMP's update does, whichever
+// method fits qi (so that the ELBOs of NCVMP, Laplace and delta fits
+// compare the same bound): when their log
+// factors g read no other latent, the bound's Taylor expansion of them
+// (Eq. 21) is Σ_n g(m_n) + ½g”(m_n)v_n, which runtime.NCVMPFactor's
+// QuadratureGap replaces by the quadrature. A g that reads another
+// Gaussian latent carries that latent's expansion too, and the statement
+// keeps Eq. 21's.
+func (f *fitGen) quadratureELBO(qi *qInfo) bool {
+	if qi.obj == nil || qi.obj.NCVMP == nil {
+		return false
+	}
+	for _, t := range qi.obj.NCVMP.Terms {
+		for _, in := range qi.obj.Inputs {
+			for _, v := range in.Tensors() {
+				if derive.DependsOn(t.G, v.Tensor) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// anyQuadratureELBO reports whether some latent's statements enter the
+// ELBO by quadrature under NCVMP (quadratureELBO).
+func (f *fitGen) anyQuadratureELBO() bool {
+	for _, qi := range f.qs {
+		if f.quadratureELBO(qi) {
+			return true
+		}
+	}
+	return false
+}
+
+// emitELBOQuadrature prints state.elboQuadrature, the statements whose
+// expectations the ELBO integrates by quadrature (runtime.Result's
+// ELBOQuadrature): those of the latents quadratureELBO accepts.
+func (f *fitGen) emitELBOQuadrature() {
+	if !f.anyQuadratureELBO() {
+		return
+	}
+	var stmts []string
+	for _, qi := range f.qs {
+		if f.quadratureELBO(qi) {
+			for _, t := range qi.obj.NCVMP.Terms {
+				stmts = append(stmts, fmt.Sprintf("%q", fmt.Sprintf("%s: %s:%d:%d: %s", qi.v.Name, t.Factor.Pos.File, t.Factor.Pos.Line, t.Factor.Pos.Col, fmtFactor(t.Factor))))
+			}
+		}
+	}
+	f.w.Func([]string{"elboQuadrature lists the statements whose expected log factors ELBO",
+		"integrates by Gauss–Hermite quadrature, as NCVMP's update does."},
+		"(q *state) elboQuadrature() []string", func() {
+			f.w.P("return []string{", strings.Join(stmts, ", "), "}")
+		})
 }

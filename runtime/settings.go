@@ -136,10 +136,17 @@ type Result[L, P any] struct {
 	// (a nonconjugate latent with no `~`) the log joint, and so the ELBO,
 	// is defined only up to a constant, and is not a bound on the log
 	// evidence.
-	ELBONote string  `json:"elbo_note,omitempty"`
-	Seconds  float64 `json:"seconds"`
-	Latent   L       `json:"latent"`
-	Params   P       `json:"params"`
+	ELBONote string `json:"elbo_note,omitempty"`
+	// ELBOQuadrature lists the statements whose expected log factors the
+	// ELBO integrates by Gauss–Hermite quadrature, as "latent: file:line:col:
+	// statement": those of the latents an NCVMP update fits, whose log
+	// factors read no other latent (the expectations the update
+	// integrates). Every other expectation without a closed form is Eq. 21's
+	// second-order Taylor expansion, as it is in Laplace and delta fits.
+	ELBOQuadrature []string `json:"elbo_quadrature,omitempty"`
+	Seconds        float64  `json:"seconds"`
+	Latent         L        `json:"latent"`
+	Params         P        `json:"params"`
 	// Summary is every latent element's marginal mean, sd and 5%, 50%
 	// and 95% quantiles under q, by name (theta[2,5]); SummaryOmitted lists
 	// the latents left out of it for having more than SummaryLimit

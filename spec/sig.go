@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/alecthomas/participle/v2/lexer"
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
@@ -124,14 +125,20 @@ func parseRange(s string) (lo, hi string, ok bool) {
 	return lo, hi, ok && lo != "" && hi != ""
 }
 
-// rangeEnd matches one end of a support pattern against a bound.
-func (u *unifier) rangeEnd(pat string, b ir.Bound) bool {
+// rangeEnd matches one end of a support pattern against a bound. A
+// literal bound that a pattern letter takes, the 3 of `y : int[N] in 1..3`
+// for Categorical's 1..K, is a size like any other: the fixed size of the
+// literal dimension 3 (as of real[3]), declared at p if no real[3] has.
+func (u *unifier) rangeEnd(pat string, b ir.Bound, p lexer.Position) bool {
 	if n, err := strconv.Atoi(pat); err == nil {
 		return b.Size == "" && b.Value == n
 	}
 	size := b.Size
 	if size == "" {
-		size = strconv.Itoa(b.Value) // a literal bound, as a literal dimension is written
+		if b.Value < 1 || b.Value > maxSizeLiteral {
+			return false // no size has this many values
+		}
+		size = u.c.fixedSize(b.Value, p)
 	}
 	if s, bound := u.bind[pat]; bound {
 		return u.c.unifyDim(s, size)

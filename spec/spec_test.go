@@ -3,6 +3,7 @@ package spec
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -438,5 +439,37 @@ for n in 1:N {
 	_, err = Load("m.vi", []byte("model m\nsize K = 2\ndata y : real[K]\nlatent mu : real[2] nonconjugate laplace\nmu ~ Normal(0, 1)\ny ~ MvNormal(mu, eye(K))\n"))
 	if err == nil || !strings.Contains(err.Error(), "m.vi:6:") {
 		t.Errorf("MvNormal of a real[2] mean over a real[K] target: error %v, want one at line 6", err)
+	}
+}
+
+// The literal end of a range that a Categorical's 1..K takes, the 3 of
+// `y : int[N] in 1..3`, is the fixed size 3, as the 3 of real[3] is: the
+// softmax of a vector literal [0, ·, 1] meets it and is a simplex[3]. Before,
+// the letter K was bound to the name "3" of a size no declaration made, and
+// code generation failed with "unknown size 3".
+func TestLiteralRangeIsASize(t *testing.T) {
+	for _, c := range []struct{ src, size string }{
+		{"data y : int[N] in 1..3\nlatent w : real nonconjugate laplace\nw ~ Normal(0, 1)\nfor n in 1:N {\n  y[n] ~ Categorical(softmax([0, x[n] * w, 1]))\n}\n", "3"},
+		{"data y : int[N] in 1..2\nlatent w : real nonconjugate laplace\nw ~ Normal(0, 1)\nfor n in 1:N {\n  y[n] ~ Categorical(softmax([0, x[n] * w]))\n}\n", "2"},
+		{"data y : int[N] in 1..3\nlatent b : real[2] nonconjugate laplace\nb ~ Normal(0, 1)\nfor n in 1:N {\n  y[n] ~ Categorical(softmax(append(b, x[n])))\n}\n", "3"},
+		{"data y : real[N]\nlatent z : int[N] in 1..2 conjugate\nlatent m : real conjugate\nm ~ Normal(0, 1)\nfor n in 1:N {\n  z[n] ~ Categorical(softmax([0, 1]))\n  y[n] ~ Normal(m * z[n] + x[n], 1)\n}\n", "2"},
+	} {
+		src := "model m\nsize N\ndata x : real[N]\n" + c.src
+		m, err := Load("m.vi", []byte(src))
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		if s := m.Lookup(c.size); s == nil || s.Role != ir.RoleSize || !s.Fixed || strconv.Itoa(s.SizeDefault) != c.size {
+			t.Errorf("%s: size %s = %+v, want the fixed size %s", src, c.size, s, c.size)
+		}
+		for _, f := range m.Factors {
+			if f.Dist != "Categorical" {
+				continue
+			}
+			if d := f.Args[0].Typ().Dims; len(d) != 1 || d[0] != c.size {
+				t.Errorf("%s: the probabilities' dimensions are %v, want [%s]", src, d, c.size)
+			}
+		}
 	}
 }

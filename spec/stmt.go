@@ -3,6 +3,7 @@ package spec
 import (
 	"strconv"
 
+	"github.com/alecthomas/participle/v2/lexer"
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
@@ -418,7 +419,7 @@ func (c *checker) family(fam *ir.Family, f *ir.Factor) bool {
 	}
 	if val.Range != "" && u.ok {
 		lo, hi, _ := parseRange(val.Range)
-		if rangeFail || t.Range == nil || !u.rangeEnd(lo, t.Range[0]) || !u.rangeEnd(hi, t.Range[1]) {
+		if rangeFail || t.Range == nil || !u.rangeEnd(lo, t.Range[0], c.rangePos(v)) || !u.rangeEnd(hi, t.Range[1], c.rangePos(v)) {
 			want := u.instantiate(lo) + ".." + u.instantiate(hi)
 			hint := ""
 			if p := c.pend[c.resolve(u.instantiate(hi))]; p != nil {
@@ -435,6 +436,14 @@ func (c *checker) family(fam *ir.Family, f *ir.Factor) bool {
 		}
 	}
 	return u.ok
+}
+
+// rangePos is where v's declaration writes its range `in LO..HI`.
+func (c *checker) rangePos(v *ir.Var) lexer.Position {
+	if s := c.syms[v.Name]; s != nil && s.decl != nil && s.decl.Type != nil && s.decl.Type.Range != nil {
+		return s.decl.Type.Range.Pos
+	}
+	return lexer.Position{Filename: v.Pos.File, Line: v.Pos.Line, Column: v.Pos.Col}
 }
 
 func toBound(s string) ir.Bound {

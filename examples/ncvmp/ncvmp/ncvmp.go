@@ -185,7 +185,9 @@ type caModel struct {
 func (a *caModel) NewWorker(tr runtime.Trouble) *scratch { return &scratch{trouble: tr} }
 
 func (a *caModel) Result(run runtime.Run, q *state, p Params) *Result {
-	return runtime.NewResult("ncvmp", q.methods(), run, q.latent(a.m), p, a.fp)
+	r := runtime.NewResult("ncvmp", q.methods(), run, q.latent(a.m), p, a.fp)
+	r.ELBOQuadrature = q.elboQuadrature()
+	return r
 }
 
 // MStep returns the params of the M-step of variational EM for the q of r:
@@ -297,6 +299,12 @@ func (m *Model) ncvmpW(q *state) *runtime.NCVMPFactor {
 	if q.wMethod != "ncvmp" {
 		return nil
 	}
+	return m.projectionsW(q)
+}
+
+// projectionsW is q(w) (ncvmp.vi:11:8) split for NCVMP (runtime.NCVMPFactor), whatever
+// the method: ELBO integrates its projected statements with it.
+func (m *Model) projectionsW(_ *state) *runtime.NCVMPFactor {
 	p := m.p
 	n0 := m.n
 	return &runtime.NCVMPFactor{
@@ -351,12 +359,15 @@ func (q *state) methods() string {
 
 // ELBO is the evidence lower bound E_q[log p] + H[q], with Eq. 19's
 // expansion where no exact rule applies (Eq. 21 for the Gaussian factors).
+// The statements an NCVMP update integrates are integrated by Gauss–Hermite
+// quadrature instead, whatever the method (state.elboQuadrature).
 // Units are evaluated on `workers` goroutines into perUnit and summed in
 // unit order, so the value does not depend on the schedule.
 func (a *caModel) ELBO(q *state, _ int, _ []float64) float64 {
 	m := a.m
 	total := m.elboGlobal(q.wMean, q.wCov)
 	total += runtime.GaussianEntropy(q.wCov, m.p)
+	total += m.projectionsW(q).QuadratureGap(q.wMean, q.wCov, 0)
 	return total
 }
 
@@ -365,6 +376,12 @@ func (q *state) latent(_ *Model) Latent {
 	var l Latent
 	l.W = runtime.NewGaussian("MvNormal", q.wMean, q.wCov)
 	return l
+}
+
+// elboQuadrature lists the statements whose expected log factors ELBO
+// integrates by Gauss–Hermite quadrature, as NCVMP's update does.
+func (q *state) elboQuadrature() []string {
+	return []string{"w: ncvmp.vi:15:3: for n in 1:N: y[n] ~ Bernoulli(logistic(dot(x[n], w)))"}
 }
 
 // fingerprint hashes the sizes, data and constants as loaded, the data
