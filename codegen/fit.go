@@ -739,11 +739,17 @@ func (f *fitGen) emitDiagnose() {
 			var items []string
 			readsM := false // a unit count reads the model's size
 			for _, qi := range qs {
+				// a latent with an improper flat prior: the fit checks
+				// that its posterior is proper (runtime.Improper)
+				flat := ""
+				if derive.ImproperFlat(f.g.m, qi.v) {
+					flat = ", Flat: true"
+				}
 				if u := f.perUnit(qi); u != nil {
-					items = append(items, fmt.Sprintf("{Latent: %q, PerUnit: true, Units: %s}", qi.v.Name, f.dim(u.Size)))
+					items = append(items, fmt.Sprintf("{Latent: %q, PerUnit: true, Units: %s%s}", qi.v.Name, f.dim(u.Size), flat))
 					readsM = true
 				} else {
-					items = append(items, fmt.Sprintf("{Latent: %q}", qi.v.Name))
+					items = append(items, fmt.Sprintf("{Latent: %q%s}", qi.v.Name, flat))
 				}
 			}
 			if readsM {

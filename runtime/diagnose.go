@@ -89,11 +89,14 @@ type Diagnosed[S any] interface {
 }
 
 // DiagnoseFactor names a Gaussian factor for the diagnostic: its latent,
-// whether it has one Gaussian per unit, and how many units.
+// whether it has one Gaussian per unit, and how many units. Flat says the
+// latent has an improper flat prior, so that the fit checks that its
+// posterior is proper (Improper).
 type DiagnoseFactor struct {
 	Latent  string
 	PerUnit bool
 	Units   int
+	Flat    bool
 }
 
 // Diagnostic is the PSIS diagnostic of one Gaussian factor, in a Result.
