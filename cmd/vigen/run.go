@@ -216,7 +216,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) (string, bool) {
 const runExitStatus = `exit status: 0 the fit converged (or -algorithm svi ran its passes); 1 an error, no result; 2 bad command line;
   3 the fit stopped at -maxiter without converging (status "max_iterations");
   4 it stopped for another reason (status "canceled" after SIGINT or SIGTERM, "not_finite: …",
-  or trouble in the last iteration). With 3 and 4 the result is written and stderr says why.
+  "improper_posterior: …", or trouble in the last iteration). With 3 and 4 the result is
+  written and stderr says why.
 `
 
 // Exit statuses of vigen run (and of the command it builds).
@@ -228,7 +229,8 @@ const (
 	// "max_iterations"); the result, of the last iteration, is written.
 	exitNotConverged = 3
 	// exitFailed: the fit stopped for another reason (status "canceled",
-	// "not_finite: …", or trouble in the last iteration); the result, of
+	// "not_finite: …", "improper_posterior: …", or trouble in the last
+	// iteration); the result, of
 	// the last completed iteration, is written.
 	exitFailed = 4
 )
