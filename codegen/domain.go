@@ -403,3 +403,40 @@ func (g *gen) boundCheck(v *ir.Var) *domainCheckCtx {
 	}
 	return c
 }
+
+// boundsCheckCtx is the check at the end of NewModel
+// (runtime.CheckBounds) of the bounds of a constrained latent that read
+// consts or sizes, which the data give: Kind is the transform's, Lo and
+// Hi the bounds' Go expressions, Text the bounds as declared and At the
+// latent's position.
+type boundsCheckCtx struct {
+	Name, Text, At, Kind, Lo, Hi string
+}
+
+// boundsChecks returns the checks of the bounds of every constrained
+// latent with a bound that is not a number (the checker refuses numbers
+// that make the bounds empty).
+func (g *gen) boundsChecks() []boundsCheckCtx {
+	var out []boundsCheckCtx
+	for _, v := range g.m.VarsWithRole(ir.RoleLatent) {
+		t := v.Transform
+		if t == nil || !derive.Transformed(v) || t.Lo == nil && t.Hi == nil {
+			continue
+		}
+		literal := true
+		for _, x := range []ir.Expr{t.Lo, t.Hi} {
+			if x == nil {
+				continue
+			}
+			if _, ok := g.literal(x); !ok {
+				literal = false
+			}
+		}
+		if literal {
+			continue
+		}
+		out = append(out, boundsCheckCtx{Name: v.Name, Text: t.Text, At: fmt.Sprintf("%s:%d:%d", g.m.File, v.Pos.Line, v.Pos.Col),
+			Kind: t.Kind.String(), Lo: g.boundGo(t.Lo), Hi: g.boundGo(t.Hi)})
+	}
+	return out
+}

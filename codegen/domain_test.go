@@ -78,6 +78,13 @@ for i in 1:N {
   b[i] ~ Beta(a, a)
   k[i] ~ Binomial(n[i], logistic(sum(mu)))
 }
+const lo : real = 0
+const hi : real = 1
+const c : real = 1
+latent w : real<lower=lo, upper=hi> nonconjugate laplace
+latent v : real<lower=log(c)> nonconjugate laplace
+w ~ Uniform(lo, hi)
+v ~ Normal(0, 1)
 `
 
 const domainsDriver = `package main
@@ -137,11 +144,15 @@ func TestEndToEndDomains(t *testing.T) {
 		{"alpha", "[1, -2]", `const "alpha"[2] = -2: it is the alpha of Dirichlet at doms.vi:15:15, which must be > 0`},
 		{"r", "-3", `const "r" = -3: it is the rate of Gamma at doms.vi:18:19, which must be > 0`},
 		{"n", "[3, -1]", `data "n"[2] = -1: it is the n of Binomial at doms.vi:20:19, which must be ≥ 0`},
+		// bounds that read consts are checked when the data give them
+		{"hi", "0", "latent w (doms.vi:25:8): its bounds <lower=lo, upper=hi> are equal with the data's values, lower = 0 and upper = 0: the lower bound must be below the upper bound"},
+		{"hi", "-0.5", "latent w (doms.vi:25:8): its bounds <lower=lo, upper=hi> are reversed with the data's values, lower = 0 and upper = -0.5: the lower bound must be below the upper bound"},
+		{"c", "0", "latent v (doms.vi:26:8): its lower bound in <lower=log(c)> is -Inf with the data's values; a bound must be a finite number"},
 	} {
 		var sb strings.Builder
 		sb.WriteString("{")
 		sep := ""
-		for _, key := range []string{"K", "One", "y", "s", "g", "b", "n", "k", "a", "alpha", "r"} {
+		for _, key := range []string{"K", "One", "y", "s", "g", "b", "n", "k", "a", "alpha", "r", "hi", "c"} {
 			v, ok := good[key]
 			if key == c.key {
 				v, ok = c.value, true

@@ -740,11 +740,17 @@ func (f *fitGen) emitDiagnose() {
 			var items []string
 			readsM := false // a unit count reads the model's size
 			for _, qi := range qs {
+				// a latent with an improper flat prior: the fit checks
+				// that its posterior is proper (runtime.Improper)
+				flat := ""
+				if derive.ImproperFlat(f.g.m, qi.v) {
+					flat = ", Flat: true"
+				}
 				if u := f.perUnit(qi); u != nil {
-					items = append(items, fmt.Sprintf("{Latent: %q, PerUnit: true, Units: %s}", qi.v.Name, f.dim(u.Size)))
+					items = append(items, fmt.Sprintf("{Latent: %q, PerUnit: true, Units: %s%s}", qi.v.Name, f.dim(u.Size), flat))
 					readsM = true
 				} else {
-					items = append(items, fmt.Sprintf("{Latent: %q}", qi.v.Name))
+					items = append(items, fmt.Sprintf("{Latent: %q%s}", qi.v.Name, flat))
 				}
 			}
 			if readsM {
@@ -1521,32 +1527,35 @@ func (f *fitGen) constrain(qi *qInfo) string {
 	if !derive.Transformed(v) {
 		return ""
 	}
+	t := v.Transform
+	return fmt.Sprintf(".Constrain(%s{Kind: %q, Lo: %s, Hi: %s})", f.w.Sf("%s", rt("Transform")), t.Kind.String(), f.g.boundGo(t.Lo), f.g.boundGo(t.Hi))
+}
+
+// boundGo returns the Go expression of a bound x of a constrained latent,
+// a constant expression of the Model m (its consts and sizes); "0" for
+// none.
+func (g *gen) boundGo(x ir.Expr) string {
+	if x == nil {
+		return "0"
+	}
 	sizes := map[string]string{}
-	for k, s := range f.g.sizeGo {
+	for k, s := range g.sizeGo {
 		sizes[k] = "m." + s
-		if v := f.g.m.Lookup(k); v != nil && v.Fixed {
+		if v := g.m.Lookup(k); v != nil && v.Fixed {
 			sizes[k] = k // a literal dimension
 		}
 	}
-	b := derive.NewBuilder(f.g.m)
-	bound := func(x ir.Expr) string {
-		if x == nil {
-			return "0"
-		}
-		e, err := b.Lower(x, nil)
-		if err != nil {
-			f.g.errs = append(f.g.errs, err)
-			return "0"
-		}
-		// the consts the bound reads are Model fields
-		tensors := map[string]tensorInfo{}
-		ir.Walk(x, func(x ir.Expr) {
-			if r, ok := x.(*ir.Ref); ok && r.Var.Role == ir.RoleConst {
-				tensors[r.Var.Name] = tensorInfo{Go: "m." + f.g.goName[r.Var.Name]}
-			}
-		})
-		return newGoPrinter(tensors, sizes, map[string]bool{"m": true, "q": true, "l": true, "d": true}).expr(e, 0)
+	e, err := derive.NewBuilder(g.m).Lower(x, nil)
+	if err != nil {
+		g.errs = append(g.errs, err)
+		return "0"
 	}
-	t := v.Transform
-	return fmt.Sprintf(".Constrain(%s{Kind: %q, Lo: %s, Hi: %s})", f.w.Sf("%s", rt("Transform")), t.Kind.String(), bound(t.Lo), bound(t.Hi))
+	// the consts the bound reads are Model fields
+	tensors := map[string]tensorInfo{}
+	ir.Walk(x, func(x ir.Expr) {
+		if r, ok := x.(*ir.Ref); ok && r.Var.Role == ir.RoleConst {
+			tensors[r.Var.Name] = tensorInfo{Go: "m." + g.goName[r.Var.Name]}
+		}
+	})
+	return newGoPrinter(tensors, sizes, map[string]bool{"m": true, "q": true, "l": true, "d": true}).expr(e, 0)
 }

@@ -152,6 +152,9 @@ type fileCtx struct {
 	SizeEqs      []sizeEqCtx
 	Allocs       []alloc
 	DomainChecks []domainCheckCtx
+	// BoundsChecks checks the bounds of constrained latents that the data
+	// give (domain.go).
+	BoundsChecks []boundsCheckCtx
 	// Bags are the bag data, whose documents Fit checks are not empty.
 	Bags []bagCtx
 	// HasParams says the model has params (estimated by M-steps); without
@@ -390,6 +393,7 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 			What: fmt.Sprintf("the vector %s (%s:%d:%d)", sc.What, g.m.File, sc.Pos.Line, sc.Pos.Col)})
 	}
 	ctx.DomainChecks = g.domainChecks()
+	ctx.BoundsChecks = g.boundsChecks()
 	if len(g.errs) > 0 {
 		return nil, ir.Join(g.errs...)
 	}

@@ -415,6 +415,13 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 			}
 		}
 	}
+	if dm, ok := m.(Diagnosed[S]); ok && run.Status != "canceled" {
+		// q holds the last iteration's modes, also of one that was not
+		// finite (the ELBO of an improper q can be −Inf)
+		if msg := ImproperFactors(dm, q); msg != "" {
+			run.Converged, run.Status = false, ImproperStatus+": "+msg
+		}
+	}
 	if dm, ok := m.(Diagnosed[S]); ok && atEnd && run.Status != "canceled" {
 		// q holds all that kept does, and what Copy leaves out of it
 		run.Diagnostics = Diagnose(ctx, dm, q, s.Diagnose, s.Seed, workers)

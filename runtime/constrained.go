@@ -26,6 +26,34 @@ type Transform struct {
 	Lo, Hi float64
 }
 
+// CheckBounds checks the bounds of a constrained latent that read consts
+// or sizes, whose values the data give, when the data are loaded: each
+// bound of t's Kind must be finite, and a lower bound below an upper one
+// (the checker refuses literal bounds that are not; a const from the data
+// can make `<lower=a, upper=b>` empty, and the fit would then divide by
+// Hi − Lo = 0 or map u outside the bounds). name is the latent's, text its
+// bounds as declared and at its position (file:line:col), for the message.
+func CheckBounds(name, text, at string, t Transform) error {
+	lower, upper := t.Kind == "lower" || t.Kind == "lower-upper", t.Kind == "upper" || t.Kind == "lower-upper"
+	for _, b := range []struct {
+		given bool
+		which string
+		v     float64
+	}{{lower, "lower", t.Lo}, {upper, "upper", t.Hi}} {
+		if b.given && (math.IsInf(b.v, 0) || math.IsNaN(b.v)) {
+			return fmt.Errorf("latent %s (%s): its %s bound in %s is %v with the data's values; a bound must be a finite number", name, at, b.which, text, b.v)
+		}
+	}
+	if lower && upper && !(t.Lo < t.Hi) {
+		rel := "equal"
+		if t.Lo > t.Hi {
+			rel = "reversed"
+		}
+		return fmt.Errorf("latent %s (%s): its bounds %s are %s with the data's values, lower = %v and upper = %v: the lower bound must be below the upper bound", name, at, text, rel, t.Lo, t.Hi)
+	}
+	return nil
+}
+
 // Constrained summarizes x = T(u) coordinate by coordinate under the
 // Gaussian q(u) it belongs to. For the elementwise maps the quantiles are
 // exact (T is monotone: they are the Gaussian's quantiles mapped through

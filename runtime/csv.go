@@ -211,7 +211,39 @@ func dataObject(src []byte) (map[string]json.RawMessage, error) {
 		}
 		return nil, fmt.Errorf("the data must be a JSON object: %v", err)
 	}
+	if key, ok := duplicateKey(src); ok {
+		return nil, fmt.Errorf("the data: duplicate key %q", key)
+	}
 	return obj, nil
+}
+
+// duplicateKey returns the first key that the JSON object src (valid JSON,
+// checked before) gives twice at its top level: encoding/json keeps the
+// last value of such a key silently, so callers that decode an object into
+// a map check it with this to refuse the data, as the data file's own
+// decoder does.
+func duplicateKey(src []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(src))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		key, isKey := t.(string)
+		if err != nil || !isKey {
+			return "", false
+		}
+		if seen[key] {
+			return key, true
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // sizes collects the sizes a data file sets in the data object obj: those
@@ -281,6 +313,9 @@ func WithRecords(src []byte, file string, names []string, dims map[string][]stri
 		var rec map[string]json.RawMessage
 		if err := json.Unmarshal(line, &rec); err != nil || rec == nil {
 			return nil, nil, fmt.Errorf("%s:%d: want a JSON object on each line", file, i+1)
+		}
+		if key, ok := duplicateKey(line); ok {
+			return nil, nil, fmt.Errorf("%s:%d: duplicate key %q; give each key once per line", file, i+1, key)
 		}
 		for _, name := range names {
 			v, ok := rec[name]

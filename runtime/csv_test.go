@@ -115,9 +115,17 @@ func TestWithRecords(t *testing.T) {
 		{[][]byte{[]byte(`[1]`)}, "d.jsonl:1: want a JSON object on each line"},
 		{[][]byte{[]byte(`{"y": 1, "x": [1]}`), []byte(`{"x": [2]}`)}, `d.jsonl:2: no "y"`},
 		{[][]byte{[]byte(`{"y": 1, "x": 3}`)}, `d.jsonl:1: "x" must be an array`},
+		// encoding/json keeps a duplicate key's last value silently
+		{[][]byte{[]byte(`{"y": 1, "x": [1]}`), []byte(`{"y": 1, "x": [2], "y": 0}`)}, `d.jsonl:2: duplicate key "y"`},
+		{[][]byte{[]byte(`{"y": 1, "x": [1], "\u0079": 0}`)}, `d.jsonl:1: duplicate key "y"`},
+		{[][]byte{[]byte(`{"y": 1, "x": [1], "note": 1, "note": 2}`)}, `d.jsonl:1: duplicate key "note"`},
 	} {
 		if _, _, err := WithRecords([]byte(`{}`), "d.jsonl", []string{"y", "x"}, dims, c.lines); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.lines, err, c.want)
 		}
+	}
+	// the JSON data object that the lines join
+	if _, _, err := WithRecords([]byte(`{"P": 2, "P": 3}`), "d.jsonl", []string{"y", "x"}, dims, lines); err == nil || !strings.Contains(err.Error(), `duplicate key "P"`) {
+		t.Errorf("a data object giving P twice: error %v, want a duplicate key", err)
 	}
 }

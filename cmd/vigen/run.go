@@ -216,8 +216,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) (string, bool) {
 const runExitStatus = `exit status: 0 the fit converged (or -algorithm svi, ssmf, ssmf-a ran its passes); 1 an error, no result; 2 bad command line;
   3 the fit stopped at -maxiter without converging (status "max_iterations");
   4 it stopped for another reason (status "canceled" after SIGINT or SIGTERM, "not_finite: …",
-  "diverged: …" when a stochastic fit's ELBO fell far below its best, or trouble in the last
-  iteration). With 3 and 4 the result is written and stderr says why.
+  "diverged: …" when a stochastic fit's ELBO fell far below its best, "improper_posterior: …",
+  or trouble in the last iteration). With 3 and 4 the result is written and stderr says why.
 `
 
 // Exit statuses of vigen run (and of the command it builds).
@@ -229,8 +229,9 @@ const (
 	// "max_iterations"); the result, of the last iteration, is written.
 	exitNotConverged = 3
 	// exitFailed: the fit stopped for another reason (status "canceled",
-	// "not_finite: …", "diverged: …", or trouble in the last iteration);
-	// the result, of the last completed iteration, is written.
+	// "not_finite: …", "diverged: …", "improper_posterior: …", or trouble
+	// in the last iteration); the result, of the last completed iteration,
+	// is written.
 	exitFailed = 4
 )
 
