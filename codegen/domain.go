@@ -18,8 +18,8 @@ import (
 // x > 0). Out of its domain a value makes the ELBO NaN, so without the check
 // a fit ends in "not_finite" instead of a data error naming the value.
 //
-// The domains are read from derive's distribution table (Dist.Constraints
-// and Dist.Support, the text vigen check shows), so the table is the one
+// The domains are read from the families' signatures (ir.Family's
+// Constraints and SupportText, the text vigen check shows), so the table is the one
 // place that states them; TestDomainsParse checks that every clause there
 // is understood.
 
@@ -235,7 +235,7 @@ func (g *gen) domainChecks() []domainCheckCtx {
 				add(g.domainCheck(f, f.Args[k], d, fmt.Sprintf("it is the %s of %s at %s", p.Name, f.Dist, f.Args[k].Position())))
 			}
 		}
-		support, err := parseDomains(dist.Support)
+		support, err := parseDomains(dist.SupportText)
 		if err != nil {
 			g.errs = append(g.errs, ir.Errorf(f.Pos, "codegen: the support of %s: %v", f.Dist, err))
 			continue

@@ -20,7 +20,7 @@ import (
 func TestDomainsParse(t *testing.T) {
 	for _, name := range derive.DistNames() {
 		d := derive.Dists[name]
-		for _, s := range []string{d.Constraints, d.Support} {
+		for _, s := range []string{d.Constraints, d.SupportText} {
 			if _, err := parseDomains(s); err != nil {
 				t.Errorf("%s: %v", name, err)
 			}

@@ -300,10 +300,10 @@ func TestFamilySupports(t *testing.T) {
 		}
 		found := false
 		for _, w := range want {
-			found = found || w == d.Support
+			found = found || w == d.SupportText
 		}
 		if !found {
-			t.Errorf("%s: support %v, but its table entry writes %q", name, d.Family.Support, d.Support)
+			t.Errorf("%s: support %v, but its table entry writes %q", name, d.Family.Support, d.SupportText)
 		}
 	}
 }
