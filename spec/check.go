@@ -41,6 +41,7 @@ func Check(f *File) (*ir.Model, error) {
 	c.settlePending()
 	c.checkLets()
 	c.checkPriors()
+	c.checkArgDomains()
 	c.checkUsage()
 	c.checkCycles()
 	c.addFixedSizes()
