@@ -67,7 +67,7 @@ func (c *checker) domainError(dist, param string, r *ir.Ref, dom ir.Interval, lo
 		decl += ", which allows every real number"
 	}
 	want := wantedType(dom)
-	hint := "declare it " + withDims(want, v)
+	hint := "declare it " + v.DeclWithDims(want)
 	if v.Role == ir.RoleLatent {
 		hint += " (vigen then fits its Gaussian on the unconstrained scale and adds the log-Jacobian)"
 		if want == "real<lower=0>" {
@@ -167,12 +167,3 @@ func wantedType(dom ir.Interval) string {
 
 // numString writes v as the language does: 0, 1, 0.5.
 func numString(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-
-// withDims writes the type typ with v's dimensions, in backquotes:
-// `real<lower=0>[K]`.
-func withDims(typ string, v *ir.Var) string {
-	if len(v.Type.Dims) == 0 {
-		return "`" + typ + "`"
-	}
-	return "`" + typ + "[" + strings.Join(v.Type.Dims, ", ") + "]`"
-}

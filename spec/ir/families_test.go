@@ -48,3 +48,37 @@ func TestDomainsParse(t *testing.T) {
 		t.Error(d.Requirement())
 	}
 }
+
+// TestFamilySupports checks the coarse support of every family against
+// its written support.
+func TestFamilySupports(t *testing.T) {
+	for name, d := range Families {
+		if d.Variadic {
+			continue // a Mixture draws what its components draw
+		}
+		want := map[Support][]string{
+			SupportReal:     {"x ∈ ℝ", "x ∈ ℝᴷ"},
+			SupportPositive: {"x > 0", "x ≥ 0"},
+			SupportUnit:     {"0 < x < 1"},
+			SupportInterval: {"x ∈ (lower, upper)"},
+			SupportSimplex:  {"x on the simplex"},
+			SupportCov:      {"W symmetric positive definite K×K"},
+		}[d.Support]
+		if d.Support == SupportInt {
+			if !d.Value.Int {
+				t.Errorf("%s: integer support, but its value is real", name)
+			}
+			continue
+		}
+		if d.Value.Int {
+			t.Errorf("%s: an integer value with support %v", name, d.Support)
+		}
+		found := false
+		for _, w := range want {
+			found = found || w == d.SupportText
+		}
+		if !found {
+			t.Errorf("%s: support %v, but its table entry writes %q", name, d.Support, d.SupportText)
+		}
+	}
+}
