@@ -71,7 +71,7 @@ func (c *checker) domainError(dist, param string, r *ir.Ref, dom ir.Interval, lo
 	if v.Role == ir.RoleLatent {
 		hint += " (vigen then fits its Gaussian on the unconstrained scale and adds the log-Jacobian)"
 		if want == "real<lower=0>" {
-			hint += ", or pass a positive expression of it, such as exp(" + v.Name + ")"
+			hint += ", or pass a positive expression of it, such as exp(" + exprString(r) + ")"
 		}
 	}
 	c.errorAt(r.Pos, hint, "%s's %s must be %s, but %s %s is declared %s",
