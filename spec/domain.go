@@ -50,6 +50,9 @@ func (c *checker) argDomains(dist string, args []ir.Expr) {
 		if !known {
 			continue
 		}
+		// a declared end equal to an open end of the domain passes: a
+		// latent's transform never reaches its bound, and a data value
+		// on it is refused when the data is loaded, naming the index
 		below := dom.LoLetter == "" && lo < dom.Lo
 		above := dom.HiLetter == "" && hi > dom.Hi
 		if below || above {
@@ -68,7 +71,9 @@ func (c *checker) domainError(dist, param string, r *ir.Ref, dom ir.Interval, lo
 	}
 	want := wantedType(dom)
 	hint := "declare it " + v.DeclWithDims(want)
-	if v.Role == ir.RoleLatent {
+	if v.Type.Kind == ir.Int {
+		hint = "declare its range `in LO..HI` inside that domain"
+	} else if v.Role == ir.RoleLatent {
 		hint += " (vigen then fits its Gaussian on the unconstrained scale and adds the log-Jacobian)"
 		if want == "real<lower=0>" {
 			hint += ", or pass a positive expression of it, such as exp(" + exprString(r) + ")"
