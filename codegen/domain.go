@@ -3,7 +3,6 @@ package codegen
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -18,133 +17,10 @@ import (
 // x > 0). Out of its domain a value makes the ELBO NaN, so without the check
 // a fit ends in "not_finite" instead of a data error naming the value.
 //
-// The domains are read from derive's distribution table (Dist.Constraints
-// and Dist.Support, the text vigen check shows), so the table is the one
+// The domains are read from the families' signatures (ir.Family's
+// Constraints and SupportText, the text vigen check shows), so the table is the one
 // place that states them; TestDomainsParse checks that every clause there
 // is understood.
-
-// domainSpec is an interval parsed from the table: lo < x < hi (or ≤). A
-// bound may be a size letter of the family's shape patterns plus a
-// constant (Wishart's dof > K − 1).
-type domainSpec struct {
-	lo, hi             float64
-	loOpen, hiOpen     bool
-	loLetter, hiLetter string
-	text               string // as written in the table
-}
-
-var (
-	numRE    = `(-?[0-9]+(?:\.[0-9]+)?)`
-	boundRE  = `([A-Z])(?: ([−+-]) ([0-9]+(?:\.[0-9]+)?))?|` + numRE
-	oneSided = regexp.MustCompile(`^(\w+) ([<>]|≤|≥) (?:` + boundRE + `)$`)
-	// the upper end may be a size letter plus a constant (OrderedLogistic's
-	// 1 ≤ y ≤ C + 1)
-	twoSided = regexp.MustCompile(`^` + numRE + ` (<|≤) (\w+) (<|≤) (?:` + boundRE + `)$`)
-	// structural clauses are enforced by the declared types (simplex, cov,
-	// int ranges) or are the unconstrained reals.
-	structural = regexp.MustCompile(`simplex|positive definite|∈`)
-)
-
-// parseDomains parses a comma-separated list of clauses from the table into
-// the domain of each name. A clause that is neither an interval nor
-// structural is an error.
-func parseDomains(clauses string) (map[string]domainSpec, error) {
-	out := map[string]domainSpec{}
-	for _, c := range splitClauses(clauses) {
-		c = strings.TrimSpace(c)
-		d := domainSpec{lo: math.Inf(-1), hi: math.Inf(1), loOpen: true, hiOpen: true, text: c}
-		if m := twoSided.FindStringSubmatch(c); m != nil {
-			d.lo, _ = strconv.ParseFloat(m[1], 64)
-			d.hi, d.hiLetter = letterBound(m[5], m[6], m[7], m[8])
-			d.loOpen, d.hiOpen = m[2] == "<", m[4] == "<"
-			out[m[3]] = d
-			continue
-		}
-		if m := oneSided.FindStringSubmatch(c); m != nil {
-			name, op := m[1], m[2]
-			v, letter := letterBound(m[3], m[4], m[5], m[6])
-			switch op {
-			case ">", "≥":
-				d.lo, d.loOpen, d.loLetter = v, op == ">", letter
-			default:
-				d.hi, d.hiOpen, d.hiLetter = v, op == "<", letter
-			}
-			out[name] = d
-			continue
-		}
-		if structural.MatchString(c) || c == "" {
-			continue
-		}
-		return nil, fmt.Errorf("cannot read the clause %q", c)
-	}
-	return out, nil
-}
-
-// letterBound reads a bound matched by boundRE: a size letter with an
-// optional sign and constant, or a number.
-func letterBound(letter, sign, add, num string) (float64, string) {
-	if letter == "" {
-		v, _ := strconv.ParseFloat(num, 64)
-		return v, ""
-	}
-	var v float64
-	if add != "" {
-		v, _ = strconv.ParseFloat(add, 64)
-		if sign != "+" {
-			v = -v
-		}
-	}
-	return v, letter
-}
-
-// splitClauses splits a list at the commas outside braces ("y ∈ {0, 1}" is
-// one clause).
-func splitClauses(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, c := range s {
-		switch c {
-		case '{', '(':
-			depth++
-		case '}', ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, s[start:])
-}
-
-// requirement renders d for messages: "> 0", "≥ 0", "in (0, 1)".
-func (d domainSpec) requirement() string {
-	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	bound := func(letter string, v float64) string {
-		if letter == "" {
-			return num(v)
-		}
-		switch {
-		case v < 0:
-			return letter + " − " + num(-v)
-		case v > 0:
-			return letter + " + " + num(v)
-		}
-		return letter
-	}
-	loInf, hiInf := math.IsInf(d.lo, -1) && d.loLetter == "", math.IsInf(d.hi, 1) && d.hiLetter == ""
-	switch {
-	case !loInf && !hiInf:
-		l, r := map[bool]string{true: "(", false: "["}[d.loOpen], map[bool]string{true: ")", false: "]"}[d.hiOpen]
-		return "in " + l + bound(d.loLetter, d.lo) + ", " + bound(d.hiLetter, d.hi) + r
-	case !loInf:
-		return map[bool]string{true: "> ", false: "≥ "}[d.loOpen] + bound(d.loLetter, d.lo)
-	case !hiInf:
-		return map[bool]string{true: "< ", false: "≤ "}[d.hiOpen] + bound(d.hiLetter, d.hi)
-	}
-	return "a real number"
-}
 
 // domainCheckCtx is one entry (runtime.DomainCheck) of the table of
 // checks that NewModel passes to runtime.CheckDomains: the values of the
@@ -218,7 +94,7 @@ func (g *gen) domainChecks() []domainCheckCtx {
 		if dist == nil || fam == nil {
 			continue
 		}
-		cons, err := parseDomains(dist.Constraints)
+		cons, err := ir.ParseDomains(dist.Constraints)
 		if err != nil {
 			g.errs = append(g.errs, ir.Errorf(f.Pos, "codegen: the constraints of %s: %v", f.Dist, err))
 			continue
@@ -226,8 +102,8 @@ func (g *gen) domainChecks() []domainCheckCtx {
 		for k, p := range fam.Params {
 			if d, ok := cons[p.Name]; ok && k < len(f.Args) {
 				if v, ok := g.literal(f.Args[k]); ok {
-					if !d.holds(v) {
-						g.errs = append(g.errs, ir.Errorf(f.Args[k].Position(), "the %s of %s is %s, which must be %s", p.Name, f.Dist, strconv.FormatFloat(v, 'g', -1, 64), d.requirement()).
+					if !d.Holds(v) {
+						g.errs = append(g.errs, ir.Errorf(f.Args[k].Position(), "the %s of %s is %s, which must be %s", p.Name, f.Dist, strconv.FormatFloat(v, 'g', -1, 64), d.Requirement()).
 							Hintf("give it a value in that domain (spec/README.md lists the constraints of every distribution)"))
 					}
 					continue
@@ -235,7 +111,7 @@ func (g *gen) domainChecks() []domainCheckCtx {
 				add(g.domainCheck(f, f.Args[k], d, fmt.Sprintf("it is the %s of %s at %s", p.Name, f.Dist, f.Args[k].Position())))
 			}
 		}
-		support, err := parseDomains(dist.Support)
+		support, err := ir.ParseDomains(dist.SupportText)
 		if err != nil {
 			g.errs = append(g.errs, ir.Errorf(f.Pos, "codegen: the support of %s: %v", f.Dist, err))
 			continue
@@ -250,7 +126,7 @@ func (g *gen) domainChecks() []domainCheckCtx {
 // domainCheck returns the table entry of the check of one argument e of f
 // against d, or nil if e does not read a data, const or param variable
 // whole.
-func (g *gen) domainCheck(f *ir.Factor, e ir.Expr, d domainSpec, what string) *domainCheckCtx {
+func (g *gen) domainCheck(f *ir.Factor, e ir.Expr, d ir.Interval, what string) *domainCheckCtx {
 	r, ok := e.(*ir.Ref)
 	if !ok {
 		return nil
@@ -267,12 +143,12 @@ func (g *gen) domainCheck(f *ir.Factor, e ir.Expr, d domainSpec, what string) *d
 		}
 	}
 	c := &domainCheckCtx{Role: role, Name: v.Name, Values: goName, Scalar: len(v.Type.Dims) == 0,
-		Lo: domainBound{Value: d.lo}, Hi: domainBound{Value: d.hi}, LoOpen: d.loOpen, HiOpen: d.hiOpen, Text: d.requirement(), What: what}
+		Lo: domainBound{Value: d.Lo}, Hi: domainBound{Value: d.Hi}, LoOpen: d.LoOpen, HiOpen: d.HiOpen, Text: d.Requirement(), What: what}
 	for _, b := range []struct {
 		letter string
 		v      float64
 		bound  *domainBound
-	}{{d.loLetter, d.lo, &c.Lo}, {d.hiLetter, d.hi, &c.Hi}} {
+	}{{d.LoLetter, d.Lo, &c.Lo}, {d.HiLetter, d.Hi, &c.Hi}} {
 		if b.letter == "" {
 			if math.IsInf(b.v, 0) {
 				*b.bound = domainBound{Inf: int(math.Copysign(1, b.v))}
@@ -284,7 +160,7 @@ func (g *gen) domainCheck(f *ir.Factor, e ir.Expr, d domainSpec, what string) *d
 			return nil
 		}
 		*b.bound = domainBound{Size: g.sizeGo[size], Add: max(b.v, 0), Sub: max(-b.v, 0)}
-		req := strings.Replace(d.requirement(), b.letter, size, 1)
+		req := strings.Replace(d.Requirement(), b.letter, size, 1)
 		tb := *b.bound
 		c.Text, c.TextBound = strings.ReplaceAll(req, "%", "%%")+" = %v", &tb
 	}
@@ -345,21 +221,6 @@ func (g *gen) literal(e ir.Expr) (float64, bool) {
 	return n.V, true
 }
 
-// holds reports whether v lies in d; bounds given by a size letter are
-// not known before the data and count as met.
-func (d domainSpec) holds(v float64) bool {
-	if math.IsNaN(v) {
-		return false
-	}
-	if d.loLetter == "" && (v < d.lo || d.loOpen && v == d.lo) {
-		return false
-	}
-	if d.hiLetter == "" && (v > d.hi || d.hiOpen && v == d.hi) {
-		return false
-	}
-	return true
-}
-
 // boundCheck returns the check of a data or const variable against its
 // declared bounds (real<lower=a, upper=b>), as Stan checks data at load,
 // or nil if it has none. Bounds are numbers here; a bound that reads a
@@ -369,11 +230,11 @@ func (g *gen) boundCheck(v *ir.Var) *domainCheckCtx {
 	if t == nil || (v.Role != ir.RoleData && v.Role != ir.RoleConst) || !t.Kind.Elementwise() {
 		return nil
 	}
-	d := domainSpec{lo: math.Inf(-1), hi: math.Inf(1)}
+	d := ir.Interval{Lo: math.Inf(-1), Hi: math.Inf(1)}
 	for _, b := range []struct {
 		x   ir.Expr
 		dst *float64
-	}{{t.Lo, &d.lo}, {t.Hi, &d.hi}} {
+	}{{t.Lo, &d.Lo}, {t.Hi, &d.Hi}} {
 		if b.x == nil {
 			continue
 		}
@@ -390,7 +251,7 @@ func (g *gen) boundCheck(v *ir.Var) *domainCheckCtx {
 		return nil
 	}
 	c := &domainCheckCtx{Role: v.Role.String(), Name: v.Name, Values: goName, Scalar: len(v.Type.Dims) == 0,
-		Lo: domainBound{Value: d.lo}, Hi: domainBound{Value: d.hi}, Text: d.requirement(), What: fmt.Sprintf("it is declared %s at %s", v.TypeString(), v.Pos)}
+		Lo: domainBound{Value: d.Lo}, Hi: domainBound{Value: d.Hi}, Text: d.Requirement(), What: fmt.Sprintf("it is declared %s at %s", v.TypeString(), v.Pos)}
 	for _, b := range []*domainBound{&c.Lo, &c.Hi} {
 		if math.IsInf(b.Value, 0) {
 			*b = domainBound{Inf: int(math.Copysign(1, b.Value))}

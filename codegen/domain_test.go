@@ -2,60 +2,14 @@ package codegen
 
 import (
 	"bytes"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/vigen-go/vigen/derive"
 	"github.com/vigen-go/vigen/spec"
 )
-
-// TestDomainsParse: every clause of the constraints and supports in derive's
-// distribution table is either an interval the generated code checks or a
-// structural one the declared types enforce, so a clause added to the table
-// cannot be skipped silently.
-func TestDomainsParse(t *testing.T) {
-	for _, name := range derive.DistNames() {
-		d := derive.Dists[name]
-		for _, s := range []string{d.Constraints, d.Support} {
-			if _, err := parseDomains(s); err != nil {
-				t.Errorf("%s: %v", name, err)
-			}
-		}
-	}
-	for in, want := range map[string]string{
-		"sd > 0":           "sd > 0",
-		"n ≥ 0, 0 < p < 1": "n ≥ 0; p in (0, 1)",
-		"dof > K − 1, scale symmetric positive definite": "dof > K − 1",
-		"k ∈ {0, …, n}":    "",
-		"0 ≤ x < 1":        "x in [0, 1)",
-		"x ≤ 2, y < K + 1": "x ≤ 2; y < K + 1",
-	} {
-		got, err := parseDomains(in)
-		if err != nil {
-			t.Errorf("%q: %v", in, err)
-			continue
-		}
-		var parts []string
-		for _, n := range []string{"sd", "n", "p", "dof", "x", "y"} {
-			if d, ok := got[n]; ok {
-				parts = append(parts, n+" "+d.requirement())
-			}
-		}
-		if s := strings.Join(parts, "; "); s != want {
-			t.Errorf("%q: %q, want %q", in, s, want)
-		}
-	}
-	if _, err := parseDomains("sd is positive"); err == nil {
-		t.Error(`"sd is positive" parsed`)
-	}
-	if d := (domainSpec{lo: math.Inf(-1), hi: math.Inf(1)}); d.requirement() != "a real number" {
-		t.Error(d.requirement())
-	}
-}
 
 const domainsVI = `model doms
 size N, K, One

@@ -10,19 +10,15 @@ import (
 )
 
 // Dist is one entry of the distribution table: everything the compiler
-// knows about a family. Its signature (ir.Family: the value's and the
-// parameters' shapes, classes and ranges) is what the checker unifies a
-// `~` statement against; the rest is the mathematics, built in index
+// knows about a family. Its signature (an *ir.Family of ir.Families: the
+// value's and the parameters' shapes, classes, ranges and domains) is what
+// the checker unifies a `~` statement against; the rest is the mathematics, built in index
 // notation from the family's value x and arguments, so the same entry
 // serves as a likelihood, as a prior, and as a variational family q.
 // Adding a family is adding one entry to table (and its tests).
 type Dist struct {
-	ir.Family
+	*ir.Family
 	Latex string
-	// Support and Constraints document the value's domain and the
-	// parameters' (shown by vigen check and in the language reference,
-	// and read by codegen's data checks).
-	Support, Constraints string
 	// Gaussian marks a family whose value is Gaussian: expectations of
 	// polynomials of degree ≤ 2 and of exp of a linear form are exact.
 	Gaussian bool
@@ -149,8 +145,8 @@ var table = []*Dist{
 	poissonDist, exponentialDist, logNormalDist, studentTDist,
 	halfNormalDist, halfCauchyDist, halfStudentTDist, cauchyDist, uniformDist, weibullDist,
 	negBinomialDist, negBinomialLogDist, bernoulliLogitDist, poissonLogDist, binomialLogitDist,
-	orderedDist("OrderedLogistic", false), orderedDist("OrderedProbit", true), dirichletMultinomialDist(),
-	mvNormalDist("MvNormal", false), mvNormalDist("MvNormalPrec", true),
+	orderedDist(ir.OrderedLogistic, false), orderedDist(ir.OrderedProbit, true), dirichletMultinomialDist(),
+	mvNormalDist(ir.MvNormal, false), mvNormalDist(ir.MvNormalPrec, true),
 	dirichletDist(), categoricalDist(), multinomialDist(), wishartDist(), mixtureDist,
 }
 
@@ -175,15 +171,6 @@ var Dists = func() map[string]*Dist {
 	}
 	return m
 }()
-
-// The table's signatures are the checker's: ir.Families is filled in from
-// it, so that package spec (which derive's tests use, and so cannot
-// import derive) checks `~` statements against the same entries.
-func init() {
-	for _, d := range table {
-		ir.Families[d.Name] = &d.Family
-	}
-}
 
 // DistNames lists the table's families, sorted.
 func DistNames() []string { return slices.Sorted(maps.Keys(Dists)) }
@@ -214,15 +201,6 @@ func logE(e Expr) Expr { return Call1("log", e) }
 func (b *Builder) sumOver(dim string, f func(i Expr) Expr) Expr {
 	i := b.freshFor(dim)
 	return Sum([]Index{i}, f(IxE(i)))
-}
-
-// scalarSig is the signature of an elementwise family over scalars.
-func scalarSig(name, doc string, value ir.ParamSig, support ir.Support, params ...string) ir.Family {
-	f := ir.Family{Name: name, Value: value, Elementwise: true, Support: support, Doc: doc}
-	for _, p := range params {
-		f.Params = append(f.Params, ir.ParamSig{Name: p})
-	}
-	return f
 }
 
 // slogp is the log density of a scalar family.
@@ -266,14 +244,11 @@ func slogBase(f func(x Expr) Expr) func(*Builder, Val, []Val) Expr {
 	return func(b *Builder, x Val, _ []Val) Expr { return f(x.Scalar()) }
 }
 
-// realX is the value of a family over real numbers.
-var realX = ir.ParamSig{Name: "x"}
-
 // Normal(x; m, s) = −½log 2π − log s − ½((x−m)/s)²
 var normalDist = &Dist{
-	Family: scalarSig("Normal", "univariate normal with mean and standard deviation", realX, ir.SupportReal, "mean", "sd"),
+	Family: ir.Normal,
 	Mean:   func(a []Expr) Expr { return a[0] },
-	Latex:  `\mathcal{N}`, Support: "x ∈ ℝ", Constraints: "sd > 0", Gaussian: true,
+	Latex:  `\mathcal{N}`, Gaussian: true,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		m, s := a[0], a[1]
 		return Add(N(-0.5*log2Pi), Neg(logE(s)), Mul(N(-0.5), Pow(Sub(x, m), N(2)), Pow(s, N(-2))))
@@ -309,9 +284,9 @@ func normalFromNatural(eta []Expr) []Expr {
 
 // Gamma(x; α, β) = α log β − log Γ(α) + (α−1) log x − βx   (β a rate)
 var gammaDist = &Dist{
-	Family: scalarSig("Gamma", "gamma with shape and rate", realX, ir.SupportPositive, "shape", "rate"),
+	Family: ir.Gamma,
 	Mean:   func(a []Expr) Expr { return Div(a[0], a[1]) },
-	Latex:  `\operatorname{Gamma}`, Support: "x > 0", Constraints: "shape > 0, rate > 0",
+	Latex:  `\operatorname{Gamma}`,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		al, be := a[0], a[1]
 		return Add(Mul(al, logE(be)), Neg(lg(al)), Mul(Sub(al, N(1)), logE(x)), Neg(Mul(be, x)))
@@ -341,8 +316,8 @@ var gammaDist = &Dist{
 
 // InverseGamma(x; α, β) = α log β − log Γ(α) − (α+1) log x − β/x   (β a scale)
 var inverseGammaDist = &Dist{
-	Family: scalarSig("InverseGamma", "inverse gamma with shape and scale", realX, ir.SupportPositive, "shape", "scale"),
-	Latex:  `\operatorname{InvGamma}`, Support: "x > 0", Constraints: "shape > 0, scale > 0",
+	Family: ir.InverseGamma,
+	Latex:  `\operatorname{InvGamma}`,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		al, be := a[0], a[1]
 		return Add(Mul(al, logE(be)), Neg(lg(al)), Neg(Mul(Add(al, N(1)), logE(x))), Neg(Div(be, x)))
@@ -373,9 +348,9 @@ var inverseGammaDist = &Dist{
 
 // Beta(x; a, b) = log Γ(a+b) − log Γ(a) − log Γ(b) + (a−1) log x + (b−1) log(1−x)
 var betaDist = &Dist{
-	Family: scalarSig("Beta", "beta on (0, 1) with shapes a and b", realX, ir.SupportUnit, "a", "b"),
+	Family: ir.Beta,
 	Mean:   func(a []Expr) Expr { return Div(a[0], Add(a[0], a[1])) },
-	Latex:  `\operatorname{Beta}`, Support: "0 < x < 1", Constraints: "a > 0, b > 0",
+	Latex:  `\operatorname{Beta}`,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		return Add(lg(Add(a[0], a[1])), Neg(lg(a[0])), Neg(lg(a[1])),
 			Mul(Sub(a[0], N(1)), logE(x)), Mul(Sub(a[1], N(1)), Call1("log1p", Neg(x))))
@@ -412,9 +387,9 @@ var betaDist = &Dist{
 // Bernoulli(y; p) = y·logit(p) − softplus(logit(p)): natural parameter
 // logit(p); with p = logistic(u) the simplifier reduces it to y·u − softplus(u).
 var bernoulliDist = &Dist{
-	Family: scalarSig("Bernoulli", "a 0/1 outcome with success probability p", ir.ParamSig{Name: "y", Int: true, Range: "0..1"}, ir.SupportInt, "p"),
+	Family: ir.Bernoulli,
 	Mean:   func(a []Expr) Expr { return a[0] },
-	Latex:  `\operatorname{Bernoulli}`, Support: "y ∈ {0, 1}", Constraints: "0 < p < 1",
+	Latex:  `\operatorname{Bernoulli}`,
 	LogDensity: slogp(func(y Expr, a []Expr) Expr {
 		if lp, lq, ok := probitLogs(a[0]); ok {
 			return Add(Mul(y, lp), Mul(Sub(N(1), y), lq))
@@ -440,9 +415,9 @@ var bernoulliDist = &Dist{
 
 // Binomial(k; n, p) = log C(n, k) + k·logit(p) − n·softplus(logit(p))
 var binomialDist = &Dist{
-	Family: scalarSig("Binomial", "successes in n trials with success probability p", ir.ParamSig{Name: "k", Int: true}, ir.SupportInt, "n", "p"),
+	Family: ir.Binomial,
 	Mean:   func(a []Expr) Expr { return Mul(a[0], a[1]) },
-	Latex:  `\operatorname{Binomial}`, Support: "k ∈ {0, …, n}", Constraints: "n ≥ 0, 0 < p < 1",
+	Latex:  `\operatorname{Binomial}`,
 	LogDensity: slogp(func(k Expr, a []Expr) Expr {
 		n := a[0]
 		if lp, lq, ok := probitLogs(a[1]); ok {
@@ -461,9 +436,9 @@ var binomialDist = &Dist{
 
 // Poisson(k; λ) = k log λ − λ − log Γ(k+1)
 var poissonDist = &Dist{
-	Family: scalarSig("Poisson", "a count with the given rate", ir.ParamSig{Name: "k", Int: true}, ir.SupportInt, "rate"),
+	Family: ir.Poisson,
 	Mean:   func(a []Expr) Expr { return a[0] },
-	Latex:  `\operatorname{Poisson}`, Support: "k ∈ {0, 1, …}", Constraints: "rate > 0",
+	Latex:  `\operatorname{Poisson}`,
 	LogDensity: slogp(func(k Expr, a []Expr) Expr {
 		return Add(Mul(k, logE(a[0])), Neg(a[0]), Neg(lg(Add(k, N(1)))))
 	}),
@@ -477,9 +452,9 @@ var poissonDist = &Dist{
 
 // Exponential(x; λ) = log λ − λx
 var exponentialDist = &Dist{
-	Family: scalarSig("Exponential", "exponential with the given rate", realX, ir.SupportPositive, "rate"),
+	Family: ir.Exponential,
 	Mean:   func(a []Expr) Expr { return Div(N(1), a[0]) },
-	Latex:  `\operatorname{Exp}`, Support: "x > 0", Constraints: "rate > 0",
+	Latex:  `\operatorname{Exp}`,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		return Sub(logE(a[0]), Mul(a[0], x))
 	}),
@@ -499,9 +474,9 @@ var exponentialDist = &Dist{
 
 // LogNormal(x; m, s) = −log x − log s − ½log 2π − (log x − m)²/(2s²)
 var logNormalDist = &Dist{
-	Family: scalarSig("LogNormal", "x whose logarithm is normal with meanlog and sdlog", realX, ir.SupportPositive, "meanlog", "sdlog"),
+	Family: ir.LogNormal,
 	Mean:   func(a []Expr) Expr { return Call1("exp", Add(a[0], Mul(N(0.5), Pow(a[1], N(2))))) },
-	Latex:  `\operatorname{LogNormal}`, Support: "x > 0", Constraints: "sdlog > 0",
+	Latex:  `\operatorname{LogNormal}`,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		lx := logE(x)
 		return Add(Neg(lx), Neg(logE(a[1])), N(-0.5*log2Pi), Mul(N(-0.5), Pow(Sub(lx, a[0]), N(2)), Pow(a[1], N(-2))))
@@ -529,8 +504,8 @@ var logNormalDist = &Dist{
 //
 //	− (ν+1)/2 · log(1 + ((x−μ)/σ)²/ν)
 var studentTDist = &Dist{
-	Family: scalarSig("StudentT", "Student's t with degrees of freedom, location and scale", realX, ir.SupportReal, "dof", "location", "scale"),
-	Latex:  `t`, Support: "x ∈ ℝ", Constraints: "dof > 0, scale > 0",
+	Family:     ir.StudentT,
+	Latex:      `t`,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr { return studentTLogDensity(x, a[0], a[1], a[2]) }),
 	Expect:     sexpect(map[string]func(a []Expr) Expr{"x": func(a []Expr) Expr { return a[1] }}), // ν > 1
 	// H = (ν+1)/2 [ψ((ν+1)/2) − ψ(ν/2)] + ½log ν + log B(ν/2, ½) + log σ
@@ -569,9 +544,9 @@ func log1pSq(z Expr) Expr { return Call1("log1p", Pow(z, N(2))) }
 
 // HalfNormal(x; σ) = log 2 − ½log 2π − log σ − x²/(2σ²),  x ≥ 0
 var halfNormalDist = &Dist{
-	Family: scalarSig("HalfNormal", "half-normal: the absolute value of a Normal(0, sigma), a prior for a scale", realX, ir.SupportPositive, "sigma"),
+	Family: ir.HalfNormal,
 	Mean:   func(a []Expr) Expr { return Mul(N(math.Sqrt(2/math.Pi)), a[0]) },
-	Latex:  `\mathcal{N}^{+}`, Support: "x ≥ 0", Constraints: "sigma > 0",
+	Latex:  `\mathcal{N}^{+}`,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		return Add(N(math.Ln2-0.5*log2Pi), Neg(logE(a[0])), Mul(N(-0.5), Pow(x, N(2)), Pow(a[0], N(-2))))
 	}),
@@ -579,8 +554,8 @@ var halfNormalDist = &Dist{
 
 // HalfCauchy(x; s) = log 2 − log π − log s − log(1 + (x/s)²),  x ≥ 0
 var halfCauchyDist = &Dist{
-	Family: scalarSig("HalfCauchy", "half-Cauchy with the given scale (Stan's cauchy(0, scale) on a <lower=0> variable), a prior for a scale", realX, ir.SupportPositive, "scale"),
-	Latex:  `\operatorname{Cauchy}^{+}`, Support: "x ≥ 0", Constraints: "scale > 0",
+	Family: ir.HalfCauchy,
+	Latex:  `\operatorname{Cauchy}^{+}`,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		return Add(N(math.Ln2-math.Log(math.Pi)), Neg(logE(a[0])), Neg(log1pSq(Div(x, a[0]))))
 	}),
@@ -595,8 +570,8 @@ func studentTLogDensity(x, nu, mu, sg Expr) Expr {
 
 // HalfStudentT(x; ν, s) = log 2 + StudentT(x; ν, 0, s),  x ≥ 0
 var halfStudentTDist = &Dist{
-	Family: scalarSig("HalfStudentT", "half-Student-t with degrees of freedom and scale, a prior for a scale", realX, ir.SupportPositive, "dof", "scale"),
-	Latex:  `t^{+}`, Support: "x ≥ 0", Constraints: "dof > 0, scale > 0",
+	Family: ir.HalfStudentT,
+	Latex:  `t^{+}`,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		return Add(N(math.Ln2), studentTLogDensity(x, a[0], N(0), a[1]))
 	}),
@@ -604,8 +579,8 @@ var halfStudentTDist = &Dist{
 
 // Cauchy(x; μ, s) = −log π − log s − log(1 + ((x−μ)/s)²)
 var cauchyDist = &Dist{
-	Family: scalarSig("Cauchy", "Cauchy with location and scale", realX, ir.SupportReal, "location", "scale"),
-	Latex:  `\operatorname{Cauchy}`, Support: "x ∈ ℝ", Constraints: "scale > 0",
+	Family: ir.Cauchy,
+	Latex:  `\operatorname{Cauchy}`,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		return Add(N(-math.Log(math.Pi)), Neg(logE(a[1])), Neg(log1pSq(Div(Sub(x, a[0]), a[1]))))
 	}),
@@ -615,26 +590,23 @@ var cauchyDist = &Dist{
 // between the bounds: a latent with this prior is declared
 // real<lower=lo, upper=hi>, whose transform keeps it there.
 var uniformDist = &Dist{
-	Family: scalarSig("Uniform", "uniform between lower and upper (a latent must be declared with those bounds)", realX, ir.SupportInterval, "lower", "upper"),
-	Mean:   func(a []Expr) Expr { return Mul(N(0.5), Add(a[0], a[1])) },
-	Latex:  `\operatorname{U}`, Support: "x ∈ (lower, upper)", Constraints: "",
+	Family:     ir.Uniform,
+	Mean:       func(a []Expr) Expr { return Mul(N(0.5), Add(a[0], a[1])) },
+	Latex:      `\operatorname{U}`,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr { return Neg(logE(Sub(a[1], a[0]))) }),
 }
 
 // Weibull(x; k, λ) = log k − log λ + (k−1)(log x − log λ) − (x/λ)^k  (Stan's
 // weibull(alpha = k, sigma = λ))
 var weibullDist = &Dist{
-	Family: scalarSig("Weibull", "Weibull with shape and scale (Stan's weibull(alpha, sigma))", realX, ir.SupportPositive, "shape", "scale"),
+	Family: ir.Weibull,
 	Mean:   func(a []Expr) Expr { return Mul(a[1], Call1("exp", lg(Add(N(1), Div(N(1), a[0]))))) },
-	Latex:  `\operatorname{Weibull}`, Support: "x > 0", Constraints: "shape > 0, scale > 0",
+	Latex:  `\operatorname{Weibull}`,
 	LogDensity: slogp(func(x Expr, a []Expr) Expr {
 		k, lam := a[0], a[1]
 		return Add(logE(k), Neg(logE(lam)), Mul(Sub(k, N(1)), Sub(logE(x), logE(lam))), Neg(Pow(Div(x, lam), k)))
 	}),
 }
-
-// countX is the value of a family over counts.
-var countX = ir.ParamSig{Name: "y", Int: true}
 
 // negBinomialBase is log Γ(y+φ) − log Γ(y+1) − log Γ(φ).
 func negBinomialBase(y, phi Expr) Expr {
@@ -647,9 +619,9 @@ func negBinomialBase(y, phi Expr) Expr {
 //
 // Stan's neg_binomial_2: mean μ, variance μ + μ²/φ.
 var negBinomialDist = &Dist{
-	Family: scalarSig("NegativeBinomial", "a count with mean mu and dispersion phi: variance mu + mu²/phi (Stan's neg_binomial_2)", countX, ir.SupportInt, "mu", "phi"),
+	Family: ir.NegativeBinomial,
 	Mean:   func(a []Expr) Expr { return a[0] },
-	Latex:  `\operatorname{NB}`, Support: "y ≥ 0", Constraints: "mu > 0, phi > 0",
+	Latex:  `\operatorname{NB}`,
 	LogDensity: slogp(func(y Expr, a []Expr) Expr {
 		mu, phi := a[0], a[1]
 		lmp := logE(Add(mu, phi))
@@ -662,9 +634,9 @@ var negBinomialDist = &Dist{
 //
 //	log p = log Γ(y+φ) − log Γ(y+1) − log Γ(φ) + y(η − log φ) − (y+φ)·softplus(η − log φ)
 var negBinomialLogDist = &Dist{
-	Family: scalarSig("NegativeBinomialLog", "NegativeBinomial(exp(eta), phi), stable for any eta (Stan's neg_binomial_2_log)", countX, ir.SupportInt, "eta", "phi"),
+	Family: ir.NegativeBinomialLog,
 	Mean:   func(a []Expr) Expr { return Call1("exp", a[0]) },
-	Latex:  `\operatorname{NB}_{\log}`, Support: "y ≥ 0", Constraints: "phi > 0",
+	Latex:  `\operatorname{NB}_{\log}`,
 	LogDensity: slogp(func(y Expr, a []Expr) Expr {
 		eta, phi := a[0], a[1]
 		d := Sub(eta, logE(phi))
@@ -674,9 +646,9 @@ var negBinomialLogDist = &Dist{
 
 // BernoulliLogit(y; α) = yα − softplus(α): Bernoulli(logistic(α)).
 var bernoulliLogitDist = &Dist{
-	Family: scalarSig("BernoulliLogit", "a 0/1 outcome with log-odds alpha: Bernoulli(logistic(alpha))", ir.ParamSig{Name: "y", Int: true, Range: "0..1"}, ir.SupportInt, "alpha"),
+	Family: ir.BernoulliLogit,
 	Mean:   func(a []Expr) Expr { return Call1("logistic", a[0]) },
-	Latex:  `\operatorname{Bernoulli}_{\operatorname{logit}}`, Support: "y ∈ {0, 1}", Constraints: "",
+	Latex:  `\operatorname{Bernoulli}_{\operatorname{logit}}`,
 	LogDensity: slogp(func(y Expr, a []Expr) Expr {
 		return Sub(Mul(y, a[0]), Call1("softplus", a[0]))
 	}),
@@ -684,9 +656,9 @@ var bernoulliLogitDist = &Dist{
 
 // PoissonLog(y; α) = yα − exp(α) − log Γ(y+1): Poisson(exp(α)).
 var poissonLogDist = &Dist{
-	Family: scalarSig("PoissonLog", "a count with log rate alpha: Poisson(exp(alpha))", countX, ir.SupportInt, "alpha"),
+	Family: ir.PoissonLog,
 	Mean:   func(a []Expr) Expr { return Call1("exp", a[0]) },
-	Latex:  `\operatorname{Poisson}_{\log}`, Support: "y ≥ 0", Constraints: "",
+	Latex:  `\operatorname{Poisson}_{\log}`,
 	LogDensity: slogp(func(y Expr, a []Expr) Expr {
 		return Add(Mul(y, a[0]), Neg(Call1("exp", a[0])), Neg(lg(Add(y, N(1)))))
 	}),
@@ -694,9 +666,9 @@ var poissonLogDist = &Dist{
 
 // BinomialLogit(k; n, α) = log C(n, k) + kα − n·softplus(α): Binomial(n, logistic(α)).
 var binomialLogitDist = &Dist{
-	Family: scalarSig("BinomialLogit", "successes in n trials with log-odds alpha: Binomial(n, logistic(alpha))", ir.ParamSig{Name: "k", Int: true}, ir.SupportInt, "n", "alpha"),
+	Family: ir.BinomialLogit,
 	Mean:   func(a []Expr) Expr { return Mul(a[0], Call1("logistic", a[1])) },
-	Latex:  `\operatorname{Binomial}_{\operatorname{logit}}`, Support: "k ∈ {0, …, n}", Constraints: "n ≥ 0",
+	Latex:  `\operatorname{Binomial}_{\operatorname{logit}}`,
 	LogDensity: slogp(func(k Expr, a []Expr) Expr {
 		n, al := a[0], a[1]
 		return Add(binomLogCoef(n, k), Mul(k, al), Neg(Mul(n, Call1("softplus", al))))

@@ -394,11 +394,14 @@ func TestWishartFamily(t *testing.T) {
 	}
 }
 
-// Every family of the language has an entry, and vice versa.
+// Every family of the language has an entry, and vice versa; each entry's
+// signature is the language's (the same *ir.Family, not a copy).
 func TestDistTableMatchesLanguage(t *testing.T) {
-	for name := range ir.Families {
+	for name, fam := range ir.Families {
 		if Dists[name] == nil {
 			t.Errorf("family %s is in the language but not in derive's table", name)
+		} else if Dists[name].Family != fam {
+			t.Errorf("derive's entry for %s has a signature other than ir.Families'", name)
 		}
 	}
 	for name := range Dists {

@@ -9,7 +9,6 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/vigen-go/vigen/spec"
-	"github.com/vigen-go/vigen/spec/ir"
 )
 
 // The families and functions of issue 18 (priors on scales, GLM forms,
@@ -270,40 +269,6 @@ func TestDirichletMultinomialSumsToOne(t *testing.T) {
 	for k := range mean {
 		if want := n * alpha[k] / a0; !closeTo(mean[k], want, 1e-12) {
 			t.Errorf("E[x_%d] = %.15g, want n α_k/α₀ = %.15g", k, mean[k], want)
-		}
-	}
-}
-
-// TestFamilySupports checks the coarse support of every family against
-// its written support.
-func TestFamilySupports(t *testing.T) {
-	for name, d := range Dists {
-		if d.Variadic {
-			continue // a Mixture draws what its components draw
-		}
-		want := map[ir.Support][]string{
-			ir.SupportReal:     {"x ∈ ℝ", "x ∈ ℝᴷ"},
-			ir.SupportPositive: {"x > 0", "x ≥ 0"},
-			ir.SupportUnit:     {"0 < x < 1"},
-			ir.SupportInterval: {"x ∈ (lower, upper)"},
-			ir.SupportSimplex:  {"x on the simplex"},
-			ir.SupportCov:      {"W symmetric positive definite K×K"},
-		}[d.Family.Support]
-		if d.Family.Support == ir.SupportInt {
-			if !d.Value.Int {
-				t.Errorf("%s: integer support, but its value is real", name)
-			}
-			continue
-		}
-		if d.Value.Int {
-			t.Errorf("%s: an integer value with support %v", name, d.Family.Support)
-		}
-		found := false
-		for _, w := range want {
-			found = found || w == d.Support
-		}
-		if !found {
-			t.Errorf("%s: support %v, but its table entry writes %q", name, d.Family.Support, d.Support)
 		}
 	}
 }

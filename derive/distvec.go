@@ -24,7 +24,8 @@ func tensorOf(v Val, what string) (string, error) {
 	return "", ir.Errorf(pos, "the %s must be a declared matrix variable, not an expression: its inverse and log-determinant are computed once, when the data are loaded", what).Hintf("declare it as a `cov` const (its default may be a constant expression, as in `const Sigma0 : cov[P] = 2 * eye(P)`) or param, and pass its name")
 }
 
-func mvNormalDist(name string, isPrec bool) *Dist {
+func mvNormalDist(fam *ir.Family, isPrec bool) *Dist {
+	name := fam.Name
 	// prec returns the precision Λ's element function and log|Σ|.
 	prec := func(b *Builder, cov Val) (func(i, j Expr) Expr, Expr, error) {
 		what := "covariance of " + name
@@ -42,14 +43,7 @@ func mvNormalDist(name string, isPrec bool) *Dist {
 		inv := b.aux("inv", t, k)
 		return func(i, j Expr) Expr { return TSym(inv, i, j) }, T(b.aux("logdet", t, k)), nil
 	}
-	sig := ir.Family{Name: name, Value: ir.ParamSig{Name: "x", Shape: "K"},
-		Params:  []ir.ParamSig{{Name: "mean", Shape: "K"}, {Name: "cov", Shape: "KxK", Class: ir.Cov}},
-		Support: ir.SupportReal, Doc: "multivariate normal with mean vector and covariance matrix"}
-	if isPrec {
-		sig.Params[1].Name = "precision"
-		sig.Doc = "multivariate normal with mean vector and precision (inverse covariance) matrix"
-	}
-	d := &Dist{Family: sig, Latex: `\mathcal{N}`, Support: "x ∈ ℝᴷ", Constraints: "cov (precision) symmetric positive definite", Gaussian: true}
+	d := &Dist{Family: fam, Latex: `\mathcal{N}`, Gaussian: true}
 	// log p = −(K/2)log 2π − ½log|Σ| − ½ Σ_ij (x_i−m_i) Λ_ij (x_j−m_j)
 	d.LogDensity = func(b *Builder, x Val, a []Val) (Expr, error) {
 		lam, logdet, err := prec(b, a[1])
@@ -120,10 +114,7 @@ func mvNormalDist(name string, isPrec bool) *Dist {
 }
 
 func dirichletDist() *Dist {
-	d := &Dist{Family: ir.Family{Name: "Dirichlet", Value: ir.ParamSig{Name: "x", Shape: "K", Class: ir.Simplex},
-		Params:  []ir.ParamSig{{Name: "alpha", Shape: "K"}},
-		Support: ir.SupportSimplex, Doc: "a point on the simplex with concentrations alpha"},
-		Latex: `\operatorname{Dir}`, Support: "x on the simplex", Constraints: "alpha > 0"}
+	d := &Dist{Family: ir.Dirichlet, Latex: `\operatorname{Dir}`}
 	alpha0 := func(b *Builder, a Val) Expr {
 		return b.sumOver(a.Dims[0], func(i Expr) Expr { return a.At([]Expr{i}) })
 	}
@@ -186,10 +177,7 @@ func dirichletDist() *Dist {
 }
 
 func categoricalDist() *Dist {
-	d := &Dist{Family: ir.Family{Name: "Categorical", Value: ir.ParamSig{Name: "z", Int: true, Range: "1..K"},
-		Params:  []ir.ParamSig{{Name: "p", Shape: "K", Class: ir.Simplex}},
-		Support: ir.SupportInt, Doc: "an outcome in 1..K with probabilities p"},
-		Latex: `\operatorname{Cat}`, Support: "z ∈ {1, …, K}", Constraints: "p on the simplex"}
+	d := &Dist{Family: ir.Categorical, Latex: `\operatorname{Cat}`}
 	// log p = log p_z (z is 1-based; as an index it selects element z−1)
 	d.LogDensity = func(b *Builder, z Val, a []Val) (Expr, error) {
 		return logE(a[0].At([]Expr{z.Scalar()})), nil
@@ -225,10 +213,7 @@ func categoricalDist() *Dist {
 }
 
 func multinomialDist() *Dist {
-	d := &Dist{Family: ir.Family{Name: "Multinomial", Value: ir.ParamSig{Name: "x", Shape: "K", Int: true},
-		Params:  []ir.ParamSig{{Name: "p", Shape: "K", Class: ir.Simplex}},
-		Support: ir.SupportInt, Doc: "counts over K outcomes with probabilities p (total given by the data)"},
-		Latex: `\operatorname{Mult}`, Support: "x ∈ ℕᴷ (total given by the data)", Constraints: "p on the simplex"}
+	d := &Dist{Family: ir.Multinomial, Latex: `\operatorname{Mult}`}
 	total := func(b *Builder, x Val) Expr {
 		return b.sumOver(x.Dims[0], func(i Expr) Expr { return x.At([]Expr{i}) })
 	}
@@ -251,10 +236,7 @@ func multinomialDist() *Dist {
 }
 
 func wishartDist() *Dist {
-	d := &Dist{Family: ir.Family{Name: "Wishart", Value: ir.ParamSig{Name: "W", Shape: "KxK", Class: ir.Cov},
-		Params:  []ir.ParamSig{{Name: "dof"}, {Name: "scale", Shape: "KxK", Class: ir.Cov}},
-		Support: ir.SupportCov, Doc: "Wishart over K×K precision matrices with degrees of freedom and scale"},
-		Latex: `\mathcal{W}`, Support: "W symmetric positive definite K×K", Constraints: "dof > K − 1, scale symmetric positive definite"}
+	d := &Dist{Family: ir.Wishart, Latex: `\mathcal{W}`}
 	// log Γ_K(a) = K(K−1)/4 log π + Σ_{j<K} log Γ(a − j/2)
 	logGammaK := func(b *Builder, k string, a Expr) Expr {
 		kk := SizeE(k)
@@ -349,16 +331,12 @@ func wishartDist() *Dist {
 // The cutpoints must be increasing (declared ordered once constrained
 // types exist); unordered cutpoints make the log density NaN, which the fit
 // reports.
-func orderedDist(name string, probit bool) *Dist {
-	link, latex := "logistic", `\operatorname{OrdLogit}`
+func orderedDist(fam *ir.Family, probit bool) *Dist {
+	latex := `\operatorname{OrdLogit}`
 	if probit {
-		link, latex = "probit (normal)", `\operatorname{OrdProbit}`
+		latex = `\operatorname{OrdProbit}`
 	}
-	d := &Dist{Family: ir.Family{Name: name, Value: ir.ParamSig{Name: "y", Int: true},
-		Params:  []ir.ParamSig{{Name: "eta"}, {Name: "cutpoints", Shape: "C"}},
-		Support: ir.SupportInt,
-		Doc:     "an ordered outcome in 1..C+1 with linear predictor eta and increasing cutpoints (" + link + " link)"},
-		Latex: latex, Support: "1 ≤ y ≤ C + 1", Constraints: ""}
+	d := &Dist{Family: fam, Latex: latex}
 	// log F(x), log(1 − F(x)) and log(F(u) − F(l)) for u > l
 	logF := func(x Expr) Expr { return Neg(Call1("softplus", Neg(x))) }
 	log1mF := func(x Expr) Expr { return Neg(Call1("softplus", x)) }
@@ -398,11 +376,7 @@ func orderedDist(name string, probit bool) *Dist {
 //
 //	log p = log Γ(n+1) − Σ log Γ(x_k+1) + log Γ(α₀) − log Γ(n+α₀) + Σ [log Γ(x_k+α_k) − log Γ(α_k)].
 func dirichletMultinomialDist() *Dist {
-	d := &Dist{Family: ir.Family{Name: "DirichletMultinomial", Value: ir.ParamSig{Name: "x", Shape: "K", Int: true},
-		Params:  []ir.ParamSig{{Name: "alpha", Shape: "K"}},
-		Support: ir.SupportInt,
-		Doc:     "counts over K outcomes from a Multinomial whose probabilities are Dirichlet(alpha), summed out (total given by the data)"},
-		Latex: `\operatorname{DirMult}`, Support: "x ∈ ℕᴷ (total given by the data)", Constraints: "alpha > 0"}
+	d := &Dist{Family: ir.DirichletMultinomial, Latex: `\operatorname{DirMult}`}
 	d.LogDensity = func(b *Builder, x Val, a []Val) (Expr, error) {
 		k := x.Dims[0]
 		al := a[0]

@@ -16,13 +16,7 @@ import (
 var mixtureDist = mixtureEntry()
 
 func mixtureEntry() *Dist {
-	d := &Dist{
-		Family: ir.Family{Name: "Mixture",
-			Doc:   "a mixture of scalar distributions with weights w, the assignment summed out: log Σ_k w_k p_k(x) (Stan's log_mix)",
-			Value: realX, Elementwise: true, Variadic: true, Support: ir.SupportReal,
-			Params: []ir.ParamSig{{Name: "weights", Shape: "K", Class: ir.Simplex}, {Name: "component", Dist: true}}},
-		Latex: `\operatorname{Mix}`, Support: "x ∈ the components' support", Constraints: "0 ≤ weights ≤ 1",
-	}
+	d := &Dist{Family: ir.Mixture, Latex: `\operatorname{Mix}`}
 	// set after the table is built: the log density reads the components'
 	// entries from it
 	return d

@@ -1,8 +1,6 @@
 package derive
 
 import (
-	"fmt"
-
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
@@ -64,7 +62,7 @@ func checkPriorSupport(v *ir.Var, prior *ir.Factor) error {
 		decl = v.TypeString()
 	}
 	return ir.Errorf(prior.Pos, "%s has a %s prior, whose values are %s, but it is declared %s: its Gaussian factor would put mass where the prior has none", v.Name, prior.Dist, supportWords(fam.Support), decl).
-		Hintf("declare it %s: vigen then fits the Gaussian on the unconstrained scale (%s) and adds the log-Jacobian", withDims(want, v), unconstrainedWords(fam.Support, v.Name))
+		Hintf("declare it %s: vigen then fits the Gaussian on the unconstrained scale (%s) and adds the log-Jacobian", v.DeclWithDims(want), unconstrainedWords(fam.Support, v.Name))
 }
 
 func unconstrainedWords(s ir.Support, v string) string {
@@ -82,19 +80,4 @@ func supportWords(s ir.Support) string {
 		return "in (0, 1)"
 	}
 	return "between its bounds"
-}
-
-// withDims appends v's dimensions to a type written without them.
-func withDims(typ string, v *ir.Var) string {
-	if len(v.Type.Dims) == 0 {
-		return "`" + typ + "`"
-	}
-	s := "["
-	for k, d := range v.Type.Dims {
-		if k > 0 {
-			s += ", "
-		}
-		s += d
-	}
-	return fmt.Sprintf("`%s%s]`", typ, s)
 }

@@ -254,7 +254,7 @@ func flatPriors(m *ir.Model) []*ir.Factor {
 }
 
 // checkConjugateBound checks the bound of a conjugate latent v with prior
-// f: it may only state the support of the prior's family (Dist.Support),
+// f: it may only state the support of the prior's family (ir.Family.SupportText),
 // as `real<lower=0>` does for a Gamma.
 func checkConjugateBound(v *ir.Var, f *ir.Factor) error {
 	t := v.Transform
@@ -273,8 +273,8 @@ func checkConjugateBound(v *ir.Var, f *ir.Factor) error {
 	}
 	support := ""
 	if d != nil && fam != nil {
-		support = d.Support
-		if sLo, sHi, ok := supportInterval(d.Support, fam.Value.Name); ok && loOK && hiOK &&
+		support = d.SupportText
+		if sLo, sHi, ok := supportInterval(d.SupportText, fam.Value.Name); ok && loOK && hiOK &&
 			(t.Lo == nil) == (sLo == nil) && (t.Hi == nil) == (sHi == nil) &&
 			(sLo == nil || *sLo == lo) && (sHi == nil || *sHi == hi) {
 			return nil

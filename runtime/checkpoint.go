@@ -258,19 +258,7 @@ func CheckResume(saved, now *Fingerprint, params string) error {
 	if saved == nil {
 		return errors.New("resume: the result has no fingerprint of the data and options it was fitted with (written by an older vigen?); start from it with Options.Start instead")
 	}
-	var diffs []string
-	for _, k := range unionKeys(saved.Data, now.Data) {
-		a, okA := saved.Data[k]
-		b, okB := now.Data[k]
-		switch {
-		case !okA:
-			diffs = append(diffs, fmt.Sprintf("%s is in the data but not in the checkpoint's", k))
-		case !okB:
-			diffs = append(diffs, fmt.Sprintf("%s is in the checkpoint's data but not in this data", k))
-		case a != b:
-			diffs = append(diffs, fmt.Sprintf("the values of %s differ from those the checkpoint was fitted to", k))
-		}
-	}
+	diffs := dataDiffs(saved.Data, now.Data, "the checkpoint's", "the checkpoint was fitted to")
 	for _, k := range unionKeys(saved.Options, now.Options) {
 		a, okA := saved.Options[k]
 		b, okB := now.Options[k]
@@ -291,6 +279,25 @@ func CheckResume(saved, now *Fingerprint, params string) error {
 		return nil
 	}
 	return fmt.Errorf("resume: refusing to continue a different run: %s", strings.Join(diffs, "; "))
+}
+
+// dataDiffs says how the data hashes now differ from saved, those of
+// theirs ("the checkpoint's"), which what was fitted to or computed for.
+func dataDiffs(saved, now map[string]string, theirs, what string) []string {
+	var diffs []string
+	for _, k := range unionKeys(saved, now) {
+		a, okA := saved[k]
+		b, okB := now[k]
+		switch {
+		case !okA:
+			diffs = append(diffs, fmt.Sprintf("%s is in the data but not in %s", k, theirs))
+		case !okB:
+			diffs = append(diffs, fmt.Sprintf("%s is in %s data but not in this data", k, theirs))
+		case a != b:
+			diffs = append(diffs, fmt.Sprintf("the values of %s differ from those %s", k, what))
+		}
+	}
+	return diffs
 }
 
 func unionKeys(a, b map[string]string) []string {

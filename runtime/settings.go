@@ -120,6 +120,8 @@ type Settings[L, P any] struct {
 	// as it would have without the interruption. MaxIter counts the
 	// iterations before the checkpoint too.
 	Resume *Result[L, P]
+
+	model string // the model Prepare checked s for
 }
 
 // Result is the fitted variational posterior and a record of the run, the
@@ -205,6 +207,7 @@ func LoadResult[L, P any](r io.Reader, model string) (*Result[L, P], error) {
 // model). A Checkpoint path that holds anything but a checkpoint of model
 // is refused, and so is a Keep entry that is not "all" or one of perToken.
 func (s *Settings[L, P]) Prepare(model string, perToken ...string) error {
+	s.model = model
 	if err := checkKeep(s.Keep, model, perToken); err != nil {
 		return err
 	}
@@ -314,10 +317,14 @@ func (s *Settings[L, P]) Sharded() ShardSettings {
 
 // CA returns the settings of FitCA for a fit started at start whose
 // fingerprint is fp; a run to Resume must have been saved with the same
-// fingerprint (CheckResume).
+// fingerprint (CheckResume), and VT's log C(T) computed for the same model
+// and data (TemperSettings.CheckFingerprint).
 func (s *Settings[L, P]) CA(start time.Time, fp *Fingerprint) (CASettings, error) {
 	c := CASettings{Convergence: s.convergence().WithDefaults(), Workers: s.Workers, Progress: s.Progress,
 		Checkpoint: s.Checkpoint, Start: start, Temper: s.Temper, Diagnose: s.Diagnose, Seed: s.Seed}
+	if err := s.Temper.CheckFingerprint(s.model, fp); err != nil {
+		return CASettings{}, err
+	}
 	if r := s.Resume; r != nil {
 		if err := CheckResume(r.Fingerprint, fp, HashJSON(&r.Params)); err != nil {
 			return CASettings{}, err

@@ -124,7 +124,31 @@ type TemperSettings struct {
 	// both VT and LVT have a hot and a cold fixed point, and the uniform
 	// start leads to the hot one (examples/lda/TEMPERING.md).
 	Cold bool `json:"cold,omitempty"`
+	// Fingerprint, if set, names the model and data LogC was computed
+	// for: a fit of another model, or of other data, sizes or constants,
+	// is refused (log C(T) depends on all of them, and a wrong one gives a
+	// wrong q(T) with no sign of it). A -logc file with log_c must carry
+	// one (readTemperFile).
+	Fingerprint *LogCFingerprint `json:"fingerprint,omitempty"`
+	// File is the -logc file s was read from, for messages ("" if none).
+	File string `json:"-"`
 }
+
+// LogCFingerprint identifies what log C(T) was computed for: the model's
+// name and the data part of the fingerprint of a fit of it
+// (Fingerprint.Data: a hash of each size, data and constant variable as
+// loaded), which any result of the model on the same data holds as
+// "fingerprint": {"data": …}.
+type LogCFingerprint struct {
+	Model string            `json:"model"`
+	Data  map[string]string `json:"data"`
+}
+
+// maxLogC bounds |log C(T)|: beyond 1e12 a float64 resolves log C to no
+// better than about 1e-4, too coarse for q(T)'s update, which
+// exponentiates differences of log C between temperatures; no data set a
+// fit can hold in memory has a log partition function that large.
+const maxLogC = 1e12
 
 // On reports whether s tempers the fit.
 func (s TemperSettings) On() bool { return s.Anneal.T0 > 1 || s.Mode != "" }
@@ -170,6 +194,20 @@ func (s TemperSettings) Check() error {
 	for m, c := range s.LogC {
 		if math.IsNaN(c) || math.IsInf(c, 0) {
 			return fmt.Errorf("variational tempering: log C(T_%d) = %v is not finite", m+1, c)
+		}
+		if math.Abs(c) > maxLogC {
+			return fmt.Errorf("variational tempering: log C(T_%d) = %v is beyond ±%g, more than a float64 can resolve for q(T)'s update: not the log partition function of a data set", m+1, c, maxLogC)
+		}
+	}
+	if len(s.LogC) > 0 {
+		// C(1) = ∫ p(x, z) = 1: the untempered joint is normalized; the
+		// tolerance is rounding in the values' own scale
+		scale := 1.0
+		for _, c := range s.LogC {
+			scale = max(scale, math.Abs(c))
+		}
+		if math.Abs(s.LogC[0]) > 1e-9*scale {
+			return fmt.Errorf("variational tempering: log C(T_1) = log C(1) must be 0, since the untempered joint is normalized (C(1) = 1), not %v: the values are not log C(T) of the model, or are shifted", s.LogC[0])
 		}
 	}
 	if s.Prior != nil {
@@ -549,8 +587,10 @@ func (s TemperSettings) String() string {
 
 // ReadTemperSettings reads tempering settings from a JSON file, as
 // `-logc FILE` gives them: the JSON of TemperSettings ({"grid": [1, 1.5,
-// …], "log_c": […], "prior": […]}, checked as variational tempering's when
-// it names no mode, and returned with Mode "global").
+// …], "log_c": […], "prior": […], "fingerprint": {…}}, checked as
+// variational tempering's when it names no mode, and returned with Mode
+// "global"). A file with log_c must carry the fingerprint of the model and
+// data it was computed for (LogCFingerprint), which the fit checks.
 func ReadTemperSettings(path string) (TemperSettings, error) {
 	return readTemperFile(path, "")
 }
@@ -588,7 +628,33 @@ func readTemperFile(path, mode string) (TemperSettings, error) {
 	if err := s.Check(); err != nil {
 		return TemperSettings{}, fmt.Errorf("%s: %v", path, err)
 	}
+	if len(s.LogC) > 0 && (s.Fingerprint == nil || s.Fingerprint.Model == "" || len(s.Fingerprint.Data) == 0) {
+		return TemperSettings{}, fmt.Errorf("%s: no fingerprint of the model and data log C(T) was computed for, so nothing shows it is this fit's: "+
+			`add "fingerprint": {"model": NAME, "data": {…}}, the model's name and the "data" of the "fingerprint" of a result of the model on the same data (vigen run … -out r.json)`, path)
+	}
+	s.File = path
 	return s, nil
+}
+
+// CheckFingerprint refuses s for a fit of model whose fingerprint is fp
+// if s's log C(T) was computed for another model or other data
+// (TemperSettings.Fingerprint); settings without one are not checked.
+func (s TemperSettings) CheckFingerprint(model string, fp *Fingerprint) error {
+	f := s.Fingerprint
+	if f == nil || s.Mode != "global" || fp == nil {
+		return nil
+	}
+	what := "Temper.Fingerprint"
+	if s.File != "" {
+		what = "-logc " + s.File
+	}
+	if model != "" && f.Model != model {
+		return fmt.Errorf("%s: log C(T) was computed for model %s, not %s: compute it for this model", what, f.Model, model)
+	}
+	if diffs := dataDiffs(f.Data, fp.Data, "the log C file's", "log C(T) was computed for"); len(diffs) > 0 {
+		return fmt.Errorf("%s: log C(T) was computed for other data: %s; compute it for this data", what, strings.Join(diffs, "; "))
+	}
+	return nil
 }
 
 // Collapser is what a generated package adds when the model has component
@@ -660,7 +726,7 @@ func TemperFromFlags(anneal, mode, logc string) (TemperSettings, error) {
 		}
 	case "global":
 		if logc == "" {
-			return s, errors.New("-temper global (variational tempering) needs log C(T) on a grid of temperatures: give -logc FILE, a JSON file {\"grid\": [1, …], \"log_c\": […]}; vigen does not derive log C(T) for a model yet")
+			return s, errors.New("-temper global (variational tempering) needs log C(T) on a grid of temperatures: give -logc FILE, a JSON file {\"grid\": [1, …], \"log_c\": […], \"fingerprint\": {\"model\": …, \"data\": {…}}}; vigen does not derive log C(T) for a model yet")
 		}
 		f, err := readTemperFile(logc, mode)
 		if err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // temperFake is a conjugate Gaussian model for the tempering tests:
@@ -299,7 +301,7 @@ func TestTemperFromFlags(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := dir + "/logc.json"
-	if err := os.WriteFile(path, []byte(`{"grid": [1, 2, 4], "log_c": [0, 3.5, 9]}`), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(`{"grid": [1, 2, 4], "log_c": [0, 3.5, 9], "fingerprint": {"model": "m", "data": {"y": "ab"}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s, err = TemperFromFlags("", "global", path)
@@ -322,7 +324,7 @@ func TestTemperFromFlags(t *testing.T) {
 	if _, err := TemperFromFlags("", "local", path); err == nil || !strings.Contains(err.Error(), "not log C") {
 		t.Errorf("-temper local with a log C file: %v", err)
 	}
-	os.WriteFile(path, []byte(`{"grid": [1, 2, 4], "logc": [0, 3.5, 9]}`), 0o644)
+	os.WriteFile(path, []byte(`{"grid": [1, 2, 4], "logc": [0, 3.5, 9], "fingerprint": {"model": "m", "data": {"y": "ab"}}}`), 0o644)
 	if _, err := TemperFromFlags("", "global", path); err == nil || !strings.Contains(err.Error(), `unknown field "logc"`) {
 		t.Errorf("a misspelled key: %v", err)
 	}
@@ -473,5 +475,71 @@ func TestTemperColdStart(t *testing.T) {
 		if got := s.String(); strings.HasSuffix(got, ", cold start") != cold {
 			t.Errorf("cold %v: label %q", cold, got)
 		}
+	}
+}
+
+// A -logc file is refused before the fit unless what can be checked
+// holds: log C(1) = 0 (the untempered joint is normalized), values a
+// float64 resolves, and a fingerprint of the model and data it was
+// computed for, which must be the fit's.
+func TestLogCFileChecks(t *testing.T) {
+	dir := t.TempDir()
+	fp := `"fingerprint": {"model": "m", "data": {"N": "n1", "y": "y1"}}`
+	for _, c := range []struct{ file, want string }{
+		{`{"grid": [1, 3], "log_c": [5, 1], ` + fp + `}`, "log C(1) must be 0"},
+		{`{"grid": [1, 3], "log_c": [0, 1e308], ` + fp + `}`, "log C(T_2) = 1e+308 is beyond ±1e+12"},
+		{`{"grid": [1, 3], "log_c": [0, -2e12], ` + fp + `}`, "is beyond"},
+		{`{"grid": [1, 3], "log_c": [0, 7]}`, "no fingerprint of the model and data"},
+		{`{"grid": [1, 3], "log_c": [0, 7], "fingerprint": {"model": "m"}}`, "no fingerprint of the model and data"},
+		{`{"grid": [2, 3], "log_c": [0, 7], ` + fp + `}`, "must start at T_1 = 1"},
+		{`{"grid": [1, 3, 2], "log_c": [0, 7, 8], ` + fp + `}`, "must increase"},
+		{`{"grid": [1, 3], "log_c": [0, 7, 8], ` + fp + `}`, "3 values of log C(T) for 2 temperatures"},
+	} {
+		path := filepath.Join(dir, "logc.json")
+		if err := os.WriteFile(path, []byte(c.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := TemperFromFlags("", "global", path)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: %v, want an error naming the file and saying %q", c.file, err, c.want)
+		}
+	}
+	// rounding in log C(1), in the scale of the values, is accepted
+	path := filepath.Join(dir, "logc.json")
+	os.WriteFile(path, []byte(`{"grid": [1, 3], "log_c": [1.8e-13, 1500], `+fp+`}`), 0o644)
+	s, err := TemperFromFlags("", "global", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := &Fingerprint{Data: map[string]string{"N": "n1", "y": "y1"}}
+	if err := s.CheckFingerprint("m", now); err != nil {
+		t.Errorf("the fingerprint's own model and data: %v", err)
+	}
+	for _, c := range []struct {
+		model string
+		data  map[string]string
+		want  string
+	}{
+		{"other", now.Data, "computed for model m, not other"},
+		{"m", map[string]string{"N": "n1", "y": "y2"}, "the values of y differ from those log C(T) was computed for"},
+		{"m", map[string]string{"N": "n1"}, "y is in the log C file's data but not in this data"},
+		{"m", map[string]string{"N": "n1", "y": "y1", "sigma": "s"}, "sigma is in the data but not in the log C file's"},
+	} {
+		err := s.CheckFingerprint(c.model, &Fingerprint{Data: c.data})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "-logc "+path) {
+			t.Errorf("model %s, data %v: %v, want %q", c.model, c.data, err, c.want)
+		}
+	}
+	// Settings.CA refuses the fit: Prepare records the model
+	var st Settings[struct{}, struct{}]
+	st.Temper = s
+	if err := st.Prepare("m"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CA(time.Now(), &Fingerprint{Data: map[string]string{"N": "n2", "y": "y1"}}); err == nil || !strings.Contains(err.Error(), "values of N differ") {
+		t.Errorf("CA with other data: %v", err)
+	}
+	if _, err := st.CA(time.Now(), now); err != nil {
+		t.Errorf("CA with the same data: %v", err)
 	}
 }

@@ -16,9 +16,6 @@ func Check(f *File) (*ir.Model, error) {
 	if f == nil {
 		return nil, ErrorList{{Msg: "no file to check"}}
 	}
-	if len(ir.Families) == 0 {
-		return nil, ErrorList{{Msg: "internal error in vigen: no distributions are known (the program does not link package derive, whose table fills in ir.Families)"}}
-	}
 	c := &checker{
 		file:  filepath.Base(f.Pos.Filename),
 		syms:  make(map[string]*symbol),
@@ -44,6 +41,7 @@ func Check(f *File) (*ir.Model, error) {
 	c.settlePending()
 	c.checkLets()
 	c.checkPriors()
+	c.checkArgDomains()
 	c.checkUsage()
 	c.checkCycles()
 	c.addFixedSizes()

@@ -66,7 +66,7 @@ const usage = `usage:
 
 exit status: 0 success (vigen run: the fit converged, or -algorithm svi ran its passes; vigen gen -check: the package
 is up to date); 1 an error (model, data, file, build; no result, or the plots failed; vigen gen -check: the package is
-stale); 2 bad command line. vigen run also exits 3 if the
+stale); 2 bad command line. vigen run (and vigen summary of its result) also exits 3 if the
 fit stopped at -maxiter without converging, 4 if it stopped for another reason (canceled
 by SIGINT or SIGTERM, not_finite, trouble); with 3 and 4 the result is written and stderr
 says why, also with -q.

@@ -315,6 +315,5 @@ var unpositionedMessages = map[string]string{
 	"%w\n%v": "joins two errors that carry their own positions (mstep.go)",
 	"codegen: generated driver does not parse (a bug in vigen): %v":   "invariant: generated code is checked before it is returned",
 	"codegen: generated code does not parse (a bug in vigen): %v\n%s": "invariant: generated code is checked before it is returned",
-	"cannot read the clause %q":                                       "wrapped with the statement's position by domainChecks; TestDomainsParse keeps every clause of derive's table readable",
-	"no tempered normalizer":                                          "a sentinel: FactorTemperedLogNorm replaces it by a positioned reason",
+	"no tempered normalizer": "a sentinel: FactorTemperedLogNorm replaces it by a positioned reason",
 }

@@ -229,6 +229,11 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "local", "-logc", "../../examples/tempering/logc.json"}, 2, "gives only the grid of temperatures, their prior and cold"},
 		{[]string{"run", logregVI, "-data", "x.json", "-logc", "x.json"}, 2, "add -temper global"},
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", filepath.Join(dir, "none.json")}, 2, "none.json"},
+		// what a log C file must satisfy: log C(1) = 0, values a float64
+		// resolves, a fingerprint of the model and data
+		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", logcFile(t, dir, "c1.json", `{"grid":[1,3],"log_c":[5,1]}`)}, 2, "c1.json: variational tempering: log C(T_1) = log C(1) must be 0"},
+		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", logcFile(t, dir, "big.json", `{"grid":[1,3],"log_c":[0,1e308]}`)}, 2, "big.json: variational tempering: log C(T_2) = 1e+308 is beyond"},
+		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", logcFile(t, dir, "nofp.json", `{"grid":[1,3],"log_c":[0,1]}`)}, 2, "nofp.json: no fingerprint of the model and data"},
 	} {
 		code, _, stderr := runCLI(c.args...)
 		if code != c.code || !strings.Contains(stderr, c.want) {
@@ -512,6 +517,15 @@ func TestRunExitStatus(t *testing.T) {
 			}
 		})
 	}
+	// a log C file computed for other data is refused before the fit,
+	// naming the file
+	otherData := filepath.Join(t.TempDir(), "other.json")
+	os.WriteFile(otherData, []byte(`{"K": 5, "y": [0.5, 1, 8, 2.5, -3, 4]}`), 0o644)
+	logc, _ := filepath.Abs("../../examples/tempering/logc.json")
+	if code, stdout, stderr := runCLI("run", gmmSigma, "-data", otherData, "-temper", "global", "-logc", logc, "-q"); code != 1 || stdout != "" ||
+		!strings.Contains(stderr, "-logc "+logc+": log C(T) was computed for other data: the values of N differ") {
+		t.Errorf("-logc for other data: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
 	// local tempering of a model it does not apply to says why
 	if code, _, stderr := runCLI("run", logreg, "-data", "../../examples/logreg/data.json", "-temper", "local", "-q"); code != 1 ||
 		!strings.Contains(stderr, "does not apply: it has no unit plate") {
@@ -523,4 +537,14 @@ func TestRunExitStatus(t *testing.T) {
 	if _, err := os.Stat(recent); err != nil {
 		t.Errorf("a recent build directory was swept: %v", err)
 	}
+}
+
+// logcFile writes a -logc file named name in dir holding text.
+func logcFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -37,7 +37,7 @@ func (s *sviFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&s.passes, "passes", 0, "svi: passes over the units (0: the runtime default, 10)")
 	fs.StringVar(&s.anneal, "anneal", "", "annealed VI (Mandt et al. 2016): schedule KIND:T0:LENGTH, linear or geometric from T0 down to 1 over LENGTH iterations (svi: passes), e.g. linear:10:100")
 	fs.StringVar(&s.temper, "temper", "", "global: variational tempering (Mandt et al. 2016), a latent temperature on the grid of -logc; local: one temperature per unit (LVT), on the grid of -logc or 30 from 1 to 10")
-	fs.StringVar(&s.logc, "logc", "", "-temper global: JSON file {\"grid\": [1, …], \"log_c\": […]}, the grid of temperatures and the log partition function log C(T) on it; -temper local: {\"grid\": […], \"cold\": true} (both optional)")
+	fs.StringVar(&s.logc, "logc", "", "-temper global: JSON file {\"grid\": [1, …], \"log_c\": […], \"fingerprint\": {\"model\": …, \"data\": {…}}}, the grid of temperatures, the log partition function log C(T) on it and the model and data it is for (a result's fingerprint); -temper local: {\"grid\": […], \"cold\": true} (both optional)")
 }
 
 // check says what is wrong with the flags, or "".

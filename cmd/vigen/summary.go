@@ -54,24 +54,54 @@ func cmdSummary(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vigen:", err)
 		return 1
 	}
-	if err := writeSummary(stdout, b, *rows); err != nil {
+	code, err := writeSummary(stdout, b, *rows)
+	if err != nil {
 		fmt.Fprintf(stderr, "vigen: %s: %v\n", fs.Arg(0), err)
-		return 1
+		return exitError
 	}
-	return 0
+	if code != exitConverged {
+		_, why := fitEnding(b)
+		fmt.Fprintf(stderr, "vigen: %s: %s\n", fs.Arg(0), why)
+	}
+	return code
+}
+
+// fitEnding says how the fit whose result is b ended, as vigen run's exit
+// status does: exitConverged for a converged fit (or SVI's completed
+// passes), exitNotConverged for one stopped at the iteration limit,
+// exitFailed for any other (not_finite, canceled, trouble), with the
+// warning that says what the result's values then are.
+func fitEnding(b []byte) (code int, why string) {
+	var r summaryResult
+	if json.Unmarshal(b, &r) != nil {
+		return exitError, ""
+	}
+	switch {
+	case r.Converged || r.Status == runtime.PassesStatus || strings.HasPrefix(r.Status, runtime.PassesStatus+";"):
+		return exitConverged, ""
+	case r.Status == "max_iterations" || strings.HasPrefix(r.Status, "max_iterations: "):
+		return exitNotConverged, fmt.Sprintf("the fit did not converge: it stopped at the iteration limit after %d iterations, and the result's values are those of its last iteration", r.Iterations)
+	}
+	what := fmt.Sprintf("the state after iteration %d", r.Iterations)
+	if r.Iterations == 0 {
+		what = "the state the fit started from"
+	}
+	return exitFailed, fmt.Sprintf("the fit failed (%s): the result's values are %s, not a posterior approximation", r.Status, what)
 }
 
 // writeSummary prints the result b as a table, at most maxRows rows per
 // latent or param (0: all): each element's family, mean, sd and 5%, 50%
 // and 95% quantiles (on the constrained scale for a constrained latent),
-// then the approximation diagnostics and what the result leaves out.
-func writeSummary(w io.Writer, b []byte, maxRows int) error {
+// then the approximation diagnostics and what the result leaves out. A
+// fit that did not converge is said so before the table; the status
+// returned is fitEnding's.
+func writeSummary(w io.Writer, b []byte, maxRows int) (int, error) {
 	var r summaryResult
 	if err := json.Unmarshal(b, &r); err != nil {
-		return fmt.Errorf("not a vigen result: %v", err)
+		return exitError, fmt.Errorf("not a vigen result: %v", err)
 	}
 	if r.Model == "" || r.Latent == nil {
-		return errors.New("not a vigen result: no model or latent")
+		return exitError, errors.New("not a vigen result: no model or latent")
 	}
 	fmt.Fprintf(w, "model %s, method %s: %s after %d iterations (%.3g s)", r.Model, r.Method, r.Status, r.Iterations, r.Seconds)
 	if n := len(r.ELBO); n > 0 {
@@ -81,10 +111,14 @@ func writeSummary(w io.Writer, b []byte, maxRows int) error {
 		}
 	}
 	fmt.Fprintln(w)
+	code, why := fitEnding(b)
+	if why != "" {
+		fmt.Fprintf(w, "warning: %s\n", why)
+	}
 	var table [][]summaryRow
 	latents, err := runtime.OrderedObject(r.Latent)
 	if err != nil {
-		return fmt.Errorf("latent: %v", err)
+		return exitError, fmt.Errorf("latent: %v", err)
 	}
 	for _, l := range latents {
 		if string(l.Raw) == "null" {
@@ -92,24 +126,24 @@ func writeSummary(w io.Writer, b []byte, maxRows int) error {
 		}
 		rs, err := runtime.LatentRows(l.Name, l.Raw, maxRows)
 		if err != nil {
-			return fmt.Errorf("latent %s: %v", l.Name, err)
+			return exitError, fmt.Errorf("latent %s: %v", l.Name, err)
 		}
 		table = append(table, rs)
 	}
 	if r.Params != nil && string(r.Params) != "null" {
 		params, err := runtime.OrderedObject(r.Params)
 		if err != nil {
-			return fmt.Errorf("params: %v", err)
+			return exitError, fmt.Errorf("params: %v", err)
 		}
 		for _, p := range params {
 			var v any
 			if err := json.Unmarshal(p.Raw, &v); err != nil {
-				return fmt.Errorf("param %s: %v", p.Name, err)
+				return exitError, fmt.Errorf("param %s: %v", p.Name, err)
 			}
 			var shape []int
 			var flat []float64
 			if err := flatten(v, 0, &shape, &flat); err != nil {
-				return fmt.Errorf("param %s: %v", p.Name, err)
+				return exitError, fmt.Errorf("param %s: %v", p.Name, err)
 			}
 			var rs []summaryRow
 			for i, x := range flat {
@@ -176,7 +210,7 @@ func writeSummary(w io.Writer, b []byte, maxRows int) error {
 	if r.ELBONote != "" {
 		fmt.Fprintf(w, "note: %s\n", r.ELBONote)
 	}
-	return nil
+	return code, nil
 }
 
 // flatten appends the numbers of v, a number or a regular nested array of

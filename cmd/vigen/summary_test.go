@@ -80,3 +80,37 @@ func TestSummaryRestarts(t *testing.T) {
 		t.Errorf("exit %d, %s\n%s", code, stderr, out)
 	}
 }
+
+// A result whose fit failed (testdata/summary/failed/notfinite.json: a
+// scale declared real, the ELBO NaN in iteration 1, written by vigen run
+// before the checker refused such models) holds the starting values: the
+// summary says so before the table, on stderr too, and exits as vigen run
+// did (4); one stopped at the iteration limit says so and exits 3.
+func TestSummaryFailedFit(t *testing.T) {
+	code, out, stderr := runCLI("summary", "testdata/summary/failed/notfinite.json")
+	warn := "warning: the fit failed (not_finite: the ELBO = NaN (mu: not_finite; sigma: not_finite) in iteration 1; the result is the state after iteration 0): " +
+		"the result's values are the state the fit started from, not a posterior approximation\n"
+	if code != exitFailed || !strings.Contains(out, warn) || !strings.Contains(stderr, "not a posterior approximation") {
+		t.Errorf("not_finite: exit %d, stderr %q\n%s", code, stderr, out)
+	}
+	if strings.Index(out, warn) > strings.Index(out, "name ") {
+		t.Errorf("the warning comes after the table:\n%s", out)
+	}
+	b, err := os.ReadFile("testdata/summary/logreg.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(b), `"converged": true`, `"converged": false`, 1)
+	s = strings.Replace(s, `"status": "converged"`, `"status": "max_iterations"`, 1)
+	if s == string(b) || !strings.Contains(s, `"max_iterations"`) {
+		t.Fatal("logreg.json's converged and status fields not found")
+	}
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runCLI("summary", path)
+	if code != exitNotConverged || !strings.Contains(out, "warning: the fit did not converge: it stopped at the iteration limit after") {
+		t.Errorf("max_iterations: exit %d\n%s", code, out)
+	}
+}

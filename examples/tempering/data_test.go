@@ -22,10 +22,23 @@ func TestBundledData(t *testing.T) {
 		t.Fatal(err)
 	}
 	// logc.json: the grid and log C(T) of gmmsigma.vi on data.json, for
-	// vigen run -temper global -logc
+	// vigen run -temper global -logc, with the fingerprint of the model
+	// and data they were computed for
+	d, err := gmmsigma.LoadData(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := gmmSigmaFingerprint(d)
+	if err != nil {
+		t.Fatal(err)
+	}
 	grid := expGrid(30, 10)
-	bundled.Check(t, "logc.json", map[string][]float64{"grid": grid, "log_c": gmmSigmaLogC(grid, len(md.y), md.k, 1, md.sigma)})
-	if _, err := runtime.TemperFromFlags("", "global", "logc.json"); err != nil {
+	bundled.Check(t, "logc.json", map[string]any{"grid": grid, "log_c": gmmSigmaLogC(grid, len(md.y), md.k, 1, md.sigma), "fingerprint": fp})
+	s, err := runtime.TemperFromFlags("", "global", "logc.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckFingerprint("gmmsigma", &runtime.Fingerprint{Data: fp.Data}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"math"
+
+	"github.com/vigen-go/vigen/examples/tempering/gmmsigma"
+	"github.com/vigen-go/vigen/runtime"
 )
 
 // The tempered partition function of gmmsigma.vi (Mandt et al. 2016,
@@ -68,6 +72,22 @@ func gmmSigmaLogC(grid []float64, n, k int, alpha, sigma float64) []float64 {
 		out[m] = float64(n)*((1-a)/2*math.Log(2*math.Pi*sigma*sigma)-0.5*math.Log(a)) + logE
 	}
 	return out
+}
+
+// gmmSigmaFingerprint is the fingerprint of gmmsigma.vi on data d that a
+// file of its log C(T) carries (runtime.LogCFingerprint), so that vigen
+// run -logc refuses it for another model or data: the data part of the
+// fingerprint of a fit, here of one iteration.
+func gmmSigmaFingerprint(d *gmmsigma.Data) (*runtime.LogCFingerprint, error) {
+	m, err := gmmsigma.NewModel(d)
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.Fit(context.Background(), gmmsigma.Options{MaxIter: 1, Diagnose: runtime.DiagnoseSettings{Off: true}})
+	if err != nil {
+		return nil, err
+	}
+	return &runtime.LogCFingerprint{Model: res.Model, Data: res.Fingerprint.Data}, nil
 }
 
 // expGrid returns m temperatures from 1 to tmax on an exponential scale,

@@ -7,6 +7,7 @@ package ir
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Pos is a source position.
@@ -170,6 +171,16 @@ type Var struct {
 	// cannot change it.
 	Fixed bool
 	Pos   Pos
+}
+
+// DeclWithDims writes the type typ, written without dimensions
+// ("real<lower=0>"), with v's dimensions, in backquotes, as a hint
+// proposes a declaration: `real<lower=0>[K]`.
+func (v *Var) DeclWithDims(typ string) string {
+	if len(v.Type.Dims) == 0 {
+		return "`" + typ + "`"
+	}
+	return "`" + typ + "[" + strings.Join(v.Type.Dims, ", ") + "]`"
 }
 
 // TypeString is v's type as declared, with its constraint:

@@ -25,9 +25,9 @@ type ParamSig struct {
 }
 
 // Family is a distribution's signature: what its value (the target of `~`)
-// and its arguments must be. Each family's signature is part of its entry
-// in derive's distribution table (derive.Dists), which holds everything
-// else about it too; derive.Families lists the signatures by name.
+// and its arguments must be, and their domains. The signatures are listed
+// in families.go (Families); derive's distribution table (derive.Dists)
+// embeds each one in the family's entry, which adds the mathematics.
 type Family struct {
 	Name   string
 	Value  ParamSig // the target's required shape and kind
@@ -43,6 +43,12 @@ type Family struct {
 	// components of a Mixture).
 	Variadic bool
 	Doc      string
+	// SupportText and Constraints state the domains of the value and of
+	// the parameters as documentation writes them ("x > 0"; "shape > 0,
+	// rate > 0"): vigen check shows them, the language reference lists
+	// them, and ParseDomains reads them for the checker's argument checks
+	// and codegen's data checks.
+	SupportText, Constraints string
 }
 
 // Support is the domain of a family's value, coarsely.
@@ -63,11 +69,6 @@ const (
 func (s Support) String() string {
 	return [...]string{"real", "positive", "unit interval", "interval", "integer", "simplex", "positive definite"}[s]
 }
-
-// Families are the distribution signatures, keyed by name. Package derive
-// fills it in from its distribution table (one entry per family) when it
-// is linked into the program; the checker reports an empty table.
-var Families = map[string]*Family{}
 
 // Func is a built-in function's signature.
 type Func struct {
