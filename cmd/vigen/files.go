@@ -216,6 +216,9 @@ func checkPlotTargets(dir string, names []string) error {
 			return err
 		}
 	}
+	if err := checkPlotList(dir); err != nil {
+		return err
+	}
 	return checkDirTakesFiles(dir, dir)
 }
 

@@ -166,6 +166,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		if !f.quiet {
 			fmt.Fprintf(stderr, "vigen: wrote %s\n", strings.Join(files, ", "))
 		}
+		removed, left, err := sweepPlots(f.plot, m.Name, files)
+		if len(removed) > 0 && !f.quiet {
+			fmt.Fprintf(stderr, "vigen: removed %s from %s: plots an earlier fit wrote there that this one does not draw\n", strings.Join(removed, ", "), f.plot)
+		}
+		if len(left) > 0 {
+			fmt.Fprintf(stderr, "vigen: warning: %s in %s are plots of an earlier fit, not this one's; left as they are (remove them if they are stale)\n", strings.Join(left, ", "), f.plot)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "vigen: plots:", err)
+			return max(code, exitError)
+		}
 	}
 	return code
 }

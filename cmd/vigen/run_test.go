@@ -389,12 +389,15 @@ func TestRunChecksOutputsFirst(t *testing.T) {
 	os.WriteFile(filepath.Join("plots", "latent-theta.svg"), []byte("<svg>my drawing</svg>"), 0o644)
 	os.WriteFile("afile", []byte("x"), 0o644)
 	os.Mkdir("adir", 0o755)
+	os.Mkdir("plots2", 0o755)
+	os.WriteFile(filepath.Join("plots2", plotManifest), []byte("x"), 0o644)
 	cases := []struct{ flag, value, want string }{
 		{"-out", "nodir/r.json", "vigen: -out: cannot write nodir/r.json: the directory nodir does not exist"},
 		{"-out", "adir", "vigen: -out: adir is a directory"},
 		{"-out", "afile/r.json", "vigen: -out: cannot write afile/r.json: afile is not a directory"},
 		{"-plot", "plots", "vigen: -plot: refusing to overwrite plots/latent-theta.svg: vigen did not write it"},
 		{"-plot", "afile", "vigen: -plot: cannot write plots into afile: it is not a directory"},
+		{"-plot", "plots2", "vigen: -plot: refusing to overwrite plots2/" + plotManifest + ": vigen did not write it"},
 		{"-plot", "afile/sub/dir", "vigen: -plot: cannot write afile/sub/dir: afile is not a directory"},
 		{"-data", "missing.json", "vigen: -data: stat missing.json: no such file or directory"},
 	}
@@ -645,5 +648,34 @@ func TestRunWritesWhatItCan(t *testing.T) {
 	}
 	if _, err := os.Stat("p.json"); err == nil {
 		t.Error("a refused command line wrote p.json")
+	}
+
+	// A -plot directory where an earlier fit drew more: the plots its
+	// manifest lists that this fit does not draw are removed, other plots
+	// of vigen's are named in a warning and left, the user's files are not
+	// touched. They were all left, unmentioned.
+	os.Mkdir("plots", 0o755)
+	plot := func(name string) { os.WriteFile(filepath.Join("plots", name), markSVG([]byte("<svg/>")), 0o644) }
+	plot("latent-old.svg")
+	plot("latent-unlisted.svg")
+	os.WriteFile(filepath.Join("plots", "mine.svg"), []byte("<svg>my drawing</svg>"), 0o644)
+	list, _ := json.Marshal(plotList{Mark: plotListMark, Model: "other", Files: []string{"elbo.svg", "latent-old.svg", "mine.svg"}})
+	os.WriteFile(filepath.Join("plots", plotManifest), list, 0o644)
+	code, _, stderr = runCLI("run", logregVI, "-data", data, "-q", "-out", "r.json", "-plot", "plots")
+	if code != 0 || !strings.Contains(stderr, "vigen: warning: latent-unlisted.svg in plots are plots of an earlier fit") {
+		t.Errorf("-plot: exit %d, stderr:\n%s", code, stderr)
+	}
+	var got []string
+	entries, _ := os.ReadDir("plots")
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if want := []string{plotManifest, "elbo.svg", "latent-theta.svg", "latent-unlisted.svg", "mine.svg", "psis.svg"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("the plot directory holds %v, want %v", got, want)
+	}
+	var now plotList
+	if b, err := os.ReadFile(filepath.Join("plots", plotManifest)); err != nil || json.Unmarshal(b, &now) != nil ||
+		now.Model != "logreg" || !reflect.DeepEqual(now.Files, []string{"elbo.svg", "psis.svg", "latent-theta.svg"}) {
+		t.Errorf("the manifest reads %+v (%v)", now, err)
 	}
 }
