@@ -262,8 +262,55 @@ func Schedules(d *derive.Derivation, opts Options) ([]KernelSchedule, error) {
 }
 
 // generate is Generate, calling scheduled (if not nil) with every kernel's
-// statement tree.
-func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, stmts []Stmt)) (files []File, err error) {
+// statement tree. The names the generator makes from the model's names
+// (fields, methods) are checked against every name the generated package
+// declares, at this one place: where two declarations of a type, or of the
+// package, share a name (a data leftOut whose Data field LeftOut is also
+// Data's method, a data ncvmpW beside the method ncvmpW of an NCVMP latent
+// w), the generation is repeated with that name taken from the model's
+// names (modelStems), which then get a trailing underscore. A clash that
+// taking names cannot resolve is a bug in vigen, reported as an error.
+func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, stmts []Stmt)) ([]File, error) {
+	avoid := map[string]bool{}
+	for range maxRenames {
+		var kernels []KernelSchedule
+		files, err := generateOnce(d, opts, func(name string, stmts []Stmt) {
+			kernels = append(kernels, KernelSchedule{name, stmts})
+		}, avoid)
+		if err != nil {
+			return nil, err
+		}
+		clashes, err := declaredTwice(files)
+		if err != nil {
+			return nil, err
+		}
+		grew := false
+		for _, c := range clashes {
+			grew = grew || !avoid[c]
+			avoid[c] = true
+		}
+		if len(clashes) == 0 || !grew {
+			if len(clashes) > 0 {
+				return nil, ir.Errorf(ir.Pos{File: d.Model.File}, "internal error in vigen: the generated package declares %s twice (please report it with the model)", strings.Join(clashes, ", "))
+			}
+			if scheduled != nil {
+				for _, k := range kernels {
+					scheduled(k.Name, k.Stmts)
+				}
+			}
+			return files, nil
+		}
+	}
+	return nil, ir.Errorf(ir.Pos{File: d.Model.File}, "internal error in vigen: the generated package's names still clash after %d renamings (please report it with the model)", maxRenames)
+}
+
+// maxRenames bounds generate's repetitions: each takes at least one more
+// name from the model's, and a model clashes with a handful at most.
+const maxRenames = 16
+
+// generateOnce is generate's one pass, with the names in avoid taken from
+// the model's names.
+func generateOnce(d *derive.Derivation, opts Options, scheduled func(kernel string, stmts []Stmt), avoid map[string]bool) (files []File, err error) {
 	m := d.Model
 	defer func() {
 		if r := recover(); r != nil {
@@ -281,11 +328,11 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 		}
 		return nil, ir.Errorf(pos, "%q cannot be the name of a Go package", pkg).Hintf("rename the model, or choose a package name with -pkg")
 	}
-	g := &gen{m: m, d: d, fields: newNamer(), dfields: newNamer(), goName: map[string]string{}, dataField: map[string]string{},
+	g := &gen{m: m, d: d, fields: newNamer(keys(avoid)...), dfields: newNamer(keys(avoid)...), goName: map[string]string{}, dataField: map[string]string{},
 		sizeGo: map[string]string{}, tensors: map[string]tensorInfo{}, scheduled: scheduled}
 	ctx := &fileCtx{Source: m.File, SourceHash: m.SourceHash, Package: pkg, Model: m.Name, RuntimeVersion: runtime.Version, KernelsOnly: opts.KernelsOnly,
 		Imports: []string{importsMarker}}
-	g.stems = modelStems(m)
+	g.stems = modelStems(m, avoid)
 	g.stepNames = map[*derive.MStep]string{}
 	// Reserve the methods made from the model's names first, so that no
 	// Model field takes one (a data updateTheta next to a latent theta).

@@ -310,10 +310,18 @@ func (p *goPrinter) accum(sb *strings.Builder, target string, e derive.Expr) {
 
 func tempName(n string) string { return strings.TrimPrefix(n, TempPrefix) }
 
-// goFloat prints a float64 constant so that it is a float in Go.
+// goFloat prints a float64 value so that it is a float in Go: a constant
+// that fits float64, or, for a value no constant is, math.Inf(±1) or
+// math.NaN() (derive refuses the folds of the model's numbers that would
+// make one; the derivation's own are computed as float64 arithmetic is).
 func goFloat(v float64) string {
-	if math.IsInf(v, 1) {
+	switch {
+	case math.IsInf(v, 1):
 		return "math.Inf(1)"
+	case math.IsInf(v, -1):
+		return "math.Inf(-1)"
+	case math.IsNaN(v):
+		return "math.NaN()"
 	}
 	s := strconv.FormatFloat(v, 'g', -1, 64)
 	if !strings.ContainsAny(s, ".eEn") {
@@ -328,6 +336,9 @@ func (p *goPrinter) expr(e derive.Expr, prec int) string {
 	switch e := e.(type) {
 	case *derive.Num:
 		s := goFloat(e.V)
+		if strings.HasPrefix(s, "math.") {
+			p.usesMath = true
+		}
 		if e.V < 0 && prec > 0 {
 			return "(" + s + ")"
 		}
@@ -690,7 +701,13 @@ func (p *goPrinter) subscript(x derive.Expr) string {
 
 func (p *goPrinter) call(c *derive.Call, prec int) string {
 	if c.Prim.Name == "pow" {
-		if y, ok := c.Args[1].(*derive.Num); ok {
+		// A power of a number is one derive did not fold, its value out of
+		// float64's range: math.Pow computes it at run time, as float64
+		// arithmetic does, where the shortcuts below would print a Go
+		// constant expression that does not compile (1 / (1e-170 *
+		// 1e-170) overflows).
+		_, numBase := c.Args[0].(*derive.Num)
+		if y, ok := c.Args[1].(*derive.Num); ok && !numBase {
 			x := c.Args[0]
 			switch y.V {
 			case -1:

@@ -1,8 +1,12 @@
 package codegen
 
 import (
+	"fmt"
+	"go/ast"
+	"go/parser"
 	"go/token"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode"
 
@@ -17,7 +21,9 @@ import (
 // name from the model (a Model or Data field, a kernel's local) never
 // shadows or collides with one: it gets a trailing underscore instead.
 // Names built from a model name (updateTheta, ThetaF) are kept apart by
-// stems below. Keep this table in step with the generator.
+// stems below. A generator name missing here still cannot clash: generate
+// checks the generated package (declaredTwice) and takes a clashing name
+// from the model's; the table saves that second generation.
 var goReserved = map[string]bool{
 	// predeclared
 	"bool": true, "byte": true, "cap": true, "close": true, "complex": true, "copy": true,
@@ -74,7 +80,11 @@ func stemMethods(stem string) []string {
 // declaration (theta, then Theta), or whose methods would be the
 // generator's own (a latent whose stem would make a generated method name
 // such as gaussianX twice), gets trailing underscores.
-func modelStems(m *ir.Model) map[string]string {
+//
+// A stem that is in avoid, or whose lower-cased form is, gets trailing
+// underscores too: generate passes the names that clashed with the
+// generator's own in the generated package (declaredTwice).
+func modelStems(m *ir.Model, avoid map[string]bool) map[string]string {
 	stems := map[string]string{}
 	used := map[string]bool{}
 	for _, v := range m.Vars {
@@ -85,7 +95,7 @@ func modelStems(m *ir.Model) map[string]string {
 		case s[0] == '_':
 			s = "X" + s
 		}
-		for used[s] || reservedMethod(s) {
+		for used[s] || reservedMethod(s) || avoid[s] || avoid[lowerFirst(s)] {
 			s += "_"
 		}
 		used[s] = true
@@ -173,4 +183,99 @@ func exported(s string) string {
 	r := []rune(s)
 	r[0] = unicode.ToUpper(r[0])
 	return string(r)
+}
+
+// keys are m's keys, sorted.
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// declaredTwice returns the names, sorted, that the package in files
+// declares twice in one scope: two package-level declarations, or two
+// members (fields and methods) of one type. Go refuses such a package; the
+// generator makes one when a name it makes from the model's is one of its
+// own.
+func declaredTwice(files []File) ([]string, error) {
+	scopes, err := declarations(files)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, names := range scopes {
+		for name, n := range names {
+			if n > 1 && name != "_" && name != "init" {
+				seen[name] = true
+			}
+		}
+	}
+	return keys(seen), nil
+}
+
+// declarations counts the names the package in files declares, by scope:
+// "" for the package's, a type's name for its fields and methods.
+func declarations(files []File) (map[string]map[string]int, error) {
+	fset := token.NewFileSet()
+	scopes := map[string]map[string]int{}
+	declare := func(scope, name string) {
+		if scopes[scope] == nil {
+			scopes[scope] = map[string]int{}
+		}
+		scopes[scope][name]++
+	}
+	for _, f := range files {
+		af, err := parser.ParseFile(fset, f.Name, f.Src, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, fmt.Errorf("codegen: generated code does not parse (a bug in vigen): %v", err)
+		}
+		for _, decl := range af.Decls {
+			switch decl := decl.(type) {
+			case *ast.FuncDecl:
+				scope := ""
+				if decl.Recv != nil {
+					scope = receiverType(decl.Recv.List[0].Type)
+				}
+				declare(scope, decl.Name.Name)
+			case *ast.GenDecl:
+				for _, spec := range decl.Specs {
+					switch spec := spec.(type) {
+					case *ast.TypeSpec:
+						declare("", spec.Name.Name)
+						if st, ok := spec.Type.(*ast.StructType); ok {
+							for _, field := range st.Fields.List {
+								for _, n := range field.Names {
+									declare(spec.Name.Name, n.Name)
+								}
+							}
+						}
+					case *ast.ValueSpec:
+						for _, n := range spec.Names {
+							declare("", n.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	return scopes, nil
+}
+
+// receiverType is the name of a method's receiver type (T of *T or T).
+func receiverType(e ast.Expr) string {
+	for {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return ""
+		}
+	}
 }

@@ -279,22 +279,28 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		var r Expr
 		switch e.Op {
 		case '+':
-			return Add(x, y), nil
+			r = Add(x, y)
 		case '-':
-			return Sub(x, y), nil
+			r = Sub(x, y)
 		case '*':
-			return Mul(x, y), nil
+			r = Mul(x, y)
 		case '/':
 			if n, ok := y.(*Num); ok && n.V == 0 {
 				return nil, ir.Errorf(e.Pos, "division by zero").Hintf("divide by a non-zero constant or a positive variable")
 			}
-			return Div(x, y), nil
+			r = Div(x, y)
 		case '^':
-			return Pow(x, y), nil
+			r = Pow(x, y)
+		default:
+			return nil, ir.Errorf(e.Pos, "internal error in vigen: unknown operator %c (please report it with the model)", e.Op)
 		}
-		return nil, ir.Errorf(e.Pos, "internal error in vigen: unknown operator %c (please report it with the model)", e.Op)
+		if v, ok := outOfRange(x, y, r, e.Op == '*' || e.Op == '/'); ok {
+			return nil, ir.Errorf(e.Pos, "the numbers of this expression combine to %g, outside the range of float64 (non-zero magnitudes from 4.9e-324 to 1.8e308)", v).Hintf("vigen multiplies and adds the numbers of an expression before the fit; rescale them (the data in other units, a parameter on another scale)")
+		}
+		return r, nil
 	case *ir.DistArg:
 		return nil, ir.Errorf(e.Pos, "the distribution %s is an argument of a distribution, not a value", e.Dist).Hintf("distributions are written on the right of ~, and as the components of a Mixture")
 	case *ir.Call:
@@ -305,6 +311,28 @@ func (b *Builder) Lower(e ir.Expr, sel []Expr) (Expr, error) {
 		return fn(b, e, sel)
 	}
 	return nil, ir.Errorf(e.Position(), "internal error in vigen: cannot lower %T (please report it with the model)", e)
+}
+
+// outOfRange reports whether combining x and y into r folded their numbers
+// out of float64's range, and to what: a number of r (its coefficient, or
+// a term's) that is infinite or NaN, or, for a product (product), a zero
+// coefficient from non-zero ones (an underflow that would drop the term).
+func outOfRange(x, y, r Expr, product bool) (float64, bool) {
+	terms := []Expr{r}
+	if a, ok := r.(*AddNode); ok {
+		terms = a.Terms
+	}
+	for _, t := range terms {
+		if c, _ := coefRest(t); math.IsInf(c, 0) || math.IsNaN(c) {
+			return c, true
+		}
+	}
+	cx, _ := coefRest(x)
+	cy, _ := coefRest(y)
+	if n, ok := r.(*Num); ok && product && n.V == 0 && cx != 0 && cy != 0 {
+		return 0, true
+	}
+	return 0, false
 }
 
 // chainable reports whether v is a latent whose reads at shifted indices

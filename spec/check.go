@@ -32,6 +32,10 @@ func Check(f *File) (*ir.Model, error) {
 		c.errorf(f.Pos, "a model file starts with `model NAME`", "missing `model NAME`")
 	} else {
 		c.model.Name, c.model.NamePos = f.Name.Name, c.pos(f.Name.Pos)
+		if len(f.Name.Name) > MaxModelName {
+			c.errorf(f.Name.Pos, "rename the model: its name names the generated package's files and vigen run's build directory, and file systems limit a file name to 255 bytes",
+				"the model name is %d bytes long; at most %d", len(f.Name.Name), MaxModelName)
+		}
 	}
 	c.declare(f.Decls)
 	c.resolveTypes()
@@ -51,6 +55,12 @@ func Check(f *File) (*ir.Model, error) {
 	}
 	return c.model, nil
 }
+
+// MaxModelName is the longest model name, in bytes: the name goes into
+// file and directory names (the generated file, vigen run's build directory
+// with a 17-byte suffix, temporary files), which most file systems limit to
+// 255 bytes.
+const MaxModelName = 128
 
 // checker holds the state of one Check.
 type checker struct {

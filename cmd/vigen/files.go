@@ -9,7 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
+
+	"github.com/vigen-go/vigen/spec/ir"
 )
 
 // Every file vigen writes is checked before any work is done (before the
@@ -119,12 +122,31 @@ const resultHeadLimit = 64 << 10
 // members "model" and "status" before anything it cannot read: the start
 // of a result vigen wrote.
 func isResultHead(b []byte) bool {
+	return jsonHeadHas(b, map[string]string{"model": "string", "status": "string"})
+}
+
+// isPredictionHead reports whether b begins the predictions vigen wrote
+// (runtime.Prediction: "model", then "draws").
+func isPredictionHead(b []byte) bool {
+	return jsonHeadHas(b, map[string]string{"model": "string", "draws": "number"})
+}
+
+// isHeldoutHead reports whether b begins a held-out score vigen wrote
+// (runtime.HeldoutScore: "per_word", then "tokens").
+func isHeldoutHead(b []byte) bool {
+	return jsonHeadHas(b, map[string]string{"per_word": "number", "tokens": "number"})
+}
+
+// jsonHeadHas reports whether b begins a JSON object in which every key of
+// want comes before anything jsonHeadHas cannot read, holding a value of
+// the kind want gives it: "string" or "number".
+func jsonHeadHas(b []byte, want map[string]string) bool {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return false
 	}
-	var model, status bool
-	for !model || !status {
+	found := map[string]bool{}
+	for len(found) < len(want) {
 		tok, err := dec.Token()
 		if err != nil {
 			return false
@@ -137,13 +159,22 @@ func isResultHead(b []byte) bool {
 		if err := dec.Decode(&v); err != nil {
 			return false
 		}
-		_, isString := v.(string)
-		switch key {
-		case "model":
-			model = isString
-		case "status":
-			status = isString
+		kind, ok := want[key]
+		if !ok {
+			continue
 		}
+		switch v.(type) {
+		case string:
+			ok = kind == "string"
+		case float64:
+			ok = kind == "number"
+		default:
+			ok = false
+		}
+		if !ok {
+			return false
+		}
+		found[key] = true
 	}
 	return true
 }
@@ -185,5 +216,99 @@ func checkPlotTargets(dir string, names []string) error {
 			return err
 		}
 	}
+	if err := checkPlotList(dir); err != nil {
+		return err
+	}
 	return checkDirTakesFiles(dir, dir)
+}
+
+// runOutput is a file vigen run or its fitting command writes (for -plot,
+// a directory of files), named by a flag, and the check that refuses it
+// before any work.
+type runOutput struct {
+	flag, path string
+	check      func(path string) error
+}
+
+// outputs are every file vigen run writes, and each one's check. An output
+// flag that is not in this list is not checked: a new one belongs here.
+func (f *runFlags) outputs(m *ir.Model) []runOutput {
+	return []runOutput{
+		{"-out", f.out, checkResultTarget},
+		// a checkpoint is a result with status "checkpoint"; the fitting
+		// command checks that it is one of this model
+		{"-checkpoint", f.opts.checkpoint, checkResultTarget},
+		{"-heldout-out", f.heldout.out, jsonTarget(isHeldoutHead, "it is not a held-out score vigen wrote")},
+		{"-predict-out", f.heldout.predictOut, jsonTarget(isPredictionHead, "it is not a file of predictions vigen wrote")},
+		{"-plot", f.plot, func(dir string) error { return checkPlotTargets(dir, plotFiles(m)) }},
+	}
+}
+
+// jsonTarget is the check of an output holding a JSON object that ours
+// recognizes from its first members.
+func jsonTarget(ours func(head []byte) bool, why string) func(string) error {
+	return func(path string) error {
+		if err := refuseForeign(path, resultHeadLimit, ours, why); err != nil {
+			return err
+		}
+		return checkWritable(path)
+	}
+}
+
+// inputs are the files vigen run reads, by flag: model is the model file.
+func (f *runFlags) inputs(model string) [][2]string {
+	in := [][2]string{{"the model", model}, {"-data", f.data}, {"-predict", f.heldout.predict}, {"-test", f.heldout.test},
+		{"-heldout-obs", f.heldout.obs}, {"-heldout", f.heldout.held}, {"-resume", f.opts.resume}, {"-logc", f.svi.logc}}
+	for _, list := range []struct {
+		flag string
+		l    ldacList
+	}{{"-ldac", f.heldout.ldac}, {"-csv", f.heldout.csv}, {"-jsonl", f.heldout.jsonl}} {
+		for _, l := range list.l {
+			_, path, _ := strings.Cut(l, "=")
+			in = append(in, [2]string{list.flag, path})
+		}
+	}
+	return in
+}
+
+// checkOutputs refuses, before any work, an output that is also an input
+// (but -checkpoint may be the -resume file it continues) or another output,
+// and any output its own check refuses. Errors begin with the flag.
+func checkOutputs(outs []runOutput, ins [][2]string) error {
+	for i, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		for _, in := range ins {
+			if in[1] != "" && !(o.flag == "-checkpoint" && in[0] == "-resume") && sameFile(o.path, in[1]) {
+				return fmt.Errorf("%s: refusing to overwrite %s: it is the %s file", o.flag, o.path, strings.TrimPrefix(in[0], "the "))
+			}
+		}
+		for _, p := range outs[:i] {
+			if p.path != "" && sameFile(o.path, p.path) {
+				return fmt.Errorf("%s: %s is also the %s file: give each output its own file", o.flag, o.path, p.flag)
+			}
+		}
+		if err := o.check(o.path); err != nil {
+			return fmt.Errorf("%s: %w", o.flag, err)
+		}
+	}
+	return nil
+}
+
+// sameFile reports whether the paths a and b name the same regular file
+// (through links), or, if neither exists, the same path. Devices and pipes
+// (/dev/null given twice) are never the same file: nothing in them is lost.
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	switch {
+	case errA == nil && errB == nil:
+		return fa.Mode().IsRegular() && os.SameFile(fa, fb)
+	case errA != nil && errB != nil:
+		absA, errA := filepath.Abs(a)
+		absB, errB := filepath.Abs(b)
+		return errA == nil && errB == nil && absA == absB
+	}
+	return false
 }

@@ -36,6 +36,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"go/token"
 	"io"
 	"io/fs"
 	"os"
@@ -125,11 +126,27 @@ func parseAndLoad(fs *flag.FlagSet, args []string, stderr io.Writer) (*ir.Model,
 	return m, 0
 }
 
+// pkgName is vigen gen's -pkg: a name that can be a Go package's, or a
+// bad command line (exit 2).
+type pkgName string
+
+func (p *pkgName) String() string { return string(*p) }
+
+func (p *pkgName) Set(v string) error {
+	if !token.IsIdentifier(v) || v == "main" || v == "_" {
+		return fmt.Errorf("%q cannot be the name of a Go package", v)
+	}
+	*p = pkgName(v)
+	return nil
+}
+
 func cmdGen(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "output directory (default: ./NAME, NAME the package)")
-	pkg := fs.String("pkg", "", "Go package name (default: the model name)")
+	var pkgFlag pkgName
+	fs.Var(&pkgFlag, "pkg", "Go package name (default: the model name)")
+	pkg := (*string)(&pkgFlag)
 	kernels := fs.Bool("kernels", false, "emit data types and derivative kernels only (no Fit)")
 	check := fs.Bool("check", false, "write nothing; exit 1, naming the files, unless the package in the output directory is what gen would write")
 	d, code := parseAndDerive(fs, args, stderr)

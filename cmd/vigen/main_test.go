@@ -366,3 +366,35 @@ func TestFmtExamples(t *testing.T) {
 		t.Error("fmt -w changed a file with a syntax error")
 	}
 }
+
+// TestUsageErrorsExit2: a bad command line (an unknown flag, a flag value
+// out of its range, a missing argument) exits 2 in every subcommand, as
+// the README says, and vigen run refuses it before building anything.
+// vigen gen -pkg a-b and vigen run -method foo exited 1, the latter after
+// a build, and the fitting command's own usage errors came back as 1.
+func TestUsageErrorsExit2(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("VIGEN_CACHE", cache)
+	vi, data := "../../examples/logreg/logreg.vi", "../../examples/logreg/data.json"
+	for _, args := range [][]string{
+		{"gen", "-pkg", "a-b", vi},
+		{"gen", "-o", t.TempDir(), "-pkg", "main", vi},
+		{"check", "-nope", vi},
+		{"summary", "-rows", "-1", "r.json"},
+		{"explain", "-format", "pdf", vi},
+		{"run", vi, "-data", data, "-seed", "abc"},
+		{"run", vi, "-data", data, "-batch", "-3", "-algorithm", "svi"},
+		{"run", vi, "-data", data, "-algorithm", "gibbs"},
+		{"run", vi, "-data", data, "-method", "foo"},
+		{"run", vi, "-data", data, "-psis-draws", "-1"},
+		{"run", vi, "-data", data, "-restarts", "-2"},
+		{"run", vi},
+	} {
+		if code, stdout, stderr := runCLI(args...); code != exitUsage || stdout != "" || stderr == "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and why", args, code, stdout, stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(cache); len(entries) != 0 {
+		t.Errorf("a bad command line was found only after building: the cache holds %v", entries)
+	}
+}

@@ -246,6 +246,8 @@ func TestFamiliesHaveDensities(t *testing.T) {
 // can produce, by format, with the reason: the checker (spec) rejects every
 // such model first, or the message guards an invariant of vigen itself.
 var unreachableMessages = map[string]string{
+	"%s: internal error in vigen: the generated package declares %s twice (please report it with the model)":                                                         "invariant: generate takes every clashing name from the model's names, so only two of the generator's own names can clash; FuzzGenerate looks for them",
+	"%s: internal error in vigen: the generated package's names still clash after %d renamings (please report it with the model)":                                    "invariant: each repetition of generate takes at least one more name from the model's, and a model meets a handful of the generator's at most",
 	"%s: internal error in vigen: the distribution %s read as a value (please report it with the model)":                                                             "invariant: a distribution argument (ir.DistArg) is read only through Val.Dist by the Mixture's log density, never as a value",
 	"%s: the distribution %s is an argument of a distribution, not a value\n\thint: distributions are written on the right of ~, and as the components of a Mixture": "invariant: the checker puts an ir.DistArg only in a factor's argument for a Dist parameter, never inside an expression",
 	"%s: internal error in vigen: component %d of a Mixture is not a distribution (please report it with the model)":                                                 "invariant: the checker (spec/mixture.go) makes every argument after a Mixture's weights an ir.DistArg",
@@ -312,6 +314,7 @@ for n in 1:N {
 // unpositionedMessages are error formats that do not start with a
 // position, with the reason that is right.
 var unpositionedMessages = map[string]string{
+	"codegen: generated code does not parse (a bug in vigen): %v": "invariant: generate formats (parses) the code before declaredTwice reads it",
 	"%w\n%v": "joins two errors that carry their own positions (mstep.go)",
 	"codegen: generated driver does not parse (a bug in vigen): %v":   "invariant: generated code is checked before it is returned",
 	"codegen: generated code does not parse (a bug in vigen): %v\n%s": "invariant: generated code is checked before it is returned",

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -354,31 +355,64 @@ search:
 }
 
 // distinctTicks are gonum's default ticks labelled with as many
-// significant digits as it takes to tell them apart (an ELBO near −1,800
-// moving in its fourth digit would otherwise read −1.8e+03 throughout).
+// significant digits as it takes to tell them apart and to tell the truth:
+// an ELBO near −1,800 moving in its fourth digit would otherwise read
+// −1.8e+03 throughout, and a tick at −195.35 would read −195.4, a line
+// away from where it is.
 type distinctTicks struct{}
 
-// Ticks returns the ticks in [lo, hi].
+// Ticks returns the ticks in [lo, hi]. Each label, read back, is within a
+// millionth of the ticks' spacing of the tick's value (floating-point
+// noise, −195.35000000000002, aside).
 func (distinctTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	tol := 1e-6 * tickSpacing(ticks, hi-lo)
 	for prec := 3; prec <= 17; prec++ {
 		seen := map[string]bool{}
-		unique := true
+		good := true
 		for i := range ticks {
 			if ticks[i].Label == "" {
 				continue
 			}
-			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'g', prec, 64)
-			if seen[ticks[i].Label] {
-				unique = false
+			v := ticks[i].Value
+			if math.Abs(v) <= tol {
+				v = 0 // not 5.551115123125783e-17
 			}
-			seen[ticks[i].Label] = true
+			label := strconv.FormatFloat(v, 'g', prec, 64)
+			back, _ := strconv.ParseFloat(label, 64)
+			if seen[label] || math.Abs(back-ticks[i].Value) > tol {
+				good = false
+			}
+			seen[label] = true
+			ticks[i].Label = label
 		}
-		if unique {
+		if good {
 			break
 		}
 	}
 	return ticks
+}
+
+// tickSpacing is the smallest distance between two labelled ticks, or
+// span if fewer than two are labelled (or they coincide).
+func tickSpacing(ticks []plot.Tick, span float64) float64 {
+	var at []float64
+	for _, t := range ticks {
+		if t.Label != "" {
+			at = append(at, t.Value)
+		}
+	}
+	sort.Float64s(at)
+	d := math.Inf(1)
+	for i := 1; i < len(at); i++ {
+		if g := at[i] - at[i-1]; g > 0 {
+			d = min(d, g)
+		}
+	}
+	if math.IsInf(d, 1) {
+		d = span
+	}
+	return d
 }
 
 // powerTicks mark a log axis at the powers of ten, labelled 1e-6.
@@ -568,4 +602,89 @@ func firstOf(shown, total int) string {
 		return fmt.Sprintf("all %d", total)
 	}
 	return fmt.Sprintf("first %d of %d", shown, total)
+}
+
+// plotManifest is the file in a -plot directory that lists the plots vigen
+// wrote there last, so that a later fit drawing fewer (another model's, or
+// a model with fewer latents) removes the ones it did not draw again
+// instead of leaving them beside its own. vigen removes only files the
+// manifest lists that still carry plotMark.
+const plotManifest = ".vigen-plots.json"
+
+// plotList is plotManifest's content.
+type plotList struct {
+	Mark  string   `json:"vigen_plots"` // plotListMark
+	Model string   `json:"model"`
+	Files []string `json:"files"` // base names
+}
+
+const plotListMark = "the plots vigen run wrote in this directory last"
+
+// isPlotListHead reports whether b begins a plotManifest vigen wrote.
+func isPlotListHead(b []byte) bool {
+	return jsonHeadHas(b, map[string]string{"vigen_plots": "string"})
+}
+
+// checkPlotList refuses, before any work, a plotManifest vigen did not write.
+func checkPlotList(dir string) error {
+	return refuseForeign(filepath.Join(dir, plotManifest), resultHeadLimit, isPlotListHead, "vigen did not write it")
+}
+
+// sweepPlots follows writePlots, which wrote the paths written into dir
+// for model: it removes the plots the manifest lists that were not written
+// this time and still carry plotMark, writes the new manifest, and returns
+// the names removed, and those of the other files in dir that carry
+// plotMark but were neither written nor listed (plots from before the
+// manifest, or copies), which it leaves.
+func sweepPlots(dir, model string, written []string) (removed, left []string, err error) {
+	now := map[string]bool{}
+	var names []string
+	for _, p := range written {
+		now[filepath.Base(p)] = true
+		names = append(names, filepath.Base(p))
+	}
+	listed := map[string]bool{}
+	if b, err := os.ReadFile(filepath.Join(dir, plotManifest)); err == nil {
+		var old plotList
+		if json.Unmarshal(b, &old) == nil && old.Mark == plotListMark {
+			for _, name := range old.Files {
+				listed[filepath.Base(name)] = true
+			}
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if now[name] || !e.Type().IsRegular() || !strings.HasSuffix(name, ".svg") || !hasPlotMark(filepath.Join(dir, name)) {
+			continue
+		}
+		if !listed[name] {
+			left = append(left, name)
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			return removed, left, err
+		}
+		removed = append(removed, name)
+	}
+	b, err := json.MarshalIndent(plotList{Mark: plotListMark, Model: model, Files: names}, "", " ")
+	if err != nil {
+		return removed, left, err
+	}
+	return removed, left, runtime.WriteFileAtomic(filepath.Join(dir, plotManifest), append(b, '\n'))
+}
+
+// hasPlotMark reports whether path is a plot vigen wrote.
+func hasPlotMark(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, plotHeadLimit)
+	n, _ := io.ReadFull(f, head)
+	return bytes.Contains(head[:n], []byte(plotMark))
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -185,6 +186,51 @@ func TestLatentRowsQuantilesOnDemand(t *testing.T) {
 		if part[i].Mean != all[i].Mean || part[i].SD != all[i].SD || part[i].HasQuantiles != (i < 2) ||
 			i < 2 && part[i].Q05 != all[i].Q05 {
 			t.Errorf("element %d: %+v, want the first row's quantiles only (all: %+v)", i, part[i], all[i])
+		}
+	}
+}
+
+// TestDistinctTicksAreTrue: every ELBO tick label reads back as its tick's
+// value (to a millionth of the spacing) and no two are alike. Labels were
+// rounded to 3 significant digits unless that made two alike: a tick at
+// −195.35 read −195.4, and a trace converged at −195.356 looked as if it
+// were at −195.4 ± 0.05.
+func TestDistinctTicksAreTrue(t *testing.T) {
+	for _, r := range [][2]float64{
+		{-195.36, -195.05}, {-195.4, -195.0}, {-195.3562, -195.3561}, {-195.356181, -195.35618},
+		{-1850, -1790}, {-1.5, 1.5}, {-0.1, 0.1}, {1e-9, 3e-9}, {-1284.3, -1284.1}, {-14263, -1284},
+	} {
+		ticks := distinctTicks{}.Ticks(r[0], r[1])
+		gap := r[1] - r[0] // the smallest between labelled ticks
+		var prev *float64
+		for _, tk := range ticks {
+			if tk.Label != "" {
+				if prev != nil && math.Abs(tk.Value-*prev) > 0 {
+					gap = min(gap, math.Abs(tk.Value-*prev))
+				}
+				v := tk.Value
+				prev = &v
+			}
+		}
+		tol := 1e-6 * gap
+		seen := map[string]bool{}
+		labelled := 0
+		for _, tk := range ticks {
+			if tk.Label == "" {
+				continue
+			}
+			labelled++
+			v, err := strconv.ParseFloat(tk.Label, 64)
+			if err != nil || math.Abs(v-tk.Value) > tol {
+				t.Errorf("%v: the tick at %v is labelled %q", r, tk.Value, tk.Label)
+			}
+			if seen[tk.Label] {
+				t.Errorf("%v: two ticks labelled %q", r, tk.Label)
+			}
+			seen[tk.Label] = true
+		}
+		if labelled < 2 {
+			t.Errorf("%v: %d labelled ticks: %v", r, labelled, ticks)
 		}
 	}
 }

@@ -57,39 +57,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
-	fs.StringVar(&f.data, "data", "", "JSON data file, keys as in model.vi (required unless -csv, -jsonl or -ldac give all the data)")
-	fs.StringVar(&f.out, "out", "", "write the result JSON here (default: stdout)")
-	fs.StringVar(&f.method, "method", "", "laplace or delta for every nonconjugate latent, or ncvmp for those declared so (default: as declared)")
-	fs.Uint64Var(&f.seed, "seed", 0, "seed of the random starting values")
-	fs.IntVar(&f.maxIter, "maxiter", 0, "maximum coordinate-ascent iterations (0: the generated package's default)")
-	fs.Float64Var(&f.tol, "tol", 0, "relative ELBO change below which the run may end (0: the generated package's default; inf: no such criterion)")
-	f.tols.register(fs)
-	f.svi.register(fs)
-	f.heldout.register(fs)
-	f.opts.register(fs)
-	fs.IntVar(&f.workers, "workers", 0, "goroutines updating units in parallel (0: all cores); results do not depend on it")
-	fs.StringVar(&f.keep, "keep", "", "per-token latents (local to a bag's entries, like a topic model's z) to keep in the result, comma-separated, or all; left out by default")
-	fs.IntVar(&f.restarts, "restarts", 0, "fit from this many seeds (-seed, -seed+1, …) in parallel and keep the largest ELBO; the result's restarts field lists them all")
-	fs.BoolVar(&f.noSummary, "no-summary", false, "leave the per-element summary out of the result (vigen summary prints it from the result on demand)")
-	fs.BoolVar(&f.noPSIS, "no-psis", false, "skip the approximation diagnostic (Pareto k̂ of each nonconjugate Gaussian factor against the density it approximates)")
-	fs.IntVar(&f.psisDraws, "psis-draws", 0, "draws from each global Gaussian factor for the diagnostic (0: 1000)")
-	fs.IntVar(&f.psisUnits, "psis-unit-draws", 0, "draws from each unit's Gaussian factor for the diagnostic (0: 1000, fewer (at least 200) beyond 1000 units)")
-	f.plotUnits = defaultPlotUnits
-	fs.Var(&f.plotUnits, "plot-units", "FROM:TO: the units a plot of a per-unit latent shows (default 1:50)")
-	fs.StringVar(&f.plot, "plot", "", "write SVG plots of the ELBO trace and the posteriors into this directory")
-	fs.BoolVar(&f.quiet, "q", false, "no progress on stderr")
-	fs.BoolVar(&f.rebuild, "rebuild", false, "rebuild the model's command even if a cached build exists")
+	f.register(fs)
 	path, ok := parseInterspersed(fs, args)
 	if !ok {
 		return 2
 	}
-	if bad := f.tols.negative(f.maxIter, f.tol, f.workers); bad != "" {
+	if bad := f.negative(); bad != "" {
 		fmt.Fprintf(stderr, "vigen run: -%s must not be negative (0 means the default)\n", bad)
 		return 2
 	}
 	if bad := f.opts.check(); bad != "" {
 		fmt.Fprintf(stderr, "vigen run: %s\n", bad)
 		return 2
+	}
+	if f.method != "" && f.method != "laplace" && f.method != "delta" && f.method != "ncvmp" {
+		fmt.Fprintf(stderr, "vigen run: -method %q: want laplace, delta or ncvmp\n", f.method)
+		return exitUsage
 	}
 	if bad := f.svi.check(); bad != "" {
 		fmt.Fprintf(stderr, "vigen run: %s\n", bad)
@@ -119,17 +102,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	// Every output is checked before the build and the fit.
-	if f.out != "" {
-		if err := checkResultTarget(f.out); err != nil {
-			fmt.Fprintln(stderr, "vigen: -out:", err)
-			return exitError
-		}
-	}
-	if f.plot != "" {
-		if err := checkPlotTargets(f.plot, plotFiles(m)); err != nil {
-			fmt.Fprintln(stderr, "vigen: -plot:", err)
-			return exitError
-		}
+	if err := checkOutputs(f.outputs(m), f.inputs(path)); err != nil {
+		fmt.Fprintln(stderr, "vigen:", err)
+		return exitError
 	}
 	if f.data != "" {
 		if _, err := os.Stat(f.data); err != nil {
@@ -155,16 +130,25 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	defer sink.cleanup()
 	code := runFit(sig, bin, f, sink, stderr)
-	if code == exitError || sink.n == 0 {
-		if code != exitError {
+	if code == exitError || code == exitUsage || sink.n == 0 {
+		if code != exitError && code != exitUsage {
 			fmt.Fprintln(stderr, "vigen: the fit wrote no result")
 		}
 		sink.abort()
+		if code == exitUsage {
+			return exitUsage
+		}
 		return exitError
 	}
 	if err := sink.commit(); err != nil {
 		fmt.Fprintln(stderr, "vigen:", err)
 		return exitError
+	}
+	if code == exitAfterResult {
+		// The fit converged and its result is written; the command said
+		// on stderr what failed after it. The plots are written still.
+		fmt.Fprintf(stderr, "vigen: the result is written%s; what followed it failed\n", resultPlace(f.out))
+		code = exitError
 	}
 	if f.plot != "" {
 		result, err := sink.result()
@@ -182,8 +166,54 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		if !f.quiet {
 			fmt.Fprintf(stderr, "vigen: wrote %s\n", strings.Join(files, ", "))
 		}
+		removed, left, err := sweepPlots(f.plot, m.Name, files)
+		if len(removed) > 0 && !f.quiet {
+			fmt.Fprintf(stderr, "vigen: removed %s from %s: plots an earlier fit wrote there that this one does not draw\n", strings.Join(removed, ", "), f.plot)
+		}
+		if len(left) > 0 {
+			fmt.Fprintf(stderr, "vigen: warning: %s in %s are plots of an earlier fit, not this one's; left as they are (remove them if they are stale)\n", strings.Join(left, ", "), f.plot)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "vigen: plots:", err)
+			return max(code, exitError)
+		}
 	}
 	return code
+}
+
+// resultPlace says where the result went: " to PATH", or "" for stdout.
+func resultPlace(out string) string {
+	if out == "" {
+		return ""
+	}
+	return " to " + out
+}
+
+// register defines vigen run's flags on fs. Every flag naming a file that
+// vigen run writes must be in outputs (TestRunOutputsAreChecked).
+func (f *runFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.data, "data", "", "JSON data file, keys as in model.vi (required unless -csv, -jsonl or -ldac give all the data)")
+	fs.StringVar(&f.out, "out", "", "write the result JSON here (default: stdout)")
+	fs.StringVar(&f.method, "method", "", "laplace or delta for every nonconjugate latent, or ncvmp for those declared so (default: as declared)")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of the random starting values")
+	fs.IntVar(&f.maxIter, "maxiter", 0, "maximum coordinate-ascent iterations (0: the generated package's default)")
+	fs.Float64Var(&f.tol, "tol", 0, "relative ELBO change below which the run may end (0: the generated package's default; inf: no such criterion)")
+	f.tols.register(fs)
+	f.svi.register(fs)
+	f.heldout.register(fs)
+	f.opts.register(fs)
+	fs.IntVar(&f.workers, "workers", 0, "goroutines updating units in parallel (0: all cores); results do not depend on it")
+	fs.StringVar(&f.keep, "keep", "", "per-token latents (local to a bag's entries, like a topic model's z) to keep in the result, comma-separated, or all; left out by default")
+	fs.IntVar(&f.restarts, "restarts", 0, "fit from this many seeds (-seed, -seed+1, …) in parallel and keep the largest ELBO; the result's restarts field lists them all")
+	fs.BoolVar(&f.noSummary, "no-summary", false, "leave the per-element summary out of the result (vigen summary prints it from the result on demand)")
+	fs.BoolVar(&f.noPSIS, "no-psis", false, "skip the approximation diagnostic (Pareto k̂ of each nonconjugate Gaussian factor against the density it approximates)")
+	fs.IntVar(&f.psisDraws, "psis-draws", 0, "draws from each global Gaussian factor for the diagnostic (0: 1000)")
+	fs.IntVar(&f.psisUnits, "psis-unit-draws", 0, "draws from each unit's Gaussian factor for the diagnostic (0: 1000, fewer (at least 200) beyond 1000 units)")
+	f.plotUnits = defaultPlotUnits
+	fs.Var(&f.plotUnits, "plot-units", "FROM:TO: the units a plot of a per-unit latent shows (default 1:50)")
+	fs.StringVar(&f.plot, "plot", "", "write SVG plots of the ELBO trace and the posteriors into this directory")
+	fs.BoolVar(&f.quiet, "q", false, "no progress on stderr")
+	fs.BoolVar(&f.rebuild, "rebuild", false, "rebuild the model's command even if a cached build exists")
 }
 
 // parseInterspersed parses flags that come before or after the one
@@ -213,7 +243,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string) (string, bool) {
 }
 
 // runExitStatus is the part of vigen run's usage on exit statuses.
-const runExitStatus = `exit status: 0 the fit converged (or -algorithm svi, ssmf, ssmf-a ran its passes); 1 an error, no result; 2 bad command line;
+const runExitStatus = `exit status: 0 the fit converged (or -algorithm svi, ssmf, ssmf-a ran its passes); 1 an error, no result
+  (unless stderr says the result is written and what followed it, predictions, held-out score or plots, failed);
+  2 bad command line (a flag's value, a missing argument);
   3 the fit stopped at -maxiter without converging (status "max_iterations");
   4 it stopped for another reason (status "canceled" after SIGINT or SIGTERM, "not_finite: …",
   "diverged: …" when a stochastic fit's ELBO fell far below its best, "improper_posterior: …",
@@ -223,7 +255,7 @@ const runExitStatus = `exit status: 0 the fit converged (or -algorithm svi, ssmf
 // Exit statuses of vigen run (and of the command it builds).
 const (
 	exitConverged = 0 // the fit converged; the result is written
-	exitError     = 1 // an error in the model, the data, a file, the build, or an interrupt before the fit: no result; or the plots of a converged fit failed
+	exitError     = 1 // an error in the model, the data, a file, the build, or an interrupt before the fit: no result; or what follows a converged fit's result (predictions, held-out score, plots) failed
 	exitUsage     = 2 // bad command line
 	// exitNotConverged: the fit stopped at -maxiter (status
 	// "max_iterations"); the result, of the last iteration, is written.
@@ -233,6 +265,11 @@ const (
 	// in the last iteration); the result, of the last completed iteration,
 	// is written.
 	exitFailed = 4
+	// exitAfterResult (the command's status only): the fit converged and
+	// its result is written, but the held-out score or the predictions
+	// that follow it failed. vigen run keeps the result and exits
+	// exitError.
+	exitAfterResult = 5
 )
 
 // interrupts catches SIGINT and SIGTERM for the whole of vigen run: during
@@ -323,6 +360,7 @@ type resultSink struct {
 	stdout io.Writer
 	path   string // -out
 	n      int64  // bytes received
+	werr   error  // the first write error
 }
 
 func newResultSink(out string, stdout io.Writer, readBack bool) (*resultSink, error) {
@@ -340,17 +378,34 @@ func newResultSink(out string, stdout io.Writer, readBack bool) (*resultSink, er
 }
 
 func (s *resultSink) Write(p []byte) (int, error) {
+	var n int
+	var err error
 	if s.out != nil {
-		n, err := s.out.Write(p)
+		n, err = s.out.Write(p)
 		if err == nil && s.spool != nil {
 			n, err = s.spool.Write(p)
 		}
-		s.n += int64(n)
-		return n, err
+	} else {
+		n, err = s.spool.Write(p)
 	}
-	n, err := s.spool.Write(p)
 	s.n += int64(n)
+	if err != nil && s.werr == nil {
+		s.werr = err
+	}
 	return n, err
+}
+
+// err is the first error writing the result, naming where it went: the
+// fitting command, whose output stops there, dies of the broken pipe, and
+// this is what the user must hear (a full disk, say).
+func (s *resultSink) err() error {
+	if s.werr == nil {
+		return nil
+	}
+	if s.out != nil {
+		return fmt.Errorf("writing the result: %w", s.werr)
+	}
+	return fmt.Errorf("writing the result to a temporary file (for stdout): %w", s.werr)
 }
 
 func (s *resultSink) commit() error {
@@ -392,7 +447,7 @@ func (s *resultSink) result() ([]byte, error) {
 // how the fit ended (exitConverged, exitNotConverged, exitFailed; the
 // command says on stderr why a fit did not converge), or exitError if it
 // ended without a result. Progress and errors go straight to stderr.
-func runFit(sig *interrupts, bin string, f runFlags, sink io.Writer, stderr io.Writer) int {
+func runFit(sig *interrupts, bin string, f runFlags, sink *resultSink, stderr io.Writer) int {
 	data := "" // only -ldac or -csv
 	if f.data != "" {
 		var err error
@@ -434,22 +489,31 @@ func runFit(sig *interrupts, bin string, f runFlags, sink io.Writer, stderr io.W
 		fmt.Fprintln(stderr, "vigen:", err)
 		return exitError
 	}
+	err = sig.wait(cmd)
+	if werr := sink.err(); werr != nil {
+		// The command was stopped by the broken pipe; what stopped it is
+		// vigen's write.
+		fmt.Fprintf(stderr, "vigen: %v\n", werr)
+		return exitError
+	}
 	code := 0
-	if err := sig.wait(cmd); err != nil {
+	if err != nil {
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) {
 			fmt.Fprintln(stderr, "vigen:", err)
 			return exitError
 		}
 		code = exit.ExitCode()
-		if code != exitNotConverged && code != exitFailed {
-			if code < 0 { // killed by a signal before it could write a result
-				fmt.Fprintf(stderr, "vigen: the fit ended without a result (%v)\n", err)
-			}
-			return exitError // otherwise the command said why on stderr
-		}
 	}
-	return code
+	switch code {
+	case exitConverged, exitNotConverged, exitFailed, exitAfterResult:
+		return code
+	case exitUsage: // the command said why on stderr
+		return exitUsage
+	case -1: // killed by a signal before it could write a result
+		fmt.Fprintf(stderr, "vigen: the fit ended without a result (%v)\n", err)
+	}
+	return exitError // otherwise the command said why on stderr
 }
 
 // cachedBuild returns the path of the fitting command for m, building it

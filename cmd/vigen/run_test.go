@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/vigen-go/vigen/codegen"
 	"github.com/vigen-go/vigen/examples/logreg/logreg"
+	"github.com/vigen-go/vigen/spec"
 )
 
 // TestRunEveryExample runs `vigen run` as the README shows on every example
@@ -392,15 +394,31 @@ func TestRunChecksOutputsFirst(t *testing.T) {
 	os.WriteFile(filepath.Join("plots", "latent-theta.svg"), []byte("<svg>my drawing</svg>"), 0o644)
 	os.WriteFile("afile", []byte("x"), 0o644)
 	os.Mkdir("adir", 0o755)
+	os.Mkdir("plots2", 0o755)
+	os.WriteFile(filepath.Join("plots2", plotManifest), []byte("x"), 0o644)
 	cases := []struct{ flag, value, want string }{
 		{"-out", "nodir/r.json", "vigen: -out: cannot write nodir/r.json: the directory nodir does not exist"},
 		{"-out", "adir", "vigen: -out: adir is a directory"},
 		{"-out", "afile/r.json", "vigen: -out: cannot write afile/r.json: afile is not a directory"},
 		{"-plot", "plots", "vigen: -plot: refusing to overwrite plots/latent-theta.svg: vigen did not write it"},
 		{"-plot", "afile", "vigen: -plot: cannot write plots into afile: it is not a directory"},
+		{"-plot", "plots2", "vigen: -plot: refusing to overwrite plots2/" + plotManifest + ": vigen did not write it"},
 		{"-plot", "afile/sub/dir", "vigen: -plot: cannot write afile/sub/dir: afile is not a directory"},
 		{"-data", "missing.json", "vigen: -data: stat missing.json: no such file or directory"},
 	}
+	// Every output flag is checked the same way: -predict-out and
+	// -heldout-out once replaced the data, the model or an input file
+	// with their JSON.
+	cases = append(cases, []struct{ flag, value, want string }{
+		{"-predict-out", data, "vigen: -predict-out: refusing to overwrite " + data + ": it is the -data file"},
+		{"-predict-out", logregVI, "vigen: -predict-out: refusing to overwrite " + logregVI + ": it is the model file"},
+		{"-predict-out", "afile", "vigen: -predict-out: refusing to overwrite afile: it is not a file of predictions vigen wrote"},
+		{"-predict-out", "nodir/p.json", "vigen: -predict-out: cannot write nodir/p.json: the directory nodir does not exist"},
+		{"-heldout-out", data, "vigen: -heldout-out: refusing to overwrite " + data + ": it is the -data file"},
+		{"-heldout-out", "afile", "vigen: -heldout-out: refusing to overwrite afile: it is not a held-out score vigen wrote"},
+		{"-checkpoint", "afile", "vigen: -checkpoint: refusing to overwrite afile: it is not a result vigen wrote"},
+		{"-out", logregVI, "vigen: -out: refusing to overwrite " + logregVI + ": it is the model file"},
+	}...)
 	if os.Geteuid() != 0 { // root writes anywhere
 		os.Mkdir("ro", 0o555)
 		cases = append(cases, struct{ flag, value, want string }{"-out", "ro/r.json", "vigen: -out: cannot write ro/r.json: cannot create a file in ro: permission denied"})
@@ -411,6 +429,26 @@ func TestRunChecksOutputsFirst(t *testing.T) {
 		if code != 1 || stdout != "" || strings.TrimSpace(stderr) != c.want {
 			t.Errorf("%s %s: exit %d, stderr %q; want exit 1 and %q", c.flag, c.value, code, stderr, c.want)
 		}
+	}
+	// Two outputs into one file, and an input given as an output.
+	os.WriteFile("held.dat", []byte("1 0:1\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-out", "r.json", "-predict-out", "r.json"}, "vigen: -predict-out: r.json is also the -out file: give each output its own file"},
+		{[]string{"-checkpoint", "r.json", "-out", "./r.json"}, "vigen: -checkpoint: r.json is also the -out file: give each output its own file"},
+		{[]string{"-heldout", "held.dat", "-heldout-out", "held.dat"}, "vigen: -heldout-out: refusing to overwrite held.dat: it is the -heldout file"},
+		{[]string{"-test", "afile", "-predict-out", "afile"}, "vigen: -predict-out: refusing to overwrite afile: it is the -test file"},
+	} {
+		args := append([]string{"run", logregVI, "-data", data}, c.args...)
+		code, stdout, stderr := runCLI(args...)
+		if code != 1 || stdout != "" || strings.TrimSpace(stderr) != c.want {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	if b, _ := os.ReadFile("held.dat"); string(b) != "1 0:1\n" {
+		t.Error("the held-out input was changed")
 	}
 	if entries, _ := os.ReadDir(cache); len(entries) != 0 {
 		t.Errorf("a refused output was found only after building: the cache holds %v", entries)
@@ -547,4 +585,121 @@ func logcFile(t *testing.T, dir, name, text string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestRunOutputsAreChecked: every flag of vigen run whose usage says it
+// writes or saves a file is in runFlags.outputs, the list checkOutputs
+// checks before any work, so that a new output flag cannot go unchecked as
+// -predict-out and -heldout-out once did.
+func TestRunOutputsAreChecked(t *testing.T) {
+	var f runFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	f.register(fs)
+	m, err := spec.Load("logreg.vi", []byte(logregSrc(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, o := range f.outputs(m) {
+		listed[o.flag] = true
+	}
+	n := 0
+	fs.VisitAll(func(fl *flag.Flag) {
+		if u := fl.Usage; strings.HasPrefix(u, "write ") || strings.HasPrefix(u, "save ") {
+			n++
+			if !listed["-"+fl.Name] {
+				t.Errorf("-%s writes a file (%q) but is not in runFlags.outputs", fl.Name, u)
+			}
+		}
+	})
+	if n != len(listed) {
+		t.Errorf("%d flags say they write a file, outputs lists %d: %v", n, len(listed), listed)
+	}
+}
+
+func logregSrc(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/logreg/logreg.vi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestRunWritesWhatItCan: an output that fails after the fit (-predict-out
+// on a full disk) no longer discards the fit's result: -out is written and
+// vigen exits 1 saying so. A write error of the result itself reaches the
+// user (it once said "the fit ended without a result (signal: broken
+// pipe)"), and a flag value the fitting command refuses is a bad command
+// line, exit 2 (it was 1).
+func TestRunWritesWhatItCan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a model (-short)")
+	}
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	t.Setenv("VIGEN_CACHE", t.TempDir())
+	logregVI, _ := filepath.Abs("../../examples/logreg/logreg.vi")
+	data, _ := filepath.Abs("../../examples/logreg/data.json")
+	t.Chdir(t.TempDir())
+
+	code, stdout, stderr := runCLI("run", logregVI, "-data", data, "-q", "-out", "r.json", "-test", data, "-predict-out", "/dev/full")
+	if code != exitError || stdout != "" || !strings.Contains(stderr, "no space left on device") ||
+		!strings.Contains(stderr, "vigen: the result is written to r.json; what followed it failed") {
+		t.Errorf("-predict-out /dev/full: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile("r.json")
+	if err != nil {
+		t.Fatalf("the fit's result was discarded: %v", err)
+	}
+	checkResultJSON(t, "logreg", b)
+
+	code, stdout, stderr = runCLI("run", logregVI, "-data", data, "-q", "-out", "/dev/full")
+	if want := "vigen: writing the result: write /dev/full: no space left on device"; code != exitError || stdout != "" || strings.TrimSpace(stderr) != want {
+		t.Errorf("-out /dev/full: exit %d, stdout %q, stderr %q; want exit 1 and %q", code, stdout, stderr, want)
+	}
+
+	for _, args := range [][]string{
+		{"-predict-out", "p.json"},                                        // refused by the fitting command
+		{"-test", data, "-predict-out", "p.json", "-predict-draws", "-5"}, // likewise
+		{"-psis-draws", "-3"}, {"-restarts", "-1"}, {"-method", "foo"},    // refused before the build
+	} {
+		code, stdout, stderr := runCLI(append([]string{"run", logregVI, "-data", data, "-q"}, args...)...)
+		if code != exitUsage || stdout != "" || stderr == "" || strings.Contains(stderr, "no result") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and why", args, code, stdout, stderr)
+		}
+	}
+	if _, err := os.Stat("p.json"); err == nil {
+		t.Error("a refused command line wrote p.json")
+	}
+
+	// A -plot directory where an earlier fit drew more: the plots its
+	// manifest lists that this fit does not draw are removed, other plots
+	// of vigen's are named in a warning and left, the user's files are not
+	// touched. They were all left, unmentioned.
+	os.Mkdir("plots", 0o755)
+	plot := func(name string) { os.WriteFile(filepath.Join("plots", name), markSVG([]byte("<svg/>")), 0o644) }
+	plot("latent-old.svg")
+	plot("latent-unlisted.svg")
+	os.WriteFile(filepath.Join("plots", "mine.svg"), []byte("<svg>my drawing</svg>"), 0o644)
+	list, _ := json.Marshal(plotList{Mark: plotListMark, Model: "other", Files: []string{"elbo.svg", "latent-old.svg", "mine.svg"}})
+	os.WriteFile(filepath.Join("plots", plotManifest), list, 0o644)
+	code, _, stderr = runCLI("run", logregVI, "-data", data, "-q", "-out", "r.json", "-plot", "plots")
+	if code != 0 || !strings.Contains(stderr, "vigen: warning: latent-unlisted.svg in plots are plots of an earlier fit") {
+		t.Errorf("-plot: exit %d, stderr:\n%s", code, stderr)
+	}
+	var got []string
+	entries, _ := os.ReadDir("plots")
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if want := []string{plotManifest, "elbo.svg", "latent-theta.svg", "latent-unlisted.svg", "mine.svg", "psis.svg"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("the plot directory holds %v, want %v", got, want)
+	}
+	var now plotList
+	if b, err := os.ReadFile(filepath.Join("plots", plotManifest)); err != nil || json.Unmarshal(b, &now) != nil ||
+		now.Model != "logreg" || !reflect.DeepEqual(now.Files, []string{"elbo.svg", "psis.svg", "latent-theta.svg"}) {
+		t.Errorf("the manifest reads %+v (%v)", now, err)
+	}
 }

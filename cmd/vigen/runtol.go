@@ -45,13 +45,15 @@ func setFlags(fs ...flagValue) []string {
 
 // negative names the first of the numeric flags that is negative (or NaN),
 // which would otherwise be replaced by its default without a word.
-func (t *tolFlags) negative(maxIter int, tol float64, workers int) string {
+func (f *runFlags) negative() string {
+	t := f.tols
 	for _, c := range []struct {
 		name string
 		bad  bool
 	}{
-		{"maxiter", maxIter < 0}, {"tol", !(tol >= 0)}, {"meantol", !(t.meanTol >= 0)},
-		{"localtol", !(t.localTol >= 0)}, {"localmaxiter", t.localMaxIter < 0}, {"workers", workers < 0},
+		{"maxiter", f.maxIter < 0}, {"tol", !(f.tol >= 0)}, {"meantol", !(t.meanTol >= 0)},
+		{"localtol", !(t.localTol >= 0)}, {"localmaxiter", t.localMaxIter < 0}, {"workers", f.workers < 0},
+		{"psis-draws", f.psisDraws < 0}, {"psis-unit-draws", f.psisUnits < 0}, {"restarts", f.restarts < 0},
 	} {
 		if c.bad {
 			return c.name
