@@ -14,10 +14,13 @@ import (
 // the //go:generate line it shows in a Go file beside a .vi model. `go
 // generate` must write the package and `go run` must fit the model with it.
 // The commands run with the environment's module settings (GOPROXY,
-// GOSUMDB, GOMODCACHE), as the user's go generate would: `go get -tool`
-// needs the go.mod files of modules the repository's own tests never load
-// (gonum/plot's svgo requires ajstarks/deck), so the test must not count on
-// what happens to be in the module cache.
+// GOSUMDB, GOMODCACHE), as the user's would, so the test does not count on
+// what happens to be in the module cache: `go mod tidy` fetches the go.mod
+// files of modules the repository's own build never loads (gonum/plot's
+// svgo requires ajstarks/deck). The README adds vigen with go mod edit
+// -tool rather than go get -tool, which asks the proxy whether
+// github.com/vigen-go/vigen/cmd/vigen is a module of its own: an unpublished
+// path that a proxy may answer with an error instead of "not found".
 func TestGoGenerateInAUserModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a separate module; skipped in -short mode")
