@@ -243,11 +243,13 @@ func DecodeResult(b []byte, model string, v any) error {
 
 // Fingerprint identifies what a fit's state depends on, so that resuming
 // it under anything else is refused instead of silently continuing a
-// different run: a hash of each data variable's loaded values (and each
-// size), the options that change the fixed point (the method of each
-// latent, FixParams, Smoothing, Shrinkage), and a hash of the params saved
-// with the state.
+// different run: the model (the SHA-256 of its .vi source, as the
+// generated package's header gives it), a hash of each data variable's
+// loaded values (and each size), the options that change the fixed point
+// (the method of each latent, FixParams, Smoothing, Shrinkage), and a hash
+// of the params saved with the state.
 type Fingerprint struct {
+	Model   string            `json:"model,omitempty"`
 	Data    map[string]string `json:"data"`
 	Options map[string]string `json:"options"`
 	Params  string            `json:"params"`
@@ -313,6 +315,13 @@ func CheckResume(saved, now *Fingerprint, params string) error {
 		return errors.New("resume: the result has no fingerprint of the data and options it was fitted with (written by an older vigen?); start from it with Options.Start instead")
 	}
 	var diffs []string
+	switch {
+	case saved.Model == now.Model:
+	case saved.Model == "":
+		diffs = append(diffs, "the checkpoint does not record the model it was fitted with (written by an older vigen?)")
+	default:
+		diffs = append(diffs, fmt.Sprintf("the model is not the one the checkpoint was fitted with (its source's sha256 is %s, the checkpoint's %s): an edited model starts afresh", short(now.Model), short(saved.Model)))
+	}
 	for _, k := range unionKeys(saved.Data, now.Data) {
 		a, okA := saved.Data[k]
 		b, okB := now.Data[k]
@@ -347,6 +356,17 @@ func CheckResume(saved, now *Fingerprint, params string) error {
 	return fmt.Errorf("resume: refusing to continue a different run: %s", strings.Join(diffs, "; "))
 }
 
+// short is the first 12 digits of a hex digest, as messages show it.
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12] + "…"
+	}
+	if hash == "" {
+		return "unknown"
+	}
+	return hash
+}
+
 func unionKeys(a, b map[string]string) []string {
 	seen := map[string]bool{}
 	var keys []string
@@ -368,6 +388,13 @@ func (fp *Fingerprint) WithParams(params any) *Fingerprint {
 	c := *fp
 	c.Params = HashJSON(params)
 	return &c
+}
+
+// OfModel sets fp's Model, the SHA-256 of the model's .vi source, and
+// returns fp (generated code: opts.Fingerprint(…).OfModel("…")).
+func (fp *Fingerprint) OfModel(sourceHash string) *Fingerprint {
+	fp.Model = sourceHash
+	return fp
 }
 
 // FormatOption is the form of a float option in a Fingerprint.
