@@ -153,7 +153,7 @@ func (f *fitGen) emitShard() {
 		w.P("data := m.dataFP")
 		w.If(cond("data == nil"), func() { w.P("data = m.fingerprint()") })
 		w.P("// its result's fingerprint is of the shard's data")
-		w.P("a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}")
+		w.Pf("a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods()).OfModel(%q)}", f.g.m.SourceHash)
 		w.Return(w.Sf("%s[*state, *scratch, Params, *Result](a, q, opts.ShardOptions(first, total))", rt("NewShard")))
 	})
 	if len(f.params()) > 0 {

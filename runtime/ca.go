@@ -424,7 +424,7 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 	}
 	if dm, ok := m.(Diagnosed[S]); ok && atEnd && run.Status != "canceled" {
 		// q holds all that kept does, and what Copy leaves out of it
-		run.Diagnostics = Diagnose(ctx, dm, q, s.Diagnose, s.Seed, workers)
+		diagnoseRun(ctx, &run, dm, q, s.Diagnose, s.Seed, workers)
 	}
 	run.Seconds += time.Since(start).Seconds()
 	run.Unsettled = unsettledUnits(keptDone)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -9,12 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Checkpoint says where and how often a fit saves its state, so that a
@@ -97,15 +100,31 @@ type AtomicFile struct {
 	direct bool
 }
 
-// CreateAtomic starts writing path (see AtomicFile).
+// CreateAtomic starts writing path (see AtomicFile). Where path is a
+// named pipe, it waits for a reader, as a shell's > does; see
+// CreateAtomicContext for a wait that can be interrupted.
 func CreateAtomic(path string) (*AtomicFile, error) {
+	return CreateAtomicContext(context.Background(), path)
+}
+
+// CreateAtomicContext is CreateAtomic that waits for a named pipe's
+// reader only until ctx is done: a pipe nobody reads is then an error
+// (at once if ctx is already done), instead of a wait that no signal
+// ends.
+func CreateAtomicContext(ctx context.Context, path string) (*AtomicFile, error) {
 	a := &AtomicFile{path: path, mode: 0o644}
 	if fi, err := os.Lstat(path); err == nil {
 		if !fi.Mode().IsRegular() {
-			if st, err := os.Stat(path); err == nil && st.IsDir() {
+			st, err := os.Stat(path)
+			if err == nil && st.IsDir() {
 				return nil, fmt.Errorf("%s is a directory", path)
 			}
-			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+			var f *os.File
+			if err == nil && st.Mode()&fs.ModeNamedPipe != 0 {
+				f, err = openPipe(ctx, path)
+			} else {
+				f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -120,6 +139,41 @@ func CreateAtomic(path string) (*AtomicFile, error) {
 	}
 	a.f = tmp
 	return a, nil
+}
+
+// openPipe opens the named pipe path for writing once a process opens it
+// for reading, or fails when ctx is done first. The open that waits runs
+// in a goroutine; given up, it is let go by opening the pipe for reading
+// here, which ends the wait, and both ends are closed.
+func openPipe(ctx context.Context, path string) (*os.File, error) {
+	// A reader already there: the open does not wait.
+	if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil || !errors.Is(err, syscall.ENXIO) {
+		return f, err
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("cannot write %s: no process reads the named pipe", path)
+	}
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		ch <- opened{f, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.f, o.err
+	case <-ctx.Done():
+		if r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			if o := <-ch; o.f != nil {
+				o.f.Close()
+			}
+			r.Close()
+		}
+		return nil, fmt.Errorf("cannot write %s: no process opened the named pipe for reading before the wait was stopped (%v)", path, context.Cause(ctx))
+	}
 }
 
 // Direct reports whether the writes go straight to path (a device or a
@@ -189,11 +243,13 @@ func DecodeResult(b []byte, model string, v any) error {
 
 // Fingerprint identifies what a fit's state depends on, so that resuming
 // it under anything else is refused instead of silently continuing a
-// different run: a hash of each data variable's loaded values (and each
-// size), the options that change the fixed point (the method of each
-// latent, FixParams, Smoothing, Shrinkage), and a hash of the params saved
-// with the state.
+// different run: the model (the SHA-256 of its .vi source, as the
+// generated package's header gives it), a hash of each data variable's
+// loaded values (and each size), the options that change the fixed point
+// (the method of each latent, FixParams, Smoothing, Shrinkage), and a hash
+// of the params saved with the state.
 type Fingerprint struct {
+	Model   string            `json:"model,omitempty"`
 	Data    map[string]string `json:"data"`
 	Options map[string]string `json:"options"`
 	Params  string            `json:"params"`
@@ -258,7 +314,15 @@ func CheckResume(saved, now *Fingerprint, params string) error {
 	if saved == nil {
 		return errors.New("resume: the result has no fingerprint of the data and options it was fitted with (written by an older vigen?); start from it with Options.Start instead")
 	}
-	diffs := dataDiffs(saved.Data, now.Data, "the checkpoint's", "the checkpoint was fitted to")
+	var diffs []string
+	switch {
+	case saved.Model == now.Model:
+	case saved.Model == "":
+		diffs = append(diffs, "the checkpoint does not record the model it was fitted with (written by an older vigen?)")
+	default:
+		diffs = append(diffs, fmt.Sprintf("the model is not the one the checkpoint was fitted with (its source's sha256 is %s, the checkpoint's %s): an edited model starts afresh", short(now.Model), short(saved.Model)))
+	}
+	diffs = append(diffs, dataDiffs(saved.Data, now.Data, "the checkpoint's", "the checkpoint was fitted to")...)
 	for _, k := range unionKeys(saved.Options, now.Options) {
 		a, okA := saved.Options[k]
 		b, okB := now.Options[k]
@@ -300,6 +364,17 @@ func dataDiffs(saved, now map[string]string, theirs, what string) []string {
 	return diffs
 }
 
+// short is the first 12 digits of a hex digest, as messages show it.
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12] + "…"
+	}
+	if hash == "" {
+		return "unknown"
+	}
+	return hash
+}
+
 func unionKeys(a, b map[string]string) []string {
 	seen := map[string]bool{}
 	var keys []string
@@ -321,6 +396,13 @@ func (fp *Fingerprint) WithParams(params any) *Fingerprint {
 	c := *fp
 	c.Params = HashJSON(params)
 	return &c
+}
+
+// OfModel sets fp's Model, the SHA-256 of the model's .vi source, and
+// returns fp (generated code: opts.Fingerprint(…).OfModel("…")).
+func (fp *Fingerprint) OfModel(sourceHash string) *Fingerprint {
+	fp.Model = sourceHash
+	return fp
 }
 
 // FormatOption is the form of a float option in a Fingerprint.

@@ -103,3 +103,22 @@ func TestCheckResume(t *testing.T) {
 		t.Error("no fingerprint accepted")
 	}
 }
+
+// A checkpoint of one model does not resume an edited one (a logit model's
+// checkpoint once resumed a probit model, the ELBO trace mixing the two),
+// nor one saved without the model's hash.
+func TestCheckResumeModel(t *testing.T) {
+	data, opts := map[string]string{"N": "1"}, map[string]string{"method": "laplace"}
+	saved := (&Fingerprint{Data: data, Options: opts, Params: "p"}).OfModel("1111111111111111aaaa")
+	now := (&Fingerprint{Data: data, Options: opts}).OfModel("2222222222222222bbbb")
+	if err := CheckResume(saved, now, "p"); err == nil || !strings.Contains(err.Error(), "the model is not the one the checkpoint was fitted with (its source's sha256 is 222222222222…, the checkpoint's 111111111111…)") {
+		t.Errorf("an edited model: %v", err)
+	}
+	old := &Fingerprint{Data: data, Options: opts, Params: "p"}
+	if err := CheckResume(old, now, "p"); err == nil || !strings.Contains(err.Error(), "does not record the model") {
+		t.Errorf("a checkpoint without the model's hash: %v", err)
+	}
+	if err := CheckResume(saved, (&Fingerprint{Data: data, Options: opts}).OfModel(saved.Model), "p"); err != nil {
+		t.Errorf("the same model: %v", err)
+	}
+}

@@ -50,6 +50,24 @@ const (
 	DiagnoseUnitBudget   = 1000000
 )
 
+// MaxDraws bounds the draws from q that the diagnostic (per factor, and per
+// unit) and Predict take. The diagnostic keeps every draw of a global
+// factor ((2 + dim) float64s each), so 10⁷ draws of a 10-dimensional
+// factor take about 1 GB; beyond that, k̂ is estimated from a tail of more
+// than 9,000 draws (3√S), whose Monte Carlo error is already far below
+// the 0.5 and 0.7 thresholds it is read against, and a run takes minutes
+// for nothing. A larger count is a typing slip (2e9 draws once asked for
+// 64 GB and crashed), refused before the fit.
+const MaxDraws = 10_000_000
+
+// CheckDraws returns an error naming flag if draws is above MaxDraws.
+func CheckDraws(flag string, draws int) error {
+	if draws > MaxDraws {
+		return fmt.Errorf("%s %d: at most %d draws (MaxDraws; more change nothing the diagnostic or a prediction reports, and take memory and minutes)", flag, draws, MaxDraws)
+	}
+	return nil
+}
+
 // Check checks the settings.
 func (s DiagnoseSettings) Check() error {
 	for _, c := range []struct {
@@ -58,6 +76,9 @@ func (s DiagnoseSettings) Check() error {
 	}{{"Draws", s.Draws}, {"UnitDraws", s.UnitDraws}} {
 		if c.n != 0 && c.n < 25 {
 			return fmt.Errorf("diagnostic: %s %d: want 0 (the default) or at least 25 draws", c.name, c.n)
+		}
+		if err := CheckDraws(c.name, c.n); err != nil {
+			return fmt.Errorf("diagnostic: %w", err)
 		}
 	}
 	return nil
@@ -229,9 +250,42 @@ func (d Diagnostic) String() string {
 	return s
 }
 
+// diagnoseRun runs the diagnostic (Diagnose) at the end of run; if ctx is
+// done before it finishes, the run is marked canceled, with no diagnostic:
+// an interrupt during the draws ends the fit as one during an iteration
+// does, at once and with the documented status.
+func diagnoseRun[S any](ctx context.Context, run *Run, m Diagnosed[S], q S, s DiagnoseSettings, seed uint64, workers int) {
+	run.Diagnostics = Diagnose(ctx, m, q, s, seed, workers)
+	if ctx.Err() != nil {
+		run.Diagnostics, run.Converged, run.Status = nil, false, "canceled"
+	}
+}
+
+// cancelCheckEvery is how many draws the diagnostic takes between two
+// looks at its context: a look costs a few nanoseconds, a draw of a small
+// factor about as much, and 4096 draws of a large one well under a second.
+const cancelCheckEvery = 4096
+
+// canceled reports whether done is closed, looking only every
+// cancelCheckEvery-th draw s.
+func canceled(done <-chan struct{}, s int) bool {
+	return s%cancelCheckEvery == 0 && closed(done)
+}
+
+// closed reports whether done is closed (a nil done never is).
+func closed(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
 // Diagnose runs the diagnostic on every Gaussian factor of m in state q,
 // the units of a per-unit factor on workers goroutines; it returns nil if
-// ctx is done before it finishes. Each factor's and
+// ctx is done before it finishes (it looks every cancelCheckEvery draws).
+// Each factor's and
 // unit's draws come from their own stream of seed, so the result does not
 // depend on workers.
 func Diagnose[S any](ctx context.Context, m Diagnosed[S], q S, s DiagnoseSettings, seed uint64, workers int) []Diagnostic {
@@ -246,9 +300,12 @@ func Diagnose[S any](ctx context.Context, m Diagnosed[S], q S, s DiagnoseSetting
 		draws := s.draws(f.Units)
 		d := Diagnostic{Latent: f.Latent, Draws: draws, Method: methodOf(m.DiagnoseGaussian(q, k, 0))}
 		if !f.PerUnit {
-			var w psisWork
+			w := psisWork{done: ctx.Done()}
 			rng := rand.New(rand.NewPCG(seed, uint64(k)<<40))
 			kh, sd, ok := w.paretoK(m.DiagnoseGaussian(q, k, 0), draws, rng, true)
+			if ctx.Err() != nil {
+				return nil
+			}
 			if ok {
 				d.KHat, d.SDLogRatio = &kh, sd
 				d.MaxKHat = kh
@@ -260,6 +317,9 @@ func Diagnose[S any](ctx context.Context, m Diagnosed[S], q S, s DiagnoseSetting
 			continue
 		}
 		ws := make([]psisWork, Workers(workers))
+		for w := range ws {
+			ws[w].done = ctx.Done()
+		}
 		khat, sd := make([]float64, f.Units), make([]float64, f.Units)
 		ok := make([]bool, f.Units)
 		if !ParallelForUntil(ctx.Done(), f.Units, len(ws), func(w, u int) {
@@ -267,6 +327,9 @@ func Diagnose[S any](ctx context.Context, m Diagnosed[S], q S, s DiagnoseSetting
 			khat[u], sd[u], ok[u] = ws[w].paretoK(m.DiagnoseGaussian(q, k, u), draws, rng, false)
 		}) {
 			return nil // canceled: no diagnostics rather than some
+		}
+		if ctx.Err() != nil {
+			return nil // canceled during a unit's draws
 		}
 		d.UnitKHat = make([]*float64, f.Units)
 		d.MaxKHat = math.Inf(-1)
@@ -289,7 +352,11 @@ func Diagnose[S any](ctx context.Context, m Diagnosed[S], q S, s DiagnoseSetting
 		out = append(out, d)
 	}
 	if j, ok := any(m).(JointDiagnosed[S]); ok {
-		if d, ok := diagnoseJoint(j, q, s.draws(0), seed); ok {
+		d, ok := diagnoseJoint(ctx.Done(), j, q, s.draws(0), seed)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if ok {
 			out = append(out, d)
 		}
 	}
@@ -307,9 +374,11 @@ func methodOf(q GaussianFactor) string {
 	return "laplace"
 }
 
-// psisWork is one worker's scratch space for the diagnostic.
+// psisWork is one worker's scratch space for the diagnostic, and the
+// channel whose closing stops its draws.
 type psisWork struct {
 	chol, z, x, r, draws, w, corrected []float64
+	done                               <-chan struct{}
 }
 
 // paretoK draws from q, computes the log importance ratios against
@@ -317,7 +386,7 @@ type psisWork struct {
 // out of it); with mean it also sets corrected to the mean under the
 // smoothed weights. ok is false if k̂ could not be estimated (q's
 // covariance not positive definite, or the target NaN or +Inf at a draw,
-// or −Inf at all).
+// or −Inf at all, or w.done closed during the draws).
 func (w *psisWork) paretoK(q GaussianFactor, draws int, rng *rand.Rand, mean bool) (k, sd float64, ok bool) {
 	p := len(q.Mean)
 	if q.Target == nil || p == 0 {
@@ -339,6 +408,9 @@ func (w *psisWork) paretoK(q GaussianFactor, draws int, rng *rand.Rand, mean boo
 		all = Grow(&w.draws, draws*p)
 	}
 	for s := range draws {
+		if canceled(w.done, s) {
+			return 0, 0, false
+		}
 		for i := range z {
 			z[i] = rng.NormFloat64()
 		}
@@ -400,8 +472,9 @@ const JointLatent = "(joint)"
 // diagnoseJoint is the diagnostic of the joint q of m: draws θ_s from the
 // product of the factors, log ratios log p(x, θ_s) − Σ_i log q_i(θ_s,i),
 // and their k̂ and sd. ok is false when there is nothing to diagnose (one
-// factor of one unit: its own diagnostic is the same).
-func diagnoseJoint[S any](m JointDiagnosed[S], q S, draws int, seed uint64) (d Diagnostic, ok bool) {
+// factor of one unit: its own diagnostic is the same). The draws stop
+// when done is closed (the caller discards d).
+func diagnoseJoint[S any](done <-chan struct{}, m JointDiagnosed[S], q S, draws int, seed uint64) (d Diagnostic, ok bool) {
 	factors, logJoint := m.JointQ(q)
 	units := 0
 	for _, f := range factors {
@@ -424,6 +497,9 @@ func diagnoseJoint[S any](m JointDiagnosed[S], q S, draws int, seed uint64) (d D
 	}
 	all := make([]float64, 0, draws*dim) // the draws, for the corrected mean
 	for s := range draws {
+		if canceled(done, s) {
+			return d, true
+		}
 		logq := sampler.draw(rng)
 		lp := logJoint()
 		if math.IsNaN(lp) || math.IsInf(lp, 1) {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -33,6 +34,10 @@ type PredictSettings struct {
 	Draws int
 	// Seed seeds the draws.
 	Seed uint64
+	// Cancel, if not nil, stops the draws when it is closed (a context's
+	// Done: an interrupt); Predict then returns an error that wraps
+	// context.Canceled. It is looked at before every draw.
+	Cancel <-chan struct{}
 }
 
 // PointFactor is a Gaussian factor that predictions and the joint
@@ -149,9 +154,13 @@ func (p *Prediction) String() string {
 }
 
 // Predict computes the plug-in and Monte Carlo predictions of pm's
-// statements. It fails if a factor's covariance is not positive definite
-// or a log density is NaN or +Inf.
+// statements. It fails if a factor's covariance is not positive definite,
+// a log density is NaN or +Inf, s.Draws is above MaxDraws, or s.Cancel is
+// closed before the draws are done.
 func Predict(pm PredictModel, s PredictSettings) (*Prediction, error) {
+	if err := CheckDraws("Draws", s.Draws); err != nil {
+		return nil, fmt.Errorf("predictions: %w", err)
+	}
 	draws := s.Draws
 	if draws == 0 {
 		draws = DefaultPredictDraws
@@ -237,7 +246,10 @@ func Predict(pm PredictModel, s PredictSettings) (*Prediction, error) {
 			}
 		}
 		rng := NewRand(s.Seed)
-		for range draws {
+		for i := range draws {
+			if closed(s.Cancel) { // a draw evaluates every row: look each time
+				return nil, fmt.Errorf("predictions: %w after %d of %d draws", context.Canceled, i, draws)
+			}
 			sampler.draw(rng)
 			if err := eval(); err != nil {
 				return nil, fmt.Errorf("at a draw from q: %w", err)

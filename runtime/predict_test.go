@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"context"
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -167,5 +169,30 @@ func TestPredictEmptyAndExact(t *testing.T) {
 	p, err = Predict(PredictModel{Stmts: []PredictStmt{st}}, PredictSettings{})
 	if err != nil || !p.Exact || p.Draws != 0 || p.Score.Observations != 2 || !strings.Contains(p.String(), "exact") {
 		t.Errorf("no latent: %+v, %q (%v)", p, p.String(), err)
+	}
+}
+
+// Predict stops at the first draw after Cancel is closed, with an error
+// wrapping context.Canceled (the command's interrupt); more draws than
+// MaxDraws are refused before any.
+func TestPredictCanceledAndBounded(t *testing.T) {
+	m := normalModel(0, 1, []float64{0.5}, []float64{0}, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	evals := 0
+	eval := m.Stmts[0].Eval
+	m.Stmts[0].Eval = func(lp, mean []float64) {
+		evals++
+		if evals == 2 { // the plug-in, then the first draw
+			cancel()
+		}
+		eval(lp, mean)
+	}
+	_, err := Predict(m, PredictSettings{Draws: MaxDraws, Seed: 1, Cancel: ctx.Done()})
+	if !errors.Is(err, context.Canceled) || evals != 2 {
+		t.Errorf("canceled at the first draw: %v after %d evaluations; want context.Canceled after 2", err, evals)
+	}
+	if _, err := Predict(m, PredictSettings{Draws: 2e9}); err == nil || !strings.Contains(err.Error(), "at most 10000000 draws") {
+		t.Errorf("2e9 draws: %v, want a refusal naming the bound", err)
 	}
 }

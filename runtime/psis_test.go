@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -163,5 +164,42 @@ func TestDiagnoseExtremeRatios(t *testing.T) {
 	}
 	if ds[0].KHat != nil && (math.IsInf(ds[0].SDLogRatio, 0) || math.IsNaN(ds[0].SDLogRatio)) {
 		t.Errorf("an estimate with sd %v", ds[0].SDLogRatio)
+	}
+}
+
+// An interrupt during the diagnostic's draws ends it within
+// cancelCheckEvery draws, and the run it ends is marked canceled with no
+// diagnostic: -psis-draws 100000000 once ignored SIGINT for ten minutes.
+// The target cancels the context at its first evaluation.
+func TestDiagnoseStopsWhenCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	m := fakeDiagnosed{GaussianFactor{Mean: []float64{0}, Cov: []float64{1},
+		Target: func(x []float64) float64 {
+			calls++
+			cancel()
+			return -0.5 * x[0] * x[0]
+		}}}
+	run := Run{Converged: true, Status: "converged"}
+	diagnoseRun(ctx, &run, m, 0, DiagnoseSettings{Draws: MaxDraws}, 1, 1)
+	if calls > cancelCheckEvery {
+		t.Errorf("%d draws after the context was canceled at the first; want at most %d", calls, cancelCheckEvery)
+	}
+	if run.Status != "canceled" || run.Converged || run.Diagnostics != nil {
+		t.Errorf("run after a canceled diagnostic: status %q, converged %v, %d diagnostics; want canceled, none", run.Status, run.Converged, len(run.Diagnostics))
+	}
+}
+
+// More draws than MaxDraws are refused before the fit (2e9 draws once
+// asked for 64 GB and crashed); MaxDraws itself is accepted.
+func TestDiagnoseDrawsBounded(t *testing.T) {
+	for _, s := range []DiagnoseSettings{{Draws: 2e9}, {UnitDraws: MaxDraws + 1}} {
+		if err := s.Check(); err == nil || !strings.Contains(err.Error(), "at most 10000000 draws") {
+			t.Errorf("%+v: %v, want a refusal naming the bound", s, err)
+		}
+	}
+	if err := (DiagnoseSettings{Draws: MaxDraws, UnitDraws: MaxDraws}).Check(); err != nil {
+		t.Errorf("MaxDraws refused: %v", err)
 	}
 }

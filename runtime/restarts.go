@@ -30,8 +30,9 @@ type Restarts struct {
 // an infinity, or was canceled is chosen only if no run ended normally. The fits run concurrently, at most s.Workers (0:
 // GOMAXPROCS) at a time, with the workers shared among them; since a fit
 // does not depend on its number of workers, neither does the result. If
-// ctx is done before every run finished, the result is marked canceled
-// (the runs that did not finish are recorded). Progress is not reported
+// ctx is done before every run finished, the result is marked canceled:
+// the runs that did not finish are recorded, those that had not started
+// are not, and none starts after it. Progress is not reported
 // during restarts, and Start, Resume and Checkpoint are refused (one start
 // point, one run to save).
 func FitRestarts[L, P any](ctx context.Context, s Settings[L, P], fit func(context.Context, Settings[L, P]) (*Result[L, P], error)) (*Result[L, P], error) {
@@ -44,16 +45,25 @@ func FitRestarts[L, P any](ctx context.Context, s Settings[L, P], fit func(conte
 	per := max(1, total/concurrent)
 	results := make([]*Result[L, P], n)
 	errs := make([]error, n)
-	ParallelFor(n, concurrent, func(_, i int) {
+	run := func(_, i int) {
 		o := s
 		o.Restarts, o.Seed, o.Workers, o.Progress = 0, s.Seed+uint64(i), per, nil
 		o.NoSummary = true // the kept run's alone, below
 		results[i], errs[i] = fit(ctx, o)
-	})
+	}
+	// Once ctx is done no run starts (a canceled run still sets itself up,
+	// and 10⁵ of them took minutes); the first always runs, so that there
+	// is a result to return.
+	if !ParallelForUntil(ctx.Done(), n, concurrent, run) && results[0] == nil && errs[0] == nil {
+		run(0, 0)
+	}
 	rec := &Restarts{Best: -1}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	bestClass := -1
 	for i, r := range results {
+		if r == nil && errs[i] == nil {
+			continue // not started: canceled before its turn
+		}
 		rec.Seeds = append(rec.Seeds, s.Seed+uint64(i))
 		var elbo *float64
 		status := ""
@@ -68,7 +78,7 @@ func FitRestarts[L, P any](ctx context.Context, s Settings[L, P], fit func(conte
 			elbo, status, class = &e, r.Status, restartClass(r)
 			lo, hi = math.Min(lo, e), math.Max(hi, e)
 			if class > bestClass || class == bestClass && e > *rec.ELBO[rec.Best] {
-				rec.Best, bestClass = i, class
+				rec.Best, bestClass = len(rec.Seeds)-1, class
 			}
 		}
 		rec.ELBO, rec.Status = append(rec.ELBO, elbo), append(rec.Status, status)
@@ -84,7 +94,7 @@ func FitRestarts[L, P any](ctx context.Context, s Settings[L, P], fit func(conte
 	if hi > lo {
 		rec.Spread = hi - lo
 	}
-	best := results[rec.Best]
+	best := results[rec.Seeds[rec.Best]-s.Seed]
 	best.Restarts = rec
 	best.summarize(s)
 	if ctx.Err() != nil {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 )
 
@@ -48,5 +49,37 @@ func TestHeldoutSettingsDropTheExtras(t *testing.T) {
 	s := Settings[int, int]{Restarts: 4, Keep: []string{"z"}, Seed: 3}.Heldout()
 	if s.Restarts != 0 || !s.Diagnose.Off || s.Keep != nil || s.Seed != 3 {
 		t.Errorf("Heldout: %+v", s)
+	}
+}
+
+// Once the context is done no further run starts: -restarts 100000 once
+// went on setting up every canceled run, for minutes, after an interrupt.
+// The first run cancels the context; at most the runs already started
+// (one per concurrent slot) end, and only they are recorded.
+func TestFitRestartsStopStarting(t *testing.T) {
+	const n, workers = 100000, 4
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	started := 0
+	fit := func(ctx context.Context, s Settings[int, int]) (*Result[int, int], error) {
+		mu.Lock()
+		started++
+		mu.Unlock()
+		cancel()
+		return &Result[int, int]{Status: "canceled", ELBO: []float64{-float64(s.Seed)}}, nil
+	}
+	res, err := FitRestarts(ctx, Settings[int, int]{Restarts: n, Workers: workers}, fit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if started > workers {
+		t.Errorf("%d runs started after the first canceled the context; want at most %d (those already running)", started, workers)
+	}
+	if res.Status != "canceled" || len(res.Restarts.Seeds) != started || res.Restarts.Seeds[res.Restarts.Best] > uint64(n) {
+		t.Errorf("status %q, %d seeds recorded (%d started), best %d", res.Status, len(res.Restarts.Seeds), started, res.Restarts.Best)
+	}
+	if best := res.Restarts.Seeds[res.Restarts.Best]; res.ELBO[0] != -float64(best) {
+		t.Errorf("kept the result of seed %v, recorded as best seed %d", -res.ELBO[0], best)
 	}
 }

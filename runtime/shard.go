@@ -684,7 +684,7 @@ func (s *shard[S, W, P, R]) Result(ctx context.Context, run Run) any {
 		p = cp.Params()
 	}
 	if dm, ok := s.m.(Diagnosed[S]); ok && s.units > 0 && run.Status != "canceled" && run.Iterations > 0 {
-		run.Diagnostics = Diagnose(ctx, dm, s.q, s.opts.Diagnose, s.opts.Seed, s.workers)
+		diagnoseRun(ctx, &run, dm, s.q, s.opts.Diagnose, s.opts.Seed, s.workers)
 	}
 	r := s.m.Result(run, s.q, p)
 	if s.opts.Finish != nil {

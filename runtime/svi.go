@@ -582,7 +582,7 @@ passes:
 	}
 	if dm, ok := m.(Diagnosed[S]); ok && atEnd && run.Status != "canceled" {
 		// q holds all that kept does, and what Copy leaves out of it
-		run.Diagnostics = Diagnose(ctx, dm, q, s.Diagnose, s.Seed, Workers(s.Workers))
+		diagnoseRun(ctx, &run, dm, q, s.Diagnose, s.Seed, Workers(s.Workers))
 	}
 	run.Seconds = time.Since(start).Seconds()
 	var unsettled []int

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -7,7 +9,8 @@ import (
 )
 
 // TestMain removes what the tests build outside t.TempDir(): the vigen
-// binary that builtVigen shares between tests.
+// binary that builtVigen (signal_linux_test.go, Linux only, as this file
+// is: elsewhere the package's tests did not compile) shares between tests.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if vigenBin != "" {

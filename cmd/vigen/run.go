@@ -78,6 +78,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vigen run: %s\n", bad)
 		return 2
 	}
+	for _, d := range []struct {
+		flag string
+		n    int
+	}{{"-psis-draws", f.psisDraws}, {"-psis-unit-draws", f.psisUnits}, {"-predict-draws", f.heldout.predictDraws}} {
+		if err := runtime.CheckDraws(d.flag, d.n); err != nil {
+			fmt.Fprintf(stderr, "vigen run: %v\n", err)
+			return 2
+		}
+	}
 	if path == "" || f.data == "" && len(f.heldout.ldac) == 0 && len(f.heldout.csv) == 0 && len(f.heldout.jsonl) == 0 {
 		fmt.Fprint(stderr, "usage: vigen run model.vi -data data.json [-out result.json] [-method laplace|delta|ncvmp] [-seed N] [-plot DIR]\n")
 		fs.PrintDefaults()
@@ -123,8 +132,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
-	sink, err := newResultSink(f.out, stdout, f.plot != "")
+	sink, err := newResultSink(sig.ctx, f.out, stdout, f.plot != "")
 	if err != nil {
+		if s := sig.caught(); s != nil {
+			fmt.Fprintf(stderr, "vigen: stopped by %v before the fit: %v\n", s, err)
+			return exitError
+		}
 		fmt.Fprintln(stderr, "vigen:", err)
 		return exitError
 	}
@@ -353,7 +366,8 @@ func (in *interrupts) stop() {
 // commit copies to stdout. A fit that ends without a result (abort) leaves
 // -out as it was and writes nothing on stdout. When the result must be read
 // back (the plots) and -out is a device or pipe, written directly and
-// never read, the sink also keeps a spool.
+// never read, the sink also keeps a spool. A named pipe at -out is waited
+// on for a reader until ctx is done (a signal), not for ever.
 type resultSink struct {
 	out    *runtime.AtomicFile // with -out
 	spool  *os.File            // without -out, or a copy to read back
@@ -363,11 +377,11 @@ type resultSink struct {
 	werr   error  // the first write error
 }
 
-func newResultSink(out string, stdout io.Writer, readBack bool) (*resultSink, error) {
+func newResultSink(ctx context.Context, out string, stdout io.Writer, readBack bool) (*resultSink, error) {
 	s := &resultSink{stdout: stdout, path: out}
 	var err error
 	if out != "" {
-		if s.out, err = runtime.CreateAtomic(out); err != nil || !readBack || !s.out.Direct() {
+		if s.out, err = runtime.CreateAtomicContext(ctx, out); err != nil || !readBack || !s.out.Direct() {
 			return s, err
 		}
 	}
@@ -485,10 +499,21 @@ func runFit(sig *interrupts, bin string, f runFlags, sink *resultSink, stderr io
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, sink, stderr
+	started, done, err := tieToParent(cmd)
+	if err != nil {
+		fmt.Fprintln(stderr, "vigen:", err)
+		return exitError
+	}
+	defer done()
+	// The parent-death signal is sent when the thread that started the
+	// command ends: keep it until the command has ended.
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
 	if err := sig.start(cmd); err != nil {
 		fmt.Fprintln(stderr, "vigen:", err)
 		return exitError
 	}
+	started()
 	err = sig.wait(cmd)
 	if werr := sink.err(); werr != nil {
 		// The command was stopped by the broken pipe; what stopped it is

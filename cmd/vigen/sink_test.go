@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ func TestResultSink(t *testing.T) {
 	if err := os.WriteFile(out, []byte(`{"old":1}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := newResultSink(out, nil, false)
+	s, err := newResultSink(context.Background(), out, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestResultSink(t *testing.T) {
 	if fi, _ := os.Stat(out); fi.Mode().Perm() != 0o600 {
 		t.Errorf("-out's permissions became %v, want the old file's 0600", fi.Mode().Perm())
 	}
-	s, err = newResultSink(out, nil, false)
+	s, err = newResultSink(context.Background(), out, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestResultSink(t *testing.T) {
 	}
 
 	var stdout bytes.Buffer
-	s, err = newResultSink("", &stdout, false)
+	s, err = newResultSink(context.Background(), "", &stdout, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestResultSink(t *testing.T) {
 // never read; with plots asked for, the sink keeps a spool to read the
 // result back from, removed by cleanup.
 func TestResultSinkDeviceReadBack(t *testing.T) {
-	s, err := newResultSink(os.DevNull, nil, true)
+	s, err := newResultSink(context.Background(), os.DevNull, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestResultSinkDeviceReadBack(t *testing.T) {
 		t.Errorf("the spool %s is left behind (%v)", spool, err)
 	}
 	// without plots, no spool
-	s, err = newResultSink(os.DevNull, nil, false)
+	s, err = newResultSink(context.Background(), os.DevNull, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,9 +161,16 @@ func localsPath(work string, i, gen int) string {
 }
 
 // run runs tasks as one pipeline and returns their combined statistics.
+// A ctx done (an interrupt) stops the fit between pipelines: none starts
+// after it, with an error wrapping ctx's, which the fit reports as
+// canceled; the one running finishes (a job cut short on a cluster runner
+// may leave its workers going, and its files half-written).
 func (r *Runner) run(ctx context.Context, what string, globals []byte, tasks []task) (*runtime.ShardStats, error) {
 	if len(tasks) == 0 {
 		return nil, fmt.Errorf("%s: no shards", what)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s not started: %w", what, err)
 	}
 	r.runs++
 	run := r.runs
@@ -173,10 +180,11 @@ func (r *Runner) run(ctx context.Context, what string, globals []byte, tasks []t
 		beam.CreateList(s, tasks), beam.SideInput{Input: g})
 	out := fmt.Sprintf("%s/estep.stats", r.Work)
 	beam.ParDo0(s, &writeFn{Path: out, Fit: r.id, Run: run}, beam.Combine(s, &statsFn{}, stats))
-	if err := beamx.Run(ctx, p); err != nil {
+	job := context.WithoutCancel(ctx) // the running pipeline finishes
+	if err := beamx.Run(job, p); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	b, err := ReadFile(ctx, out)
+	b, err := ReadFile(job, out)
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the statistics: %w", what, err)
 	}

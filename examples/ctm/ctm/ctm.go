@@ -225,7 +225,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if data == nil { // a Model not made by NewModel
 		data = m.fingerprint()
 	}
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
+	// the fingerprint names the model by its source's hash: a checkpoint of
+	// an edited model does not resume this one
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods()).OfModel("e1b1ad8dcc31e3f63614354dedb5f5d610bef708082c31c324c33a2d38254e56")}
 	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 
@@ -864,7 +866,7 @@ func (m *Model) Shard(opts Options, first, total int) (runtime.Shard, error) {
 		data = m.fingerprint()
 	}
 	// its result's fingerprint is of the shard's data
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods()).OfModel("e1b1ad8dcc31e3f63614354dedb5f5d610bef708082c31c324c33a2d38254e56")}
 	return runtime.NewShard[*state, *scratch, Params, *Result](a, q, opts.ShardOptions(first, total))
 }
 

@@ -167,7 +167,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if data == nil { // a Model not made by NewModel
 		data = m.fingerprint()
 	}
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
+	// the fingerprint names the model by its source's hash: a checkpoint of
+	// an edited model does not resume this one
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods()).OfModel("655e27d1cba2bf99af1b31ed37a53666e1243d1e765f33fcbe42c9b1413a602d")}
 	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 

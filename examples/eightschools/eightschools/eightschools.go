@@ -168,7 +168,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if data == nil { // a Model not made by NewModel
 		data = m.fingerprint()
 	}
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
+	// the fingerprint names the model by its source's hash: a checkpoint of
+	// an edited model does not resume this one
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods()).OfModel("f5e4236c2d89b2f5a2ccf81499a38fadda7a5a78f3a26116464983045485429d")}
 	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 

@@ -202,7 +202,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if data == nil { // a Model not made by NewModel
 		data = m.fingerprint()
 	}
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
+	// the fingerprint names the model by its source's hash: a checkpoint of
+	// an edited model does not resume this one
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods()).OfModel("d2eb6b137ad6c6f29a3ba6713543531ab585e6f5131f40bf1e0d001572173bc0")}
 	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 
@@ -715,7 +717,7 @@ func (m *Model) Shard(opts Options, first, total int) (runtime.Shard, error) {
 		data = m.fingerprint()
 	}
 	// its result's fingerprint is of the shard's data
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods()).OfModel("d2eb6b137ad6c6f29a3ba6713543531ab585e6f5131f40bf1e0d001572173bc0")}
 	return runtime.NewShard[*state, *scratch, Params, *Result](a, q, opts.ShardOptions(first, total))
 }
 

@@ -202,7 +202,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if data == nil { // a Model not made by NewModel
 		data = m.fingerprint()
 	}
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
+	// the fingerprint names the model by its source's hash: a checkpoint of
+	// an edited model does not resume this one
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods()).OfModel("c3436a5e3b6f6aac8ab06f582c42ac80285fc52cd1cae9be539c4eb599f731c6")}
 	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 

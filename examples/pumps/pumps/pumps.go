@@ -170,7 +170,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if data == nil { // a Model not made by NewModel
 		data = m.fingerprint()
 	}
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
+	// the fingerprint names the model by its source's hash: a checkpoint of
+	// an edited model does not resume this one
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods()).OfModel("854c481fa5175c2246cbcb6cddff70427ece9c77738dde66a24e5fa448c86417")}
 	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 

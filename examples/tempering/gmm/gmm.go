@@ -193,7 +193,9 @@ func (m *Model) Fit(ctx context.Context, opts Options) (*Result, error) {
 	if data == nil { // a Model not made by NewModel
 		data = m.fingerprint()
 	}
-	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods())}
+	// the fingerprint names the model by its source's hash: a checkpoint of
+	// an edited model does not resume this one
+	a := &caModel{m: m, opts: opts, fp: opts.Fingerprint(data, q.methods()).OfModel("53d4bbc18174c10f6e9d77b4e82233664dba633185e6ba94e0dee02c0fcb137c")}
 	return runtime.Fit(ctx, runtime.CAModel[*state, *scratch, Params, *Result](a), q, &opts, start, a.fp)
 }
 

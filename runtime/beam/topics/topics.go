@@ -11,6 +11,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/vigen-go/vigen/examples/ctm/ctm"
 	"github.com/vigen-go/vigen/examples/lda/lda"
@@ -125,7 +128,8 @@ func Whole(model string, c Config, docs [][][2]int) (runtime.Shard, error) {
 }
 
 // Split writes docs as n shard files of about equal numbers of
-// documents, dir/shard-001.dat and on (LDA-C), and returns their specs.
+// documents, dir/shard-001-of-00n.dat and on (LDA-C; ShardName), and
+// returns their specs.
 // It refuses a dir holding files of its own names, so as never to
 // overwrite a file it did not write.
 func Split(docs [][][2]int, n int, dir string) ([]vigenbeam.ShardSpec, error) {
@@ -135,7 +139,7 @@ func Split(docs [][][2]int, n int, dir string) ([]vigenbeam.ShardSpec, error) {
 	var specs []vigenbeam.ShardSpec
 	for i := 0; i < n; i++ {
 		lo, hi := i*len(docs)/n, (i+1)*len(docs)/n
-		path := filepath.Join(dir, fmt.Sprintf("shard-%03d.dat", i+1))
+		path := filepath.Join(dir, ShardName(i+1, n))
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
 			return nil, err
@@ -152,16 +156,107 @@ func Split(docs [][][2]int, n int, dir string) ([]vigenbeam.ShardSpec, error) {
 	return specs, nil
 }
 
+// ShardName is the name of shard i (1-based) of n: shard-003-of-008.dat.
+// The name carries the shard's number and the total, so that Shards can
+// tell a complete set from one a file is missing from; the numbers are
+// padded to the same width, so that name order is the shards' order.
+func ShardName(i, n int) string {
+	w := max(3, len(strconv.Itoa(n)))
+	return fmt.Sprintf("shard-%0*d-of-%0*d.dat", w, i, w, n)
+}
+
+// shardOfN reads the number and the total (i of n) from a shard file's
+// name, as ShardName writes them: ok is false if the name has none.
+var shardOfN = regexp.MustCompile(`(\d+)-of-(\d+)\.[^/]*$`)
+
+// CheckComplete checks that files, the names of shard files in name
+// order, are a whole corpus, so that none is fitted without another: if
+// their names carry "I-of-N" (ShardName), every name does, with one N,
+// and the numbers are 1, …, N; if none does, declared (the number of
+// shards the user gave, 0 if none) must equal their count. pattern is for
+// messages.
+func CheckComplete(files []string, pattern string, declared int) error {
+	var have map[int]string
+	total := -1
+	for _, f := range files {
+		m := shardOfN.FindStringSubmatch(f)
+		if m == nil {
+			if have != nil {
+				return fmt.Errorf("%s: some shard names carry their number and the total (shard-001-of-008.dat) and %s does not; give the files of one split", pattern, f)
+			}
+			total = -2
+			continue
+		}
+		if total == -2 {
+			return fmt.Errorf("%s: some shard names carry their number and the total (%s) and others do not; give the files of one split", pattern, f)
+		}
+		i, _ := strconv.Atoi(m[1])
+		n, _ := strconv.Atoi(m[2])
+		if have == nil {
+			have, total = map[int]string{}, n
+		}
+		switch {
+		case n != total:
+			return fmt.Errorf("%s: %s is a shard of %d, %s of %d; give the files of one split", pattern, f, n, have[firstKey(have)], total)
+		case i < 1 || i > n:
+			return fmt.Errorf("%s: %s is shard %d of %d, which cannot be", pattern, f, i, n)
+		case have[i] != "":
+			return fmt.Errorf("%s: %s and %s are both shard %d of %d", pattern, have[i], f, i, n)
+		}
+		have[i] = f
+	}
+	if have == nil { // names without numbers: the count must be declared
+		switch {
+		case declared == 0:
+			return fmt.Errorf("%s: the %d shard names do not carry their number and the total (shard-001-of-008.dat, as -train writes them), so a missing one cannot be told: give -shards, the number of shard files", pattern, len(files))
+		case declared != len(files):
+			return fmt.Errorf("%s: %d shard files match, and -shards says %d: a shard is missing (its documents would be left out of the fit) or one too many matches", pattern, len(files), declared)
+		}
+		return nil
+	}
+	if declared != 0 && declared != total {
+		return fmt.Errorf("%s: the shards' names say %d shards, and -shards says %d", pattern, total, declared)
+	}
+	var missing []string
+	for i := 1; i <= total; i++ {
+		if have[i] == "" {
+			missing = append(missing, strconv.Itoa(i))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: shard %s of %d missing (matching %d files): the fit would leave their documents out", pattern, strings.Join(missing, ", "), total, len(files))
+	}
+	for k, f := range files {
+		if have[k+1] != f {
+			return fmt.Errorf("%s: in name order, %s comes where shard %d of %d should; the documents' order would change (pad the numbers to one width)", pattern, f, k+1, total)
+		}
+	}
+	return nil
+}
+
+// firstKey is the smallest key of m (for a message).
+func firstKey(m map[int]string) int {
+	k := math.MaxInt
+	for i := range m {
+		k = min(k, i)
+	}
+	return k
+}
+
 // Shards lists the LDA-C shard files matching pattern (any Beam file
-// system), in name order, reads them, and returns their specs and all
-// their documents.
-func Shards(ctx context.Context, pattern string) ([]vigenbeam.ShardSpec, [][][2]int, error) {
+// system), in name order, checks that they are a whole corpus
+// (CheckComplete, with declared the number of shards given, or 0), reads
+// them, and returns their specs and all their documents.
+func Shards(ctx context.Context, pattern string, declared int) ([]vigenbeam.ShardSpec, [][][2]int, error) {
 	files, err := vigenbeam.List(ctx, pattern)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(files) == 0 {
 		return nil, nil, fmt.Errorf("no shard files match %s", pattern)
+	}
+	if err := CheckComplete(files, pattern, declared); err != nil {
+		return nil, nil, err
 	}
 	var specs []vigenbeam.ShardSpec
 	var all [][][2]int

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
@@ -150,5 +151,41 @@ func pipelineIsFit(t *testing.T, docs [][][2]int, c Config, shards int, single *
 		if worst > 1e-12 {
 			t.Errorf("%s differs from the single-process fit by %.3g (relative)", x.name, worst)
 		}
+	}
+}
+
+// CheckComplete accepts the files of a whole split and refuses a set with
+// a shard missing, doubled, from two splits or out of order, and
+// unnumbered files whose count -shards does not give.
+func TestCheckComplete(t *testing.T) {
+	names := func(ns ...[2]int) []string {
+		var out []string
+		for _, n := range ns {
+			out = append(out, "gs://b/ap/"+ShardName(n[0], n[1]))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		files    []string
+		declared int
+		want     string // "" accepted
+	}{
+		{names([2]int{1, 3}, [2]int{2, 3}, [2]int{3, 3}), 0, ""},
+		{names([2]int{1, 3}, [2]int{2, 3}, [2]int{3, 3}), 3, ""},
+		{names([2]int{1, 3}, [2]int{3, 3}), 0, "shard 2 of 3 missing"},
+		{names([2]int{1, 3}, [2]int{2, 3}, [2]int{3, 3}), 4, "-shards says 4"},
+		{names([2]int{1, 2}, [2]int{2, 3}), 0, "one split"},
+		{[]string{"a/shard-1-of-10.dat", "a/shard-10-of-10.dat", "a/shard-2-of-10.dat"}, 0, "missing"},
+		{[]string{"a/x.dat", "a/y.dat"}, 0, "give -shards"},
+		{[]string{"a/x.dat", "a/y.dat"}, 3, "2 shard files match, and -shards says 3"},
+		{[]string{"a/x.dat", "a/y.dat"}, 2, ""},
+	} {
+		err := CheckComplete(c.files, "PATTERN", c.declared)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%v, -shards %d: %v, want %q", c.files, c.declared, err, c.want)
+		}
+	}
+	if got := ShardName(7, 1200); got != "shard-0007-of-1200.dat" {
+		t.Errorf("ShardName(7, 1200) = %s", got)
 	}
 }

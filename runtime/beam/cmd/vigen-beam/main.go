@@ -12,7 +12,14 @@
 //
 // -work names a directory that must not exist: the command creates it and
 // writes there the shard files, the shards' local factors and each
-// E-step's statistics, and nothing elsewhere but -out. Beam's own flags
+// E-step's statistics, and nothing elsewhere but -out, which is written
+// whole or not at all (a temporary file beside it, created before the fit,
+// renamed over it at the end). -inputs names shard files already split:
+// their names carry their number and the total, as -train writes them
+// (shard-003-of-008.dat), or -shards gives their number; a set with a
+// shard missing is refused. SIGINT or SIGTERM stops the fit between two
+// pipelines (a second one at once): the command says so, writes no -out
+// and exits 4; another error exits 1. Beam's own flags
 // (--runner, and a runner's options) follow the command's; on a cluster
 // runner the work directory must be one every worker reaches (gs://…
 // on Dataflow), and the binary is the workers' too (see README.md).
@@ -28,6 +35,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"syscall"
@@ -50,7 +58,7 @@ func main() {
 	inputs := flag.String("inputs", "", "instead of -train: the shards, LDA-C files already split, as a pattern of any Beam file system (gs://bucket/ap/shard-*.dat), in name order")
 	k := flag.Int("K", 10, "number of topics")
 	v := flag.Int("V", 0, "vocabulary size (0: the largest term id of the training corpus)")
-	shards := flag.Int("shards", 8, "number of shards to split the corpus into")
+	shards := flag.Int("shards", 0, "number of shards: to split -train into (0: 8), or of the -inputs files (0: as their names say, shard-003-of-008.dat)")
 	work := flag.String("work", "", "work directory to create (must not exist)")
 	seed := flag.Uint64("seed", 1, "seed of the starting values")
 	maxIter := flag.Int("maxiter", 0, "largest number of EM iterations (0: the default)")
@@ -79,11 +87,43 @@ func main() {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	c := cmd{algorithm: *algorithm, batch: *batch, passes: *passes, model: *model, train: *train, inputs: *inputs, k: *k, v: *v, shards: *shards, work: *work, seed: *seed,
 		maxIter: *maxIter, tol: *tol, meanTol: *meanTol, obs: *obs, held: *held, compare: *compare, out: *out, quiet: *quiet}
-	if _, err := c.run(context.Background(), os.Stdout, os.Stderr); err != nil {
-		pprof.StopCPUProfile()
+	ctx, stop := interruptible(os.Stderr)
+	defer stop()
+	code := exitStatus(c.run(ctx, os.Stdout, os.Stderr))
+	pprof.StopCPUProfile()
+	os.Exit(code)
+}
+
+// errInterrupted is the error of a fit stopped by SIGINT or SIGTERM.
+var errInterrupted = errors.New("interrupted")
+
+// interruptible returns a context that SIGINT or SIGTERM ends, saying so on
+// stderr: the fit then stops between two pipelines. A second signal has
+// its default effect, ending the command at once.
+func interruptible(stderr io.Writer) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		if cause := context.Cause(ctx); cause != context.Canceled { // a signal, not stop
+			fmt.Fprintf(stderr, "vigen-beam: %v: stopping after the running pipeline (again to stop at once)\n", cause)
+		}
+		stop()
+	}()
+	return ctx, stop
+}
+
+// exitStatus reports err on stderr and returns the command's exit status:
+// 0 without an error, 4 interrupted, 1 otherwise.
+func exitStatus(_ []fitted, err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errInterrupted):
 		fmt.Fprintln(os.Stderr, "vigen-beam:", err)
-		os.Exit(1)
+		return 4
 	}
+	fmt.Fprintln(os.Stderr, "vigen-beam:", err)
+	return 1
 }
 
 func usage() {
@@ -142,10 +182,17 @@ func (c cmd) fits(ctx context.Context, stdout, stderr io.Writer) ([]fitted, erro
 	case (c.obs == "") != (c.held == ""):
 		return nil, errors.New("-heldout-obs and -heldout go together")
 	}
+	// -out is checked, and its temporary file made, before any work
+	var out *runtime.AtomicFile
 	if c.out != "" {
-		if _, err := os.Stat(c.out); err == nil {
+		if _, err := os.Lstat(c.out); err == nil {
 			return nil, fmt.Errorf("-out %s exists; vigen-beam does not overwrite files", c.out)
 		}
+		var err error
+		if out, err = runtime.CreateAtomic(c.out); err != nil {
+			return nil, fmt.Errorf("-out: %w", err)
+		}
+		defer out.Abort() // a no-op after Commit
 	}
 	var obs, held [][][2]int
 	var err error
@@ -170,13 +217,16 @@ func (c cmd) fits(ctx context.Context, stdout, stderr io.Writer) ([]fitted, erro
 		if err := os.Mkdir(shardDir, 0o755); err != nil {
 			return nil, err
 		}
+		if c.shards == 0 {
+			c.shards = 8
+		}
 		if specs, err = topics.Split(docs, c.shards, shardDir); err != nil {
 			return nil, err
 		}
 	} else {
 		// the driver reads each shard once, for its size and for the
 		// whole result
-		if specs, docs, err = topics.Shards(ctx, c.inputs); err != nil {
+		if specs, docs, err = topics.Shards(ctx, c.inputs, c.shards); err != nil {
 			return nil, err
 		}
 		c.shards = len(specs)
@@ -237,22 +287,26 @@ func (c cmd) fits(ctx context.Context, stdout, stderr io.Writer) ([]fitted, erro
 			(b.wall/float64(b.iterations))/(a.wall/float64(a.iterations)), (b.cpu/float64(b.iterations))/(a.cpu/float64(a.iterations)))
 		fmt.Fprintf(stdout, "largest relative difference of the topics: %.2g; held-out per word %s\n", worst, sameHeldout(a.heldout, b.heldout))
 	}
-	if c.out != "" {
-		fo, err := os.OpenFile(c.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return nil, err
-		}
-		enc := json.NewEncoder(fo)
+	if out != nil {
+		enc := json.NewEncoder(out)
 		enc.SetIndent("", " ")
-		err = enc.Encode(f.result)
-		if cerr := fo.Close(); err == nil {
-			err = cerr
+		if err := enc.Encode(f.result); err != nil {
+			return nil, fmt.Errorf("-out: %w", err)
 		}
-		if err != nil {
-			return nil, err
+		if _, err := os.Lstat(c.out); err == nil {
+			return nil, fmt.Errorf("-out %s was made during the fit; vigen-beam does not overwrite files", c.out)
+		}
+		if err := out.Commit(); err != nil {
+			return nil, fmt.Errorf("-out: %w", err)
 		}
 	}
 	return fits, nil
+}
+
+// canceled is the error of a fit (what) stopped by an interrupt after n
+// iterations.
+func canceled(what string, n int) error {
+	return fmt.Errorf("%w: %s stopped after %d iterations; nothing was written to -out", errInterrupted, what, n)
 }
 
 // last is the last ELBO of a trace (NaN for none).
@@ -305,6 +359,9 @@ func (c cmd) single(ctx context.Context, conf topics.Config, docs, obs, held [][
 		if err != nil {
 			return f, err
 		}
+		if r.Status == "canceled" {
+			return f, canceled("the one-process fit", r.Iterations)
+		}
 		f.wall, f.cpu = time.Since(wall).Seconds(), cpuSeconds()-cpu
 		f.result, f.topics = r, r.Latent.Beta.Params["param"]
 		f.iterations, f.status, f.elbo = r.Iterations, r.Status, last(r.ELBO)
@@ -329,6 +386,9 @@ func (c cmd) single(ctx context.Context, conf topics.Config, docs, obs, held [][
 		r, err := m.Fit(ctx, opts)
 		if err != nil {
 			return f, err
+		}
+		if r.Status == "canceled" {
+			return f, canceled("the one-process fit", r.Iterations)
 		}
 		f.wall, f.cpu = time.Since(wall).Seconds(), cpuSeconds()-cpu
 		f.result = r
@@ -371,6 +431,9 @@ func (c cmd) sharded(ctx context.Context, conf topics.Config, config []byte, spe
 	}
 	if err != nil {
 		return f, err
+	}
+	if fit.Run.Status == "canceled" {
+		return f, canceled("the sharded fit", fit.Run.Iterations)
 	}
 	f.wall, f.cpu = time.Since(wall).Seconds(), cpuSeconds()-cpu
 	f.iterations, f.status, f.elbo = fit.Run.Iterations, fit.Run.Status, last(fit.Run.ELBO)
