@@ -84,9 +84,10 @@ func main() {
 }
 `,
 	}
-	for name, src := range files {
-		write(t, dir, name, src)
-	}
+	// The user's program, which imports the generated package, comes with
+	// the //go:generate line; the module is set up before either.
+	program := map[string]string{"gen.go": files["gen.go"], "main.go": files["main.go"]}
+	write(t, dir, "tiny.vi", files["tiny.vi"])
 	goIn := func(args ...string) (string, error) {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
@@ -107,6 +108,11 @@ func main() {
 		f := strings.Fields(l)
 		if f[0] != "go" {
 			t.Fatalf("the README's section 5 runs %q, not go", l)
+		}
+		if f[1] == "generate" {
+			for name, src := range program {
+				write(t, dir, name, src)
+			}
 		}
 		runIn(f[1:]...)
 	}
