@@ -18,6 +18,7 @@ import (
 // additions of zero, else after return, loops that leave on their first
 // pass, unused imports).
 func TestGeneratedGlueHasNoArtifacts(t *testing.T) {
+	golden.SlowTier(t)
 	models := map[string]string{"linreg": linregVI, "linreg2": linreg2VI, "nmean": normalMeanVI, "gprec": gammaPrecVI,
 		"fixedeff": fixedEffVI, "ldamap": ldaMAPVI, "schools": schoolsVI, "mfreg": meanFieldRegVI, "gp": gammaPoissonVI,
 		"ctmb": ctmTopicsVI, "mlogreg": multiLogregVI, "ologreg": oneLogregVI, "doms": domainsVI, "mixscale": mixScaleVI,

@@ -6,6 +6,8 @@ import (
 	"math/rand"
 	"sort"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // coupledModel is a small version of issue 17's basis-function GP: the
@@ -42,6 +44,7 @@ func deriveWithBigTree(t *testing.T, limit float64) *Derivation {
 // the Hessian of that gradient evaluate to what the multiplied-out normal
 // form gives, and the last is smaller.
 func TestPerPointAtomsKeepValues(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("skipping the evaluation of multiplied-out derivatives in -short mode")
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vigen-go/vigen/codegen"
 	"github.com/vigen-go/vigen/derive"
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/spec"
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -133,6 +134,7 @@ type fdReport struct {
 }
 
 func TestCorpusDerivatives(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("skipping the derivative corpus (generates, compiles and runs code) in -short mode")
 	}

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/stat/distmv"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/spec/ir"
 )
 
@@ -189,6 +190,7 @@ func invLogDet(m *mat.SymDense) ([]float64, float64) {
 }
 
 func TestMvNormalFamily(t *testing.T) {
+	golden.SlowTier(t)
 	const k = 3
 	S := mat.NewSymDense(k, []float64{2, 0.3, -0.2, 0.3, 1, 0.4, -0.2, 0.4, 1.5})
 	m := []float64{0.5, -1, 0.25}
@@ -326,6 +328,7 @@ func TestCategoricalAndMultinomial(t *testing.T) {
 }
 
 func TestWishartFamily(t *testing.T) {
+	golden.SlowTier(t)
 	const k = 2
 	V := mat.NewSymDense(k, []float64{1.5, 0.4, 0.4, 0.8})
 	nu := 5.0

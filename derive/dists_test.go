@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/spec"
 )
 
@@ -300,6 +301,7 @@ var fdFamilies = []struct {
 }
 
 func TestNewFamiliesDerivativesMatchFiniteDifferences(t *testing.T) {
+	golden.SlowTier(t)
 	for k, c := range fdFamilies {
 		t.Run(c.stmt, func(t *testing.T) {
 			src := fmt.Sprintf("model fd\nsize N, P, C\ndata x : real[N, P]\n%s\nconst c : real[C]\n"+

@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distmv"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // Expectations of polynomials that read several independent factors at
@@ -90,6 +92,7 @@ func jointEnv(t *testing.T, qs []*QFactor) *Env {
 }
 
 func TestJointPolynomialExpectationsAreExact(t *testing.T) {
+	golden.SlowTier(t)
 	qs := []*QFactor{GaussianQ("theta", "P"), TableQ("mu", "Normal"), TableQ("g", "Gamma"), TableQ("h", "Gamma", "K"), TableQ("bb", "Beta")}
 	env := jointEnv(t, qs)
 	atoms := jointAtoms()

@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distmv"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // The expectation engine's exact rules against Monte Carlo with 10⁶ draws
@@ -51,6 +53,7 @@ func expectQs() []*QFactor {
 }
 
 func TestExactExpectations(t *testing.T) {
+	golden.SlowTier(t)
 	i := Index{Name: "i", Size: "P"}
 	ix := func(n int) Expr { return IxE(Index{Name: "e" + string(rune('0'+n)), Size: "P"}) }
 	env := expectEnv()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/spec"
 )
 
@@ -133,6 +134,7 @@ func TestLaTeXCoversPrimitives(t *testing.T) {
 // and testdata/corpus) prints as well-formed LaTeX with no trace of the
 // text notation.
 func TestLaTeXCorpus(t *testing.T) {
+	golden.SlowTier(t)
 	files, _ := filepath.Glob(filepath.Join("testdata", "corpus", "*.vi"))
 	examples, _ := filepath.Glob(filepath.Join("..", "examples", "*", "*.vi"))
 	if len(files) < 50 || len(examples) < 5 {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // The property test: random well-typed models, each a random expression of
@@ -20,6 +22,7 @@ const (
 )
 
 func TestPropertyRandomExpressions(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("skipping the derivative property test (generates, compiles and runs code) in -short mode")
 	}
