@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // Vector and matrix algebra end to end: linear predictors written as in
@@ -159,6 +161,7 @@ for n in 1:N {
 `
 
 func TestEndToEndSoftmaxReferenceClass(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(31, 32))
 	const n, k = 120, 4
 	truth := []float64{1.2, -0.7, 0.4}

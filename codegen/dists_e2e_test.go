@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // GLM likelihoods of issue 18 end to end: one regression vector beta read by
@@ -229,6 +231,7 @@ func b2i(b bool) int {
 // 1..C+1 (C the number of cutpoints) and a negative-binomial count against
 // y ≥ 0 when the data are loaded, naming the variable and index.
 func TestEndToEndOrdinalOutcomeRange(t *testing.T) {
+	golden.SlowTier(t)
 	const src = `model ordr
 size N, C
 data u : real[N]

@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -32,6 +33,7 @@ for n in 1:N {
 `
 
 func TestEndToEndConjugateExponential(t *testing.T) {
+	golden.SlowTier(t)
 	y := []float64{3, 0, 5, 2, 7, 1, 4}
 	x := []float64{0.31, 1.7, 0.05, 2.4, 0.88}
 	sum := func(v []float64) (s float64) {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // A positive latent s : real<lower=0>[P] with no `~` (Stan's improper flat
@@ -17,6 +19,7 @@ import (
 // of a model with a flat prior says that its ELBO is defined only up to a
 // constant.
 func TestEndToEndFlatPriorJacobian(t *testing.T) {
+	golden.SlowTier(t)
 	const head = `model flat
 size N, P
 data y : int[N, P]

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/spec"
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -38,6 +39,11 @@ func FuzzGenerate(f *testing.F) {
 	fuzzing := false
 	if fl := flag.Lookup("test.fuzz"); fl != nil && fl.Value.String() != "" {
 		fuzzing = true
+	}
+	if !fuzzing {
+		// its seeds, every model in the repository, take a minute of CPU:
+		// the fuzzing command of the slow tier runs them first
+		golden.SlowTier(f)
 	}
 	n := 0
 	for _, pat := range []string{

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/spec"
 	"gonum.org/v1/gonum/mat"
 )
@@ -142,6 +143,7 @@ func BenchmarkGenerate(b *testing.B) {
 // scheduler), and deep chains stay small: group(…) factors print as
 // parenthesized products, shared by every derivative.
 func TestGenerateCostModels(t *testing.T) {
+	golden.SlowTier(t)
 	for _, m := range []struct {
 		name, src string
 		maxLines  int
@@ -174,6 +176,7 @@ func TestGenerateCostModels(t *testing.T) {
 // hess; its fit must still be the exact posterior of the linear-Gaussian
 // model: precision I + Σ_i XᵀX/s_i², mean precision⁻¹·Σ_i Xᵀy_i/s_i².
 func TestSplitKernelExactPosterior(t *testing.T) {
+	golden.SlowTier(t)
 	const k, n, p = 70, 12, 3
 	src := manyStatementsModel(k)
 	files := generateSrc(t, "split", src)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/spec"
 )
 
@@ -27,6 +28,7 @@ const gpMaxLines = 8250
 // value against f(μ) + ½Tr{∇²f(μ)Σ} from the F kernel, on small random
 // data.
 func TestGenerateGP(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("skipping the GP's generate-compile-run test in -short mode")
 	}

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // An ARCH(1) model whose conditional variance is a let reading the lagged
@@ -29,6 +31,7 @@ for t in 2:T {
 // TestEndToEndLetReadsOffsets: the let form fits exactly as the same model
 // with the definition written out where it is used.
 func TestEndToEndLetReadsOffsets(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(41, 3))
 	y := []float64{0}
 	for len(y) < 300 {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // A two-component normal mixture written as in Stan, with literal
@@ -122,6 +124,7 @@ func runLiteral(t *testing.T, name, src string, runs []literalRun, bad []any) ([
 }
 
 func TestEndToEndLiteralDimensions(t *testing.T) {
+	golden.SlowTier(t)
 	// The delta kernels of this model with their full Hessians take Go's
 	// compiler minutes (and gigabytes); ∇²f stands in for them, as
 	// TestDeltaCurvatureStandIn checks it may. The fits here are Laplace's.
@@ -218,6 +221,7 @@ func TestEndToEndLiteralDimensions(t *testing.T) {
 // with a size K = 2. Before, the range 1..2 and the dimension 2 were not
 // taken as the same size: a false model error.
 func TestLiteralCategoryCount(t *testing.T) {
+	golden.SlowTier(t)
 	lit := `model lit
 size D, V
 data w : bag[D] of 1..V

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // Mixtures with the assignment summed out, `y[n] ~ Mixture(w, Normal(...),
@@ -352,6 +354,7 @@ for n in 1:N {
 // whole model must generate, build and converge from a start that breaks
 // the label symmetry, and recover the simulated parameters.
 func TestEndToEndSummedMixtureFull(t *testing.T) {
+	golden.SlowTier(t)
 	const src = `model mix2
 size N
 data y : real[N]

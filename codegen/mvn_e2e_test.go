@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // A latent declared conjugate with an MvNormal (or MvNormalPrec) prior gets
@@ -189,6 +191,7 @@ func checkMvnFactor(t *testing.T, what string, g gaussianJSON, mean []float64, c
 // (the driver asks for laplace, then delta), and its ELBO, Eq. 21 with
 // every expectation exact, is the exact log evidence.
 func TestEndToEndConjugateMvNormalIsExact(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(18, 6))
 	const n, k = 25, 3
 	s0 := spdMatrix(rng, k, 2)

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // invSym inverts a small matrix by Gauss–Jordan elimination with partial
@@ -55,6 +57,7 @@ func invSym(a [][]float64) [][]float64 {
 // and the constrained summaries of both fits against Monte Carlo draws of
 // x = T(u) from the reported q(u).
 func TestEndToEndOrderedLatent(t *testing.T) {
+	golden.SlowTier(t)
 	const K = 4
 	for _, kind := range []string{"ordered", "positive_ordered"} {
 		// five points per group about increasing centres

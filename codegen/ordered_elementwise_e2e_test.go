@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // An ordered latent whose prior is given one element at a time.
@@ -26,6 +28,7 @@ for n in 1:N {
 // and so the same fit, as the prior written whole (mu ~ …); derive failed
 // with an index out of range on it before.
 func TestEndToEndOrderedElementwisePrior(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(12, 9))
 	const n, k = 40, 3
 	truth := []float64{-1, 0.5, 2}

@@ -9,6 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/mathext"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // Regressions as a statistician writes them in Stan, with every scale
@@ -363,6 +365,7 @@ func logNormalMoments(lo, m, v float64) (mean, sd float64) {
 }
 
 func TestEndToEndRobustRegression(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(18, 6))
 	const N, P = 200, 3
 	trueBeta := []float64{1, 2, -0.5}
@@ -554,6 +557,7 @@ func poissonDraw(rng *rand.Rand, lam float64) int {
 }
 
 func TestEndToEndNegBinRegression(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(18, 2))
 	const N, P = 200, 3
 	trueBeta := []float64{1, 0.6, -0.4}

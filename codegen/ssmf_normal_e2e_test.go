@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // A mixture of four 2-D Normal components with known sd 1 and fixed
@@ -154,6 +156,7 @@ func main() {
 // allowed (coordinate ascent itself does on seeds 5, 9 and 10), but one
 // at least 5 seeds per batch size reach the CA's best.
 func TestEndToEndSSMFNormalMixture(t *testing.T) {
+	golden.SlowTier(t)
 	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	in, _ := json.Marshal(map[string]any{"Data": json.RawMessage(ssmfNormalMixtureData(300)), "Seeds": seeds, "Runs": []map[string]int{{"Batch": 50, "Passes": 40}, {"Batch": 300, "Passes": 200}}})
 	raw := buildAndRunFiles(t, "mix2d", ssmfNormalMixtureVI, in, ssmfSeedsDriver, map[string]string{"hook.go": ssmfPolishHook})

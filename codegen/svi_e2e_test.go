@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // A Gamma–Poisson hierarchy with a conjugate global rate b (two natural
@@ -179,6 +181,7 @@ func main() {
 // closed form for z) against the same start, and λ̂ = η + Σ_d unit d's
 // counts (NaturalPrior, NaturalUnit) equal to BetaNatural's λ.
 func TestEndToEndSVITopicsWithGaussianLocals(t *testing.T) {
+	golden.SlowTier(t)
 	t.Run("fixed prior", func(t *testing.T) { sviTopics(t, ctmTopicsVI) })
 	// with the logistic-normal prior's mean and covariance as params, each
 	// step is also an online-EM step: SVIGlobals and SVIParams together

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // Online EM (svi_params.go): the statistics UnitParamStats adds, summed over
@@ -185,6 +187,7 @@ func ldaMAPData() []byte {
 }
 
 func TestEndToEndOnlineEMSumsToBatchMStep(t *testing.T) {
+	golden.SlowTier(t)
 	read := func(p string) string {
 		b, err := os.ReadFile(p)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
@@ -130,6 +131,7 @@ func checkCAVIFixedPoint(t *testing.T, what string, got, other []gaussianJSON, y
 // hand-written mean-field updates, whatever the start and with the
 // likelihood's loops in either order.
 func TestEndToEndPPCAIsCAVIFixedPoint(t *testing.T) {
+	golden.SlowTier(t)
 	const n, d, k, s = 40, 6, 2, 0.7
 	x, data := ppcaData(rand.New(rand.NewPCG(7, 18)), n, d, k, s)
 	for _, src := range []struct{ name, vi string }{{"ppca", ppcaVI}, {"ppcas", ppcaSwappedVI}} {
@@ -310,6 +312,7 @@ func checkLaplaceRows(t *testing.T, what string, got []gaussianJSON, f func(row 
 // given the other factor's fitted rows, with E_q[log Σ_k θ_k β_k] by
 // Eq. 19 — the fixed point of the alternating row updates.
 func TestEndToEndPoissonMatrixFactorizationRowsAreLaplace(t *testing.T) {
+	golden.SlowTier(t)
 	const nu, ni, k = 25, 10, 2
 	y, data := pmfData(rand.New(rand.NewPCG(3, 18)), nu, ni, k)
 	// Laplace only: the delta method's Σ-dependent objective starts

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigen-go/vigen/codegen"
 	"github.com/vigen-go/vigen/examples/logreg/logreg"
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/spec"
 )
 
@@ -22,6 +23,7 @@ import (
 // with an empty cache: it must build, print progress, and write a valid
 // result and plots; the second run must reuse the build.
 func TestRunEveryExample(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("builds every example (-short)")
 	}
