@@ -41,6 +41,7 @@ for n in 1:N {
 `
 
 func TestEndToEndMatrixVectorLinearRegression(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(21, 22))
 	x, y, data := linregData(rng, 60, 3)
 	mean, cov := exactPosterior(x, y, 0.5, 0.25, 2)
@@ -258,6 +259,7 @@ for n in 1:N {
 `
 
 func TestEndToEndAlgebraMixed(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(41, 42))
 	const n, p = 50, 3
 	x, y, _ := linregData(rng, n, p)

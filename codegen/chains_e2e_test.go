@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // Time chains: a latent vector drawn element by element, x[1] at a literal
@@ -168,6 +170,7 @@ func laplaceLogScale(t *testing.T, u0, n, R float64) (m, v float64) {
 }
 
 func TestEndToEndLocalLevelUnknownScales(t *testing.T) {
+	golden.SlowTier(t)
 	const T = 40
 	y := localLevelData(17, T, 0.7, 1.3)
 	// q(x) = N(mx, Sx); q(log q) = N(mq, vq); q(log r) = N(mr, vr)

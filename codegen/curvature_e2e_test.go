@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // A Poisson regression under a hierarchical scale, every latent by the
@@ -30,6 +32,7 @@ for n in 1:N {
 // the same fixed point as with the full Hessian; the generated kernels
 // must say which terms use the stand-in.
 func TestDeltaCurvatureStandIn(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(31, 7))
 	const n, p = 60, 3
 	x := make([][]float64, n)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // A `factor` statement is a term of the log density (Stan's `target +=`):
@@ -15,6 +17,7 @@ import (
 // the `~` model, and an ELBO that differs from the exact log evidence by
 // the prior's normalizing constant, which the factor leaves out.
 func TestEndToEndFactorReplacesPrior(t *testing.T) {
+	golden.SlowTier(t)
 	const whole = `model facwhole
 size N, P
 data x : real[N, P]

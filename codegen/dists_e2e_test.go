@@ -79,6 +79,7 @@ func ordinalTerm(y int, c []float64, F, f, df func(float64) float64) glmTerm {
 }
 
 func TestEndToEndGLMLikelihoodsMatchNewton(t *testing.T) {
+	golden.SlowTier(t)
 	const n, p = 80, 3
 	rng := rand.New(rand.NewPCG(18, 4))
 	c := []float64{-1, 0.3, 1.4}

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/vigen-go/vigen/derive"
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/spec"
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -292,6 +293,7 @@ func logEvidence(x [][]float64, y []float64, s, mu0, v0 float64) float64 {
 // and sizes named like Go builtins, still give code that compiles and is
 // exact.
 func TestEndToEndAwkwardNames(t *testing.T) {
+	golden.SlowTier(t)
 	src := `model awkward
 size len, P
 data x : real[len, P]

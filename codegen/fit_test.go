@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // L independent logistic regressions as one latent with a unit per label.
@@ -86,6 +88,7 @@ func main() {
 // per-unit loop stopped after one update and the fit said "converged"
 // (issue 15, item 3).
 func TestEndToEndDeltaPerUnitLatentReachesItsFixedPoint(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	const n, p, labels = 80, 3, 3
 	x := make([][]float64, n)

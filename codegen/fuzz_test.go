@@ -198,6 +198,7 @@ func generatorNames(m *ir.Model) []string {
 // and the tempering kernels logJointUnit and logNormUnit once did not;
 // FuzzGenerate's renaming explores the same at random over every model.
 func TestGeneratorNamesAsModelNames(t *testing.T) {
+	golden.SlowTier(t)
 	for _, src := range []string{
 		"model m\nsize N, P\ndata x : real[N, P]\ndata y : int[N] in 0..1\ndata c : real\nlatent w : real[P] nonconjugate ncvmp\nw ~ Normal(c, 1)\nfor n in 1:N {\n  y[n] ~ Bernoulli(logistic(dot(x[n], w)))\n}\n",
 		"model gmm\nsize N, K\ndata y : real[N]\nconst c : real = 1\nlatent pi : simplex[K] conjugate\nlatent mu : real[K] conjugate\nlatent tau : real[K] conjugate\nlatent z : int[N] in 1..K conjugate\npi ~ Dirichlet(c)\nmu ~ Normal(0, 10)\ntau ~ Gamma(2, 1)\nfor n in 1:N {\n  z[n] ~ Categorical(pi)\n  y[n] ~ Normal(mu[z[n]], 1 / sqrt(tau[z[n]]))\n}\n",

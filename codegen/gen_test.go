@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vigen-go/vigen/derive"
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/spec"
 )
 
@@ -15,6 +16,7 @@ import (
 // and without -kernels, as vigen gen's stale-file check does) gives the
 // bytes a fresh derivation gives.
 func TestGenerateReusesDerivation(t *testing.T) {
+	golden.SlowTier(t)
 	vis, _ := filepath.Glob(filepath.Join("..", "examples", "*", "*.vi"))
 	if len(vis) == 0 {
 		t.Fatal("no example models found")

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -60,6 +61,7 @@ func main() {
 // own diagnostics see nothing wrong in either case: each is exact given
 // the other.
 func TestJointDiagnosticOfMeanField(t *testing.T) {
+	golden.SlowTier(t)
 	for _, shift := range []float64{0, 4} {
 		rng := rand.New(rand.NewPCG(2, 2))
 		const n = 50

@@ -271,6 +271,7 @@ for d in 1:D {
 // 3" (issue 38): the range's 3 was not a size. The Laplace fit is checked
 // against the hand formulas of the MAP and the curvature there.
 func TestEndToEndLiteralCategoricalRange(t *testing.T) {
+	golden.SlowTier(t)
 	const catLiteralVI = `model catlit
 size N, D
 data x : real[N, D]

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -96,6 +97,7 @@ func main() {
 // p0^s + (1 − p0)^s summed by hand. Then LVT fits the model and an
 // outlying point runs hottest.
 func TestEndToEndLocalTemperingNormalizers(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(8, 9))
 	var y []float64
 	var bs []int

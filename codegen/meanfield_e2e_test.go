@@ -8,6 +8,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/mathext"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // Mean-field models whose updates read several factors at once: the
@@ -110,6 +112,7 @@ for n in 1:N {
 `
 
 func TestEndToEndRegressionInterceptPrecisionMeanField(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(31, 32))
 	x, y, _ := linregData(rng, 50, 3)
 	for n := range y {

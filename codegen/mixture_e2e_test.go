@@ -202,6 +202,7 @@ func startJSON(model string, latents map[string]any) map[string]any {
 // The means of three normal components with known scales and a simplex of
 // weights given as data; a K other than 3 is refused.
 func TestEndToEndSummedMixtureMeans(t *testing.T) {
+	golden.SlowTier(t)
 	const src = `model mixmu
 size N, K
 data y : real[N]
@@ -259,6 +260,7 @@ for n in 1:N {
 // The two scales of a two-component mixture with known means and weight,
 // sigma : real<lower=0>[K] with a HalfNormal prior, fitted as u = log sigma.
 func TestEndToEndSummedMixtureScales(t *testing.T) {
+	golden.SlowTier(t)
 	const src = `model mixsig
 size N, K
 data y : real[N]

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // TestEndToEndGeneratorNamesInTheModel: data named as the generator's own
@@ -14,6 +16,7 @@ import (
 // the model fits exactly as the same model with other names does: the
 // names are all that differ.
 func TestEndToEndGeneratorNamesInTheModel(t *testing.T) {
+	golden.SlowTier(t)
 	const src = "model NAME\nsize N, P\ndata x : real[N, P]\ndata y : int[N] in 0..1\ndata AA : real\ndata BB : real\n" +
 		"latent w : real[P] nonconjugate ncvmp\nw ~ Normal(AA * BB, 1)\nfor n in 1:N {\n  y[n] ~ Bernoulli(logistic(dot(x[n], w)))\n}\n"
 	var x [][]float64

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -137,6 +138,7 @@ func TestPSISExactGaussianFactors(t *testing.T) {
 // well-conditioned data (a small slope, many points) Laplace gives
 // k̂ < 0.5 and neither method a warning.
 func TestPSISFlagsNearlySeparableLogit(t *testing.T) {
+	golden.SlowTier(t)
 	gen := func(n int, slope float64, seed uint64) map[string]any {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		x := make([][]float64, n)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -509,6 +510,7 @@ for n in 1:N {
 // kernels of SVI and of tempered updates take: SVI fits the model the same
 // whatever its constant is called.
 func TestEndToEndVariableNamedInvT(t *testing.T) {
+	golden.SlowTier(t)
 	src := `model mix
 size N, K
 data y : real[N]

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/spec"
 )
 
@@ -57,6 +58,7 @@ func chainEnv(rng *rand.Rand, n, p int, bern bool) *Env {
 }
 
 func TestDeepChainDerivativesMatchFiniteDifferences(t *testing.T) {
+	golden.SlowTier(t)
 	for _, c := range []struct {
 		wrap  string
 		depth int

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // The Mixture family: its log density against the sum of the components'
@@ -30,6 +32,7 @@ func mixtureAt(t *testing.T, x float64, args ...Val) float64 {
 }
 
 func TestMixtureLogDensity(t *testing.T) {
+	golden.SlowTier(t)
 	n1, n2, n3 := distuv.Normal{Mu: -2, Sigma: 0.7}, distuv.Normal{Mu: 3, Sigma: 1.2}, distuv.Normal{Mu: 0.5, Sigma: 0.3}
 	st := distuv.StudentsT{Nu: 4, Mu: 1, Sigma: 2}
 	cases := []struct {

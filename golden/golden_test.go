@@ -125,6 +125,7 @@ func TestGolden(t *testing.T) {
 
 // Same model, same bytes: generation must not depend on map order.
 func TestDeterministic(t *testing.T) {
+	SlowTier(t)
 	for _, vi := range examples(t) {
 		first := generate(t, vi).Src
 		for i := 0; i < 10; i++ {

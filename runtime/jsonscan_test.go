@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"unsafe"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // The streaming decoder (DataTable.Decode) must read every document as
@@ -260,6 +262,7 @@ func FuzzStreamDecode(f *testing.F) {
 // numbers and strings across its boundaries and errors far into them,
 // keep their positions and messages.
 func TestStreamDecodeLarge(t *testing.T) {
+	golden.SlowTier(t)
 	var b strings.Builder
 	b.WriteString("{\"N\": 3000,\n\"K\": 40, \"zz\": \"" + strings.Repeat("ab\\n\\u00e9", 9000) + "\",\n\"x\": [")
 	rng := rand.New(rand.NewPCG(1, 2))

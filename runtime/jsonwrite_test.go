@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // jwCompared counts the values compared with json.MarshalIndent.
@@ -701,6 +703,7 @@ func FuzzWriteJSONIndent(f *testing.F) {
 // A Factor of 10^7 values (about 200 MB of JSON) is written with a
 // constant amount of memory: the buffer and a few small allocations.
 func TestWriteJSONIndentMemory(t *testing.T) {
+	golden.SlowTier(t)
 	n := 10_000_000
 	if testing.Short() {
 		n = 1_000_000

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 type bound1 func(s, m, v float64) (S, dm, dv float64)
@@ -143,6 +145,7 @@ func randomSoftmaxCase(rng *rand.Rand, K int, u, v float64, spread bool) (m, vv 
 // bound must exceed the MC mean minus 4 standard errors) and its gradients
 // against central differences (1e-6 relative), on seeded random cases.
 func TestSoftmaxBounds(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(19, 2011))
 	bounds := softmaxBounds()
 	for c := 0; c < 24; c++ {

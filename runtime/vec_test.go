@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // The tests of vec.go compare, bit for bit, three or four computations of
@@ -220,6 +222,7 @@ func TestVecSyrUpper(t *testing.T) {
 // prefix, the strictly lower triangle and the guard must keep their exact
 // bits, NaN payloads included.
 func TestVecSyrkUpper(t *testing.T) {
+	golden.SlowTier(t)
 	vecLogNaNPayloads(t)
 	rng := rand.New(rand.NewSource(2))
 	var ms []int

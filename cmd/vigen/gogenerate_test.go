@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // A user's project outside this repository, set up by following the
@@ -22,6 +24,7 @@ import (
 // github.com/vigen-go/vigen/cmd/vigen is a module of its own: an unpublished
 // path that a proxy may answer with an error instead of "not found".
 func TestGoGenerateInAUserModule(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("builds a separate module; skipped in -short mode")
 	}

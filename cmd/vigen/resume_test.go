@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // A checkpoint of a model does not resume an edited one: the fingerprint
@@ -12,6 +14,7 @@ import (
 // resumed a probit model with the same data and options, the ELBO trace
 // mixing the two.
 func TestRunResumeRefusesAnEditedModel(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("builds two models (-short)")
 	}

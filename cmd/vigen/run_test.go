@@ -301,6 +301,7 @@ func TestBuildKey(t *testing.T) {
 // vector means that value in every component, so MvNormal(0, S) fits
 // exactly what logreg.vi, with its zero prior-mean vector, does.
 func TestRunScalarMeanBroadcasts(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("builds models (-short)")
 	}
@@ -493,6 +494,7 @@ func TestRunChecksOutputsFirst(t *testing.T) {
 // build-cache lines too). vigen once exited 0 for every status and printed
 // nothing about max_iterations with -q, but the cache line.
 func TestRunExitStatus(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("builds models (-short)")
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vigen-go/vigen/examples/lda/lda"
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -56,6 +57,7 @@ func writeLDAC(t *testing.T, path string, docs [][][2]int) string {
 // -heldout-out is the one lda.Model.Heldout gives in-process for the same
 // fit, with V the largest term id of the training file.
 func TestRunHeldout(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("builds a model (-short)")
 	}

@@ -8,12 +8,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // vigen run passes every tolerance through, and -tol alone can shorten a
 // run once -meantol is switched off (before, a hidden mean-change
 // tolerance had to hold too, and -meantol did not exist).
 func TestRunTolerancesReachTheFit(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("builds a model (-short)")
 	}
@@ -61,6 +64,7 @@ func TestRunRefusesNegativeTolerances(t *testing.T) {
 // vigen run leaves every token's q(z) out of the result and says so on
 // stderr; -keep z keeps it, and -keep names only per-token latents.
 func TestRunKeepsTokensOnRequest(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("builds a model (-short)")
 	}
@@ -102,6 +106,7 @@ func TestRunKeepsTokensOnRequest(t *testing.T) {
 // and -jsonl y,x=data.jsonl the same from one object per line: each fit is
 // the one of the same data as JSON.
 func TestRunReadsCSVTables(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("builds a model (-short)")
 	}

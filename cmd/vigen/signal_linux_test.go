@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // These tests run a built vigen as a user does, from a shell: with its
@@ -68,6 +70,7 @@ func hangGuard(t *testing.T) context.Context {
 // result into the pipe; vigen once read the pipe to see whether it owned
 // it, and hung.
 func TestRunOutToStdoutPipe(t *testing.T) {
+	golden.SlowTier(t)
 	bin := builtVigen(t)
 	t.Setenv("VIGEN_CACHE", t.TempDir())
 	// As root, a regression that renamed over the path would replace the

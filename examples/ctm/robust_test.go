@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vigen-go/vigen/examples/ctm/ctm"
+	"github.com/vigen-go/vigen/golden"
 )
 
 // reportable fails t if res holds a NaN or Inf anywhere: a Result must
@@ -61,6 +62,7 @@ func TestOneTermRepeated(t *testing.T) {
 // K = 200 topics on a small corpus: variational EM runs and every number it
 // reports is finite.
 func TestManyTopics(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("K = 200 EM in -short mode")
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vigen-go/vigen/examples/ctm/ctm"
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -121,6 +122,7 @@ func TestSVIOnePassFullBatchIsOneEMIteration(t *testing.T) {
 // minibatches of 15 documents, 0.12% below batch EM's converged ELBO, where
 // batch EM's 20th iteration is 0.36% below).
 func TestOnlineEMApproachesBatchEM(t *testing.T) {
+	golden.SlowTier(t)
 	d := bundledData(t)
 	batch, err := ctm.Fit(context.Background(), d, ctm.Options{Seed: 2, MaxIter: 1000, Tol: 1e-9})
 	if err != nil {

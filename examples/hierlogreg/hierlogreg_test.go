@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vigen-go/vigen/examples/hierlogreg/hierlogreg"
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -258,6 +259,7 @@ func TestSplitIsWithinSchoolsAndReproducible(t *testing.T) {
 // experiment and checks Table 2's finding: the hierarchical model predicts
 // held-out students better than separate per-school fits.
 func TestSchoolHierarchicalBeatsSeparate(t *testing.T) {
+	golden.SlowTier(t)
 	const path = "../../../shared/data/school/school.csv"
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("School data not found (%v); it lives in ../shared/data/school", err)

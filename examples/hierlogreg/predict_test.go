@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vigen-go/vigen/examples/hierlogreg/hierlogreg"
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -44,6 +45,7 @@ func handScore(res *hierlogreg.Result, s Setting, test []Student) Score {
 // (Evaluate) and equals the formula of §5.2 computed by hand, in each of
 // Table 2's settings, on the first split.
 func TestSchoolScoreFromPredict(t *testing.T) {
+	golden.SlowTier(t)
 	path := "../../../shared/data/school/school.csv"
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("the School data are not here (%v): ../shared is absent in a fresh clone", err)

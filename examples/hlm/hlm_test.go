@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mathext"
 
 	"github.com/vigen-go/vigen/examples/hlm/hlm"
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -49,6 +50,7 @@ func meanSD(g []float64) float64 {
 // must shrink with D: by at least a factor 2 per tenfold D (√10 ≈ 3.2 in
 // the limit).
 func TestConsistency(t *testing.T) {
+	golden.SlowTier(t)
 	all, truth := consistencyData()
 	type row struct {
 		d           int

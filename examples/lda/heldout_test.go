@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vigen-go/vigen/examples/lda/lda"
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -204,6 +205,7 @@ func sharedData(t testing.TB, rel string) string {
 // and three EM iterations with K = 10 already beat the unigram model (one
 // topic: the smoothed training term frequencies) scored the same way.
 func TestHeldoutAP(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("skipping: fits AP (-short)")
 	}

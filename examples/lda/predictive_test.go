@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vigen-go/vigen/examples/lda/lda"
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -92,6 +93,7 @@ func TestGeneratedHeldoutMatchesHand(t *testing.T) {
 
 // The same on the AP split (../shared/data), K = 10 after three iterations.
 func TestGeneratedHeldoutMatchesHandAP(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("skipping: fits AP (-short)")
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vigen-go/vigen/examples/lda/lda"
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -62,6 +63,7 @@ func exactLogC(T float64, n, K, V int, alpha, eta float64, twoDocs bool) float64
 // one or two tokens (and two one-token documents) within 4 standard
 // errors, and is 0 at T = 1 exactly.
 func TestLDALogCClosedForm(t *testing.T) {
+	golden.SlowTier(t)
 	grid := []float64{1, 1.5, 3, 10}
 	for _, tc := range []struct {
 		lens          []int

@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/optimize"
 
 	"github.com/vigen-go/vigen/examples/logreg/logreg"
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -199,6 +200,7 @@ func fdNorm(f func([]float64) float64, at []float64) float64 {
 }
 
 func TestDeltaIsStationaryOnYeast(t *testing.T) {
+	golden.SlowTier(t)
 	d := yeastLabel(t, "train.csv", "Class1")
 	res, err := logreg.Fit(context.Background(), d, logreg.Options{Method: "delta"})
 	if err != nil {
@@ -278,6 +280,7 @@ func TestGeneratedDerivativesMatchFiniteDifferences(t *testing.T) {
 // Wang & Blei's Table 1, Yeast: Laplace inference with a N(0, I) prior on the
 // 103 raw features plus an intercept, 14 independent labels.
 func TestTable1Yeast(t *testing.T) {
+	golden.SlowTier(t)
 	if testing.Short() {
 		t.Skip("skipping the 14-label Yeast run in -short mode")
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vigen-go/vigen/golden"
 )
 
 // uciTestData is the shared data directory as seen from examples/ncvmp.
@@ -65,6 +67,7 @@ func TestUCIIris(t *testing.T) {
 // TestUCIDeterministic checks that two runs of the Iris experiment give
 // identical numbers (timings aside) and identical table rows.
 func TestUCIDeterministic(t *testing.T) {
+	golden.SlowTier(t)
 	skipWithoutUCI(t)
 	a, err := runUCISet(uciTestData, "iris", 2)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vigen-go/vigen/examples/pumps/pumps"
+	"github.com/vigen-go/vigen/golden"
 	"github.com/vigen-go/vigen/runtime"
 )
 
@@ -103,6 +104,7 @@ func TestFitIsHandWrittenCoordinateAscent(t *testing.T) {
 // TestExactGrid: Exact does not move when its grid step is halved, and
 // agrees with the BUGS manual's posterior means (MCMC, two digits).
 func TestExactGrid(t *testing.T) {
+	golden.SlowTier(t)
 	ex, err := Exact(BUGSFailures, BUGSTimes)
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ import (
 	"github.com/vigen-go/vigen/examples/logreg/logreg"
 	"github.com/vigen-go/vigen/examples/pumps/pumps"
 	"github.com/vigen-go/vigen/examples/schoolreg/schoolreg"
+	"github.com/vigen-go/vigen/golden"
 )
 
 var (
@@ -93,6 +94,7 @@ var examples = map[string]fitter{
 // TestResultsUnchanged compares the hash of each example's Result with the
 // one recorded in testdata/results.sha256.
 func TestResultsUnchanged(t *testing.T) {
+	golden.SlowTier(t)
 	want, err := readHashes()
 	if err != nil && !*update {
 		t.Fatalf("%v (go test -update writes it)", err)

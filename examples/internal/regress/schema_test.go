@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigen-go/vigen/examples/ctm/ctm"
 	"github.com/vigen-go/vigen/examples/lda/lda"
+	"github.com/vigen-go/vigen/golden"
 )
 
 // TestResultsMatchSchema: every example's result, by each method, and the
@@ -19,6 +20,7 @@ import (
 // restarts, validate against runtime/result.schema.json; and results broken
 // in small ways do not.
 func TestResultsMatchSchema(t *testing.T) {
+	golden.SlowTier(t)
 	schema := loadSchema(t)
 	var names []string
 	for name := range examples {
