@@ -401,10 +401,15 @@ func generateOnce(d *derive.Derivation, opts Options, scheduled func(kernel stri
 	}
 	kernels := newGoFile()
 	for _, o := range d.Objectives {
-		kernels.Raw(g.kernel(o, false))
+		ks := []string{g.kernel(o, false)}
 		if !o.Conjugate { // a closed-form update needs no delta objective or diagnostic
-			kernels.Raw(g.kernel(o, true))
-			kernels.Raw(g.targetKernel(o))
+			ks = append(ks, g.kernel(o, true), g.targetKernel(o))
+		}
+		for _, k := range ks {
+			if err := kernelTooLarge(o, k); err != nil {
+				return nil, err
+			}
+			kernels.Raw(k)
 		}
 		if o.Collapsed != nil && !opts.KernelsOnly {
 			kernels.Raw(g.collapsedKernel(o))

@@ -130,6 +130,10 @@ func TestEndToEndLiteralDimensions(t *testing.T) {
 	// TestDeltaCurvatureStandIn checks it may. The fits here are Laplace's.
 	defer func(v float64) { maxDeltaCurvature = v }(maxDeltaCurvature)
 	maxDeltaCurvature = 0
+	// and its kernels are larger than vigen writes for a user
+	// (maxKernelLines): this test builds them anyway, in the slow tier
+	defer func(v int) { maxKernelLines = v }(maxKernelLines)
+	maxKernelLines = 1 << 20
 	y := twoNormalsData(400, 13)
 	start := func(model string, k int) map[string]any {
 		vec := func(first, rest float64) map[string]any {

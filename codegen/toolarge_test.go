@@ -1,0 +1,52 @@
+package codegen
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vigen-go/vigen/golden"
+	"github.com/vigen-go/vigen/spec"
+)
+
+// TestKernelTooLargeIsPositioned: a kernel longer than maxKernelLines is
+// refused at its latent, naming the kernel, its length and the statements
+// it comes from, instead of being left to a build that takes minutes and
+// gigabytes (mixlit of issue 39: a 13,573-line delta kernel). The limit is
+// lowered here so that linear regression's kernels exceed it.
+func TestKernelTooLargeIsPositioned(t *testing.T) {
+	m, err := spec.Load("linreg.vi", []byte(linregVI))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := generateModel(m, Options{}); err != nil {
+		t.Fatalf("at the default limit: %v", err)
+	}
+	defer func(v int) { maxKernelLines = v }(maxKernelLines)
+	maxKernelLines = 20
+	_, err = generateModel(m, Options{})
+	if err == nil {
+		t.Fatal("a kernel over the limit was generated")
+	}
+	msg := err.Error()
+	for _, want := range []string{"linreg.vi:8:8: the model is too large", "the kernel BetaF of latent beta would be", "(at most 20)", "linreg.vi:9:1", "linreg.vi:11:3", "hint:"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error lacks %q:\n%s", want, msg)
+		}
+	}
+}
+
+// TestMixlitIsRefusedAsTooLarge: issue 39's two-component mixture, whose
+// package took over 25 minutes to build, is refused by its latent mu at
+// the default limit (TestEndToEndLiteralDimensions raises the limit and
+// fits it).
+func TestMixlitIsRefusedAsTooLarge(t *testing.T) {
+	golden.SlowTier(t) // generating it takes half a minute
+	m, err := spec.Load("mixlit.vi", []byte(mixLiteralVI))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = generateModel(m, Options{})
+	if err == nil || !strings.Contains(err.Error(), "mixlit.vi:5:8: the model is too large for vigen's derivative code: the kernel MuDelta of latent mu") {
+		t.Fatalf("mixlit: %v, want the too-large error at mu", err)
+	}
+}
