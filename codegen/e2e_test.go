@@ -158,7 +158,7 @@ func buildAndRunFiles(t *testing.T, name, src string, data []byte, drv string, e
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := generateModel(m, Options{})
+	files, err := generateModel(m, Options{Methods: []string{"delta"}}) // drivers fit by laplace and delta
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,7 +552,7 @@ func generatedSource(t *testing.T, name, src string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := generateModel(m, Options{})
+	files, err := generateModel(m, Options{Methods: []string{"delta"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -453,7 +453,16 @@ func (f *fitGen) emitNewState() {
 				}
 				w.Pf("q.%s = %q", qi.method, qi.v.Treatment.String())
 				w.If(cond(`opts.Method != ""`), func() { w.Pf("q.%s = opts.Method", qi.method) })
-				methods := []string{"laplace", "delta"}
+				methods := []string{"laplace"}
+				if f.g.hasDelta(qi.obj) {
+					methods = append(methods, "delta")
+				} else {
+					// the delta kernels are generated on request only
+					// (Options.Methods): say how to get them
+					w.If(cond(w.Sf(`q.%s == "delta"`, qi.method)), func() {
+						w.Return("nil", w.Sf(`%s("%s: method delta for %s needs the delta method's kernels, which this package was generated without; generate it with vigen gen -methods delta (vigen run -method delta does)")`, goFmt.Ident("Errorf"), f.g.m.Name, qi.v.Name))
+					})
+				}
 				if qi.obj != nil && qi.obj.NCVMP != nil {
 					methods = append(methods, "ncvmp") // its kernels are generated only when declared
 				}
@@ -698,12 +707,23 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 				w.Pf("F: func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },", qi.upper, unitArg, inputs)
 			}
 		default:
-			w.Pf(`Delta: q.%s == "delta", Started: %s,`, qi.method, started)
+			delta := f.g.hasDelta(o)
+			if delta {
+				w.Pf(`Delta: q.%s == "delta", Started: %s,`, qi.method, started)
+			} else {
+				w.Pf(`Started: %s,`, started)
+			}
 			if unitArg == "" && inputs == "" {
-				w.Pf("F: m.%sF, DeltaF: m.%sDelta, Target: m.%sTarget,", qi.upper, qi.upper, qi.upper)
+				if delta {
+					w.Pf("F: m.%sF, DeltaF: m.%sDelta, Target: m.%sTarget,", qi.upper, qi.upper, qi.upper)
+				} else {
+					w.Pf("F: m.%sF, Target: m.%sTarget,", qi.upper, qi.upper)
+				}
 			} else {
 				w.Pf("F: func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },", qi.upper, unitArg, inputs)
-				w.Pf("DeltaF: func(x, cov, g, h []float64) float64 { return m.%sDelta(%sx, cov%s, g, h) },", qi.upper, unitArg, inputs)
+				if delta {
+					w.Pf("DeltaF: func(x, cov, g, h []float64) float64 { return m.%sDelta(%sx, cov%s, g, h) },", qi.upper, unitArg, inputs)
+				}
 				w.Pf("Target: func(x []float64) float64 { return m.%sTarget(%sx%s) },", qi.upper, unitArg, inputs)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"go/format"
 	"go/token"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"text/template"
@@ -46,7 +47,19 @@ type Options struct {
 	// kernels but no Fit: for models whose other updates vigen cannot
 	// generate yet, or for users driving inference themselves.
 	KernelsOnly bool
+	// Methods lists methods, beyond the treatment each nonconjugate latent
+	// declares, whose kernels the package carries for every nonconjugate
+	// latent, so that the generated Options.Method can select them. Only
+	// "delta" adds anything: the delta method's kernels hold third and
+	// fourth derivatives of f, the largest code of a package, and are
+	// generated for a latent declared `laplace` or `ncvmp` only on request
+	// (vigen gen -methods delta; vigen run -method delta asks for them).
+	// The Laplace kernels are always there; NCVMP needs its declaration.
+	Methods []string
 }
+
+// GenMethods are the values Options.Methods may hold.
+var GenMethods = []string{"laplace", "delta"}
 
 // File is one generated file.
 type File struct {
@@ -214,9 +227,20 @@ type gen struct {
 	stepNames map[*derive.MStep]string
 	// scheduled, if set, receives every kernel's statement tree (Schedules).
 	scheduled func(kernel string, stmts []Stmt)
+	opts      Options
 	// transAux are the transposed copies of matrices kernels read by
 	// column (transposedOf), computed with the other aux values.
 	transAux []auxCtx
+}
+
+// hasDelta reports whether the package carries the delta method's kernel
+// for the objective o: for a nonconjugate latent declared `delta`, or for
+// every nonconjugate latent when Options.Methods asks for delta.
+func (g *gen) hasDelta(o *derive.Objective) bool {
+	if o == nil || o.Conjugate {
+		return false
+	}
+	return o.Latent.Treatment == ir.Delta || slices.Contains(g.opts.Methods, "delta")
 }
 
 // upper is the stem of a model name: its Data, Params and Latent field, and
@@ -271,6 +295,11 @@ func Schedules(d *derive.Derivation, opts Options) ([]KernelSchedule, error) {
 // names (modelStems), which then get a trailing underscore. A clash that
 // taking names cannot resolve is a bug in vigen, reported as an error.
 func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, stmts []Stmt)) ([]File, error) {
+	for _, meth := range opts.Methods {
+		if !slices.Contains(GenMethods, meth) {
+			return nil, fmt.Errorf("codegen: unknown method %q in Options.Methods (want %s; ncvmp kernels come with a latent's declaration)", meth, strings.Join(GenMethods, " or "))
+		}
+	}
 	avoid := map[string]bool{}
 	for range maxRenames {
 		var kernels []KernelSchedule
@@ -329,7 +358,7 @@ func generateOnce(d *derive.Derivation, opts Options, scheduled func(kernel stri
 		return nil, ir.Errorf(pos, "%q cannot be the name of a Go package", pkg).Hintf("rename the model, or choose a package name with -pkg")
 	}
 	g := &gen{m: m, d: d, fields: newNamer(keys(avoid)...), dfields: newNamer(keys(avoid)...), goName: map[string]string{}, dataField: map[string]string{},
-		sizeGo: map[string]string{}, tensors: map[string]tensorInfo{}, scheduled: scheduled}
+		sizeGo: map[string]string{}, tensors: map[string]tensorInfo{}, scheduled: scheduled, opts: opts}
 	ctx := &fileCtx{Source: m.File, SourceHash: m.SourceHash, Package: pkg, Model: m.Name, RuntimeVersion: runtime.Version, KernelsOnly: opts.KernelsOnly,
 		Imports: []string{importsMarker}}
 	g.stems = modelStems(m, avoid)
@@ -377,6 +406,8 @@ func generateOnce(d *derive.Derivation, opts Options, scheduled func(kernel stri
 			closed = true
 		} else {
 			methods[v.Treatment.String()] = true
+			methods["laplace"] = true // always generated
+			methods["delta"] = methods["delta"] || g.hasDelta(o)
 		}
 		g.tensors[v.Name] = tensorInfo{Go: "@" + v.Name, Dims: []string{o.Dim}}
 		g.tensors[o.CovName] = tensorInfo{Go: "@cov", Dims: []string{o.Dim, o.Dim}}
@@ -402,8 +433,11 @@ func generateOnce(d *derive.Derivation, opts Options, scheduled func(kernel stri
 	kernels := newGoFile()
 	for _, o := range d.Objectives {
 		ks := []string{g.kernel(o, false)}
-		if !o.Conjugate { // a closed-form update needs no delta objective or diagnostic
-			ks = append(ks, g.kernel(o, true), g.targetKernel(o))
+		if g.hasDelta(o) {
+			ks = append(ks, g.kernel(o, true))
+		}
+		if !o.Conjugate { // a closed-form update needs no diagnostic
+			ks = append(ks, g.targetKernel(o))
 		}
 		for _, k := range ks {
 			if err := kernelTooLarge(o, k); err != nil {

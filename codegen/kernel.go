@@ -303,13 +303,13 @@ func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc 
 	for _, part := range o.Parts {
 		value, grad, hess := part.F, part.Grad, part.Hess
 		if delta {
-			value = derive.Add(part.F, derive.Mul(derive.N(0.5), part.Trace))
-			grad = derive.Add(part.Grad, derive.Mul(derive.N(0.5), part.TraceGrad))
+			value = derive.Add(part.F, derive.Mul(derive.N(0.5), part.Trace(o)))
+			grad = derive.Add(part.Grad, derive.Mul(derive.N(0.5), part.TraceGrad(o)))
 			// The delta objective's Hessian holds fourth derivatives of f.
 			// It only steers Newton's method (Σ is −∇²f⁻¹ from the Laplace
 			// kernel, and the gradient is exact), so where it would be
 			// enormous ∇²f stands in for it as the curvature.
-			if h4 := derive.Diff(part.TraceGrad, o.Latent.Name, []derive.Index{o.B}); derive.TreeSize(h4, maxDeltaCurvature) <= maxDeltaCurvature {
+			if h4 := derive.Diff(part.TraceGrad(o), o.Latent.Name, []derive.Index{o.B}); derive.TreeSize(h4, maxDeltaCurvature) <= maxDeltaCurvature {
 				hess = derive.Add(part.Hess, derive.Mul(derive.N(0.5), h4))
 			} else {
 				approxCurv = append(approxCurv, part.Factor.Pos.String())

@@ -103,7 +103,7 @@ func generateChecked(t *testing.T, name, src string) []File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := generateModel(m, Options{})
+	files, err := generateModel(m, Options{Methods: []string{"delta"}})
 	if err != nil {
 		t.Fatal(err)
 	}

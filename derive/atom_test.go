@@ -67,16 +67,16 @@ func TestPerPointAtomsKeepValues(t *testing.T) {
 			t.Fatalf("objective %d: %s and %s", k, o.Latent.Name, oa.Latent.Name)
 		}
 		bigTree = 0
-		dhAtoms := Diff(oa.TraceGrad, oa.Latent.Name, []Index{oa.B})
+		dhAtoms := Diff(oa.TraceGrad(), oa.Latent.Name, []Index{oa.B})
 		bigTree = math.Inf(1)
-		dhFlat := Diff(o.TraceGrad, o.Latent.Name, []Index{o.B})
+		dhFlat := Diff(o.TraceGrad(), o.Latent.Name, []Index{o.B})
 		bigTree = 10000
 		pairs := []struct {
 			what       string
 			flat, atom Expr
 		}{
 			{"f", o.F, oa.F}, {"gradient", o.Grad, oa.Grad}, {"Hessian", o.Hess, oa.Hess},
-			{"trace", o.Trace, oa.Trace}, {"trace gradient", o.TraceGrad, oa.TraceGrad},
+			{"trace", o.Trace(), oa.Trace()}, {"trace gradient", o.TraceGrad(), oa.TraceGrad()},
 			{"trace Hessian", dhFlat, dhAtoms},
 		}
 		for _, p := range pairs {

@@ -417,7 +417,7 @@ func generate(m *ir.Model, pkg string) (files []codegen.File, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return codegen.Generate(d, codegen.Options{Package: pkg})
+	return codegen.Generate(d, codegen.Options{Package: pkg, Methods: []string{"delta"}}) // drivers call the delta kernels
 }
 
 // randomPoint draws θ ~ N(0, 0.5²) and a small random SPD Σ = BBᵀ + 0.01 I

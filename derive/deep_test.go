@@ -74,7 +74,7 @@ func TestDeepChainDerivativesMatchFiniteDifferences(t *testing.T) {
 			o := deriveChain(t, c.wrap, c.depth, c.bern)
 			// the delta-method Hessian the generated code uses (codegen's
 			// objectiveKernel): ∂/∂θ_b of the trace gradient
-			h4 := Diff(o.TraceGrad, "theta", []Index{o.B})
+			h4 := Diff(o.TraceGrad(), "theta", []Index{o.B})
 			rng := rand.New(rand.NewPCG(3, uint64(c.depth)))
 			const p = 2
 			for trial := 0; trial < 2; trial++ {
@@ -83,11 +83,11 @@ func TestDeepChainDerivativesMatchFiniteDifferences(t *testing.T) {
 				for a := 0; a < p; a++ {
 					env.Index[o.A.Name] = a
 					fdCheck(t, "hess column", o.Grad, o.Hess, o.B, "theta", env, 1e-5)
-					fdCheck(t, "delta hess column", o.TraceGrad, h4, o.B, "theta", env, 1e-5)
+					fdCheck(t, "delta hess column", o.TraceGrad(), h4, o.B, "theta", env, 1e-5)
 				}
 				delete(env.Index, o.A.Name)
-				fdCheck(t, "trace grad", o.Trace, o.TraceGrad, o.A, "theta", env, 1e-5)
-				for _, e := range []Expr{o.F, o.Grad, o.Hess, o.Trace, o.TraceGrad} {
+				fdCheck(t, "trace grad", o.Trace(), o.TraceGrad(), o.A, "theta", env, 1e-5)
+				for _, e := range []Expr{o.F, o.Grad, o.Hess, o.Trace(), o.TraceGrad()} {
 					env.Index[o.A.Name], env.Index[o.B.Name] = 0, 1
 					if v := Eval(e, env); math.IsNaN(v) || math.IsInf(v, 0) {
 						t.Fatalf("%s = %v at a test point", String(e), v)
@@ -115,7 +115,7 @@ func TestDeepChainDerivativesGrowLinearly(t *testing.T) {
 		var sizes []int
 		for _, depth := range []int{5, 10} {
 			o := deriveChain(t, wrap, depth, wrap == "logistic(%s)")
-			sizes = append(sizes, dagSize(Diff(o.TraceGrad, "theta", []Index{o.B})))
+			sizes = append(sizes, dagSize(Diff(o.TraceGrad(), "theta", []Index{o.B})))
 		}
 		if r := float64(sizes[1]) / float64(sizes[0]); r > 3 {
 			t.Errorf("%s: the delta-method Hessian has %d distinct subexpressions at depth 5 and %d at depth 10 (×%.1f, want ≤ ×3)", wrap, sizes[0], sizes[1], r)

@@ -319,7 +319,7 @@ func TestNewFamiliesDerivativesMatchFiniteDifferences(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := d.Objectives[0]
-			h4 := Diff(o.TraceGrad, "theta", []Index{o.B})
+			h4 := Diff(o.TraceGrad(), "theta", []Index{o.B})
 			rng := rand.New(rand.NewPCG(7, uint64(k)))
 			const n, p = 6, 3
 			for trial := 0; trial < 2; trial++ {
@@ -358,10 +358,10 @@ func TestNewFamiliesDerivativesMatchFiniteDifferences(t *testing.T) {
 				for a := 0; a < p; a++ {
 					env.Index[o.A.Name] = a
 					fdCheck(t, "hess column", o.Grad, o.Hess, o.B, "theta", env, 1e-5)
-					fdCheck(t, "delta hess column", o.TraceGrad, h4, o.B, "theta", env, 1e-5)
+					fdCheck(t, "delta hess column", o.TraceGrad(), h4, o.B, "theta", env, 1e-5)
 				}
 				delete(env.Index, o.A.Name)
-				fdCheck(t, "trace grad", o.Trace, o.TraceGrad, o.A, "theta", env, 1e-5)
+				fdCheck(t, "trace grad", o.Trace(), o.TraceGrad(), o.A, "theta", env, 1e-5)
 				if v := Eval(o.F, env); math.IsNaN(v) || math.IsInf(v, 0) {
 					t.Fatalf("f = %v at a test point", v)
 				}

@@ -98,7 +98,7 @@ func TestLogregDerivativesMatchFiniteDifferences(t *testing.T) {
 			fdCheck(t, "hess column", o.Grad, o.Hess, o.B, "theta", env, 1e-6)
 		}
 		delete(env.Index, o.A.Name)
-		fdCheck(t, "trace grad", o.Trace, o.TraceGrad, o.A, "theta", env, 1e-6)
+		fdCheck(t, "trace grad", o.Trace(), o.TraceGrad(), o.A, "theta", env, 1e-6)
 	}
 }
 
@@ -132,7 +132,7 @@ func TestLogregMatchesAppendixC(t *testing.T) {
 			}
 			wantTG -= s * (1 - s) * (1 - 2*s) * x[i*p+a] * q
 		}
-		if got := Eval(o.TraceGrad, env); math.Abs(got-wantTG) > 1e-10*math.Max(1, math.Abs(wantTG)) {
+		if got := Eval(o.TraceGrad(), env); math.Abs(got-wantTG) > 1e-10*math.Max(1, math.Abs(wantTG)) {
 			t.Errorf("trace grad[%d] = %g, App. C gives %g", a, got, wantTG)
 		}
 		for b := 0; b < p; b++ {

@@ -185,7 +185,7 @@ func TestLaTeXCorpus(t *testing.T) {
 func derivationExprs(d *Derivation) []Expr {
 	var out []Expr
 	obj := func(o *Objective) {
-		out = append(out, o.F, o.Grad, o.Hess, o.Trace, o.TraceGrad)
+		out = append(out, o.F, o.Grad, o.Hess, o.Trace(), o.TraceGrad())
 		if c := o.Collapsed; c != nil {
 			out = append(out, c.F, c.Grad, c.Hess)
 		}

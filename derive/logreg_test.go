@@ -54,7 +54,7 @@ func TestLogregForms(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		e    Expr
-	}{{"f", o.F}, {"grad", o.Grad}, {"hess", o.Hess}, {"trace", o.Trace}, {"traceGrad", o.TraceGrad}} {
+	}{{"f", o.F}, {"grad", o.Grad}, {"hess", o.Hess}, {"trace", o.Trace()}, {"traceGrad", o.TraceGrad()}} {
 		t.Logf("%s = %s", c.name, String(c.e))
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -88,7 +88,7 @@ func TestLogregForms(t *testing.T) {
 		}
 		delete(env.Index, o.A.Name)
 		delete(env.Index, o.B.Name)
-		if got := Eval(o.Trace, env); math.Abs(got-wantTrace) > 1e-10*math.Max(1, math.Abs(wantTrace)) {
+		if got := Eval(o.Trace(), env); math.Abs(got-wantTrace) > 1e-10*math.Max(1, math.Abs(wantTrace)) {
 			t.Errorf("trial %d: trace = %.15g, Tr{∇²f Σ} = %.15g", trial, got, wantTrace)
 		}
 	}

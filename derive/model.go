@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/vigen-go/vigen/spec/ir"
 )
@@ -22,7 +23,13 @@ type Objective struct {
 	A, B             Index
 	CovName          string
 	F, Grad, Hess    Expr
-	Trace, TraceGrad Expr
+	// trace and traceGrad are Trace and TraceGrad, derived on first use
+	// (deltaOnce): only the delta method needs them, and they hold third
+	// derivatives of f.
+	trace, traceGrad Expr
+	deltaOnce        sync.Once
+	// ta, tb are the bound indices of Trace.
+	ta, tb Index
 	// Factors are the statements f is built from: θ's prior first, then its
 	// children, in source order.
 	Factors []*ir.Factor
@@ -61,8 +68,56 @@ type Objective struct {
 
 // Part is one factor's contribution to an Objective.
 type Part struct {
-	Factor                          *ir.Factor
-	F, Grad, Hess, Trace, TraceGrad Expr
+	Factor           *ir.Factor
+	F, Grad, Hess    Expr
+	trace, traceGrad Expr // see Objective.Trace
+}
+
+// Trace is Tr{∇²f(θ) Σ} = Σ_ab Hess_ab Σ_ab (Eq. 17), Σ the tensor
+// CovName: the delta method's correction. It is derived on first use, with
+// TraceGrad, for every part of o.
+func (o *Objective) Trace() Expr {
+	o.deriveDelta()
+	return o.trace
+}
+
+// TraceGrad is ∂Trace/∂θ_A, the third-derivative contraction (never a
+// p×p×p tensor), derived on first use.
+func (o *Objective) TraceGrad() Expr {
+	o.deriveDelta()
+	return o.traceGrad
+}
+
+// Trace is the part's share of its Objective's Trace; o is the Objective
+// the part belongs to.
+func (p *Part) Trace(o *Objective) Expr {
+	o.deriveDelta()
+	return p.trace
+}
+
+// TraceGrad is the part's share of its Objective's TraceGrad.
+func (p *Part) TraceGrad(o *Objective) Expr {
+	o.deriveDelta()
+	return p.traceGrad
+}
+
+// deriveDelta derives Trace and TraceGrad of every part and of o, once.
+// A latent whose kernels need no delta method never pays for the third
+// derivatives (issue 39: only the kernels a model needs).
+func (o *Objective) deriveDelta() {
+	o.deltaOnce.Do(func() {
+		var ts, tgs []Expr
+		for _, p := range o.Parts {
+			// Tr{HΣ} = Σ_ab H_ab Σ_ab (Σ symmetric); the Hessian's free
+			// indices are renamed to bound ones so A stays free for the
+			// gradient.
+			h := Subst(Subst(p.Hess, o.A, o.ta), o.B, o.tb)
+			p.trace = Sum([]Index{o.ta, o.tb}, Mul(h, TSym(o.CovName, IxE(o.ta), IxE(o.tb))))
+			p.traceGrad = Diff(p.trace, o.Latent.Name, []Index{o.A})
+			ts, tgs = append(ts, p.trace), append(tgs, p.traceGrad)
+		}
+		o.trace, o.traceGrad = Add(ts...), Add(tgs...)
+	})
 }
 
 // Derivation is the result of deriving a model: the objectives and updates
@@ -306,8 +361,8 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 	o.Factors = append(o.Factors, b.Model.Children(v.Name)...)
 	o.A = b.Fresh("a", o.Dim)
 	o.B = b.Fresh("b", o.Dim)
-	ta, tb := b.Fresh("a", o.Dim), b.Fresh("b", o.Dim)
-	var fs, gs, hs, ts, tgs []Expr
+	o.ta, o.tb = b.Fresh("a", o.Dim), b.Fresh("b", o.Dim)
+	var fs, gs, hs []Expr
 	for _, f := range o.Factors {
 		if o.Unit != nil {
 			b.unit = o.Unit
@@ -361,15 +416,10 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		p := &Part{Factor: f, F: lp}
 		p.Grad = Diff(p.F, v.Name, []Index{o.A})
 		p.Hess = Diff(p.Grad, v.Name, []Index{o.B})
-		// Tr{HΣ} = Σ_ab H_ab Σ_ab (Σ symmetric); the Hessian's free indices
-		// are renamed to bound ones so A stays free for the gradient.
-		h := Subst(Subst(p.Hess, o.A, ta), o.B, tb)
-		p.Trace = Sum([]Index{ta, tb}, Mul(h, TSym(o.CovName, IxE(ta), IxE(tb))))
-		p.TraceGrad = Diff(p.Trace, v.Name, []Index{o.A})
 		o.Parts = append(o.Parts, p)
-		fs, gs, hs, ts, tgs = append(fs, p.F), append(gs, p.Grad), append(hs, p.Hess), append(ts, p.Trace), append(tgs, p.TraceGrad)
+		fs, gs, hs = append(fs, p.F), append(gs, p.Grad), append(hs, p.Hess)
 	}
-	o.F, o.Grad, o.Hess, o.Trace, o.TraceGrad = Add(fs...), Add(gs...), Add(hs...), Add(ts...), Add(tgs...)
+	o.F, o.Grad, o.Hess = Add(fs...), Add(gs...), Add(hs...)
 	if v.Role == ir.RoleLatent && v.Treatment == ir.NCVMP {
 		var err error
 		if o.NCVMP, err = b.projection(o); err != nil {

@@ -74,7 +74,7 @@ func TestTransformLowerUpperObjective(t *testing.T) {
 			fdCheck(t, "hess column", o.Grad, o.Hess, o.B, "x", env, 1e-6)
 		}
 		delete(env.Index, o.A.Name)
-		fdCheck(t, "trace grad", o.Trace, o.TraceGrad, o.A, "x", env, 1e-6)
+		fdCheck(t, "trace grad", o.Trace(), o.TraceGrad(), o.A, "x", env, 1e-6)
 	}
 }
 
@@ -234,7 +234,7 @@ for n in 1:N {
 				fdCheck(t, kind+" hess column", o.Grad, o.Hess, o.B, "c", env, 1e-6)
 			}
 			delete(env.Index, o.A.Name)
-			fdCheck(t, kind+" trace grad", o.Trace, o.TraceGrad, o.A, "c", env, 1e-6)
+			fdCheck(t, kind+" trace grad", o.Trace(), o.TraceGrad(), o.A, "c", env, 1e-6)
 		}
 	}
 }

@@ -52,7 +52,7 @@ func examples(t *testing.T) []string {
 }
 
 // load reads and derives an example model, and returns the Options its go:generate line asks
-// for (-kernels).
+// for (-kernels, -methods).
 func load(t *testing.T, vi string) (*derive.Derivation, codegen.Options) {
 	t.Helper()
 	src, err := os.ReadFile(vi)
@@ -68,7 +68,28 @@ func load(t *testing.T, vi string) (*derive.Derivation, codegen.Options) {
 		t.Fatal(err)
 	}
 	gen, _ := os.ReadFile(filepath.Join(filepath.Dir(vi), "gen.go"))
-	return d, codegen.Options{KernelsOnly: strings.Contains(string(gen), " -kernels ")}
+	return d, genOptions(string(gen), filepath.Base(vi))
+}
+
+// genOptions are the Options of the go:generate line of gen (a gen.go)
+// that generates the model file base: -kernels and -methods LIST.
+func genOptions(gen, base string) codegen.Options {
+	var opts codegen.Options
+	for _, line := range strings.Split(gen, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || fields[0] != "//go:generate" || fields[len(fields)-1] != base {
+			continue
+		}
+		for k, f := range fields {
+			switch {
+			case f == "-kernels":
+				opts.KernelsOnly = true
+			case f == "-methods" && k+1 < len(fields):
+				opts.Methods = strings.Split(fields[k+1], ",")
+			}
+		}
+	}
+	return opts
 }
 
 func generate(t *testing.T, vi string) codegen.File {

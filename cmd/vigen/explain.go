@@ -176,7 +176,7 @@ func reportExprs(d *derive.Derivation) []derive.Expr {
 	obj := func(o *derive.Objective) {
 		out = append(out, o.F, o.Grad, o.Hess)
 		if o.Latent.Treatment == ir.Delta {
-			out = append(out, o.TraceGrad)
+			out = append(out, o.TraceGrad())
 		}
 	}
 	upd := func(u *derive.Update) {
@@ -333,7 +333,7 @@ func (r *report) objectiveFormulas(o *derive.Objective, theta, label string, del
 		r.para(fmt.Sprintf("**Gradient of the trace term** of Eq. 17, "+
 			"$\\operatorname{Tr}\\{\\nabla^{2} f\\, %s\\} = \\sum_{a, b} \\frac{\\partial^{2} f}{\\partial %s\\, \\partial %s} %s_{a,b}$ "+
 			"(third derivatives of $f$, contracted with the covariance):", cov, ta, tb, cov))
-		r.equation(fmt.Sprintf("\\frac{\\partial}{\\partial %s} \\operatorname{Tr}\\{\\nabla^{2} f\\, %s\\}", ta, cov), "=", o.TraceGrad)
+		r.equation(fmt.Sprintf("\\frac{\\partial}{\\partial %s} \\operatorname{Tr}\\{\\nabla^{2} f\\, %s\\}", ta, cov), "=", o.TraceGrad())
 	}
 }
 

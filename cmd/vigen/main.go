@@ -41,6 +41,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/vigen-go/vigen/codegen"
@@ -126,6 +127,25 @@ func parseAndLoad(fs *flag.FlagSet, args []string, stderr io.Writer) (*ir.Model,
 	return m, 0
 }
 
+// methodList is vigen gen's -methods: a comma-separated list of
+// codegen.GenMethods, or a bad command line (exit 2).
+type methodList []string
+
+func (l *methodList) String() string { return strings.Join(*l, ",") }
+
+func (l *methodList) Set(v string) error {
+	*l = nil
+	for _, m := range strings.Split(v, ",") {
+		if !slices.Contains(codegen.GenMethods, m) {
+			return fmt.Errorf("unknown method %q (want a comma-separated list of %s; ncvmp kernels come with a latent's `nonconjugate ncvmp` declaration)", m, strings.Join(codegen.GenMethods, ", "))
+		}
+		if !slices.Contains(*l, m) {
+			*l = append(*l, m)
+		}
+	}
+	return nil
+}
+
 // pkgName is vigen gen's -pkg: a name that can be a Go package's, or a
 // bad command line (exit 2).
 type pkgName string
@@ -148,13 +168,15 @@ func cmdGen(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&pkgFlag, "pkg", "Go package name (default: the model name)")
 	pkg := (*string)(&pkgFlag)
 	kernels := fs.Bool("kernels", false, "emit data types and derivative kernels only (no Fit)")
+	var methods methodList
+	fs.Var(&methods, "methods", "comma-separated methods whose kernels every nonconjugate latent gets besides its declared one, for Options.Method: delta (the delta method's third derivatives; vigen run -method delta asks for them itself)")
 	check := fs.Bool("check", false, "write nothing; exit 1, naming the files, unless the package in the output directory is what gen would write")
 	d, code := parseAndDerive(fs, args, stderr)
 	if d == nil {
 		return code
 	}
 	m := d.Model
-	files, err := codegen.Generate(d, codegen.Options{Package: *pkg, KernelsOnly: *kernels})
+	files, err := codegen.Generate(d, codegen.Options{Package: *pkg, KernelsOnly: *kernels, Methods: methods})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -346,12 +368,15 @@ func isOurTemp(name string, written []codegen.File) bool {
 }
 
 // regenerates reports whether src is exactly what vigen gen writes for the
-// model derived as d as package pkg, with or without -kernels.
+// model derived as d as package pkg, with or without -kernels and
+// -methods delta.
 func regenerates(d *derive.Derivation, pkg string, src []byte) bool {
 	for _, kernels := range []bool{false, true} {
-		files, err := codegen.Generate(d, codegen.Options{Package: pkg, KernelsOnly: kernels})
-		if err == nil && len(files) == 1 && files[0].Name == pkg+".go" && bytes.Equal(files[0].Src, src) {
-			return true
+		for _, methods := range [][]string{nil, {"delta"}} {
+			files, err := codegen.Generate(d, codegen.Options{Package: pkg, KernelsOnly: kernels, Methods: methods})
+			if err == nil && len(files) == 1 && files[0].Name == pkg+".go" && bytes.Equal(files[0].Src, src) {
+				return true
+			}
 		}
 	}
 	return false
@@ -392,7 +417,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  f = %s\n", derive.String(o.F))
 			fmt.Fprintf(stdout, "  ∂f/∂%s[%s] = %s\n", o.Latent.Name, o.A.Name, derive.String(o.Grad))
 			fmt.Fprintf(stdout, "  ∂²f/∂%s[%s]∂%s[%s] = %s\n", o.Latent.Name, o.A.Name, o.Latent.Name, o.B.Name, derive.String(o.Hess))
-			fmt.Fprintf(stdout, "  ∂Tr{∇²f Σ}/∂%s[%s] = %s\n", o.Latent.Name, o.A.Name, derive.String(o.TraceGrad))
+			fmt.Fprintf(stdout, "  ∂Tr{∇²f Σ}/∂%s[%s] = %s\n", o.Latent.Name, o.A.Name, derive.String(o.TraceGrad()))
 		}
 	}
 	return 0

@@ -333,4 +333,5 @@ var unpositionedMessages = map[string]string{
 	"codegen: generated driver does not parse (a bug in vigen): %v":   "invariant: generated code is checked before it is returned",
 	"codegen: generated code does not parse (a bug in vigen): %v\n%s": "invariant: generated code is checked before it is returned",
 	"no tempered normalizer": "a sentinel: FactorTemperedLogNorm replaces it by a positioned reason",
+	"codegen: unknown method %q in Options.Methods (want %s; ncvmp kernels come with a latent's declaration)": "an error of the program calling codegen.Generate, not of the model: vigen gen refuses an unknown -methods as a bad command line",
 }

@@ -123,7 +123,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	sig := catchInterrupts()
 	defer sig.stop()
-	bin, err := cachedBuild(sig.ctx, m, f.rebuild, f.quiet, stderr)
+	bin, err := cachedBuild(sig.ctx, m, f.genMethods(), f.rebuild, f.quiet, stderr)
 	if err != nil {
 		if s := sig.caught(); s != nil {
 			fmt.Fprintf(stderr, "vigen: stopped by %v during the build; nothing was left in the cache\n", s)
@@ -541,6 +541,16 @@ func runFit(sig *interrupts, bin string, f runFlags, sink *resultSink, stderr io
 	return exitError // otherwise the command said why on stderr
 }
 
+// genMethods are the kernels the run's -method needs beyond the declared
+// ones (codegen.Options.Methods): -method delta builds the package with
+// the delta method's kernels.
+func (f *runFlags) genMethods() []string {
+	if f.method == "delta" {
+		return []string{"delta"}
+	}
+	return nil
+}
+
 // cachedBuild returns the path of the fitting command for m, building it
 // first unless the cache holds a build of the same generated code against
 // the same vigen, runtime and Go toolchain. The cache is $VIGEN_CACHE, or
@@ -549,8 +559,9 @@ func runFit(sig *interrupts, bin string, f runFlags, sink *resultSink, stderr io
 // never leaves a half-written one behind: a build stopped by a signal
 // (ctx canceled) removes its directory, and one left by a vigen that was
 // killed outright is swept by a later build once it is staleBuildAge old.
-// quiet drops the lines saying which build is used.
-func cachedBuild(ctx context.Context, m *ir.Model, rebuild, quiet bool, stderr io.Writer) (string, error) {
+// quiet drops the lines saying which build is used; methods are
+// codegen.Options.Methods.
+func cachedBuild(ctx context.Context, m *ir.Model, methods []string, rebuild, quiet bool, stderr io.Writer) (string, error) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		return "", errors.New("vigen run builds the model's code with the Go toolchain, and there is no go command on PATH; install Go from https://go.dev/dl/")
@@ -560,7 +571,7 @@ func cachedBuild(ctx context.Context, m *ir.Model, rebuild, quiet bool, stderr i
 		return "", err
 	}
 	src := sourceDir()
-	files, err := buildFiles(m, src)
+	files, err := buildFiles(m, methods, src)
 	if err != nil {
 		return "", err
 	}
@@ -666,12 +677,12 @@ func cacheRoot() (string, error) {
 // model/, the command in main.go, and a go.mod that finds vigen's runtime
 // in the source vigen was built from (or, failing that, at vigen's
 // released version through the module proxy); src is that source, or "".
-func buildFiles(m *ir.Model, src string) ([]codegen.File, error) {
+func buildFiles(m *ir.Model, methods []string, src string) ([]codegen.File, error) {
 	d, err := derive.Derive(m)
 	if err != nil {
 		return nil, err
 	}
-	pkg, err := codegen.Generate(d, codegen.Options{Package: "model"})
+	pkg, err := codegen.Generate(d, codegen.Options{Package: "model", Methods: methods})
 	if err != nil {
 		return nil, err
 	}

@@ -1,3 +1,3 @@
 package main
 
-//go:generate go run ../../cmd/vigen gen -o ar2 ar2.vi
+//go:generate go run ../../cmd/vigen gen -methods delta -o ar2 ar2.vi

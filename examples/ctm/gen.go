@@ -1,3 +1,3 @@
 package main
 
-//go:generate go run ../../cmd/vigen gen -o ctm ctm.vi
+//go:generate go run ../../cmd/vigen gen -methods delta -o ctm ctm.vi

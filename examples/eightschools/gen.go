@@ -1,4 +1,4 @@
 package main
 
-//go:generate go run ../../cmd/vigen gen -o eightschools eightschools.vi
-//go:generate go run ../../cmd/vigen gen -o centred centred.vi
+//go:generate go run ../../cmd/vigen gen -methods delta -o eightschools eightschools.vi
+//go:generate go run ../../cmd/vigen gen -methods delta -o centred centred.vi

@@ -1,3 +1,3 @@
 package main
 
-//go:generate go run ../../cmd/vigen gen -o hierlogreg hierlogreg.vi
+//go:generate go run ../../cmd/vigen gen -methods delta -o hierlogreg hierlogreg.vi

@@ -1,3 +1,3 @@
 package main
 
-//go:generate go run ../../cmd/vigen gen -o hlm hlm.vi
+//go:generate go run ../../cmd/vigen gen -methods delta -o hlm hlm.vi

@@ -1,3 +1,3 @@
 package main
 
-//go:generate go run ../../cmd/vigen gen -o logreg logreg.vi
+//go:generate go run ../../cmd/vigen gen -methods delta -o logreg logreg.vi

@@ -1,3 +1,3 @@
 package main
 
-//go:generate go run ../../cmd/vigen gen -o ncvmp ncvmp.vi
+//go:generate go run ../../cmd/vigen gen -methods delta -o ncvmp ncvmp.vi

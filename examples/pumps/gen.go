@@ -1,3 +1,3 @@
 package main
 
-//go:generate go run ../../cmd/vigen gen -o pumps pumps.vi
+//go:generate go run ../../cmd/vigen gen -methods delta -o pumps pumps.vi

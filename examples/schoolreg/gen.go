@@ -1,3 +1,3 @@
 package main
 
-//go:generate go run ../../cmd/vigen gen -o schoolreg schoolreg.vi
+//go:generate go run ../../cmd/vigen gen -methods delta -o schoolreg schoolreg.vi

@@ -2,7 +2,7 @@
 // source: ar2.vi sha256:bdf36d06e580838cbff4563757d37cc57c14221a79971299a83b496fc773afe5
 
 // Package ar2 fits the model ar2 (ar2.vi) by variational inference:
-// coordinate ascent (Wang & Blei 2013, Fig. 1) with laplace updates
+// coordinate ascent (Wang & Blei 2013, Fig. 1) with delta/laplace updates
 // (selectable through Options.Method) for its nonconjugate latents.
 //
 // Typical use:

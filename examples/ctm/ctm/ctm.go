@@ -2,7 +2,7 @@
 // source: ctm.vi sha256:e1b1ad8dcc31e3f63614354dedb5f5d610bef708082c31c324c33a2d38254e56
 
 // Package ctm fits the model ctm (ctm.vi) by variational inference:
-// coordinate ascent (Wang & Blei 2013, Fig. 1) with laplace updates
+// coordinate ascent (Wang & Blei 2013, Fig. 1) with delta/laplace updates
 // (selectable through Options.Method) for its nonconjugate latents and
 // closed-form updates (Eq. 18) for its conjugate latents.
 //

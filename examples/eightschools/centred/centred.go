@@ -2,7 +2,7 @@
 // source: centred.vi sha256:655e27d1cba2bf99af1b31ed37a53666e1243d1e765f33fcbe42c9b1413a602d
 
 // Package centred fits the model centred (centred.vi) by variational
-// inference: coordinate ascent (Wang & Blei 2013, Fig. 1) with laplace
+// inference: coordinate ascent (Wang & Blei 2013, Fig. 1) with delta/laplace
 // updates (selectable through Options.Method) for its nonconjugate latents.
 //
 // Typical use:

@@ -3,8 +3,8 @@
 
 // Package eightschools fits the model eightschools (eightschools.vi) by
 // variational inference: coordinate ascent (Wang & Blei 2013, Fig. 1) with
-// laplace updates (selectable through Options.Method) for its nonconjugate
-// latents.
+// delta/laplace updates (selectable through Options.Method) for its
+// nonconjugate latents.
 //
 // Typical use:
 //

@@ -2,7 +2,7 @@
 // source: hierlogreg.vi sha256:55dd9db4d37dbfafc901b63bb5f5d1ca10d44796552f3b434c9740147655dc30
 
 // Package hierlogreg fits the model hierlogreg (hierlogreg.vi) by variational
-// inference: coordinate ascent (Wang & Blei 2013, Fig. 1) with laplace
+// inference: coordinate ascent (Wang & Blei 2013, Fig. 1) with delta/laplace
 // updates (selectable through Options.Method) for its nonconjugate latents.
 //
 // Typical use:

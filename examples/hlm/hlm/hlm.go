@@ -2,7 +2,7 @@
 // source: hlm.vi sha256:dcbd289b9086302d594336d45ef6605b1cd69363371ed2818e8f11f1787fefbc
 
 // Package hlm fits the model hlm (hlm.vi) by variational inference:
-// coordinate ascent (Wang & Blei 2013, Fig. 1) with laplace updates
+// coordinate ascent (Wang & Blei 2013, Fig. 1) with delta/laplace updates
 // (selectable through Options.Method) for its nonconjugate latents and
 // closed-form updates (Eq. 18) for its conjugate latents.
 //

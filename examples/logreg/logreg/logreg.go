@@ -2,7 +2,7 @@
 // source: logreg.vi sha256:c3436a5e3b6f6aac8ab06f582c42ac80285fc52cd1cae9be539c4eb599f731c6
 
 // Package logreg fits the model logreg (logreg.vi) by variational inference:
-// coordinate ascent (Wang & Blei 2013, Fig. 1) with laplace updates
+// coordinate ascent (Wang & Blei 2013, Fig. 1) with delta/laplace updates
 // (selectable through Options.Method) for its nonconjugate latents.
 //
 // Typical use:

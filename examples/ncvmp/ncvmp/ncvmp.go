@@ -2,8 +2,8 @@
 // source: ncvmp.vi sha256:19d20696b24c230c431548c38fcb6e2fbe0ecb42c1173da32b39a348c4437495
 
 // Package ncvmp fits the model ncvmp (ncvmp.vi) by variational inference:
-// coordinate ascent (Wang & Blei 2013, Fig. 1) with ncvmp updates (selectable
-// through Options.Method) for its nonconjugate latents.
+// coordinate ascent (Wang & Blei 2013, Fig. 1) with delta/laplace/ncvmp
+// updates (selectable through Options.Method) for its nonconjugate latents.
 //
 // Typical use:
 //

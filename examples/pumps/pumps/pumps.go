@@ -2,7 +2,7 @@
 // source: pumps.vi sha256:854c481fa5175c2246cbcb6cddff70427ece9c77738dde66a24e5fa448c86417
 
 // Package pumps fits the model pumps (pumps.vi) by variational inference:
-// coordinate ascent (Wang & Blei 2013, Fig. 1) with laplace updates
+// coordinate ascent (Wang & Blei 2013, Fig. 1) with delta/laplace updates
 // (selectable through Options.Method) for its nonconjugate latents and
 // closed-form updates (Eq. 18) for its conjugate latents.
 //

@@ -2,7 +2,7 @@
 // source: schoolreg.vi sha256:6edfe607119c77efb7c7fb8de50dbcca53ac94bf68e54cefb6645687b5ef7c55
 
 // Package schoolreg fits the model schoolreg (schoolreg.vi) by variational
-// inference: coordinate ascent (Wang & Blei 2013, Fig. 1) with laplace
+// inference: coordinate ascent (Wang & Blei 2013, Fig. 1) with delta/laplace
 // updates (selectable through Options.Method) for its nonconjugate latents.
 //
 // Typical use:

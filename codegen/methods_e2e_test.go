@@ -1,0 +1,104 @@
+package codegen
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vigen-go/vigen/spec"
+)
+
+// A package generated without Options.Methods carries the delta method's
+// kernels only for latents declared delta (issue 39: only the kernels a
+// model needs). Asked for the delta method anyway, its Fit says which
+// kernels are missing and how to generate them, instead of failing to
+// build or fitting something else; the Laplace fit of the same package is
+// the exact posterior.
+func TestDeltaKernelsOnlyOnRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping compile-and-run test in -short mode")
+	}
+	m, err := spec.Load("linreg.vi", []byte(linregVI))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := generateModel(m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src := string(files[0].Src); strings.Contains(src, "BetaDelta") {
+		t.Fatal("latent beta, declared laplace, got a delta kernel without Options.Methods")
+	}
+	if _, err := generateModel(m, Options{Methods: []string{"delta", "gibbs"}}); err == nil || !strings.Contains(err.Error(), `unknown method "gibbs"`) {
+		t.Errorf("Options.Methods with gibbs: %v, want an error naming it", err)
+	}
+	// linreg2's latent is declared delta: its kernel is there unasked.
+	m2, err := spec.Load("linreg2.vi", []byte(linreg2VI))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files2, err := generateModel(m2, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(files2[0].Src), "func (m *Model) BetaDelta(") {
+		t.Error("latent beta, declared delta, has no delta kernel")
+	}
+
+	dir := tempModule(t)
+	writePackage(t, dir, "linreg", files)
+	drv := `package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	model "tmpe2e/linreg"
+)
+
+func main() {
+	d, err := model.LoadData(os.Stdin)
+	if err != nil {
+		panic(err)
+	}
+	for _, method := range []string{"laplace", "delta"} {
+		r, err := model.Fit(context.Background(), d, model.Options{Method: method})
+		if err != nil {
+			fmt.Printf("%s: error: %v\n", method, err)
+			continue
+		}
+		fmt.Printf("%s: %s %.12g\n", method, r.Status, r.Latent.Beta.Mean[0])
+	}
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(drv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x, y, data := linregData(rand.New(rand.NewPCG(11, 12)), 40, 3)
+	mean, _ := exactPosterior(x, y, 0.5, 0.25, 2)
+	cmd := goCommand(dir, "run", ".")
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go run: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("driver output:\n%s", out)
+	}
+	var status string
+	var b0 float64
+	if _, err := fmt.Sscanf(lines[0], "laplace: %s %g", &status, &b0); err != nil || status != "converged" || math.Abs(b0-mean.AtVec(0)) > 1e-9 {
+		t.Errorf("laplace: %q, want converged at the exact mean %.12g", lines[0], mean.AtVec(0))
+	}
+	want := "delta: error: linreg: method delta for beta needs the delta method's kernels, which this package was generated without; generate it with vigen gen -methods delta"
+	if !strings.HasPrefix(lines[1], want) {
+		t.Errorf("delta: %q, want %q", lines[1], want)
+	}
+}
