@@ -18,11 +18,11 @@ import (
 //	Trace     Tr{∇²f(θ) Σ} = Σ_ab Hess_ab Σ_ab, Σ the tensor CovName (Eq. 17)
 //	TraceGrad ∂ Trace/∂θ_A: the third-derivative contraction, never a p×p×p tensor
 type Objective struct {
-	Latent           *ir.Var
-	Dim              string // size of θ
-	A, B             Index
-	CovName          string
-	F, Grad, Hess    Expr
+	Latent        *ir.Var
+	Dim           string // size of θ
+	A, B          Index
+	CovName       string
+	F, Grad, Hess Expr
 	// trace and traceGrad are Trace and TraceGrad, derived on first use
 	// (deltaOnce): only the delta method needs them, and they hold third
 	// derivatives of f.
