@@ -108,7 +108,7 @@ func generateSrc(tb testing.TB, name, src string) []File {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	files, err := generateModel(m, Options{})
+	files, err := generateModel(m, Options{Methods: []string{"delta"}}) // the cost with every kernel
 	if err != nil {
 		tb.Fatal(err)
 	}

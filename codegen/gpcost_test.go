@@ -36,7 +36,7 @@ func TestGenerateGP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := generateModel(m, Options{})
+	files, err := generateModel(m, Options{Methods: []string{"delta"}}) // its F and Delta kernels are checked
 	if err != nil {
 		t.Fatal(err)
 	}
