@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/vigen-go/vigen/codegen"
 	"github.com/vigen-go/vigen/examples/logreg/logreg"
 	"github.com/vigen-go/vigen/golden"
+	"github.com/vigen-go/vigen/runtime"
 	"github.com/vigen-go/vigen/spec"
 )
 
@@ -578,6 +581,78 @@ func TestRunExitStatus(t *testing.T) {
 	}
 	if _, err := os.Stat(recent); err != nil {
 		t.Errorf("a recent build directory was swept: %v", err)
+	}
+}
+
+// TestRunDiverged: a stochastic fit whose ELBO falls far below its best
+// and stays there exits 4, says "diverged: …" on stderr, also with -q,
+// and writes its result with that status (runtime/diverge.go's guard). The
+// fixture diverges on purpose: SSMF (Algorithm 1) with one-unit
+// minibatches and the largest steps the flags allow (τ0 = 1, κ = 0.51) on
+// the tempering example's data, fitted with twice as many components as
+// it has (K = 10), the weights' concentration 0.1 and the means' prior sd
+// 100: the noise of the Dirichlet and Gamma steps throws the ELBO between
+// −2,400 and −2·10⁸ from pass to pass. Every seed 1–10 ends diverged
+// (at passes 6 to 27 of 40), so the test does not rest on one seed's luck;
+// seed 1 stops at pass 6. Without the guard the fit runs its 40 passes
+// and exits 0 with the status passes_completed.
+func TestRunDiverged(t *testing.T) {
+	golden.SlowTier(t)
+	if testing.Short() {
+		t.Skip("builds a model (-short)")
+	}
+	t.Setenv("VIGEN_CACHE", t.TempDir())
+	gmm, _ := filepath.Abs("../../examples/tempering/gmm.vi")
+	b, err := os.ReadFile("../../examples/tempering/data.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data map[string]any
+	if err := json.Unmarshal(b, &data); err != nil {
+		t.Fatal(err)
+	}
+	data["K"], data["alpha"], data["s0"] = 10, 0.1, 100
+	b, _ = json.Marshal(data)
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("data.json", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", gmm, "-data", "data.json", "-seed", "1", "-algorithm", "ssmf", "-batch", "1", "-tau0", "1", "-kappa", "0.51", "-passes", "40"}
+	for _, quiet := range []bool{false, true} {
+		out := fmt.Sprintf("r%v.json", quiet)
+		a := slices.Concat(args, []string{"-out", out})
+		if quiet {
+			a = append(a, "-q")
+		}
+		code, stdout, stderr := runCLI(a...)
+		if code != exitFailed || stdout != "" || !strings.Contains(stderr, "gmm: did not converge: diverged: the ELBO fell from its best") {
+			t.Errorf("-q=%v: exit %d, stdout %q, stderr:\n%s\nwant exit %d and the diverged status on stderr", quiet, code, stdout, lastLines(stderr, 5), exitFailed)
+		}
+		if quiet && !strings.HasPrefix(stderr, "gmm: did not converge: diverged: ") {
+			t.Errorf("-q printed more than the verdict:\n%s", stderr)
+		}
+		rb, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatalf("-q=%v: no result: %v", quiet, err)
+		}
+		var r struct {
+			Status     string    `json:"status"`
+			Converged  bool      `json:"converged"`
+			Iterations int       `json:"iterations"`
+			ELBO       []float64 `json:"elbo"`
+		}
+		if err := json.Unmarshal(rb, &r); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(r.Status, runtime.DivergedStatus+": ") || r.Converged || r.Iterations != len(r.ELBO) || r.Iterations == 0 {
+			t.Errorf("-q=%v: result: status %q, converged %v, %d iterations, %d ELBO values; want diverged: …", quiet, r.Status, r.Converged, r.Iterations, len(r.ELBO))
+			continue
+		}
+		// the last ELBO is more than max(|best|, units) below the best
+		best, last := slices.Max(r.ELBO), r.ELBO[len(r.ELBO)-1]
+		if !(last < 2*best) {
+			t.Errorf("-q=%v: the last ELBO %g is not far below the best %g", quiet, last, best)
+		}
 	}
 }
 
