@@ -241,6 +241,9 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", logcFile(t, dir, "c1.json", `{"grid":[1,3],"log_c":[5,1]}`)}, 2, "c1.json: variational tempering: log C(T_1) = log C(1) must be 0"},
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", logcFile(t, dir, "big.json", `{"grid":[1,3],"log_c":[0,1e308]}`)}, 2, "big.json: variational tempering: log C(T_2) = 1e+308 is beyond"},
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", logcFile(t, dir, "nofp.json", `{"grid":[1,3],"log_c":[0,1]}`)}, 2, "nofp.json: no fingerprint of the model and data"},
+		// the fingerprint names the model by its source's sha256, not its name
+		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", logcFile(t, dir, "name.json", `{"grid":[1,3],"log_c":[0,1],"fingerprint":{"model":"logreg","data":{"N":"ab"}}}`)}, 2,
+			`name.json: the fingerprint's model "logreg" is not the sha256 of a model's source`},
 	} {
 		code, _, stderr := runCLI(c.args...)
 		if code != c.code || !strings.Contains(stderr, c.want) {
@@ -280,6 +283,40 @@ func TestRunErrors(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(mine); string(b) != "<svg>my drawing</svg>" {
 		t.Errorf("%s was changed", mine)
+	}
+}
+
+// TestRunLogCOfAnEditedModel: a -logc file names the model it was
+// computed for by the sha256 of its source, as a result's fingerprint
+// does, so the bundled logc.json of gmmsigma.vi is refused for gmmsigma.vi
+// edited (the means' prior moved, which changes log C(T)) though the
+// model's name and the data are the same; vigen run refuses it before
+// the build, naming the file and saying that the model differs. The file
+// named the model by its name, and vigen fitted the edited model with
+// it, exit 0.
+func TestRunLogCOfAnEditedModel(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("VIGEN_CACHE", cache)
+	src, err := os.ReadFile("../../examples/tempering/gmmsigma.vi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(src, []byte("mu ~ Normal(0, s0)"), []byte("mu ~ Normal(1, s0)"), 1)
+	if bytes.Equal(edited, src) {
+		t.Fatal("gmmsigma.vi has no statement mu ~ Normal(0, s0) to edit")
+	}
+	vi := filepath.Join(t.TempDir(), "gmmsigma.vi")
+	if err := os.WriteFile(vi, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logc, data := "../../examples/tempering/logc.json", "../../examples/tempering/data.json"
+	code, stdout, stderr := runCLI("run", vi, "-data", data, "-temper", "global", "-logc", logc, "-q")
+	if want := "vigen run: -logc " + logc + ": log C(T) was computed for another model than gmmsigma: the fingerprint's model is the sha256 of another source (6a2efda3be59…, gmmsigma's is "; code != exitError || stdout != "" ||
+		!strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "an edited model is another model") || strings.Contains(stderr, "data") {
+		t.Errorf("-logc of gmmsigma.vi for it edited: exit %d, stdout %.200q, stderr %q; want exit 1 and %q…, the model's difference alone", code, stdout, stderr, want)
+	}
+	if entries, _ := os.ReadDir(cache); len(entries) != 0 {
+		t.Errorf("the refused fit built something in the cache: %v", entries)
 	}
 }
 
@@ -570,6 +607,28 @@ func TestRunExitStatus(t *testing.T) {
 	if code, stdout, stderr := runCLI("run", gmmSigma, "-data", otherData, "-temper", "global", "-logc", logc, "-q"); code != 1 || stdout != "" ||
 		!strings.Contains(stderr, "-logc "+logc+": log C(T) was computed for other data: the values of N differ") {
 		t.Errorf("-logc for other data: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// a log C file whose fingerprint is a result's, copied whole, is taken:
+	// its model is the source's sha256, its options and params are not
+	// checked
+	code, stdout, stderr := runCLI("run", gmmSigma, "-data", gmmData, "-maxiter", "1", "-q")
+	var one struct {
+		Fingerprint json.RawMessage `json:"fingerprint"`
+	}
+	if code != exitNotConverged || json.Unmarshal([]byte(stdout), &one) != nil || !bytes.Contains(one.Fingerprint, []byte(`"options"`)) {
+		t.Fatalf("gmmsigma -maxiter 1: exit %d, stderr %q, fingerprint %s", code, stderr, one.Fingerprint)
+	}
+	var vt map[string]json.RawMessage
+	if b, err := os.ReadFile(logc); err != nil || json.Unmarshal(b, &vt) != nil {
+		t.Fatalf("%s: %v", logc, err)
+	}
+	vt["fingerprint"] = one.Fingerprint
+	b, _ := json.Marshal(vt)
+	copied := logcFile(t, t.TempDir(), "copied.json", string(b))
+	code, stdout, stderr = runCLI("run", gmmSigma, "-data", gmmData, "-temper", "global", "-logc", copied, "-q")
+	var r struct{ Status string }
+	if json.Unmarshal([]byte(stdout), &r); code != 0 || r.Status != "converged" {
+		t.Errorf("-logc with a result's fingerprint: exit %d, status %q, stderr %q", code, r.Status, stderr)
 	}
 	// local tempering of a model it does not apply to says why
 	if code, _, stderr := runCLI("run", logreg, "-data", "../../examples/logreg/data.json", "-temper", "local", "-q"); code != 1 ||
