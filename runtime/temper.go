@@ -669,17 +669,17 @@ func (s TemperSettings) CheckFingerprint(model string, fp *Fingerprint) error {
 	if f == nil || s.Mode != "global" || fp == nil {
 		return nil
 	}
-	var why []string
+	var why, other []string
 	if d := s.modelDiff(model, fp.Model); d != "" {
-		why = append(why, d)
+		why, other = append(why, d), append(other, "model")
 	}
 	if diffs := dataDiffs(f.Data, fp.Data, "the log C file's", "log C(T) was computed for"); len(diffs) > 0 {
-		why = append(why, "for other data: "+strings.Join(diffs, "; "))
+		why, other = append(why, "for other data: "+strings.Join(diffs, "; ")), append(other, "data")
 	}
 	if len(why) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s: log C(T) was computed %s; compute it for this model and data", s.what(), strings.Join(why, ", and "))
+	return fmt.Errorf("%s: log C(T) was computed %s; compute it for this %s", s.what(), strings.Join(why, ", and "), strings.Join(other, " and "))
 }
 
 // CheckModel refuses s for model (its name, for messages) whose source's

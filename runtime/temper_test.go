@@ -539,13 +539,13 @@ func TestLogCFileChecks(t *testing.T) {
 		data          map[string]string
 		want          []string
 	}{
-		{"m", sourceEdited, now.Data, []string{"log C(T) was computed for another model than m: the fingerprint's model is the sha256 of another source (6a6a6a6a6a6a…, m's is e7e7e7e7e7e7…; an edited model is another model); compute it"}},
+		{"m", sourceEdited, now.Data, []string{"log C(T) was computed for another model than m: the fingerprint's model is the sha256 of another source (6a6a6a6a6a6a…, m's is e7e7e7e7e7e7…; an edited model is another model); compute it for this model"}},
 		{"other", sourceEdited, now.Data, []string{"for another model than other"}},
 		{"m", "", now.Data, []string{"for a model this fit cannot compare with m, whose package was generated without its source's sha256"}},
-		{"m", sourceM, map[string]string{"N": "n1", "y": "y2"}, []string{"log C(T) was computed for other data: the values of y differ from those log C(T) was computed for"}},
+		{"m", sourceM, map[string]string{"N": "n1", "y": "y2"}, []string{"log C(T) was computed for other data: the values of y differ from those log C(T) was computed for; compute it for this data"}},
 		{"m", sourceM, map[string]string{"N": "n1"}, []string{"y is in the log C file's data but not in this data"}},
 		{"m", sourceM, map[string]string{"N": "n1", "y": "y1", "sigma": "s"}, []string{"sigma is in the data but not in the log C file's"}},
-		{"m", sourceEdited, map[string]string{"N": "n2", "y": "y1"}, []string{"for another model than m", ", and for other data: the values of N differ"}},
+		{"m", sourceEdited, map[string]string{"N": "n2", "y": "y1"}, []string{"for another model than m", ", and for other data: the values of N differ", "; compute it for this model and data"}},
 	} {
 		err := s.CheckFingerprint(c.model, &Fingerprint{Model: c.source, Data: c.data})
 		for _, want := range append(c.want, "-logc "+path+": ") {
@@ -557,6 +557,9 @@ func TestLogCFileChecks(t *testing.T) {
 			continue
 		}
 		msg := err.Error()
+		if strings.Count(msg, "; compute it for this ") != 1 {
+			t.Errorf("model %s (source %s), data %v: %v; want one \"compute it for this …\"", c.model, c.source, c.data, err)
+		}
 		if model := strings.Contains(msg, "computed for another model") || strings.Contains(msg, "computed for a model this fit cannot"); model != (c.source != sourceM) {
 			t.Errorf("model %s (source %s), data %v: %v; says the model differs: %v", c.model, c.source, c.data, err, model)
 		}
