@@ -124,9 +124,9 @@ type TemperSettings struct {
 	// both VT and LVT have a hot and a cold fixed point, and the uniform
 	// start leads to the hot one (examples/lda/TEMPERING.md).
 	Cold bool `json:"cold,omitempty"`
-	// Fingerprint, if set, names the model and data LogC was computed
-	// for: a fit of another model, or of other data, sizes or constants,
-	// is refused (log C(T) depends on all of them, and a wrong one gives a
+	// Fingerprint, if set, names the model (by its source's SHA-256) and
+	// data LogC was computed for: a fit of another model, an edited one
+	// included, or of other data, sizes or constants, is refused (log C(T) depends on all of them, and a wrong one gives a
 	// wrong q(T) with no sign of it). A -logc file with log_c must carry
 	// one (readTemperFile).
 	Fingerprint *LogCFingerprint `json:"fingerprint,omitempty"`
@@ -134,14 +134,33 @@ type TemperSettings struct {
 	File string `json:"-"`
 }
 
-// LogCFingerprint identifies what log C(T) was computed for: the model's
-// name and the data part of the fingerprint of a fit of it
-// (Fingerprint.Data: a hash of each size, data and constant variable as
-// loaded), which any result of the model on the same data holds as
-// "fingerprint": {"data": …}.
+// LogCFingerprint identifies what log C(T) was computed for, as the
+// fingerprint of a fit does (Fingerprint): the model by the SHA-256 of its
+// .vi source (Fingerprint.Model), so that an edited model is another
+// model, and the data by a hash of each size, data and constant variable
+// as loaded (Fingerprint.Data). Any result of the model on the same data
+// holds both as its "fingerprint", which can be copied into the file
+// whole: its "options" and "params" are read and not checked, as log C(T)
+// depends on neither.
 type LogCFingerprint struct {
-	Model string            `json:"model"`
-	Data  map[string]string `json:"data"`
+	Model   string            `json:"model"`
+	Data    map[string]string `json:"data"`
+	Options map[string]string `json:"options,omitempty"`
+	Params  string            `json:"params,omitempty"`
+}
+
+// isSHA256 reports whether s is a SHA-256 in hex, as Fingerprint.Model
+// gives the model's source.
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // maxLogC bounds |log C(T)|: beyond 1e12 a float64 resolves log C to no
@@ -630,31 +649,72 @@ func readTemperFile(path, mode string) (TemperSettings, error) {
 	}
 	if len(s.LogC) > 0 && (s.Fingerprint == nil || s.Fingerprint.Model == "" || len(s.Fingerprint.Data) == 0) {
 		return TemperSettings{}, fmt.Errorf("%s: no fingerprint of the model and data log C(T) was computed for, so nothing shows it is this fit's: "+
-			`add "fingerprint": {"model": NAME, "data": {…}}, the model's name and the "data" of the "fingerprint" of a result of the model on the same data (vigen run … -out r.json)`, path)
+			`add the "fingerprint" of a result of the model on the same data (vigen run … -out r.json), {"model": the sha256 of the model's source, "data": {…}}`, path)
+	}
+	if f := s.Fingerprint; len(s.LogC) > 0 && !isSHA256(f.Model) {
+		return TemperSettings{}, fmt.Errorf("%s: the fingerprint's model %q is not the sha256 of a model's source (64 hex digits), which is how the fingerprint names the model, so that an edited model is another: "+
+			`copy the "fingerprint" of a result of the model on the same data (vigen run … -out r.json)`, path, f.Model)
 	}
 	s.File = path
 	return s, nil
 }
 
-// CheckFingerprint refuses s for a fit of model whose fingerprint is fp
-// if s's log C(T) was computed for another model or other data
-// (TemperSettings.Fingerprint); settings without one are not checked.
+// CheckFingerprint refuses s for a fit of model (its name, for messages)
+// whose fingerprint is fp if s's log C(T) was computed for another model
+// (the SHA-256 of another source: fp.Model) or other data
+// (TemperSettings.Fingerprint), saying which; settings without one are not
+// checked.
 func (s TemperSettings) CheckFingerprint(model string, fp *Fingerprint) error {
 	f := s.Fingerprint
 	if f == nil || s.Mode != "global" || fp == nil {
 		return nil
 	}
-	what := "Temper.Fingerprint"
-	if s.File != "" {
-		what = "-logc " + s.File
-	}
-	if model != "" && f.Model != model {
-		return fmt.Errorf("%s: log C(T) was computed for model %s, not %s: compute it for this model", what, f.Model, model)
+	var why, other []string
+	if d := s.modelDiff(model, fp.Model); d != "" {
+		why, other = append(why, d), append(other, "model")
 	}
 	if diffs := dataDiffs(f.Data, fp.Data, "the log C file's", "log C(T) was computed for"); len(diffs) > 0 {
-		return fmt.Errorf("%s: log C(T) was computed for other data: %s; compute it for this data", what, strings.Join(diffs, "; "))
+		why, other = append(why, "for other data: "+strings.Join(diffs, "; ")), append(other, "data")
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: log C(T) was computed %s; compute it for this %s", s.what(), strings.Join(why, ", and "), strings.Join(other, " and "))
+}
+
+// CheckModel refuses s for model (its name, for messages) whose source's
+// SHA-256 is sourceHash if s's log C(T) was computed for another model;
+// the part of CheckFingerprint that needs no data, which vigen run checks
+// before it builds the model.
+func (s TemperSettings) CheckModel(model, sourceHash string) error {
+	if s.Fingerprint == nil || s.Mode != "global" {
+		return nil
+	}
+	if d := s.modelDiff(model, sourceHash); d != "" {
+		return fmt.Errorf("%s: log C(T) was computed %s; compute it for this model", s.what(), d)
 	}
 	return nil
+}
+
+// modelDiff says how the model log C(T) was computed for differs from
+// model's, whose source's SHA-256 is sourceHash ("" if it does not).
+func (s TemperSettings) modelDiff(model, sourceHash string) string {
+	f := s.Fingerprint
+	switch {
+	case f.Model == sourceHash:
+		return ""
+	case sourceHash == "":
+		return fmt.Sprintf("for a model this fit cannot compare with %s, whose package was generated without its source's sha256", model)
+	}
+	return fmt.Sprintf("for another model than %s: the fingerprint's model is the sha256 of another source (%s, %s's is %s; an edited model is another model)", model, short(f.Model), model, short(sourceHash))
+}
+
+// what names s's fingerprint in messages: the -logc file, if any.
+func (s TemperSettings) what() string {
+	if s.File != "" {
+		return "-logc " + s.File
+	}
+	return "Temper.Fingerprint"
 }
 
 // Collapser is what a generated package adds when the model has component
@@ -726,7 +786,7 @@ func TemperFromFlags(anneal, mode, logc string) (TemperSettings, error) {
 		}
 	case "global":
 		if logc == "" {
-			return s, errors.New("-temper global (variational tempering) needs log C(T) on a grid of temperatures: give -logc FILE, a JSON file {\"grid\": [1, …], \"log_c\": […], \"fingerprint\": {\"model\": …, \"data\": {…}}}; vigen does not derive log C(T) for a model yet")
+			return s, errors.New("-temper global (variational tempering) needs log C(T) on a grid of temperatures: give -logc FILE, a JSON file {\"grid\": [1, …], \"log_c\": […], \"fingerprint\": {…}} with the \"fingerprint\" of a result of the model on the same data; vigen does not derive log C(T) for a model yet")
 		}
 		f, err := readTemperFile(logc, mode)
 		if err != nil {

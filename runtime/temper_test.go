@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -301,7 +302,7 @@ func TestTemperFromFlags(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := dir + "/logc.json"
-	if err := os.WriteFile(path, []byte(`{"grid": [1, 2, 4], "log_c": [0, 3.5, 9], "fingerprint": {"model": "m", "data": {"y": "ab"}}}`), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(`{"grid": [1, 2, 4], "log_c": [0, 3.5, 9], "fingerprint": {"model": "`+sourceM+`", "data": {"y": "ab"}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s, err = TemperFromFlags("", "global", path)
@@ -324,7 +325,7 @@ func TestTemperFromFlags(t *testing.T) {
 	if _, err := TemperFromFlags("", "local", path); err == nil || !strings.Contains(err.Error(), "not log C") {
 		t.Errorf("-temper local with a log C file: %v", err)
 	}
-	os.WriteFile(path, []byte(`{"grid": [1, 2, 4], "logc": [0, 3.5, 9], "fingerprint": {"model": "m", "data": {"y": "ab"}}}`), 0o644)
+	os.WriteFile(path, []byte(`{"grid": [1, 2, 4], "logc": [0, 3.5, 9], "fingerprint": {"model": "`+sourceM+`", "data": {"y": "ab"}}}`), 0o644)
 	if _, err := TemperFromFlags("", "global", path); err == nil || !strings.Contains(err.Error(), `unknown field "logc"`) {
 		t.Errorf("a misspelled key: %v", err)
 	}
@@ -478,19 +479,26 @@ func TestTemperColdStart(t *testing.T) {
 	}
 }
 
+// sourceM and sourceEdited stand for the SHA-256 of a model m's source and
+// of the source of m edited (Fingerprint.Model).
+var sourceM, sourceEdited = strings.Repeat("6a", 32), strings.Repeat("e7", 32)
+
 // A -logc file is refused before the fit unless what can be checked
 // holds: log C(1) = 0 (the untempered joint is normalized), values a
-// float64 resolves, and a fingerprint of the model and data it was
-// computed for, which must be the fit's.
+// float64 resolves, and a fingerprint of the model (its source's sha256)
+// and data it was computed for, which must be the fit's.
 func TestLogCFileChecks(t *testing.T) {
 	dir := t.TempDir()
-	fp := `"fingerprint": {"model": "m", "data": {"N": "n1", "y": "y1"}}`
+	fp := `"fingerprint": {"model": "` + sourceM + `", "data": {"N": "n1", "y": "y1"}}`
 	for _, c := range []struct{ file, want string }{
 		{`{"grid": [1, 3], "log_c": [5, 1], ` + fp + `}`, "log C(1) must be 0"},
 		{`{"grid": [1, 3], "log_c": [0, 1e308], ` + fp + `}`, "log C(T_2) = 1e+308 is beyond ±1e+12"},
 		{`{"grid": [1, 3], "log_c": [0, -2e12], ` + fp + `}`, "is beyond"},
 		{`{"grid": [1, 3], "log_c": [0, 7]}`, "no fingerprint of the model and data"},
-		{`{"grid": [1, 3], "log_c": [0, 7], "fingerprint": {"model": "m"}}`, "no fingerprint of the model and data"},
+		{`{"grid": [1, 3], "log_c": [0, 7], "fingerprint": {"model": "` + sourceM + `"}}`, "no fingerprint of the model and data"},
+		// the model's name, as files named it before: not its source
+		{`{"grid": [1, 3], "log_c": [0, 7], "fingerprint": {"model": "m", "data": {"N": "n1"}}}`, `the fingerprint's model "m" is not the sha256 of a model's source`},
+		{`{"grid": [1, 3], "log_c": [0, 7], "fingerprint": {"model": "` + strings.ToUpper(sourceM) + `", "data": {"N": "n1"}}}`, "is not the sha256 of a model's source"},
 		{`{"grid": [2, 3], "log_c": [0, 7], ` + fp + `}`, "must start at T_1 = 1"},
 		{`{"grid": [1, 3, 2], "log_c": [0, 7, 8], ` + fp + `}`, "must increase"},
 		{`{"grid": [1, 3], "log_c": [0, 7, 8], ` + fp + `}`, "3 values of log C(T) for 2 temperatures"},
@@ -504,30 +512,64 @@ func TestLogCFileChecks(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming the file and saying %q", c.file, err, c.want)
 		}
 	}
-	// rounding in log C(1), in the scale of the values, is accepted
+	// a result's fingerprint copied whole, options and params too
 	path := filepath.Join(dir, "logc.json")
+	os.WriteFile(path, []byte(`{"grid": [1, 3], "log_c": [0, 1500], "fingerprint": {"model": "`+sourceM+`", "data": {"N": "n1", "y": "y1"}, "options": {"method": "laplace"}, "params": "p1"}}`), 0o644)
+	if _, err := TemperFromFlags("", "global", path); err != nil {
+		t.Errorf("a result's fingerprint: %v", err)
+	}
+	// rounding in log C(1), in the scale of the values, is accepted
 	os.WriteFile(path, []byte(`{"grid": [1, 3], "log_c": [1.8e-13, 1500], `+fp+`}`), 0o644)
 	s, err := TemperFromFlags("", "global", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := &Fingerprint{Data: map[string]string{"N": "n1", "y": "y1"}}
+	now := &Fingerprint{Model: sourceM, Data: map[string]string{"N": "n1", "y": "y1"}}
 	if err := s.CheckFingerprint("m", now); err != nil {
 		t.Errorf("the fingerprint's own model and data: %v", err)
 	}
+	if err := s.CheckModel("m", sourceM); err != nil {
+		t.Errorf("the fingerprint's own model: %v", err)
+	}
+	// The model is its source: m edited, under the same name, is another
+	// model (the file once named the model, and took any source of that
+	// name). Which of model and data differ is said.
 	for _, c := range []struct {
-		model string
-		data  map[string]string
-		want  string
+		model, source string
+		data          map[string]string
+		want          []string
 	}{
-		{"other", now.Data, "computed for model m, not other"},
-		{"m", map[string]string{"N": "n1", "y": "y2"}, "the values of y differ from those log C(T) was computed for"},
-		{"m", map[string]string{"N": "n1"}, "y is in the log C file's data but not in this data"},
-		{"m", map[string]string{"N": "n1", "y": "y1", "sigma": "s"}, "sigma is in the data but not in the log C file's"},
+		{"m", sourceEdited, now.Data, []string{"log C(T) was computed for another model than m: the fingerprint's model is the sha256 of another source (6a6a6a6a6a6a…, m's is e7e7e7e7e7e7…; an edited model is another model); compute it for this model"}},
+		{"other", sourceEdited, now.Data, []string{"for another model than other"}},
+		{"m", "", now.Data, []string{"for a model this fit cannot compare with m, whose package was generated without its source's sha256"}},
+		{"m", sourceM, map[string]string{"N": "n1", "y": "y2"}, []string{"log C(T) was computed for other data: the values of y differ from those log C(T) was computed for; compute it for this data"}},
+		{"m", sourceM, map[string]string{"N": "n1"}, []string{"y is in the log C file's data but not in this data"}},
+		{"m", sourceM, map[string]string{"N": "n1", "y": "y1", "sigma": "s"}, []string{"sigma is in the data but not in the log C file's"}},
+		{"m", sourceEdited, map[string]string{"N": "n2", "y": "y1"}, []string{"for another model than m", ", and for other data: the values of N differ", "; compute it for this model and data"}},
 	} {
-		err := s.CheckFingerprint(c.model, &Fingerprint{Data: c.data})
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "-logc "+path) {
-			t.Errorf("model %s, data %v: %v, want %q", c.model, c.data, err, c.want)
+		err := s.CheckFingerprint(c.model, &Fingerprint{Model: c.source, Data: c.data})
+		for _, want := range append(c.want, "-logc "+path+": ") {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("model %s (source %s), data %v: %v, want %q", c.model, c.source, c.data, err, want)
+			}
+		}
+		if err == nil {
+			continue
+		}
+		msg := err.Error()
+		if strings.Count(msg, "; compute it for this ") != 1 {
+			t.Errorf("model %s (source %s), data %v: %v; want one \"compute it for this …\"", c.model, c.source, c.data, err)
+		}
+		if model := strings.Contains(msg, "computed for another model") || strings.Contains(msg, "computed for a model this fit cannot"); model != (c.source != sourceM) {
+			t.Errorf("model %s (source %s), data %v: %v; says the model differs: %v", c.model, c.source, c.data, err, model)
+		}
+		if data := strings.Contains(msg, "for other data"); data != !maps.Equal(c.data, now.Data) {
+			t.Errorf("model %s (source %s), data %v: %v; says the data differ: %v", c.model, c.source, c.data, err, data)
+		}
+		// CheckModel, which needs no data, says the same of the model
+		err = s.CheckModel(c.model, c.source)
+		if c.source == sourceM && err != nil || c.source != sourceM && (err == nil || !strings.Contains(err.Error(), c.want[0])) {
+			t.Errorf("CheckModel(%s, %s): %v", c.model, c.source, err)
 		}
 	}
 	// Settings.CA refuses the fit: Prepare records the model
@@ -536,8 +578,11 @@ func TestLogCFileChecks(t *testing.T) {
 	if err := st.Prepare("m"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CA(time.Now(), &Fingerprint{Data: map[string]string{"N": "n2", "y": "y1"}}); err == nil || !strings.Contains(err.Error(), "values of N differ") {
+	if _, err := st.CA(time.Now(), &Fingerprint{Model: sourceM, Data: map[string]string{"N": "n2", "y": "y1"}}); err == nil || !strings.Contains(err.Error(), "values of N differ") {
 		t.Errorf("CA with other data: %v", err)
+	}
+	if _, err := st.CA(time.Now(), &Fingerprint{Model: sourceEdited, Data: now.Data}); err == nil || !strings.Contains(err.Error(), "another model than m") {
+		t.Errorf("CA of the model edited: %v", err)
 	}
 	if _, err := st.CA(time.Now(), now); err != nil {
 		t.Errorf("CA with the same data: %v", err)

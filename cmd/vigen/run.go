@@ -110,6 +110,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	// A -logc file computed for another model (an edited one too) is
+	// refused before the build; its data is checked by the fit.
+	if err := f.svi.checkModel(m.Name, m.SourceHash); err != nil {
+		fmt.Fprintln(stderr, "vigen run:", err)
+		return exitError
+	}
 	// Every output is checked before the build and the fit.
 	if err := checkOutputs(f.outputs(m), f.inputs(path)); err != nil {
 		fmt.Fprintln(stderr, "vigen:", err)

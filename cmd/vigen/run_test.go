@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/vigen-go/vigen/codegen"
 	"github.com/vigen-go/vigen/examples/logreg/logreg"
 	"github.com/vigen-go/vigen/golden"
+	"github.com/vigen-go/vigen/runtime"
 	"github.com/vigen-go/vigen/spec"
 )
 
@@ -238,6 +241,9 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", logcFile(t, dir, "c1.json", `{"grid":[1,3],"log_c":[5,1]}`)}, 2, "c1.json: variational tempering: log C(T_1) = log C(1) must be 0"},
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", logcFile(t, dir, "big.json", `{"grid":[1,3],"log_c":[0,1e308]}`)}, 2, "big.json: variational tempering: log C(T_2) = 1e+308 is beyond"},
 		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", logcFile(t, dir, "nofp.json", `{"grid":[1,3],"log_c":[0,1]}`)}, 2, "nofp.json: no fingerprint of the model and data"},
+		// the fingerprint names the model by its source's sha256, not its name
+		{[]string{"run", logregVI, "-data", "x.json", "-temper", "global", "-logc", logcFile(t, dir, "name.json", `{"grid":[1,3],"log_c":[0,1],"fingerprint":{"model":"logreg","data":{"N":"ab"}}}`)}, 2,
+			`name.json: the fingerprint's model "logreg" is not the sha256 of a model's source`},
 	} {
 		code, _, stderr := runCLI(c.args...)
 		if code != c.code || !strings.Contains(stderr, c.want) {
@@ -277,6 +283,40 @@ func TestRunErrors(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(mine); string(b) != "<svg>my drawing</svg>" {
 		t.Errorf("%s was changed", mine)
+	}
+}
+
+// TestRunLogCOfAnEditedModel: a -logc file names the model it was
+// computed for by the sha256 of its source, as a result's fingerprint
+// does, so the bundled logc.json of gmmsigma.vi is refused for gmmsigma.vi
+// edited (the means' prior moved, which changes log C(T)) though the
+// model's name and the data are the same; vigen run refuses it before
+// the build, naming the file and saying that the model differs. The file
+// named the model by its name, and vigen fitted the edited model with
+// it, exit 0.
+func TestRunLogCOfAnEditedModel(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("VIGEN_CACHE", cache)
+	src, err := os.ReadFile("../../examples/tempering/gmmsigma.vi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(src, []byte("mu ~ Normal(0, s0)"), []byte("mu ~ Normal(1, s0)"), 1)
+	if bytes.Equal(edited, src) {
+		t.Fatal("gmmsigma.vi has no statement mu ~ Normal(0, s0) to edit")
+	}
+	vi := filepath.Join(t.TempDir(), "gmmsigma.vi")
+	if err := os.WriteFile(vi, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logc, data := "../../examples/tempering/logc.json", "../../examples/tempering/data.json"
+	code, stdout, stderr := runCLI("run", vi, "-data", data, "-temper", "global", "-logc", logc, "-q")
+	if want := "vigen run: -logc " + logc + ": log C(T) was computed for another model than gmmsigma: the fingerprint's model is the sha256 of another source (6a2efda3be59…, gmmsigma's is "; code != exitError || stdout != "" ||
+		!strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "an edited model is another model") || strings.Contains(stderr, "data") {
+		t.Errorf("-logc of gmmsigma.vi for it edited: exit %d, stdout %.200q, stderr %q; want exit 1 and %q…, the model's difference alone", code, stdout, stderr, want)
+	}
+	if entries, _ := os.ReadDir(cache); len(entries) != 0 {
+		t.Errorf("the refused fit built something in the cache: %v", entries)
 	}
 }
 
@@ -568,6 +608,28 @@ func TestRunExitStatus(t *testing.T) {
 		!strings.Contains(stderr, "-logc "+logc+": log C(T) was computed for other data: the values of N differ") {
 		t.Errorf("-logc for other data: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
+	// a log C file whose fingerprint is a result's, copied whole, is taken:
+	// its model is the source's sha256, its options and params are not
+	// checked
+	code, stdout, stderr := runCLI("run", gmmSigma, "-data", gmmData, "-maxiter", "1", "-q")
+	var one struct {
+		Fingerprint json.RawMessage `json:"fingerprint"`
+	}
+	if code != exitNotConverged || json.Unmarshal([]byte(stdout), &one) != nil || !bytes.Contains(one.Fingerprint, []byte(`"options"`)) {
+		t.Fatalf("gmmsigma -maxiter 1: exit %d, stderr %q, fingerprint %s", code, stderr, one.Fingerprint)
+	}
+	var vt map[string]json.RawMessage
+	if b, err := os.ReadFile(logc); err != nil || json.Unmarshal(b, &vt) != nil {
+		t.Fatalf("%s: %v", logc, err)
+	}
+	vt["fingerprint"] = one.Fingerprint
+	b, _ := json.Marshal(vt)
+	copied := logcFile(t, t.TempDir(), "copied.json", string(b))
+	code, stdout, stderr = runCLI("run", gmmSigma, "-data", gmmData, "-temper", "global", "-logc", copied, "-q")
+	var r struct{ Status string }
+	if json.Unmarshal([]byte(stdout), &r); code != 0 || r.Status != "converged" {
+		t.Errorf("-logc with a result's fingerprint: exit %d, status %q, stderr %q", code, r.Status, stderr)
+	}
 	// local tempering of a model it does not apply to says why
 	if code, _, stderr := runCLI("run", logreg, "-data", "../../examples/logreg/data.json", "-temper", "local", "-q"); code != 1 ||
 		!strings.Contains(stderr, "does not apply: it has no unit plate") {
@@ -578,6 +640,78 @@ func TestRunExitStatus(t *testing.T) {
 	}
 	if _, err := os.Stat(recent); err != nil {
 		t.Errorf("a recent build directory was swept: %v", err)
+	}
+}
+
+// TestRunDiverged: a stochastic fit whose ELBO falls far below its best
+// and stays there exits 4, says "diverged: …" on stderr, also with -q,
+// and writes its result with that status (runtime/diverge.go's guard). The
+// fixture diverges on purpose: SSMF (Algorithm 1) with one-unit
+// minibatches and the largest steps the flags allow (τ0 = 1, κ = 0.51) on
+// the tempering example's data, fitted with twice as many components as
+// it has (K = 10), the weights' concentration 0.1 and the means' prior sd
+// 100: the noise of the Dirichlet and Gamma steps throws the ELBO between
+// −2,400 and −2·10⁸ from pass to pass. Every seed 1–10 ends diverged
+// (at passes 6 to 27 of 40), so the test does not rest on one seed's luck;
+// seed 1 stops at pass 6. Without the guard the fit runs its 40 passes
+// and exits 0 with the status passes_completed.
+func TestRunDiverged(t *testing.T) {
+	golden.SlowTier(t)
+	if testing.Short() {
+		t.Skip("builds a model (-short)")
+	}
+	t.Setenv("VIGEN_CACHE", t.TempDir())
+	gmm, _ := filepath.Abs("../../examples/tempering/gmm.vi")
+	b, err := os.ReadFile("../../examples/tempering/data.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data map[string]any
+	if err := json.Unmarshal(b, &data); err != nil {
+		t.Fatal(err)
+	}
+	data["K"], data["alpha"], data["s0"] = 10, 0.1, 100
+	b, _ = json.Marshal(data)
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("data.json", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", gmm, "-data", "data.json", "-seed", "1", "-algorithm", "ssmf", "-batch", "1", "-tau0", "1", "-kappa", "0.51", "-passes", "40"}
+	for _, quiet := range []bool{false, true} {
+		out := fmt.Sprintf("r%v.json", quiet)
+		a := slices.Concat(args, []string{"-out", out})
+		if quiet {
+			a = append(a, "-q")
+		}
+		code, stdout, stderr := runCLI(a...)
+		if code != exitFailed || stdout != "" || !strings.Contains(stderr, "gmm: did not converge: diverged: the ELBO fell from its best") {
+			t.Errorf("-q=%v: exit %d, stdout %q, stderr:\n%s\nwant exit %d and the diverged status on stderr", quiet, code, stdout, lastLines(stderr, 5), exitFailed)
+		}
+		if quiet && !strings.HasPrefix(stderr, "gmm: did not converge: diverged: ") {
+			t.Errorf("-q printed more than the verdict:\n%s", stderr)
+		}
+		rb, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatalf("-q=%v: no result: %v", quiet, err)
+		}
+		var r struct {
+			Status     string    `json:"status"`
+			Converged  bool      `json:"converged"`
+			Iterations int       `json:"iterations"`
+			ELBO       []float64 `json:"elbo"`
+		}
+		if err := json.Unmarshal(rb, &r); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(r.Status, runtime.DivergedStatus+": ") || r.Converged || r.Iterations != len(r.ELBO) || r.Iterations == 0 {
+			t.Errorf("-q=%v: result: status %q, converged %v, %d iterations, %d ELBO values; want diverged: …", quiet, r.Status, r.Converged, r.Iterations, len(r.ELBO))
+			continue
+		}
+		// the last ELBO is more than max(|best|, units) below the best
+		best, last := slices.Max(r.ELBO), r.ELBO[len(r.ELBO)-1]
+		if !(last < 2*best) {
+			t.Errorf("-q=%v: the last ELBO %g is not far below the best %g", quiet, last, best)
+		}
 	}
 }
 

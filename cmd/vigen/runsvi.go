@@ -37,7 +37,7 @@ func (s *sviFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&s.passes, "passes", 0, "svi: passes over the units (0: the runtime default, 10)")
 	fs.StringVar(&s.anneal, "anneal", "", "annealed VI (Mandt et al. 2016): schedule KIND:T0:LENGTH, linear or geometric from T0 down to 1 over LENGTH iterations (svi: passes), e.g. linear:10:100")
 	fs.StringVar(&s.temper, "temper", "", "global: variational tempering (Mandt et al. 2016), a latent temperature on the grid of -logc; local: one temperature per unit (LVT), on the grid of -logc or 30 from 1 to 10")
-	fs.StringVar(&s.logc, "logc", "", "-temper global: JSON file {\"grid\": [1, …], \"log_c\": […], \"fingerprint\": {\"model\": …, \"data\": {…}}}, the grid of temperatures, the log partition function log C(T) on it and the model and data it is for (a result's fingerprint); -temper local: {\"grid\": […], \"cold\": true} (both optional)")
+	fs.StringVar(&s.logc, "logc", "", "-temper global: JSON file {\"grid\": [1, …], \"log_c\": […], \"fingerprint\": {\"model\": …, \"data\": {…}}}, the grid of temperatures, the log partition function log C(T) on it and the model and data it is for: the \"fingerprint\" of a result of the model on the same data, copied whole (its model is the sha256 of the model's source, so an edited model is another); -temper local: {\"grid\": […], \"cold\": true} (both optional)")
 }
 
 // check says what is wrong with the flags, or "".
@@ -57,6 +57,17 @@ func (s *sviFlags) check() string {
 		return err.Error()
 	}
 	return ""
+}
+
+// checkModel refuses a -logc file whose log C(T) was computed for another
+// model than model, whose source's sha256 is sourceHash
+// (runtime.TemperSettings.CheckModel). The flags have been checked.
+func (s *sviFlags) checkModel(model, sourceHash string) error {
+	t, err := runtime.TemperFromFlags(s.anneal, s.temper, s.logc)
+	if err != nil {
+		return err
+	}
+	return t.CheckModel(model, sourceHash)
 }
 
 // args are the model command's flags for the settings given.

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
 	"testing"
 
 	"github.com/vigen-go/vigen/examples/internal/bundled"
@@ -38,7 +41,19 @@ func TestBundledData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CheckFingerprint("gmmsigma", &runtime.Fingerprint{Data: fp.Data}); err != nil {
+	// the model is named by the sha256 of gmmsigma.vi, as vigen run and
+	// the generated package's results name it
+	src, err := os.ReadFile("gmmsigma.vi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(src); fp.Model != hex.EncodeToString(sum[:]) {
+		t.Errorf("logc.json's fingerprint names the model %s, not gmmsigma.vi's sha256 %x", fp.Model, sum)
+	}
+	if err := s.CheckFingerprint("gmmsigma", &runtime.Fingerprint{Model: fp.Model, Data: fp.Data}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckModel("gmmsigma", fp.Model); err != nil {
 		t.Fatal(err)
 	}
 }

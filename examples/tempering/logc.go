@@ -76,8 +76,9 @@ func gmmSigmaLogC(grid []float64, n, k int, alpha, sigma float64) []float64 {
 
 // gmmSigmaFingerprint is the fingerprint of gmmsigma.vi on data d that a
 // file of its log C(T) carries (runtime.LogCFingerprint), so that vigen
-// run -logc refuses it for another model or data: the data part of the
-// fingerprint of a fit, here of one iteration.
+// run -logc refuses it for another model or data: the model (its source's
+// sha256) and data parts of the fingerprint of a fit, here of one
+// iteration.
 func gmmSigmaFingerprint(d *gmmsigma.Data) (*runtime.LogCFingerprint, error) {
 	m, err := gmmsigma.NewModel(d)
 	if err != nil {
@@ -87,7 +88,7 @@ func gmmSigmaFingerprint(d *gmmsigma.Data) (*runtime.LogCFingerprint, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runtime.LogCFingerprint{Model: res.Model, Data: res.Fingerprint.Data}, nil
+	return &runtime.LogCFingerprint{Model: res.Fingerprint.Model, Data: res.Fingerprint.Data}, nil
 }
 
 // expGrid returns m temperatures from 1 to tmax on an exponential scale,
