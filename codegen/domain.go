@@ -99,16 +99,38 @@ func (g *gen) domainChecks() []domainCheckCtx {
 			g.errs = append(g.errs, ir.Errorf(f.Pos, "codegen: the constraints of %s: %v", f.Dist, err))
 			continue
 		}
+		// the arguments written as numbers, for the quantities the family
+		// computes from them (derive.ArgRange) once each is in its domain
+		vals, known := make([]float64, len(fam.Params)), make([]bool, len(fam.Params))
+		anyKnown, inDomain := false, true
 		for k, p := range fam.Params {
-			if d, ok := cons[p.Name]; ok && k < len(f.Args) {
-				if v, ok := g.literal(f.Args[k]); ok {
+			if k >= len(f.Args) {
+				break
+			}
+			v, lit := g.literal(f.Args[k])
+			if lit {
+				vals[k], known[k], anyKnown = v, true, true
+			}
+			if d, ok := cons[p.Name]; ok {
+				if lit {
 					if !d.Holds(v) {
+						inDomain = false
 						g.errs = append(g.errs, ir.Errorf(f.Args[k].Position(), "the %s of %s is %s, which must be %s", p.Name, f.Dist, strconv.FormatFloat(v, 'g', -1, 64), d.Requirement()).
 							Hintf("give it a value in that domain (spec/README.md lists the constraints of every distribution)"))
 					}
 					continue
 				}
 				add(g.domainCheck(f, f.Args[k], d, fmt.Sprintf("it is the %s of %s at %s", p.Name, f.Dist, f.Args[k].Position())))
+			}
+		}
+		if anyKnown && inDomain {
+			if q := derive.ArgRange(f.Dist, vals, known); q != nil {
+				var what []string
+				for _, k := range q.Params {
+					what = append(what, fmt.Sprintf("%s %s", fam.Params[k].Name, strconv.FormatFloat(vals[k], 'g', -1, 64)))
+				}
+				g.errs = append(g.errs, ir.Errorf(f.Args[q.Params[0]].Position(), "%s computes %s from its %s (for its %s), which %s", f.Dist, q.Quantity, strings.Join(what, " and "), q.Where, q.Problem()).
+					Hintf("float64 holds non-zero magnitudes from 4.9e-324 to 1.8e308, and what a distribution computes from arguments written as numbers must stay in that range; rescale the model (the data in other units, a parameter on another scale)"))
 			}
 		}
 		support, err := ir.ParseDomains(dist.SupportText)

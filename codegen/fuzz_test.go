@@ -16,9 +16,11 @@ import (
 // FuzzGenerate runs the whole compiler (parser, checker, derive, code
 // generator) on arbitrary source. It must never panic; a model the checker
 // accepts either generates code that type-checks (go/types, typecheck_test.go)
-// or fails with errors that each carry a fuzz.vi:LINE:COL position. The
-// seeds are every model in the repository (the examples, spec/testdata and
-// derive's corpus), compileModels and nameAndRangeModels.
+// and computes nothing infinite or NaN from numbers alone
+// (nonFiniteConstants), or fails with errors that each carry a
+// fuzz.vi:LINE:COL position. The seeds are every model in the repository
+// (the examples, spec/testdata and derive's corpus), compileModels,
+// nameAndRangeModels and argRangeModels.
 //
 // Two classes of model are out of a byte mutator's reach, and the fuzz
 // function mutates toward them itself: rename (when not 0) renames one of
@@ -26,7 +28,7 @@ import (
 // names the generated package declares and names.go's tables), and literal
 // (when not 0) replaces one of its numbers by an extreme one
 // (extremeLiterals). Both once made accepted models whose code did not
-// compile.
+// compile; extreme numbers also made code that computed ±Inf from them.
 //
 //	go test ./codegen -run '^$' -fuzz '^FuzzGenerate$' -fuzztime 10m
 //
@@ -75,6 +77,9 @@ func FuzzGenerate(f *testing.F) {
 	for _, src := range nameAndRangeModels {
 		f.Add([]byte(src), uint16(0), uint16(0))
 	}
+	for _, src := range argRangeModels {
+		f.Add([]byte(src), uint16(0), uint16(0))
+	}
 	// the mutations, on a model with an NCVMP latent and one with
 	// predictions
 	for k := range uint16(4) {
@@ -96,6 +101,9 @@ func FuzzGenerate(f *testing.F) {
 			}
 			if err := typeCheckFiles(files); err != nil {
 				t.Fatal(err)
+			}
+			if bad := nonFiniteConstants(files); len(bad) > 0 {
+				t.Fatalf("the generated code computes what is not finite from numbers alone:\n%s", strings.Join(bad, "\n"))
 			}
 			return
 		}
@@ -138,6 +146,17 @@ var nameAndRangeModels = []string{
 	"model m\nsize N\ndata y : real[N]\nlatent mu : real nonconjugate laplace\nmu ~ Normal(0, 1)\nfor n in 1:N {\n  y[n] ~ Normal(mu * 1e200 * 1e200, 1)\n}\n",
 	"model m\nsize N\ndata y : real[N]\nlatent mu : real nonconjugate laplace\nmu ~ Normal(0, 1)\nfor n in 1:N {\n  y[n] ~ Normal(1e-200 * mu * 1e-200, 1 / 1e-320)\n}\n",
 	"model " + strings.Repeat("m", 300) + "\nsize N\ndata y : real[N]\nlatent mu : real conjugate\nmu ~ Normal(0, 1)\nfor n in 1:N {\n  y[n] ~ Normal(mu, 1)\n}\n",
+}
+
+// argRangeModels once passed the checker and generated code that
+// compiled but computed ±Inf from their numbers alone, so that their fits
+// ended not_finite (nonFiniteConstants): the precision sd^(−2) of an sd
+// of 1e-170 in a prior, a likelihood and a StudentT, and of a mean of
+// 1e200 over an sd of 1e-100 multiplied out.
+var argRangeModels = []string{
+	"model m\nsize N\ndata y : real[N]\nlatent mu : real nonconjugate laplace\nmu ~ Normal(0, 1e-170)\nfor n in 1:N {\n  y[n] ~ Normal(mu, 1)\n}\n",
+	"model m\nsize N\ndata y : real[N]\nlatent mu : real nonconjugate laplace\nmu ~ Normal(0, 1)\nfor n in 1:N {\n  y[n] ~ StudentT(4, mu, 1e-170)\n}\n",
+	"model m\nsize N\ndata y : real[N]\nlatent mu : real nonconjugate laplace\nmu ~ Normal(1e200, 1e-100)\nfor n in 1:N {\n  y[n] ~ Normal(mu, 1)\n}\n",
 }
 
 // withGeneratorName renames, if k is not 0, the model's name number k>>8

@@ -415,13 +415,9 @@ func FitCA[S, W, P, R any](ctx context.Context, m CAModel[S, W, P, R], q S, s CA
 			}
 		}
 	}
-	if dm, ok := m.(Diagnosed[S]); ok && run.Status != "canceled" {
-		// q holds the last iteration's modes, also of one that was not
-		// finite (the ELBO of an improper q can be −Inf)
-		if msg := ImproperFactors(dm, q); msg != "" {
-			run.Converged, run.Status = false, ImproperStatus+": "+msg
-		}
-	}
+	// q holds the last iteration's modes, also of one that was not finite
+	// (the ELBO of an improper q can be −Inf)
+	improperEnd(m, q, &run)
 	if dm, ok := m.(Diagnosed[S]); ok && atEnd && run.Status != "canceled" {
 		// q holds all that kept does, and what Copy leaves out of it
 		diagnoseRun(ctx, &run, dm, q, s.Diagnose, s.Seed, workers)

@@ -214,6 +214,23 @@ func quadForm(a *mat.SymDense, d []float64) float64 {
 	return mat.Inner(v, a, v)
 }
 
+// improperEnd is the end of every fit whose q of a latent with an
+// improper flat prior is a Gaussian (FitCA; FitSVI, under SVI, SSMF and
+// SSMF-A; a sharded fit's whole result): unless the fit was canceled, it
+// checks m's factors with flat priors in state q (ImproperFactors), and
+// if one's posterior is improper, the run is not converged and its status
+// is ImproperStatus, saying which and why, whatever it was (an improper
+// posterior is what makes a fit run off to not_finite, or diverge).
+func improperEnd[S any](m any, q S, run *Run) {
+	dm, ok := m.(Diagnosed[S])
+	if !ok || run.Status == "canceled" {
+		return
+	}
+	if msg := ImproperFactors(dm, q); msg != "" {
+		run.Converged, run.Status = false, ImproperStatus+": "+msg
+	}
+}
+
 // ImproperFactors runs Improper on every factor of m with a flat prior in
 // state q (each unit of a per-unit one) and returns what the first
 // improper one says, or "".

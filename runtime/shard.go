@@ -683,6 +683,11 @@ func (s *shard[S, W, P, R]) Result(ctx context.Context, run Run) any {
 	if cp, ok := s.m.(CAParams[S, P]); ok {
 		p = cp.Params()
 	}
+	if s.units > 0 && run.Iterations > 0 {
+		// the whole data's q at the kept globals, as FitCA's at its end
+		// (the driver, which holds no units, cannot read the posterior)
+		improperEnd(s.m, s.q, &run)
+	}
 	if dm, ok := s.m.(Diagnosed[S]); ok && s.units > 0 && run.Status != "canceled" && run.Iterations > 0 {
 		diagnoseRun(ctx, &run, dm, s.q, s.opts.Diagnose, s.opts.Seed, s.workers)
 	}

@@ -580,6 +580,9 @@ passes:
 			run.Status += fmt.Sprintf("; still tempered after the last pass (T = %.4g): the posterior is of the tempered model", temp)
 		}
 	}
+	// q holds the last pass's modes, also of one that was not finite, as
+	// FitCA's does
+	improperEnd(m, q, &run)
 	if dm, ok := m.(Diagnosed[S]); ok && atEnd && run.Status != "canceled" {
 		// q holds all that kept does, and what Copy leaves out of it
 		diagnoseRun(ctx, &run, dm, q, s.Diagnose, s.Seed, Workers(s.Workers))
