@@ -641,7 +641,14 @@ func (p *goPrinter) subscripts(idx []derive.Expr) []string {
 func (p *goPrinter) flatIndex(subs, dims []string) string {
 	off := subs[0]
 	for k, ix := range subs[1:] {
-		off = fmt.Sprintf("%s*%s+%s", wrapIf(off, strings.ContainsAny(off, "+-")), p.size(dims[k+1]), ix)
+		switch {
+		case off == "0": // the first row: 0·n + ix
+			off = ix
+		case ix == "0":
+			off = fmt.Sprintf("%s*%s", wrapIf(off, strings.ContainsAny(off, "+-")), p.size(dims[k+1]))
+		default:
+			off = fmt.Sprintf("%s*%s+%s", wrapIf(off, strings.ContainsAny(off, "+-")), p.size(dims[k+1]), ix)
+		}
 	}
 	return off
 }

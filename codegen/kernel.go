@@ -49,6 +49,25 @@ type kernelSpec struct {
 // it calls in order. No example comes near it.
 const kernelChunk = 3 * 64
 
+// scalarOutput is o without the indices over derive.ScalarSize (the
+// one-element vector of a scalar latent): its expression reads plain
+// numbers, and an output whose free indices all run over one element
+// accumulates into that element (grad[0], hess[0]).
+func scalarOutput(o Output) Output {
+	o.Expr = derive.DropScalarIndices(o.Expr)
+	if len(o.Free) == 0 {
+		return o
+	}
+	for _, i := range o.Free {
+		if i.Size != derive.ScalarSize {
+			return o
+		}
+	}
+	o.Target += "[0]"
+	o.Free, o.Symmetric = nil, false
+	return o
+}
+
 // emitKernel schedules the outputs of k and prints the method.
 func (g *gen) emitKernel(k kernelSpec) string {
 	if len(k.Outputs) > kernelChunk {
@@ -86,6 +105,7 @@ func (g *gen) emitKernel(k kernelSpec) string {
 			o.Target = goOf[o.Target]
 		}
 		o.Expr = g.auxReads(o.Expr, tensors)
+		o = scalarOutput(o)
 		outs = append(outs, o)
 	}
 	stmts := Schedule(outs)

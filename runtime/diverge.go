@@ -62,6 +62,6 @@ func (g *divergenceGuard) observe(pass int, elbo float64, last bool) string {
 	if g.below < DivergedPasses && !last {
 		return ""
 	}
-	return fmt.Sprintf("%s: the ELBO fell from its best, %.7g after pass %d, to %.7g after pass %d, more than %.4g below it for %d pass(es) in a row; the result is that of pass %d, not a posterior to use (a smaller -kappa step or -algorithm svi may fit; see README)",
+	return fmt.Sprintf("%s: the ELBO fell from its best, %.7g after pass %d, to %.7g after pass %d, more than %.4g below it for %d pass(es) in a row; the result is that of pass %d, not a posterior to use (smaller steps, a larger -tau0 or -kappa, or -algorithm svi may fit; see README)",
 		DivergedStatus, g.best, g.bestPass, elbo, pass, margin, g.below, pass)
 }

@@ -550,40 +550,19 @@ func (m *Model) YPointwise(alpha, beta1, beta2, sigma, lp, mean []float64) {
 	y := m.y
 	clear(lp)
 	clear(mean)
-	var t1 float64
-	for i32 := 0; i32 < 1; i32++ {
-		t1 += beta1[i32]
-	}
-	var t2 float64
-	for i33 := 0; i33 < 1; i33++ {
-		t2 += beta2[i33]
-	}
-	var t3 float64
-	for i31 := 0; i31 < 1; i31++ {
-		t3 += alpha[i31]
-	}
-	t6 := -t3
-	var t8 float64
-	for i38 := 0; i38 < 1; i38++ {
-		t8 += sigma[i38]
-	}
-	t9 := math.Exp(t8)
-	t10 := 1 / (t9 * t9)
-	t11 := (-0.5) * t10
-	t12 := -t8
+	t1 := beta1[0]
+	t2 := beta2[0]
+	t3 := alpha[0]
+	t4 := -alpha[0]
+	t6 := math.Exp(sigma[0])
+	t7 := 1 / (t6 * t6)
+	t8 := (-0.5) * t7
+	t9 := -sigma[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
 	for t := 2; t < T; t++ {
-		var t4 float64
-		for i36 := 0; i36 < 1; i36++ {
-			t4 += beta1[i36] * y[t-1]
-		}
-		var t5 float64
-		for i37 := 0; i37 < 1; i37++ {
-			t5 += beta2[i37] * y[t-2]
-		}
-		t7 := runtime.Sq(t6 - t5 - t4 + y[t])
+		t5 := runtime.Sq(t4 - beta1[0]*y[t-1] - beta2[0]*y[t-2] + y[t])
 		mean[t] += t3 + t1*y[t-1] + t2*y[t-2]
-		lp[t] += t12 + t11*t7 - 0.9189385332046727
+		lp[t] += t9 + t5*t8 - 0.9189385332046727
 	}
 }
 
@@ -660,52 +639,20 @@ func (m *Model) LogJoint(alpha, beta1, beta2, sigma []float64) float64 {
 	T := m.t
 	y := m.y
 	var f float64
-	t1 := -float64(max(0, T-2))
-	var t4 float64
-	for i44 := 0; i44 < 1; i44++ {
-		t4 += alpha[i44]
-	}
-	t5 := -t4
-	var t7 float64
-	for i47 := 0; i47 < 1; i47++ {
-		t7 += sigma[i47]
-	}
-	t8 := math.Exp(t7)
-	t9 := 1 / (t8 * t8)
-	t10 := (-0.5) * t9
-	t11 := t8 * t8
-	var t12 float64
-	for i41 := 0; i41 < 1; i41++ {
-		t12 += beta2[i41]
-	}
-	t13 := t12 * t12
-	var t14 float64
-	for i40 := 0; i40 < 1; i40++ {
-		t14 += beta1[i40]
-	}
-	t15 := t14 * t14
-	t16 := t4 * t4
+	t1 := -alpha[0]
+	t3 := math.Exp(sigma[0])
+	t4 := 1 / (t3 * t3)
+	t5 := (-0.5) * t4
+	t6 := t3 * t3
+	t7 := beta2[0] * beta2[0]
+	t8 := beta1[0] * beta1[0]
+	t9 := alpha[0] * alpha[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:19:1: sigma ~ HalfNormal(1); ar2.vi:18:1: beta2 ~ Normal(0, 1); ar2.vi:17:1: beta1 ~ Normal(0, 1); ar2.vi:16:1: alpha ~ Normal(0, 10)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t11 - 0.5*t13 - 0.5*t15 - 0.005*t16 - 5.285192045252791
+	f += sigma[0] - 0.5*t6 - 0.5*t7 - 0.5*t8 - 0.005*t9 - float64(max(0, T-2))*sigma[0] - 0.9189385332046727*float64(max(0, T-2)) - 5.285192045252791
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for i47 := 0; i47 < 1; i47++ {
-		f += t1 * sigma[i47]
-	}
 	for t := 2; t < T; t++ {
-		var t2 float64
-		for i45 := 0; i45 < 1; i45++ {
-			t2 += beta1[i45] * y[t-1]
-		}
-		var t3 float64
-		for i46 := 0; i46 < 1; i46++ {
-			t3 += beta2[i46] * y[t-2]
-		}
-		t6 := runtime.Sq(t5 - t3 - t2 + y[t])
-		f += t10 * t6
-	}
-	// ar2.vi:19:1: sigma ~ HalfNormal(1)
-	for i43 := 0; i43 < 1; i43++ {
-		f += sigma[i43]
+		t2 := runtime.Sq(t1 - beta1[0]*y[t-1] - beta2[0]*y[t-2] + y[t])
+		f += t2 * t5
 	}
 	return f
 }
@@ -733,113 +680,19 @@ func (m *Model) elboGlobal(alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mean, 
 	T := m.t
 	y := m.y
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q55 := 0; q55 < 1; q55++ {
-		sigmaCov_q55 := sigmaCov[q55*1:][:1:1]
-		for q56 := 0; q56 < 1; q56++ {
-			t1[q56] += sigmaCov_q55[q56]
-		}
-	}
-	var t2 float64
-	for q56 := 0; q56 < 1; q56++ {
-		t2 += t1[q56]
-	}
-	var t3 float64
-	for i25 := 0; i25 < 1; i25++ {
-		t3 += sigmaMean[i25]
-	}
-	t4 := math.Exp(2.0*t2 + 2.0*t3)
-	var t5 float64
-	for i22 := 0; i22 < 1; i22++ {
-		t5 += alphaMean[i22]
-	}
-	t6 := t5 * t5
-	var t7 float64
-	for i23 := 0; i23 < 1; i23++ {
-		t7 += beta1Mean[i23]
-	}
-	t8 := t7 * t7
-	var t9 float64
-	for i24 := 0; i24 < 1; i24++ {
-		t9 += beta2Mean[i24]
-	}
-	t10 := t9 * t9
-	var t11Buf [runtime.StackVec]float64
-	t11 := runtime.Vec(t11Buf[:], 1)
-	for q67 := 0; q67 < 1; q67++ {
-		beta1Cov_q67 := beta1Cov[q67*1:][:1:1]
-		for q68 := 0; q68 < 1; q68++ {
-			t11[q68] += beta1Cov_q67[q68]
-		}
-	}
-	t12 := math.Exp(2.0*t2 - 2.0*t3)
-	var t13 float64
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := math.Exp(2.0*sigmaCov[0] + 2.0*sigmaMean[0])
+	t3 := alphaMean[0] * alphaMean[0]
+	t4 := beta1Mean[0] * beta1Mean[0]
+	t5 := beta2Mean[0] * beta2Mean[0]
+	t6 := (-0.5) * t1 * beta1Cov[0]
+	t7 := (-0.5) * t1 * beta2Cov[0]
+	t8 := -alphaMean[0]
+	t10 := (-0.5) * t1
+	f += sigmaMean[0] - 0.5*t2 - 0.005*t3 - 0.5*t4 - 0.5*t5 - 0.5*float64(max(0, T-2))*t1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.005*alphaCov[0] - 0.5*beta1Cov[0] - 0.5*beta2Cov[0] - 0.9189385332046727*float64(max(0, T-2)) - 5.285192045252791
 	for t := 2; t < T; t++ {
-		t13 += y[t-1] * y[t-1]
-	}
-	t14 := (-0.5) * t12 * t13
-	var t15Buf [runtime.StackVec]float64
-	t15 := runtime.Vec(t15Buf[:], 1)
-	for q70 := 0; q70 < 1; q70++ {
-		beta2Cov_q70 := beta2Cov[q70*1:][:1:1]
-		for q71 := 0; q71 < 1; q71++ {
-			t15[q71] += beta2Cov_q70[q71]
-		}
-	}
-	var t16 float64
-	for t := 2; t < T; t++ {
-		t16 += y[t-2] * y[t-2]
-	}
-	t17 := (-0.5) * t12 * t16
-	var t18Buf [runtime.StackVec]float64
-	t18 := runtime.Vec(t18Buf[:], 1)
-	for q64 := 0; q64 < 1; q64++ {
-		alphaCov_q64 := alphaCov[q64*1:][:1:1]
-		for q65 := 0; q65 < 1; q65++ {
-			t18[q65] += alphaCov_q64[q65]
-		}
-	}
-	t19 := (-0.5) * float64(max(0, T-2)) * t12
-	t20 := -float64(max(0, T-2))
-	t23 := -t5
-	t25 := (-0.5) * t12
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t10 - 0.5*t4 - 0.005*t6 - 0.5*t8 - 5.285192045252791
-	for q68 := 0; q68 < 1; q68++ {
-		f += t11[q68] * t14
-	}
-	for q71 := 0; q71 < 1; q71++ {
-		f += t15[q71] * t17
-	}
-	for q65 := 0; q65 < 1; q65++ {
-		f += t18[q65] * t19
-	}
-	for q47 := 0; q47 < 1; q47++ {
-		f -= 0.005 * t18[q47]
-	}
-	for q50 := 0; q50 < 1; q50++ {
-		f -= 0.5 * t11[q50]
-	}
-	for q53 := 0; q53 < 1; q53++ {
-		f -= 0.5 * t15[q53]
-	}
-	for i30 := 0; i30 < 1; i30++ {
-		f += t20 * sigmaMean[i30]
-	}
-	for i26 := 0; i26 < 1; i26++ {
-		f += sigmaMean[i26]
-	}
-	for t := 2; t < T; t++ {
-		var t21 float64
-		for i28 := 0; i28 < 1; i28++ {
-			t21 += beta1Mean[i28] * y[t-1]
-		}
-		var t22 float64
-		for i29 := 0; i29 < 1; i29++ {
-			t22 += beta2Mean[i29] * y[t-2]
-		}
-		t24 := runtime.Sq(t23 - t22 - t21 + y[t])
-		f += t24 * t25
+		t9 := runtime.Sq(t8 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
+		f += t10*t9 + t6*y[t-1]*y[t-1] + t7*y[t-2]*y[t-2]
 	}
 	return f
 }
@@ -858,115 +711,23 @@ func (m *Model) AlphaF(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sigmaMea
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q10 := 0; q10 < 1; q10++ {
-		sigmaCov_q10 := sigmaCov[q10*1:][:1:1]
-		for q11 := 0; q11 < 1; q11++ {
-			t1[q11] += sigmaCov_q10[q11]
-		}
-	}
-	var t2 float64
-	for q11 := 0; q11 < 1; q11++ {
-		t2 += t1[q11]
-	}
-	var t3 float64
-	for i5 := 0; i5 < 1; i5++ {
-		t3 += sigmaMean[i5]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	t5 := -(float64(max(0, T-2)) * t4)
-	var t6 float64
-	for i3 := 0; i3 < 1; i3++ {
-		t6 += beta1Mean[i3]
-	}
-	var t7 float64
-	for t := 2; t < T; t++ {
-		t7 += y[t-1]
-	}
-	t8 := -(t4 * t6 * t7)
-	var t9 float64
-	for i4 := 0; i4 < 1; i4++ {
-		t9 += beta2Mean[i4]
-	}
-	var t10 float64
-	for t := 2; t < T; t++ {
-		t10 += y[t-2]
-	}
-	t11 := -(t10 * t4 * t9)
-	var t12 float64
-	for i2 := 0; i2 < 1; i2++ {
-		t12 += alpha[i2]
-	}
-	t13 := -(float64(max(0, T-2)) * t12 * t4)
-	var t14 float64
-	for t := 2; t < T; t++ {
-		t14 += y[t]
-	}
-	t15 := t14 * t4
-	var t16Buf [runtime.StackVec]float64
-	t16 := runtime.Vec(t16Buf[:], 1)
-	for q4 := 0; q4 < 1; q4++ {
-		beta1Cov_q4 := beta1Cov[q4*1:][:1:1]
-		for q5 := 0; q5 < 1; q5++ {
-			t16[q5] += beta1Cov_q4[q5]
-		}
-	}
-	var t17 float64
-	for t := 2; t < T; t++ {
-		t17 += y[t-1] * y[t-1]
-	}
-	t18 := (-0.5) * t17 * t4
-	var t19Buf [runtime.StackVec]float64
-	t19 := runtime.Vec(t19Buf[:], 1)
-	for q7 := 0; q7 < 1; q7++ {
-		beta2Cov_q7 := beta2Cov[q7*1:][:1:1]
-		for q8 := 0; q8 < 1; q8++ {
-			t19[q8] += beta2Cov_q7[q8]
-		}
-	}
-	var t20 float64
-	for t := 2; t < T; t++ {
-		t20 += y[t-2] * y[t-2]
-	}
-	t21 := (-0.5) * t20 * t4
-	t22 := -float64(max(0, T-2))
-	t25 := -t12
-	t27 := (-0.5) * t4
-	t28 := (-0.01) * t12
-	t29 := t12 * t12
-	t30 := t11 + t13 + t15 + t28 + t8
-	t31 := t5 - 0.01
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := -(t1 * beta1Mean[0])
+	t3 := -(t1 * beta2Mean[0])
+	t4 := (-0.5) * t1 * beta1Cov[0]
+	t5 := (-0.5) * t1 * beta2Cov[0]
+	t6 := -alpha[0]
+	t8 := (-0.5) * t1
+	t9 := alpha[0] * alpha[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:16:1: alpha ~ Normal(0, 10)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.005*t29 - 3.2215236261987186
-	for a := 0; a < 1; a++ {
-		grad[a] += t30
-		hess_a := hess[a*1:][:1:1]
-		for b := 0; b < 1; b++ {
-			hess_a[b] += t31
-		}
-	}
+	hess[0] += -(float64(max(0, T-2)) * t1) - 0.01
+	grad[0] += (-(float64(max(0, T-2)) * t1) - 0.01) * alpha[0]
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.005*t9 - float64(max(0, T-2))*sigmaMean[0] - 3.2215236261987186
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for q5 := 0; q5 < 1; q5++ {
-		f += t16[q5] * t18
-	}
-	for q8 := 0; q8 < 1; q8++ {
-		f += t19[q8] * t21
-	}
-	for i5 := 0; i5 < 1; i5++ {
-		f += t22 * sigmaMean[i5]
-	}
 	for t := 2; t < T; t++ {
-		var t23 float64
-		for i3 := 0; i3 < 1; i3++ {
-			t23 += beta1Mean[i3] * y[t-1]
-		}
-		var t24 float64
-		for i4 := 0; i4 < 1; i4++ {
-			t24 += beta2Mean[i4] * y[t-2]
-		}
-		t26 := runtime.Sq(t25 - t24 - t23 + y[t])
-		f += t26 * t27
+		t7 := runtime.Sq(t6 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
+		grad[0] += t1*y[t] + t2*y[t-1] + t3*y[t-2]
+		f += t4*y[t-1]*y[t-1] + t5*y[t-2]*y[t-2] + t7*t8
 	}
 	return f
 }
@@ -987,130 +748,23 @@ func (m *Model) AlphaDelta(alpha, cov, beta1Mean, beta1Cov, beta2Mean, beta2Cov,
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q10 := 0; q10 < 1; q10++ {
-		sigmaCov_q10 := sigmaCov[q10*1:][:1:1]
-		for q11 := 0; q11 < 1; q11++ {
-			t1[q11] += sigmaCov_q10[q11]
-		}
-	}
-	var t2 float64
-	for q11 := 0; q11 < 1; q11++ {
-		t2 += t1[q11]
-	}
-	var t3 float64
-	for i5 := 0; i5 < 1; i5++ {
-		t3 += sigmaMean[i5]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	t5 := -(float64(max(0, T-2)) * t4)
-	var t6 float64
-	for i3 := 0; i3 < 1; i3++ {
-		t6 += beta1Mean[i3]
-	}
-	var t7 float64
-	for t := 2; t < T; t++ {
-		t7 += y[t-1]
-	}
-	t8 := -(t4 * t6 * t7)
-	var t9 float64
-	for i4 := 0; i4 < 1; i4++ {
-		t9 += beta2Mean[i4]
-	}
-	var t10 float64
-	for t := 2; t < T; t++ {
-		t10 += y[t-2]
-	}
-	t11 := -(t10 * t4 * t9)
-	var t12 float64
-	for i2 := 0; i2 < 1; i2++ {
-		t12 += alpha[i2]
-	}
-	t13 := -(float64(max(0, T-2)) * t12 * t4)
-	var t14 float64
-	for t := 2; t < T; t++ {
-		t14 += y[t]
-	}
-	t15 := t14 * t4
-	var t16Buf [runtime.StackVec]float64
-	t16 := runtime.Vec(t16Buf[:], 1)
-	for q4 := 0; q4 < 1; q4++ {
-		beta1Cov_q4 := beta1Cov[q4*1:][:1:1]
-		for q5 := 0; q5 < 1; q5++ {
-			t16[q5] += beta1Cov_q4[q5]
-		}
-	}
-	var t17 float64
-	for t := 2; t < T; t++ {
-		t17 += y[t-1] * y[t-1]
-	}
-	t18 := (-0.5) * t17 * t4
-	var t19Buf [runtime.StackVec]float64
-	t19 := runtime.Vec(t19Buf[:], 1)
-	for q7 := 0; q7 < 1; q7++ {
-		beta2Cov_q7 := beta2Cov[q7*1:][:1:1]
-		for q8 := 0; q8 < 1; q8++ {
-			t19[q8] += beta2Cov_q7[q8]
-		}
-	}
-	var t20 float64
-	for t := 2; t < T; t++ {
-		t20 += y[t-2] * y[t-2]
-	}
-	t21 := (-0.5) * t20 * t4
-	var t22Buf [runtime.StackVec]float64
-	t22 := runtime.Vec(t22Buf[:], 1)
-	for a2 := 0; a2 < 1; a2++ {
-		cov_a2 := cov[a2*1:][:1:1]
-		for b2 := 0; b2 < 1; b2++ {
-			t22[b2] += cov_a2[b2]
-		}
-	}
-	t23 := (-0.5) * float64(max(0, T-2)) * t4
-	t24 := -float64(max(0, T-2))
-	t27 := -t12
-	t29 := (-0.5) * t4
-	t30 := (-0.01) * t12
-	t31 := t12 * t12
-	t32 := t11 + t13 + t15 + t30 + t8
-	t33 := t5 - 0.01
-	t34 := t23 - 0.005
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := -(t1 * beta1Mean[0])
+	t3 := -(t1 * beta2Mean[0])
+	t4 := (-0.5) * t1 * beta1Cov[0]
+	t5 := (-0.5) * t1 * beta2Cov[0]
+	t6 := -alpha[0]
+	t8 := (-0.5) * t1
+	t9 := alpha[0] * alpha[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:16:1: alpha ~ Normal(0, 10)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.005*t31 - 3.2215236261987186
-	for a := 0; a < 1; a++ {
-		grad[a] += t32
-		hess_a := hess[a*1:][:1:1]
-		for b := 0; b < 1; b++ {
-			hess_a[b] += t33
-		}
-	}
+	hess[0] += -(float64(max(0, T-2)) * t1) - 0.01
+	grad[0] += (-(float64(max(0, T-2)) * t1) - 0.01) * alpha[0]
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.005*t9 - 0.5*float64(max(0, T-2))*t1*cov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.005*cov[0] - 3.2215236261987186
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for q5 := 0; q5 < 1; q5++ {
-		f += t16[q5] * t18
-	}
-	for q8 := 0; q8 < 1; q8++ {
-		f += t19[q8] * t21
-	}
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:16:1: alpha ~ Normal(0, 10)
-	for b2 := 0; b2 < 1; b2++ {
-		f += t22[b2] * t34
-	}
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for i5 := 0; i5 < 1; i5++ {
-		f += t24 * sigmaMean[i5]
-	}
 	for t := 2; t < T; t++ {
-		var t25 float64
-		for i3 := 0; i3 < 1; i3++ {
-			t25 += beta1Mean[i3] * y[t-1]
-		}
-		var t26 float64
-		for i4 := 0; i4 < 1; i4++ {
-			t26 += beta2Mean[i4] * y[t-2]
-		}
-		t28 := runtime.Sq(t27 - t26 - t25 + y[t])
-		f += t28 * t29
+		t7 := runtime.Sq(t6 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
+		grad[0] += t1*y[t] + t2*y[t-1] + t3*y[t-2]
+		f += t4*y[t-1]*y[t-1] + t5*y[t-2]*y[t-2] + t7*t8
 	}
 	return f
 }
@@ -1122,80 +776,18 @@ func (m *Model) AlphaTarget(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sig
 	T := m.t
 	y := m.y
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q4 := 0; q4 < 1; q4++ {
-		beta1Cov_q4 := beta1Cov[q4*1:][:1:1]
-		for q5 := 0; q5 < 1; q5++ {
-			t1[q5] += beta1Cov_q4[q5]
-		}
-	}
-	var t2Buf [runtime.StackVec]float64
-	t2 := runtime.Vec(t2Buf[:], 1)
-	for q10 := 0; q10 < 1; q10++ {
-		sigmaCov_q10 := sigmaCov[q10*1:][:1:1]
-		for q11 := 0; q11 < 1; q11++ {
-			t2[q11] += sigmaCov_q10[q11]
-		}
-	}
-	var t3 float64
-	for q11 := 0; q11 < 1; q11++ {
-		t3 += t2[q11]
-	}
-	var t4 float64
-	for i5 := 0; i5 < 1; i5++ {
-		t4 += sigmaMean[i5]
-	}
-	t5 := math.Exp(2.0*t3 - 2.0*t4)
-	var t6 float64
-	for t := 2; t < T; t++ {
-		t6 += y[t-1] * y[t-1]
-	}
-	t7 := (-0.5) * t5 * t6
-	var t8Buf [runtime.StackVec]float64
-	t8 := runtime.Vec(t8Buf[:], 1)
-	for q7 := 0; q7 < 1; q7++ {
-		beta2Cov_q7 := beta2Cov[q7*1:][:1:1]
-		for q8 := 0; q8 < 1; q8++ {
-			t8[q8] += beta2Cov_q7[q8]
-		}
-	}
-	var t9 float64
-	for t := 2; t < T; t++ {
-		t9 += y[t-2] * y[t-2]
-	}
-	t10 := (-0.5) * t5 * t9
-	t11 := -float64(max(0, T-2))
-	var t14 float64
-	for i2 := 0; i2 < 1; i2++ {
-		t14 += alpha[i2]
-	}
-	t15 := -t14
-	t17 := (-0.5) * t5
-	t18 := t14 * t14
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := (-0.5) * t1 * beta1Cov[0]
+	t3 := (-0.5) * t1 * beta2Cov[0]
+	t4 := -alpha[0]
+	t6 := (-0.5) * t1
+	t7 := alpha[0] * alpha[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:16:1: alpha ~ Normal(0, 10)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.005*t18 - 3.2215236261987186
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.005*t7 - float64(max(0, T-2))*sigmaMean[0] - 3.2215236261987186
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for q5 := 0; q5 < 1; q5++ {
-		f += t1[q5] * t7
-	}
-	for q8 := 0; q8 < 1; q8++ {
-		f += t10 * t8[q8]
-	}
-	for i5 := 0; i5 < 1; i5++ {
-		f += t11 * sigmaMean[i5]
-	}
 	for t := 2; t < T; t++ {
-		var t12 float64
-		for i3 := 0; i3 < 1; i3++ {
-			t12 += beta1Mean[i3] * y[t-1]
-		}
-		var t13 float64
-		for i4 := 0; i4 < 1; i4++ {
-			t13 += beta2Mean[i4] * y[t-2]
-		}
-		t16 := runtime.Sq(t15 - t13 - t12 + y[t])
-		f += t16 * t17
+		t5 := runtime.Sq(t4 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
+		f += t2*y[t-1]*y[t-1] + t3*y[t-2]*y[t-2] + t5*t6
 	}
 	return f
 }
@@ -1214,115 +806,26 @@ func (m *Model) Beta1F(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sigmaMea
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q22 := 0; q22 < 1; q22++ {
-		sigmaCov_q22 := sigmaCov[q22*1:][:1:1]
-		for q23 := 0; q23 < 1; q23++ {
-			t1[q23] += sigmaCov_q22[q23]
-		}
-	}
-	var t2 float64
-	for q23 := 0; q23 < 1; q23++ {
-		t2 += t1[q23]
-	}
-	var t3 float64
-	for i10 := 0; i10 < 1; i10++ {
-		t3 += sigmaMean[i10]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	var t5 float64
-	for t := 2; t < T; t++ {
-		t5 += y[t-1] * y[t-1]
-	}
-	t6 := -(t4 * t5)
-	var t7 float64
-	for i7 := 0; i7 < 1; i7++ {
-		t7 += alphaMean[i7]
-	}
-	var t8 float64
-	for t := 2; t < T; t++ {
-		t8 += y[t-1]
-	}
-	t9 := -(t4 * t7 * t8)
-	var t10 float64
-	for i8 := 0; i8 < 1; i8++ {
-		t10 += beta1[i8]
-	}
-	t11 := -(t10 * t4 * t5)
-	var t12 float64
-	for i9 := 0; i9 < 1; i9++ {
-		t12 += beta2Mean[i9]
-	}
-	var t13 float64
-	for t := 2; t < T; t++ {
-		t13 += y[t-1] * y[t-2]
-	}
-	t14 := -(t12 * t13 * t4)
-	var t15 float64
-	for t := 2; t < T; t++ {
-		t15 += y[t] * y[t-1]
-	}
-	t16 := t15 * t4
-	var t17Buf [runtime.StackVec]float64
-	t17 := runtime.Vec(t17Buf[:], 1)
-	for q19 := 0; q19 < 1; q19++ {
-		beta2Cov_q19 := beta2Cov[q19*1:][:1:1]
-		for q20 := 0; q20 < 1; q20++ {
-			t17[q20] += beta2Cov_q19[q20]
-		}
-	}
-	var t18 float64
-	for t := 2; t < T; t++ {
-		t18 += y[t-2] * y[t-2]
-	}
-	t19 := (-0.5) * t18 * t4
-	var t20Buf [runtime.StackVec]float64
-	t20 := runtime.Vec(t20Buf[:], 1)
-	for q16 := 0; q16 < 1; q16++ {
-		alphaCov_q16 := alphaCov[q16*1:][:1:1]
-		for q17 := 0; q17 < 1; q17++ {
-			t20[q17] += alphaCov_q16[q17]
-		}
-	}
-	t21 := (-0.5) * float64(max(0, T-2)) * t4
-	t22 := -float64(max(0, T-2))
-	t25 := -t7
-	t27 := (-0.5) * t4
-	t28 := -t10
-	t29 := t10 * t10
-	t30 := t11 + t14 + t16 + t28 + t9
-	t31 := t6 - 1.0
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := -t1
+	t3 := -(t1 * alphaMean[0])
+	t4 := -(t1 * beta1[0])
+	t5 := -(t1 * beta2Mean[0])
+	t6 := (-0.5) * t1 * beta2Cov[0]
+	t7 := -alphaMean[0]
+	t9 := (-0.5) * t1
+	t10 := beta1[0] * beta1[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:17:1: beta1 ~ Normal(0, 1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t29 - 0.9189385332046727
-	for a3 := 0; a3 < 1; a3++ {
-		grad[a3] += t30
-		hess_a3 := hess[a3*1:][:1:1]
-		for b3 := 0; b3 < 1; b3++ {
-			hess_a3[b3] += t31
-		}
-	}
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t10 - 0.5*float64(max(0, T-2))*t1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.9189385332046727
+	// ar2.vi:17:1: beta1 ~ Normal(0, 1)
+	hess[0] -= 1.0
+	grad[0] -= beta1[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for q20 := 0; q20 < 1; q20++ {
-		f += t17[q20] * t19
-	}
-	for q17 := 0; q17 < 1; q17++ {
-		f += t20[q17] * t21
-	}
-	for i10 := 0; i10 < 1; i10++ {
-		f += t22 * sigmaMean[i10]
-	}
 	for t := 2; t < T; t++ {
-		var t23 float64
-		for i8 := 0; i8 < 1; i8++ {
-			t23 += beta1[i8] * y[t-1]
-		}
-		var t24 float64
-		for i9 := 0; i9 < 1; i9++ {
-			t24 += beta2Mean[i9] * y[t-2]
-		}
-		t26 := runtime.Sq(t25 - t24 - t23 + y[t])
-		f += t26 * t27
+		t8 := runtime.Sq(t7 - beta1[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
+		hess[0] += t2 * y[t-1] * y[t-1]
+		grad[0] += (t3 + t1*y[t] + t4*y[t-1] + t5*y[t-2]) * y[t-1]
+		f += t6*y[t-2]*y[t-2] + t8*t9
 	}
 	return f
 }
@@ -1343,128 +846,27 @@ func (m *Model) Beta1Delta(beta1, cov, alphaMean, alphaCov, beta2Mean, beta2Cov,
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q22 := 0; q22 < 1; q22++ {
-		sigmaCov_q22 := sigmaCov[q22*1:][:1:1]
-		for q23 := 0; q23 < 1; q23++ {
-			t1[q23] += sigmaCov_q22[q23]
-		}
-	}
-	var t2 float64
-	for q23 := 0; q23 < 1; q23++ {
-		t2 += t1[q23]
-	}
-	var t3 float64
-	for i10 := 0; i10 < 1; i10++ {
-		t3 += sigmaMean[i10]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	var t5 float64
-	for t := 2; t < T; t++ {
-		t5 += y[t-1] * y[t-1]
-	}
-	t6 := -(t4 * t5)
-	var t7 float64
-	for i7 := 0; i7 < 1; i7++ {
-		t7 += alphaMean[i7]
-	}
-	var t8 float64
-	for t := 2; t < T; t++ {
-		t8 += y[t-1]
-	}
-	t9 := -(t4 * t7 * t8)
-	var t10 float64
-	for i8 := 0; i8 < 1; i8++ {
-		t10 += beta1[i8]
-	}
-	t11 := -(t10 * t4 * t5)
-	var t12 float64
-	for i9 := 0; i9 < 1; i9++ {
-		t12 += beta2Mean[i9]
-	}
-	var t13 float64
-	for t := 2; t < T; t++ {
-		t13 += y[t-1] * y[t-2]
-	}
-	t14 := -(t12 * t13 * t4)
-	var t15 float64
-	for t := 2; t < T; t++ {
-		t15 += y[t] * y[t-1]
-	}
-	t16 := t15 * t4
-	var t17Buf [runtime.StackVec]float64
-	t17 := runtime.Vec(t17Buf[:], 1)
-	for a4 := 0; a4 < 1; a4++ {
-		cov_a4 := cov[a4*1:][:1:1]
-		for b4 := 0; b4 < 1; b4++ {
-			t17[b4] += cov_a4[b4]
-		}
-	}
-	t18 := (-0.5) * t4 * t5
-	var t19Buf [runtime.StackVec]float64
-	t19 := runtime.Vec(t19Buf[:], 1)
-	for q19 := 0; q19 < 1; q19++ {
-		beta2Cov_q19 := beta2Cov[q19*1:][:1:1]
-		for q20 := 0; q20 < 1; q20++ {
-			t19[q20] += beta2Cov_q19[q20]
-		}
-	}
-	var t20 float64
-	for t := 2; t < T; t++ {
-		t20 += y[t-2] * y[t-2]
-	}
-	t21 := (-0.5) * t20 * t4
-	var t22Buf [runtime.StackVec]float64
-	t22 := runtime.Vec(t22Buf[:], 1)
-	for q16 := 0; q16 < 1; q16++ {
-		alphaCov_q16 := alphaCov[q16*1:][:1:1]
-		for q17 := 0; q17 < 1; q17++ {
-			t22[q17] += alphaCov_q16[q17]
-		}
-	}
-	t23 := (-0.5) * float64(max(0, T-2)) * t4
-	t24 := -float64(max(0, T-2))
-	t27 := -t7
-	t29 := (-0.5) * t4
-	t30 := -t10
-	t31 := t10 * t10
-	t32 := t11 + t14 + t16 + t30 + t9
-	t33 := t6 - 1.0
-	t34 := t18 - 0.5
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := -t1
+	t3 := -(t1 * alphaMean[0])
+	t4 := -(t1 * beta1[0])
+	t5 := -(t1 * beta2Mean[0])
+	t6 := (-0.5) * t1 * cov[0]
+	t7 := (-0.5) * t1 * beta2Cov[0]
+	t8 := -alphaMean[0]
+	t10 := (-0.5) * t1
+	t11 := beta1[0] * beta1[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:17:1: beta1 ~ Normal(0, 1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t31 - 0.9189385332046727
-	for a3 := 0; a3 < 1; a3++ {
-		grad[a3] += t32
-		hess_a3 := hess[a3*1:][:1:1]
-		for b3 := 0; b3 < 1; b3++ {
-			hess_a3[b3] += t33
-		}
-	}
-	for b4 := 0; b4 < 1; b4++ {
-		f += t17[b4] * t34
-	}
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t11 - 0.5*float64(max(0, T-2))*t1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.5*cov[0] - 0.9189385332046727
+	// ar2.vi:17:1: beta1 ~ Normal(0, 1)
+	hess[0] -= 1.0
+	grad[0] -= beta1[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for q20 := 0; q20 < 1; q20++ {
-		f += t19[q20] * t21
-	}
-	for q17 := 0; q17 < 1; q17++ {
-		f += t22[q17] * t23
-	}
-	for i10 := 0; i10 < 1; i10++ {
-		f += t24 * sigmaMean[i10]
-	}
 	for t := 2; t < T; t++ {
-		var t25 float64
-		for i8 := 0; i8 < 1; i8++ {
-			t25 += beta1[i8] * y[t-1]
-		}
-		var t26 float64
-		for i9 := 0; i9 < 1; i9++ {
-			t26 += beta2Mean[i9] * y[t-2]
-		}
-		t28 := runtime.Sq(t27 - t26 - t25 + y[t])
-		f += t28 * t29
+		t9 := runtime.Sq(t8 - beta1[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
+		hess[0] += t2 * y[t-1] * y[t-1]
+		grad[0] += (t3 + t1*y[t] + t4*y[t-1] + t5*y[t-2]) * y[t-1]
+		f += t10*t9 + t6*y[t-1]*y[t-1] + t7*y[t-2]*y[t-2]
 	}
 	return f
 }
@@ -1476,80 +878,17 @@ func (m *Model) Beta1Target(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sig
 	T := m.t
 	y := m.y
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q19 := 0; q19 < 1; q19++ {
-		beta2Cov_q19 := beta2Cov[q19*1:][:1:1]
-		for q20 := 0; q20 < 1; q20++ {
-			t1[q20] += beta2Cov_q19[q20]
-		}
-	}
-	var t2Buf [runtime.StackVec]float64
-	t2 := runtime.Vec(t2Buf[:], 1)
-	for q22 := 0; q22 < 1; q22++ {
-		sigmaCov_q22 := sigmaCov[q22*1:][:1:1]
-		for q23 := 0; q23 < 1; q23++ {
-			t2[q23] += sigmaCov_q22[q23]
-		}
-	}
-	var t3 float64
-	for q23 := 0; q23 < 1; q23++ {
-		t3 += t2[q23]
-	}
-	var t4 float64
-	for i10 := 0; i10 < 1; i10++ {
-		t4 += sigmaMean[i10]
-	}
-	t5 := math.Exp(2.0*t3 - 2.0*t4)
-	var t6 float64
-	for t := 2; t < T; t++ {
-		t6 += y[t-2] * y[t-2]
-	}
-	t7 := (-0.5) * t5 * t6
-	var t8Buf [runtime.StackVec]float64
-	t8 := runtime.Vec(t8Buf[:], 1)
-	for q16 := 0; q16 < 1; q16++ {
-		alphaCov_q16 := alphaCov[q16*1:][:1:1]
-		for q17 := 0; q17 < 1; q17++ {
-			t8[q17] += alphaCov_q16[q17]
-		}
-	}
-	t9 := (-0.5) * float64(max(0, T-2)) * t5
-	t10 := -float64(max(0, T-2))
-	var t13 float64
-	for i7 := 0; i7 < 1; i7++ {
-		t13 += alphaMean[i7]
-	}
-	t14 := -t13
-	t16 := (-0.5) * t5
-	var t17 float64
-	for i6 := 0; i6 < 1; i6++ {
-		t17 += beta1[i6]
-	}
-	t18 := t17 * t17
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := (-0.5) * t1 * beta2Cov[0]
+	t3 := -alphaMean[0]
+	t5 := (-0.5) * t1
+	t6 := beta1[0] * beta1[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:17:1: beta1 ~ Normal(0, 1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t18 - 0.9189385332046727
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t6 - 0.5*float64(max(0, T-2))*t1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.9189385332046727
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for q20 := 0; q20 < 1; q20++ {
-		f += t1[q20] * t7
-	}
-	for q17 := 0; q17 < 1; q17++ {
-		f += t8[q17] * t9
-	}
-	for i10 := 0; i10 < 1; i10++ {
-		f += t10 * sigmaMean[i10]
-	}
 	for t := 2; t < T; t++ {
-		var t11 float64
-		for i8 := 0; i8 < 1; i8++ {
-			t11 += beta1[i8] * y[t-1]
-		}
-		var t12 float64
-		for i9 := 0; i9 < 1; i9++ {
-			t12 += beta2Mean[i9] * y[t-2]
-		}
-		t15 := runtime.Sq(t14 - t12 - t11 + y[t])
-		f += t15 * t16
+		t4 := runtime.Sq(t3 - beta1[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
+		f += t2*y[t-2]*y[t-2] + t4*t5
 	}
 	return f
 }
@@ -1568,115 +907,26 @@ func (m *Model) Beta2F(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sigmaMea
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q34 := 0; q34 < 1; q34++ {
-		sigmaCov_q34 := sigmaCov[q34*1:][:1:1]
-		for q35 := 0; q35 < 1; q35++ {
-			t1[q35] += sigmaCov_q34[q35]
-		}
-	}
-	var t2 float64
-	for q35 := 0; q35 < 1; q35++ {
-		t2 += t1[q35]
-	}
-	var t3 float64
-	for i15 := 0; i15 < 1; i15++ {
-		t3 += sigmaMean[i15]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	var t5 float64
-	for t := 2; t < T; t++ {
-		t5 += y[t-2] * y[t-2]
-	}
-	t6 := -(t4 * t5)
-	var t7 float64
-	for i12 := 0; i12 < 1; i12++ {
-		t7 += alphaMean[i12]
-	}
-	var t8 float64
-	for t := 2; t < T; t++ {
-		t8 += y[t-2]
-	}
-	t9 := -(t4 * t7 * t8)
-	var t10 float64
-	for i13 := 0; i13 < 1; i13++ {
-		t10 += beta1Mean[i13]
-	}
-	var t11 float64
-	for t := 2; t < T; t++ {
-		t11 += y[t-1] * y[t-2]
-	}
-	t12 := -(t10 * t11 * t4)
-	var t13 float64
-	for i14 := 0; i14 < 1; i14++ {
-		t13 += beta2[i14]
-	}
-	t14 := -(t13 * t4 * t5)
-	var t15 float64
-	for t := 2; t < T; t++ {
-		t15 += y[t] * y[t-2]
-	}
-	t16 := t15 * t4
-	var t17Buf [runtime.StackVec]float64
-	t17 := runtime.Vec(t17Buf[:], 1)
-	for q31 := 0; q31 < 1; q31++ {
-		beta1Cov_q31 := beta1Cov[q31*1:][:1:1]
-		for q32 := 0; q32 < 1; q32++ {
-			t17[q32] += beta1Cov_q31[q32]
-		}
-	}
-	var t18 float64
-	for t := 2; t < T; t++ {
-		t18 += y[t-1] * y[t-1]
-	}
-	t19 := (-0.5) * t18 * t4
-	var t20Buf [runtime.StackVec]float64
-	t20 := runtime.Vec(t20Buf[:], 1)
-	for q28 := 0; q28 < 1; q28++ {
-		alphaCov_q28 := alphaCov[q28*1:][:1:1]
-		for q29 := 0; q29 < 1; q29++ {
-			t20[q29] += alphaCov_q28[q29]
-		}
-	}
-	t21 := (-0.5) * float64(max(0, T-2)) * t4
-	t22 := -float64(max(0, T-2))
-	t25 := -t7
-	t27 := (-0.5) * t4
-	t28 := -t13
-	t29 := t13 * t13
-	t30 := t12 + t14 + t16 + t28 + t9
-	t31 := t6 - 1.0
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := -t1
+	t3 := -(t1 * alphaMean[0])
+	t4 := -(t1 * beta1Mean[0])
+	t5 := -(t1 * beta2[0])
+	t6 := (-0.5) * t1 * beta1Cov[0]
+	t7 := -alphaMean[0]
+	t9 := (-0.5) * t1
+	t10 := beta2[0] * beta2[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:18:1: beta2 ~ Normal(0, 1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t29 - 0.9189385332046727
-	for a5 := 0; a5 < 1; a5++ {
-		grad[a5] += t30
-		hess_a5 := hess[a5*1:][:1:1]
-		for b5 := 0; b5 < 1; b5++ {
-			hess_a5[b5] += t31
-		}
-	}
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t10 - 0.5*float64(max(0, T-2))*t1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.9189385332046727
+	// ar2.vi:18:1: beta2 ~ Normal(0, 1)
+	hess[0] -= 1.0
+	grad[0] -= beta2[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for q32 := 0; q32 < 1; q32++ {
-		f += t17[q32] * t19
-	}
-	for q29 := 0; q29 < 1; q29++ {
-		f += t20[q29] * t21
-	}
-	for i15 := 0; i15 < 1; i15++ {
-		f += t22 * sigmaMean[i15]
-	}
 	for t := 2; t < T; t++ {
-		var t23 float64
-		for i13 := 0; i13 < 1; i13++ {
-			t23 += beta1Mean[i13] * y[t-1]
-		}
-		var t24 float64
-		for i14 := 0; i14 < 1; i14++ {
-			t24 += beta2[i14] * y[t-2]
-		}
-		t26 := runtime.Sq(t25 - t24 - t23 + y[t])
-		f += t26 * t27
+		t8 := runtime.Sq(t7 - beta1Mean[0]*y[t-1] - beta2[0]*y[t-2] + y[t])
+		hess[0] += t2 * y[t-2] * y[t-2]
+		grad[0] += (t3 + t1*y[t] + t4*y[t-1] + t5*y[t-2]) * y[t-2]
+		f += t6*y[t-1]*y[t-1] + t8*t9
 	}
 	return f
 }
@@ -1697,130 +947,27 @@ func (m *Model) Beta2Delta(beta2, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q34 := 0; q34 < 1; q34++ {
-		sigmaCov_q34 := sigmaCov[q34*1:][:1:1]
-		for q35 := 0; q35 < 1; q35++ {
-			t1[q35] += sigmaCov_q34[q35]
-		}
-	}
-	var t2 float64
-	for q35 := 0; q35 < 1; q35++ {
-		t2 += t1[q35]
-	}
-	var t3 float64
-	for i15 := 0; i15 < 1; i15++ {
-		t3 += sigmaMean[i15]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	var t5 float64
-	for t := 2; t < T; t++ {
-		t5 += y[t-2] * y[t-2]
-	}
-	t6 := -(t4 * t5)
-	var t7 float64
-	for i12 := 0; i12 < 1; i12++ {
-		t7 += alphaMean[i12]
-	}
-	var t8 float64
-	for t := 2; t < T; t++ {
-		t8 += y[t-2]
-	}
-	t9 := -(t4 * t7 * t8)
-	var t10 float64
-	for i13 := 0; i13 < 1; i13++ {
-		t10 += beta1Mean[i13]
-	}
-	var t11 float64
-	for t := 2; t < T; t++ {
-		t11 += y[t-1] * y[t-2]
-	}
-	t12 := -(t10 * t11 * t4)
-	var t13 float64
-	for i14 := 0; i14 < 1; i14++ {
-		t13 += beta2[i14]
-	}
-	t14 := -(t13 * t4 * t5)
-	var t15 float64
-	for t := 2; t < T; t++ {
-		t15 += y[t] * y[t-2]
-	}
-	t16 := t15 * t4
-	var t17Buf [runtime.StackVec]float64
-	t17 := runtime.Vec(t17Buf[:], 1)
-	for q31 := 0; q31 < 1; q31++ {
-		beta1Cov_q31 := beta1Cov[q31*1:][:1:1]
-		for q32 := 0; q32 < 1; q32++ {
-			t17[q32] += beta1Cov_q31[q32]
-		}
-	}
-	var t18 float64
-	for t := 2; t < T; t++ {
-		t18 += y[t-1] * y[t-1]
-	}
-	t19 := (-0.5) * t18 * t4
-	var t20Buf [runtime.StackVec]float64
-	t20 := runtime.Vec(t20Buf[:], 1)
-	for a6 := 0; a6 < 1; a6++ {
-		cov_a6 := cov[a6*1:][:1:1]
-		for b6 := 0; b6 < 1; b6++ {
-			t20[b6] += cov_a6[b6]
-		}
-	}
-	t21 := (-0.5) * t4 * t5
-	var t22Buf [runtime.StackVec]float64
-	t22 := runtime.Vec(t22Buf[:], 1)
-	for q28 := 0; q28 < 1; q28++ {
-		alphaCov_q28 := alphaCov[q28*1:][:1:1]
-		for q29 := 0; q29 < 1; q29++ {
-			t22[q29] += alphaCov_q28[q29]
-		}
-	}
-	t23 := (-0.5) * float64(max(0, T-2)) * t4
-	t24 := -float64(max(0, T-2))
-	t27 := -t7
-	t29 := (-0.5) * t4
-	t30 := -t13
-	t31 := t13 * t13
-	t32 := t12 + t14 + t16 + t30 + t9
-	t33 := t6 - 1.0
-	t34 := t21 - 0.5
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := -t1
+	t3 := -(t1 * alphaMean[0])
+	t4 := -(t1 * beta1Mean[0])
+	t5 := -(t1 * beta2[0])
+	t6 := (-0.5) * t1 * beta1Cov[0]
+	t7 := (-0.5) * t1 * cov[0]
+	t8 := -alphaMean[0]
+	t10 := (-0.5) * t1
+	t11 := beta2[0] * beta2[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:18:1: beta2 ~ Normal(0, 1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t31 - 0.9189385332046727
-	for a5 := 0; a5 < 1; a5++ {
-		grad[a5] += t32
-		hess_a5 := hess[a5*1:][:1:1]
-		for b5 := 0; b5 < 1; b5++ {
-			hess_a5[b5] += t33
-		}
-	}
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t11 - 0.5*float64(max(0, T-2))*t1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.5*cov[0] - 0.9189385332046727
+	// ar2.vi:18:1: beta2 ~ Normal(0, 1)
+	hess[0] -= 1.0
+	grad[0] -= beta2[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for q32 := 0; q32 < 1; q32++ {
-		f += t17[q32] * t19
-	}
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:18:1: beta2 ~ Normal(0, 1)
-	for b6 := 0; b6 < 1; b6++ {
-		f += t20[b6] * t34
-	}
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for q29 := 0; q29 < 1; q29++ {
-		f += t22[q29] * t23
-	}
-	for i15 := 0; i15 < 1; i15++ {
-		f += t24 * sigmaMean[i15]
-	}
 	for t := 2; t < T; t++ {
-		var t25 float64
-		for i13 := 0; i13 < 1; i13++ {
-			t25 += beta1Mean[i13] * y[t-1]
-		}
-		var t26 float64
-		for i14 := 0; i14 < 1; i14++ {
-			t26 += beta2[i14] * y[t-2]
-		}
-		t28 := runtime.Sq(t27 - t26 - t25 + y[t])
-		f += t28 * t29
+		t9 := runtime.Sq(t8 - beta1Mean[0]*y[t-1] - beta2[0]*y[t-2] + y[t])
+		hess[0] += t2 * y[t-2] * y[t-2]
+		grad[0] += (t3 + t1*y[t] + t4*y[t-1] + t5*y[t-2]) * y[t-2]
+		f += t10*t9 + t6*y[t-1]*y[t-1] + t7*y[t-2]*y[t-2]
 	}
 	return f
 }
@@ -1832,80 +979,17 @@ func (m *Model) Beta2Target(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sig
 	T := m.t
 	y := m.y
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q31 := 0; q31 < 1; q31++ {
-		beta1Cov_q31 := beta1Cov[q31*1:][:1:1]
-		for q32 := 0; q32 < 1; q32++ {
-			t1[q32] += beta1Cov_q31[q32]
-		}
-	}
-	var t2Buf [runtime.StackVec]float64
-	t2 := runtime.Vec(t2Buf[:], 1)
-	for q34 := 0; q34 < 1; q34++ {
-		sigmaCov_q34 := sigmaCov[q34*1:][:1:1]
-		for q35 := 0; q35 < 1; q35++ {
-			t2[q35] += sigmaCov_q34[q35]
-		}
-	}
-	var t3 float64
-	for q35 := 0; q35 < 1; q35++ {
-		t3 += t2[q35]
-	}
-	var t4 float64
-	for i15 := 0; i15 < 1; i15++ {
-		t4 += sigmaMean[i15]
-	}
-	t5 := math.Exp(2.0*t3 - 2.0*t4)
-	var t6 float64
-	for t := 2; t < T; t++ {
-		t6 += y[t-1] * y[t-1]
-	}
-	t7 := (-0.5) * t5 * t6
-	var t8Buf [runtime.StackVec]float64
-	t8 := runtime.Vec(t8Buf[:], 1)
-	for q28 := 0; q28 < 1; q28++ {
-		alphaCov_q28 := alphaCov[q28*1:][:1:1]
-		for q29 := 0; q29 < 1; q29++ {
-			t8[q29] += alphaCov_q28[q29]
-		}
-	}
-	t9 := (-0.5) * float64(max(0, T-2)) * t5
-	t10 := -float64(max(0, T-2))
-	var t13 float64
-	for i12 := 0; i12 < 1; i12++ {
-		t13 += alphaMean[i12]
-	}
-	t14 := -t13
-	t16 := (-0.5) * t5
-	var t17 float64
-	for i11 := 0; i11 < 1; i11++ {
-		t17 += beta2[i11]
-	}
-	t18 := t17 * t17
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := (-0.5) * t1 * beta1Cov[0]
+	t3 := -alphaMean[0]
+	t5 := (-0.5) * t1
+	t6 := beta2[0] * beta2[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:18:1: beta2 ~ Normal(0, 1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t18 - 0.9189385332046727
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t6 - 0.5*float64(max(0, T-2))*t1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.9189385332046727
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for q32 := 0; q32 < 1; q32++ {
-		f += t1[q32] * t7
-	}
-	for q29 := 0; q29 < 1; q29++ {
-		f += t8[q29] * t9
-	}
-	for i15 := 0; i15 < 1; i15++ {
-		f += t10 * sigmaMean[i15]
-	}
 	for t := 2; t < T; t++ {
-		var t11 float64
-		for i13 := 0; i13 < 1; i13++ {
-			t11 += beta1Mean[i13] * y[t-1]
-		}
-		var t12 float64
-		for i14 := 0; i14 < 1; i14++ {
-			t12 += beta2[i14] * y[t-2]
-		}
-		t15 := runtime.Sq(t14 - t12 - t11 + y[t])
-		f += t15 * t16
+		t4 := runtime.Sq(t3 - beta1Mean[0]*y[t-1] - beta2[0]*y[t-2] + y[t])
+		f += t2*y[t-1]*y[t-1] + t4*t5
 	}
 	return f
 }
@@ -1924,131 +1008,31 @@ func (m *Model) SigmaF(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mea
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1 float64
-	for i21 := 0; i21 < 1; i21++ {
-		t1 += sigma[i21]
-	}
-	t2 := math.Exp(t1)
-	t3 := math.Pow(t2, -4.0)
-	var t4 float64
-	for t := 2; t < T; t++ {
-		t4 += y[t-1] * y[t-1]
-	}
-	var t5Buf [runtime.StackVec]float64
-	t5 := runtime.Vec(t5Buf[:], 1)
-	for q40 := 0; q40 < 1; q40++ {
-		beta1Cov_q40 := beta1Cov[q40*1:][:1:1]
-		for q41 := 0; q41 < 1; q41++ {
-			t5[q41] += beta1Cov_q40[q41]
-		}
-	}
-	var t6 float64
-	for q41 := 0; q41 < 1; q41++ {
-		t6 += t5[q41]
-	}
-	t7 := (-3.0) * t2 * t2 * t3 * t4 * t6
-	t8 := math.Pow(t2, -3.0)
-	t9 := t2 * t4 * t6 * t8
-	var t10 float64
-	for t := 2; t < T; t++ {
-		t10 += y[t-2] * y[t-2]
-	}
-	var t11Buf [runtime.StackVec]float64
-	t11 := runtime.Vec(t11Buf[:], 1)
-	for q43 := 0; q43 < 1; q43++ {
-		beta2Cov_q43 := beta2Cov[q43*1:][:1:1]
-		for q44 := 0; q44 < 1; q44++ {
-			t11[q44] += beta2Cov_q43[q44]
-		}
-	}
-	var t12 float64
-	for q44 := 0; q44 < 1; q44++ {
-		t12 += t11[q44]
-	}
-	t13 := (-3.0) * t10 * t12 * t2 * t2 * t3
-	t14 := t10 * t12 * t2 * t8
-	var t15Buf [runtime.StackVec]float64
-	t15 := runtime.Vec(t15Buf[:], 1)
-	for q37 := 0; q37 < 1; q37++ {
-		alphaCov_q37 := alphaCov[q37*1:][:1:1]
-		for q38 := 0; q38 < 1; q38++ {
-			t15[q38] += alphaCov_q37[q38]
-		}
-	}
-	var t16 float64
-	for q38 := 0; q38 < 1; q38++ {
-		t16 += t15[q38]
-	}
-	t17 := (-3.0) * float64(max(0, T-2)) * t16 * t2 * t2 * t3
-	t18 := float64(max(0, T-2)) * t16 * t2 * t8
-	var t21 float64
-	for i18 := 0; i18 < 1; i18++ {
-		t21 += alphaMean[i18]
-	}
-	t22 := -t21
-	var t24 float64
-	for t := 2; t < T; t++ {
-		var t19 float64
-		for i19 := 0; i19 < 1; i19++ {
-			t19 += beta1Mean[i19] * y[t-1]
-		}
-		var t20 float64
-		for i20 := 0; i20 < 1; i20++ {
-			t20 += beta2Mean[i20] * y[t-2]
-		}
-		t23 := runtime.Sq(t22 - t20 - t19 + y[t])
-		t24 += t23
-	}
-	t25 := (-3.0) * t2 * t2 * t24 * t3
-	t26 := t2 * t24 * t8
-	t27 := -float64(max(0, T-2))
-	t28 := 1 / (t2 * t2)
-	t29 := (-0.5) * t28 * t4
-	t30 := (-0.5) * t10 * t28
-	t31 := (-0.5) * float64(max(0, T-2)) * t28
-	t35 := (-0.5) * t28
-	t36 := (-2.0) * t2 * t2
-	t37 := -(t2 * t2)
-	t38 := t2 * t2
-	t39 := t14 + t18 + t26 + t27 + t37 + t9 + 1.0
-	t40 := t13 + t14 + t17 + t18 + t25 + t26 + t36 + t7 + t9
+	t1 := math.Exp(sigma[0])
+	t2 := math.Pow(t1, -4.0)
+	t3 := math.Pow(t1, -3.0)
+	t4 := (-3.0) * t1 * t1 * t2 * beta1Cov[0]
+	t5 := t1 * t3 * beta1Cov[0]
+	t6 := (-3.0) * t1 * t1 * t2 * beta2Cov[0]
+	t7 := t1 * t3 * beta2Cov[0]
+	t8 := -alphaMean[0]
+	t10 := (-3.0) * t1 * t1 * t2
+	t11 := t1 * t3
+	t12 := 1 / (t1 * t1)
+	t13 := (-0.5) * t12 * beta1Cov[0]
+	t14 := (-0.5) * t12 * beta2Cov[0]
+	t15 := (-0.5) * t12
+	t16 := t1 * t1
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:19:1: sigma ~ HalfNormal(1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t38 - 0.22579135264472738
-	for a7 := 0; a7 < 1; a7++ {
-		grad[a7] += t39
-		hess_a7 := hess[a7*1:][:1:1]
-		for b7 := 0; b7 < 1; b7++ {
-			hess_a7[b7] += t40
-		}
-	}
+	hess[0] += t1 * (float64(max(0, T-2))*t3*alphaCov[0] - 3.0*float64(max(0, T-2))*t1*t2*alphaCov[0] - 2.0*t1)
+	grad[0] += float64(max(0, T-2))*t1*t3*alphaCov[0] - float64(max(0, T-2)) - t1*t1 + 1.0
+	f += sigma[0] - 0.5*t16 - 0.5*float64(max(0, T-2))*t12*alphaCov[0] - float64(max(0, T-2))*sigma[0] - 0.9189385332046727*float64(max(0, T-2)) - 0.22579135264472738
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for q41 := 0; q41 < 1; q41++ {
-		f += t29 * t5[q41]
-	}
-	for q44 := 0; q44 < 1; q44++ {
-		f += t11[q44] * t30
-	}
-	for q38 := 0; q38 < 1; q38++ {
-		f += t15[q38] * t31
-	}
-	for i21 := 0; i21 < 1; i21++ {
-		f += t27 * sigma[i21]
-	}
 	for t := 2; t < T; t++ {
-		var t32 float64
-		for i19 := 0; i19 < 1; i19++ {
-			t32 += beta1Mean[i19] * y[t-1]
-		}
-		var t33 float64
-		for i20 := 0; i20 < 1; i20++ {
-			t33 += beta2Mean[i20] * y[t-2]
-		}
-		t34 := runtime.Sq(t22 - t32 - t33 + y[t])
-		f += t34 * t35
-	}
-	// ar2.vi:19:1: sigma ~ HalfNormal(1)
-	for i17 := 0; i17 < 1; i17++ {
-		f += sigma[i17]
+		t9 := runtime.Sq(t8 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
+		hess[0] += t10*t9 + t11*t9 + t4*y[t-1]*y[t-1] + t5*y[t-1]*y[t-1] + t6*y[t-2]*y[t-2] + t7*y[t-2]*y[t-2]
+		grad[0] += t11*t9 + t5*y[t-1]*y[t-1] + t7*y[t-2]*y[t-2]
+		f += t13*y[t-1]*y[t-1] + t14*y[t-2]*y[t-2] + t15*t9
 	}
 	return f
 }
@@ -2069,188 +1053,54 @@ func (m *Model) SigmaDelta(sigma, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1 float64
-	for i21 := 0; i21 < 1; i21++ {
-		t1 += sigma[i21]
-	}
-	t2 := math.Exp(t1)
-	t3 := math.Pow(t2, -6.0)
-	var t4 float64
-	for t := 2; t < T; t++ {
-		t4 += y[t-1] * y[t-1]
-	}
-	var t5Buf [runtime.StackVec]float64
-	t5 := runtime.Vec(t5Buf[:], 1)
-	for a8 := 0; a8 < 1; a8++ {
-		cov_a8 := cov[a8*1:][:1:1]
-		for b8 := 0; b8 < 1; b8++ {
-			t5[b8] += cov_a8[b8]
-		}
-	}
-	var t6 float64
-	for b8 := 0; b8 < 1; b8++ {
-		t6 += t5[b8]
-	}
-	var t7Buf [runtime.StackVec]float64
-	t7 := runtime.Vec(t7Buf[:], 1)
-	for q40 := 0; q40 < 1; q40++ {
-		beta1Cov_q40 := beta1Cov[q40*1:][:1:1]
-		for q41 := 0; q41 < 1; q41++ {
-			t7[q41] += beta1Cov_q40[q41]
-		}
-	}
-	var t8 float64
-	for q41 := 0; q41 < 1; q41++ {
-		t8 += t7[q41]
-	}
-	t9 := (-30.0) * t2 * t2 * t2 * t2 * t3 * t4 * t6 * t8
-	t10 := math.Pow(t2, -5.0)
-	t11 := 36.0 * t10 * t2 * t2 * t2 * t4 * t6 * t8
-	t12 := math.Pow(t2, -4.0)
-	t13 := (-10.5) * t12 * t2 * t2 * t4 * t6 * t8
-	t14 := math.Pow(t2, -3.0)
-	t15 := 0.5 * t14 * t2 * t4 * t6 * t8
-	var t16 float64
-	for t := 2; t < T; t++ {
-		t16 += y[t-2] * y[t-2]
-	}
-	var t17Buf [runtime.StackVec]float64
-	t17 := runtime.Vec(t17Buf[:], 1)
-	for q43 := 0; q43 < 1; q43++ {
-		beta2Cov_q43 := beta2Cov[q43*1:][:1:1]
-		for q44 := 0; q44 < 1; q44++ {
-			t17[q44] += beta2Cov_q43[q44]
-		}
-	}
-	var t18 float64
-	for q44 := 0; q44 < 1; q44++ {
-		t18 += t17[q44]
-	}
-	t19 := (-30.0) * t16 * t18 * t2 * t2 * t2 * t2 * t3 * t6
-	t20 := 36.0 * t10 * t16 * t18 * t2 * t2 * t2 * t6
-	t21 := (-10.5) * t12 * t16 * t18 * t2 * t2 * t6
-	t22 := 0.5 * t14 * t16 * t18 * t2 * t6
-	var t23Buf [runtime.StackVec]float64
-	t23 := runtime.Vec(t23Buf[:], 1)
-	for q37 := 0; q37 < 1; q37++ {
-		alphaCov_q37 := alphaCov[q37*1:][:1:1]
-		for q38 := 0; q38 < 1; q38++ {
-			t23[q38] += alphaCov_q37[q38]
-		}
-	}
-	var t24 float64
-	for q38 := 0; q38 < 1; q38++ {
-		t24 += t23[q38]
-	}
-	t25 := (-30.0) * float64(max(0, T-2)) * t2 * t2 * t2 * t2 * t24 * t3 * t6
-	t26 := 36.0 * float64(max(0, T-2)) * t10 * t2 * t2 * t2 * t24 * t6
-	t27 := (-10.5) * float64(max(0, T-2)) * t12 * t2 * t2 * t24 * t6
-	t28 := 0.5 * float64(max(0, T-2)) * t14 * t2 * t24 * t6
-	t29 := (-3.0) * t12 * t2 * t2 * t4 * t8
-	t30 := t14 * t2 * t4 * t8
-	t31 := (-3.0) * t12 * t16 * t18 * t2 * t2
-	t32 := t14 * t16 * t18 * t2
-	t33 := (-3.0) * float64(max(0, T-2)) * t12 * t2 * t2 * t24
-	t34 := float64(max(0, T-2)) * t14 * t2 * t24
-	var t37 float64
-	for i18 := 0; i18 < 1; i18++ {
-		t37 += alphaMean[i18]
-	}
-	t38 := -t37
-	var t40 float64
-	for t := 2; t < T; t++ {
-		var t35 float64
-		for i19 := 0; i19 < 1; i19++ {
-			t35 += beta1Mean[i19] * y[t-1]
-		}
-		var t36 float64
-		for i20 := 0; i20 < 1; i20++ {
-			t36 += beta2Mean[i20] * y[t-2]
-		}
-		t39 := runtime.Sq(t38 - t36 - t35 + y[t])
-		t40 += t39
-	}
-	t41 := (-30.0) * t2 * t2 * t2 * t2 * t3 * t40 * t6
-	t42 := 36.0 * t10 * t2 * t2 * t2 * t40 * t6
-	t43 := (-10.5) * t12 * t2 * t2 * t40 * t6
-	t44 := 0.5 * t14 * t2 * t40 * t6
-	t45 := (-3.0) * t12 * t2 * t2 * t40
-	t46 := t14 * t2 * t40
-	t47 := -float64(max(0, T-2))
-	t48 := 6.0 * t10 * t2 * t2 * t2 * t4 * t6 * t8
-	t49 := (-4.5) * t12 * t2 * t2 * t4 * t6 * t8
-	t50 := 6.0 * t10 * t16 * t18 * t2 * t2 * t2 * t6
-	t51 := (-4.5) * t12 * t16 * t18 * t2 * t2 * t6
-	t52 := 6.0 * float64(max(0, T-2)) * t10 * t2 * t2 * t2 * t24 * t6
-	t53 := (-4.5) * float64(max(0, T-2)) * t12 * t2 * t2 * t24 * t6
-	t54 := 6.0 * t10 * t2 * t2 * t2 * t40 * t6
-	t55 := (-4.5) * t12 * t2 * t2 * t40 * t6
-	t56 := (-1.5) * t12 * t2 * t2 * t4 * t6
-	t57 := 0.5 * t14 * t2 * t4 * t6
-	t58 := (-1.5) * t12 * t16 * t2 * t2 * t6
-	t59 := 0.5 * t14 * t16 * t2 * t6
-	t60 := (-1.5) * float64(max(0, T-2)) * t12 * t2 * t2 * t6
-	t61 := 0.5 * float64(max(0, T-2)) * t14 * t2 * t6
-	t62 := 1 / (t2 * t2)
-	t63 := (-0.5) * t4 * t62
-	t64 := (-0.5) * t16 * t62
-	t65 := (-0.5) * float64(max(0, T-2)) * t62
-	t66 := (-1.5) * t12 * t2 * t2 * t40
-	t67 := 0.5 * t14 * t2 * t40
-	t71 := (-0.5) * t62
-	t72 := (-2.0) * t2 * t2
-	t73 := (-4.0) * t2 * t2 * t6
-	t74 := -(t2 * t2)
-	t75 := (-2.0) * t2 * t2 * t6
-	t76 := t2 * t2
-	t77 := t15 + t22 + t28 + t30 + t32 + t34 + t44 + t46 + t47 + t48 + t49 + t50 + t51 + t52 + t53 + t54 + t55 + t74 + t75 + 1.0
-	t78 := t11 + t13 + t15 + t19 + t20 + t21 + t22 + t25 + t26 + t27 + t28 + t29 + t30 + t31 + t32 + t33 + t34 + t41 + t42 + t43 + t44 + t45 + t46 + t72 + t73 + t9
-	t79 := t56 + t57 + t63
-	t80 := t58 + t59 + t64
-	t81 := t60 + t61 + t65
-	t82 := t66 + t67 + t74
+	t1 := math.Exp(sigma[0])
+	t2 := math.Pow(t1, -6.0)
+	t3 := math.Pow(t1, -5.0)
+	t4 := math.Pow(t1, -4.0)
+	t5 := math.Pow(t1, -3.0)
+	t6 := (-30.0) * t1 * t1 * t1 * t1 * t2 * beta1Cov[0] * cov[0]
+	t7 := 36.0 * t1 * t1 * t1 * t3 * beta1Cov[0] * cov[0]
+	t8 := (-10.5) * t1 * t1 * t4 * beta1Cov[0] * cov[0]
+	t9 := (-3.0) * t1 * t1 * t4 * beta1Cov[0]
+	t10 := 0.5 * t1 * t5 * beta1Cov[0] * cov[0]
+	t11 := t1 * t5 * beta1Cov[0]
+	t12 := (-30.0) * t1 * t1 * t1 * t1 * t2 * beta2Cov[0] * cov[0]
+	t13 := 36.0 * t1 * t1 * t1 * t3 * beta2Cov[0] * cov[0]
+	t14 := (-10.5) * t1 * t1 * t4 * beta2Cov[0] * cov[0]
+	t15 := (-3.0) * t1 * t1 * t4 * beta2Cov[0]
+	t16 := 0.5 * t1 * t5 * beta2Cov[0] * cov[0]
+	t17 := t1 * t5 * beta2Cov[0]
+	t18 := -alphaMean[0]
+	t20 := (-30.0) * t1 * t1 * t1 * t1 * t2 * cov[0]
+	t21 := 36.0 * t1 * t1 * t1 * t3 * cov[0]
+	t22 := (-3.0) * t1 * t1 * t4
+	t23 := (-10.5) * t1 * t1 * t4 * cov[0]
+	t24 := t1 * t5
+	t25 := 0.5 * t1 * t5 * cov[0]
+	t26 := 6.0 * t1 * t1 * t1 * t3 * beta1Cov[0] * cov[0]
+	t27 := (-4.5) * t1 * t1 * t4 * beta1Cov[0] * cov[0]
+	t28 := 6.0 * t1 * t1 * t1 * t3 * beta2Cov[0] * cov[0]
+	t29 := (-4.5) * t1 * t1 * t4 * beta2Cov[0] * cov[0]
+	t30 := 6.0 * t1 * t1 * t1 * t3 * cov[0]
+	t31 := (-4.5) * t1 * t1 * t4 * cov[0]
+	t32 := 1 / (t1 * t1)
+	t33 := (-1.5) * t1 * t1 * t4 * beta1Cov[0] * cov[0]
+	t34 := (-0.5) * t32 * beta1Cov[0]
+	t35 := (-1.5) * t1 * t1 * t4 * beta2Cov[0] * cov[0]
+	t36 := (-0.5) * t32 * beta2Cov[0]
+	t37 := (-1.5) * t1 * t1 * t4 * cov[0]
+	t38 := (-0.5) * t32
+	t39 := t1 * t1
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:19:1: sigma ~ HalfNormal(1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t76 - 0.22579135264472738
-	for a7 := 0; a7 < 1; a7++ {
-		grad[a7] += t77
-		hess_a7 := hess[a7*1:][:1:1]
-		for b7 := 0; b7 < 1; b7++ {
-			hess_a7[b7] += t78
-		}
-	}
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for q41 := 0; q41 < 1; q41++ {
-		f += t79 * t7[q41]
-	}
-	for q44 := 0; q44 < 1; q44++ {
-		f += t17[q44] * t80
-	}
-	for q38 := 0; q38 < 1; q38++ {
-		f += t23[q38] * t81
-	}
-	for i21 := 0; i21 < 1; i21++ {
-		f += t47 * sigma[i21]
-	}
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:19:1: sigma ~ HalfNormal(1)
-	for b8 := 0; b8 < 1; b8++ {
-		f += t5[b8] * t82
-	}
+	hess[0] += t1 * (36.0*float64(max(0, T-2))*t1*t1*t3*alphaCov[0]*cov[0] - 30.0*float64(max(0, T-2))*t1*t1*t1*t2*alphaCov[0]*cov[0] - 2.0*t1 - 3.0*float64(max(0, T-2))*t1*t4*alphaCov[0] - 10.5*float64(max(0, T-2))*t1*t4*alphaCov[0]*cov[0] + float64(max(0, T-2))*t5*alphaCov[0] + 0.5*float64(max(0, T-2))*t5*alphaCov[0]*cov[0] - 4.0*t1*cov[0])
+	grad[0] += 6.0*float64(max(0, T-2))*t1*t1*t1*t3*alphaCov[0]*cov[0] - float64(max(0, T-2)) - 4.5*float64(max(0, T-2))*t1*t1*t4*alphaCov[0]*cov[0] + float64(max(0, T-2))*t1*t5*alphaCov[0] + 0.5*float64(max(0, T-2))*t1*t5*alphaCov[0]*cov[0] - t1*t1 - 2.0*t1*t1*cov[0] + 1.0
+	f += 0.5*float64(max(0, T-2))*t1*t5*alphaCov[0]*cov[0] - 0.5*t39 - 1.5*float64(max(0, T-2))*t1*t1*t4*alphaCov[0]*cov[0] - 0.9189385332046727*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*t32*alphaCov[0] - float64(max(0, T-2))*sigma[0] - t1*t1*cov[0] + sigma[0] - 0.22579135264472738
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
 	for t := 2; t < T; t++ {
-		var t68 float64
-		for i19 := 0; i19 < 1; i19++ {
-			t68 += beta1Mean[i19] * y[t-1]
-		}
-		var t69 float64
-		for i20 := 0; i20 < 1; i20++ {
-			t69 += beta2Mean[i20] * y[t-2]
-		}
-		t70 := runtime.Sq(t38 - t68 - t69 + y[t])
-		f += t70 * t71
-	}
-	// ar2.vi:19:1: sigma ~ HalfNormal(1)
-	for i17 := 0; i17 < 1; i17++ {
-		f += sigma[i17]
+		t19 := runtime.Sq(t18 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
+		hess[0] += t10*y[t-1]*y[t-1] + t11*y[t-1]*y[t-1] + t12*y[t-2]*y[t-2] + t13*y[t-2]*y[t-2] + t14*y[t-2]*y[t-2] + t15*y[t-2]*y[t-2] + t16*y[t-2]*y[t-2] + t17*y[t-2]*y[t-2] + t19*t20 + t19*t21 + t19*t22 + t19*t23 + t19*t24 + t19*t25 + t6*y[t-1]*y[t-1] + t7*y[t-1]*y[t-1] + t8*y[t-1]*y[t-1] + t9*y[t-1]*y[t-1]
+		grad[0] += t10*y[t-1]*y[t-1] + t11*y[t-1]*y[t-1] + t16*y[t-2]*y[t-2] + t17*y[t-2]*y[t-2] + t19*t24 + t19*t25 + t19*t30 + t19*t31 + t26*y[t-1]*y[t-1] + t27*y[t-1]*y[t-1] + t28*y[t-2]*y[t-2] + t29*y[t-2]*y[t-2]
+		f += t10*y[t-1]*y[t-1] + t16*y[t-2]*y[t-2] + t19*t25 + t19*t37 + t19*t38 + t33*y[t-1]*y[t-1] + t34*y[t-1]*y[t-1] + t35*y[t-2]*y[t-2] + t36*y[t-2]*y[t-2]
 	}
 	return f
 }
@@ -2262,85 +1112,19 @@ func (m *Model) SigmaTarget(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, bet
 	T := m.t
 	y := m.y
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q40 := 0; q40 < 1; q40++ {
-		beta1Cov_q40 := beta1Cov[q40*1:][:1:1]
-		for q41 := 0; q41 < 1; q41++ {
-			t1[q41] += beta1Cov_q40[q41]
-		}
-	}
-	var t2 float64
-	for i21 := 0; i21 < 1; i21++ {
-		t2 += sigma[i21]
-	}
-	t3 := math.Exp(t2)
-	t4 := 1 / (t3 * t3)
-	var t5 float64
-	for t := 2; t < T; t++ {
-		t5 += y[t-1] * y[t-1]
-	}
-	t6 := (-0.5) * t4 * t5
-	var t7Buf [runtime.StackVec]float64
-	t7 := runtime.Vec(t7Buf[:], 1)
-	for q43 := 0; q43 < 1; q43++ {
-		beta2Cov_q43 := beta2Cov[q43*1:][:1:1]
-		for q44 := 0; q44 < 1; q44++ {
-			t7[q44] += beta2Cov_q43[q44]
-		}
-	}
-	var t8 float64
-	for t := 2; t < T; t++ {
-		t8 += y[t-2] * y[t-2]
-	}
-	t9 := (-0.5) * t4 * t8
-	var t10Buf [runtime.StackVec]float64
-	t10 := runtime.Vec(t10Buf[:], 1)
-	for q37 := 0; q37 < 1; q37++ {
-		alphaCov_q37 := alphaCov[q37*1:][:1:1]
-		for q38 := 0; q38 < 1; q38++ {
-			t10[q38] += alphaCov_q37[q38]
-		}
-	}
-	t11 := (-0.5) * float64(max(0, T-2)) * t4
-	t12 := -float64(max(0, T-2))
-	var t15 float64
-	for i18 := 0; i18 < 1; i18++ {
-		t15 += alphaMean[i18]
-	}
-	t16 := -t15
-	t18 := (-0.5) * t4
-	t19 := t3 * t3
+	t1 := math.Exp(sigma[0])
+	t2 := 1 / (t1 * t1)
+	t3 := (-0.5) * t2 * beta1Cov[0]
+	t4 := (-0.5) * t2 * beta2Cov[0]
+	t5 := -alphaMean[0]
+	t7 := (-0.5) * t2
+	t8 := t1 * t1
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:19:1: sigma ~ HalfNormal(1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t19 - 0.22579135264472738
+	f += sigma[0] - 0.5*t8 - 0.5*float64(max(0, T-2))*t2*alphaCov[0] - float64(max(0, T-2))*sigma[0] - 0.9189385332046727*float64(max(0, T-2)) - 0.22579135264472738
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	for q41 := 0; q41 < 1; q41++ {
-		f += t1[q41] * t6
-	}
-	for q44 := 0; q44 < 1; q44++ {
-		f += t7[q44] * t9
-	}
-	for q38 := 0; q38 < 1; q38++ {
-		f += t10[q38] * t11
-	}
-	for i21 := 0; i21 < 1; i21++ {
-		f += t12 * sigma[i21]
-	}
 	for t := 2; t < T; t++ {
-		var t13 float64
-		for i19 := 0; i19 < 1; i19++ {
-			t13 += beta1Mean[i19] * y[t-1]
-		}
-		var t14 float64
-		for i20 := 0; i20 < 1; i20++ {
-			t14 += beta2Mean[i20] * y[t-2]
-		}
-		t17 := runtime.Sq(t16 - t14 - t13 + y[t])
-		f += t17 * t18
-	}
-	// ar2.vi:19:1: sigma ~ HalfNormal(1)
-	for i17 := 0; i17 < 1; i17++ {
-		f += sigma[i17]
+		t6 := runtime.Sq(t5 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
+		f += t3*y[t-1]*y[t-1] + t4*y[t-2]*y[t-2] + t6*t7
 	}
 	return f
 }

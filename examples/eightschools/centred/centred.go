@@ -494,24 +494,15 @@ func (m *Model) LogJoint(mu, tau, theta []float64) float64 {
 	sigma := m.sigma
 	y := m.y
 	var f float64
-	t4 := -float64(J)
-	var t5 float64
-	for i26 := 0; i26 < 1; i26++ {
-		t5 += mu[i26]
-	}
-	t6 := -t5
-	var t8 float64
-	for i27 := 0; i27 < 1; i27++ {
-		t8 += tau[i27]
-	}
-	t9 := math.Exp(t8)
-	t10 := 1 / (t9 * t9)
-	t11 := (-0.5) * t10
-	t12 := runtime.Sq(0.2 * t9)
-	t13 := math.Log1p(t12)
-	t14 := t5 * t5
+	t4 := -mu[0]
+	t6 := math.Exp(tau[0])
+	t7 := 1 / (t6 * t6)
+	t8 := (-0.5) * t7
+	t9 := runtime.Sq(0.2 * t6)
+	t10 := math.Log1p(t9)
+	t11 := mu[0] * mu[0]
 	// centred.vi:16:1: y ~ Normal(theta, sigma); centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:14:1: tau ~ HalfCauchy(5); centred.vi:13:1: mu ~ Normal(0, 5)
-	f += (-1.8378770664093453)*float64(J) - t13 - 0.02*t14 - 4.589397063362328
+	f += tau[0] - t10 - 0.02*t11 - float64(J)*tau[0] - 1.8378770664093453*float64(J) - 4.589397063362328
 	// centred.vi:16:1: y ~ Normal(theta, sigma)
 	for i28 := 0; i28 < J; i28++ {
 		t1 := runtime.Sq(y[i28] - theta[i28])
@@ -520,16 +511,9 @@ func (m *Model) LogJoint(mu, tau, theta []float64) float64 {
 		f += -t3 - 0.5*t1*t2
 	}
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	for i27 := 0; i27 < 1; i27++ {
-		f += t4 * tau[i27]
-	}
 	for i25 := 0; i25 < J; i25++ {
-		t7 := runtime.Sq(t6 + theta[i25])
-		f += t11 * t7
-	}
-	// centred.vi:14:1: tau ~ HalfCauchy(5)
-	for i24 := 0; i24 < 1; i24++ {
-		f += tau[i24]
+		t5 := runtime.Sq(t4 + theta[i25])
+		f += t5 * t8
 	}
 	return f
 }
@@ -556,72 +540,26 @@ func (m *Model) elboGlobal(muMean, muCov, tauMean, tauCov, thetaMean, thetaCov [
 	sigma := m.sigma
 	y := m.y
 	var f float64
-	var t1 float64
-	for i15 := 0; i15 < 1; i15++ {
-		t1 += tauMean[i15]
-	}
-	t2 := math.Exp(t1)
+	t1 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	t2 := math.Exp(tauMean[0])
 	t3 := runtime.Sq(0.2 * t2)
-	t4 := math.Log1p(t3)
-	var t5 float64
-	for i14 := 0; i14 < 1; i14++ {
-		t5 += muMean[i14]
-	}
-	t6 := t5 * t5
-	var t7Buf [runtime.StackVec]float64
-	t7 := runtime.Vec(t7Buf[:], 1)
-	for q39 := 0; q39 < 1; q39++ {
-		muCov_q39 := muCov[q39*1:][:1:1]
-		for q40 := 0; q40 < 1; q40++ {
-			t7[q40] += muCov_q39[q40]
-		}
-	}
-	var t8Buf [runtime.StackVec]float64
-	t8 := runtime.Vec(t8Buf[:], 1)
-	for q45 := 0; q45 < 1; q45++ {
-		tauCov_q45 := tauCov[q45*1:][:1:1]
-		for q46 := 0; q46 < 1; q46++ {
-			t8[q46] += tauCov_q45[q46]
-		}
-	}
-	var t9 float64
-	for q46 := 0; q46 < 1; q46++ {
-		t9 += t8[q46]
-	}
-	t10 := math.Exp(2.0*t9 - 2.0*t1)
-	t11 := (-0.5) * float64(J) * t10
-	t12 := math.Pow(t3+1.0, -2.0)
-	t13 := (t12 * t2 * t2)
-	t14 := 1 / (t3 + 1.0)
-	t15 := (-0.04000000000000001) * (2.0*t14*t2*t2 - 0.08000000000000002*t13*t2*t2)
-	t16 := -float64(J)
-	t17 := -t5
-	t19 := (-0.5) * t10
-	f += (-1.8378770664093453)*float64(J) - t4 - 0.02*t6 - 4.589397063362328
-	for q40 := 0; q40 < 1; q40++ {
-		f += t11 * t7[q40]
-	}
-	for q32 := 0; q32 < 1; q32++ {
-		f += t15 * t8[q32]
-	}
-	for q26 := 0; q26 < 1; q26++ {
-		f -= 0.02 * t7[q26]
-	}
-	for i19 := 0; i19 < 1; i19++ {
-		f += t16 * tauMean[i19]
-	}
-	for i16 := 0; i16 < 1; i16++ {
-		f += tauMean[i16]
-	}
+	t4 := math.Pow(t3+1.0, -2.0)
+	t5 := (t2 * t2 * t4)
+	t6 := 1 / (t3 + 1.0)
+	t7 := math.Log1p(t3)
+	t8 := muMean[0] * muMean[0]
+	t9 := -muMean[0]
+	t11 := (-0.5) * t1
+	f += tauMean[0] - t7 - 0.02*t8 - 0.5*float64(J)*t1*muCov[0] - float64(J)*tauMean[0] - 0.04000000000000001*(2.0*t2*t2*t6-0.08000000000000002*t2*t2*t5)*tauCov[0] - 0.02*muCov[0] - 1.8378770664093453*float64(J) - 4.589397063362328
 	for i17 := 0; i17 < J; i17++ {
-		t18 := runtime.Sq(t17 + thetaMean[i17])
-		f += t19 * (t18 + thetaCov[i17*J+i17])
+		t10 := runtime.Sq(t9 + thetaMean[i17])
+		f += t11 * (t10 + thetaCov[i17*J+i17])
 	}
 	for i20 := 0; i20 < J; i20++ {
-		t20 := runtime.Sq(y[i20] - thetaMean[i20])
-		t21 := 1 / (sigma[i20] * sigma[i20])
-		t22 := math.Log(sigma[i20])
-		f += -t22 - 0.5*t20*t21 - 0.5*t21*thetaCov[i20*J+i20]
+		t12 := runtime.Sq(y[i20] - thetaMean[i20])
+		t13 := 1 / (sigma[i20] * sigma[i20])
+		t14 := math.Log(sigma[i20])
+		f += -t14 - 0.5*t12*t13 - 0.5*t13*thetaCov[i20*J+i20]
 	}
 	return f
 }
@@ -639,57 +577,19 @@ func (m *Model) MuF(mu, tauMean, tauCov, thetaMean, thetaCov, grad, hess []float
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q4 := 0; q4 < 1; q4++ {
-		tauCov_q4 := tauCov[q4*1:][:1:1]
-		for q5 := 0; q5 < 1; q5++ {
-			t1[q5] += tauCov_q4[q5]
-		}
-	}
-	var t2 float64
-	for q5 := 0; q5 < 1; q5++ {
-		t2 += t1[q5]
-	}
-	var t3 float64
-	for i4 := 0; i4 < 1; i4++ {
-		t3 += tauMean[i4]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	t5 := -(float64(J) * t4)
-	var t6 float64
-	for i3 := 0; i3 < 1; i3++ {
-		t6 += mu[i3]
-	}
-	t7 := -(float64(J) * t4 * t6)
-	var t8 float64
-	for i2 := 0; i2 < J; i2++ {
-		t8 += thetaMean[i2]
-	}
-	t9 := t4 * t8
-	t10 := -float64(J)
-	t11 := -t6
-	t13 := (-0.5) * t4
-	t14 := (-0.04) * t6
-	t15 := t6 * t6
-	t16 := t14 + t7 + t9
-	t17 := t5 - 0.04
+	t1 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	t2 := -mu[0]
+	t4 := (-0.5) * t1
+	t5 := mu[0] * mu[0]
 	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:13:1: mu ~ Normal(0, 5)
-	f += (-0.9189385332046727)*float64(J) - 0.02*t15 - 2.5283764456387727
-	for a := 0; a < 1; a++ {
-		grad[a] += t16
-		hess_a := hess[a*1:][:1:1]
-		for b := 0; b < 1; b++ {
-			hess_a[b] += t17
-		}
-	}
+	hess[0] += -(float64(J) * t1) - 0.04
+	grad[0] += (-(float64(J) * t1) - 0.04) * mu[0]
+	f += (-0.9189385332046727)*float64(J) - 0.02*t5 - float64(J)*tauMean[0] - 2.5283764456387727
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	for i4 := 0; i4 < 1; i4++ {
-		f += t10 * tauMean[i4]
-	}
 	for i2 := 0; i2 < J; i2++ {
-		t12 := runtime.Sq(t11 + thetaMean[i2])
-		f += t13 * (t12 + thetaCov[i2*J+i2])
+		t3 := runtime.Sq(t2 + thetaMean[i2])
+		grad[0] += t1 * thetaMean[i2]
+		f += t4 * (t3 + thetaCov[i2*J+i2])
 	}
 	return f
 }
@@ -709,70 +609,19 @@ func (m *Model) MuDelta(mu, cov, tauMean, tauCov, thetaMean, thetaCov, grad, hes
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q4 := 0; q4 < 1; q4++ {
-		tauCov_q4 := tauCov[q4*1:][:1:1]
-		for q5 := 0; q5 < 1; q5++ {
-			t1[q5] += tauCov_q4[q5]
-		}
-	}
-	var t2 float64
-	for q5 := 0; q5 < 1; q5++ {
-		t2 += t1[q5]
-	}
-	var t3 float64
-	for i4 := 0; i4 < 1; i4++ {
-		t3 += tauMean[i4]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	t5 := -(float64(J) * t4)
-	var t6 float64
-	for i3 := 0; i3 < 1; i3++ {
-		t6 += mu[i3]
-	}
-	t7 := -(float64(J) * t4 * t6)
-	var t8 float64
-	for i2 := 0; i2 < J; i2++ {
-		t8 += thetaMean[i2]
-	}
-	t9 := t4 * t8
-	var t10Buf [runtime.StackVec]float64
-	t10 := runtime.Vec(t10Buf[:], 1)
-	for a2 := 0; a2 < 1; a2++ {
-		cov_a2 := cov[a2*1:][:1:1]
-		for b2 := 0; b2 < 1; b2++ {
-			t10[b2] += cov_a2[b2]
-		}
-	}
-	t11 := (-0.5) * float64(J) * t4
-	t12 := -float64(J)
-	t13 := -t6
-	t15 := (-0.5) * t4
-	t16 := (-0.04) * t6
-	t17 := t6 * t6
-	t18 := t16 + t7 + t9
-	t19 := t5 - 0.04
-	t20 := t11 - 0.02
+	t1 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	t2 := -mu[0]
+	t4 := (-0.5) * t1
+	t5 := mu[0] * mu[0]
 	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:13:1: mu ~ Normal(0, 5)
-	f += (-0.9189385332046727)*float64(J) - 0.02*t17 - 2.5283764456387727
-	for a := 0; a < 1; a++ {
-		grad[a] += t18
-		hess_a := hess[a*1:][:1:1]
-		for b := 0; b < 1; b++ {
-			hess_a[b] += t19
-		}
-	}
-	for b2 := 0; b2 < 1; b2++ {
-		f += t10[b2] * t20
-	}
+	hess[0] += -(float64(J) * t1) - 0.04
+	grad[0] += (-(float64(J) * t1) - 0.04) * mu[0]
+	f += (-0.9189385332046727)*float64(J) - 0.02*t5 - 0.5*float64(J)*t1*cov[0] - float64(J)*tauMean[0] - 0.02*cov[0] - 2.5283764456387727
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	for i4 := 0; i4 < 1; i4++ {
-		f += t12 * tauMean[i4]
-	}
 	for i2 := 0; i2 < J; i2++ {
-		t14 := runtime.Sq(t13 + thetaMean[i2])
-		f += t15 * (t14 + thetaCov[i2*J+i2])
+		t3 := runtime.Sq(t2 + thetaMean[i2])
+		grad[0] += t1 * thetaMean[i2]
+		f += t4 * (t3 + thetaCov[i2*J+i2])
 	}
 	return f
 }
@@ -783,40 +632,16 @@ func (m *Model) MuDelta(mu, cov, tauMean, tauCov, thetaMean, thetaCov, grad, hes
 func (m *Model) MuTarget(mu, tauMean, tauCov, thetaMean, thetaCov []float64) float64 {
 	J := m.j
 	var f float64
-	t1 := -float64(J)
-	var t2 float64
-	for i3 := 0; i3 < 1; i3++ {
-		t2 += mu[i3]
-	}
-	t3 := -t2
-	var t5Buf [runtime.StackVec]float64
-	t5 := runtime.Vec(t5Buf[:], 1)
-	for q4 := 0; q4 < 1; q4++ {
-		tauCov_q4 := tauCov[q4*1:][:1:1]
-		for q5 := 0; q5 < 1; q5++ {
-			t5[q5] += tauCov_q4[q5]
-		}
-	}
-	var t6 float64
-	for q5 := 0; q5 < 1; q5++ {
-		t6 += t5[q5]
-	}
-	var t7 float64
-	for i4 := 0; i4 < 1; i4++ {
-		t7 += tauMean[i4]
-	}
-	t8 := math.Exp(2.0*t6 - 2.0*t7)
-	t9 := (-0.5) * t8
-	t10 := t2 * t2
+	t1 := -mu[0]
+	t3 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	t4 := (-0.5) * t3
+	t5 := mu[0] * mu[0]
 	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:13:1: mu ~ Normal(0, 5)
-	f += (-0.9189385332046727)*float64(J) - 0.02*t10 - 2.5283764456387727
+	f += (-0.9189385332046727)*float64(J) - 0.02*t5 - float64(J)*tauMean[0] - 2.5283764456387727
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	for i4 := 0; i4 < 1; i4++ {
-		f += t1 * tauMean[i4]
-	}
 	for i2 := 0; i2 < J; i2++ {
-		t4 := runtime.Sq(t3 + thetaMean[i2])
-		f += t9 * (t4 + thetaCov[i2*J+i2])
+		t2 := runtime.Sq(t1 + thetaMean[i2])
+		f += t4 * (t2 + thetaCov[i2*J+i2])
 	}
 	return f
 }
@@ -834,82 +659,30 @@ func (m *Model) TauF(tau, muMean, muCov, thetaMean, thetaCov, grad, hess []float
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1 float64
-	for i9 := 0; i9 < 1; i9++ {
-		t1 += tau[i9]
-	}
-	t2 := math.Exp(t1)
-	t3 := math.Pow(t2, -4.0)
-	var t4Buf [runtime.StackVec]float64
-	t4 := runtime.Vec(t4Buf[:], 1)
-	for q10 := 0; q10 < 1; q10++ {
-		muCov_q10 := muCov[q10*1:][:1:1]
-		for q11 := 0; q11 < 1; q11++ {
-			t4[q11] += muCov_q10[q11]
-		}
-	}
-	var t5 float64
-	for q11 := 0; q11 < 1; q11++ {
-		t5 += t4[q11]
-	}
-	t6 := (-3.0) * float64(J) * t2 * t2 * t3 * t5
-	t7 := math.Pow(t2, -3.0)
-	t8 := float64(J) * t2 * t5 * t7
-	var t9 float64
-	for i8 := 0; i8 < 1; i8++ {
-		t9 += muMean[i8]
-	}
-	t10 := -t9
-	var t12 float64
-	for i7 := 0; i7 < J; i7++ {
-		t11 := runtime.Sq(t10 + thetaMean[i7])
-		t12 += t11
-	}
-	t13 := (-3.0) * t12 * t2 * t2 * t3
-	var t14 float64
-	for i7 := 0; i7 < J; i7++ {
-		t14 += thetaCov[i7*J+i7]
-	}
-	t15 := (-3.0) * t14 * t2 * t2 * t3
-	t16 := t12 * t2 * t7
-	t17 := t14 * t2 * t7
-	t18 := -float64(J)
-	t19 := 1 / (t2 * t2)
-	t20 := (-0.5) * float64(J) * t19
-	t22 := (-0.5) * t19
-	t23 := runtime.Sq(0.2 * t2)
-	t24 := math.Pow(t23+1.0, -2.0)
-	t25 := (t2 * t2 * t24)
-	t26 := 1 / (t23 + 1.0)
-	t27 := (-0.08000000000000002) * (2.0*t2*t2*t26 - 0.08000000000000002*t2*t2*t25)
-	t28 := (t2 * t2 * t26)
-	t29 := (-0.08000000000000002) * t28
-	t30 := math.Log1p(t23)
-	t31 := t16 + t17 + t18 + t29 + t8 + 1.0
-	t32 := t13 + t15 + t16 + t17 + t27 + t6 + t8
+	t1 := math.Exp(tau[0])
+	t2 := math.Pow(t1, -4.0)
+	t3 := math.Pow(t1, -3.0)
+	t4 := -muMean[0]
+	t6 := (-3.0) * t1 * t1 * t2
+	t7 := t1 * t3
+	t8 := 1 / (t1 * t1)
+	t9 := (-0.5) * t8
+	t10 := runtime.Sq(0.2 * t1)
+	t11 := math.Pow(t10+1.0, -2.0)
+	t12 := (t1 * t1 * t11)
+	t13 := 1 / (t10 + 1.0)
+	t14 := (t1 * t1 * t13)
+	t15 := math.Log1p(t10)
 	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:14:1: tau ~ HalfCauchy(5)
-	f += (-0.9189385332046727)*float64(J) - t30 - 2.061020617723555
-	for a3 := 0; a3 < 1; a3++ {
-		grad[a3] += t31
-		hess_a3 := hess[a3*1:][:1:1]
-		for b3 := 0; b3 < 1; b3++ {
-			hess_a3[b3] += t32
-		}
-	}
+	hess[0] += float64(J)*t1*t3*muCov[0] - 3.0*float64(J)*t1*t1*t2*muCov[0] - 0.08000000000000002*(2.0*t1*t1*t13-0.08000000000000002*t1*t1*t12)
+	grad[0] += float64(J)*t1*t3*muCov[0] - 0.08000000000000002*t14 - float64(J) + 1.0
+	f += tau[0] - t15 - 0.5*float64(J)*t8*muCov[0] - float64(J)*tau[0] - 0.9189385332046727*float64(J) - 2.061020617723555
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	for q11 := 0; q11 < 1; q11++ {
-		f += t20 * t4[q11]
-	}
-	for i9 := 0; i9 < 1; i9++ {
-		f += t18 * tau[i9]
-	}
 	for i7 := 0; i7 < J; i7++ {
-		t21 := runtime.Sq(t10 + thetaMean[i7])
-		f += t22 * (t21 + thetaCov[i7*J+i7])
-	}
-	// centred.vi:14:1: tau ~ HalfCauchy(5)
-	for i6 := 0; i6 < 1; i6++ {
-		f += tau[i6]
+		t5 := runtime.Sq(t4 + thetaMean[i7])
+		hess[0] += t5*t6 + t5*t7 + t6*thetaCov[i7*J+i7] + t7*thetaCov[i7*J+i7]
+		grad[0] += t7 * (t5 + thetaCov[i7*J+i7])
+		f += t9 * (t5 + thetaCov[i7*J+i7])
 	}
 	return f
 }
@@ -929,134 +702,43 @@ func (m *Model) TauDelta(tau, cov, muMean, muCov, thetaMean, thetaCov, grad, hes
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1 float64
-	for i9 := 0; i9 < 1; i9++ {
-		t1 += tau[i9]
-	}
-	t2 := math.Exp(t1)
-	t3 := math.Pow(t2, -6.0)
-	var t4Buf [runtime.StackVec]float64
-	t4 := runtime.Vec(t4Buf[:], 1)
-	for a4 := 0; a4 < 1; a4++ {
-		cov_a4 := cov[a4*1:][:1:1]
-		for b4 := 0; b4 < 1; b4++ {
-			t4[b4] += cov_a4[b4]
-		}
-	}
-	var t5 float64
-	for b4 := 0; b4 < 1; b4++ {
-		t5 += t4[b4]
-	}
-	var t6Buf [runtime.StackVec]float64
-	t6 := runtime.Vec(t6Buf[:], 1)
-	for q10 := 0; q10 < 1; q10++ {
-		muCov_q10 := muCov[q10*1:][:1:1]
-		for q11 := 0; q11 < 1; q11++ {
-			t6[q11] += muCov_q10[q11]
-		}
-	}
-	var t7 float64
-	for q11 := 0; q11 < 1; q11++ {
-		t7 += t6[q11]
-	}
-	t8 := (-30.0) * float64(J) * t2 * t2 * t2 * t2 * t3 * t5 * t7
-	t9 := math.Pow(t2, -5.0)
-	t10 := 36.0 * float64(J) * t2 * t2 * t2 * t5 * t7 * t9
-	t11 := math.Pow(t2, -4.0)
-	t12 := (-10.5) * float64(J) * t11 * t2 * t2 * t5 * t7
-	t13 := math.Pow(t2, -3.0)
-	t14 := 0.5 * float64(J) * t13 * t2 * t5 * t7
-	var t15 float64
-	for i7 := 0; i7 < J; i7++ {
-		t15 += thetaCov[i7*J+i7]
-	}
-	t16 := (-30.0) * t15 * t2 * t2 * t2 * t2 * t3 * t5
-	t17 := 36.0 * t15 * t2 * t2 * t2 * t5 * t9
-	t18 := (-10.5) * t11 * t15 * t2 * t2 * t5
-	t19 := 0.5 * t13 * t15 * t2 * t5
-	t20 := (-3.0) * float64(J) * t11 * t2 * t2 * t7
-	t21 := float64(J) * t13 * t2 * t7
-	var t22 float64
-	for i8 := 0; i8 < 1; i8++ {
-		t22 += muMean[i8]
-	}
-	t23 := -t22
-	var t25 float64
-	for i7 := 0; i7 < J; i7++ {
-		t24 := runtime.Sq(t23 + thetaMean[i7])
-		t25 += t24
-	}
-	t26 := (-30.0) * t2 * t2 * t2 * t2 * t25 * t3 * t5
-	t27 := 36.0 * t2 * t2 * t2 * t25 * t5 * t9
-	t28 := (-10.5) * t11 * t2 * t2 * t25 * t5
-	t29 := 0.5 * t13 * t2 * t25 * t5
-	t30 := (-3.0) * t11 * t2 * t2 * t25
-	t31 := (-3.0) * t11 * t15 * t2 * t2
-	t32 := t13 * t2 * t25
-	t33 := t13 * t15 * t2
-	t34 := -float64(J)
-	t35 := 6.0 * float64(J) * t2 * t2 * t2 * t5 * t7 * t9
-	t36 := (-4.5) * float64(J) * t11 * t2 * t2 * t5 * t7
-	t37 := 6.0 * t15 * t2 * t2 * t2 * t5 * t9
-	t38 := (-4.5) * t11 * t15 * t2 * t2 * t5
-	t39 := 6.0 * t2 * t2 * t2 * t25 * t5 * t9
-	t40 := (-4.5) * t11 * t2 * t2 * t25 * t5
-	t41 := (-1.5) * float64(J) * t11 * t2 * t2 * t5
-	t42 := 0.5 * float64(J) * t13 * t2 * t5
-	t43 := (-1.5) * t11 * t15 * t2 * t2
-	t44 := 0.5 * t13 * t15 * t2
-	t45 := 1 / (t2 * t2)
-	t46 := (-0.5) * float64(J) * t45
-	t47 := (-1.5) * t11 * t2 * t2 * t25
-	t48 := 0.5 * t13 * t2 * t25
-	t50 := (-0.5) * t45
-	t51 := runtime.Sq(0.2 * t2)
-	t52 := math.Pow(t51+1.0, -2.0)
-	t53 := (t2 * t2 * t52)
-	t54 := 1 / (t51 + 1.0)
-	t55 := math.Pow(t51+1.0, -3.0)
-	t56 := (t2 * t2 * t55)
-	t57 := math.Pow(t51+1.0, -4.0)
-	t58 := (t2 * t2 * t57)
-	t59 := (-0.04000000000000001) * t5 * (8.0*t2*t2*t54 - 0.9600000000000002*t2*t2*t53 - 0.4800000000000001*t2*t2*(2.0*t2*t2*t52-0.16000000000000003*t2*t2*t56) - 0.08000000000000002*t2*t2*(4.0*t2*t2*t52-0.6400000000000001*t2*t2*t56-0.16000000000000003*t2*t2*(2.0*t2*t2*t55-0.24000000000000005*t2*t2*t58)))
-	t60 := (-0.08000000000000002) * (2.0*t2*t2*t54 - 0.08000000000000002*t2*t2*t53)
-	t61 := (t2 * t2 * t54)
-	t62 := (-0.08000000000000002) * t61
-	t63 := (-0.04000000000000001) * t5 * (4.0*t2*t2*t54 - 0.32000000000000006*t2*t2*t53 - 0.08000000000000002*t2*t2*(2.0*t2*t2*t52-0.16000000000000003*t2*t2*t56))
-	t64 := math.Log1p(t51)
-	t65 := (-0.04000000000000001) * (2.0*t2*t2*t54 - 0.08000000000000002*t2*t2*t53)
-	t66 := t14 + t19 + t21 + t29 + t32 + t33 + t34 + t35 + t36 + t37 + t38 + t39 + t40 + t62 + t63 + 1.0
-	t67 := t10 + t12 + t14 + t16 + t17 + t18 + t19 + t20 + t21 + t26 + t27 + t28 + t29 + t30 + t31 + t32 + t33 + t59 + t60 + t8
-	t68 := t41 + t42 + t46
-	t69 := t43 + t44 + t47 + t48 + t65
+	t1 := math.Exp(tau[0])
+	t2 := math.Pow(t1, -6.0)
+	t3 := math.Pow(t1, -5.0)
+	t4 := math.Pow(t1, -4.0)
+	t5 := math.Pow(t1, -3.0)
+	t6 := -muMean[0]
+	t8 := (-30.0) * t1 * t1 * t1 * t1 * t2 * cov[0]
+	t9 := 36.0 * t1 * t1 * t1 * t3 * cov[0]
+	t10 := (-3.0) * t1 * t1 * t4
+	t11 := (-10.5) * t1 * t1 * t4 * cov[0]
+	t12 := t1 * t5
+	t13 := 0.5 * t1 * t5 * cov[0]
+	t14 := 6.0 * t1 * t1 * t1 * t3 * cov[0]
+	t15 := (-4.5) * t1 * t1 * t4 * cov[0]
+	t16 := 1 / (t1 * t1)
+	t17 := (-1.5) * t1 * t1 * t4 * cov[0]
+	t18 := (-0.5) * t16
+	t19 := runtime.Sq(0.2 * t1)
+	t20 := math.Pow(t19+1.0, -2.0)
+	t21 := (t1 * t1 * t20)
+	t22 := 1 / (t19 + 1.0)
+	t23 := math.Pow(t19+1.0, -3.0)
+	t24 := (t1 * t1 * t23)
+	t25 := math.Pow(t19+1.0, -4.0)
+	t26 := (t1 * t1 * t25)
+	t27 := (t1 * t1 * t22)
+	t28 := math.Log1p(t19)
 	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:14:1: tau ~ HalfCauchy(5)
-	f += (-0.9189385332046727)*float64(J) - t64 - 2.061020617723555
-	for a3 := 0; a3 < 1; a3++ {
-		grad[a3] += t66
-		hess_a3 := hess[a3*1:][:1:1]
-		for b3 := 0; b3 < 1; b3++ {
-			hess_a3[b3] += t67
-		}
-	}
+	hess[0] += 36.0*float64(J)*t1*t1*t1*t3*muCov[0]*cov[0] - 30.0*float64(J)*t1*t1*t1*t1*t2*muCov[0]*cov[0] - 0.08000000000000002*(2.0*t1*t1*t22-0.08000000000000002*t1*t1*t21) - 3.0*float64(J)*t1*t1*t4*muCov[0] - 10.5*float64(J)*t1*t1*t4*muCov[0]*cov[0] + float64(J)*t1*t5*muCov[0] + 0.5*float64(J)*t1*t5*muCov[0]*cov[0] - 0.04000000000000001*(8.0*t1*t1*t22-0.9600000000000002*t1*t1*t21-0.4800000000000001*t1*t1*(2.0*t1*t1*t20-0.16000000000000003*t1*t1*t24)-0.08000000000000002*t1*t1*(4.0*t1*t1*t20-0.6400000000000001*t1*t1*t24-0.16000000000000003*t1*t1*(2.0*t1*t1*t23-0.24000000000000005*t1*t1*t26)))*cov[0]
+	grad[0] += 6.0*float64(J)*t1*t1*t1*t3*muCov[0]*cov[0] - 0.08000000000000002*t27 - float64(J) - 4.5*float64(J)*t1*t1*t4*muCov[0]*cov[0] + float64(J)*t1*t5*muCov[0] + 0.5*float64(J)*t1*t5*muCov[0]*cov[0] - 0.04000000000000001*(4.0*t1*t1*t22-0.32000000000000006*t1*t1*t21-0.08000000000000002*t1*t1*(2.0*t1*t1*t20-0.16000000000000003*t1*t1*t24))*cov[0] + 1.0
+	f += 0.5*float64(J)*t1*t5*muCov[0]*cov[0] - t28 - 0.5*float64(J)*t16*muCov[0] - 1.5*float64(J)*t1*t1*t4*muCov[0]*cov[0] - 0.9189385332046727*float64(J) - float64(J)*tau[0] - 0.04000000000000001*(2.0*t1*t1*t22-0.08000000000000002*t1*t1*t21)*cov[0] + tau[0] - 2.061020617723555
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	for q11 := 0; q11 < 1; q11++ {
-		f += t68 * t6[q11]
-	}
-	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:14:1: tau ~ HalfCauchy(5)
-	for b4 := 0; b4 < 1; b4++ {
-		f += t4[b4] * t69
-	}
-	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	for i9 := 0; i9 < 1; i9++ {
-		f += t34 * tau[i9]
-	}
 	for i7 := 0; i7 < J; i7++ {
-		t49 := runtime.Sq(t23 + thetaMean[i7])
-		f += t50 * (t49 + thetaCov[i7*J+i7])
-	}
-	// centred.vi:14:1: tau ~ HalfCauchy(5)
-	for i6 := 0; i6 < 1; i6++ {
-		f += tau[i6]
+		t7 := runtime.Sq(t6 + thetaMean[i7])
+		hess[0] += t10*t7 + t10*thetaCov[i7*J+i7] + t11*t7 + t11*thetaCov[i7*J+i7] + t12*t7 + t12*thetaCov[i7*J+i7] + t13*t7 + t13*thetaCov[i7*J+i7] + t7*t8 + t7*t9 + t8*thetaCov[i7*J+i7] + t9*thetaCov[i7*J+i7]
+		grad[0] += t12*t7 + t12*thetaCov[i7*J+i7] + t13*t7 + t13*thetaCov[i7*J+i7] + t14*t7 + t14*thetaCov[i7*J+i7] + t15*t7 + t15*thetaCov[i7*J+i7]
+		f += t13*t7 + t13*thetaCov[i7*J+i7] + t17*t7 + t17*thetaCov[i7*J+i7] + t18*t7 + t18*thetaCov[i7*J+i7]
 	}
 	return f
 }
@@ -1067,46 +749,18 @@ func (m *Model) TauDelta(tau, cov, muMean, muCov, thetaMean, thetaCov, grad, hes
 func (m *Model) TauTarget(tau, muMean, muCov, thetaMean, thetaCov []float64) float64 {
 	J := m.j
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q10 := 0; q10 < 1; q10++ {
-		muCov_q10 := muCov[q10*1:][:1:1]
-		for q11 := 0; q11 < 1; q11++ {
-			t1[q11] += muCov_q10[q11]
-		}
-	}
-	var t2 float64
-	for i9 := 0; i9 < 1; i9++ {
-		t2 += tau[i9]
-	}
-	t3 := math.Exp(t2)
-	t4 := 1 / (t3 * t3)
-	t5 := (-0.5) * float64(J) * t4
-	t6 := -float64(J)
-	var t7 float64
-	for i8 := 0; i8 < 1; i8++ {
-		t7 += muMean[i8]
-	}
-	t8 := -t7
-	t10 := (-0.5) * t4
-	t11 := runtime.Sq(0.2 * t3)
-	t12 := math.Log1p(t11)
+	t1 := math.Exp(tau[0])
+	t2 := 1 / (t1 * t1)
+	t3 := -muMean[0]
+	t5 := (-0.5) * t2
+	t6 := runtime.Sq(0.2 * t1)
+	t7 := math.Log1p(t6)
 	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:14:1: tau ~ HalfCauchy(5)
-	f += (-0.9189385332046727)*float64(J) - t12 - 2.061020617723555
+	f += tau[0] - t7 - 0.5*float64(J)*t2*muCov[0] - float64(J)*tau[0] - 0.9189385332046727*float64(J) - 2.061020617723555
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	for q11 := 0; q11 < 1; q11++ {
-		f += t1[q11] * t5
-	}
-	for i9 := 0; i9 < 1; i9++ {
-		f += t6 * tau[i9]
-	}
 	for i7 := 0; i7 < J; i7++ {
-		t9 := runtime.Sq(t8 + thetaMean[i7])
-		f += t10 * (t9 + thetaCov[i7*J+i7])
-	}
-	// centred.vi:14:1: tau ~ HalfCauchy(5)
-	for i6 := 0; i6 < 1; i6++ {
-		f += tau[i6]
+		t4 := runtime.Sq(t3 + thetaMean[i7])
+		f += t5 * (t4 + thetaCov[i7*J+i7])
 	}
 	return f
 }
@@ -1126,47 +780,17 @@ func (m *Model) ThetaF(theta, muMean, muCov, tauMean, tauCov, grad, hess []float
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t5Buf [runtime.StackVec]float64
-	t5 := runtime.Vec(t5Buf[:], 1)
-	for q22 := 0; q22 < 1; q22++ {
-		tauCov_q22 := tauCov[q22*1:][:1:1]
-		for q23 := 0; q23 < 1; q23++ {
-			t5[q23] += tauCov_q22[q23]
-		}
-	}
-	var t6 float64
-	for q23 := 0; q23 < 1; q23++ {
-		t6 += t5[q23]
-	}
-	var t7 float64
-	for i12 := 0; i12 < 1; i12++ {
-		t7 += tauMean[i12]
-	}
-	t8 := math.Exp(2.0*t6 - 2.0*t7)
-	t9 := -t8
-	var t10 float64
-	for i11 := 0; i11 < 1; i11++ {
-		t10 += muMean[i11]
-	}
-	t11 := t10 * t8
-	var t12Buf [runtime.StackVec]float64
-	t12 := runtime.Vec(t12Buf[:], 1)
-	for q19 := 0; q19 < 1; q19++ {
-		muCov_q19 := muCov[q19*1:][:1:1]
-		for q20 := 0; q20 < 1; q20++ {
-			t12[q20] += muCov_q19[q20]
-		}
-	}
-	t13 := (-0.5) * float64(J) * t8
-	t14 := -float64(J)
-	t15 := -t10
-	t17 := (-0.5) * t8
+	t5 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	t6 := -t5
+	t7 := t5 * muMean[0]
+	t8 := -muMean[0]
+	t10 := (-0.5) * t5
 	// centred.vi:16:1: y ~ Normal(theta, sigma); centred.vi:15:1: theta ~ Normal(mu, tau)
-	f -= 1.8378770664093453 * float64(J)
+	f += float64(J) * ((-0.5)*t5*muCov[0] - tauMean[0] - 1.8378770664093453)
 	for a5 := 0; a5 < J; a5++ {
 		t1 := 1 / (sigma[a5] * sigma[a5])
-		hess[a5*J+a5] += t9 - t1
-		grad[a5] += t11 + t1*(y[a5]-theta[a5]) + t9*theta[a5]
+		hess[a5*J+a5] += t6 - t1
+		grad[a5] += t7 + t1*(y[a5]-theta[a5]) + t6*theta[a5]
 	}
 	// centred.vi:16:1: y ~ Normal(theta, sigma)
 	for i13 := 0; i13 < J; i13++ {
@@ -1176,15 +800,9 @@ func (m *Model) ThetaF(theta, muMean, muCov, tauMean, tauCov, grad, hess []float
 		f += -t4 - 0.5*t2*t3
 	}
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	for q20 := 0; q20 < 1; q20++ {
-		f += t12[q20] * t13
-	}
-	for i12 := 0; i12 < 1; i12++ {
-		f += t14 * tauMean[i12]
-	}
 	for i10 := 0; i10 < J; i10++ {
-		t16 := runtime.Sq(t15 + theta[i10])
-		f += t16 * t17
+		t9 := runtime.Sq(t8 + theta[i10])
+		f += t10 * t9
 	}
 	return f
 }
@@ -1206,47 +824,17 @@ func (m *Model) ThetaDelta(theta, cov, muMean, muCov, tauMean, tauCov, grad, hes
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t6Buf [runtime.StackVec]float64
-	t6 := runtime.Vec(t6Buf[:], 1)
-	for q22 := 0; q22 < 1; q22++ {
-		tauCov_q22 := tauCov[q22*1:][:1:1]
-		for q23 := 0; q23 < 1; q23++ {
-			t6[q23] += tauCov_q22[q23]
-		}
-	}
-	var t7 float64
-	for q23 := 0; q23 < 1; q23++ {
-		t7 += t6[q23]
-	}
-	var t8 float64
-	for i12 := 0; i12 < 1; i12++ {
-		t8 += tauMean[i12]
-	}
-	t9 := math.Exp(2.0*t7 - 2.0*t8)
-	t10 := -t9
-	var t11 float64
-	for i11 := 0; i11 < 1; i11++ {
-		t11 += muMean[i11]
-	}
-	t12 := t11 * t9
-	var t13Buf [runtime.StackVec]float64
-	t13 := runtime.Vec(t13Buf[:], 1)
-	for q19 := 0; q19 < 1; q19++ {
-		muCov_q19 := muCov[q19*1:][:1:1]
-		for q20 := 0; q20 < 1; q20++ {
-			t13[q20] += muCov_q19[q20]
-		}
-	}
-	t14 := (-0.5) * float64(J) * t9
-	t15 := -float64(J)
-	t16 := -t11
-	t18 := (-0.5) * t9
+	t6 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	t7 := -t6
+	t8 := t6 * muMean[0]
+	t9 := -muMean[0]
+	t11 := (-0.5) * t6
 	// centred.vi:16:1: y ~ Normal(theta, sigma); centred.vi:15:1: theta ~ Normal(mu, tau)
-	f -= 1.8378770664093453 * float64(J)
+	f += float64(J) * ((-0.5)*t6*muCov[0] - tauMean[0] - 1.8378770664093453)
 	for a5 := 0; a5 < J; a5++ {
 		t1 := 1 / (sigma[a5] * sigma[a5])
-		hess[a5*J+a5] += t10 - t1
-		grad[a5] += t12 + t10*theta[a5] + t1*(y[a5]-theta[a5])
+		hess[a5*J+a5] += t7 - t1
+		grad[a5] += t8 + t1*(y[a5]-theta[a5]) + t7*theta[a5]
 	}
 	// centred.vi:16:1: y ~ Normal(theta, sigma)
 	for i13 := 0; i13 < J; i13++ {
@@ -1258,18 +846,12 @@ func (m *Model) ThetaDelta(theta, cov, muMean, muCov, tauMean, tauCov, grad, hes
 	// centred.vi:16:1: y ~ Normal(theta, sigma); centred.vi:15:1: theta ~ Normal(mu, tau)
 	for b6 := 0; b6 < J; b6++ {
 		t4 := 1 / (sigma[b6] * sigma[b6])
-		f += (t18 - 0.5*t4) * cov[b6*J+b6]
+		f += (t11 - 0.5*t4) * cov[b6*J+b6]
 	}
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	for q20 := 0; q20 < 1; q20++ {
-		f += t13[q20] * t14
-	}
-	for i12 := 0; i12 < 1; i12++ {
-		f += t15 * tauMean[i12]
-	}
 	for i10 := 0; i10 < J; i10++ {
-		t17 := runtime.Sq(t16 + theta[i10])
-		f += t17 * t18
+		t10 := runtime.Sq(t9 + theta[i10])
+		f += t10 * t11
 	}
 	return f
 }
@@ -1282,41 +864,11 @@ func (m *Model) ThetaTarget(theta, muMean, muCov, tauMean, tauCov []float64) flo
 	sigma := m.sigma
 	y := m.y
 	var f float64
-	var t4Buf [runtime.StackVec]float64
-	t4 := runtime.Vec(t4Buf[:], 1)
-	for q19 := 0; q19 < 1; q19++ {
-		muCov_q19 := muCov[q19*1:][:1:1]
-		for q20 := 0; q20 < 1; q20++ {
-			t4[q20] += muCov_q19[q20]
-		}
-	}
-	var t5Buf [runtime.StackVec]float64
-	t5 := runtime.Vec(t5Buf[:], 1)
-	for q22 := 0; q22 < 1; q22++ {
-		tauCov_q22 := tauCov[q22*1:][:1:1]
-		for q23 := 0; q23 < 1; q23++ {
-			t5[q23] += tauCov_q22[q23]
-		}
-	}
-	var t6 float64
-	for q23 := 0; q23 < 1; q23++ {
-		t6 += t5[q23]
-	}
-	var t7 float64
-	for i12 := 0; i12 < 1; i12++ {
-		t7 += tauMean[i12]
-	}
-	t8 := math.Exp(2.0*t6 - 2.0*t7)
-	t9 := (-0.5) * float64(J) * t8
-	t10 := -float64(J)
-	var t11 float64
-	for i11 := 0; i11 < 1; i11++ {
-		t11 += muMean[i11]
-	}
-	t12 := -t11
-	t14 := (-0.5) * t8
+	t4 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	t5 := -muMean[0]
+	t7 := (-0.5) * t4
 	// centred.vi:16:1: y ~ Normal(theta, sigma); centred.vi:15:1: theta ~ Normal(mu, tau)
-	f -= 1.8378770664093453 * float64(J)
+	f += float64(J) * ((-0.5)*t4*muCov[0] - tauMean[0] - 1.8378770664093453)
 	// centred.vi:16:1: y ~ Normal(theta, sigma)
 	for i13 := 0; i13 < J; i13++ {
 		t1 := runtime.Sq(y[i13] - theta[i13])
@@ -1325,15 +877,9 @@ func (m *Model) ThetaTarget(theta, muMean, muCov, tauMean, tauCov []float64) flo
 		f += -t3 - 0.5*t1*t2
 	}
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	for q20 := 0; q20 < 1; q20++ {
-		f += t4[q20] * t9
-	}
-	for i12 := 0; i12 < 1; i12++ {
-		f += t10 * tauMean[i12]
-	}
 	for i10 := 0; i10 < J; i10++ {
-		t13 := runtime.Sq(t12 + theta[i10])
-		f += t13 * t14
+		t6 := runtime.Sq(t5 + theta[i10])
+		f += t6 * t7
 	}
 	return f
 }

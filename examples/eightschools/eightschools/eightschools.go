@@ -495,36 +495,24 @@ func (m *Model) LogJoint(mu, tau, eta []float64) float64 {
 	sigma := m.sigma
 	y := m.y
 	var f float64
-	var t1 float64
-	for i32 := 0; i32 < 1; i32++ {
-		t1 += tau[i32]
-	}
-	t2 := math.Exp(t1)
-	var t3 float64
-	for i31 := 0; i31 < 1; i31++ {
-		t3 += mu[i31]
-	}
-	t4 := -t3
-	t9 := runtime.Sq(0.2 * t2)
-	t10 := math.Log1p(t9)
-	t11 := t3 * t3
+	t1 := math.Exp(tau[0])
+	t2 := -mu[0]
+	t7 := runtime.Sq(0.2 * t1)
+	t8 := math.Log1p(t7)
+	t9 := mu[0] * mu[0]
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:20:1: eta ~ Normal(0, 1); eightschools.vi:19:1: tau ~ HalfCauchy(5); eightschools.vi:18:1: mu ~ Normal(0, 5)
-	f += (-1.8378770664093453)*float64(J) - t10 - 0.02*t11 - 4.589397063362328
+	f += tau[0] - t8 - 0.02*t9 - 1.8378770664093453*float64(J) - 4.589397063362328
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
 	for i30 := 0; i30 < J; i30++ {
-		t5 := runtime.Sq(t4 - t2*eta[i30] + y[i30])
-		t6 := 1 / (sigma[i30] * sigma[i30])
-		t7 := math.Log(sigma[i30])
-		f += -t7 - 0.5*t5*t6
+		t3 := runtime.Sq(t2 - t1*eta[i30] + y[i30])
+		t4 := 1 / (sigma[i30] * sigma[i30])
+		t5 := math.Log(sigma[i30])
+		f += -t5 - 0.5*t3*t4
 	}
 	// eightschools.vi:20:1: eta ~ Normal(0, 1)
 	for i29 := 0; i29 < J; i29++ {
-		t8 := eta[i29] * eta[i29]
-		f -= 0.5 * t8
-	}
-	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	for i28 := 0; i28 < 1; i28++ {
-		f += tau[i28]
+		t6 := eta[i29] * eta[i29]
+		f -= 0.5 * t6
 	}
 	return f
 }
@@ -551,91 +539,29 @@ func (m *Model) elboGlobal(muMean, muCov, tauMean, tauCov, etaMean, etaCov []flo
 	sigma := m.sigma
 	y := m.y
 	var f float64
-	var t1 float64
-	for i15 := 0; i15 < 1; i15++ {
-		t1 += tauMean[i15]
-	}
-	t2 := math.Exp(t1)
-	t3 := runtime.Sq(0.2 * t2)
-	t4 := math.Log1p(t3)
-	var t5 float64
-	for i14 := 0; i14 < 1; i14++ {
-		t5 += muMean[i14]
-	}
-	t6 := t5 * t5
-	var t7Buf [runtime.StackVec]float64
-	t7 := runtime.Vec(t7Buf[:], 1)
-	for q60 := 0; q60 < 1; q60++ {
-		muCov_q60 := muCov[q60*1:][:1:1]
-		for q61 := 0; q61 < 1; q61++ {
-			t7[q61] += muCov_q60[q61]
-		}
-	}
-	var t9 float64
+	t1 := math.Exp(tauMean[0])
+	t2 := runtime.Sq(0.2 * t1)
+	t3 := math.Pow(t2+1.0, -2.0)
+	t4 := (t1 * t1 * t3)
+	t5 := 1 / (t2 + 1.0)
+	t6 := math.Log1p(t2)
+	t7 := muMean[0] * muMean[0]
+	t9 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
+	t10 := (-0.5) * t9
+	t11 := math.Exp(0.5*tauCov[0] + tauMean[0])
+	t12 := -(t11 * muMean[0])
+	t13 := (-0.5) * muCov[0]
+	t14 := (-0.5) * muMean[0] * muMean[0]
+	t15 := muMean[0]
+	f += tauMean[0] - t6 - 0.02*t7 - 0.04000000000000001*(2.0*t1*t1*t5-0.08000000000000002*t1*t1*t4)*tauCov[0] - 0.02*muCov[0] - 1.8378770664093453*float64(J) - 4.589397063362328
 	for i18 := 0; i18 < J; i18++ {
 		t8 := 1 / (sigma[i18] * sigma[i18])
-		t9 += t8
-	}
-	t10 := (-0.5) * t9
-	t11 := (-0.5) * t5 * t9
-	var t12Buf [runtime.StackVec]float64
-	t12 := runtime.Vec(t12Buf[:], 1)
-	for q46 := 0; q46 < 1; q46++ {
-		tauCov_q46 := tauCov[q46*1:][:1:1]
-		for q47 := 0; q47 < 1; q47++ {
-			t12[q47] += tauCov_q46[q47]
-		}
-	}
-	t13 := math.Pow(t3+1.0, -2.0)
-	t14 := (t13 * t2 * t2)
-	t15 := 1 / (t3 + 1.0)
-	t16 := (-0.04000000000000001) * (2.0*t15*t2*t2 - 0.08000000000000002*t14*t2*t2)
-	var t18 float64
-	for i18 := 0; i18 < J; i18++ {
-		t17 := 1 / (sigma[i18] * sigma[i18])
-		t18 += t17 * y[i18]
-	}
-	var t19 float64
-	for q73 := 0; q73 < 1; q73++ {
-		t19 += t12[q73]
-	}
-	t20 := math.Exp(t1 + 0.5*t19)
-	var t22 float64
-	for i18 := 0; i18 < J; i18++ {
-		t21 := 1 / (sigma[i18] * sigma[i18])
-		t22 += t21 * etaMean[i18]
-	}
-	t23 := -(t20 * t22)
-	t25 := math.Exp(2.0*t1 + 2.0*t19)
-	t26 := (-0.5) * t25
-	t29 := t18 + t23
-	f += (-1.8378770664093453)*float64(J) - t4 - 0.02*t6 - 4.589397063362328
-	for q61 := 0; q61 < 1; q61++ {
-		f += t10 * t7[q61]
-	}
-	for i19pp := 0; i19pp < 1; i19pp++ {
-		f += t11 * muMean[i19pp]
-	}
-	for q47 := 0; q47 < 1; q47++ {
-		f += t12[q47] * t16
-	}
-	for q41 := 0; q41 < 1; q41++ {
-		f -= 0.02 * t7[q41]
-	}
-	for i19 := 0; i19 < 1; i19++ {
-		f += t29 * muMean[i19]
-	}
-	for i16 := 0; i16 < 1; i16++ {
-		f += tauMean[i16]
-	}
-	for i18 := 0; i18 < J; i18++ {
-		t24 := 1 / (sigma[i18] * sigma[i18])
-		t27 := math.Log(sigma[i18])
-		f += t20*t24*etaMean[i18]*y[i18] - t27 + t24*t26*etaCov[i18*J+i18] + t24*t26*etaMean[i18]*etaMean[i18] - 0.5*t24*y[i18]*y[i18]
+		t16 := math.Log(sigma[i18])
+		f += t10*t8*etaCov[i18*J+i18] - t16 + t10*t8*etaMean[i18]*etaMean[i18] + t11*t8*etaMean[i18]*y[i18] + t12*t8*etaMean[i18] + t13*t8 + t14*t8 + t15*t8*y[i18] - 0.5*t8*y[i18]*y[i18]
 	}
 	for i17 := 0; i17 < J; i17++ {
-		t28 := etaMean[i17] * etaMean[i17]
-		f += (-0.5)*t28 - 0.5*etaCov[i17*J+i17]
+		t17 := etaMean[i17] * etaMean[i17]
+		f += (-0.5)*t17 - 0.5*etaCov[i17*J+i17]
 	}
 	return f
 }
@@ -655,73 +581,27 @@ func (m *Model) MuF(mu, etaMean, etaCov, tauMean, tauCov, grad, hess []float64) 
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t2 float64
+	t2 := math.Exp(0.5*tauCov[0] + tauMean[0])
+	t3 := -t2
+	t4 := -mu[0]
+	t5 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
+	t6 := (-0.5) * t5
+	t7 := -(t2 * mu[0])
+	t8 := (-0.5) * mu[0] * mu[0]
+	t9 := mu[0]
+	t11 := mu[0] * mu[0]
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:18:1: mu ~ Normal(0, 5)
+	f += (-0.9189385332046727)*float64(J) - 0.02*t11 - 2.5283764456387727
+	// eightschools.vi:18:1: mu ~ Normal(0, 5)
+	hess[0] -= 0.04
+	grad[0] -= 0.04 * mu[0]
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
 	for i2 := 0; i2 < J; i2++ {
 		t1 := 1 / (sigma[i2] * sigma[i2])
-		t2 += t1
-	}
-	t3 := -t2
-	var t4 float64
-	for i3pp := 0; i3pp < 1; i3pp++ {
-		t4 += mu[i3pp]
-	}
-	t5 := -(t2 * t4)
-	var t6Buf [runtime.StackVec]float64
-	t6 := runtime.Vec(t6Buf[:], 1)
-	for q16 := 0; q16 < 1; q16++ {
-		tauCov_q16 := tauCov[q16*1:][:1:1]
-		for q17 := 0; q17 < 1; q17++ {
-			t6[q17] += tauCov_q16[q17]
-		}
-	}
-	var t7 float64
-	for q17 := 0; q17 < 1; q17++ {
-		t7 += t6[q17]
-	}
-	var t8 float64
-	for i4 := 0; i4 < 1; i4++ {
-		t8 += tauMean[i4]
-	}
-	t9 := math.Exp(0.5*t7 + t8)
-	var t11 float64
-	for i2 := 0; i2 < J; i2++ {
-		t10 := 1 / (sigma[i2] * sigma[i2])
-		t11 += t10 * etaMean[i2]
-	}
-	t12 := -(t11 * t9)
-	var t14 float64
-	for i2 := 0; i2 < J; i2++ {
-		t13 := 1 / (sigma[i2] * sigma[i2])
-		t14 += t13 * y[i2]
-	}
-	t15 := (-0.5) * t2 * t4
-	t17 := math.Exp(2.0*t7 + 2.0*t8)
-	t18 := (-0.5) * t17
-	t20 := (-0.04) * t4
-	t21 := t4 * t4
-	t22 := t12 + t14 + t20 + t5
-	t23 := t3 - 0.04
-	t24 := t12 + t14
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:18:1: mu ~ Normal(0, 5)
-	f += (-0.9189385332046727)*float64(J) - 0.02*t21 - 2.5283764456387727
-	for a := 0; a < 1; a++ {
-		grad[a] += t22
-		hess_a := hess[a*1:][:1:1]
-		for b := 0; b < 1; b++ {
-			hess_a[b] += t23
-		}
-	}
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	for i3pp := 0; i3pp < 1; i3pp++ {
-		f += t15 * mu[i3pp]
-	}
-	for i3 := 0; i3 < 1; i3++ {
-		f += t24 * mu[i3]
-	}
-	for i2 := 0; i2 < J; i2++ {
-		t16 := 1 / (sigma[i2] * sigma[i2])
-		t19 := math.Log(sigma[i2])
-		f += t16*t18*etaCov[i2*J+i2] - t19 + t16*t18*etaMean[i2]*etaMean[i2] + t16*t9*etaMean[i2]*y[i2] - 0.5*t16*y[i2]*y[i2]
+		t10 := math.Log(sigma[i2])
+		hess[0] -= t1
+		grad[0] += t1 * (t4 + t3*etaMean[i2] + y[i2])
+		f += t1*t2*etaMean[i2]*y[i2] - t10 + t1*t6*etaCov[i2*J+i2] + t1*t6*etaMean[i2]*etaMean[i2] + t1*t7*etaMean[i2] + t1*t8 + t1*t9*y[i2] - 0.5*t1*y[i2]*y[i2]
 	}
 	return f
 }
@@ -743,86 +623,28 @@ func (m *Model) MuDelta(mu, cov, etaMean, etaCov, tauMean, tauCov, grad, hess []
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t2 float64
+	t2 := math.Exp(0.5*tauCov[0] + tauMean[0])
+	t3 := -t2
+	t4 := -mu[0]
+	t5 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
+	t6 := (-0.5) * t5
+	t7 := -(t2 * mu[0])
+	t8 := (-0.5) * cov[0]
+	t9 := (-0.5) * mu[0] * mu[0]
+	t10 := mu[0]
+	t12 := mu[0] * mu[0]
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:18:1: mu ~ Normal(0, 5)
+	f += (-0.9189385332046727)*float64(J) - 0.02*t12 - 0.02*cov[0] - 2.5283764456387727
+	// eightschools.vi:18:1: mu ~ Normal(0, 5)
+	hess[0] -= 0.04
+	grad[0] -= 0.04 * mu[0]
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
 	for i2 := 0; i2 < J; i2++ {
 		t1 := 1 / (sigma[i2] * sigma[i2])
-		t2 += t1
-	}
-	t3 := -t2
-	var t4 float64
-	for i3pp := 0; i3pp < 1; i3pp++ {
-		t4 += mu[i3pp]
-	}
-	t5 := -(t2 * t4)
-	var t6Buf [runtime.StackVec]float64
-	t6 := runtime.Vec(t6Buf[:], 1)
-	for q16 := 0; q16 < 1; q16++ {
-		tauCov_q16 := tauCov[q16*1:][:1:1]
-		for q17 := 0; q17 < 1; q17++ {
-			t6[q17] += tauCov_q16[q17]
-		}
-	}
-	var t7 float64
-	for q17 := 0; q17 < 1; q17++ {
-		t7 += t6[q17]
-	}
-	var t8 float64
-	for i4 := 0; i4 < 1; i4++ {
-		t8 += tauMean[i4]
-	}
-	t9 := math.Exp(0.5*t7 + t8)
-	var t11 float64
-	for i2 := 0; i2 < J; i2++ {
-		t10 := 1 / (sigma[i2] * sigma[i2])
-		t11 += t10 * etaMean[i2]
-	}
-	t12 := -(t11 * t9)
-	var t14 float64
-	for i2 := 0; i2 < J; i2++ {
-		t13 := 1 / (sigma[i2] * sigma[i2])
-		t14 += t13 * y[i2]
-	}
-	var t15Buf [runtime.StackVec]float64
-	t15 := runtime.Vec(t15Buf[:], 1)
-	for a2 := 0; a2 < 1; a2++ {
-		cov_a2 := cov[a2*1:][:1:1]
-		for b2 := 0; b2 < 1; b2++ {
-			t15[b2] += cov_a2[b2]
-		}
-	}
-	t16 := (-0.5) * t2
-	t17 := (-0.5) * t2 * t4
-	t19 := math.Exp(2.0*t7 + 2.0*t8)
-	t20 := (-0.5) * t19
-	t22 := (-0.04) * t4
-	t23 := t4 * t4
-	t24 := t12 + t14 + t22 + t5
-	t25 := t3 - 0.04
-	t26 := t16 - 0.02
-	t27 := t12 + t14
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:18:1: mu ~ Normal(0, 5)
-	f += (-0.9189385332046727)*float64(J) - 0.02*t23 - 2.5283764456387727
-	for a := 0; a < 1; a++ {
-		grad[a] += t24
-		hess_a := hess[a*1:][:1:1]
-		for b := 0; b < 1; b++ {
-			hess_a[b] += t25
-		}
-	}
-	for b2 := 0; b2 < 1; b2++ {
-		f += t15[b2] * t26
-	}
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	for i3pp := 0; i3pp < 1; i3pp++ {
-		f += t17 * mu[i3pp]
-	}
-	for i3 := 0; i3 < 1; i3++ {
-		f += t27 * mu[i3]
-	}
-	for i2 := 0; i2 < J; i2++ {
-		t18 := 1 / (sigma[i2] * sigma[i2])
-		t21 := math.Log(sigma[i2])
-		f += t18*t20*etaCov[i2*J+i2] - t21 + t18*t20*etaMean[i2]*etaMean[i2] + t18*t9*etaMean[i2]*y[i2] - 0.5*t18*y[i2]*y[i2]
+		t11 := math.Log(sigma[i2])
+		hess[0] -= t1
+		grad[0] += t1 * (t4 + t3*etaMean[i2] + y[i2])
+		f += t1*t10*y[i2] - t11 + t1*t2*etaMean[i2]*y[i2] + t1*t6*etaCov[i2*J+i2] + t1*t6*etaMean[i2]*etaMean[i2] + t1*t7*etaMean[i2] + t1*t8 + t1*t9 - 0.5*t1*y[i2]*y[i2]
 	}
 	return f
 }
@@ -835,61 +657,20 @@ func (m *Model) MuTarget(mu, etaMean, etaCov, tauMean, tauCov []float64) float64
 	sigma := m.sigma
 	y := m.y
 	var f float64
-	var t2 float64
+	t2 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
+	t3 := (-0.5) * t2
+	t4 := math.Exp(0.5*tauCov[0] + tauMean[0])
+	t5 := -(t4 * mu[0])
+	t6 := (-0.5) * mu[0] * mu[0]
+	t7 := mu[0]
+	t9 := mu[0] * mu[0]
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:18:1: mu ~ Normal(0, 5)
+	f += (-0.9189385332046727)*float64(J) - 0.02*t9 - 2.5283764456387727
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
 	for i2 := 0; i2 < J; i2++ {
 		t1 := 1 / (sigma[i2] * sigma[i2])
-		t2 += t1
-	}
-	var t3 float64
-	for i3p := 0; i3p < 1; i3p++ {
-		t3 += mu[i3p]
-	}
-	t4 := (-0.5) * t2 * t3
-	var t6 float64
-	for i2 := 0; i2 < J; i2++ {
-		t5 := 1 / (sigma[i2] * sigma[i2])
-		t6 += t5 * y[i2]
-	}
-	var t7Buf [runtime.StackVec]float64
-	t7 := runtime.Vec(t7Buf[:], 1)
-	for q16 := 0; q16 < 1; q16++ {
-		tauCov_q16 := tauCov[q16*1:][:1:1]
-		for q17 := 0; q17 < 1; q17++ {
-			t7[q17] += tauCov_q16[q17]
-		}
-	}
-	var t8 float64
-	for q17 := 0; q17 < 1; q17++ {
-		t8 += t7[q17]
-	}
-	var t9 float64
-	for i4 := 0; i4 < 1; i4++ {
-		t9 += tauMean[i4]
-	}
-	t10 := math.Exp(0.5*t8 + t9)
-	var t12 float64
-	for i2 := 0; i2 < J; i2++ {
-		t11 := 1 / (sigma[i2] * sigma[i2])
-		t12 += t11 * etaMean[i2]
-	}
-	t13 := -(t10 * t12)
-	t15 := math.Exp(2.0*t8 + 2.0*t9)
-	t16 := (-0.5) * t15
-	t18 := t3 * t3
-	t19 := t13 + t6
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:18:1: mu ~ Normal(0, 5)
-	f += (-0.9189385332046727)*float64(J) - 0.02*t18 - 2.5283764456387727
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	for i3pp := 0; i3pp < 1; i3pp++ {
-		f += t4 * mu[i3pp]
-	}
-	for i3 := 0; i3 < 1; i3++ {
-		f += t19 * mu[i3]
-	}
-	for i2 := 0; i2 < J; i2++ {
-		t14 := 1 / (sigma[i2] * sigma[i2])
-		t17 := math.Log(sigma[i2])
-		f += t10*t14*etaMean[i2]*y[i2] - t17 + t14*t16*etaCov[i2*J+i2] + t14*t16*etaMean[i2]*etaMean[i2] - 0.5*t14*y[i2]*y[i2]
+		t8 := math.Log(sigma[i2])
+		f += t1*t3*etaCov[i2*J+i2] - t8 + t1*t3*etaMean[i2]*etaMean[i2] + t1*t4*etaMean[i2]*y[i2] + t1*t5*etaMean[i2] + t1*t6 + t1*t7*y[i2] - 0.5*t1*y[i2]*y[i2]
 	}
 	return f
 }
@@ -909,89 +690,32 @@ func (m *Model) TauF(tau, etaMean, etaCov, muMean, muCov, grad, hess []float64) 
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1 float64
-	for i9 := 0; i9 < 1; i9++ {
-		t1 += tau[i9]
-	}
-	t2 := math.Exp(t1)
-	var t4 float64
-	for i7 := 0; i7 < J; i7++ {
-		t3 := 1 / (sigma[i7] * sigma[i7])
-		t4 += t3 * etaMean[i7]
-	}
-	var t5 float64
-	for i8 := 0; i8 < 1; i8++ {
-		t5 += muMean[i8]
-	}
-	t6 := -(t2 * t4 * t5)
-	var t8 float64
-	for i7 := 0; i7 < J; i7++ {
-		t7 := 1 / (sigma[i7] * sigma[i7])
-		t8 += t7 * etaCov[i7*J+i7]
-	}
-	t9 := (-2.0) * t2 * t2 * t8
-	var t11 float64
-	for i7 := 0; i7 < J; i7++ {
-		t10 := 1 / (sigma[i7] * sigma[i7])
-		t11 += t10 * etaMean[i7] * etaMean[i7]
-	}
-	t12 := (-2.0) * t11 * t2 * t2
-	var t14 float64
-	for i7 := 0; i7 < J; i7++ {
-		t13 := 1 / (sigma[i7] * sigma[i7])
-		t14 += t13 * etaMean[i7] * y[i7]
-	}
-	t15 := t14 * t2
-	t16 := -(t2 * t2 * t8)
-	t17 := -(t11 * t2 * t2)
-	var t18Buf [runtime.StackVec]float64
-	t18 := runtime.Vec(t18Buf[:], 1)
-	for q22 := 0; q22 < 1; q22++ {
-		muCov_q22 := muCov[q22*1:][:1:1]
-		for q23 := 0; q23 < 1; q23++ {
-			t18[q23] += muCov_q22[q23]
-		}
-	}
-	var t20 float64
-	for i7 := 0; i7 < J; i7++ {
-		t19 := 1 / (sigma[i7] * sigma[i7])
-		t20 += t19
-	}
-	t21 := (-0.5) * t20
-	t23 := (-0.5) * t2 * t2
-	t24 := -t5
-	t27 := runtime.Sq(0.2 * t2)
-	t28 := math.Pow(t27+1.0, -2.0)
-	t29 := (t2 * t2 * t28)
-	t30 := 1 / (t27 + 1.0)
-	t31 := (-0.08000000000000002) * (2.0*t2*t2*t30 - 0.08000000000000002*t2*t2*t29)
-	t32 := (t2 * t2 * t30)
-	t33 := (-0.08000000000000002) * t32
-	t34 := math.Log1p(t27)
-	t35 := t15 + t16 + t17 + t33 + t6 + 1.0
-	t36 := t12 + t15 + t31 + t6 + t9
+	t2 := math.Exp(tau[0])
+	t3 := (-2.0) * t2 * t2
+	t4 := -(t2 * muMean[0])
+	t5 := -(t2 * t2)
+	t6 := (-0.5) * t2 * t2
+	t7 := (-0.5) * muCov[0]
+	t8 := -muMean[0]
+	t11 := runtime.Sq(0.2 * t2)
+	t12 := math.Pow(t11+1.0, -2.0)
+	t13 := (t12 * t2 * t2)
+	t14 := 1 / (t11 + 1.0)
+	t15 := (t14 * t2 * t2)
+	t16 := math.Log1p(t11)
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	f += (-0.9189385332046727)*float64(J) - t34 - 2.061020617723555
-	for a3 := 0; a3 < 1; a3++ {
-		grad[a3] += t35
-		hess_a3 := hess[a3*1:][:1:1]
-		for b3 := 0; b3 < 1; b3++ {
-			hess_a3[b3] += t36
-		}
-	}
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	for q23 := 0; q23 < 1; q23++ {
-		f += t18[q23] * t21
-	}
-	for i7 := 0; i7 < J; i7++ {
-		t22 := 1 / (sigma[i7] * sigma[i7])
-		t25 := runtime.Sq(t24 - t2*etaMean[i7] + y[i7])
-		t26 := math.Log(sigma[i7])
-		f += t22*t23*etaCov[i7*J+i7] - t26 - 0.5*t22*t25
-	}
+	f += tau[0] - t16 - 0.9189385332046727*float64(J) - 2.061020617723555
 	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	for i6 := 0; i6 < 1; i6++ {
-		f += tau[i6]
+	hess[0] -= 0.08000000000000002 * (2.0*t14*t2*t2 - 0.08000000000000002*t13*t2*t2)
+	grad[0] += 1.0 - 0.08000000000000002*t15
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	for i7 := 0; i7 < J; i7++ {
+		t1 := 1 / (sigma[i7] * sigma[i7])
+		t9 := runtime.Sq(t8 - t2*etaMean[i7] + y[i7])
+		t10 := math.Log(sigma[i7])
+		hess[0] += t1 * (t2*etaMean[i7]*y[i7] + t3*etaCov[i7*J+i7] + t3*etaMean[i7]*etaMean[i7] + t4*etaMean[i7])
+		grad[0] += t1 * (t2*etaMean[i7]*y[i7] + t4*etaMean[i7] + t5*etaCov[i7*J+i7] + t5*etaMean[i7]*etaMean[i7])
+		f += t1*t6*etaCov[i7*J+i7] - t10 + t1*t7 - 0.5*t1*t9
 	}
 	return f
 }
@@ -1013,122 +737,41 @@ func (m *Model) TauDelta(tau, cov, etaMean, etaCov, muMean, muCov, grad, hess []
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1 float64
-	for i9 := 0; i9 < 1; i9++ {
-		t1 += tau[i9]
-	}
-	t2 := math.Exp(t1)
-	var t4 float64
-	for i7 := 0; i7 < J; i7++ {
-		t3 := 1 / (sigma[i7] * sigma[i7])
-		t4 += t3 * etaMean[i7]
-	}
-	var t5 float64
-	for i8 := 0; i8 < 1; i8++ {
-		t5 += muMean[i8]
-	}
-	var t6Buf [runtime.StackVec]float64
-	t6 := runtime.Vec(t6Buf[:], 1)
-	for a4 := 0; a4 < 1; a4++ {
-		cov_a4 := cov[a4*1:][:1:1]
-		for b4 := 0; b4 < 1; b4++ {
-			t6[b4] += cov_a4[b4]
-		}
-	}
-	var t7 float64
-	for b4 := 0; b4 < 1; b4++ {
-		t7 += t6[b4]
-	}
-	t8 := (-0.5) * t2 * t4 * t5 * t7
-	var t10 float64
-	for i7 := 0; i7 < J; i7++ {
-		t9 := 1 / (sigma[i7] * sigma[i7])
-		t10 += t9 * etaCov[i7*J+i7]
-	}
-	t11 := (-4.0) * t10 * t2 * t2 * t7
-	var t13 float64
-	for i7 := 0; i7 < J; i7++ {
-		t12 := 1 / (sigma[i7] * sigma[i7])
-		t13 += t12 * etaMean[i7] * etaMean[i7]
-	}
-	t14 := (-4.0) * t13 * t2 * t2 * t7
-	var t16 float64
-	for i7 := 0; i7 < J; i7++ {
-		t15 := 1 / (sigma[i7] * sigma[i7])
-		t16 += t15 * etaMean[i7] * y[i7]
-	}
-	t17 := 0.5 * t16 * t2 * t7
-	t18 := -(t2 * t4 * t5)
-	t19 := (-2.0) * t10 * t2 * t2
-	t20 := (-2.0) * t13 * t2 * t2
-	t21 := t16 * t2
-	t22 := (-2.0) * t10 * t2 * t2 * t7
-	t23 := (-2.0) * t13 * t2 * t2 * t7
-	t24 := -(t10 * t2 * t2)
-	t25 := -(t13 * t2 * t2)
-	var t26Buf [runtime.StackVec]float64
-	t26 := runtime.Vec(t26Buf[:], 1)
-	for q22 := 0; q22 < 1; q22++ {
-		muCov_q22 := muCov[q22*1:][:1:1]
-		for q23 := 0; q23 < 1; q23++ {
-			t26[q23] += muCov_q22[q23]
-		}
-	}
-	var t28 float64
-	for i7 := 0; i7 < J; i7++ {
-		t27 := 1 / (sigma[i7] * sigma[i7])
-		t28 += t27
-	}
-	t29 := (-0.5) * t28
-	t30 := (-0.5) * t2 * t4 * t5
-	t31 := 0.5 * t16 * t2
-	t33 := (-0.5) * t2 * t2
-	t34 := -t5
-	t37 := runtime.Sq(0.2 * t2)
-	t38 := math.Pow(t37+1.0, -2.0)
-	t39 := (t2 * t2 * t38)
-	t40 := 1 / (t37 + 1.0)
-	t41 := math.Pow(t37+1.0, -3.0)
-	t42 := (t2 * t2 * t41)
-	t43 := math.Pow(t37+1.0, -4.0)
-	t44 := (t2 * t2 * t43)
-	t45 := (-0.04000000000000001) * t7 * (8.0*t2*t2*t40 - 0.9600000000000002*t2*t2*t39 - 0.4800000000000001*t2*t2*(2.0*t2*t2*t38-0.16000000000000003*t2*t2*t42) - 0.08000000000000002*t2*t2*(4.0*t2*t2*t38-0.6400000000000001*t2*t2*t42-0.16000000000000003*t2*t2*(2.0*t2*t2*t41-0.24000000000000005*t2*t2*t44)))
-	t46 := (-0.08000000000000002) * (2.0*t2*t2*t40 - 0.08000000000000002*t2*t2*t39)
-	t47 := (t2 * t2 * t40)
-	t48 := (-0.08000000000000002) * t47
-	t49 := (-0.04000000000000001) * t7 * (4.0*t2*t2*t40 - 0.32000000000000006*t2*t2*t39 - 0.08000000000000002*t2*t2*(2.0*t2*t2*t38-0.16000000000000003*t2*t2*t42))
-	t50 := math.Log1p(t37)
-	t51 := (-0.04000000000000001) * (2.0*t2*t2*t40 - 0.08000000000000002*t2*t2*t39)
-	t52 := t17 + t18 + t21 + t22 + t23 + t24 + t25 + t48 + t49 + t8 + 1.0
-	t53 := t11 + t14 + t17 + t18 + t19 + t20 + t21 + t45 + t46 + t8
-	t54 := t24 + t25 + t30 + t31 + t51
+	t2 := math.Exp(tau[0])
+	t3 := (-2.0) * t2 * t2
+	t4 := (-4.0) * t2 * t2 * cov[0]
+	t5 := -(t2 * muMean[0])
+	t6 := (-0.5) * t2 * muMean[0] * cov[0]
+	t7 := 0.5 * t2 * cov[0]
+	t8 := -(t2 * t2)
+	t9 := (-2.0) * t2 * t2 * cov[0]
+	t10 := (-0.5) * t2 * t2
+	t11 := -(t2 * t2 * cov[0])
+	t12 := (-0.5) * muCov[0]
+	t13 := -muMean[0]
+	t16 := runtime.Sq(0.2 * t2)
+	t17 := math.Pow(t16+1.0, -2.0)
+	t18 := (t17 * t2 * t2)
+	t19 := 1 / (t16 + 1.0)
+	t20 := math.Pow(t16+1.0, -3.0)
+	t21 := (t2 * t2 * t20)
+	t22 := math.Pow(t16+1.0, -4.0)
+	t23 := (t2 * t2 * t22)
+	t24 := (t19 * t2 * t2)
+	t25 := math.Log1p(t16)
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	f += (-0.9189385332046727)*float64(J) - t50 - 2.061020617723555
-	for a3 := 0; a3 < 1; a3++ {
-		grad[a3] += t52
-		hess_a3 := hess[a3*1:][:1:1]
-		for b3 := 0; b3 < 1; b3++ {
-			hess_a3[b3] += t53
-		}
-	}
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	for q23 := 0; q23 < 1; q23++ {
-		f += t26[q23] * t29
-	}
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	for b4 := 0; b4 < 1; b4++ {
-		f += t54 * t6[b4]
-	}
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	for i7 := 0; i7 < J; i7++ {
-		t32 := 1 / (sigma[i7] * sigma[i7])
-		t35 := runtime.Sq(t34 - t2*etaMean[i7] + y[i7])
-		t36 := math.Log(sigma[i7])
-		f += t32*t33*etaCov[i7*J+i7] - t36 - 0.5*t32*t35
-	}
+	f += tau[0] - t25 - 0.04000000000000001*(2.0*t19*t2*t2-0.08000000000000002*t18*t2*t2)*cov[0] - 0.9189385332046727*float64(J) - 2.061020617723555
 	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	for i6 := 0; i6 < 1; i6++ {
-		f += tau[i6]
+	hess[0] += (-0.08000000000000002)*(2.0*t19*t2*t2-0.08000000000000002*t18*t2*t2) - 0.04000000000000001*(8.0*t19*t2*t2-0.9600000000000002*t18*t2*t2-0.4800000000000001*t2*t2*(2.0*t17*t2*t2-0.16000000000000003*t2*t2*t21)-0.08000000000000002*t2*t2*(4.0*t17*t2*t2-0.6400000000000001*t2*t2*t21-0.16000000000000003*t2*t2*(2.0*t2*t2*t20-0.24000000000000005*t2*t2*t23)))*cov[0]
+	grad[0] += 1.0 - 0.04000000000000001*(4.0*t19*t2*t2-0.32000000000000006*t18*t2*t2-0.08000000000000002*t2*t2*(2.0*t17*t2*t2-0.16000000000000003*t2*t2*t21))*cov[0] - 0.08000000000000002*t24
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	for i7 := 0; i7 < J; i7++ {
+		t1 := 1 / (sigma[i7] * sigma[i7])
+		t14 := runtime.Sq(t13 - t2*etaMean[i7] + y[i7])
+		t15 := math.Log(sigma[i7])
+		hess[0] += t1 * (t2*etaMean[i7]*y[i7] + t3*etaCov[i7*J+i7] + t3*etaMean[i7]*etaMean[i7] + t4*etaCov[i7*J+i7] + t4*etaMean[i7]*etaMean[i7] + t5*etaMean[i7] + t6*etaMean[i7] + t7*etaMean[i7]*y[i7])
+		grad[0] += t1 * (t2*etaMean[i7]*y[i7] + t5*etaMean[i7] + t6*etaMean[i7] + t7*etaMean[i7]*y[i7] + t8*etaCov[i7*J+i7] + t8*etaMean[i7]*etaMean[i7] + t9*etaCov[i7*J+i7] + t9*etaMean[i7]*etaMean[i7])
+		f += t1*t10*etaCov[i7*J+i7] - t15 + t1*t11*etaCov[i7*J+i7] + t1*t11*etaMean[i7]*etaMean[i7] + t1*t12 - 0.5*t1*t14 + t1*t6*etaMean[i7] + t1*t7*etaMean[i7]*y[i7]
 	}
 	return f
 }
@@ -1141,48 +784,20 @@ func (m *Model) TauTarget(tau, etaMean, etaCov, muMean, muCov []float64) float64
 	sigma := m.sigma
 	y := m.y
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q22 := 0; q22 < 1; q22++ {
-		muCov_q22 := muCov[q22*1:][:1:1]
-		for q23 := 0; q23 < 1; q23++ {
-			t1[q23] += muCov_q22[q23]
-		}
-	}
-	var t3 float64
-	for i7 := 0; i7 < J; i7++ {
-		t2 := 1 / (sigma[i7] * sigma[i7])
-		t3 += t2
-	}
-	t4 := (-0.5) * t3
-	var t6 float64
-	for i9 := 0; i9 < 1; i9++ {
-		t6 += tau[i9]
-	}
-	t7 := math.Exp(t6)
-	t8 := (-0.5) * t7 * t7
-	var t9 float64
-	for i8 := 0; i8 < 1; i8++ {
-		t9 += muMean[i8]
-	}
-	t10 := -t9
-	t13 := runtime.Sq(0.2 * t7)
-	t14 := math.Log1p(t13)
+	t2 := math.Exp(tau[0])
+	t3 := (-0.5) * t2 * t2
+	t4 := (-0.5) * muCov[0]
+	t5 := -muMean[0]
+	t8 := runtime.Sq(0.2 * t2)
+	t9 := math.Log1p(t8)
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	f += (-0.9189385332046727)*float64(J) - t14 - 2.061020617723555
+	f += tau[0] - t9 - 0.9189385332046727*float64(J) - 2.061020617723555
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	for q23 := 0; q23 < 1; q23++ {
-		f += t1[q23] * t4
-	}
 	for i7 := 0; i7 < J; i7++ {
-		t5 := 1 / (sigma[i7] * sigma[i7])
-		t11 := runtime.Sq(t10 - t7*etaMean[i7] + y[i7])
-		t12 := math.Log(sigma[i7])
-		f += t5*t8*etaCov[i7*J+i7] - 0.5*t11*t5 - t12
-	}
-	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	for i6 := 0; i6 < 1; i6++ {
-		f += tau[i6]
+		t1 := 1 / (sigma[i7] * sigma[i7])
+		t6 := runtime.Sq(t5 - t2*etaMean[i7] + y[i7])
+		t7 := math.Log(sigma[i7])
+		f += t1*t3*etaCov[i7*J+i7] - t7 + t1*t4 - 0.5*t1*t6
 	}
 	return f
 }
@@ -1202,84 +817,31 @@ func (m *Model) EtaF(eta, muMean, muCov, tauMean, tauCov, grad, hess []float64) 
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t2Buf [runtime.StackVec]float64
-	t2 := runtime.Vec(t2Buf[:], 1)
-	for q31 := 0; q31 < 1; q31++ {
-		tauCov_q31 := tauCov[q31*1:][:1:1]
-		for q32 := 0; q32 < 1; q32++ {
-			t2[q32] += tauCov_q31[q32]
-		}
-	}
-	var t3 float64
-	for q32 := 0; q32 < 1; q32++ {
-		t3 += t2[q32]
-	}
-	var t4 float64
-	for i13 := 0; i13 < 1; i13++ {
-		t4 += tauMean[i13]
-	}
-	t5 := math.Exp(2.0*t3 + 2.0*t4)
-	t6 := -t5
-	t7 := math.Exp(0.5*t3 + t4)
-	var t8 float64
-	for i12 := 0; i12 < 1; i12++ {
-		t8 += muMean[i12]
-	}
-	t9 := -(t7 * t8)
-	var t10Buf [runtime.StackVec]float64
-	t10 := runtime.Vec(t10Buf[:], 1)
-	for q25 := 0; q25 < 1; q25++ {
-		muCov_q25 := muCov[q25*1:][:1:1]
-		for q26 := 0; q26 < 1; q26++ {
-			t10[q26] += muCov_q25[q26]
-		}
-	}
-	var t12 float64
-	for i11 := 0; i11 < J; i11++ {
-		t11 := 1 / (sigma[i11] * sigma[i11])
-		t12 += t11
-	}
-	t13 := (-0.5) * t12
-	t14 := (-0.5) * t12 * t8
-	var t16 float64
-	for i11 := 0; i11 < J; i11++ {
-		t15 := 1 / (sigma[i11] * sigma[i11])
-		t16 += t15 * y[i11]
-	}
-	var t18 float64
-	for i11 := 0; i11 < J; i11++ {
-		t17 := 1 / (sigma[i11] * sigma[i11])
-		t18 += t17 * eta[i11]
-	}
-	t19 := -(t18 * t7)
-	t21 := (-0.5) * t5
-	t24 := t16 + t19
+	t2 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
+	t3 := -t2
+	t4 := math.Exp(0.5*tauCov[0] + tauMean[0])
+	t5 := -(t4 * muMean[0])
+	t7 := (-0.5) * t2
+	t8 := (-0.5) * muCov[0]
+	t9 := (-0.5) * muMean[0] * muMean[0]
+	t10 := muMean[0]
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:20:1: eta ~ Normal(0, 1)
 	f -= 1.8378770664093453 * float64(J)
 	for a5 := 0; a5 < J; a5++ {
 		t1 := 1 / (sigma[a5] * sigma[a5])
-		hess[a5*J+a5] += t1*t6 - 1.0
-		grad[a5] += t1*t6*eta[a5] + t1*t7*y[a5] + t1*t9 - eta[a5]
+		hess[a5*J+a5] += t1*t3 - 1.0
+		grad[a5] += t1*t3*eta[a5] + t1*t4*y[a5] + t1*t5 - eta[a5]
 	}
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	for q26 := 0; q26 < 1; q26++ {
-		f += t10[q26] * t13
-	}
-	for i12pp := 0; i12pp < 1; i12pp++ {
-		f += t14 * muMean[i12pp]
-	}
-	for i12 := 0; i12 < 1; i12++ {
-		f += t24 * muMean[i12]
-	}
 	for i11 := 0; i11 < J; i11++ {
-		t20 := 1 / (sigma[i11] * sigma[i11])
-		t22 := math.Log(sigma[i11])
-		f += t20*t21*eta[i11]*eta[i11] - t22 + t20*t7*eta[i11]*y[i11] - 0.5*t20*y[i11]*y[i11]
+		t6 := 1 / (sigma[i11] * sigma[i11])
+		t11 := math.Log(sigma[i11])
+		f += t10*t6*y[i11] - t11 + t4*t6*eta[i11]*y[i11] + t5*t6*eta[i11] + t6*t7*eta[i11]*eta[i11] + t6*t8 + t6*t9 - 0.5*t6*y[i11]*y[i11]
 	}
 	// eightschools.vi:20:1: eta ~ Normal(0, 1)
 	for i10 := 0; i10 < J; i10++ {
-		t23 := eta[i10] * eta[i10]
-		f -= 0.5 * t23
+		t12 := eta[i10] * eta[i10]
+		f -= 0.5 * t12
 	}
 	return f
 }
@@ -1301,90 +863,35 @@ func (m *Model) EtaDelta(eta, cov, muMean, muCov, tauMean, tauCov, grad, hess []
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t2Buf [runtime.StackVec]float64
-	t2 := runtime.Vec(t2Buf[:], 1)
-	for q31 := 0; q31 < 1; q31++ {
-		tauCov_q31 := tauCov[q31*1:][:1:1]
-		for q32 := 0; q32 < 1; q32++ {
-			t2[q32] += tauCov_q31[q32]
-		}
-	}
-	var t3 float64
-	for q32 := 0; q32 < 1; q32++ {
-		t3 += t2[q32]
-	}
-	var t4 float64
-	for i13 := 0; i13 < 1; i13++ {
-		t4 += tauMean[i13]
-	}
-	t5 := math.Exp(2.0*t3 + 2.0*t4)
-	t6 := -t5
-	t7 := math.Exp(0.5*t3 + t4)
-	var t8 float64
-	for i12 := 0; i12 < 1; i12++ {
-		t8 += muMean[i12]
-	}
-	t9 := -(t7 * t8)
-	var t10Buf [runtime.StackVec]float64
-	t10 := runtime.Vec(t10Buf[:], 1)
-	for q25 := 0; q25 < 1; q25++ {
-		muCov_q25 := muCov[q25*1:][:1:1]
-		for q26 := 0; q26 < 1; q26++ {
-			t10[q26] += muCov_q25[q26]
-		}
-	}
-	var t12 float64
-	for i11 := 0; i11 < J; i11++ {
-		t11 := 1 / (sigma[i11] * sigma[i11])
-		t12 += t11
-	}
-	t13 := (-0.5) * t12
-	t14 := (-0.5) * t12 * t8
-	var t16 float64
-	for i11 := 0; i11 < J; i11++ {
-		t15 := 1 / (sigma[i11] * sigma[i11])
-		t16 += t15 * y[i11]
-	}
-	var t18 float64
-	for i11 := 0; i11 < J; i11++ {
-		t17 := 1 / (sigma[i11] * sigma[i11])
-		t18 += t17 * eta[i11]
-	}
-	t19 := -(t18 * t7)
-	t21 := (-0.5) * t5
-	t25 := t16 + t19
+	t2 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
+	t3 := -t2
+	t4 := math.Exp(0.5*tauCov[0] + tauMean[0])
+	t5 := -(t4 * muMean[0])
+	t7 := (-0.5) * t2
+	t9 := (-0.5) * muCov[0]
+	t10 := (-0.5) * muMean[0] * muMean[0]
+	t11 := muMean[0]
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:20:1: eta ~ Normal(0, 1)
 	f -= 1.8378770664093453 * float64(J)
 	for a5 := 0; a5 < J; a5++ {
 		t1 := 1 / (sigma[a5] * sigma[a5])
-		hess[a5*J+a5] += t1*t6 - 1.0
-		grad[a5] += t1*t6*eta[a5] + t1*t7*y[a5] + t1*t9 - eta[a5]
+		hess[a5*J+a5] += t1*t3 - 1.0
+		grad[a5] += t1*t3*eta[a5] + t1*t4*y[a5] + t1*t5 - eta[a5]
 	}
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	for q26 := 0; q26 < 1; q26++ {
-		f += t10[q26] * t13
-	}
-	for i12pp := 0; i12pp < 1; i12pp++ {
-		f += t14 * muMean[i12pp]
-	}
-	for i12 := 0; i12 < 1; i12++ {
-		f += t25 * muMean[i12]
-	}
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:20:1: eta ~ Normal(0, 1)
 	for b6 := 0; b6 < J; b6++ {
-		t20 := 1 / (sigma[b6] * sigma[b6])
-		f += (t20*t21 - 0.5) * cov[b6*J+b6]
+		t6 := 1 / (sigma[b6] * sigma[b6])
+		f += (t6*t7 - 0.5) * cov[b6*J+b6]
 	}
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
 	for i11 := 0; i11 < J; i11++ {
-		t22 := 1 / (sigma[i11] * sigma[i11])
-		t23 := math.Log(sigma[i11])
-		f += t21*t22*eta[i11]*eta[i11] - t23 + t22*t7*eta[i11]*y[i11] - 0.5*t22*y[i11]*y[i11]
+		t8 := 1 / (sigma[i11] * sigma[i11])
+		t12 := math.Log(sigma[i11])
+		f += t10*t8 - t12 + t11*t8*y[i11] + t4*t8*eta[i11]*y[i11] + t5*t8*eta[i11] + t7*t8*eta[i11]*eta[i11] + t8*t9 - 0.5*t8*y[i11]*y[i11]
 	}
 	// eightschools.vi:20:1: eta ~ Normal(0, 1)
 	for i10 := 0; i10 < J; i10++ {
-		t24 := eta[i10] * eta[i10]
-		f -= 0.5 * t24
+		t13 := eta[i10] * eta[i10]
+		f -= 0.5 * t13
 	}
 	return f
 }
@@ -1397,77 +904,25 @@ func (m *Model) EtaTarget(eta, muMean, muCov, tauMean, tauCov []float64) float64
 	sigma := m.sigma
 	y := m.y
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q25 := 0; q25 < 1; q25++ {
-		muCov_q25 := muCov[q25*1:][:1:1]
-		for q26 := 0; q26 < 1; q26++ {
-			t1[q26] += muCov_q25[q26]
-		}
-	}
-	var t3 float64
-	for i11 := 0; i11 < J; i11++ {
-		t2 := 1 / (sigma[i11] * sigma[i11])
-		t3 += t2
-	}
-	t4 := (-0.5) * t3
-	var t5 float64
-	for i12p := 0; i12p < 1; i12p++ {
-		t5 += muMean[i12p]
-	}
-	t6 := (-0.5) * t3 * t5
-	var t8 float64
-	for i11 := 0; i11 < J; i11++ {
-		t7 := 1 / (sigma[i11] * sigma[i11])
-		t8 += t7 * y[i11]
-	}
-	var t9Buf [runtime.StackVec]float64
-	t9 := runtime.Vec(t9Buf[:], 1)
-	for q37 := 0; q37 < 1; q37++ {
-		tauCov_q37 := tauCov[q37*1:][:1:1]
-		for q38 := 0; q38 < 1; q38++ {
-			t9[q38] += tauCov_q37[q38]
-		}
-	}
-	var t10 float64
-	for q38 := 0; q38 < 1; q38++ {
-		t10 += t9[q38]
-	}
-	var t11 float64
-	for i13 := 0; i13 < 1; i13++ {
-		t11 += tauMean[i13]
-	}
-	t12 := math.Exp(0.5*t10 + t11)
-	var t14 float64
-	for i11 := 0; i11 < J; i11++ {
-		t13 := 1 / (sigma[i11] * sigma[i11])
-		t14 += t13 * eta[i11]
-	}
-	t15 := -(t12 * t14)
-	t17 := math.Exp(2.0*t10 + 2.0*t11)
-	t18 := (-0.5) * t17
-	t21 := t15 + t8
+	t2 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
+	t3 := (-0.5) * t2
+	t4 := math.Exp(0.5*tauCov[0] + tauMean[0])
+	t5 := -(t4 * muMean[0])
+	t6 := (-0.5) * muCov[0]
+	t7 := (-0.5) * muMean[0] * muMean[0]
+	t8 := muMean[0]
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:20:1: eta ~ Normal(0, 1)
 	f -= 1.8378770664093453 * float64(J)
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	for q26 := 0; q26 < 1; q26++ {
-		f += t1[q26] * t4
-	}
-	for i12pp := 0; i12pp < 1; i12pp++ {
-		f += t6 * muMean[i12pp]
-	}
-	for i12 := 0; i12 < 1; i12++ {
-		f += t21 * muMean[i12]
-	}
 	for i11 := 0; i11 < J; i11++ {
-		t16 := 1 / (sigma[i11] * sigma[i11])
-		t19 := math.Log(sigma[i11])
-		f += t12*t16*eta[i11]*y[i11] - t19 + t16*t18*eta[i11]*eta[i11] - 0.5*t16*y[i11]*y[i11]
+		t1 := 1 / (sigma[i11] * sigma[i11])
+		t9 := math.Log(sigma[i11])
+		f += t1*t3*eta[i11]*eta[i11] - t9 + t1*t4*eta[i11]*y[i11] + t1*t5*eta[i11] + t1*t6 + t1*t7 + t1*t8*y[i11] - 0.5*t1*y[i11]*y[i11]
 	}
 	// eightschools.vi:20:1: eta ~ Normal(0, 1)
 	for i10 := 0; i10 < J; i10++ {
-		t20 := eta[i10] * eta[i10]
-		f -= 0.5 * t20
+		t10 := eta[i10] * eta[i10]
+		f -= 0.5 * t10
 	}
 	return f
 }

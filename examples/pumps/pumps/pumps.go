@@ -514,26 +514,10 @@ func (a *caModel) NoTemper() string {
 // The caller zeroes the outputs.
 func (m *Model) BetaNatural(alphaMean, alphaCov, thetaShape, thetaRate, thetaElog, thetaMean, shape, rate []float64) {
 	N := m.n
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q := 0; q < 1; q++ {
-		alphaCov_q := alphaCov[q*1:][:1:1]
-		for q2 := 0; q2 < 1; q2++ {
-			t1[q2] += alphaCov_q[q2]
-		}
-	}
-	var t2 float64
-	for q2 := 0; q2 < 1; q2++ {
-		t2 += t1[q2]
-	}
-	var t3 float64
-	for i5 := 0; i5 < 1; i5++ {
-		t3 += alphaMean[i5]
-	}
-	t4 := math.Exp(0.5*t2 + t3)
+	t1 := math.Exp(0.5*alphaCov[0] + alphaMean[0])
 	// pumps.vi:15:8: latent beta
 	rate[0] += 1.0
-	shape[0] += float64(N)*t4 + 0.09999999999999998
+	shape[0] += float64(N)*t1 + 0.09999999999999998
 	for i := 0; i < N; i++ {
 		rate[0] += thetaMean[i]
 	}
@@ -567,26 +551,10 @@ func (m *Model) BetaMoments(betaShape, betaRate, elog, mean []float64) {
 func (m *Model) ThetaNatural(i int, alphaMean, alphaCov, betaShape, betaRate, betaElog, betaMean, shape, rate []float64) {
 	t := m.t
 	y := m.y
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q4 := 0; q4 < 1; q4++ {
-		alphaCov_q4 := alphaCov[q4*1:][:1:1]
-		for q5 := 0; q5 < 1; q5++ {
-			t1[q5] += alphaCov_q4[q5]
-		}
-	}
-	var t2 float64
-	for q5 := 0; q5 < 1; q5++ {
-		t2 += t1[q5]
-	}
-	var t3 float64
-	for i6 := 0; i6 < 1; i6++ {
-		t3 += alphaMean[i6]
-	}
-	t4 := math.Exp(0.5*t2 + t3)
+	t1 := math.Exp(0.5*alphaCov[0] + alphaMean[0])
 	// pumps.vi:16:8: latent theta
 	rate[0] -= -betaMean[0] - t[i]
-	shape[0] += t4 + float64(y[i])
+	shape[0] += t1 + float64(y[i])
 }
 
 // momentsTheta recomputes E_q[t(theta)] = ∇a(φ) (log x; x) from q(theta)'s parameters for unit d.
@@ -612,29 +580,10 @@ func (m *Model) ThetaMoments(i int, thetaShape, thetaRate, elog, mean []float64)
 func (m *Model) elboGlobal(alphaMean, alphaCov, betaShape, betaRate, betaElog, betaMean []float64) float64 {
 	var f float64
 	t1 := runtime.Digamma(betaShape[0])
-	var t2Buf [runtime.StackVec]float64
-	t2 := runtime.Vec(t2Buf[:], 1)
-	for q7 := 0; q7 < 1; q7++ {
-		alphaCov_q7 := alphaCov[q7*1:][:1:1]
-		for q8 := 0; q8 < 1; q8++ {
-			t2[q8] += alphaCov_q7[q8]
-		}
-	}
-	var t3 float64
-	for q8 := 0; q8 < 1; q8++ {
-		t3 += t2[q8]
-	}
-	var t4 float64
-	for i7 := 0; i7 < 1; i7++ {
-		t4 += alphaMean[i7]
-	}
-	t5 := math.Exp(0.5*t3 + t4)
-	t6 := runtime.Lgamma(betaShape[0])
-	t7 := math.Log(betaRate[0])
-	f += t6 - t5 - t7 + t1*(1.0-betaShape[0]) - 0.9*betaElog[0] - betaMean[0] + betaShape[0] - 2.2527126517342055
-	for i8 := 0; i8 < 1; i8++ {
-		f += alphaMean[i8]
-	}
+	t2 := math.Exp(0.5*alphaCov[0] + alphaMean[0])
+	t3 := runtime.Lgamma(betaShape[0])
+	t4 := math.Log(betaRate[0])
+	f += t3 - t2 - t4 + t1*(1.0-betaShape[0]) + alphaMean[0] - 0.9*betaElog[0] - betaMean[0] + betaShape[0] - 2.2527126517342055
 	return f
 }
 
@@ -645,36 +594,16 @@ func (m *Model) elboUnit(i int, alphaMean, alphaCov, betaShape, betaRate, betaEl
 	y := m.y
 	var f float64
 	t1 := runtime.Digamma(thetaShape[i])
-	var t2Buf [runtime.StackVec]float64
-	t2 := runtime.Vec(t2Buf[:], 1)
-	for q13 := 0; q13 < 1; q13++ {
-		alphaCov_q13 := alphaCov[q13*1:][:1:1]
-		for q14 := 0; q14 < 1; q14++ {
-			t2[q14] += alphaCov_q13[q14]
-		}
-	}
-	var t3 float64
-	for q14 := 0; q14 < 1; q14++ {
-		t3 += t2[q14]
-	}
-	var t4 float64
-	for i9 := 0; i9 < 1; i9++ {
-		t4 += alphaMean[i9]
-	}
-	t5 := math.Exp(0.5*t3 + t4)
+	t2 := math.Exp(alphaMean[0])
+	t3 := runtime.Digamma(t2)
+	t4 := runtime.Trigamma(t2)
+	t5 := math.Exp(0.5*alphaCov[0] + alphaMean[0])
 	t6 := math.Log(t[i])
 	t7 := runtime.Lgamma(float64(y[i]) + 1.0)
-	t8 := math.Exp(t4)
-	t9 := runtime.Lgamma(t8)
-	t10 := runtime.Lgamma(thetaShape[i])
-	t11 := math.Log(thetaRate[i])
-	t12 := runtime.Digamma(t8)
-	t13 := runtime.Trigamma(t8)
-	t14 := (-0.5) * (t12*t8 + t13*t8*t8)
-	f += t10 - t11 - t7 - t9 + t1*(1.0-thetaShape[i]) + t5*betaElog[0] + (t5-1.0)*thetaElog[i] + (t6+thetaElog[i])*float64(y[i]) - betaMean[0]*thetaMean[i] - t[i]*thetaMean[i] + thetaShape[i]
-	for q23 := 0; q23 < 1; q23++ {
-		f += t14 * t2[q23]
-	}
+	t8 := runtime.Lgamma(t2)
+	t9 := runtime.Lgamma(thetaShape[i])
+	t10 := math.Log(thetaRate[i])
+	f += t9 - t7 - t8 - t10 + t1*(1.0-thetaShape[i]) + t5*betaElog[0] + (t5-1.0)*thetaElog[i] + (t6+thetaElog[i])*float64(y[i]) - 0.5*(t2*t2*t4+t2*t3)*alphaCov[0] - betaMean[0]*thetaMean[i] - t[i]*thetaMean[i] + thetaShape[i]
 	return f
 }
 
@@ -691,43 +620,21 @@ func (m *Model) AlphaF(alpha, betaShape, betaRate, betaElog, betaMean, thetaShap
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1 float64
-	for i4 := 0; i4 < 1; i4++ {
-		t1 += alpha[i4]
-	}
-	t2 := math.Exp(t1)
-	t3 := float64(N) * t2 * betaElog[0]
-	t4 := runtime.Digamma(t2)
-	t5 := -(float64(N) * t2 * t4)
-	t6 := runtime.Trigamma(t2)
-	t7 := -(float64(N) * t2 * t2 * t6)
-	var t8 float64
-	for i := 0; i < N; i++ {
-		t8 += thetaElog[i]
-	}
-	t9 := t2 * t8
-	t10 := runtime.Lgamma(t2)
-	t11 := t2 - 1.0
-	t12 := -betaMean[0]
-	t13 := -t2
-	t14 := t13 + t3 + t5 + t9 + 1.0
-	t15 := t13 + t3 + t5 + t7 + t9
+	t1 := math.Exp(alpha[0])
+	t2 := runtime.Digamma(t1)
+	t3 := runtime.Trigamma(t1)
+	t4 := runtime.Lgamma(t1)
+	t5 := t1 - 1.0
+	t6 := -betaMean[0]
 	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta); pumps.vi:18:1: alpha ~ Exponential(1)
-	f += t13 + t3 - float64(N)*t10
-	for a := 0; a < 1; a++ {
-		grad[a] += t14
-		hess_a := hess[a*1:][:1:1]
-		for b := 0; b < 1; b++ {
-			hess_a[b] += t15
-		}
-	}
+	hess[0] += t1 * (float64(N)*betaElog[0] - float64(N)*t2 - float64(N)*t1*t3 - 1.0)
+	grad[0] += float64(N)*t1*betaElog[0] - float64(N)*t1*t2 - t1 + 1.0
+	f += float64(N)*t1*betaElog[0] - t1 - float64(N)*t4 + alpha[0]
 	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
 	for i := 0; i < N; i++ {
-		f += t11*thetaElog[i] + t12*thetaMean[i]
-	}
-	// pumps.vi:18:1: alpha ~ Exponential(1)
-	for i3 := 0; i3 < 1; i3++ {
-		f += alpha[i3]
+		hess[0] += t1 * thetaElog[i]
+		grad[0] += t1 * thetaElog[i]
+		f += t5*thetaElog[i] + t6*thetaMean[i]
 	}
 	return f
 }
@@ -747,75 +654,25 @@ func (m *Model) AlphaDelta(alpha, cov, betaShape, betaRate, betaElog, betaMean, 
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1 float64
-	for i4 := 0; i4 < 1; i4++ {
-		t1 += alpha[i4]
-	}
-	t2 := math.Exp(t1)
-	t3 := float64(N) * t2 * betaElog[0]
-	t4 := runtime.Digamma(t2)
-	t5 := -(float64(N) * t2 * t4)
-	t6 := runtime.Trigamma(t2)
-	t7 := -(float64(N) * t2 * t2 * t6)
-	var t8 float64
-	for i := 0; i < N; i++ {
-		t8 += thetaElog[i]
-	}
-	var t9Buf [runtime.StackVec]float64
-	t9 := runtime.Vec(t9Buf[:], 1)
-	for a2 := 0; a2 < 1; a2++ {
-		cov_a2 := cov[a2*1:][:1:1]
-		for b2 := 0; b2 < 1; b2++ {
-			t9[b2] += cov_a2[b2]
-		}
-	}
-	var t10 float64
-	for b2 := 0; b2 < 1; b2++ {
-		t10 += t9[b2]
-	}
-	t11 := 0.5 * t10 * t2 * t8
-	t12 := 0.5 * float64(N) * t10 * t2 * betaElog[0]
-	t13 := (-0.5) * float64(N) * t10 * t2 * t4
-	t14 := runtime.Zeta4(t2)
-	t15 := (-3.0) * float64(N) * t10 * t14 * t2 * t2 * t2 * t2
-	t16 := runtime.Zeta3(t2)
-	t17 := 6.0 * float64(N) * t10 * t16 * t2 * t2 * t2
-	t18 := (-3.5) * float64(N) * t10 * t2 * t2 * t6
-	t19 := t2 * t8
-	t20 := float64(N) * t10 * t16 * t2 * t2 * t2
-	t21 := (-1.5) * float64(N) * t10 * t2 * t2 * t6
-	t22 := runtime.Lgamma(t2)
-	t23 := 0.5 * t2 * t8
-	t24 := 0.5 * float64(N) * t2 * betaElog[0]
-	t25 := (-0.5) * float64(N) * t2 * t4
-	t26 := (-0.5) * float64(N) * t2 * t2 * t6
-	t27 := t2 - 1.0
-	t28 := -betaMean[0]
-	t29 := -t2
-	t30 := (-0.5) * t10 * t2
-	t31 := (-0.5) * t2
-	t32 := t11 + t12 + t13 + t19 + t20 + t21 + t29 + t3 + t30 + t5 + 1.0
-	t33 := t11 + t12 + t13 + t15 + t17 + t18 + t19 + t29 + t3 + t30 + t5 + t7
-	t34 := t23 + t24 + t25 + t26 + t31
+	t1 := math.Exp(alpha[0])
+	t2 := runtime.Digamma(t1)
+	t3 := runtime.Zeta4(t1)
+	t4 := runtime.Zeta3(t1)
+	t5 := runtime.Trigamma(t1)
+	t6 := 0.5 * t1 * cov[0]
+	t7 := runtime.Lgamma(t1)
+	t8 := t1 - 1.0
+	t9 := -betaMean[0]
+	t10 := t1 + t6
 	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta); pumps.vi:18:1: alpha ~ Exponential(1)
-	f += t29 + t3 - float64(N)*t22
-	for a := 0; a < 1; a++ {
-		grad[a] += t32
-		hess_a := hess[a*1:][:1:1]
-		for b := 0; b < 1; b++ {
-			hess_a[b] += t33
-		}
-	}
-	for b2 := 0; b2 < 1; b2++ {
-		f += t34 * t9[b2]
-	}
+	hess[0] += t1 * (6.0*float64(N)*t1*t1*t4*cov[0] - 3.0*float64(N)*t1*t1*t1*t3*cov[0] - float64(N)*t1*t5 - 3.5*float64(N)*t1*t5*cov[0] - float64(N)*t2 - 0.5*float64(N)*t2*cov[0] + 0.5*float64(N)*cov[0]*betaElog[0] + float64(N)*betaElog[0] - 0.5*cov[0] - 1.0)
+	grad[0] += float64(N)*t1*t1*t1*t4*cov[0] - t1 - 1.5*float64(N)*t1*t1*t5*cov[0] - float64(N)*t1*t2 - 0.5*float64(N)*t1*t2*cov[0] + 0.5*float64(N)*t1*cov[0]*betaElog[0] + float64(N)*t1*betaElog[0] - 0.5*t1*cov[0] + 1.0
+	f += 0.5*float64(N)*t1*cov[0]*betaElog[0] - 0.5*float64(N)*t1*t1*t5*cov[0] - 0.5*float64(N)*t1*t2*cov[0] - t1 + float64(N)*t1*betaElog[0] - float64(N)*t7 - 0.5*t1*cov[0] + alpha[0]
 	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
 	for i := 0; i < N; i++ {
-		f += t27*thetaElog[i] + t28*thetaMean[i]
-	}
-	// pumps.vi:18:1: alpha ~ Exponential(1)
-	for i3 := 0; i3 < 1; i3++ {
-		f += alpha[i3]
+		hess[0] += t10 * thetaElog[i]
+		grad[0] += t10 * thetaElog[i]
+		f += t6*thetaElog[i] + t8*thetaElog[i] + t9*thetaMean[i]
 	}
 	return f
 }
@@ -826,23 +683,15 @@ func (m *Model) AlphaDelta(alpha, cov, betaShape, betaRate, betaElog, betaMean, 
 func (m *Model) AlphaTarget(alpha, betaShape, betaRate, betaElog, betaMean, thetaShape, thetaRate, thetaElog, thetaMean []float64) float64 {
 	N := m.n
 	var f float64
-	var t1 float64
-	for i4 := 0; i4 < 1; i4++ {
-		t1 += alpha[i4]
-	}
-	t2 := math.Exp(t1)
-	t3 := runtime.Lgamma(t2)
-	t4 := t2 - 1.0
-	t5 := -betaMean[0]
+	t1 := math.Exp(alpha[0])
+	t2 := runtime.Lgamma(t1)
+	t3 := t1 - 1.0
+	t4 := -betaMean[0]
 	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta); pumps.vi:18:1: alpha ~ Exponential(1)
-	f += float64(N)*t2*betaElog[0] - t2 - float64(N)*t3
+	f += float64(N)*t1*betaElog[0] - t1 - float64(N)*t2 + alpha[0]
 	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
 	for i := 0; i < N; i++ {
-		f += t4*thetaElog[i] + t5*thetaMean[i]
-	}
-	// pumps.vi:18:1: alpha ~ Exponential(1)
-	for i3 := 0; i3 < 1; i3++ {
-		f += alpha[i3]
+		f += t3*thetaElog[i] + t4*thetaMean[i]
 	}
 	return f
 }

@@ -678,35 +678,17 @@ func (m *Model) ScorePointwise(b1, b2, sigma, a, lp, mean []float64) {
 	vr2 := m.vr2
 	clear(lp)
 	clear(mean)
-	var t1 float64
-	for i42 := 0; i42 < 1; i42++ {
-		t1 += b1[i42]
-	}
-	var t2 float64
-	for i43 := 0; i43 < 1; i43++ {
-		t2 += b2[i43]
-	}
-	var t6 float64
-	for i47 := 0; i47 < 1; i47++ {
-		t6 += sigma[i47]
-	}
-	t7 := math.Exp(t6)
-	t8 := 1 / (t7 * t7)
-	t9 := (-0.5) * t8
-	t10 := -t6
+	t1 := b1[0]
+	t2 := b2[0]
+	t4 := math.Exp(sigma[0])
+	t5 := 1 / (t4 * t4)
+	t6 := (-0.5) * t5
+	t7 := -sigma[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
 	for n := 0; n < N; n++ {
-		var t3 float64
-		for i45 := 0; i45 < 1; i45++ {
-			t3 += b1[i45] * float64(vr1[n])
-		}
-		var t4 float64
-		for i46 := 0; i46 < 1; i46++ {
-			t4 += b2[i46] * float64(vr2[n])
-		}
-		t5 := runtime.Sq(score[n] - t4 - a[school[n]-1] - t3)
+		t3 := runtime.Sq(score[n] - b2[0]*float64(vr2[n]) - a[school[n]-1] - b1[0]*float64(vr1[n]))
 		mean[n] += t1*float64(vr1[n]) + t2*float64(vr2[n]) + a[school[n]-1]
-		lp[n] += t10 + t5*t9 - 0.9189385332046727
+		lp[n] += t7 + t3*t6 - 0.9189385332046727
 	}
 }
 
@@ -796,75 +778,31 @@ func (m *Model) LogJoint(mu, b1, b2, tau, sigma, a []float64) float64 {
 	vr1 := m.vr1
 	vr2 := m.vr2
 	var f float64
-	t1 := -float64(N)
-	var t5 float64
-	for i60 := 0; i60 < 1; i60++ {
-		t5 += sigma[i60]
-	}
-	t6 := math.Exp(t5)
-	t7 := 1 / (t6 * t6)
-	t8 := (-0.5) * t7
-	t9 := -float64(J)
-	var t10 float64
-	for i56 := 0; i56 < 1; i56++ {
-		t10 += mu[i56]
-	}
-	t11 := -t10
-	var t13 float64
-	for i57 := 0; i57 < 1; i57++ {
-		t13 += tau[i57]
-	}
-	t14 := math.Exp(t13)
-	t15 := 1 / (t14 * t14)
-	t16 := (-0.5) * t15
-	t17 := runtime.Sq(0.1 * t6)
-	t18 := math.Log1p(t17)
-	t19 := runtime.Sq(0.1 * t14)
-	t20 := math.Log1p(t19)
-	var t21 float64
-	for i50 := 0; i50 < 1; i50++ {
-		t21 += b2[i50]
-	}
-	t22 := t21 * t21
-	var t23 float64
-	for i49 := 0; i49 < 1; i49++ {
-		t23 += b1[i49]
-	}
-	t24 := t23 * t23
-	t25 := t10 * t10
+	t2 := math.Exp(sigma[0])
+	t3 := 1 / (t2 * t2)
+	t4 := (-0.5) * t3
+	t5 := -mu[0]
+	t7 := math.Exp(tau[0])
+	t8 := 1 / (t7 * t7)
+	t9 := (-0.5) * t8
+	t10 := runtime.Sq(0.1 * t2)
+	t11 := math.Log1p(t10)
+	t12 := runtime.Sq(0.1 * t7)
+	t13 := math.Log1p(t12)
+	t14 := b2[0] * b2[0]
+	t15 := b1[0] * b1[0]
+	t16 := mu[0] * mu[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:27:1: sigma ~ HalfCauchy(10); schoolreg.vi:26:1: tau ~ HalfCauchy(10); schoolreg.vi:25:1: b2 ~ Normal(0, 100); schoolreg.vi:24:1: b1 ~ Normal(0, 100); schoolreg.vi:23:1: mu ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(J) - 0.9189385332046727*float64(N) - t18 - t20 - 5e-05*t22 - 5e-05*t24 - 5e-05*t25 - 22.080661754145293
+	f += sigma[0] - 0.9189385332046727*float64(N) - t11 - t13 - 5e-05*t14 - 5e-05*t15 - 5e-05*t16 - float64(J)*tau[0] - float64(N)*sigma[0] - 0.9189385332046727*float64(J) + tau[0] - 22.080661754145293
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	for i60 := 0; i60 < 1; i60++ {
-		f += t1 * sigma[i60]
-	}
 	for n := 0; n < N; n++ {
-		var t2 float64
-		for i58 := 0; i58 < 1; i58++ {
-			t2 += b1[i58] * float64(vr1[n])
-		}
-		var t3 float64
-		for i59 := 0; i59 < 1; i59++ {
-			t3 += b2[i59] * float64(vr2[n])
-		}
-		t4 := runtime.Sq(score[n] - t3 - a[school[n]-1] - t2)
-		f += t4 * t8
+		t1 := runtime.Sq(score[n] - b2[0]*float64(vr2[n]) - a[school[n]-1] - b1[0]*float64(vr1[n]))
+		f += t1 * t4
 	}
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	for i57 := 0; i57 < 1; i57++ {
-		f += t9 * tau[i57]
-	}
 	for i55 := 0; i55 < J; i55++ {
-		t12 := runtime.Sq(t11 + a[i55])
-		f += t12 * t16
-	}
-	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	for i54 := 0; i54 < 1; i54++ {
-		f += sigma[i54]
-	}
-	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
-	for i52 := 0; i52 < 1; i52++ {
-		f += tau[i52]
+		t6 := runtime.Sq(t5 + a[i55])
+		f += t6 * t9
 	}
 	return f
 }
@@ -900,161 +838,36 @@ func (m *Model) elboGlobal(muMean, muCov, b1Mean, b1Cov, b2Mean, b2Cov, tauMean,
 	vr1 := m.vr1
 	vr2 := m.vr2
 	var f float64
-	var t1 float64
-	for i34 := 0; i34 < 1; i34++ {
-		t1 += sigmaMean[i34]
-	}
-	t2 := math.Exp(t1)
+	t1 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	t2 := math.Exp(sigmaMean[0])
 	t3 := runtime.Sq(0.1 * t2)
-	t4 := math.Log1p(t3)
-	var t5 float64
-	for i32 := 0; i32 < 1; i32++ {
-		t5 += tauMean[i32]
-	}
-	t6 := math.Exp(t5)
-	t7 := runtime.Sq(0.1 * t6)
-	t8 := math.Log1p(t7)
-	var t9 float64
-	for i30 := 0; i30 < 1; i30++ {
-		t9 += b1Mean[i30]
-	}
-	t10 := t9 * t9
-	var t11 float64
-	for i31 := 0; i31 < 1; i31++ {
-		t11 += b2Mean[i31]
-	}
-	t12 := t11 * t11
-	var t13 float64
-	for i29 := 0; i29 < 1; i29++ {
-		t13 += muMean[i29]
-	}
-	t14 := t13 * t13
-	var t15Buf [runtime.StackVec]float64
-	t15 := runtime.Vec(t15Buf[:], 1)
-	for q113 := 0; q113 < 1; q113++ {
-		b1Cov_q113 := b1Cov[q113*1:][:1:1]
-		for q114 := 0; q114 < 1; q114++ {
-			t15[q114] += b1Cov_q113[q114]
-		}
-	}
-	var t16Buf [runtime.StackVec]float64
-	t16 := runtime.Vec(t16Buf[:], 1)
-	for q119 := 0; q119 < 1; q119++ {
-		sigmaCov_q119 := sigmaCov[q119*1:][:1:1]
-		for q120 := 0; q120 < 1; q120++ {
-			t16[q120] += sigmaCov_q119[q120]
-		}
-	}
-	var t17 float64
-	for q120 := 0; q120 < 1; q120++ {
-		t17 += t16[q120]
-	}
-	t18 := math.Exp(2.0*t17 - 2.0*t1)
-	var t19 float64
-	for n := 0; n < N; n++ {
-		t19 += float64(vr1[n]) * float64(vr1[n])
-	}
-	t20 := (-0.5) * t18 * t19
-	var t21Buf [runtime.StackVec]float64
-	t21 := runtime.Vec(t21Buf[:], 1)
-	for q116 := 0; q116 < 1; q116++ {
-		b2Cov_q116 := b2Cov[q116*1:][:1:1]
-		for q117 := 0; q117 < 1; q117++ {
-			t21[q117] += b2Cov_q116[q117]
-		}
-	}
-	var t22 float64
-	for n := 0; n < N; n++ {
-		t22 += float64(vr2[n]) * float64(vr2[n])
-	}
-	t23 := (-0.5) * t18 * t22
-	var t24Buf [runtime.StackVec]float64
-	t24 := runtime.Vec(t24Buf[:], 1)
-	for q101 := 0; q101 < 1; q101++ {
-		muCov_q101 := muCov[q101*1:][:1:1]
-		for q102 := 0; q102 < 1; q102++ {
-			t24[q102] += muCov_q101[q102]
-		}
-	}
-	var t25Buf [runtime.StackVec]float64
-	t25 := runtime.Vec(t25Buf[:], 1)
-	for q104 := 0; q104 < 1; q104++ {
-		tauCov_q104 := tauCov[q104*1:][:1:1]
-		for q105 := 0; q105 < 1; q105++ {
-			t25[q105] += tauCov_q104[q105]
-		}
-	}
-	var t26 float64
-	for q105 := 0; q105 < 1; q105++ {
-		t26 += t25[q105]
-	}
-	t27 := math.Exp(2.0*t26 - 2.0*t5)
-	t28 := (-0.5) * float64(J) * t27
-	t29 := math.Pow(t3+1.0, -2.0)
-	t30 := (t2 * t2 * t29)
-	t31 := 1 / (t3 + 1.0)
-	t32 := (-0.010000000000000002) * (2.0*t2*t2*t31 - 0.020000000000000004*t2*t2*t30)
-	t33 := math.Pow(t7+1.0, -2.0)
-	t34 := (t33 * t6 * t6)
-	t35 := 1 / (t7 + 1.0)
-	t36 := (-0.010000000000000002) * (2.0*t35*t6*t6 - 0.020000000000000004*t34*t6*t6)
-	t37 := -float64(J)
-	t38 := -float64(N)
-	t39 := (-0.5) * t27
-	t40 := -t13
-	t42 := (-0.5) * t18
-	f += (-0.9189385332046727)*float64(J) - 0.9189385332046727*float64(N) - 5e-05*t10 - 5e-05*t12 - 5e-05*t14 - t4 - t8 - 22.080661754145293
-	for q114 := 0; q114 < 1; q114++ {
-		f += t15[q114] * t20
-	}
-	for q117 := 0; q117 < 1; q117++ {
-		f += t21[q117] * t23
-	}
-	for q102 := 0; q102 < 1; q102++ {
-		f += t24[q102] * t28
-	}
-	for q91 := 0; q91 < 1; q91++ {
-		f += t16[q91] * t32
-	}
-	for q83 := 0; q83 < 1; q83++ {
-		f += t25[q83] * t36
-	}
-	for q74 := 0; q74 < 1; q74++ {
-		f -= 5e-05 * t15[q74]
-	}
-	for q77 := 0; q77 < 1; q77++ {
-		f -= 5e-05 * t21[q77]
-	}
-	for q71 := 0; q71 < 1; q71++ {
-		f -= 5e-05 * t24[q71]
-	}
-	for i38 := 0; i38 < 1; i38++ {
-		f += t37 * tauMean[i38]
-	}
-	for i41 := 0; i41 < 1; i41++ {
-		f += t38 * sigmaMean[i41]
-	}
-	for i35 := 0; i35 < 1; i35++ {
-		f += sigmaMean[i35]
-	}
-	for i33 := 0; i33 < 1; i33++ {
-		f += tauMean[i33]
-	}
+	t4 := math.Pow(t3+1.0, -2.0)
+	t5 := (t2 * t2 * t4)
+	t6 := 1 / (t3 + 1.0)
+	t7 := math.Exp(tauMean[0])
+	t8 := runtime.Sq(0.1 * t7)
+	t9 := math.Pow(t8+1.0, -2.0)
+	t10 := (t7 * t7 * t9)
+	t11 := 1 / (t8 + 1.0)
+	t12 := math.Log1p(t3)
+	t13 := math.Log1p(t8)
+	t14 := b1Mean[0] * b1Mean[0]
+	t15 := b2Mean[0] * b2Mean[0]
+	t16 := muMean[0] * muMean[0]
+	t17 := (-0.5) * t1
+	t18 := -muMean[0]
+	t20 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t21 := (-0.5) * t20
+	t22 := (-0.5) * t20 * b1Cov[0]
+	t23 := (-0.5) * t20 * b2Cov[0]
+	f += sigmaMean[0] - 0.9189385332046727*float64(N) - t12 - t13 - 5e-05*t14 - 5e-05*t15 - 5e-05*t16 - 0.5*float64(J)*t1*muCov[0] - float64(J)*tauMean[0] - float64(N)*sigmaMean[0] - 0.010000000000000002*(2.0*t11*t7*t7-0.020000000000000004*t10*t7*t7)*tauCov[0] - 0.010000000000000002*(2.0*t2*t2*t6-0.020000000000000004*t2*t2*t5)*sigmaCov[0] - 5e-05*b1Cov[0] - 5e-05*b2Cov[0] - 5e-05*muCov[0] - 0.9189385332046727*float64(J) + tauMean[0] - 22.080661754145293
 	for i36 := 0; i36 < J; i36++ {
-		t41 := runtime.Sq(t40 + aMean[i36])
-		f += t39 * (t41 + aCov[i36*J+i36])
+		t19 := runtime.Sq(t18 + aMean[i36])
+		f += t17 * (t19 + aCov[i36*J+i36])
 	}
 	for n := 0; n < N; n++ {
-		var t43 float64
-		for i39 := 0; i39 < 1; i39++ {
-			t43 += b1Mean[i39] * float64(vr1[n])
-		}
-		var t44 float64
-		for i40 := 0; i40 < 1; i40++ {
-			t44 += b2Mean[i40] * float64(vr2[n])
-		}
-		t45 := runtime.Sq(score[n] - t44 - aMean[school[n]-1] - t43)
-		f += t42 * (t45 + aCov[(school[n]-1)*J+school[n]-1])
+		t24 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
+		f += t21*t24 + t21*aCov[(school[n]-1)*J+school[n]-1] + t22*float64(vr1[n])*float64(vr1[n]) + t23*float64(vr2[n])*float64(vr2[n])
 	}
 	return f
 }
@@ -1072,57 +885,19 @@ func (m *Model) MuF(mu, aMean, aCov, tauMean, tauCov, grad, hess []float64) floa
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q7 := 0; q7 < 1; q7++ {
-		tauCov_q7 := tauCov[q7*1:][:1:1]
-		for q8 := 0; q8 < 1; q8++ {
-			t1[q8] += tauCov_q7[q8]
-		}
-	}
-	var t2 float64
-	for q8 := 0; q8 < 1; q8++ {
-		t2 += t1[q8]
-	}
-	var t3 float64
-	for i4 := 0; i4 < 1; i4++ {
-		t3 += tauMean[i4]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	t5 := -(float64(J) * t4)
-	var t6 float64
-	for i3 := 0; i3 < 1; i3++ {
-		t6 += mu[i3]
-	}
-	t7 := -(float64(J) * t4 * t6)
-	var t8 float64
-	for i2 := 0; i2 < J; i2++ {
-		t8 += aMean[i2]
-	}
-	t9 := t4 * t8
-	t10 := -float64(J)
-	t11 := -t6
-	t13 := (-0.5) * t4
-	t14 := (-0.0001) * t6
-	t15 := t6 * t6
-	t16 := t14 + t7 + t9
-	t17 := t5 - 0.0001
+	t1 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	t2 := -mu[0]
+	t4 := (-0.5) * t1
+	t5 := mu[0] * mu[0]
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:23:1: mu ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(J) - 5e-05*t15 - 5.524108719192764
-	for a_ := 0; a_ < 1; a_++ {
-		grad[a_] += t16
-		hess_a_ := hess[a_*1:][:1:1]
-		for b := 0; b < 1; b++ {
-			hess_a_[b] += t17
-		}
-	}
+	hess[0] += -(float64(J) * t1) - 0.0001
+	grad[0] += (-(float64(J) * t1) - 0.0001) * mu[0]
+	f += (-0.9189385332046727)*float64(J) - 5e-05*t5 - float64(J)*tauMean[0] - 5.524108719192764
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	for i4 := 0; i4 < 1; i4++ {
-		f += t10 * tauMean[i4]
-	}
 	for i2 := 0; i2 < J; i2++ {
-		t12 := runtime.Sq(t11 + aMean[i2])
-		f += t13 * (t12 + aCov[i2*J+i2])
+		t3 := runtime.Sq(t2 + aMean[i2])
+		grad[0] += t1 * aMean[i2]
+		f += t4 * (t3 + aCov[i2*J+i2])
 	}
 	return f
 }
@@ -1142,70 +917,19 @@ func (m *Model) MuDelta(mu, cov, aMean, aCov, tauMean, tauCov, grad, hess []floa
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q7 := 0; q7 < 1; q7++ {
-		tauCov_q7 := tauCov[q7*1:][:1:1]
-		for q8 := 0; q8 < 1; q8++ {
-			t1[q8] += tauCov_q7[q8]
-		}
-	}
-	var t2 float64
-	for q8 := 0; q8 < 1; q8++ {
-		t2 += t1[q8]
-	}
-	var t3 float64
-	for i4 := 0; i4 < 1; i4++ {
-		t3 += tauMean[i4]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	t5 := -(float64(J) * t4)
-	var t6 float64
-	for i3 := 0; i3 < 1; i3++ {
-		t6 += mu[i3]
-	}
-	t7 := -(float64(J) * t4 * t6)
-	var t8 float64
-	for i2 := 0; i2 < J; i2++ {
-		t8 += aMean[i2]
-	}
-	t9 := t4 * t8
-	var t10Buf [runtime.StackVec]float64
-	t10 := runtime.Vec(t10Buf[:], 1)
-	for a2 := 0; a2 < 1; a2++ {
-		cov_a2 := cov[a2*1:][:1:1]
-		for b2_ := 0; b2_ < 1; b2_++ {
-			t10[b2_] += cov_a2[b2_]
-		}
-	}
-	t11 := (-0.5) * float64(J) * t4
-	t12 := -float64(J)
-	t13 := -t6
-	t15 := (-0.5) * t4
-	t16 := (-0.0001) * t6
-	t17 := t6 * t6
-	t18 := t16 + t7 + t9
-	t19 := t5 - 0.0001
-	t20 := t11 - 5e-05
+	t1 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	t2 := -mu[0]
+	t4 := (-0.5) * t1
+	t5 := mu[0] * mu[0]
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:23:1: mu ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(J) - 5e-05*t17 - 5.524108719192764
-	for a_ := 0; a_ < 1; a_++ {
-		grad[a_] += t18
-		hess_a_ := hess[a_*1:][:1:1]
-		for b := 0; b < 1; b++ {
-			hess_a_[b] += t19
-		}
-	}
-	for b2_ := 0; b2_ < 1; b2_++ {
-		f += t10[b2_] * t20
-	}
+	hess[0] += -(float64(J) * t1) - 0.0001
+	grad[0] += (-(float64(J) * t1) - 0.0001) * mu[0]
+	f += (-0.9189385332046727)*float64(J) - 5e-05*t5 - 0.5*float64(J)*t1*cov[0] - float64(J)*tauMean[0] - 5e-05*cov[0] - 5.524108719192764
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	for i4 := 0; i4 < 1; i4++ {
-		f += t12 * tauMean[i4]
-	}
 	for i2 := 0; i2 < J; i2++ {
-		t14 := runtime.Sq(t13 + aMean[i2])
-		f += t15 * (t14 + aCov[i2*J+i2])
+		t3 := runtime.Sq(t2 + aMean[i2])
+		grad[0] += t1 * aMean[i2]
+		f += t4 * (t3 + aCov[i2*J+i2])
 	}
 	return f
 }
@@ -1216,40 +940,16 @@ func (m *Model) MuDelta(mu, cov, aMean, aCov, tauMean, tauCov, grad, hess []floa
 func (m *Model) MuTarget(mu, aMean, aCov, tauMean, tauCov []float64) float64 {
 	J := m.j
 	var f float64
-	t1 := -float64(J)
-	var t2 float64
-	for i3 := 0; i3 < 1; i3++ {
-		t2 += mu[i3]
-	}
-	t3 := -t2
-	var t5Buf [runtime.StackVec]float64
-	t5 := runtime.Vec(t5Buf[:], 1)
-	for q7 := 0; q7 < 1; q7++ {
-		tauCov_q7 := tauCov[q7*1:][:1:1]
-		for q8 := 0; q8 < 1; q8++ {
-			t5[q8] += tauCov_q7[q8]
-		}
-	}
-	var t6 float64
-	for q8 := 0; q8 < 1; q8++ {
-		t6 += t5[q8]
-	}
-	var t7 float64
-	for i4 := 0; i4 < 1; i4++ {
-		t7 += tauMean[i4]
-	}
-	t8 := math.Exp(2.0*t6 - 2.0*t7)
-	t9 := (-0.5) * t8
-	t10 := t2 * t2
+	t1 := -mu[0]
+	t3 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	t4 := (-0.5) * t3
+	t5 := mu[0] * mu[0]
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:23:1: mu ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(J) - 5e-05*t10 - 5.524108719192764
+	f += (-0.9189385332046727)*float64(J) - 5e-05*t5 - float64(J)*tauMean[0] - 5.524108719192764
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	for i4 := 0; i4 < 1; i4++ {
-		f += t1 * tauMean[i4]
-	}
 	for i2 := 0; i2 < J; i2++ {
-		t4 := runtime.Sq(t3 + aMean[i2])
-		f += t9 * (t4 + aCov[i2*J+i2])
+		t2 := runtime.Sq(t1 + aMean[i2])
+		f += t4 * (t2 + aCov[i2*J+i2])
 	}
 	return f
 }
@@ -1272,98 +972,24 @@ func (m *Model) B1F(b1, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov, grad, h
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q19 := 0; q19 < 1; q19++ {
-		sigmaCov_q19 := sigmaCov[q19*1:][:1:1]
-		for q20 := 0; q20 < 1; q20++ {
-			t1[q20] += sigmaCov_q19[q20]
-		}
-	}
-	var t2 float64
-	for q20 := 0; q20 < 1; q20++ {
-		t2 += t1[q20]
-	}
-	var t3 float64
-	for i8 := 0; i8 < 1; i8++ {
-		t3 += sigmaMean[i8]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	var t5 float64
-	for n := 0; n < N; n++ {
-		t5 += float64(vr1[n]) * float64(vr1[n])
-	}
-	t6 := -(t4 * t5)
-	var t7 float64
-	for i6 := 0; i6 < 1; i6++ {
-		t7 += b1[i6]
-	}
-	t8 := -(t4 * t5 * t7)
-	var t9 float64
-	for i7 := 0; i7 < 1; i7++ {
-		t9 += b2Mean[i7]
-	}
-	var t10 float64
-	for n := 0; n < N; n++ {
-		t10 += float64(vr1[n]) * float64(vr2[n])
-	}
-	t11 := -(t10 * t4 * t9)
-	var t12 float64
-	for n := 0; n < N; n++ {
-		t12 += aMean[school[n]-1] * float64(vr1[n])
-	}
-	t13 := -(t12 * t4)
-	var t14 float64
-	for n := 0; n < N; n++ {
-		t14 += score[n] * float64(vr1[n])
-	}
-	t15 := t14 * t4
-	var t16Buf [runtime.StackVec]float64
-	t16 := runtime.Vec(t16Buf[:], 1)
-	for q16 := 0; q16 < 1; q16++ {
-		b2Cov_q16 := b2Cov[q16*1:][:1:1]
-		for q17 := 0; q17 < 1; q17++ {
-			t16[q17] += b2Cov_q16[q17]
-		}
-	}
-	var t17 float64
-	for n := 0; n < N; n++ {
-		t17 += float64(vr2[n]) * float64(vr2[n])
-	}
-	t18 := (-0.5) * t17 * t4
-	t19 := -float64(N)
-	t20 := (-0.5) * t4
-	t24 := (-0.0001) * t7
-	t25 := t7 * t7
-	t26 := t11 + t13 + t15 + t24 + t8
-	t27 := t6 - 0.0001
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := -t1
+	t3 := -(t1 * b1[0])
+	t4 := -(t1 * b2Mean[0])
+	t5 := (-0.5) * t1
+	t6 := (-0.5) * t1 * b2Cov[0]
+	t8 := b1[0] * b1[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:24:1: b1 ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(N) - 5e-05*t25 - 5.524108719192764
-	for a3 := 0; a3 < 1; a3++ {
-		grad[a3] += t26
-		hess_a3 := hess[a3*1:][:1:1]
-		for b3 := 0; b3 < 1; b3++ {
-			hess_a3[b3] += t27
-		}
-	}
+	f += (-0.9189385332046727)*float64(N) - 5e-05*t8 - float64(N)*sigmaMean[0] - 5.524108719192764
+	// schoolreg.vi:24:1: b1 ~ Normal(0, 100)
+	hess[0] -= 0.0001
+	grad[0] -= 0.0001 * b1[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	for q17 := 0; q17 < 1; q17++ {
-		f += t16[q17] * t18
-	}
-	for i8 := 0; i8 < 1; i8++ {
-		f += t19 * sigmaMean[i8]
-	}
 	for n := 0; n < N; n++ {
-		var t21 float64
-		for i6 := 0; i6 < 1; i6++ {
-			t21 += b1[i6] * float64(vr1[n])
-		}
-		var t22 float64
-		for i7 := 0; i7 < 1; i7++ {
-			t22 += b2Mean[i7] * float64(vr2[n])
-		}
-		t23 := runtime.Sq(score[n] - t22 - aMean[school[n]-1] - t21)
-		f += t20 * (t23 + aCov[(school[n]-1)*J+school[n]-1])
+		t7 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1[0]*float64(vr1[n]))
+		hess[0] += t2 * float64(vr1[n]) * float64(vr1[n])
+		grad[0] += (t1*score[n] + t2*aMean[school[n]-1] + t3*float64(vr1[n]) + t4*float64(vr2[n])) * float64(vr1[n])
+		f += t5*t7 + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr2[n])*float64(vr2[n])
 	}
 	return f
 }
@@ -1388,111 +1014,25 @@ func (m *Model) B1Delta(b1, cov, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q19 := 0; q19 < 1; q19++ {
-		sigmaCov_q19 := sigmaCov[q19*1:][:1:1]
-		for q20 := 0; q20 < 1; q20++ {
-			t1[q20] += sigmaCov_q19[q20]
-		}
-	}
-	var t2 float64
-	for q20 := 0; q20 < 1; q20++ {
-		t2 += t1[q20]
-	}
-	var t3 float64
-	for i8 := 0; i8 < 1; i8++ {
-		t3 += sigmaMean[i8]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	var t5 float64
-	for n := 0; n < N; n++ {
-		t5 += float64(vr1[n]) * float64(vr1[n])
-	}
-	t6 := -(t4 * t5)
-	var t7 float64
-	for i6 := 0; i6 < 1; i6++ {
-		t7 += b1[i6]
-	}
-	t8 := -(t4 * t5 * t7)
-	var t9 float64
-	for i7 := 0; i7 < 1; i7++ {
-		t9 += b2Mean[i7]
-	}
-	var t10 float64
-	for n := 0; n < N; n++ {
-		t10 += float64(vr1[n]) * float64(vr2[n])
-	}
-	t11 := -(t10 * t4 * t9)
-	var t12 float64
-	for n := 0; n < N; n++ {
-		t12 += aMean[school[n]-1] * float64(vr1[n])
-	}
-	t13 := -(t12 * t4)
-	var t14 float64
-	for n := 0; n < N; n++ {
-		t14 += score[n] * float64(vr1[n])
-	}
-	t15 := t14 * t4
-	var t16Buf [runtime.StackVec]float64
-	t16 := runtime.Vec(t16Buf[:], 1)
-	for a4 := 0; a4 < 1; a4++ {
-		cov_a4 := cov[a4*1:][:1:1]
-		for b4 := 0; b4 < 1; b4++ {
-			t16[b4] += cov_a4[b4]
-		}
-	}
-	t17 := (-0.5) * t4 * t5
-	var t18Buf [runtime.StackVec]float64
-	t18 := runtime.Vec(t18Buf[:], 1)
-	for q16 := 0; q16 < 1; q16++ {
-		b2Cov_q16 := b2Cov[q16*1:][:1:1]
-		for q17 := 0; q17 < 1; q17++ {
-			t18[q17] += b2Cov_q16[q17]
-		}
-	}
-	var t19 float64
-	for n := 0; n < N; n++ {
-		t19 += float64(vr2[n]) * float64(vr2[n])
-	}
-	t20 := (-0.5) * t19 * t4
-	t21 := -float64(N)
-	t22 := (-0.5) * t4
-	t26 := (-0.0001) * t7
-	t27 := t7 * t7
-	t28 := t11 + t13 + t15 + t26 + t8
-	t29 := t6 - 0.0001
-	t30 := t17 - 5e-05
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := -t1
+	t3 := -(t1 * b1[0])
+	t4 := -(t1 * b2Mean[0])
+	t5 := (-0.5) * t1
+	t6 := (-0.5) * t1 * cov[0]
+	t7 := (-0.5) * t1 * b2Cov[0]
+	t9 := b1[0] * b1[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:24:1: b1 ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(N) - 5e-05*t27 - 5.524108719192764
-	for a3 := 0; a3 < 1; a3++ {
-		grad[a3] += t28
-		hess_a3 := hess[a3*1:][:1:1]
-		for b3 := 0; b3 < 1; b3++ {
-			hess_a3[b3] += t29
-		}
-	}
-	for b4 := 0; b4 < 1; b4++ {
-		f += t16[b4] * t30
-	}
+	f += (-0.9189385332046727)*float64(N) - 5e-05*t9 - float64(N)*sigmaMean[0] - 5e-05*cov[0] - 5.524108719192764
+	// schoolreg.vi:24:1: b1 ~ Normal(0, 100)
+	hess[0] -= 0.0001
+	grad[0] -= 0.0001 * b1[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	for q17 := 0; q17 < 1; q17++ {
-		f += t18[q17] * t20
-	}
-	for i8 := 0; i8 < 1; i8++ {
-		f += t21 * sigmaMean[i8]
-	}
 	for n := 0; n < N; n++ {
-		var t23 float64
-		for i6 := 0; i6 < 1; i6++ {
-			t23 += b1[i6] * float64(vr1[n])
-		}
-		var t24 float64
-		for i7 := 0; i7 < 1; i7++ {
-			t24 += b2Mean[i7] * float64(vr2[n])
-		}
-		t25 := runtime.Sq(score[n] - t24 - aMean[school[n]-1] - t23)
-		f += t22 * (t25 + aCov[(school[n]-1)*J+school[n]-1])
+		t8 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1[0]*float64(vr1[n]))
+		hess[0] += t2 * float64(vr1[n]) * float64(vr1[n])
+		grad[0] += (t1*score[n] + t2*aMean[school[n]-1] + t3*float64(vr1[n]) + t4*float64(vr2[n])) * float64(vr1[n])
+		f += t5*t8 + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr1[n])*float64(vr1[n]) + t7*float64(vr2[n])*float64(vr2[n])
 	}
 	return f
 }
@@ -1508,63 +1048,16 @@ func (m *Model) B1Target(b1, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov []f
 	vr1 := m.vr1
 	vr2 := m.vr2
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q16 := 0; q16 < 1; q16++ {
-		b2Cov_q16 := b2Cov[q16*1:][:1:1]
-		for q17 := 0; q17 < 1; q17++ {
-			t1[q17] += b2Cov_q16[q17]
-		}
-	}
-	var t2Buf [runtime.StackVec]float64
-	t2 := runtime.Vec(t2Buf[:], 1)
-	for q19 := 0; q19 < 1; q19++ {
-		sigmaCov_q19 := sigmaCov[q19*1:][:1:1]
-		for q20 := 0; q20 < 1; q20++ {
-			t2[q20] += sigmaCov_q19[q20]
-		}
-	}
-	var t3 float64
-	for q20 := 0; q20 < 1; q20++ {
-		t3 += t2[q20]
-	}
-	var t4 float64
-	for i8 := 0; i8 < 1; i8++ {
-		t4 += sigmaMean[i8]
-	}
-	t5 := math.Exp(2.0*t3 - 2.0*t4)
-	var t6 float64
-	for n := 0; n < N; n++ {
-		t6 += float64(vr2[n]) * float64(vr2[n])
-	}
-	t7 := (-0.5) * t5 * t6
-	t8 := -float64(N)
-	t9 := (-0.5) * t5
-	var t13 float64
-	for i5 := 0; i5 < 1; i5++ {
-		t13 += b1[i5]
-	}
-	t14 := t13 * t13
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := (-0.5) * t1
+	t3 := (-0.5) * t1 * b2Cov[0]
+	t5 := b1[0] * b1[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:24:1: b1 ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(N) - 5e-05*t14 - 5.524108719192764
+	f += (-0.9189385332046727)*float64(N) - 5e-05*t5 - float64(N)*sigmaMean[0] - 5.524108719192764
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	for q17 := 0; q17 < 1; q17++ {
-		f += t1[q17] * t7
-	}
-	for i8 := 0; i8 < 1; i8++ {
-		f += t8 * sigmaMean[i8]
-	}
 	for n := 0; n < N; n++ {
-		var t10 float64
-		for i6 := 0; i6 < 1; i6++ {
-			t10 += b1[i6] * float64(vr1[n])
-		}
-		var t11 float64
-		for i7 := 0; i7 < 1; i7++ {
-			t11 += b2Mean[i7] * float64(vr2[n])
-		}
-		t12 := runtime.Sq(score[n] - t11 - aMean[school[n]-1] - t10)
-		f += t9 * (t12 + aCov[(school[n]-1)*J+school[n]-1])
+		t4 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1[0]*float64(vr1[n]))
+		f += t2*t4 + t2*aCov[(school[n]-1)*J+school[n]-1] + t3*float64(vr2[n])*float64(vr2[n])
 	}
 	return f
 }
@@ -1587,98 +1080,24 @@ func (m *Model) B2F(b2, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov, grad, h
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q31 := 0; q31 < 1; q31++ {
-		sigmaCov_q31 := sigmaCov[q31*1:][:1:1]
-		for q32 := 0; q32 < 1; q32++ {
-			t1[q32] += sigmaCov_q31[q32]
-		}
-	}
-	var t2 float64
-	for q32 := 0; q32 < 1; q32++ {
-		t2 += t1[q32]
-	}
-	var t3 float64
-	for i12 := 0; i12 < 1; i12++ {
-		t3 += sigmaMean[i12]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	var t5 float64
-	for n := 0; n < N; n++ {
-		t5 += float64(vr2[n]) * float64(vr2[n])
-	}
-	t6 := -(t4 * t5)
-	var t7 float64
-	for i10 := 0; i10 < 1; i10++ {
-		t7 += b1Mean[i10]
-	}
-	var t8 float64
-	for n := 0; n < N; n++ {
-		t8 += float64(vr1[n]) * float64(vr2[n])
-	}
-	t9 := -(t4 * t7 * t8)
-	var t10 float64
-	for i11 := 0; i11 < 1; i11++ {
-		t10 += b2[i11]
-	}
-	t11 := -(t10 * t4 * t5)
-	var t12 float64
-	for n := 0; n < N; n++ {
-		t12 += aMean[school[n]-1] * float64(vr2[n])
-	}
-	t13 := -(t12 * t4)
-	var t14 float64
-	for n := 0; n < N; n++ {
-		t14 += score[n] * float64(vr2[n])
-	}
-	t15 := t14 * t4
-	var t16Buf [runtime.StackVec]float64
-	t16 := runtime.Vec(t16Buf[:], 1)
-	for q28 := 0; q28 < 1; q28++ {
-		b1Cov_q28 := b1Cov[q28*1:][:1:1]
-		for q29 := 0; q29 < 1; q29++ {
-			t16[q29] += b1Cov_q28[q29]
-		}
-	}
-	var t17 float64
-	for n := 0; n < N; n++ {
-		t17 += float64(vr1[n]) * float64(vr1[n])
-	}
-	t18 := (-0.5) * t17 * t4
-	t19 := -float64(N)
-	t20 := (-0.5) * t4
-	t24 := (-0.0001) * t10
-	t25 := t10 * t10
-	t26 := t11 + t13 + t15 + t24 + t9
-	t27 := t6 - 0.0001
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := -t1
+	t3 := -(t1 * b1Mean[0])
+	t4 := -(t1 * b2[0])
+	t5 := (-0.5) * t1
+	t6 := (-0.5) * t1 * b1Cov[0]
+	t8 := b2[0] * b2[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:25:1: b2 ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(N) - 5e-05*t25 - 5.524108719192764
-	for a5 := 0; a5 < 1; a5++ {
-		grad[a5] += t26
-		hess_a5 := hess[a5*1:][:1:1]
-		for b5 := 0; b5 < 1; b5++ {
-			hess_a5[b5] += t27
-		}
-	}
+	f += (-0.9189385332046727)*float64(N) - 5e-05*t8 - float64(N)*sigmaMean[0] - 5.524108719192764
+	// schoolreg.vi:25:1: b2 ~ Normal(0, 100)
+	hess[0] -= 0.0001
+	grad[0] -= 0.0001 * b2[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	for q29 := 0; q29 < 1; q29++ {
-		f += t16[q29] * t18
-	}
-	for i12 := 0; i12 < 1; i12++ {
-		f += t19 * sigmaMean[i12]
-	}
 	for n := 0; n < N; n++ {
-		var t21 float64
-		for i10 := 0; i10 < 1; i10++ {
-			t21 += b1Mean[i10] * float64(vr1[n])
-		}
-		var t22 float64
-		for i11 := 0; i11 < 1; i11++ {
-			t22 += b2[i11] * float64(vr2[n])
-		}
-		t23 := runtime.Sq(score[n] - t22 - aMean[school[n]-1] - t21)
-		f += t20 * (t23 + aCov[(school[n]-1)*J+school[n]-1])
+		t7 := runtime.Sq(score[n] - b2[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
+		hess[0] += t2 * float64(vr2[n]) * float64(vr2[n])
+		grad[0] += (t1*score[n] + t2*aMean[school[n]-1] + t3*float64(vr1[n]) + t4*float64(vr2[n])) * float64(vr2[n])
+		f += t5*t7 + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr1[n])*float64(vr1[n])
 	}
 	return f
 }
@@ -1703,113 +1122,25 @@ func (m *Model) B2Delta(b2, cov, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q31 := 0; q31 < 1; q31++ {
-		sigmaCov_q31 := sigmaCov[q31*1:][:1:1]
-		for q32 := 0; q32 < 1; q32++ {
-			t1[q32] += sigmaCov_q31[q32]
-		}
-	}
-	var t2 float64
-	for q32 := 0; q32 < 1; q32++ {
-		t2 += t1[q32]
-	}
-	var t3 float64
-	for i12 := 0; i12 < 1; i12++ {
-		t3 += sigmaMean[i12]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	var t5 float64
-	for n := 0; n < N; n++ {
-		t5 += float64(vr2[n]) * float64(vr2[n])
-	}
-	t6 := -(t4 * t5)
-	var t7 float64
-	for i10 := 0; i10 < 1; i10++ {
-		t7 += b1Mean[i10]
-	}
-	var t8 float64
-	for n := 0; n < N; n++ {
-		t8 += float64(vr1[n]) * float64(vr2[n])
-	}
-	t9 := -(t4 * t7 * t8)
-	var t10 float64
-	for i11 := 0; i11 < 1; i11++ {
-		t10 += b2[i11]
-	}
-	t11 := -(t10 * t4 * t5)
-	var t12 float64
-	for n := 0; n < N; n++ {
-		t12 += aMean[school[n]-1] * float64(vr2[n])
-	}
-	t13 := -(t12 * t4)
-	var t14 float64
-	for n := 0; n < N; n++ {
-		t14 += score[n] * float64(vr2[n])
-	}
-	t15 := t14 * t4
-	var t16Buf [runtime.StackVec]float64
-	t16 := runtime.Vec(t16Buf[:], 1)
-	for q28 := 0; q28 < 1; q28++ {
-		b1Cov_q28 := b1Cov[q28*1:][:1:1]
-		for q29 := 0; q29 < 1; q29++ {
-			t16[q29] += b1Cov_q28[q29]
-		}
-	}
-	var t17 float64
-	for n := 0; n < N; n++ {
-		t17 += float64(vr1[n]) * float64(vr1[n])
-	}
-	t18 := (-0.5) * t17 * t4
-	var t19Buf [runtime.StackVec]float64
-	t19 := runtime.Vec(t19Buf[:], 1)
-	for a6 := 0; a6 < 1; a6++ {
-		cov_a6 := cov[a6*1:][:1:1]
-		for b6 := 0; b6 < 1; b6++ {
-			t19[b6] += cov_a6[b6]
-		}
-	}
-	t20 := (-0.5) * t4 * t5
-	t21 := -float64(N)
-	t22 := (-0.5) * t4
-	t26 := (-0.0001) * t10
-	t27 := t10 * t10
-	t28 := t11 + t13 + t15 + t26 + t9
-	t29 := t6 - 0.0001
-	t30 := t20 - 5e-05
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := -t1
+	t3 := -(t1 * b1Mean[0])
+	t4 := -(t1 * b2[0])
+	t5 := (-0.5) * t1
+	t6 := (-0.5) * t1 * b1Cov[0]
+	t7 := (-0.5) * t1 * cov[0]
+	t9 := b2[0] * b2[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:25:1: b2 ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(N) - 5e-05*t27 - 5.524108719192764
-	for a5 := 0; a5 < 1; a5++ {
-		grad[a5] += t28
-		hess_a5 := hess[a5*1:][:1:1]
-		for b5 := 0; b5 < 1; b5++ {
-			hess_a5[b5] += t29
-		}
-	}
+	f += (-0.9189385332046727)*float64(N) - 5e-05*t9 - float64(N)*sigmaMean[0] - 5e-05*cov[0] - 5.524108719192764
+	// schoolreg.vi:25:1: b2 ~ Normal(0, 100)
+	hess[0] -= 0.0001
+	grad[0] -= 0.0001 * b2[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	for q29 := 0; q29 < 1; q29++ {
-		f += t16[q29] * t18
-	}
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:25:1: b2 ~ Normal(0, 100)
-	for b6 := 0; b6 < 1; b6++ {
-		f += t19[b6] * t30
-	}
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	for i12 := 0; i12 < 1; i12++ {
-		f += t21 * sigmaMean[i12]
-	}
 	for n := 0; n < N; n++ {
-		var t23 float64
-		for i10 := 0; i10 < 1; i10++ {
-			t23 += b1Mean[i10] * float64(vr1[n])
-		}
-		var t24 float64
-		for i11 := 0; i11 < 1; i11++ {
-			t24 += b2[i11] * float64(vr2[n])
-		}
-		t25 := runtime.Sq(score[n] - t24 - aMean[school[n]-1] - t23)
-		f += t22 * (t25 + aCov[(school[n]-1)*J+school[n]-1])
+		t8 := runtime.Sq(score[n] - b2[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
+		hess[0] += t2 * float64(vr2[n]) * float64(vr2[n])
+		grad[0] += (t1*score[n] + t2*aMean[school[n]-1] + t3*float64(vr1[n]) + t4*float64(vr2[n])) * float64(vr2[n])
+		f += t5*t8 + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr1[n])*float64(vr1[n]) + t7*float64(vr2[n])*float64(vr2[n])
 	}
 	return f
 }
@@ -1825,63 +1156,16 @@ func (m *Model) B2Target(b2, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov []f
 	vr1 := m.vr1
 	vr2 := m.vr2
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q28 := 0; q28 < 1; q28++ {
-		b1Cov_q28 := b1Cov[q28*1:][:1:1]
-		for q29 := 0; q29 < 1; q29++ {
-			t1[q29] += b1Cov_q28[q29]
-		}
-	}
-	var t2Buf [runtime.StackVec]float64
-	t2 := runtime.Vec(t2Buf[:], 1)
-	for q31 := 0; q31 < 1; q31++ {
-		sigmaCov_q31 := sigmaCov[q31*1:][:1:1]
-		for q32 := 0; q32 < 1; q32++ {
-			t2[q32] += sigmaCov_q31[q32]
-		}
-	}
-	var t3 float64
-	for q32 := 0; q32 < 1; q32++ {
-		t3 += t2[q32]
-	}
-	var t4 float64
-	for i12 := 0; i12 < 1; i12++ {
-		t4 += sigmaMean[i12]
-	}
-	t5 := math.Exp(2.0*t3 - 2.0*t4)
-	var t6 float64
-	for n := 0; n < N; n++ {
-		t6 += float64(vr1[n]) * float64(vr1[n])
-	}
-	t7 := (-0.5) * t5 * t6
-	t8 := -float64(N)
-	t9 := (-0.5) * t5
-	var t13 float64
-	for i9 := 0; i9 < 1; i9++ {
-		t13 += b2[i9]
-	}
-	t14 := t13 * t13
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := (-0.5) * t1
+	t3 := (-0.5) * t1 * b1Cov[0]
+	t5 := b2[0] * b2[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:25:1: b2 ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(N) - 5e-05*t14 - 5.524108719192764
+	f += (-0.9189385332046727)*float64(N) - 5e-05*t5 - float64(N)*sigmaMean[0] - 5.524108719192764
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	for q29 := 0; q29 < 1; q29++ {
-		f += t1[q29] * t7
-	}
-	for i12 := 0; i12 < 1; i12++ {
-		f += t8 * sigmaMean[i12]
-	}
 	for n := 0; n < N; n++ {
-		var t10 float64
-		for i10 := 0; i10 < 1; i10++ {
-			t10 += b1Mean[i10] * float64(vr1[n])
-		}
-		var t11 float64
-		for i11 := 0; i11 < 1; i11++ {
-			t11 += b2[i11] * float64(vr2[n])
-		}
-		t12 := runtime.Sq(score[n] - t11 - aMean[school[n]-1] - t10)
-		f += t9 * (t12 + aCov[(school[n]-1)*J+school[n]-1])
+		t4 := runtime.Sq(score[n] - b2[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
+		f += t2*t4 + t2*aCov[(school[n]-1)*J+school[n]-1] + t3*float64(vr1[n])*float64(vr1[n])
 	}
 	return f
 }
@@ -1899,82 +1183,30 @@ func (m *Model) TauF(tau, aMean, aCov, muMean, muCov, grad, hess []float64) floa
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1 float64
-	for i17 := 0; i17 < 1; i17++ {
-		t1 += tau[i17]
-	}
-	t2 := math.Exp(t1)
-	t3 := math.Pow(t2, -4.0)
-	var t4Buf [runtime.StackVec]float64
-	t4 := runtime.Vec(t4Buf[:], 1)
-	for q37 := 0; q37 < 1; q37++ {
-		muCov_q37 := muCov[q37*1:][:1:1]
-		for q38 := 0; q38 < 1; q38++ {
-			t4[q38] += muCov_q37[q38]
-		}
-	}
-	var t5 float64
-	for q38 := 0; q38 < 1; q38++ {
-		t5 += t4[q38]
-	}
-	t6 := (-3.0) * float64(J) * t2 * t2 * t3 * t5
-	t7 := math.Pow(t2, -3.0)
-	t8 := float64(J) * t2 * t5 * t7
-	var t9 float64
-	for i15 := 0; i15 < J; i15++ {
-		t9 += aCov[i15*J+i15]
-	}
-	t10 := (-3.0) * t2 * t2 * t3 * t9
-	t11 := t2 * t7 * t9
-	var t12 float64
-	for i16 := 0; i16 < 1; i16++ {
-		t12 += muMean[i16]
-	}
-	t13 := -t12
-	var t15 float64
-	for i15 := 0; i15 < J; i15++ {
-		t14 := runtime.Sq(t13 + aMean[i15])
-		t15 += t14
-	}
-	t16 := (-3.0) * t15 * t2 * t2 * t3
-	t17 := t15 * t2 * t7
-	t18 := -float64(J)
-	t19 := 1 / (t2 * t2)
-	t20 := (-0.5) * float64(J) * t19
-	t21 := (-0.5) * t19
-	t23 := runtime.Sq(0.1 * t2)
-	t24 := math.Pow(t23+1.0, -2.0)
-	t25 := (t2 * t2 * t24)
-	t26 := 1 / (t23 + 1.0)
-	t27 := (-0.020000000000000004) * (2.0*t2*t2*t26 - 0.020000000000000004*t2*t2*t25)
-	t28 := (t2 * t2 * t26)
-	t29 := (-0.020000000000000004) * t28
-	t30 := math.Log1p(t23)
-	t31 := t11 + t17 + t18 + t29 + t8 + 1.0
-	t32 := t10 + t11 + t16 + t17 + t27 + t6 + t8
+	t1 := math.Exp(tau[0])
+	t2 := math.Pow(t1, -4.0)
+	t3 := math.Pow(t1, -3.0)
+	t4 := (-3.0) * t1 * t1 * t2
+	t5 := t1 * t3
+	t6 := -muMean[0]
+	t8 := 1 / (t1 * t1)
+	t9 := (-0.5) * t8
+	t10 := runtime.Sq(0.1 * t1)
+	t11 := math.Pow(t10+1.0, -2.0)
+	t12 := (t1 * t1 * t11)
+	t13 := 1 / (t10 + 1.0)
+	t14 := (t1 * t1 * t13)
+	t15 := math.Log1p(t10)
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:26:1: tau ~ HalfCauchy(10)
-	f += (-0.9189385332046727)*float64(J) - t30 - 2.754167798283501
-	for a7 := 0; a7 < 1; a7++ {
-		grad[a7] += t31
-		hess_a7 := hess[a7*1:][:1:1]
-		for b7 := 0; b7 < 1; b7++ {
-			hess_a7[b7] += t32
-		}
-	}
+	hess[0] += float64(J)*t1*t3*muCov[0] - 3.0*float64(J)*t1*t1*t2*muCov[0] - 0.020000000000000004*(2.0*t1*t1*t13-0.020000000000000004*t1*t1*t12)
+	grad[0] += float64(J)*t1*t3*muCov[0] - 0.020000000000000004*t14 - float64(J) + 1.0
+	f += tau[0] - t15 - 0.5*float64(J)*t8*muCov[0] - float64(J)*tau[0] - 0.9189385332046727*float64(J) - 2.754167798283501
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	for q38 := 0; q38 < 1; q38++ {
-		f += t20 * t4[q38]
-	}
-	for i17 := 0; i17 < 1; i17++ {
-		f += t18 * tau[i17]
-	}
 	for i15 := 0; i15 < J; i15++ {
-		t22 := runtime.Sq(t13 + aMean[i15])
-		f += t21 * (t22 + aCov[i15*J+i15])
-	}
-	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
-	for i14 := 0; i14 < 1; i14++ {
-		f += tau[i14]
+		t7 := runtime.Sq(t6 + aMean[i15])
+		hess[0] += t4*t7 + t4*aCov[i15*J+i15] + t5*t7 + t5*aCov[i15*J+i15]
+		grad[0] += t5 * (t7 + aCov[i15*J+i15])
+		f += t9 * (t7 + aCov[i15*J+i15])
 	}
 	return f
 }
@@ -1994,134 +1226,43 @@ func (m *Model) TauDelta(tau, cov, aMean, aCov, muMean, muCov, grad, hess []floa
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1 float64
-	for i17 := 0; i17 < 1; i17++ {
-		t1 += tau[i17]
-	}
-	t2 := math.Exp(t1)
-	t3 := math.Pow(t2, -6.0)
-	var t4Buf [runtime.StackVec]float64
-	t4 := runtime.Vec(t4Buf[:], 1)
-	for a8 := 0; a8 < 1; a8++ {
-		cov_a8 := cov[a8*1:][:1:1]
-		for b8 := 0; b8 < 1; b8++ {
-			t4[b8] += cov_a8[b8]
-		}
-	}
-	var t5 float64
-	for b8 := 0; b8 < 1; b8++ {
-		t5 += t4[b8]
-	}
-	var t6Buf [runtime.StackVec]float64
-	t6 := runtime.Vec(t6Buf[:], 1)
-	for q37 := 0; q37 < 1; q37++ {
-		muCov_q37 := muCov[q37*1:][:1:1]
-		for q38 := 0; q38 < 1; q38++ {
-			t6[q38] += muCov_q37[q38]
-		}
-	}
-	var t7 float64
-	for q38 := 0; q38 < 1; q38++ {
-		t7 += t6[q38]
-	}
-	t8 := (-30.0) * float64(J) * t2 * t2 * t2 * t2 * t3 * t5 * t7
-	t9 := math.Pow(t2, -5.0)
-	t10 := 36.0 * float64(J) * t2 * t2 * t2 * t5 * t7 * t9
-	t11 := math.Pow(t2, -4.0)
-	t12 := (-10.5) * float64(J) * t11 * t2 * t2 * t5 * t7
-	t13 := math.Pow(t2, -3.0)
-	t14 := 0.5 * float64(J) * t13 * t2 * t5 * t7
-	t15 := (-3.0) * float64(J) * t11 * t2 * t2 * t7
-	t16 := float64(J) * t13 * t2 * t7
-	var t17 float64
-	for i15 := 0; i15 < J; i15++ {
-		t17 += aCov[i15*J+i15]
-	}
-	t18 := (-30.0) * t17 * t2 * t2 * t2 * t2 * t3 * t5
-	t19 := 36.0 * t17 * t2 * t2 * t2 * t5 * t9
-	t20 := (-10.5) * t11 * t17 * t2 * t2 * t5
-	t21 := 0.5 * t13 * t17 * t2 * t5
-	var t22 float64
-	for i16 := 0; i16 < 1; i16++ {
-		t22 += muMean[i16]
-	}
-	t23 := -t22
-	var t25 float64
-	for i15 := 0; i15 < J; i15++ {
-		t24 := runtime.Sq(t23 + aMean[i15])
-		t25 += t24
-	}
-	t26 := (-30.0) * t2 * t2 * t2 * t2 * t25 * t3 * t5
-	t27 := 36.0 * t2 * t2 * t2 * t25 * t5 * t9
-	t28 := (-10.5) * t11 * t2 * t2 * t25 * t5
-	t29 := 0.5 * t13 * t2 * t25 * t5
-	t30 := (-3.0) * t11 * t17 * t2 * t2
-	t31 := t13 * t17 * t2
-	t32 := (-3.0) * t11 * t2 * t2 * t25
-	t33 := t13 * t2 * t25
-	t34 := -float64(J)
-	t35 := 6.0 * float64(J) * t2 * t2 * t2 * t5 * t7 * t9
-	t36 := (-4.5) * float64(J) * t11 * t2 * t2 * t5 * t7
-	t37 := 6.0 * t17 * t2 * t2 * t2 * t5 * t9
-	t38 := (-4.5) * t11 * t17 * t2 * t2 * t5
-	t39 := 6.0 * t2 * t2 * t2 * t25 * t5 * t9
-	t40 := (-4.5) * t11 * t2 * t2 * t25 * t5
-	t41 := (-1.5) * float64(J) * t11 * t2 * t2 * t5
-	t42 := 0.5 * float64(J) * t13 * t2 * t5
-	t43 := 1 / (t2 * t2)
-	t44 := (-0.5) * float64(J) * t43
-	t45 := (-1.5) * t11 * t17 * t2 * t2
-	t46 := 0.5 * t13 * t17 * t2
-	t47 := (-1.5) * t11 * t2 * t2 * t25
-	t48 := 0.5 * t13 * t2 * t25
-	t49 := (-0.5) * t43
-	t51 := runtime.Sq(0.1 * t2)
-	t52 := math.Pow(t51+1.0, -2.0)
-	t53 := (t2 * t2 * t52)
-	t54 := 1 / (t51 + 1.0)
-	t55 := math.Pow(t51+1.0, -3.0)
-	t56 := (t2 * t2 * t55)
-	t57 := math.Pow(t51+1.0, -4.0)
-	t58 := (t2 * t2 * t57)
-	t59 := (-0.010000000000000002) * t5 * (8.0*t2*t2*t54 - 0.24000000000000005*t2*t2*t53 - 0.12000000000000002*t2*t2*(2.0*t2*t2*t52-0.04000000000000001*t2*t2*t56) - 0.020000000000000004*t2*t2*(4.0*t2*t2*t52-0.16000000000000003*t2*t2*t56-0.04000000000000001*t2*t2*(2.0*t2*t2*t55-0.06000000000000001*t2*t2*t58)))
-	t60 := (-0.020000000000000004) * (2.0*t2*t2*t54 - 0.020000000000000004*t2*t2*t53)
-	t61 := (t2 * t2 * t54)
-	t62 := (-0.020000000000000004) * t61
-	t63 := (-0.010000000000000002) * t5 * (4.0*t2*t2*t54 - 0.08000000000000002*t2*t2*t53 - 0.020000000000000004*t2*t2*(2.0*t2*t2*t52-0.04000000000000001*t2*t2*t56))
-	t64 := math.Log1p(t51)
-	t65 := (-0.010000000000000002) * (2.0*t2*t2*t54 - 0.020000000000000004*t2*t2*t53)
-	t66 := t14 + t16 + t21 + t29 + t31 + t33 + t34 + t35 + t36 + t37 + t38 + t39 + t40 + t62 + t63 + 1.0
-	t67 := t10 + t12 + t14 + t15 + t16 + t18 + t19 + t20 + t21 + t26 + t27 + t28 + t29 + t30 + t31 + t32 + t33 + t59 + t60 + t8
-	t68 := t41 + t42 + t44
-	t69 := t45 + t46 + t47 + t48 + t65
+	t1 := math.Exp(tau[0])
+	t2 := math.Pow(t1, -6.0)
+	t3 := math.Pow(t1, -5.0)
+	t4 := math.Pow(t1, -4.0)
+	t5 := math.Pow(t1, -3.0)
+	t6 := (-30.0) * t1 * t1 * t1 * t1 * t2 * cov[0]
+	t7 := 36.0 * t1 * t1 * t1 * t3 * cov[0]
+	t8 := (-3.0) * t1 * t1 * t4
+	t9 := (-10.5) * t1 * t1 * t4 * cov[0]
+	t10 := t1 * t5
+	t11 := 0.5 * t1 * t5 * cov[0]
+	t12 := -muMean[0]
+	t14 := 6.0 * t1 * t1 * t1 * t3 * cov[0]
+	t15 := (-4.5) * t1 * t1 * t4 * cov[0]
+	t16 := 1 / (t1 * t1)
+	t17 := (-1.5) * t1 * t1 * t4 * cov[0]
+	t18 := (-0.5) * t16
+	t19 := runtime.Sq(0.1 * t1)
+	t20 := math.Pow(t19+1.0, -2.0)
+	t21 := (t1 * t1 * t20)
+	t22 := 1 / (t19 + 1.0)
+	t23 := math.Pow(t19+1.0, -3.0)
+	t24 := (t1 * t1 * t23)
+	t25 := math.Pow(t19+1.0, -4.0)
+	t26 := (t1 * t1 * t25)
+	t27 := (t1 * t1 * t22)
+	t28 := math.Log1p(t19)
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:26:1: tau ~ HalfCauchy(10)
-	f += (-0.9189385332046727)*float64(J) - t64 - 2.754167798283501
-	for a7 := 0; a7 < 1; a7++ {
-		grad[a7] += t66
-		hess_a7 := hess[a7*1:][:1:1]
-		for b7 := 0; b7 < 1; b7++ {
-			hess_a7[b7] += t67
-		}
-	}
-	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	for q38 := 0; q38 < 1; q38++ {
-		f += t68 * t6[q38]
-	}
-	for i17 := 0; i17 < 1; i17++ {
-		f += t34 * tau[i17]
-	}
-	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:26:1: tau ~ HalfCauchy(10)
-	for b8 := 0; b8 < 1; b8++ {
-		f += t4[b8] * t69
-	}
+	hess[0] += 36.0*float64(J)*t1*t1*t1*t3*muCov[0]*cov[0] - 30.0*float64(J)*t1*t1*t1*t1*t2*muCov[0]*cov[0] - 0.020000000000000004*(2.0*t1*t1*t22-0.020000000000000004*t1*t1*t21) - 3.0*float64(J)*t1*t1*t4*muCov[0] - 10.5*float64(J)*t1*t1*t4*muCov[0]*cov[0] + float64(J)*t1*t5*muCov[0] + 0.5*float64(J)*t1*t5*muCov[0]*cov[0] - 0.010000000000000002*(8.0*t1*t1*t22-0.24000000000000005*t1*t1*t21-0.12000000000000002*t1*t1*(2.0*t1*t1*t20-0.04000000000000001*t1*t1*t24)-0.020000000000000004*t1*t1*(4.0*t1*t1*t20-0.16000000000000003*t1*t1*t24-0.04000000000000001*t1*t1*(2.0*t1*t1*t23-0.06000000000000001*t1*t1*t26)))*cov[0]
+	grad[0] += 6.0*float64(J)*t1*t1*t1*t3*muCov[0]*cov[0] - 0.020000000000000004*t27 - float64(J) - 4.5*float64(J)*t1*t1*t4*muCov[0]*cov[0] + float64(J)*t1*t5*muCov[0] + 0.5*float64(J)*t1*t5*muCov[0]*cov[0] - 0.010000000000000002*(4.0*t1*t1*t22-0.08000000000000002*t1*t1*t21-0.020000000000000004*t1*t1*(2.0*t1*t1*t20-0.04000000000000001*t1*t1*t24))*cov[0] + 1.0
+	f += 0.5*float64(J)*t1*t5*muCov[0]*cov[0] - t28 - 0.5*float64(J)*t16*muCov[0] - 1.5*float64(J)*t1*t1*t4*muCov[0]*cov[0] - 0.9189385332046727*float64(J) - float64(J)*tau[0] - 0.010000000000000002*(2.0*t1*t1*t22-0.020000000000000004*t1*t1*t21)*cov[0] + tau[0] - 2.754167798283501
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
 	for i15 := 0; i15 < J; i15++ {
-		t50 := runtime.Sq(t23 + aMean[i15])
-		f += t49 * (t50 + aCov[i15*J+i15])
-	}
-	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
-	for i14 := 0; i14 < 1; i14++ {
-		f += tau[i14]
+		t13 := runtime.Sq(t12 + aMean[i15])
+		hess[0] += t10*t13 + t10*aCov[i15*J+i15] + t11*t13 + t11*aCov[i15*J+i15] + t13*t6 + t13*t7 + t13*t8 + t13*t9 + t6*aCov[i15*J+i15] + t7*aCov[i15*J+i15] + t8*aCov[i15*J+i15] + t9*aCov[i15*J+i15]
+		grad[0] += t10*t13 + t10*aCov[i15*J+i15] + t11*t13 + t11*aCov[i15*J+i15] + t13*t14 + t13*t15 + t14*aCov[i15*J+i15] + t15*aCov[i15*J+i15]
+		f += t11*t13 + t11*aCov[i15*J+i15] + t13*t17 + t13*t18 + t17*aCov[i15*J+i15] + t18*aCov[i15*J+i15]
 	}
 	return f
 }
@@ -2132,46 +1273,18 @@ func (m *Model) TauDelta(tau, cov, aMean, aCov, muMean, muCov, grad, hess []floa
 func (m *Model) TauTarget(tau, aMean, aCov, muMean, muCov []float64) float64 {
 	J := m.j
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q37 := 0; q37 < 1; q37++ {
-		muCov_q37 := muCov[q37*1:][:1:1]
-		for q38 := 0; q38 < 1; q38++ {
-			t1[q38] += muCov_q37[q38]
-		}
-	}
-	var t2 float64
-	for i17 := 0; i17 < 1; i17++ {
-		t2 += tau[i17]
-	}
-	t3 := math.Exp(t2)
-	t4 := 1 / (t3 * t3)
-	t5 := (-0.5) * float64(J) * t4
-	t6 := -float64(J)
-	t7 := (-0.5) * t4
-	var t8 float64
-	for i16 := 0; i16 < 1; i16++ {
-		t8 += muMean[i16]
-	}
-	t9 := -t8
-	t11 := runtime.Sq(0.1 * t3)
-	t12 := math.Log1p(t11)
+	t1 := math.Exp(tau[0])
+	t2 := 1 / (t1 * t1)
+	t3 := (-0.5) * t2
+	t4 := -muMean[0]
+	t6 := runtime.Sq(0.1 * t1)
+	t7 := math.Log1p(t6)
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:26:1: tau ~ HalfCauchy(10)
-	f += (-0.9189385332046727)*float64(J) - t12 - 2.754167798283501
+	f += tau[0] - t7 - 0.5*float64(J)*t2*muCov[0] - float64(J)*tau[0] - 0.9189385332046727*float64(J) - 2.754167798283501
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	for q38 := 0; q38 < 1; q38++ {
-		f += t1[q38] * t5
-	}
-	for i17 := 0; i17 < 1; i17++ {
-		f += t6 * tau[i17]
-	}
 	for i15 := 0; i15 < J; i15++ {
-		t10 := runtime.Sq(t9 + aMean[i15])
-		f += t7 * (t10 + aCov[i15*J+i15])
-	}
-	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
-	for i14 := 0; i14 < 1; i14++ {
-		f += tau[i14]
+		t5 := runtime.Sq(t4 + aMean[i15])
+		f += t3 * (t5 + aCov[i15*J+i15])
 	}
 	return f
 }
@@ -2194,119 +1307,36 @@ func (m *Model) SigmaF(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov, grad, h
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1 float64
-	for i22 := 0; i22 < 1; i22++ {
-		t1 += sigma[i22]
-	}
-	t2 := math.Exp(t1)
-	t3 := math.Pow(t2, -4.0)
-	var t4 float64
-	for n := 0; n < N; n++ {
-		t4 += float64(vr1[n]) * float64(vr1[n])
-	}
-	var t5Buf [runtime.StackVec]float64
-	t5 := runtime.Vec(t5Buf[:], 1)
-	for q43 := 0; q43 < 1; q43++ {
-		b1Cov_q43 := b1Cov[q43*1:][:1:1]
-		for q44 := 0; q44 < 1; q44++ {
-			t5[q44] += b1Cov_q43[q44]
-		}
-	}
-	var t6 float64
-	for q44 := 0; q44 < 1; q44++ {
-		t6 += t5[q44]
-	}
-	t7 := (-3.0) * t2 * t2 * t3 * t4 * t6
-	t8 := math.Pow(t2, -3.0)
-	t9 := t2 * t4 * t6 * t8
-	var t10 float64
-	for n := 0; n < N; n++ {
-		t10 += float64(vr2[n]) * float64(vr2[n])
-	}
-	var t11Buf [runtime.StackVec]float64
-	t11 := runtime.Vec(t11Buf[:], 1)
-	for q46 := 0; q46 < 1; q46++ {
-		b2Cov_q46 := b2Cov[q46*1:][:1:1]
-		for q47 := 0; q47 < 1; q47++ {
-			t11[q47] += b2Cov_q46[q47]
-		}
-	}
-	var t12 float64
-	for q47 := 0; q47 < 1; q47++ {
-		t12 += t11[q47]
-	}
-	t13 := (-3.0) * t10 * t12 * t2 * t2 * t3
-	t14 := t10 * t12 * t2 * t8
-	var t15 float64
-	for n := 0; n < N; n++ {
-		t15 += aCov[(school[n]-1)*J+school[n]-1]
-	}
-	t16 := (-3.0) * t15 * t2 * t2 * t3
-	t17 := t15 * t2 * t8
-	var t21 float64
-	for n := 0; n < N; n++ {
-		var t18 float64
-		for i20 := 0; i20 < 1; i20++ {
-			t18 += b1Mean[i20] * float64(vr1[n])
-		}
-		var t19 float64
-		for i21 := 0; i21 < 1; i21++ {
-			t19 += b2Mean[i21] * float64(vr2[n])
-		}
-		t20 := runtime.Sq(score[n] - t19 - aMean[school[n]-1] - t18)
-		t21 += t20
-	}
-	t22 := (-3.0) * t2 * t2 * t21 * t3
-	t23 := t2 * t21 * t8
-	t24 := -float64(N)
-	t25 := 1 / (t2 * t2)
-	t26 := (-0.5) * t25 * t4
-	t27 := (-0.5) * t10 * t25
-	t28 := (-0.5) * t25
-	t32 := runtime.Sq(0.1 * t2)
-	t33 := math.Pow(t32+1.0, -2.0)
-	t34 := (t2 * t2 * t33)
-	t35 := 1 / (t32 + 1.0)
-	t36 := (-0.020000000000000004) * (2.0*t2*t2*t35 - 0.020000000000000004*t2*t2*t34)
-	t37 := (t2 * t2 * t35)
-	t38 := (-0.020000000000000004) * t37
-	t39 := math.Log1p(t32)
-	t40 := t14 + t17 + t23 + t24 + t38 + t9 + 1.0
-	t41 := t13 + t14 + t16 + t17 + t22 + t23 + t36 + t7 + t9
+	t1 := math.Exp(sigma[0])
+	t2 := math.Pow(t1, -4.0)
+	t3 := (-3.0) * t1 * t1 * t2
+	t4 := math.Pow(t1, -3.0)
+	t5 := t1 * t4
+	t6 := (-3.0) * t1 * t1 * t2 * b1Cov[0]
+	t7 := t1 * t4 * b1Cov[0]
+	t8 := (-3.0) * t1 * t1 * t2 * b2Cov[0]
+	t9 := t1 * t4 * b2Cov[0]
+	t11 := 1 / (t1 * t1)
+	t12 := (-0.5) * t11
+	t13 := (-0.5) * t11 * b1Cov[0]
+	t14 := (-0.5) * t11 * b2Cov[0]
+	t15 := runtime.Sq(0.1 * t1)
+	t16 := math.Pow(t15+1.0, -2.0)
+	t17 := (t1 * t1 * t16)
+	t18 := 1 / (t15 + 1.0)
+	t19 := (t1 * t1 * t18)
+	t20 := math.Log1p(t15)
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	f += (-0.9189385332046727)*float64(N) - t39 - 2.754167798283501
-	for a9 := 0; a9 < 1; a9++ {
-		grad[a9] += t40
-		hess_a9 := hess[a9*1:][:1:1]
-		for b9 := 0; b9 < 1; b9++ {
-			hess_a9[b9] += t41
-		}
-	}
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	for q44 := 0; q44 < 1; q44++ {
-		f += t26 * t5[q44]
-	}
-	for q47 := 0; q47 < 1; q47++ {
-		f += t11[q47] * t27
-	}
-	for i22 := 0; i22 < 1; i22++ {
-		f += t24 * sigma[i22]
-	}
-	for n := 0; n < N; n++ {
-		var t29 float64
-		for i20 := 0; i20 < 1; i20++ {
-			t29 += b1Mean[i20] * float64(vr1[n])
-		}
-		var t30 float64
-		for i21 := 0; i21 < 1; i21++ {
-			t30 += b2Mean[i21] * float64(vr2[n])
-		}
-		t31 := runtime.Sq(score[n] - t30 - aMean[school[n]-1] - t29)
-		f += t28 * (t31 + aCov[(school[n]-1)*J+school[n]-1])
-	}
+	grad[0] += 1.0 - 0.020000000000000004*t19 - float64(N)
+	f += sigma[0] - t20 - float64(N)*sigma[0] - 0.9189385332046727*float64(N) - 2.754167798283501
 	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	for i19 := 0; i19 < 1; i19++ {
-		f += sigma[i19]
+	hess[0] -= 0.020000000000000004 * (2.0*t1*t1*t18 - 0.020000000000000004*t1*t1*t17)
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	for n := 0; n < N; n++ {
+		t10 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
+		hess[0] += t10*t3 + t10*t5 + t3*aCov[(school[n]-1)*J+school[n]-1] + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr1[n])*float64(vr1[n]) + t7*float64(vr1[n])*float64(vr1[n]) + t8*float64(vr2[n])*float64(vr2[n]) + t9*float64(vr2[n])*float64(vr2[n])
+		grad[0] += t10*t5 + t5*aCov[(school[n]-1)*J+school[n]-1] + t7*float64(vr1[n])*float64(vr1[n]) + t9*float64(vr2[n])*float64(vr2[n])
+		f += t10*t12 + t12*aCov[(school[n]-1)*J+school[n]-1] + t13*float64(vr1[n])*float64(vr1[n]) + t14*float64(vr2[n])*float64(vr2[n])
 	}
 	return f
 }
@@ -2331,180 +1361,63 @@ func (m *Model) SigmaDelta(sigma, cov, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1 float64
-	for i22 := 0; i22 < 1; i22++ {
-		t1 += sigma[i22]
-	}
-	t2 := math.Exp(t1)
-	t3 := math.Pow(t2, -6.0)
-	var t4 float64
-	for n := 0; n < N; n++ {
-		t4 += float64(vr1[n]) * float64(vr1[n])
-	}
-	var t5Buf [runtime.StackVec]float64
-	t5 := runtime.Vec(t5Buf[:], 1)
-	for a10 := 0; a10 < 1; a10++ {
-		cov_a10 := cov[a10*1:][:1:1]
-		for b10 := 0; b10 < 1; b10++ {
-			t5[b10] += cov_a10[b10]
-		}
-	}
-	var t6 float64
-	for b10 := 0; b10 < 1; b10++ {
-		t6 += t5[b10]
-	}
-	var t7Buf [runtime.StackVec]float64
-	t7 := runtime.Vec(t7Buf[:], 1)
-	for q43 := 0; q43 < 1; q43++ {
-		b1Cov_q43 := b1Cov[q43*1:][:1:1]
-		for q44 := 0; q44 < 1; q44++ {
-			t7[q44] += b1Cov_q43[q44]
-		}
-	}
-	var t8 float64
-	for q44 := 0; q44 < 1; q44++ {
-		t8 += t7[q44]
-	}
-	t9 := (-30.0) * t2 * t2 * t2 * t2 * t3 * t4 * t6 * t8
-	t10 := math.Pow(t2, -5.0)
-	t11 := 36.0 * t10 * t2 * t2 * t2 * t4 * t6 * t8
-	t12 := math.Pow(t2, -4.0)
-	t13 := (-10.5) * t12 * t2 * t2 * t4 * t6 * t8
-	t14 := math.Pow(t2, -3.0)
-	t15 := 0.5 * t14 * t2 * t4 * t6 * t8
-	var t16 float64
-	for n := 0; n < N; n++ {
-		t16 += float64(vr2[n]) * float64(vr2[n])
-	}
-	var t17Buf [runtime.StackVec]float64
-	t17 := runtime.Vec(t17Buf[:], 1)
-	for q46 := 0; q46 < 1; q46++ {
-		b2Cov_q46 := b2Cov[q46*1:][:1:1]
-		for q47 := 0; q47 < 1; q47++ {
-			t17[q47] += b2Cov_q46[q47]
-		}
-	}
-	var t18 float64
-	for q47 := 0; q47 < 1; q47++ {
-		t18 += t17[q47]
-	}
-	t19 := (-30.0) * t16 * t18 * t2 * t2 * t2 * t2 * t3 * t6
-	t20 := 36.0 * t10 * t16 * t18 * t2 * t2 * t2 * t6
-	t21 := (-10.5) * t12 * t16 * t18 * t2 * t2 * t6
-	t22 := 0.5 * t14 * t16 * t18 * t2 * t6
-	t23 := (-3.0) * t12 * t2 * t2 * t4 * t8
-	t24 := t14 * t2 * t4 * t8
-	t25 := (-3.0) * t12 * t16 * t18 * t2 * t2
-	t26 := t14 * t16 * t18 * t2
-	var t27 float64
-	for n := 0; n < N; n++ {
-		t27 += aCov[(school[n]-1)*J+school[n]-1]
-	}
-	t28 := (-30.0) * t2 * t2 * t2 * t2 * t27 * t3 * t6
-	t29 := 36.0 * t10 * t2 * t2 * t2 * t27 * t6
-	t30 := (-10.5) * t12 * t2 * t2 * t27 * t6
-	t31 := 0.5 * t14 * t2 * t27 * t6
-	var t35 float64
-	for n := 0; n < N; n++ {
-		var t32 float64
-		for i20 := 0; i20 < 1; i20++ {
-			t32 += b1Mean[i20] * float64(vr1[n])
-		}
-		var t33 float64
-		for i21 := 0; i21 < 1; i21++ {
-			t33 += b2Mean[i21] * float64(vr2[n])
-		}
-		t34 := runtime.Sq(score[n] - t33 - aMean[school[n]-1] - t32)
-		t35 += t34
-	}
-	t36 := (-30.0) * t2 * t2 * t2 * t2 * t3 * t35 * t6
-	t37 := 36.0 * t10 * t2 * t2 * t2 * t35 * t6
-	t38 := (-10.5) * t12 * t2 * t2 * t35 * t6
-	t39 := 0.5 * t14 * t2 * t35 * t6
-	t40 := (-3.0) * t12 * t2 * t2 * t27
-	t41 := t14 * t2 * t27
-	t42 := (-3.0) * t12 * t2 * t2 * t35
-	t43 := t14 * t2 * t35
-	t44 := -float64(N)
-	t45 := 6.0 * t10 * t2 * t2 * t2 * t4 * t6 * t8
-	t46 := (-4.5) * t12 * t2 * t2 * t4 * t6 * t8
-	t47 := 6.0 * t10 * t16 * t18 * t2 * t2 * t2 * t6
-	t48 := (-4.5) * t12 * t16 * t18 * t2 * t2 * t6
-	t49 := 6.0 * t10 * t2 * t2 * t2 * t27 * t6
-	t50 := (-4.5) * t12 * t2 * t2 * t27 * t6
-	t51 := 6.0 * t10 * t2 * t2 * t2 * t35 * t6
-	t52 := (-4.5) * t12 * t2 * t2 * t35 * t6
-	t53 := (-1.5) * t12 * t2 * t2 * t4 * t6
-	t54 := 0.5 * t14 * t2 * t4 * t6
-	t55 := (-1.5) * t12 * t16 * t2 * t2 * t6
-	t56 := 0.5 * t14 * t16 * t2 * t6
-	t57 := 1 / (t2 * t2)
-	t58 := (-0.5) * t4 * t57
-	t59 := (-0.5) * t16 * t57
-	t60 := (-1.5) * t12 * t2 * t2 * t27
-	t61 := 0.5 * t14 * t2 * t27
-	t62 := (-1.5) * t12 * t2 * t2 * t35
-	t63 := 0.5 * t14 * t2 * t35
-	t64 := (-0.5) * t57
-	t68 := runtime.Sq(0.1 * t2)
-	t69 := math.Pow(t68+1.0, -2.0)
-	t70 := (t2 * t2 * t69)
-	t71 := 1 / (t68 + 1.0)
-	t72 := math.Pow(t68+1.0, -3.0)
-	t73 := (t2 * t2 * t72)
-	t74 := math.Pow(t68+1.0, -4.0)
-	t75 := (t2 * t2 * t74)
-	t76 := (-0.010000000000000002) * t6 * (8.0*t2*t2*t71 - 0.24000000000000005*t2*t2*t70 - 0.12000000000000002*t2*t2*(2.0*t2*t2*t69-0.04000000000000001*t2*t2*t73) - 0.020000000000000004*t2*t2*(4.0*t2*t2*t69-0.16000000000000003*t2*t2*t73-0.04000000000000001*t2*t2*(2.0*t2*t2*t72-0.06000000000000001*t2*t2*t75)))
-	t77 := (-0.020000000000000004) * (2.0*t2*t2*t71 - 0.020000000000000004*t2*t2*t70)
-	t78 := (t2 * t2 * t71)
-	t79 := (-0.020000000000000004) * t78
-	t80 := (-0.010000000000000002) * t6 * (4.0*t2*t2*t71 - 0.08000000000000002*t2*t2*t70 - 0.020000000000000004*t2*t2*(2.0*t2*t2*t69-0.04000000000000001*t2*t2*t73))
-	t81 := math.Log1p(t68)
-	t82 := (-0.010000000000000002) * (2.0*t2*t2*t71 - 0.020000000000000004*t2*t2*t70)
-	t83 := t15 + t22 + t24 + t26 + t31 + t39 + t41 + t43 + t44 + t45 + t46 + t47 + t48 + t49 + t50 + t51 + t52 + t79 + t80 + 1.0
-	t84 := t11 + t13 + t15 + t19 + t20 + t21 + t22 + t23 + t24 + t25 + t26 + t28 + t29 + t30 + t31 + t36 + t37 + t38 + t39 + t40 + t41 + t42 + t43 + t76 + t77 + t9
-	t85 := t53 + t54 + t58
-	t86 := t55 + t56 + t59
-	t87 := t60 + t61 + t62 + t63 + t82
+	t1 := math.Exp(sigma[0])
+	t2 := math.Pow(t1, -6.0)
+	t3 := (-30.0) * t1 * t1 * t1 * t1 * t2 * cov[0]
+	t4 := math.Pow(t1, -5.0)
+	t5 := 36.0 * t1 * t1 * t1 * t4 * cov[0]
+	t6 := math.Pow(t1, -4.0)
+	t7 := (-3.0) * t1 * t1 * t6
+	t8 := (-10.5) * t1 * t1 * t6 * cov[0]
+	t9 := math.Pow(t1, -3.0)
+	t10 := t1 * t9
+	t11 := 0.5 * t1 * t9 * cov[0]
+	t12 := (-30.0) * t1 * t1 * t1 * t1 * t2 * b1Cov[0] * cov[0]
+	t13 := 36.0 * t1 * t1 * t1 * t4 * b1Cov[0] * cov[0]
+	t14 := (-10.5) * t1 * t1 * t6 * b1Cov[0] * cov[0]
+	t15 := (-3.0) * t1 * t1 * t6 * b1Cov[0]
+	t16 := 0.5 * t1 * t9 * b1Cov[0] * cov[0]
+	t17 := t1 * t9 * b1Cov[0]
+	t18 := (-30.0) * t1 * t1 * t1 * t1 * t2 * b2Cov[0] * cov[0]
+	t19 := 36.0 * t1 * t1 * t1 * t4 * b2Cov[0] * cov[0]
+	t20 := (-10.5) * t1 * t1 * t6 * b2Cov[0] * cov[0]
+	t21 := (-3.0) * t1 * t1 * t6 * b2Cov[0]
+	t22 := 0.5 * t1 * t9 * b2Cov[0] * cov[0]
+	t23 := t1 * t9 * b2Cov[0]
+	t25 := 6.0 * t1 * t1 * t1 * t4 * cov[0]
+	t26 := (-4.5) * t1 * t1 * t6 * cov[0]
+	t27 := 6.0 * t1 * t1 * t1 * t4 * b1Cov[0] * cov[0]
+	t28 := (-4.5) * t1 * t1 * t6 * b1Cov[0] * cov[0]
+	t29 := 6.0 * t1 * t1 * t1 * t4 * b2Cov[0] * cov[0]
+	t30 := (-4.5) * t1 * t1 * t6 * b2Cov[0] * cov[0]
+	t31 := (-1.5) * t1 * t1 * t6 * cov[0]
+	t32 := 1 / (t1 * t1)
+	t33 := (-0.5) * t32
+	t34 := (-1.5) * t1 * t1 * t6 * b1Cov[0] * cov[0]
+	t35 := (-0.5) * t32 * b1Cov[0]
+	t36 := (-1.5) * t1 * t1 * t6 * b2Cov[0] * cov[0]
+	t37 := (-0.5) * t32 * b2Cov[0]
+	t38 := runtime.Sq(0.1 * t1)
+	t39 := math.Pow(t38+1.0, -2.0)
+	t40 := (t1 * t1 * t39)
+	t41 := 1 / (t38 + 1.0)
+	t42 := math.Pow(t38+1.0, -3.0)
+	t43 := (t1 * t1 * t42)
+	t44 := math.Pow(t38+1.0, -4.0)
+	t45 := (t1 * t1 * t44)
+	t46 := (t1 * t1 * t41)
+	t47 := math.Log1p(t38)
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	f += (-0.9189385332046727)*float64(N) - t81 - 2.754167798283501
-	for a9 := 0; a9 < 1; a9++ {
-		grad[a9] += t83
-		hess_a9 := hess[a9*1:][:1:1]
-		for b9 := 0; b9 < 1; b9++ {
-			hess_a9[b9] += t84
-		}
-	}
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	for q44 := 0; q44 < 1; q44++ {
-		f += t7[q44] * t85
-	}
-	for q47 := 0; q47 < 1; q47++ {
-		f += t17[q47] * t86
-	}
-	for i22 := 0; i22 < 1; i22++ {
-		f += t44 * sigma[i22]
-	}
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	for b10 := 0; b10 < 1; b10++ {
-		f += t5[b10] * t87
-	}
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	for n := 0; n < N; n++ {
-		var t65 float64
-		for i20 := 0; i20 < 1; i20++ {
-			t65 += b1Mean[i20] * float64(vr1[n])
-		}
-		var t66 float64
-		for i21 := 0; i21 < 1; i21++ {
-			t66 += b2Mean[i21] * float64(vr2[n])
-		}
-		t67 := runtime.Sq(score[n] - t66 - aMean[school[n]-1] - t65)
-		f += t64 * (t67 + aCov[(school[n]-1)*J+school[n]-1])
-	}
+	grad[0] += 1.0 - 0.020000000000000004*t46 - 0.010000000000000002*(4.0*t1*t1*t41-0.08000000000000002*t1*t1*t40-0.020000000000000004*t1*t1*(2.0*t1*t1*t39-0.04000000000000001*t1*t1*t43))*cov[0] - float64(N)
+	f += sigma[0] - t47 - float64(N)*sigma[0] - 0.010000000000000002*(2.0*t1*t1*t41-0.020000000000000004*t1*t1*t40)*cov[0] - 0.9189385332046727*float64(N) - 2.754167798283501
 	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	for i19 := 0; i19 < 1; i19++ {
-		f += sigma[i19]
+	hess[0] += (-0.020000000000000004)*(2.0*t1*t1*t41-0.020000000000000004*t1*t1*t40) - 0.010000000000000002*(8.0*t1*t1*t41-0.24000000000000005*t1*t1*t40-0.12000000000000002*t1*t1*(2.0*t1*t1*t39-0.04000000000000001*t1*t1*t43)-0.020000000000000004*t1*t1*(4.0*t1*t1*t39-0.16000000000000003*t1*t1*t43-0.04000000000000001*t1*t1*(2.0*t1*t1*t42-0.06000000000000001*t1*t1*t45)))*cov[0]
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	for n := 0; n < N; n++ {
+		t24 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
+		hess[0] += t10*t24 + t10*aCov[(school[n]-1)*J+school[n]-1] + t11*t24 + t11*aCov[(school[n]-1)*J+school[n]-1] + t12*float64(vr1[n])*float64(vr1[n]) + t13*float64(vr1[n])*float64(vr1[n]) + t14*float64(vr1[n])*float64(vr1[n]) + t15*float64(vr1[n])*float64(vr1[n]) + t16*float64(vr1[n])*float64(vr1[n]) + t17*float64(vr1[n])*float64(vr1[n]) + t18*float64(vr2[n])*float64(vr2[n]) + t19*float64(vr2[n])*float64(vr2[n]) + t20*float64(vr2[n])*float64(vr2[n]) + t21*float64(vr2[n])*float64(vr2[n]) + t22*float64(vr2[n])*float64(vr2[n]) + t23*float64(vr2[n])*float64(vr2[n]) + t24*t3 + t24*t5 + t24*t7 + t24*t8 + t3*aCov[(school[n]-1)*J+school[n]-1] + t5*aCov[(school[n]-1)*J+school[n]-1] + t7*aCov[(school[n]-1)*J+school[n]-1] + t8*aCov[(school[n]-1)*J+school[n]-1]
+		grad[0] += t10*t24 + t10*aCov[(school[n]-1)*J+school[n]-1] + t11*t24 + t11*aCov[(school[n]-1)*J+school[n]-1] + t16*float64(vr1[n])*float64(vr1[n]) + t17*float64(vr1[n])*float64(vr1[n]) + t22*float64(vr2[n])*float64(vr2[n]) + t23*float64(vr2[n])*float64(vr2[n]) + t24*t25 + t24*t26 + t25*aCov[(school[n]-1)*J+school[n]-1] + t26*aCov[(school[n]-1)*J+school[n]-1] + t27*float64(vr1[n])*float64(vr1[n]) + t28*float64(vr1[n])*float64(vr1[n]) + t29*float64(vr2[n])*float64(vr2[n]) + t30*float64(vr2[n])*float64(vr2[n])
+		f += t11*t24 + t11*aCov[(school[n]-1)*J+school[n]-1] + t16*float64(vr1[n])*float64(vr1[n]) + t22*float64(vr2[n])*float64(vr2[n]) + t24*t31 + t24*t33 + t31*aCov[(school[n]-1)*J+school[n]-1] + t33*aCov[(school[n]-1)*J+school[n]-1] + t34*float64(vr1[n])*float64(vr1[n]) + t35*float64(vr1[n])*float64(vr1[n]) + t36*float64(vr2[n])*float64(vr2[n]) + t37*float64(vr2[n])*float64(vr2[n])
 	}
 	return f
 }
@@ -2520,69 +1433,19 @@ func (m *Model) SigmaTarget(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov []f
 	vr1 := m.vr1
 	vr2 := m.vr2
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q43 := 0; q43 < 1; q43++ {
-		b1Cov_q43 := b1Cov[q43*1:][:1:1]
-		for q44 := 0; q44 < 1; q44++ {
-			t1[q44] += b1Cov_q43[q44]
-		}
-	}
-	var t2 float64
-	for i22 := 0; i22 < 1; i22++ {
-		t2 += sigma[i22]
-	}
-	t3 := math.Exp(t2)
-	t4 := 1 / (t3 * t3)
-	var t5 float64
-	for n := 0; n < N; n++ {
-		t5 += float64(vr1[n]) * float64(vr1[n])
-	}
-	t6 := (-0.5) * t4 * t5
-	var t7Buf [runtime.StackVec]float64
-	t7 := runtime.Vec(t7Buf[:], 1)
-	for q46 := 0; q46 < 1; q46++ {
-		b2Cov_q46 := b2Cov[q46*1:][:1:1]
-		for q47 := 0; q47 < 1; q47++ {
-			t7[q47] += b2Cov_q46[q47]
-		}
-	}
-	var t8 float64
-	for n := 0; n < N; n++ {
-		t8 += float64(vr2[n]) * float64(vr2[n])
-	}
-	t9 := (-0.5) * t4 * t8
-	t10 := -float64(N)
-	t11 := (-0.5) * t4
-	t15 := runtime.Sq(0.1 * t3)
-	t16 := math.Log1p(t15)
+	t1 := math.Exp(sigma[0])
+	t2 := 1 / (t1 * t1)
+	t3 := (-0.5) * t2
+	t4 := (-0.5) * t2 * b1Cov[0]
+	t5 := (-0.5) * t2 * b2Cov[0]
+	t7 := runtime.Sq(0.1 * t1)
+	t8 := math.Log1p(t7)
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	f += (-0.9189385332046727)*float64(N) - t16 - 2.754167798283501
+	f += sigma[0] - t8 - float64(N)*sigma[0] - 0.9189385332046727*float64(N) - 2.754167798283501
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	for q44 := 0; q44 < 1; q44++ {
-		f += t1[q44] * t6
-	}
-	for q47 := 0; q47 < 1; q47++ {
-		f += t7[q47] * t9
-	}
-	for i22 := 0; i22 < 1; i22++ {
-		f += t10 * sigma[i22]
-	}
 	for n := 0; n < N; n++ {
-		var t12 float64
-		for i20 := 0; i20 < 1; i20++ {
-			t12 += b1Mean[i20] * float64(vr1[n])
-		}
-		var t13 float64
-		for i21 := 0; i21 < 1; i21++ {
-			t13 += b2Mean[i21] * float64(vr2[n])
-		}
-		t14 := runtime.Sq(score[n] - t13 - aMean[school[n]-1] - t12)
-		f += t11 * (t14 + aCov[(school[n]-1)*J+school[n]-1])
-	}
-	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	for i19 := 0; i19 < 1; i19++ {
-		f += sigma[i19]
+		t6 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
+		f += t3*t6 + t3*aCov[(school[n]-1)*J+school[n]-1] + t4*float64(vr1[n])*float64(vr1[n]) + t5*float64(vr2[n])*float64(vr2[n])
 	}
 	return f
 }
@@ -2605,137 +1468,35 @@ func (m *Model) AF(a, muMean, muCov, tauMean, tauCov, b1Mean, b1Cov, b2Mean, b2C
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q67 := 0; q67 < 1; q67++ {
-		sigmaCov_q67 := sigmaCov[q67*1:][:1:1]
-		for q68 := 0; q68 < 1; q68++ {
-			t1[q68] += sigmaCov_q67[q68]
-		}
-	}
-	var t2 float64
-	for q68 := 0; q68 < 1; q68++ {
-		t2 += t1[q68]
-	}
-	var t3 float64
-	for i28 := 0; i28 < 1; i28++ {
-		t3 += sigmaMean[i28]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	t5 := -t4
-	var t6 float64
-	for i26 := 0; i26 < 1; i26++ {
-		t6 += b1Mean[i26]
-	}
-	t7 := -(t4 * t6)
-	var t8 float64
-	for i27 := 0; i27 < 1; i27++ {
-		t8 += b2Mean[i27]
-	}
-	t9 := -(t4 * t8)
-	var t10Buf [runtime.StackVec]float64
-	t10 := runtime.Vec(t10Buf[:], 1)
-	for q61 := 0; q61 < 1; q61++ {
-		b1Cov_q61 := b1Cov[q61*1:][:1:1]
-		for q62 := 0; q62 < 1; q62++ {
-			t10[q62] += b1Cov_q61[q62]
-		}
-	}
-	var t11 float64
-	for n := 0; n < N; n++ {
-		t11 += float64(vr1[n]) * float64(vr1[n])
-	}
-	t12 := (-0.5) * t11 * t4
-	var t13Buf [runtime.StackVec]float64
-	t13 := runtime.Vec(t13Buf[:], 1)
-	for q64 := 0; q64 < 1; q64++ {
-		b2Cov_q64 := b2Cov[q64*1:][:1:1]
-		for q65 := 0; q65 < 1; q65++ {
-			t13[q65] += b2Cov_q64[q65]
-		}
-	}
-	var t14 float64
-	for n := 0; n < N; n++ {
-		t14 += float64(vr2[n]) * float64(vr2[n])
-	}
-	t15 := (-0.5) * t14 * t4
-	t16 := -float64(N)
-	t20 := (-0.5) * t4
-	var t21Buf [runtime.StackVec]float64
-	t21 := runtime.Vec(t21Buf[:], 1)
-	for q55 := 0; q55 < 1; q55++ {
-		tauCov_q55 := tauCov[q55*1:][:1:1]
-		for q56 := 0; q56 < 1; q56++ {
-			t21[q56] += tauCov_q55[q56]
-		}
-	}
-	var t22 float64
-	for q56 := 0; q56 < 1; q56++ {
-		t22 += t21[q56]
-	}
-	var t23 float64
-	for i25 := 0; i25 < 1; i25++ {
-		t23 += tauMean[i25]
-	}
-	t24 := math.Exp(2.0*t22 - 2.0*t23)
-	t25 := -t24
-	var t26 float64
-	for i24 := 0; i24 < 1; i24++ {
-		t26 += muMean[i24]
-	}
-	t27 := t24 * t26
-	var t28Buf [runtime.StackVec]float64
-	t28 := runtime.Vec(t28Buf[:], 1)
-	for q52 := 0; q52 < 1; q52++ {
-		muCov_q52 := muCov[q52*1:][:1:1]
-		for q53 := 0; q53 < 1; q53++ {
-			t28[q53] += muCov_q52[q53]
-		}
-	}
-	t29 := (-0.5) * float64(J) * t24
-	t30 := -float64(J)
-	t31 := -t26
-	t33 := (-0.5) * t24
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := -t1
+	t3 := -(t1 * b1Mean[0])
+	t4 := -(t1 * b2Mean[0])
+	t5 := (-0.5) * t1 * b1Cov[0]
+	t6 := (-0.5) * t1 * b2Cov[0]
+	t8 := (-0.5) * t1
+	t9 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	t10 := -t9
+	t11 := t9 * muMean[0]
+	t12 := -muMean[0]
+	t14 := (-0.5) * t9
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	f += (-0.9189385332046727)*float64(J) - 0.9189385332046727*float64(N)
+	f += (-0.9189385332046727)*float64(J) - 0.9189385332046727*float64(N) - 0.5*float64(J)*t9*muCov[0] - float64(J)*tauMean[0] - float64(N)*sigmaMean[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
 	for n := 0; n < N; n++ {
-		var t17 float64
-		for i26 := 0; i26 < 1; i26++ {
-			t17 += b1Mean[i26] * float64(vr1[n])
-		}
-		var t18 float64
-		for i27 := 0; i27 < 1; i27++ {
-			t18 += b2Mean[i27] * float64(vr2[n])
-		}
-		t19 := runtime.Sq(score[n] - t18 - a[school[n]-1] - t17)
-		hess[(school[n]-1)*J+school[n]-1] += t5
-		grad[school[n]-1] += t4*score[n] + t5*a[school[n]-1] + t7*float64(vr1[n]) + t9*float64(vr2[n])
-		f += t19 * t20
-	}
-	for q62 := 0; q62 < 1; q62++ {
-		f += t10[q62] * t12
-	}
-	for q65 := 0; q65 < 1; q65++ {
-		f += t13[q65] * t15
-	}
-	for i28 := 0; i28 < 1; i28++ {
-		f += t16 * sigmaMean[i28]
+		t7 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - a[school[n]-1] - b1Mean[0]*float64(vr1[n]))
+		hess[(school[n]-1)*J+school[n]-1] += t2
+		grad[school[n]-1] += t1*score[n] + t2*a[school[n]-1] + t3*float64(vr1[n]) + t4*float64(vr2[n])
+		f += t5*float64(vr1[n])*float64(vr1[n]) + t6*float64(vr2[n])*float64(vr2[n]) + t7*t8
 	}
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
 	for a11 := 0; a11 < J; a11++ {
-		hess[a11*J+a11] += t25
-		grad[a11] += t27 + t25*a[a11]
-	}
-	for q53 := 0; q53 < 1; q53++ {
-		f += t28[q53] * t29
-	}
-	for i25 := 0; i25 < 1; i25++ {
-		f += t30 * tauMean[i25]
+		hess[a11*J+a11] += t10
+		grad[a11] += t11 + t10*a[a11]
 	}
 	for i23 := 0; i23 < J; i23++ {
-		t32 := runtime.Sq(t31 + a[i23])
-		f += t32 * t33
+		t13 := runtime.Sq(t12 + a[i23])
+		f += t13 * t14
 	}
 	runtime.MirrorUpper(hess, J)
 	return f
@@ -2761,140 +1522,38 @@ func (m *Model) ADelta(a, cov, muMean, muCov, tauMean, tauCov, b1Mean, b1Cov, b2
 	clear(grad)
 	clear(hess)
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q67 := 0; q67 < 1; q67++ {
-		sigmaCov_q67 := sigmaCov[q67*1:][:1:1]
-		for q68 := 0; q68 < 1; q68++ {
-			t1[q68] += sigmaCov_q67[q68]
-		}
-	}
-	var t2 float64
-	for q68 := 0; q68 < 1; q68++ {
-		t2 += t1[q68]
-	}
-	var t3 float64
-	for i28 := 0; i28 < 1; i28++ {
-		t3 += sigmaMean[i28]
-	}
-	t4 := math.Exp(2.0*t2 - 2.0*t3)
-	t5 := -t4
-	var t6 float64
-	for i26 := 0; i26 < 1; i26++ {
-		t6 += b1Mean[i26]
-	}
-	t7 := -(t4 * t6)
-	var t8 float64
-	for i27 := 0; i27 < 1; i27++ {
-		t8 += b2Mean[i27]
-	}
-	t9 := -(t4 * t8)
-	var t10Buf [runtime.StackVec]float64
-	t10 := runtime.Vec(t10Buf[:], 1)
-	for q61 := 0; q61 < 1; q61++ {
-		b1Cov_q61 := b1Cov[q61*1:][:1:1]
-		for q62 := 0; q62 < 1; q62++ {
-			t10[q62] += b1Cov_q61[q62]
-		}
-	}
-	var t11 float64
-	for n := 0; n < N; n++ {
-		t11 += float64(vr1[n]) * float64(vr1[n])
-	}
-	t12 := (-0.5) * t11 * t4
-	var t13Buf [runtime.StackVec]float64
-	t13 := runtime.Vec(t13Buf[:], 1)
-	for q64 := 0; q64 < 1; q64++ {
-		b2Cov_q64 := b2Cov[q64*1:][:1:1]
-		for q65 := 0; q65 < 1; q65++ {
-			t13[q65] += b2Cov_q64[q65]
-		}
-	}
-	var t14 float64
-	for n := 0; n < N; n++ {
-		t14 += float64(vr2[n]) * float64(vr2[n])
-	}
-	t15 := (-0.5) * t14 * t4
-	t16 := -float64(N)
-	t17 := (-0.5) * t4
-	var t21Buf [runtime.StackVec]float64
-	t21 := runtime.Vec(t21Buf[:], 1)
-	for q55 := 0; q55 < 1; q55++ {
-		tauCov_q55 := tauCov[q55*1:][:1:1]
-		for q56 := 0; q56 < 1; q56++ {
-			t21[q56] += tauCov_q55[q56]
-		}
-	}
-	var t22 float64
-	for q56 := 0; q56 < 1; q56++ {
-		t22 += t21[q56]
-	}
-	var t23 float64
-	for i25 := 0; i25 < 1; i25++ {
-		t23 += tauMean[i25]
-	}
-	t24 := math.Exp(2.0*t22 - 2.0*t23)
-	t25 := -t24
-	var t26 float64
-	for i24 := 0; i24 < 1; i24++ {
-		t26 += muMean[i24]
-	}
-	t27 := t24 * t26
-	var t28Buf [runtime.StackVec]float64
-	t28 := runtime.Vec(t28Buf[:], 1)
-	for q52 := 0; q52 < 1; q52++ {
-		muCov_q52 := muCov[q52*1:][:1:1]
-		for q53 := 0; q53 < 1; q53++ {
-			t28[q53] += muCov_q52[q53]
-		}
-	}
-	t29 := (-0.5) * float64(J) * t24
-	t30 := -float64(J)
-	t31 := (-0.5) * t24
-	t32 := -t26
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := -t1
+	t3 := -(t1 * b1Mean[0])
+	t4 := -(t1 * b2Mean[0])
+	t5 := (-0.5) * t1
+	t6 := (-0.5) * t1 * b1Cov[0]
+	t7 := (-0.5) * t1 * b2Cov[0]
+	t9 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	t10 := -t9
+	t11 := t9 * muMean[0]
+	t12 := (-0.5) * t9
+	t13 := -muMean[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	f += (-0.9189385332046727)*float64(J) - 0.9189385332046727*float64(N)
+	f += (-0.9189385332046727)*float64(J) - 0.9189385332046727*float64(N) - 0.5*float64(J)*t9*muCov[0] - float64(J)*tauMean[0] - float64(N)*sigmaMean[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
 	for n := 0; n < N; n++ {
-		var t18 float64
-		for i26 := 0; i26 < 1; i26++ {
-			t18 += b1Mean[i26] * float64(vr1[n])
-		}
-		var t19 float64
-		for i27 := 0; i27 < 1; i27++ {
-			t19 += b2Mean[i27] * float64(vr2[n])
-		}
-		t20 := runtime.Sq(score[n] - t19 - a[school[n]-1] - t18)
-		hess[(school[n]-1)*J+school[n]-1] += t5
-		grad[school[n]-1] += t4*score[n] + t5*a[school[n]-1] + t7*float64(vr1[n]) + t9*float64(vr2[n])
-		f += t17 * (t20 + cov[(school[n]-1)*J+school[n]-1])
-	}
-	for q62 := 0; q62 < 1; q62++ {
-		f += t10[q62] * t12
-	}
-	for q65 := 0; q65 < 1; q65++ {
-		f += t13[q65] * t15
-	}
-	for i28 := 0; i28 < 1; i28++ {
-		f += t16 * sigmaMean[i28]
+		t8 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - a[school[n]-1] - b1Mean[0]*float64(vr1[n]))
+		hess[(school[n]-1)*J+school[n]-1] += t2
+		grad[school[n]-1] += t1*score[n] + t2*a[school[n]-1] + t3*float64(vr1[n]) + t4*float64(vr2[n])
+		f += t5*t8 + t5*cov[(school[n]-1)*J+school[n]-1] + t6*float64(vr1[n])*float64(vr1[n]) + t7*float64(vr2[n])*float64(vr2[n])
 	}
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
 	for a11 := 0; a11 < J; a11++ {
-		hess[a11*J+a11] += t25
-		grad[a11] += t27 + t25*a[a11]
-	}
-	for q53 := 0; q53 < 1; q53++ {
-		f += t28[q53] * t29
-	}
-	for i25 := 0; i25 < 1; i25++ {
-		f += t30 * tauMean[i25]
+		hess[a11*J+a11] += t10
+		grad[a11] += t11 + t10*a[a11]
 	}
 	for b12 := 0; b12 < J; b12++ {
-		f += t31 * cov[b12*J+b12]
+		f += t12 * cov[b12*J+b12]
 	}
 	for i23 := 0; i23 < J; i23++ {
-		t33 := runtime.Sq(t32 + a[i23])
-		f += t31 * t33
+		t14 := runtime.Sq(t13 + a[i23])
+		f += t12 * t14
 	}
 	runtime.MirrorUpper(hess, J)
 	return f
@@ -2911,118 +1570,24 @@ func (m *Model) ATarget(a, muMean, muCov, tauMean, tauCov, b1Mean, b1Cov, b2Mean
 	vr1 := m.vr1
 	vr2 := m.vr2
 	var f float64
-	var t1Buf [runtime.StackVec]float64
-	t1 := runtime.Vec(t1Buf[:], 1)
-	for q61 := 0; q61 < 1; q61++ {
-		b1Cov_q61 := b1Cov[q61*1:][:1:1]
-		for q62 := 0; q62 < 1; q62++ {
-			t1[q62] += b1Cov_q61[q62]
-		}
-	}
-	var t2Buf [runtime.StackVec]float64
-	t2 := runtime.Vec(t2Buf[:], 1)
-	for q67 := 0; q67 < 1; q67++ {
-		sigmaCov_q67 := sigmaCov[q67*1:][:1:1]
-		for q68 := 0; q68 < 1; q68++ {
-			t2[q68] += sigmaCov_q67[q68]
-		}
-	}
-	var t3 float64
-	for q68 := 0; q68 < 1; q68++ {
-		t3 += t2[q68]
-	}
-	var t4 float64
-	for i28 := 0; i28 < 1; i28++ {
-		t4 += sigmaMean[i28]
-	}
-	t5 := math.Exp(2.0*t3 - 2.0*t4)
-	var t6 float64
-	for n := 0; n < N; n++ {
-		t6 += float64(vr1[n]) * float64(vr1[n])
-	}
-	t7 := (-0.5) * t5 * t6
-	var t8Buf [runtime.StackVec]float64
-	t8 := runtime.Vec(t8Buf[:], 1)
-	for q64 := 0; q64 < 1; q64++ {
-		b2Cov_q64 := b2Cov[q64*1:][:1:1]
-		for q65 := 0; q65 < 1; q65++ {
-			t8[q65] += b2Cov_q64[q65]
-		}
-	}
-	var t9 float64
-	for n := 0; n < N; n++ {
-		t9 += float64(vr2[n]) * float64(vr2[n])
-	}
-	t10 := (-0.5) * t5 * t9
-	t11 := -float64(N)
-	t15 := (-0.5) * t5
-	var t16Buf [runtime.StackVec]float64
-	t16 := runtime.Vec(t16Buf[:], 1)
-	for q52 := 0; q52 < 1; q52++ {
-		muCov_q52 := muCov[q52*1:][:1:1]
-		for q53 := 0; q53 < 1; q53++ {
-			t16[q53] += muCov_q52[q53]
-		}
-	}
-	var t17Buf [runtime.StackVec]float64
-	t17 := runtime.Vec(t17Buf[:], 1)
-	for q55 := 0; q55 < 1; q55++ {
-		tauCov_q55 := tauCov[q55*1:][:1:1]
-		for q56 := 0; q56 < 1; q56++ {
-			t17[q56] += tauCov_q55[q56]
-		}
-	}
-	var t18 float64
-	for q56 := 0; q56 < 1; q56++ {
-		t18 += t17[q56]
-	}
-	var t19 float64
-	for i25 := 0; i25 < 1; i25++ {
-		t19 += tauMean[i25]
-	}
-	t20 := math.Exp(2.0*t18 - 2.0*t19)
-	t21 := (-0.5) * float64(J) * t20
-	t22 := -float64(J)
-	var t23 float64
-	for i24 := 0; i24 < 1; i24++ {
-		t23 += muMean[i24]
-	}
-	t24 := -t23
-	t26 := (-0.5) * t20
+	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	t2 := (-0.5) * t1 * b1Cov[0]
+	t3 := (-0.5) * t1 * b2Cov[0]
+	t5 := (-0.5) * t1
+	t6 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	t7 := -muMean[0]
+	t9 := (-0.5) * t6
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	f += (-0.9189385332046727)*float64(J) - 0.9189385332046727*float64(N)
+	f += (-0.9189385332046727)*float64(J) - 0.9189385332046727*float64(N) - 0.5*float64(J)*t6*muCov[0] - float64(J)*tauMean[0] - float64(N)*sigmaMean[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	for q62 := 0; q62 < 1; q62++ {
-		f += t1[q62] * t7
-	}
-	for q65 := 0; q65 < 1; q65++ {
-		f += t10 * t8[q65]
-	}
-	for i28 := 0; i28 < 1; i28++ {
-		f += t11 * sigmaMean[i28]
-	}
 	for n := 0; n < N; n++ {
-		var t12 float64
-		for i26 := 0; i26 < 1; i26++ {
-			t12 += b1Mean[i26] * float64(vr1[n])
-		}
-		var t13 float64
-		for i27 := 0; i27 < 1; i27++ {
-			t13 += b2Mean[i27] * float64(vr2[n])
-		}
-		t14 := runtime.Sq(score[n] - t13 - a[school[n]-1] - t12)
-		f += t14 * t15
+		t4 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - a[school[n]-1] - b1Mean[0]*float64(vr1[n]))
+		f += t2*float64(vr1[n])*float64(vr1[n]) + t3*float64(vr2[n])*float64(vr2[n]) + t4*t5
 	}
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	for q53 := 0; q53 < 1; q53++ {
-		f += t16[q53] * t21
-	}
-	for i25 := 0; i25 < 1; i25++ {
-		f += t22 * tauMean[i25]
-	}
 	for i23 := 0; i23 < J; i23++ {
-		t25 := runtime.Sq(t24 + a[i23])
-		f += t25 * t26
+		t8 := runtime.Sq(t7 + a[i23])
+		f += t8 * t9
 	}
 	return f
 }
