@@ -417,7 +417,7 @@ func (x *expecter) integrateQuadratic(e Expr, q *QFactor) Expr {
 		x.record(e, "exact: linear in "+v+", E["+v+"] substituted", true)
 		return mean
 	}
-	if !isZero(Diff(d2, v, at("q"))) || len(dims) != len(q.Dims) {
+	if degreeAbove2(e, v, d2, at("q")) || len(dims) != len(q.Dims) {
 		return nil // degree > 2, or a Dirichlet's correlated components
 	}
 	cov := x.covOf(q, i, j)
@@ -708,8 +708,7 @@ func (x *expecter) gaussian(e Expr, q *QFactor) Expr {
 	i, j := x.indices(q), x.indices(q)
 	grad := Diff(e, v, i)
 	hess := Diff(grad, v, j)
-	third := Diff(hess, v, x.indices(q))
-	if isZero(third) {
+	if !degreeAbove2(e, v, hess, x.indices(q)) {
 		// Degree ≤ 2: the second-order expansion is exact.
 		if !q.IsGaussianVector() {
 			x.record(e, "exact: Normal moments up to second order", true)
