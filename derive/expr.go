@@ -92,6 +92,7 @@ func mkBase(key string, free []Index, children ...Expr) base {
 
 // mkBaseGrouped is mkBase for a node that is a group(…) call if grouped.
 func mkBaseGrouped(key string, free []Index, grouped bool, children ...Expr) base {
+	chargeNode()
 	b := base{free: free, grouped: grouped}
 	for _, c := range children {
 		if d := sumDepth(c); d > b.sdepth {

@@ -8,6 +8,7 @@ import (
 // plates: Σ_plates log p(target | args); of a `factor EXPR` statement, Σ_plates
 // EXPR.
 func (b *Builder) FactorLogDensity(f *ir.Factor) (e Expr, err error) {
+	b.at = f.Pos // where a derivation past its node budget stops (tooLarge)
 	if f.Dist == FlatDist {
 		return b.logJacobian(f) // the constrained latent's improper flat prior
 	}

@@ -162,6 +162,17 @@ func (d *Derivation) Bound() (*Bound, error) { return d.bound, d.boundErr }
 // declaration order, or why some param has none: a positioned error.
 func (d *Derivation) MSteps() ([]*MStep, error) { return d.mSteps, d.mStepErr }
 
+// tooLargeError is the positioned error of a derivation stopped by its
+// node budget while deriving the statement at pos (the model's file if
+// none).
+func tooLargeError(m *ir.Model, pos ir.Pos, tl tooLarge) error {
+	if pos.File == "" {
+		pos = ir.Pos{File: m.File}
+	}
+	return ir.Errorf(pos, "the model is too large for vigen's derivative code: deriving this statement's contribution built more than %d expression nodes", tl.limit).
+		Hintf("its derivatives are written out as trees, which grow exponentially with the depth of an expression that reads a value more than once (a chain of lets each reading the previous one twice, a mixture of many components, many scalar latents read by one statement); vigen refuses it rather than run out of memory, until its derivative code grows linearly with the model (issue 39). Shorter chains, fewer components, or scalar latents gathered into one vector latent fit")
+}
+
 // CovTensor is the name under which an objective's Trace reads Σ.
 func CovTensor(latent string) string { return latent + ".cov" }
 
@@ -172,12 +183,17 @@ func CovTensor(latent string) string { return latent + ".cov" }
 // returned by Derivation.Bound and MSteps. A failure inside vigen is
 // returned as an error, never a panic.
 func Derive(m *ir.Model) (d *Derivation, err error) {
+	b := NewBuilder(m)
+	defer startBudget()()
 	defer func() {
 		if r := recover(); r != nil {
+			if tl, ok := r.(tooLarge); ok {
+				d, err = nil, tooLargeError(m, b.at, tl)
+				return
+			}
 			d, err = nil, ir.Errorf(ir.Pos{File: m.File}, "internal error in vigen while deriving (please report it with the model): %v", r)
 		}
 	}()
-	b := NewBuilder(m)
 	d = &Derivation{Model: m}
 	var errs []error
 	qs := map[string]*QFactor{}

@@ -29,6 +29,9 @@ type letDef struct {
 	dims   []string // their sizes
 	value  ir.Expr
 	used   bool
+	// uses are the expansions of an indexed let, by the indices it was
+	// read at (useKey), shared by the uses at the same indices.
+	uses map[string]ir.Expr
 }
 
 // letStmt checks `let NAME[...] = VALUE` and records the definition.
@@ -166,7 +169,10 @@ func (c *checker) letUse(d *letDef, id *Ident, idx []Expr, sc *scope) (ir.Expr, 
 				"%s (defined at %s) is not an indexed definition, so it cannot be indexed", d.name, where)
 			return nil, false
 		}
-		return substitute(d.value, nil), true
+		// An unindexed let is one expression wherever it is read: every use
+		// shares it, so that a chain of lets each reading the previous one
+		// twice stays as large as its source, not 2^links (a copy per use).
+		return d.value, true
 	}
 	if len(idx) != len(d.params) {
 		c.errorf(id.Pos, fmt.Sprintf("write %s[%s]", d.name, strings.Join(d.params, ", ")),
@@ -199,12 +205,59 @@ func (c *checker) letUse(d *letDef, id *Ident, idx []Expr, sc *scope) (ir.Expr, 
 	if !ok {
 		return nil, false
 	}
-	return substitute(d.value, sub), true
+	key := useKey(d.params, sub)
+	if shared, ok := d.uses[key]; ok && key != "" {
+		return shared, true
+	}
+	out := substitute(d.value, sub)
+	if key != "" {
+		if d.uses == nil {
+			d.uses = map[string]ir.Expr{}
+		}
+		d.uses[key] = out
+	}
+	return out, true
+}
+
+// useKey identifies the indices an indexed let is read at when each is a
+// loop index (its name), or is "" (no sharing) for other index
+// expressions.
+func useKey(params []string, sub map[string]ir.Expr) string {
+	var b strings.Builder
+	for _, p := range params {
+		ix, ok := sub[p].(*ir.Index)
+		if !ok {
+			return ""
+		}
+		b.WriteString(ix.Name)
+		b.WriteByte(',')
+	}
+	return b.String()
 }
 
 // substitute returns a copy of e with the loop indices named in sub
-// replaced by copies of their expressions.
+// replaced by copies of their expressions. A subexpression e holds more
+// than once (a let read twice) is copied once, so the copy has e's shape.
 func substitute(e ir.Expr, sub map[string]ir.Expr) ir.Expr {
+	memo := map[ir.Expr]ir.Expr{}
+	var rec func(ir.Expr, map[string]ir.Expr) ir.Expr
+	rec = func(e ir.Expr, sub map[string]ir.Expr) ir.Expr {
+		if sub == nil {
+			return substituteOnce(e, nil, rec)
+		}
+		if c, ok := memo[e]; ok {
+			return c
+		}
+		c := substituteOnce(e, sub, rec)
+		memo[e] = c
+		return c
+	}
+	return rec(e, sub)
+}
+
+// substituteOnce is substitute's step at e, calling rec on its operands.
+func substituteOnce(e ir.Expr, sub map[string]ir.Expr, rec func(ir.Expr, map[string]ir.Expr) ir.Expr) ir.Expr {
+	substitute := rec
 	switch e := e.(type) {
 	case *ir.Num:
 		n := *e

@@ -516,33 +516,45 @@ func Mentions(e Expr, name string) bool {
 	return found
 }
 
-// Walk calls fn on e and every subexpression, parents first.
+// Walk calls fn on e and on each of its subexpressions, depth first, once
+// per node: a subexpression shared by several operands (a let read more
+// than once is one expression wherever it is read) is visited once, so a
+// walk costs the size of the expression's graph, not of its tree.
 func Walk(e Expr, fn func(Expr)) {
-	if e == nil {
-		return
+	seen := map[Expr]bool{}
+	var walk func(Expr)
+	walk = func(e Expr) {
+		if e == nil || seen[e] {
+			return
+		}
+		switch e.(type) {
+		case *Ref, *Call, *DistArg, *Binary, *Unary, *Offset:
+			seen[e] = true // leaves are cheap to visit twice
+		}
+		fn(e)
+		switch e := e.(type) {
+		case *Ref:
+			for _, i := range e.Index {
+				walk(i)
+			}
+		case *Call:
+			for _, a := range e.Args {
+				walk(a)
+			}
+		case *DistArg:
+			for _, a := range e.Args {
+				walk(a)
+			}
+		case *Binary:
+			walk(e.X)
+			walk(e.Y)
+		case *Unary:
+			walk(e.X)
+		case *Offset:
+			walk(e.Index)
+		}
 	}
-	fn(e)
-	switch e := e.(type) {
-	case *Ref:
-		for _, i := range e.Index {
-			Walk(i, fn)
-		}
-	case *Call:
-		for _, a := range e.Args {
-			Walk(a, fn)
-		}
-	case *DistArg:
-		for _, a := range e.Args {
-			Walk(a, fn)
-		}
-	case *Binary:
-		Walk(e.X, fn)
-		Walk(e.Y, fn)
-	case *Unary:
-		Walk(e.X, fn)
-	case *Offset:
-		Walk(e.Index, fn)
-	}
+	walk(e)
 }
 
 // SortedNames returns the names of vs, sorted.
