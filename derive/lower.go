@@ -17,8 +17,8 @@ type Builder struct {
 	Model *ir.Model
 	// at is the statement being derived (FactorLogDensity), where a
 	// derivation past its node budget is reported.
-	at ir.Pos
-	used  map[string]bool
+	at   ir.Pos
+	used map[string]bool
 	// fresh is, per base name, the suffix Fresh tries first: every name
 	// before it is used, and names are never released.
 	fresh  map[string]int
