@@ -232,10 +232,12 @@ func (p *e2ePackage) importPath() string { return tempModulePath + "/" + p.dir +
 
 // e2eBuild is the shared build of this test binary.
 type e2eBuild struct {
-	done bool
-	dir  string // the module
-	bin  string // the program
-	err  error  // a failure of the build as a whole
+	done     bool
+	dir      string // the module
+	bin      string // the program
+	err      error  // a failure of the build as a whole
+	packages int
+	buildCPU time.Duration // of go build and the compiler and linker it ran
 }
 
 var shared e2eBuild
@@ -382,6 +384,7 @@ func buildCases(cases []*e2eCase) error {
 		p.cases = append(p.cases, c)
 		c.pkg = p
 	}
+	shared.packages = len(pkgs)
 	generatePackages(pkgs)
 
 	var ready []*e2eCase
@@ -409,7 +412,11 @@ func buildCases(cases []*e2eCase) error {
 		if err := writeDispatcher(dir, ready); err != nil {
 			return err
 		}
-		out, err := goCommand(dir, "build", "-o", bin, ".").CombinedOutput()
+		cmd := goCommand(dir, "build", "-o", bin, ".")
+		out, err := cmd.CombinedOutput()
+		if cmd.ProcessState != nil {
+			shared.buildCPU += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		}
 		if err == nil {
 			shared.bin = bin
 			for _, c := range ready {
@@ -702,7 +709,8 @@ func TestMain(m *testing.M) {
 		sel := selectedCases()
 		shared.err = buildCases(sel)
 		if testing.Verbose() && len(sel) > 0 {
-			fmt.Printf("e2e: built the %d compile-and-run cases of the selected tests in %.1fs\n", len(sel), time.Since(start).Seconds())
+			fmt.Printf("e2e: built the %d compile-and-run cases (%d packages) of the selected tests in %.1fs, go build %.1f CPU-s\n",
+				len(sel), shared.packages, time.Since(start).Seconds(), shared.buildCPU.Seconds())
 		}
 	}
 	shared.done = true
