@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -32,11 +33,17 @@ import (
 // package level as an e2eCase, tagged with the test that runs it and that
 // test's tier. Before the tests run, TestMain generates every case of the
 // tests this invocation selects (-run, -skip and the tier), writes them
-// into one throwaway module with a dispatching main, and builds them with
-// one `go build`: one link instead of one `go run` per case, and a
-// package shared by cases that differ only in their driver is compiled
-// once. A test then runs its case's driver, the binary with the driver's
-// name as its first argument, on its data.
+// into one module with a dispatching main, and builds them with one
+// `go build`: one link instead of one `go run` per case, and a package
+// shared by cases that differ only in their driver is compiled once. A
+// test then runs its case's driver, the binary with the driver's name as
+// its first argument, on its data.
+//
+// The module stays between runs (sharedModuleDir: in the user's cache
+// directory, one per repository, locked while a test binary writes and
+// builds it), and its packages are in directories named by their content:
+// cmd/go keys a package's compiled form by its directory as well as its
+// content, so a package generated as before is not compiled again.
 //
 // buildAndRunFiles and its kin (e2e_test.go) still build one program with
 // `go run`, for a test whose model is only known when it runs
@@ -186,7 +193,7 @@ func (c *e2eCase) run(t *testing.T, data []byte) []byte {
 	c.check(t)
 	c.ran.Store(true)
 	cmd := exec.Command(shared.bin, c.id)
-	cmd.Dir = shared.dir
+	cmd.Dir = shared.binDir
 	cmd.Stdin = bytes.NewReader(data)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -221,7 +228,7 @@ func (c *e2eCase) check(t *testing.T) {
 // e2ePackage is a generated package of the shared build, written as
 // dir/NAME in the module.
 type e2ePackage struct {
-	dir   string // pNNN
+	dir   string // pHASH
 	name  string
 	files []File
 	err   error
@@ -233,9 +240,11 @@ func (p *e2ePackage) importPath() string { return tempModulePath + "/" + p.dir +
 // e2eBuild is the shared build of this test binary.
 type e2eBuild struct {
 	done     bool
-	dir      string // the module
-	bin      string // the program
-	err      error  // a failure of the build as a whole
+	dir      string   // the module
+	binDir   string   // the program's directory, the drivers' working directory
+	bin      string   // the program
+	tempDirs []string // removed after the tests
+	err      error    // a failure of the build as a whole
 	packages int
 	buildCPU time.Duration // of go build and the compiler and linker it ran
 }
@@ -356,28 +365,37 @@ func buildCases(cases []*e2eCase) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "vigen-e2e-")
+	dir, temporary, unlock, err := sharedModuleDir(root)
 	if err != nil {
 		return err
+	}
+	defer unlock()
+	if temporary {
+		shared.tempDirs = append(shared.tempDirs, dir)
 	}
 	shared.dir = dir
 	if err := golden.WriteModule(dir, tempModulePath, root); err != nil {
 		return err
 	}
+	binDir, err := os.MkdirTemp("", "vigen-e2e-bin-")
+	if err != nil {
+		return err
+	}
+	shared.tempDirs = append(shared.tempDirs, binDir)
+	shared.binDir = binDir
 
 	// One package per distinct (name, model, options, hooks); a case with
 	// a setup has its own.
 	byKey := map[string]*e2ePackage{}
 	var pkgs []*e2ePackage
 	for i, c := range cases {
-		c.id = fmt.Sprintf("d%03d", i)
 		key := fmt.Sprintf("%s\x00%s\x00%s\x00%#v\x00%q", c.name, c.src, c.file, c.gen, c.hooks)
 		if c.setup != nil {
 			key += fmt.Sprint("\x00", i)
 		}
 		p := byKey[key]
 		if p == nil {
-			p = &e2ePackage{dir: fmt.Sprintf("p%03d", len(pkgs)), name: c.name}
+			p = &e2ePackage{name: c.name}
 			byKey[key] = p
 			pkgs = append(pkgs, p)
 		}
@@ -387,10 +405,15 @@ func buildCases(cases []*e2eCase) error {
 	shared.packages = len(pkgs)
 	generatePackages(pkgs)
 
+	// Packages and drivers are written in directories named by their
+	// content, pHASH/NAME and dHASH; those no case uses any more are
+	// removed.
 	var ready []*e2eCase
+	used := map[string]bool{}
 	for _, p := range pkgs {
 		if p.err == nil {
 			p.err = writeE2EPackage(dir, p)
+			used[p.dir] = true
 		}
 		for _, c := range p.cases {
 			switch {
@@ -401,13 +424,25 @@ func buildCases(cases []*e2eCase) error {
 			}
 			if c.err == nil {
 				ready = append(ready, c)
+				used[c.id] = true
+			}
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() && contentDir.MatchString(e.Name()) && !used[e.Name()] {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
 			}
 		}
 	}
 
 	// Build; a package or driver that does not compile fails its cases,
 	// and the rest is built again.
-	bin := filepath.Join(dir, "e2e")
+	bin := filepath.Join(binDir, "e2e")
 	for round := 0; len(ready) > 0; round++ {
 		if err := writeDispatcher(dir, ready); err != nil {
 			return err
@@ -512,21 +547,29 @@ func generatePackages(pkgs []*e2ePackage) {
 
 // writeE2EPackage writes p's files and its hooks.
 func writeE2EPackage(dir string, p *e2ePackage) error {
-	pkgDir := filepath.Join(dir, p.dir, p.name)
-	if err := os.MkdirAll(pkgDir, 0o755); err != nil {
-		return err
-	}
-	for _, f := range p.files {
-		if err := os.WriteFile(filepath.Join(pkgDir, f.Name), f.Src, 0o644); err != nil {
-			return err
-		}
-	}
+	files := append([]File(nil), p.files...)
 	for _, h := range p.cases[0].hooks {
 		src, err := fileText(filepath.Join("testdata", "hooks", h.file), h.subst...)
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(pkgDir, h.name), []byte(strings.ReplaceAll(src, "PKG", p.name)), 0o644); err != nil {
+		files = append(files, File{Name: h.name, Src: []byte(strings.ReplaceAll(src, "PKG", p.name))})
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00", p.name)
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00%d\x00%s", f.Name, len(f.Src), f.Src)
+	}
+	p.dir = fmt.Sprintf("p%x", h.Sum(nil)[:8])
+	if err := os.RemoveAll(filepath.Join(dir, p.dir)); err != nil {
+		return err
+	}
+	pkgDir := filepath.Join(dir, p.dir, p.name)
+	if err := os.MkdirAll(pkgDir, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(pkgDir, f.Name), f.Src, 0o644); err != nil {
 			return err
 		}
 	}
@@ -549,6 +592,7 @@ func writeE2EDriver(dir string, c *e2eCase) error {
 	}
 	src = strings.ReplaceAll(src, `"`+tempModulePath+`/PKG"`, strconv.Quote(c.pkg.importPath()))
 	src = strings.ReplaceAll(src, "PKG", c.name)
+	c.id = fmt.Sprintf("d%x", sha256.Sum256([]byte(src)))[:17]
 	for _, r := range [][2]string{{"\npackage main\n", "\npackage " + c.id + "\n"}, {"\nfunc main() {", "\nfunc Main() {"}} {
 		if n := strings.Count("\n"+src, r[0]); n != 1 {
 			return fmt.Errorf("driver %s: %d lines %q, want one", c.drv, n, strings.TrimSpace(r[0]))
@@ -591,7 +635,12 @@ func fileText(file string, subst ...string) (string, error) {
 // first argument names with that argument removed.
 func writeDispatcher(dir string, ready []*e2eCase) error {
 	var imps, entries strings.Builder
+	seen := map[string]bool{}
 	for _, c := range ready {
+		if seen[c.id] {
+			continue // the same driver of the same package as another case's
+		}
+		seen[c.id] = true
 		fmt.Fprintf(&imps, "\t%s %q\n", c.id, tempModulePath+"/"+c.id)
 		fmt.Fprintf(&entries, "\t%q: %s.Main,\n", c.id, c.id)
 	}
@@ -620,11 +669,14 @@ func main() {
 	return os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644)
 }
 
-// caseDir matches the shared module's package directories in go build's
-// output: pNNN (a generated package) and dNNN (a driver).
-var caseDir = regexp.MustCompile(`(?:^|[/ "(])([pd][0-9]{3})(?:/|"|:|\)| |$)`)
+// contentDir matches the shared module's package directories, named by
+// their content: pHASH (holding a generated package) and dHASH (a driver).
+var contentDir = regexp.MustCompile(`^[pd][0-9a-f]{16}$`)
 
-// attributeBuildErrors maps the directories (pNNN, dNNN) that go build's
+// caseDir matches them in go build's output.
+var caseDir = regexp.MustCompile(`(?:^|[/ "(])([pd][0-9a-f]{16})(?:/|"|:|\)| |$)`)
+
+// attributeBuildErrors maps the directories (pHASH, dHASH) that go build's
 // output names, under "# import/path" headers or in a line's file name,
 // to their lines.
 func attributeBuildErrors(out string) map[string]string {
@@ -698,7 +750,7 @@ func TestE2ECaseTiers(t *testing.T) {
 
 // TestMain builds the cases of the selected tests before any test runs
 // (so that no test's setting of a package variable reaches their
-// generation), and after the tests removes the build and, when every test
+// generation), and after the tests removes the program and, when every test
 // passed and whole tests were selected, fails if a case was built that
 // its test did not run: a case of a slow-tier test registered as fast,
 // built in vain.
@@ -715,8 +767,8 @@ func TestMain(m *testing.M) {
 	}
 	shared.done = true
 	code := m.Run()
-	if shared.dir != "" {
-		os.RemoveAll(shared.dir)
+	for _, dir := range shared.tempDirs {
+		os.RemoveAll(dir)
 	}
 	if code == 0 && !testing.Short() && wholeTestsSelected() {
 		var unused []string
