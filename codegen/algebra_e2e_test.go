@@ -40,14 +40,22 @@ for n in 1:N {
 }
 `
 
+var (
+	matrixVectorLinreg = slowTest("TestEndToEndMatrixVectorLinearRegression")
+	matrixVectorCases  = []struct {
+		name string
+		c    *e2eCase
+	}{{"linregmat", matrixVectorLinreg.fits("linregmat", linregMatVI, "")}, {"linregt", matrixVectorLinreg.fits("linregt", linregTVI, "")}}
+)
+
 func TestEndToEndMatrixVectorLinearRegression(t *testing.T) {
 	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(21, 22))
 	x, y, data := linregData(rng, 60, 3)
 	mean, cov := exactPosterior(x, y, 0.5, 0.25, 2)
-	for _, c := range []struct{ name, src string }{{"linregmat", linregMatVI}, {"linregt", linregTVI}} {
+	for _, c := range matrixVectorCases {
 		t.Run(c.name, func(t *testing.T) {
-			for _, r := range buildAndRun(t, c.name, c.src, data) {
+			for _, r := range c.c.results(t, data) {
 				if !r.Converged {
 					t.Errorf("%s: not converged: %s", r.Method, r.Status)
 				}
@@ -161,6 +169,13 @@ for n in 1:N {
 }
 `
 
+var (
+	softmaxRef = slowTest("TestEndToEndSoftmaxReferenceClass")
+	smrefCase  = softmaxRef.fits("smref", softmaxRefVI, "")
+	// smrefLoadCase prints the error of LoadData.
+	smrefLoadCase = softmaxRef.driver("smref", softmaxRefVI, "print_load_error_line.go")
+)
+
 func TestEndToEndSoftmaxReferenceClass(t *testing.T) {
 	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(31, 32))
@@ -207,7 +222,7 @@ func TestEndToEndSoftmaxReferenceClass(t *testing.T) {
 		return g, h
 	})
 	data, _ := json.Marshal(map[string]any{"x": x, "y": y, "K": k, "K1": k - 1})
-	res := buildAndRun(t, "smref", softmaxRefVI, data)
+	res := smrefCase.results(t, data)
 	for _, r := range res {
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", r.Method, r.Status)
@@ -218,27 +233,11 @@ func TestEndToEndSoftmaxReferenceClass(t *testing.T) {
 	}
 	// K = 4 needs K1 = 3: any other K1 is refused when the data is loaded.
 	bad, _ := json.Marshal(map[string]any{"x": x, "y": y, "K": k, "K1": k - 2})
-	out := string(buildAndRunDriver(t, "smref", softmaxRefVI, bad, loadErrDriver))
+	out := string(smrefLoadCase.run(t, bad))
 	if want := `size "K" = 4: it is the length of the vector append(w * x[n], 0) (smref.vi:8:30), which has K1 + 1 = 3 elements`; !strings.Contains(out, want) {
 		t.Errorf("loading K1 = 2 with K = 4: got %q, want %q", out, want)
 	}
 }
-
-// loadErrDriver prints the error of LoadData.
-const loadErrDriver = `package main
-
-import (
-	"fmt"
-	"os"
-
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	_, err := model.LoadData(os.Stdin)
-	fmt.Println(err)
-}
-`
 
 // Both: a linear regression written with a matrix product, and a
 // conditional logit over three alternatives (the last the reference) with
@@ -257,6 +256,8 @@ for n in 1:N {
   z[n] ~ Categorical(softmax([u1[n]' * beta, dot(u2[n], beta), 0]))
 }
 `
+
+var algebraMixedCase = slowTest("TestEndToEndAlgebraMixed").fits("algmixed", algebraMixedVI, "")
 
 func TestEndToEndAlgebraMixed(t *testing.T) {
 	golden.SlowTier(t)
@@ -295,7 +296,7 @@ func TestEndToEndAlgebraMixed(t *testing.T) {
 		return g, h
 	})
 	data, _ := json.Marshal(map[string]any{"x": x, "y": y, "u1": u1, "u2": u2, "z": z, "K": 3})
-	for _, r := range buildAndRun(t, "algmixed", algebraMixedVI, data) {
+	for _, r := range algebraMixedCase.results(t, data) {
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", r.Method, r.Status)
 		}

@@ -24,6 +24,8 @@ for n in 1:N {
 }
 `
 
+var auxStaleCase = fastTest("TestMStepReadsTheParamsAnEarlierStepSet").driver("lg2", auxStaleVI, "mstep_after_one_iteration.go")
+
 // TestMStepReadsTheParamsAnEarlierStepSet: one M-step from a result sets b
 // first, then a; a's step must see the new b through the log-b aux table.
 // Given b and q(mu) = N(m, s²), a_g = Σ_{n∈g} (y_n − m) L_n / Σ_{n∈g} L_n²
@@ -40,41 +42,11 @@ func TestMStepReadsTheParamsAnEarlierStepSet(t *testing.T) {
 	}
 	data, _ := json.Marshal(map[string]any{"g": g, "h": h, "y": y, "G": G, "H": H,
 		"b": []float64{3, 3, 3, 3}, "a": []float64{1, 1, 1}})
-	drv := `package main
-
-import (
-	"context"
-	"encoding/json"
-	"os"
-
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	m, err := model.NewModel(d)
-	if err != nil {
-		panic(err)
-	}
-	r, err := m.Fit(context.Background(), model.Options{MaxIter: 1, FixParams: true})
-	if err != nil {
-		panic(err)
-	}
-	p, err := m.MStep(r, model.Options{})
-	if err != nil {
-		panic(err)
-	}
-	json.NewEncoder(os.Stdout).Encode(map[string]any{"mu": r.Latent.Mu.Mean, "a": p.A, "b": p.B})
-}
-`
 	var out struct {
 		Mu   float64
 		A, B []float64
 	}
-	if err := json.Unmarshal(buildAndRunDriver(t, "lg2", auxStaleVI, data, drv), &out); err != nil {
+	if err := json.Unmarshal(auxStaleCase.run(t, data), &out); err != nil {
 		t.Fatal(err)
 	}
 	num, den := make([]float64, G), make([]float64, G)

@@ -93,12 +93,18 @@ for t in 1:T {
 }
 `
 
+var (
+	localLevelKalman = fastTest("TestEndToEndLocalLevelKalman")
+	localLevelCase   = localLevelKalman.fits("locallevel", localLevelVI, ", Tol: 1e-14, MeanTol: 1e-12")
+	ar1LatentCase    = localLevelKalman.fits("ar1latent", ar1LatentVI, ", Tol: 1e-14, MeanTol: 1e-12")
+)
+
 func TestEndToEndLocalLevelKalman(t *testing.T) {
-	t.Run("random walk", func(t *testing.T) { testKalman(t, "locallevel", localLevelVI, 1) })
-	t.Run("AR(1)", func(t *testing.T) { testKalman(t, "ar1latent", ar1LatentVI, 0.8) })
+	t.Run("random walk", func(t *testing.T) { testKalman(t, localLevelCase, 1) })
+	t.Run("AR(1)", func(t *testing.T) { testKalman(t, ar1LatentCase, 0.8) })
 }
 
-func testKalman(t *testing.T, name, src string, phi float64) {
+func testKalman(t *testing.T, c *e2eCase, phi float64) {
 	const T, q, r = 30, 0.7, 1.3
 	y := localLevelData(11, T, q, r)
 	mean, vr, lag := kalmanSmoother(y, phi, 0, 100, q, r)
@@ -106,7 +112,7 @@ func testKalman(t *testing.T, name, src string, phi float64) {
 	if phi == 1 {
 		data, _ = json.Marshal(map[string]any{"y": y, "q": q, "r": r})
 	}
-	for _, res := range runScalar(t, name, src, data, ", Tol: 1e-14, MeanTol: 1e-12") {
+	for _, res := range runScalar(t, c, data) {
 		var x gaussianJSON
 		if err := json.Unmarshal(res.Latent["x"], &x); err != nil {
 			t.Fatal(err)
@@ -169,6 +175,8 @@ func laplaceLogScale(t *testing.T, u0, n, R float64) (m, v float64) {
 	return u, -1 / d2
 }
 
+var localLevelScalesCase = slowTest("TestEndToEndLocalLevelUnknownScales").fitsLaplace("llscales", localLevelScalesVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
+
 func TestEndToEndLocalLevelUnknownScales(t *testing.T) {
 	golden.SlowTier(t)
 	const T = 40
@@ -218,7 +226,7 @@ func TestEndToEndLocalLevelUnknownScales(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"y": y})
-	for _, res := range runScalarLaplace(t, "llscales", localLevelScalesVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000") {
+	for _, res := range runScalarLaplace(t, localLevelScalesCase, data) {
 		gm, gs := scalarOf(t, res, "q")
 		scalarClose(t, res.Method, "mean of log q", gm, mq, 1e-7)
 		scalarClose(t, res.Method, "sd of log q", gs, math.Sqrt(vq), 1e-7)

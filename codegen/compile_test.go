@@ -254,6 +254,11 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
+// mixScaleCase starts near the truth: mixtureData(rng, 200, …) has 200
+// points.
+var mixScaleCase = fastTest("TestEndToEndMixtureWithLatentScale").fits("mixscale", mixScaleVI,
+	", MaxIter: 1000"+mixtureStart("mixscale", 200, []float64{-1, 5}, `"lsig": {"family": "MvNormal", "mean": [0], "cov": [[1]]}`))
+
 // 5(a): on a well-separated mixture the fitted means and scale are the
 // true ones, within a few standard errors.
 func TestEndToEndMixtureWithLatentScale(t *testing.T) {
@@ -261,8 +266,7 @@ func TestEndToEndMixtureWithLatentScale(t *testing.T) {
 	means := []float64{-2, 6}
 	y := mixtureData(rng, 200, means, 0.5)
 	data, _ := json.Marshal(map[string]any{"y": y, "K": 2, "One": 1})
-	start := mixtureStart("mixscale", len(y), []float64{-1, 5}, `"lsig": {"family": "MvNormal", "mean": [0], "cov": [[1]]}`)
-	for _, r := range buildAndRunWith(t, "mixscale", mixScaleVI, data, ", MaxIter: 1000"+start) {
+	for _, r := range mixScaleCase.results(t, data) {
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", r.Method, r.Status)
 		}
@@ -278,6 +282,11 @@ func TestEndToEndMixtureWithLatentScale(t *testing.T) {
 		}
 	}
 }
+
+// mixPrecCase starts near the truth: mixtureData(rng, 120, …) has 120
+// points.
+var mixPrecCase = fastTest("TestEndToEndMixtureWithGammaPrecisionIsCAVI").fits("mixprec", mixPrecVI,
+	", MaxIter: 5000, Tol: 1e-14"+mixtureStart("mixprec", 120, []float64{0, 9}, `"tau": {"family": "Gamma", "shape": [], "params": {"shape": [1], "rate": [1]}}`))
 
 // 5(a) with a Gamma precision: the fit is the fixed point of coordinate
 // ascent written out here (q(mu) is exactly Gaussian, since f is
@@ -338,8 +347,7 @@ func TestEndToEndMixtureWithGammaPrecisionIsCAVI(t *testing.T) {
 			break
 		}
 	}
-	start := mixtureStart("mixprec", n, []float64{0, 9}, `"tau": {"family": "Gamma", "shape": [], "params": {"shape": [1], "rate": [1]}}`)
-	for _, r := range buildAndRunWith(t, "mixprec", mixPrecVI, data, ", MaxIter: 5000, Tol: 1e-14"+start) {
+	for _, r := range mixPrecCase.results(t, data) {
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", r.Method, r.Status)
 		}
@@ -360,6 +368,8 @@ func TestEndToEndMixtureWithGammaPrecisionIsCAVI(t *testing.T) {
 	}
 }
 
+var casesCase = fastTest("TestEndToEndNamesDifferingInCase").fits("cases", casesVI, ", MaxIter: 5000, Tol: 1e-15, MeanTol: 1e-13")
+
 // 5(c): latents theta and Theta are kept apart. Coordinate ascent on
 // y ~ N(θ + Θ, 1) with N(0, 1) priors has the fixed point
 // E[θ] = E[Θ] = Σy/(1 + 2N), sd 1/√(1 + N).
@@ -371,7 +381,7 @@ func TestEndToEndNamesDifferingInCase(t *testing.T) {
 	}
 	n := float64(len(y))
 	data, _ := json.Marshal(map[string]any{"y": y})
-	r := buildAndRunWith(t, "cases", casesVI, data, ", MaxIter: 5000, Tol: 1e-15, MeanTol: 1e-13")[0]
+	r := casesCase.results(t, data)[0]
 	if !r.Converged {
 		t.Errorf("not converged: %s", r.Status)
 	}
@@ -383,6 +393,8 @@ func TestEndToEndNamesDifferingInCase(t *testing.T) {
 	}
 }
 
+var groupSumCase = fastTest("TestEndToEndGroupedSum").fits("groupsum", groupSumVI, "")
+
 // 5(f): b[group[n]] with b : real[J, One] summed over One. The grouped
 // sum Σ over a unit's points of a term without the point was read as a
 // size (`unknown size`). Each b[j] is fitted by Laplace exactly: the mode
@@ -392,7 +404,7 @@ func TestEndToEndGroupedSum(t *testing.T) {
 	group := []int{1, 1, 1, 2, 2, 3, 1, 3, 3, 3, 3}
 	y := []int{4, 2, 5, 0, 1, 7, 3, 6, 9, 5, 8}
 	data, _ := json.Marshal(map[string]any{"group": group, "y": y, "J": 3, "One": 1})
-	r := buildAndRunWith(t, "groupsum", groupSumVI, data, "")[0]
+	r := groupSumCase.results(t, data)[0]
 	if !r.Converged {
 		t.Errorf("not converged: %s", r.Status)
 	}
@@ -421,13 +433,15 @@ func TestEndToEndGroupedSum(t *testing.T) {
 	}
 }
 
+var intoCase = fastTest("TestEndToEndParamNamedInto").fits("into", intoVI, ", MaxIter: 5000, Tol: 1e-15, MeanTol: 1e-13")
+
 // 5(d): a param named into (the method Params.Into) is estimated: y[n] =
 // θ + into + noise with θ ~ N(0, 1) has marginal likelihood maximal at
 // into = mean(y).
 func TestEndToEndParamNamedInto(t *testing.T) {
 	y := []float64{1.5, 0.5, 2.5, 1.0}
 	data, _ := json.Marshal(map[string]any{"y": y, "One": 1})
-	r := buildAndRunWith(t, "into", intoVI, data, ", MaxIter: 5000, Tol: 1e-15, MeanTol: 1e-13")[0]
+	r := intoCase.results(t, data)[0]
 	if !r.Converged {
 		t.Errorf("not converged: %s", r.Status)
 	}

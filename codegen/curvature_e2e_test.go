@@ -26,6 +26,20 @@ for n in 1:N {
 }
 `
 
+var (
+	curvature = slowTest("TestDeltaCurvatureStandIn")
+	// curvatureCases are its fits with the full Hessian and with ∇²f
+	// standing in (maxDeltaCurvature 0).
+	curvatureCases = [2]*e2eCase{
+		curvature.fits("curv", curvatureVI, ""),
+		curvature.fits("curv", curvatureVI, "").around(func() func() {
+			v := maxDeltaCurvature
+			maxDeltaCurvature = 0
+			return func() { maxDeltaCurvature = v }
+		}),
+	}
+)
+
 // TestDeltaCurvatureStandIn: where the delta objective's Hessian (fourth
 // derivatives of f) would be too large to print, ∇²f stands in for it as
 // Newton's curvature. The gradient is still exact, so the fit must reach
@@ -52,8 +66,8 @@ func TestDeltaCurvatureStandIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func() map[string]any {
-		out := buildAndRunDriver(t, "curv", curvatureVI, data, strings.ReplaceAll(driver, " OPTS", ""))
+	run := func(c *e2eCase) map[string]any {
+		out := c.run(t, data)
 		var res []map[string]any
 		if err := json.Unmarshal(out, &res); err != nil || len(res) != 2 {
 			t.Fatalf("driver output: %v\n%s", err, out)
@@ -64,13 +78,13 @@ func TestDeltaCurvatureStandIn(t *testing.T) {
 		}
 		return r["latent"].(map[string]any)
 	}
-	full := run()
+	full := run(curvatureCases[0])
 	defer func(v float64) { maxDeltaCurvature = v }(maxDeltaCurvature)
 	maxDeltaCurvature = 0
 	if !strings.Contains(generatedSource(t, "curv", curvatureVI), "add ∇²f alone") {
 		t.Errorf("with maxDeltaCurvature 0 no delta kernel says its Hessian is ∇²f alone")
 	}
-	standIn := run()
+	standIn := run(curvatureCases[1])
 	if n := compareJSONNumbers(t, "latent", full, standIn, 1e-7); n < 10 {
 		t.Errorf("compared %d numbers, want the means, covariances and constrained summaries of beta and sigma", n)
 	}

@@ -11,14 +11,7 @@ import (
 	"github.com/vigen-go/vigen/golden"
 )
 
-// A `factor` statement is a term of the log density (Stan's `target +=`):
-// written for the Gaussian prior N(0.25, 2) of linear regression, whole or
-// one element at a time inside a loop, it must give the exact posterior of
-// the `~` model, and an ELBO that differs from the exact log evidence by
-// the prior's normalizing constant, which the factor leaves out.
-func TestEndToEndFactorReplacesPrior(t *testing.T) {
-	golden.SlowTier(t)
-	const whole = `model facwhole
+const facWholeVI = `model facwhole
 size N, P
 data x : real[N, P]
 data y : real[N]
@@ -29,7 +22,8 @@ for n in 1:N {
   y[n] ~ Normal(dot(x[n], beta), s)
 }
 `
-	const looped = `model facloop
+
+const facLoopVI = `model facloop
 size N, P
 data x : real[N, P]
 data y : real[N]
@@ -42,14 +36,30 @@ for n in 1:N {
   y[n] ~ Normal(dot(x[n], beta), s)
 }
 `
+
+var (
+	factorPrior      = slowTest("TestEndToEndFactorReplacesPrior")
+	factorPriorCases = []struct {
+		name string
+		c    *e2eCase
+	}{{"facwhole", factorPrior.fits("facwhole", facWholeVI, "")}, {"facloop", factorPrior.fits("facloop", facLoopVI, "")}}
+)
+
+// A `factor` statement is a term of the log density (Stan's `target +=`):
+// written for the Gaussian prior N(0.25, 2) of linear regression, whole or
+// one element at a time inside a loop, it must give the exact posterior of
+// the `~` model, and an ELBO that differs from the exact log evidence by
+// the prior's normalizing constant, which the factor leaves out.
+func TestEndToEndFactorReplacesPrior(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(21, 22))
 	const p = 3
 	x, y, data := linregData(rng, 60, p)
 	mean, cov := exactPosterior(x, y, 0.5, 0.25, 2)
 	evidence := logEvidence(x, y, 0.5, 0.25, 2) + p*0.5*math.Log(2*math.Pi*2)
-	for _, c := range []struct{ name, src string }{{"facwhole", whole}, {"facloop", looped}} {
+	for _, c := range factorPriorCases {
 		t.Run(c.name, func(t *testing.T) {
-			for _, r := range buildAndRun(t, c.name, c.src, data) {
+			for _, r := range c.c.results(t, data) {
 				if !r.Converged {
 					t.Errorf("%s: not converged: %s", r.Method, r.Status)
 				}
@@ -72,15 +82,7 @@ for n in 1:N {
 	}
 }
 
-// Lets (an array defined in one loop and read in another, a per-iteration
-// one), expressions of data in the arguments (centring by a const vector,
-// a log offset), factor priors, a size given by nothing but the range of
-// an index (J = max(group)) and a data key the model does not declare
-// (ignored) together: the model is linear-Gaussian in (beta, u), so the
-// means of mean-field q are those of the exact posterior, computed here by
-// the normal equations.
-func TestEndToEndLetDataExpressionsAndRangeSize(t *testing.T) {
-	const src = `model dlang
+const dlangVI = `model dlang
 size N, P, J
 data x : real[N, P]
 data t : real[N]
@@ -102,6 +104,17 @@ for n in 1:N {
   y[n] ~ Normal(mu, s)
 }
 `
+
+var dlangCase = fastTest("TestEndToEndLetDataExpressionsAndRangeSize").fits("dlang", dlangVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 5000")
+
+// Lets (an array defined in one loop and read in another, a per-iteration
+// one), expressions of data in the arguments (centring by a const vector,
+// a log offset), factor priors, a size given by nothing but the range of
+// an index (J = max(group)) and a data key the model does not declare
+// (ignored) together: the model is linear-Gaussian in (beta, u), so the
+// means of mean-field q are those of the exact posterior, computed here by
+// the normal equations.
+func TestEndToEndLetDataExpressionsAndRangeSize(t *testing.T) {
 	const n, p, j = 70, 2, 4
 	rng := rand.New(rand.NewPCG(31, 32))
 	x := make([][]float64, n)
@@ -147,7 +160,7 @@ for n in 1:N {
 	if err := ch.SolveVecTo(want, rhs); err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range buildAndRunWith(t, "dlang", src, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 5000") {
+	for _, r := range dlangCase.results(t, data) {
 		b, u := r.Latent["beta"].Mean, r.Latent["u"].Mean
 		if len(b) != p || len(u) != j {
 			t.Fatalf("%s: beta has %d entries, u %d; want %d and %d (J = max(group))", r.Method, len(b), len(u), p, j)

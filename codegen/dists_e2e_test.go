@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -77,6 +76,8 @@ func ordinalTerm(y int, c []float64, F, f, df func(float64) float64) glmTerm {
 		return g, d2p/p - g*g
 	}
 }
+
+var glmsCase = slowTest("TestEndToEndGLMLikelihoodsMatchNewton").fits("glms", glmsVI, "")
 
 func TestEndToEndGLMLikelihoodsMatchNewton(t *testing.T) {
 	golden.SlowTier(t)
@@ -203,7 +204,7 @@ func TestEndToEndGLMLikelihoodsMatchNewton(t *testing.T) {
 		t.Fatal(err)
 	}
 	cov.Scale(-1, &cov)
-	r := buildAndRun(t, "glms", glmsVI, js)[0] // the Laplace run
+	r := glmsCase.results(t, js)[0] // the Laplace run
 	if r.Method != "laplace" || !r.Converged {
 		t.Fatalf("%s: not converged: %s", r.Method, r.Status)
 	}
@@ -228,12 +229,7 @@ func b2i(b bool) int {
 	return 0
 }
 
-// TestEndToEndOrdinalOutcomeRange: an ordinal outcome is checked against
-// 1..C+1 (C the number of cutpoints) and a negative-binomial count against
-// y ≥ 0 when the data are loaded, naming the variable and index.
-func TestEndToEndOrdinalOutcomeRange(t *testing.T) {
-	golden.SlowTier(t)
-	const src = `model ordr
+const ordinalRangeVI = `model ordr
 size N, C
 data u : real[N]
 data y : int[N]
@@ -244,6 +240,14 @@ for n in 1:N {
   k[n] ~ NegativeBinomial(exp(u[n]), 2)
 }
 `
+
+var ordinalRangeCase = slowTest("TestEndToEndOrdinalOutcomeRange").driver("ordr", ordinalRangeVI, "print_load_error.go")
+
+// TestEndToEndOrdinalOutcomeRange: an ordinal outcome is checked against
+// 1..C+1 (C the number of cutpoints) and a negative-binomial count against
+// y ≥ 0 when the data are loaded, naming the variable and index.
+func TestEndToEndOrdinalOutcomeRange(t *testing.T) {
+	golden.SlowTier(t)
 	for _, tc := range []struct{ y, k, want string }{
 		{"[1, 3]", "[0, 4]", "<nil>"},
 		{"[1, 4]", "[0, 4]", `data "y"[2] = 4: it is drawn from OrderedLogistic at ordr.vi:8:3, which must be in [1, C + 1] = 3`},
@@ -251,7 +255,7 @@ for n in 1:N {
 		{"[1, 2]", "[0, -1]", `data "k"[2] = -1: it is drawn from NegativeBinomial at ordr.vi:9:3, which must be ≥ 0`},
 	} {
 		data := `{"u": [0.5, -1], "c": [-0.5, 0.5], "y": ` + tc.y + `, "k": ` + tc.k + `}`
-		out := buildAndRunDriver(t, "ordr", src, []byte(data), strings.ReplaceAll(domainsDriver, "tmpe2e/doms", "tmpe2e/PKG"))
+		out := ordinalRangeCase.run(t, []byte(data))
 		if got := string(bytes.TrimSpace(out)); got != tc.want {
 			t.Errorf("y = %s, k = %s: %s,\n want %s", tc.y, tc.k, got, tc.want)
 		}

@@ -2,13 +2,8 @@ package codegen
 
 import (
 	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/vigen-go/vigen/spec"
 )
 
 const domainsVI = `model doms
@@ -41,53 +36,13 @@ w ~ Uniform(lo, hi)
 v ~ Normal(0, 1)
 `
 
-const domainsDriver = `package main
-
-import (
-	"fmt"
-	"os"
-
-	model "tmpe2e/doms"
-)
-
-func main() {
-	_, err := model.LoadData(os.Stdin)
-	fmt.Print(err)
-}
-`
+var domainsCase = fastTest("TestEndToEndDomains").driver("doms", domainsVI, "print_load_error.go").options(Options{})
 
 // TestEndToEndDomains: data and consts given as constrained arguments, and
 // data drawn from a distribution with a constrained support, are checked
 // when the data are loaded; out of their domains they used to fit to
 // not_finite.
 func TestEndToEndDomains(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping compile-and-run test in -short mode")
-	}
-	m, err := spec.Load("doms.vi", []byte(domainsVI))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := generateModel(m, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := tempModule(t)
-	if err := os.MkdirAll(filepath.Join(dir, "doms"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(dir, "doms", f.Name), f.Src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(driverSource(domainsDriver, "doms")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "doms")
-	if out, err := goCommand(dir, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	good := map[string]string{"K": "2", "One": "1", "y": "[0.5, 1]", "s": "[1, 2]", "g": "[1, 3]", "b": "[0.5, 0.25]", "n": "[3, 0]", "k": "[1, 0]", "r": "1.5"}
 	for _, c := range []struct{ key, value, want string }{
 		{"", "", "<nil>"},
@@ -117,12 +72,7 @@ func TestEndToEndDomains(t *testing.T) {
 			}
 		}
 		sb.WriteString("}")
-		cmd := exec.Command(bin)
-		cmd.Stdin = strings.NewReader(sb.String())
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s: %v", c.key, err)
-		}
+		out := domainsCase.run(t, []byte(sb.String()))
 		if got := string(bytes.TrimSpace(out)); got != c.want {
 			t.Errorf("%s = %s: %s,\n want %s", c.key, c.value, got, c.want)
 		}

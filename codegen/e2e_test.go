@@ -53,33 +53,6 @@ for n in 1:N {
 }
 `
 
-const driver = `package main
-
-import (
-	"context"
-	"encoding/json"
-	"os"
-
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	var out []*model.Result
-	for _, method := range []string{"laplace", "delta"} {
-		r, err := model.Fit(context.Background(), d, model.Options{Method: method OPTS})
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, r)
-	}
-	json.NewEncoder(os.Stdout).Encode(out)
-}
-`
-
 type gaussianJSON struct {
 	Mean   []float64            `json:"mean"`
 	Cov    [][]float64          `json:"cov"`
@@ -111,17 +84,18 @@ type resultJSON struct {
 	Params    map[string][]float64    `json:"params"` // vector params (variational EM)
 }
 
-// driverSource is drv, which imports the generated package as tmpe2e/PKG
-// (or, as drivers did when they were built under testdata, as
-// github.com/vigen-go/vigen/codegen/testdata/DIR/PKG), with PKG replaced by
-// the package's name in a tempModule.
+// driverSource is drv, which imports the generated package as tmpe2e/PKG,
+// with PKG replaced by the package's name in a tempModule.
 func driverSource(drv, name string) string {
-	drv = strings.ReplaceAll(drv, "github.com/vigen-go/vigen/codegen/testdata/DIR/", tempModulePath+"/")
 	return strings.ReplaceAll(drv, "PKG", name)
 }
 
+// The helpers below build one program with `go run`, for a test whose
+// model is only known when it runs; registered cases (e2ebuild_test.go)
+// are built together, once.
+
 // buildAndRun generates src into a throwaway package in a tempModule, runs
-// the driver on data and returns its decoded output.
+// fit_laplace_delta.go on data and returns its decoded output.
 func buildAndRun(t *testing.T, name, src string, data []byte) []resultJSON {
 	t.Helper()
 	return buildAndRunWith(t, name, src, data, "")
@@ -131,7 +105,11 @@ func buildAndRun(t *testing.T, name, src string, data []byte) []resultJSON {
 // starting with a comma.
 func buildAndRunWith(t *testing.T, name, src string, data []byte, opts string) []resultJSON {
 	t.Helper()
-	out := buildAndRunDriver(t, name, src, data, strings.ReplaceAll(driver, " OPTS", opts))
+	drv, err := driverText("fit_laplace_delta.go", "/* OPTS */", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := buildAndRunDriver(t, name, src, data, drv)
 	var res []resultJSON
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("driver output: %v\n%s", err, out)
@@ -224,13 +202,20 @@ func exactPosterior(x [][]float64, y []float64, s, mu0, v0 float64) (*mat.VecDen
 	return mean, cov
 }
 
+var linregExact = fastTest("TestEndToEndLinearRegressionIsExact")
+
+var linregExactCases = []struct {
+	name string
+	c    *e2eCase
+}{{"linreg", linregExact.fits("linreg", linregVI, "")}, {"linreg2", linregExact.fits("linreg2", linreg2VI, "")}}
+
 func TestEndToEndLinearRegressionIsExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	x, y, data := linregData(rng, 80, 4)
 	mean, cov := exactPosterior(x, y, 0.5, 0.25, 2)
-	for _, c := range []struct{ name, src string }{{"linreg", linregVI}, {"linreg2", linreg2VI}} {
+	for _, c := range linregExactCases {
 		t.Run(c.name, func(t *testing.T) {
-			res := buildAndRun(t, c.name, c.src, data)
+			res := c.c.results(t, data)
 			if len(res) != 2 {
 				t.Fatalf("driver returned %d results, want 2", len(res))
 			}
@@ -292,9 +277,7 @@ func logEvidence(x [][]float64, y []float64, s, mu0, v0 float64) float64 {
 // Loop indices named like Go keywords or like the scheduler's temporaries,
 // and sizes named like Go builtins, still give code that compiles and is
 // exact.
-func TestEndToEndAwkwardNames(t *testing.T) {
-	golden.SlowTier(t)
-	src := `model awkward
+const awkwardVI = `model awkward
 size len, P
 data x : real[len, P]
 data y : real[len]
@@ -307,11 +290,21 @@ for range in 1:len {
   y[range] ~ Normal(dot(x[range], beta), s)
 }
 `
+
+var awkward = slowTest("TestEndToEndAwkwardNames")
+
+var awkwardCases = [2]*e2eCase{
+	awkward.fits("awkward", strings.ReplaceAll(awkwardVI, "range", "t3"), ""),
+	awkward.fits("awkward", awkwardVI, ""),
+}
+
+func TestEndToEndAwkwardNames(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(13, 14))
 	x, y, data := linregData(rng, 30, 3)
 	mean, _ := exactPosterior(x, y, 0.5, 0.25, 2)
-	res := buildAndRun(t, "awkward", strings.ReplaceAll(src, "range", "t3"), data)
-	res = append(res, buildAndRun(t, "awkward", src, data)...)
+	res := awkwardCases[0].results(t, data)
+	res = append(res, awkwardCases[1].results(t, data)...)
 	for _, r := range res {
 		for i, v := range r.Latent["beta"].Mean {
 			if math.Abs(v-mean.AtVec(i)) > 1e-9 {
@@ -362,6 +355,12 @@ for n in 1:N {
 }
 `
 
+var (
+	conjExact      = fastTest("TestEndToEndConjugateUpdatesAreExact")
+	normalMeanCase = conjExact.fits("nmean", normalMeanVI, "")
+	gammaPrecCase  = conjExact.fits("gprec", gammaPrecVI, "")
+)
+
 func TestEndToEndConjugateUpdatesAreExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const n = 40
@@ -374,7 +373,7 @@ func TestEndToEndConjugateUpdatesAreExact(t *testing.T) {
 	}
 	data, _ := json.Marshal(map[string]any{"y": y})
 
-	res := buildAndRun(t, "nmean", normalMeanVI, data)[0]
+	res := normalMeanCase.results(t, data)[0]
 	prec := 1/4.0 + n/0.25
 	mean := (1/4.0 + sum/0.25) / prec
 	q := res.Latent["mu"].Params
@@ -405,7 +404,7 @@ func TestEndToEndConjugateUpdatesAreExact(t *testing.T) {
 		t.Errorf("Normal mean: ELBO %.12g, log evidence %.12g", elbo, logEv)
 	}
 
-	res = buildAndRun(t, "gprec", gammaPrecVI, data)[0]
+	res = gammaPrecCase.results(t, data)[0]
 	q = res.Latent["tau"].Params
 	shape, rate := 2+n/2.0, 3+sum2/2
 	if math.Abs(q["shape"][0]-shape) > 1e-12*shape || math.Abs(q["rate"][0]-rate) > 1e-12*rate {
@@ -434,6 +433,8 @@ for n in 1:N {
   y[n] ~ Normal(dot(t[n], w) + dot(x[n], beta), s)
 }
 `
+
+var fixedEffCase = fastTest("TestEndToEndNumericMStepIsGLS").fits("fixedeff", fixedEffVI, ", Tol: 1e-15, MeanTol: 1e-12, MaxIter: 20000")
 
 func TestEndToEndNumericMStepIsGLS(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
@@ -475,7 +476,7 @@ func TestEndToEndNumericMStepIsGLS(t *testing.T) {
 	if err := want.SolveVec(&A, &b); err != nil {
 		t.Fatal(err)
 	}
-	res := buildAndRunWith(t, "fixedeff", fixedEffVI, data, ", Tol: 1e-15, MeanTol: 1e-12, MaxIter: 20000")
+	res := fixedEffCase.results(t, data)
 	for _, rr := range res {
 		if !rr.Converged {
 			t.Errorf("%s: not converged: %s", rr.Method, rr.Status)
@@ -499,8 +500,7 @@ func TestEndToEndNumericMStepIsGLS(t *testing.T) {
 // Hessian. The generated Laplace update must damp its way to the mode and
 // report convergence; the mode and −1/f″ there are checked against a
 // scalar Newton iteration written here.
-func TestEndToEndIndefiniteStartReachesTheMode(t *testing.T) {
-	const src = `model expmean
+var expMeanCase = fastTest("TestEndToEndIndefiniteStartReachesTheMode").fits("expmean", `model expmean
 size N, P
 data y : real[N]
 latent theta : real[P] nonconjugate laplace
@@ -508,7 +508,9 @@ theta ~ Normal(0, sqrt(10))
 for n in 1:N {
   y[n] ~ Normal(sum(exp(theta)), 1)
 }
-`
+`, "")
+
+func TestEndToEndIndefiniteStartReachesTheMode(t *testing.T) {
 	y := []float64{9.5, 10, 10.5, 11}
 	data, _ := json.Marshal(map[string]any{"y": y, "P": 1})
 	fp := func(th float64) (g, h float64) {
@@ -529,7 +531,7 @@ for n in 1:N {
 		mode -= g / h
 	}
 	_, h := fp(mode)
-	for _, r := range buildAndRun(t, "expmean", src, data)[:1] { // the Laplace run
+	for _, r := range expMeanCase.results(t, data)[:1] { // the Laplace run
 		g := r.Latent["theta"]
 		if !r.Converged {
 			t.Errorf("not converged: %s", r.Status)

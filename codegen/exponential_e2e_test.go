@@ -32,6 +32,21 @@ for n in 1:N {
 }
 `
 
+// rateCases are rateVI's models, by name: their data declarations, priors
+// and likelihoods.
+var rateCases = func() map[string]*e2eCase {
+	test := slowTest("TestEndToEndConjugateExponential")
+	cases := map[string]*e2eCase{}
+	for _, m := range [][4]string{
+		{"exppois", "y : int[N]", "Exponential(1.3)", "y[n] ~ Poisson(lam)"},
+		{"gammaexp", "x : real[N]", "Gamma(2.5, 0.8)", "x[n] ~ Exponential(lam)"},
+		{"expexp", "x : real[N]", "Exponential(1.3)", "x[n] ~ Exponential(lam)"},
+	} {
+		cases[m[0]] = test.fits(m[0], fmt.Sprintf(rateVI, m[0], m[1], m[2], m[3]), ", Tol: 1e-14")
+	}
+	return cases
+}()
+
 func TestEndToEndConjugateExponential(t *testing.T) {
 	golden.SlowTier(t)
 	y := []float64{3, 0, 5, 2, 7, 1, 4}
@@ -58,20 +73,19 @@ func TestEndToEndConjugateExponential(t *testing.T) {
 	ea, eb, ee := gammaPosterior(1, r, x)
 	ga, gb, ge := gammaPosterior(2.5, 0.8, x)
 	cases := []struct {
-		name, decl, prior, lik string // rateVI's
-		data                   string
-		values                 []float64
-		shape, rate, logEvid   float64
+		name                 string // of rateCases
+		data                 string
+		values               []float64
+		shape, rate, logEvid float64
 	}{
-		{"exppois", "y : int[N]", "Exponential(1.3)", "y[n] ~ Poisson(lam)", "y", y, 1 + sy, r + ny, math.Log(r) + lgamma(1+sy) - (1+sy)*math.Log(r+ny) - logFact},
-		{"gammaexp", "x : real[N]", "Gamma(2.5, 0.8)", "x[n] ~ Exponential(lam)", "x", x, ga, gb, ge},
-		{"expexp", "x : real[N]", "Exponential(1.3)", "x[n] ~ Exponential(lam)", "x", x, ea, eb, ee},
+		{"exppois", "y", y, 1 + sy, r + ny, math.Log(r) + lgamma(1+sy) - (1+sy)*math.Log(r+ny) - logFact},
+		{"gammaexp", "x", x, ga, gb, ge},
+		{"expexp", "x", x, ea, eb, ee},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			data, _ := json.Marshal(map[string]any{c.data: c.values})
-			src := fmt.Sprintf(rateVI, c.name, c.decl, c.prior, c.lik)
-			res := buildAndRunWith(t, c.name, src, data, ", Tol: 1e-14")
+			res := rateCases[c.name].results(t, data)
 			for _, r := range res {
 				if !r.Converged {
 					t.Errorf("%s: not converged: %s", r.Method, r.Status)
@@ -108,6 +122,8 @@ for n in 1:N {
 }
 `
 
+var pumpsPieceCase = fastTest("TestEndToEndPumpsPieceExponentialPrior").fits("pumpspiece", pumpsPieceVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
+
 func TestEndToEndPumpsPieceExponentialPrior(t *testing.T) {
 	y := []float64{5, 1, 5, 14, 3, 19, 1, 1, 4, 22} // the pumps' failure counts
 	const alpha, r = 1.8, 1.3
@@ -140,7 +156,7 @@ func TestEndToEndPumpsPieceExponentialPrior(t *testing.T) {
 		elbo += entropy(tShape[i], tRate)
 	}
 	data, _ := json.Marshal(map[string]any{"y": y})
-	res := buildAndRunWith(t, "pumpspiece", pumpsPieceVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
+	res := pumpsPieceCase.results(t, data)
 	for _, res := range res {
 		if !res.Converged {
 			t.Errorf("%s: not converged: %s", res.Method, res.Status)

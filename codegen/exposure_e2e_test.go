@@ -31,6 +31,8 @@ for n in 1:N {
 }
 `
 
+var pumpsExposureCase = fastTest("TestEndToEndPumpsExposures").fits("pumpsexpo", pumpsExposureVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
+
 func TestEndToEndPumpsExposures(t *testing.T) {
 	y := []float64{5, 1, 5, 14, 3, 19, 1, 1, 4, 22}
 	expo := []float64{94.3, 15.7, 62.9, 126, 5.24, 31.4, 1.05, 1.05, 2.1, 10.5}
@@ -62,7 +64,7 @@ func TestEndToEndPumpsExposures(t *testing.T) {
 		elbo += entropy(tShape[i], tRate[i])
 	}
 	data, _ := json.Marshal(map[string]any{"y": y, "t": expo})
-	res := buildAndRunWith(t, "pumpsexpo", pumpsExposureVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
+	res := pumpsExposureCase.results(t, data)
 	for _, res := range res {
 		if !res.Converged {
 			t.Errorf("%s: not converged: %s", res.Method, res.Status)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/vigen-go/vigen/golden"
@@ -40,45 +39,16 @@ for n in 1:N {
 }
 `
 
-// fitEach fits every data set of a JSON array with Options OPTS, then fits
-// each once more from its result with one local sweep and one iteration
-// (AGAIN): the results, then the refits.
-const fitEachDriver = `package main
-
-import (
-	"context"
-	"encoding/json"
-	"bytes"
-	"os"
-
-	model "tmpe2e/PKG"
+// The cases fit each data set and then once more from its result.
+// Tight tolerances, so that the comparison is of fixed points (the
+// single-label fit ends on its mean alone: Tol 1 always holds).
+var (
+	perUnitDelta    = slowTest("TestEndToEndDeltaPerUnitLatentReachesItsFixedPoint")
+	multiLogregCase = perUnitDelta.driver("mlogreg", multiLogregVI, "fit_each_then_refit.go",
+		" /* OPTS */", ", LocalTol: 1e-13, LocalMaxIter: 1000", " /* AGAIN */", ", MaxIter: 1, LocalMaxIter: 1, LocalTol: 1e-300")
+	oneLogregCase = perUnitDelta.driver("ologreg", oneLogregVI, "fit_each_then_refit.go",
+		" /* OPTS */", ", Tol: 1, MeanTol: 1e-13", " /* AGAIN */", ", MaxIter: 1")
 )
-
-func main() {
-	var sets []json.RawMessage
-	if err := json.NewDecoder(os.Stdin).Decode(&sets); err != nil {
-		panic(err)
-	}
-	var out, again []*model.Result
-	for _, raw := range sets {
-		d, err := model.LoadData(bytes.NewReader(raw))
-		if err != nil {
-			panic(err)
-		}
-		r, err := model.Fit(context.Background(), d, model.Options{Method: "delta", OPTS})
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, r)
-		r2, err := model.Fit(context.Background(), d, model.Options{Method: "delta", Start: r, AGAIN})
-		if err != nil {
-			panic(err)
-		}
-		again = append(again, r2)
-	}
-	json.NewEncoder(os.Stdout).Encode(append(out, again...))
-}
-`
 
 // The delta method's fit of a latent with one Gaussian per unit (L
 // logistic regressions in one model) equals, label by label, the delta fit
@@ -116,9 +86,6 @@ func TestEndToEndDeltaPerUnitLatentReachesItsFixedPoint(t *testing.T) {
 	}
 	single, _ := json.Marshal(singles)
 
-	drv := func(opts, again string) string {
-		return replaceAll(fitEachDriver, " OPTS", opts, " AGAIN", again)
-	}
 	type res struct {
 		Converged bool   `json:"converged"`
 		Status    string `json:"status"`
@@ -127,13 +94,11 @@ func TestEndToEndDeltaPerUnitLatentReachesItsFixedPoint(t *testing.T) {
 		} `json:"latent"`
 	}
 	var multiRes, singleRes []res
-	// Tight tolerances, so that the comparison is of fixed points (the
-	// single-label fit ends on its mean alone: Tol 1 always holds).
-	out := buildAndRunDriver(t, "mlogreg", multiLogregVI, multi, drv(" LocalTol: 1e-13, LocalMaxIter: 1000", " MaxIter: 1, LocalMaxIter: 1, LocalTol: 1e-300"))
+	out := multiLogregCase.run(t, multi)
 	if err := json.Unmarshal(out, &multiRes); err != nil {
 		t.Fatal(err)
 	}
-	out = buildAndRunDriver(t, "ologreg", oneLogregVI, single, drv(" Tol: 1, MeanTol: 1e-13", " MaxIter: 1"))
+	out = oneLogregCase.run(t, single)
 	if err := json.Unmarshal(out, &singleRes); err != nil {
 		t.Fatal(err)
 	}
@@ -170,11 +135,4 @@ func TestEndToEndDeltaPerUnitLatentReachesItsFixedPoint(t *testing.T) {
 			}
 		}
 	}
-}
-
-func replaceAll(s string, oldNew ...string) string {
-	for i := 0; i+1 < len(oldNew); i += 2 {
-		s = strings.ReplaceAll(s, oldNew[i], oldNew[i+1])
-	}
-	return s
 }

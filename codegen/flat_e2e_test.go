@@ -9,6 +9,26 @@ import (
 	"github.com/vigen-go/vigen/golden"
 )
 
+const flatHeadVI = `model flat
+size N, P
+data y : int[N, P]
+latent s : real<lower=0>[P] nonconjugate laplace
+`
+
+const flatBodyVI = `for n in 1:N {
+  y[n] ~ Poisson(s)
+}
+`
+
+var (
+	flatPrior = slowTest("TestEndToEndFlatPriorJacobian")
+	flatCase  = flatPrior.fits("flat", flatHeadVI+flatBodyVI, ", Tol: 1e-14")
+	// with factor -sum(s), and with s ~ Gamma(1, 1)
+	flatFactorCase = flatPrior.fits("flat", flatHeadVI+"factor -sum(s)\n"+flatBodyVI, ", Tol: 1e-14")
+	flatGammaCase  = flatPrior.fits("flat", flatHeadVI+"s ~ Gamma(1, 1)\n"+flatBodyVI, ", Tol: 1e-14")
+	flatNoteCase   = flatPrior.fits("flat", flatHeadVI+flatBodyVI, "")
+)
+
 // A positive latent s : real<lower=0>[P] with no `~` (Stan's improper flat
 // prior on s) and Poisson children is fitted on u = log s with its
 // log-Jacobian u: f(u) = Y u − N e^u + u, whose Laplace fit is closed
@@ -20,15 +40,6 @@ import (
 // constant.
 func TestEndToEndFlatPriorJacobian(t *testing.T) {
 	golden.SlowTier(t)
-	const head = `model flat
-size N, P
-data y : int[N, P]
-latent s : real<lower=0>[P] nonconjugate laplace
-`
-	const body = `for n in 1:N {
-  y[n] ~ Poisson(s)
-}
-`
 	y := [][]int{{1, 4}, {0, 2}, {3, 5}}
 	Y := []float64{4, 11}
 	const N = 3
@@ -58,18 +69,18 @@ latent s : real<lower=0>[P] nonconjugate laplace
 		Method   string `json:"method"`
 		ELBONote string `json:"elbo_note"`
 	}
-	flat := buildAndRunWith(t, "flat", head+body, data, ", Tol: 1e-14")
+	flat := flatCase.results(t, data)
 	check("flat prior", laplace(flat), N)
-	withFactor := laplace(buildAndRunWith(t, "flat", head+"factor -sum(s)\n"+body, data, ", Tol: 1e-14"))
+	withFactor := laplace(flatFactorCase.results(t, data))
 	check("flat prior and factor −Σs", withFactor, N+1)
-	gamma := laplace(buildAndRunWith(t, "flat", head+"s ~ Gamma(1, 1)\n"+body, data, ", Tol: 1e-14"))
+	gamma := laplace(flatGammaCase.results(t, data))
 	check("s ~ Gamma(1, 1)", gamma, N+1)
 	a, b := withFactor.ELBO[len(withFactor.ELBO)-1], gamma.ELBO[len(gamma.ELBO)-1]
 	if math.Abs(a-b) > 1e-10*math.Abs(b) {
 		t.Errorf("ELBO with the flat prior and factor −Σs %.14g, with s ~ Gamma(1, 1) %.14g", a, b)
 	}
 	// the note, in the JSON of the result
-	out := buildAndRunDriver(t, "flat", head+body, data, strings.ReplaceAll(driver, " OPTS", ""))
+	out := flatNoteCase.run(t, data)
 	var notes []withNote
 	if err := json.Unmarshal(out, &notes); err != nil {
 		t.Fatal(err)

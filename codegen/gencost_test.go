@@ -171,6 +171,8 @@ func TestGenerateCostModels(t *testing.T) {
 	}
 }
 
+var splitKernelCase = slowTest("TestSplitKernelExactPosterior").fits("split", manyStatementsModel(70), ", Tol: 1e-12")
+
 // A model of more statements than one kernel function holds (kernelChunk
 // outputs) gets kernels split into parts that accumulate into grad and
 // hess; its fit must still be the exact posterior of the linear-Gaussian
@@ -224,7 +226,7 @@ func TestSplitKernelExactPosterior(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range buildAndRunWith(t, "split", src, raw, ", Tol: 1e-12") {
+	for _, r := range splitKernelCase.results(t, raw) {
 		q := r.Latent["theta"]
 		for a := 0; a < p; a++ {
 			if d := math.Abs(q.Mean[a] - mean.AtVec(a)); d > 1e-8 {

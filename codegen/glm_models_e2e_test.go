@@ -59,10 +59,15 @@ func glmNewton(t *testing.T, x [][]float64, s0 float64, h glmLik) (*mat.VecDense
 	return beta, &cov
 }
 
-func checkGLM(t *testing.T, name, src string, data map[string]any, beta *mat.VecDense, cov *mat.SymDense) {
+// glmCase registers the case of test that checkGLM runs.
+func glmCase(test, name, src string) *e2eCase {
+	return fastTest(test).fitsLaplace(name, src, ", Tol: 1e-15, MeanTol: 1e-13")
+}
+
+func checkGLM(t *testing.T, c *e2eCase, data map[string]any, beta *mat.VecDense, cov *mat.SymDense) {
 	t.Helper()
 	b, _ := json.Marshal(data)
-	for _, r := range runScalarLaplace(t, name, src, b, ", Tol: 1e-15, MeanTol: 1e-13") {
+	for _, r := range runScalarLaplace(t, c, b) {
 		var g gaussianJSON
 		if err := json.Unmarshal(r.Latent["beta"], &g); err != nil {
 			t.Fatal(err)
@@ -100,6 +105,8 @@ for n in 1:N {
 }
 `
 
+var probitCase = glmCase("TestEndToEndProbitRegression", "probit", probitVI)
+
 func TestEndToEndProbitRegression(t *testing.T) {
 	x := glmDesign(3, 120, 3)
 	truth := []float64{-0.3, 1.2, -0.8}
@@ -124,7 +131,7 @@ func TestEndToEndProbitRegression(t *testing.T) {
 		l := lam(-e)
 		return -l, -l * (l - e)
 	})
-	checkGLM(t, "probit", probitVI, map[string]any{"x": x, "y": y}, beta, cov)
+	checkGLM(t, probitCase, map[string]any{"x": x, "y": y}, beta, cov)
 }
 
 const poissonOffsetVI = `model poisoff
@@ -138,6 +145,8 @@ for n in 1:N {
   y[n] ~ PoissonLog(dot(x[n], beta) + log(expo[n]))
 }
 `
+
+var poissonOffsetCase = glmCase("TestEndToEndPoissonRegressionWithExposure", "poisoff", poissonOffsetVI)
 
 func TestEndToEndPoissonRegressionWithExposure(t *testing.T) {
 	x := glmDesign(5, 100, 3)
@@ -157,5 +166,5 @@ func TestEndToEndPoissonRegressionWithExposure(t *testing.T) {
 		mu := expo[n] * math.Exp(e)
 		return float64(y[n]) - mu, -mu
 	})
-	checkGLM(t, "poisoff", poissonOffsetVI, map[string]any{"x": x, "y": y, "expo": expo}, beta, cov)
+	checkGLM(t, poissonOffsetCase, map[string]any{"x": x, "y": y, "expo": expo}, beta, cov)
 }

@@ -36,6 +36,8 @@ for n in 1:N {
 }
 `
 
+var gmmCase = fastTest("TestEndToEndMixtureElementwiseConjugate").fits("gmm", gmmVI, ", Tol: 1e-14, MeanTol: 1e-12, MaxIter: 100000")
+
 func TestEndToEndMixtureElementwiseConjugate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	var y []float64
@@ -48,7 +50,7 @@ func TestEndToEndMixtureElementwiseConjugate(t *testing.T) {
 	}
 	const K, alpha, s0, a0, b0 = 2, 1.0, 10.0, 2.0, 1.0
 	data, _ := json.Marshal(map[string]any{"y": y, "K": K})
-	res := buildAndRunWith(t, "gmm", gmmVI, data, ", Tol: 1e-14, MeanTol: 1e-12, MaxIter: 100000")
+	res := gmmCase.results(t, data)
 	for _, r := range res {
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", r.Method, r.Status)
@@ -114,10 +116,12 @@ for n in 1:N {
 }
 `
 
+var normalVectorCase = fastTest("TestEndToEndNormalVectorConjugateExact").fits("normvec", normalVectorVI, "")
+
 func TestEndToEndNormalVectorConjugateExact(t *testing.T) {
 	y := [][]float64{{1.2, -0.4, 3}, {0.8, 0.1, 2.2}, {1.9, -1.3, 2.7}, {1.1, 0.2, 3.4}}
 	data, _ := json.Marshal(map[string]any{"y": y})
-	for _, r := range buildAndRun(t, "normvec", normalVectorVI, data) {
+	for _, r := range normalVectorCase.results(t, data) {
 		check := againstCAVI(t, r.Method)
 		lam := 1/100.0 + float64(len(y))
 		for p := range y[0] {

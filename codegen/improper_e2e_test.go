@@ -20,39 +20,7 @@ for n in 1:N {
 }
 `
 
-// flatLogitDriver fits each data set of a JSON array on stdin by Laplace
-// and prints the results.
-const flatLogitDriver = `package main
-
-import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"os"
-
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	var sets []json.RawMessage
-	if err := json.NewDecoder(os.Stdin).Decode(&sets); err != nil {
-		panic(err)
-	}
-	var out []*model.Result
-	for _, s := range sets {
-		d, err := model.LoadData(bytes.NewReader(s))
-		if err != nil {
-			panic(err)
-		}
-		r, err := model.Fit(context.Background(), d, model.Options{Workers: 1})
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, r)
-	}
-	json.NewEncoder(os.Stdout).Encode(out)
-}
-`
+var flatLogitCase = fastTest("TestEndToEndImproperPosteriorIsNamed").driver("flatlogit", flatLogitVI, "fit_each_laplace.go")
 
 // With a flat prior, separable, quasi-separable, constant-column and
 // duplicated-column data make the posterior improper; Laplace used to
@@ -107,7 +75,7 @@ func TestEndToEndImproperPosteriorIsNamed(t *testing.T) {
 	}
 	data, _ := json.Marshal(sets)
 	var res []resultJSON
-	if err := json.Unmarshal(buildAndRunDriver(t, "flatlogit", flatLogitVI, data, flatLogitDriver), &res); err != nil || len(res) != len(cases) {
+	if err := json.Unmarshal(flatLogitCase.run(t, data), &res); err != nil || len(res) != len(cases) {
 		t.Fatalf("driver output: %v (%d results)", err, len(res))
 	}
 	for i, c := range cases {

@@ -30,29 +30,7 @@ for n in 1:N {
 }
 `
 
-const jointDriver = `package main
-
-import (
-	"context"
-	"encoding/json"
-	"os"
-
-	"github.com/vigen-go/vigen/runtime"
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	r, err := model.Fit(context.Background(), d, model.Options{Diagnose: runtime.DiagnoseSettings{Draws: 8000}})
-	if err != nil {
-		panic(err)
-	}
-	json.NewEncoder(os.Stdout).Encode(r.Diagnostics)
-}
-`
+var jointCase = slowTest("TestJointDiagnosticOfMeanField").driver("joint", jointVI, "fit_joint_diagnostics.go")
 
 // The joint diagnostic's log ratios have the sd computed above: 0 when the
 // covariate is centred (the posterior factorizes, mean field is exact and
@@ -83,7 +61,7 @@ func TestJointDiagnosticOfMeanField(t *testing.T) {
 		want := math.Abs(lab) / math.Sqrt(laa*lbb)
 		data, _ := json.Marshal(map[string]any{"x": x, "y": y})
 		var diags []runtime.Diagnostic
-		if err := json.Unmarshal(buildAndRunDriver(t, "joint", jointVI, data, jointDriver), &diags); err != nil {
+		if err := json.Unmarshal(jointCase.run(t, data), &diags); err != nil {
 			t.Fatal(err)
 		}
 		if len(diags) != 3 || diags[2].Latent != runtime.JointLatent || len(diags[2].Joint) != 2 {

@@ -28,6 +28,17 @@ for t in 2:T {
 }
 `
 
+// archInlineVI is archLetVI with the let's definition written where it is
+// used.
+var archInlineVI = strings.Replace(strings.Replace(archLetVI, "  let s2 = a0 + a1 * (y[t-1] - mu)^2\n", "", 1),
+	"sqrt(s2)", "sqrt(a0 + a1 * (y[t-1] - mu)^2)", 1)
+
+var (
+	letOffsets     = slowTest("TestEndToEndLetReadsOffsets")
+	archLetCase    = letOffsets.fits("arch", archLetVI, "")
+	archInlineCase = letOffsets.fits("arch", archInlineVI, "")
+)
+
 // TestEndToEndLetReadsOffsets: the let form fits exactly as the same model
 // with the definition written out where it is used.
 func TestEndToEndLetReadsOffsets(t *testing.T) {
@@ -42,9 +53,7 @@ func TestEndToEndLetReadsOffsets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inline := strings.Replace(archLetVI, "  let s2 = a0 + a1 * (y[t-1] - mu)^2\n", "", 1)
-	inline = strings.Replace(inline, "sqrt(s2)", "sqrt(a0 + a1 * (y[t-1] - mu)^2)", 1)
-	if inline == archLetVI {
+	if archInlineVI == archLetVI {
 		t.Fatal("the inline form is the let form")
 	}
 	type scalar struct {
@@ -57,15 +66,15 @@ func TestEndToEndLetReadsOffsets(t *testing.T) {
 		ELBO           []float64
 		Latent         map[string]scalar
 	}
-	run := func(src string) []result {
-		out := buildAndRunDriver(t, "arch", src, data, strings.ReplaceAll(driver, " OPTS", ""))
+	run := func(c *e2eCase) []result {
+		out := c.run(t, data)
 		var res []result
 		if err := json.Unmarshal(out, &res); err != nil || len(res) != 2 {
 			t.Fatalf("driver output: %v\n%s", err, out)
 		}
 		return res
 	}
-	let, plain := run(archLetVI), run(inline)
+	let, plain := run(archLetCase), run(archInlineCase)
 	for i := range let {
 		if !let[i].Converged || !plain[i].Converged {
 			t.Fatalf("%s: %s; inline %s", let[i].Method, let[i].Status, plain[i].Status)

@@ -36,74 +36,26 @@ for n in 1:N {
 var mixSizedVI = strings.NewReplacer("model mixlit", "model mixsized", "size N", "size N, K = 2",
 	"real[2]", "real[K]", "ordered[2]", "ordered[K]", "real<lower=0>[2]", "real<lower=0>[K]").Replace(mixLiteralVI)
 
-// literalDriver fits each run's data by Laplace from its start (random if
-// none) and reports the error NewModel gives each of Bad.
-const literalDriver = `package main
-
-import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"os"
-
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	var in struct {
-		Runs []struct{ Data, Start json.RawMessage }
-		Bad  []json.RawMessage
-	}
-	if err := json.NewDecoder(os.Stdin).Decode(&in); err != nil {
-		panic(err)
-	}
-	var out struct {
-		Results []json.RawMessage
-		BadErrs []string
-	}
-	for _, run := range in.Runs {
-		d, err := model.LoadData(bytes.NewReader(run.Data))
-		if err != nil {
-			panic(err)
-		}
-		opts := model.Options{Method: "laplace", MaxIter: 10000}
-		if len(run.Start) > 0 {
-			if opts.Start, err = model.LoadResult(bytes.NewReader(run.Start)); err != nil {
-				panic(err)
-			}
-		}
-		r, err := model.Fit(context.Background(), d, opts)
-		if err != nil {
-			panic(err)
-		}
-		r.Seconds = 0
-		b, _ := json.Marshal(r)
-		out.Results = append(out.Results, b)
-	}
-	for _, bad := range in.Bad {
-		msg := ""
-		if _, err := model.LoadData(bytes.NewReader(bad)); err != nil {
-			msg = err.Error()
-		}
-		out.BadErrs = append(out.BadErrs, msg)
-	}
-	json.NewEncoder(os.Stdout).Encode(out)
-}
-`
-
 type literalRun struct {
 	Data  any `json:",omitempty"`
 	Start any `json:",omitempty"`
 }
 
-// runLiteral builds src and runs literalDriver on runs and bad.
-func runLiteral(t *testing.T, name, src string, runs []literalRun, bad []any) ([]map[string]any, []string) {
+// literalCase registers the case of test that fits each run's data by
+// Laplace from its start and reports the error LoadData gives each bad
+// data set, for runLiteral.
+func literalCase(test e2eTest, name, src string) *e2eCase {
+	return test.driver(name, src, "fit_runs_laplace_and_load_errors.go")
+}
+
+// runLiteral runs c (literalCase) on runs and bad.
+func runLiteral(t *testing.T, c *e2eCase, runs []literalRun, bad []any) ([]map[string]any, []string) {
 	t.Helper()
 	in, err := json.Marshal(map[string]any{"Runs": runs, "Bad": bad})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := buildAndRunDriver(t, name, src, in, literalDriver)
+	out := c.run(t, in)
 	var res struct {
 		Results []map[string]any
 		BadErrs []string
@@ -117,23 +69,32 @@ func runLiteral(t *testing.T, name, src string, runs []literalRun, bad []any) ([
 			if len(elbo) > 5 {
 				elbo = elbo[len(elbo)-5:]
 			}
-			t.Errorf("%s run %d: %v after %v iterations (last ELBOs %v); latent %v", name, k+1, r["status"], r["iterations"], elbo, r["latent"])
+			t.Errorf("%s run %d: %v after %v iterations (last ELBOs %v); latent %v", c.name, k+1, r["status"], r["iterations"], elbo, r["latent"])
 		}
 	}
 	return res.Results, res.BadErrs
 }
 
+var (
+	literalDimensions = slowTest("TestEndToEndLiteralDimensions")
+	mixLiteralCase    = literalCase(literalDimensions, "mixlit", mixLiteralVI).around(literalDimensionsSetup)
+	mixSizedCase      = literalCase(literalDimensions, "mixsized", mixSizedVI).around(literalDimensionsSetup)
+)
+
+// literalDimensionsSetup generates the mixtures: the delta kernels of this
+// model with their full Hessians take Go's compiler minutes (and
+// gigabytes); ∇²f stands in for them, as TestDeltaCurvatureStandIn checks
+// it may (the fits here are Laplace's); and its kernels are larger than
+// vigen writes for a user (maxKernelLines): this test builds them anyway,
+// in the slow tier.
+func literalDimensionsSetup() (restore func()) {
+	curvature, lines := maxDeltaCurvature, maxKernelLines
+	maxDeltaCurvature, maxKernelLines = 0, 1<<20
+	return func() { maxDeltaCurvature, maxKernelLines = curvature, lines }
+}
+
 func TestEndToEndLiteralDimensions(t *testing.T) {
 	golden.SlowTier(t)
-	// The delta kernels of this model with their full Hessians take Go's
-	// compiler minutes (and gigabytes); ∇²f stands in for them, as
-	// TestDeltaCurvatureStandIn checks it may. The fits here are Laplace's.
-	defer func(v float64) { maxDeltaCurvature = v }(maxDeltaCurvature)
-	maxDeltaCurvature = 0
-	// and its kernels are larger than vigen writes for a user
-	// (maxKernelLines): this test builds them anyway, in the slow tier
-	defer func(v int) { maxKernelLines = v }(maxKernelLines)
-	maxKernelLines = 1 << 20
 	y := twoNormalsData(400, 13)
 	start := func(model string, k int) map[string]any {
 		vec := func(first, rest float64) map[string]any {
@@ -151,13 +112,13 @@ func TestEndToEndLiteralDimensions(t *testing.T) {
 		}
 		return startJSON(model, map[string]any{"mu": vec(-1.5, math.Log(4)), "sigma": vec(0, 0), "w": map[string]any{"family": "Normal", "mean": 0, "sd": 1}})
 	}
-	lit, badErrs := runLiteral(t, "mixlit", mixLiteralVI,
+	lit, badErrs := runLiteral(t, mixLiteralCase,
 		[]literalRun{{Data: map[string]any{"y": y}, Start: start("mixlit", 2)}},
 		[]any{
 			map[string]any{"y": y, "m0": []float64{0, 0, 0}},
 			map[string]any{"y": y, "2": 3}, // not a key: a literal dimension cannot be given
 		})
-	sized, _ := runLiteral(t, "mixsized", mixSizedVI, []literalRun{
+	sized, _ := runLiteral(t, mixSizedCase, []literalRun{
 		{Data: map[string]any{"y": y, "K": 2}, Start: start("mixsized", 2)},
 		{Data: map[string]any{"y": y}, Start: start("mixsized", 2)},
 		{Data: map[string]any{"y": y, "K": 3}, Start: start("mixsized", 3)},
@@ -219,14 +180,8 @@ func TestEndToEndLiteralDimensions(t *testing.T) {
 	}
 }
 
-// A mixture of documents over topics with the number of topics written as
-// a literal (int[D] in 1..2 beside simplex[2] and simplex[2, V]) is
-// accepted, as Stan's users write it, and fits exactly as the same model
-// with a size K = 2. Before, the range 1..2 and the dimension 2 were not
-// taken as the same size: a false model error.
-func TestLiteralCategoryCount(t *testing.T) {
-	golden.SlowTier(t)
-	lit := `model lit
+// litCategoryVI is the mixture with the literal count, litSizedVI with K.
+const litCategoryVI = `model lit
 size D, V
 data w : bag[D] of 1..V
 const alpha : real[2] = 1
@@ -241,18 +196,34 @@ for d in 1:D {
   }
 }
 `
-	sized := strings.NewReplacer("model lit", "model sized", "size D, V", "size D, V, K = 2", "real[2]", "real[K]",
-		"simplex[2, V]", "simplex[K, V]", "simplex[2]", "simplex[K]", "in 1..2", "in 1..K").Replace(lit)
+
+var (
+	litSizedVI = strings.NewReplacer("model lit", "model sized", "size D, V", "size D, V, K = 2", "real[2]", "real[K]",
+		"simplex[2, V]", "simplex[K, V]", "simplex[2]", "simplex[K]", "in 1..2", "in 1..K").Replace(litCategoryVI)
+	literalCategory      = slowTest("TestLiteralCategoryCount")
+	literalCategoryCases = map[string]*e2eCase{
+		"lit":   literalCategory.fits("lit", litCategoryVI, ", Keep: []string{\"all\"}"),
+		"sized": literalCategory.fits("sized", litSizedVI, ", Keep: []string{\"all\"}"),
+	}
+)
+
+// A mixture of documents over topics with the number of topics written as
+// a literal (int[D] in 1..2 beside simplex[2] and simplex[2, V]) is
+// accepted, as Stan's users write it, and fits exactly as the same model
+// with a size K = 2. Before, the range 1..2 and the dimension 2 were not
+// taken as the same size: a false model error.
+func TestLiteralCategoryCount(t *testing.T) {
+	golden.SlowTier(t)
 	data := []byte(`{"D": 5, "V": 3, "w": [[[1,2],[2,1]],[[3,1]],[[1,1],[3,2]],[[2,4]],[[1,3],[2,1],[3,1]]]}`)
-	fit := func(name, src string) []map[string]any {
+	fit := func(name string) []map[string]any {
 		var out []map[string]any
-		raw := buildAndRunDriver(t, name, src, data, strings.ReplaceAll(driver, " OPTS", ", Keep: []string{\"all\"}"))
+		raw := literalCategoryCases[name].run(t, data)
 		if err := json.Unmarshal(raw, &out); err != nil || len(out) != 2 {
 			t.Fatalf("%s: %v\n%s", name, err, raw)
 		}
 		return out
 	}
-	a, b := fit("lit", lit), fit("sized", sized)
+	a, b := fit("lit"), fit("sized")
 	for i := range a {
 		for _, k := range []string{"latent", "params", "elbo", "status"} {
 			ja, _ := json.Marshal(a[i][k])
@@ -267,16 +238,7 @@ for d in 1:D {
 	}
 }
 
-// A softmax regression over three outcomes whose count is written only as
-// the literal range of its data (y : int[N] in 1..3, the probabilities a
-// vector literal [0, x·w, 1]) generates, compiles and fits exactly as the
-// same model with `size K = 3` and `in 1..K`; as does the two-outcome
-// model with [0, x·w]. Before, code generation failed with "unknown size
-// 3" (issue 38): the range's 3 was not a size. The Laplace fit is checked
-// against the hand formulas of the MAP and the curvature there.
-func TestEndToEndLiteralCategoricalRange(t *testing.T) {
-	golden.SlowTier(t)
-	const catLiteralVI = `model catlit
+const catLiteralVI = `model catlit
 size N, D
 data x : real[N, D]
 data y : int[N] in 1..3
@@ -286,13 +248,29 @@ for n in 1:N {
   y[n] ~ Categorical(softmax([0, dot(x[n], w), 1]))
 }
 `
-	catSizedVI := strings.NewReplacer("model catlit", "model catsized", "size N, D", "size N, D, K = 3", "in 1..3", "in 1..K").Replace(catLiteralVI)
-	cat2VI := strings.NewReplacer("model catlit", "model cat2", "in 1..3", "in 1..2", "[0, dot(x[n], w), 1]", "[0, dot(x[n], w)]").Replace(catLiteralVI)
 
+var (
+	catSizedVI         = strings.NewReplacer("model catlit", "model catsized", "size N, D", "size N, D, K = 3", "in 1..3", "in 1..K").Replace(catLiteralVI)
+	cat2VI             = strings.NewReplacer("model catlit", "model cat2", "in 1..3", "in 1..2", "[0, dot(x[n], w), 1]", "[0, dot(x[n], w)]").Replace(catLiteralVI)
+	literalCategorical = slowTest("TestEndToEndLiteralCategoricalRange")
+	catLiteralCase     = literalCase(literalCategorical, "catlit", catLiteralVI)
+	catSizedCase       = literalCase(literalCategorical, "catsized", catSizedVI)
+	cat2Case           = literalCase(literalCategorical, "cat2", cat2VI)
+)
+
+// A softmax regression over three outcomes whose count is written only as
+// the literal range of its data (y : int[N] in 1..3, the probabilities a
+// vector literal [0, x·w, 1]) generates, compiles and fits exactly as the
+// same model with `size K = 3` and `in 1..K`; as does the two-outcome
+// model with [0, x·w]. Before, code generation failed with "unknown size
+// 3" (issue 38): the range's 3 was not a size. The Laplace fit is checked
+// against the hand formulas of the MAP and the curvature there.
+func TestEndToEndLiteralCategoricalRange(t *testing.T) {
+	golden.SlowTier(t)
 	x, y3, y2 := softmaxRegressionData(150, []float64{1, -2}, 7)
-	lit, _ := runLiteral(t, "catlit", catLiteralVI, []literalRun{{Data: map[string]any{"x": x, "y": y3}}}, nil)
-	sized, _ := runLiteral(t, "catsized", catSizedVI, []literalRun{{Data: map[string]any{"x": x, "y": y3}}}, nil)
-	two, _ := runLiteral(t, "cat2", cat2VI, []literalRun{{Data: map[string]any{"x": x, "y": y2}}}, nil)
+	lit, _ := runLiteral(t, catLiteralCase, []literalRun{{Data: map[string]any{"x": x, "y": y3}}}, nil)
+	sized, _ := runLiteral(t, catSizedCase, []literalRun{{Data: map[string]any{"x": x, "y": y3}}}, nil)
+	two, _ := runLiteral(t, cat2Case, []literalRun{{Data: map[string]any{"x": x, "y": y2}}}, nil)
 	if n := compareJSONNumbers(t, "latent", lit[0]["latent"], sized[0]["latent"], 1e-12); n < 6 {
 		t.Errorf("compared %d numbers of the latents, want w's mean and covariance", n)
 	}

@@ -27,6 +27,8 @@ for n in 1:N {
 }
 `
 
+var logNormalCase = fastTest("TestEndToEndConjugateLogNormal").fits("lnconj", logNormalVI, ", Tol: 1e-14")
+
 func TestEndToEndConjugateLogNormal(t *testing.T) {
 	y := []float64{2.1, 0.8, 3.5, 1.7, 5.2, 1.1}
 	const m0, s0, s = 0.5, 1.5, 0.7
@@ -50,7 +52,7 @@ func TestEndToEndConjugateLogNormal(t *testing.T) {
 	logdet := 2*n*math.Log(s) + math.Log(1+n*s0*s0/(s*s))
 	evidence := -0.5*n*math.Log(2*math.Pi) - 0.5*logdet - 0.5*(r2/(s*s)-c*rsum*rsum) - sumLog
 	data, _ := json.Marshal(map[string]any{"y": y})
-	res := buildAndRunWith(t, "lnconj", logNormalVI, data, ", Tol: 1e-14")
+	res := logNormalCase.results(t, data)
 	for _, r := range res {
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", r.Method, r.Status)

@@ -34,61 +34,7 @@ for n in 1:N {
 }
 `
 
-// lvtHook exposes the generated UnitLogNormalizers and the q they read.
-const lvtHook = `package PKG
-
-// HookNorm is the units' tempered log normalizers on grid at the q of r,
-// with that q's parameters.
-func HookNorm(m *Model, r *Result, grid []float64) map[string]any {
-	opts := Options{Start: r}
-	q, err := m.newState(opts)
-	if err != nil {
-		panic(err)
-	}
-	a := &caModel{m: m, opts: opts}
-	unit := a.UnitLogNormalizers(q, grid)
-	norm := make([][]float64, m.n)
-	for d := range norm {
-		norm[d] = make([]float64, len(grid))
-		unit(d, norm[d])
-	}
-	return map[string]any{"norm": norm, "pi": q.piParam, "shape": q.tauShape, "rate": q.tauRate, "z": q.zProb}
-}
-`
-
-const lvtDriver = `package main
-
-import (
-	"context"
-	"encoding/json"
-	"os"
-
-	"github.com/vigen-go/vigen/runtime"
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	m, err := model.NewModel(d)
-	if err != nil {
-		panic(err)
-	}
-	r, err := m.Fit(context.Background(), model.Options{Seed: 5, MaxIter: 4})
-	if err != nil {
-		panic(err)
-	}
-	out := model.HookNorm(m, r, []float64{1, 1.7, 4})
-	lvt, err := m.Fit(context.Background(), model.Options{Seed: 5, Workers: 2, Temper: runtime.TemperSettings{Mode: "local", Grid: []float64{1, 2, 4, 8}}})
-	if err != nil {
-		panic(err)
-	}
-	out["lvt"] = lvt
-	json.NewEncoder(os.Stdout).Encode(out)
-}
-`
+var lvtCase = slowTest("TestEndToEndLocalTemperingNormalizers").driver("gmm", lvtGMM, "fit_local_tempering_normalizers.go").hook("hook.go", "lvt_unit_log_normalizers.go")
 
 // The generated UnitLogNormalizers against an independent computation of
 // Σ_statements E_q[log ∫ p^s]: Monte Carlo over q(π) of Σ_k π_k^s (the
@@ -107,7 +53,7 @@ func TestEndToEndLocalTemperingNormalizers(t *testing.T) {
 	}
 	y[17] = 60 // an outlier
 	data, _ := json.Marshal(map[string]any{"y": y, "b": bs, "K": 3})
-	out := buildAndRunFiles(t, "gmm", lvtGMM, data, lvtDriver, map[string]string{"hook.go": lvtHook})
+	out := lvtCase.run(t, data)
 	var res struct {
 		Norm            [][]float64
 		Pi, Shape, Rate []float64

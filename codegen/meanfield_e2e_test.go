@@ -37,6 +37,8 @@ theta ~ Normal(mu, 1 / sqrt(prec))
 y ~ Normal(theta, sigma)
 `
 
+var schoolsCase = fastTest("TestEndToEndEightSchoolsMeanField").fits("schools", schoolsVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
+
 func TestEndToEndEightSchoolsMeanField(t *testing.T) {
 	y := []float64{28, 8, -3, 7, -1, 1, 18, 12}
 	sg := []float64{15, 10, 16, 11, 9, 11, 10, 18}
@@ -74,7 +76,7 @@ func TestEndToEndEightSchoolsMeanField(t *testing.T) {
 		elbo += 0.5 * math.Log(2*math.Pi*math.E*w[j])
 	}
 	data, _ := json.Marshal(map[string]any{"y": y, "sigma": sg})
-	res := buildAndRunWith(t, "schools", schoolsVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
+	res := schoolsCase.results(t, data)
 	for _, r := range res {
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", r.Method, r.Status)
@@ -110,6 +112,8 @@ for n in 1:N {
   y[n] ~ Normal(a + dot(x[n], beta), 1 / sqrt(tau))
 }
 `
+
+var meanFieldRegCase = slowTest("TestEndToEndRegressionInterceptPrecisionMeanField").fits("mfreg", meanFieldRegVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
 
 func TestEndToEndRegressionInterceptPrecisionMeanField(t *testing.T) {
 	golden.SlowTier(t)
@@ -168,7 +172,7 @@ func TestEndToEndRegressionInterceptPrecisionMeanField(t *testing.T) {
 		rt = 1 + ss/2
 	}
 	data, _ := json.Marshal(map[string]any{"x": x, "y": y})
-	res := buildAndRunWith(t, "mfreg", meanFieldRegVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
+	res := meanFieldRegCase.results(t, data)
 	for _, r := range res {
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", r.Method, r.Status)

@@ -1,17 +1,17 @@
 package codegen
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/vigen-go/vigen/spec"
 )
+
+// linregNoDeltaCase is linreg generated without Options.Methods.
+var linregNoDeltaCase = fastTest("TestDeltaKernelsOnlyOnRequest").driver("linreg", linregVI, "fit_laplace_delta_or_error.go").options(Options{})
 
 // A package generated without Options.Methods carries the delta method's
 // kernels only for latents declared delta (issue 39: only the kernels a
@@ -50,44 +50,9 @@ func TestDeltaKernelsOnlyOnRequest(t *testing.T) {
 		t.Error("latent beta, declared delta, has no delta kernel")
 	}
 
-	dir := tempModule(t)
-	writePackage(t, dir, "linreg", files)
-	drv := `package main
-
-import (
-	"context"
-	"fmt"
-	"os"
-
-	model "tmpe2e/linreg"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	for _, method := range []string{"laplace", "delta"} {
-		r, err := model.Fit(context.Background(), d, model.Options{Method: method})
-		if err != nil {
-			fmt.Printf("%s: error: %v\n", method, err)
-			continue
-		}
-		fmt.Printf("%s: %s %.12g\n", method, r.Status, r.Latent.Beta.Mean[0])
-	}
-}
-`
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(drv), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	x, y, data := linregData(rand.New(rand.NewPCG(11, 12)), 40, 3)
 	mean, _ := exactPosterior(x, y, 0.5, 0.25, 2)
-	cmd := goCommand(dir, "run", ".")
-	cmd.Stdin = bytes.NewReader(data)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go run: %v\n%s", err, out)
-	}
+	out := linregNoDeltaCase.run(t, data)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("driver output:\n%s", out)

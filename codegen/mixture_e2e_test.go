@@ -19,64 +19,22 @@ import (
 // a_k, with ∇ and ∇² of logsumexp), runs Newton from the same start, and
 // compares the mode and covariance with the generated fit.
 
-// mixtureDriver fits the model by Laplace from a start given with the data
-// and, if the input has Bad data, reports the error NewModel gives it.
-const mixtureDriver = `package main
-
-import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"os"
-
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	var in struct{ Data, Start, Bad json.RawMessage }
-	if err := json.NewDecoder(os.Stdin).Decode(&in); err != nil {
-		panic(err)
-	}
-	d, err := model.LoadData(bytes.NewReader(in.Data))
-	if err != nil {
-		panic(err)
-	}
-	start, err := model.LoadResult(bytes.NewReader(in.Start))
-	if err != nil {
-		panic(err)
-	}
-	var out struct {
-		Results []*model.Result
-		BadErr  string
-	}
-	r, err := model.Fit(context.Background(), d, model.Options{Method: "laplace", Start: start, Tol: 1e-15, MeanTol: 1e-13, MaxIter: 10000})
-	if err != nil {
-		panic(err)
-	}
-	out.Results = append(out.Results, r)
-	if len(in.Bad) > 0 {
-		bd, err := model.LoadData(bytes.NewReader(in.Bad))
-		if err == nil {
-			_, err = model.Fit(context.Background(), bd, model.Options{})
-		}
-		if err != nil {
-			out.BadErr = err.Error()
-		}
-	}
-	json.NewEncoder(os.Stdout).Encode(out)
+// mixtureCase registers the case of test that fits src by Laplace from a
+// start given with the data, for runMixture.
+func mixtureCase(test e2eTest, name, src string) *e2eCase {
+	return test.driver(name, src, "fit_laplace_from_start.go")
 }
-`
 
-// runMixture builds src, fits data from start, and returns the result and
-// the error of bad data (if any).
-func runMixture(t *testing.T, name, src string, data, start, bad any) (scalarResult, string) {
+// runMixture runs c (mixtureCase): it fits data from start, and returns
+// the result and the error of bad data (if any).
+func runMixture(t *testing.T, c *e2eCase, data, start, bad any) (scalarResult, string) {
 	t.Helper()
 	in := map[string]any{"Data": data, "Start": start}
 	if bad != nil {
 		in["Bad"] = bad
 	}
 	b, _ := json.Marshal(in)
-	out := buildAndRunDriver(t, name, src, b, mixtureDriver)
+	out := c.run(t, b)
 	var res struct {
 		Results []scalarResult
 		BadErr  string
@@ -199,11 +157,7 @@ func startJSON(model string, latents map[string]any) map[string]any {
 	return map[string]any{"model": model, "method": "laplace", "latent": latents}
 }
 
-// The means of three normal components with known scales and a simplex of
-// weights given as data; a K other than 3 is refused.
-func TestEndToEndSummedMixtureMeans(t *testing.T) {
-	golden.SlowTier(t)
-	const src = `model mixmu
+const mixMeansVI = `model mixmu
 size N, K
 data y : real[N]
 data pi : simplex[K]
@@ -214,6 +168,13 @@ for n in 1:N {
   y[n] ~ Mixture(pi, Normal(mu[1], s[1]), Normal(mu[2], s[2]), Normal(mu[3], s[3]))
 }
 `
+
+var mixMeansCase = mixtureCase(slowTest("TestEndToEndSummedMixtureMeans"), "mixmu", mixMeansVI)
+
+// The means of three normal components with known scales and a simplex of
+// weights given as data; a K other than 3 is refused.
+func TestEndToEndSummedMixtureMeans(t *testing.T) {
+	golden.SlowTier(t)
 	y := twoNormalsData(80, 7)
 	pi, s := []float64{0.3, 0.5, 0.2}, []float64{0.7, 1.2, 2}
 	start := []float64{-1.5, 2.5, 0.5}
@@ -239,7 +200,7 @@ for n in 1:N {
 	})
 	data := map[string]any{"y": y, "pi": pi, "s": s}
 	bad := map[string]any{"y": y, "pi": []float64{0.3, 0.4, 0.2, 0.1}, "s": []float64{0.7, 1.2, 2, 1}}
-	r, badErr := runMixture(t, "mixmu", src, data,
+	r, badErr := runMixture(t, mixMeansCase, data,
 		startJSON("mixmu", map[string]any{"mu": map[string]any{"family": "MvNormal", "mean": start, "cov": [][]float64{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}}), bad)
 	var mu gaussianJSON
 	if err := json.Unmarshal(r.Latent["mu"], &mu); err != nil {
@@ -257,11 +218,7 @@ for n in 1:N {
 	}
 }
 
-// The two scales of a two-component mixture with known means and weight,
-// sigma : real<lower=0>[K] with a HalfNormal prior, fitted as u = log sigma.
-func TestEndToEndSummedMixtureScales(t *testing.T) {
-	golden.SlowTier(t)
-	const src = `model mixsig
+const mixScalesVI = `model mixsig
 size N, K
 data y : real[N]
 data m : real[K]
@@ -272,6 +229,13 @@ for n in 1:N {
   y[n] ~ Mixture(w, Normal(m[1], sigma[1]), Normal(m[2], sigma[2]))
 }
 `
+
+var mixScalesCase = mixtureCase(slowTest("TestEndToEndSummedMixtureScales"), "mixsig", mixScalesVI)
+
+// The two scales of a two-component mixture with known means and weight,
+// sigma : real<lower=0>[K] with a HalfNormal prior, fitted as u = log sigma.
+func TestEndToEndSummedMixtureScales(t *testing.T) {
+	golden.SlowTier(t)
 	y := twoNormalsData(80, 9)
 	m, w := []float64{-2, 3}, []float64{0.35, 0.65}
 	start := []float64{0, 0}
@@ -298,7 +262,7 @@ for n in 1:N {
 		return g, h
 	})
 	data := map[string]any{"y": y, "m": m}
-	r, _ := runMixture(t, "mixsig", src, data,
+	r, _ := runMixture(t, mixScalesCase, data,
 		startJSON("mixsig", map[string]any{"sigma": map[string]any{"family": "MvNormal", "mean": start, "cov": [][]float64{{1, 0}, {0, 1}}}}), nil)
 	var sig gaussianJSON
 	if err := json.Unmarshal(r.Latent["sigma"], &sig); err != nil {
@@ -313,10 +277,7 @@ for n in 1:N {
 	t.Logf("log sigma: mode %.6f, sd %.6f %.6f (sigma ≈ %.4f %.4f)", mode, math.Sqrt(cov.At(0, 0)), math.Sqrt(cov.At(1, 1)), math.Exp(mode[0]), math.Exp(mode[1]))
 }
 
-// The mixing weight w : real<lower=0, upper=1> with a Beta(2, 2) prior,
-// fitted as v = logit w, with known components.
-func TestEndToEndSummedMixtureWeight(t *testing.T) {
-	const src = `model mixw
+const mixWeightVI = `model mixw
 size N
 data y : real[N]
 latent w : real<lower=0, upper=1> nonconjugate laplace
@@ -325,6 +286,12 @@ for n in 1:N {
   y[n] ~ Mixture(w, Normal(-2, 0.7), Normal(3, 1.2))
 }
 `
+
+var mixWeightCase = mixtureCase(fastTest("TestEndToEndSummedMixtureWeight"), "mixw", mixWeightVI)
+
+// The mixing weight w : real<lower=0, upper=1> with a Beta(2, 2) prior,
+// fitted as v = logit w, with known components.
+func TestEndToEndSummedMixtureWeight(t *testing.T) {
 	y := twoNormalsData(80, 11)
 	comps := func(n int, v []float64) ([]float64, [][]float64, [][]float64) {
 		p := 1 / (1 + math.Exp(-v[0]))
@@ -341,7 +308,7 @@ for n in 1:N {
 		h[0][0] -= 4 * p * (1 - p)
 		return g, h
 	})
-	r, _ := runMixture(t, "mixw", src, map[string]any{"y": y},
+	r, _ := runMixture(t, mixWeightCase, map[string]any{"y": y},
 		startJSON("mixw", map[string]any{"w": map[string]any{"family": "Normal", "mean": 0, "sd": 1}}), nil)
 	gm, gs := scalarOf(t, r, "w")
 	scalarClose(t, r.Method, "mean of logit w", gm, mode[0], 1e-8)
@@ -349,15 +316,7 @@ for n in 1:N {
 	t.Logf("logit w: mode %.6f sd %.6f (w ≈ %.4f)", mode[0], math.Sqrt(cov.At(0, 0)), 1/(1+math.Exp(-mode[0])))
 }
 
-// The two-component normal mixture with unknown means, scales and weight,
-// as a statistician writes it, in three mean-field blocks (their
-// expectations in each other Taylor-expanded, Eq. 19). No closed form to
-// compare with: the blocks' exact Laplace fits are tested above; here the
-// whole model must generate, build and converge from a start that breaks
-// the label symmetry, and recover the simulated parameters.
-func TestEndToEndSummedMixtureFull(t *testing.T) {
-	golden.SlowTier(t)
-	const src = `model mix2
+const mixFullVI = `model mix2
 size N
 data y : real[N]
 latent mu1 : real nonconjugate laplace
@@ -374,9 +333,20 @@ for n in 1:N {
   y[n] ~ Mixture(w, Normal(mu1, sigma1), Normal(mu2, sigma2))
 }
 `
+
+var mixFullCase = mixtureCase(slowTest("TestEndToEndSummedMixtureFull"), "mix2", mixFullVI)
+
+// The two-component normal mixture with unknown means, scales and weight,
+// as a statistician writes it, in three mean-field blocks (their
+// expectations in each other Taylor-expanded, Eq. 19). No closed form to
+// compare with: the blocks' exact Laplace fits are tested above; here the
+// whole model must generate, build and converge from a start that breaks
+// the label symmetry, and recover the simulated parameters.
+func TestEndToEndSummedMixtureFull(t *testing.T) {
+	golden.SlowTier(t)
 	y := twoNormalsData(400, 13)
 	normal := func(m float64) map[string]any { return map[string]any{"family": "Normal", "mean": m, "sd": 1} }
-	r, _ := runMixture(t, "mix2", src, map[string]any{"y": y}, startJSON("mix2", map[string]any{
+	r, _ := runMixture(t, mixFullCase, map[string]any{"y": y}, startJSON("mix2", map[string]any{
 		"mu1": normal(-1), "mu2": normal(1), "sigma1": normal(0), "sigma2": normal(0), "w": normal(0)}), nil)
 	for _, c := range []struct {
 		name  string

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -185,6 +184,15 @@ func checkMvnFactor(t *testing.T, what string, g gaussianJSON, mean []float64, c
 	return em, ec
 }
 
+var mvnExactCases = func() map[string]*e2eCase {
+	test := slowTest("TestEndToEndConjugateMvNormalIsExact")
+	return map[string]*e2eCase{
+		"mvn":     test.fits("mvn", mvnMeanVI, ""),
+		"mvnprec": test.fits("mvnprec", mvnPrecVI, ""),
+		"blrconj": test.fits("blrconj", blrConjVI, ""),
+	}
+}()
+
 // The Gaussian mean under MvNormal and MvNormalPrec, with correlated
 // prior and noise covariances, and Bayesian linear regression: the fit is
 // the exact posterior after one iteration, whatever Options.Method says
@@ -210,19 +218,19 @@ func TestEndToEndConjugateMvNormalIsExact(t *testing.T) {
 	blrEv := logEvidence(xs, ys, 0.5, 0.25, 2)
 
 	cases := []struct {
-		name, src, latent string
-		data              []byte
-		mean              []float64
-		cov               mat.Symmetric
-		logEv             float64
+		name, latent string // of mvnExactCases
+		data         []byte
+		mean         []float64
+		cov          mat.Symmetric
+		logEv        float64
 	}{
-		{"mvn", mvnMeanVI, "mu", covData, mean, cov, logEv},
-		{"mvnprec", mvnPrecVI, "mu", precData, mean, cov, logEv},
-		{"blrconj", blrConjVI, "beta", blrData, blrMean.RawVector().Data, blrCov, blrEv},
+		{"mvn", "mu", covData, mean, cov, logEv},
+		{"mvnprec", "mu", precData, mean, cov, logEv},
+		{"blrconj", "beta", blrData, blrMean.RawVector().Data, blrCov, blrEv},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := buildAndRun(t, c.name, c.src, c.data)
+			res := mvnExactCases[c.name].results(t, c.data)
 			if len(res) != 2 {
 				t.Fatalf("driver returned %d results, want 2", len(res))
 			}
@@ -264,6 +272,8 @@ for n in 1:N {
   y[n] ~ Bernoulli(logistic(dot(x[n], theta[group[n]])))
 }
 `
+
+var mvnHierCase = fastTest("TestEndToEndConjugateMvNormalMeanField").fits("mvnhier", mvnHierVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 10000")
 
 // The conjugate mean read by other latents: the generated coordinate
 // ascent reaches the fixed point of a hand-written one, in which
@@ -376,7 +386,7 @@ func TestEndToEndConjugateMvNormalMeanField(t *testing.T) {
 		}
 	}
 
-	res := buildAndRunWith(t, "mvnhier", mvnHierVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 10000")
+	res := mvnHierCase.results(t, data)
 	for _, r := range res {
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", r.Method, r.Status)
@@ -402,6 +412,9 @@ func TestEndToEndConjugateMvNormalMeanField(t *testing.T) {
 	}
 }
 
+var mvnConjCase = fastTest("TestEndToEndConjugateMvNormalHierarchy").fits("mvnconj", "", ", Tol: 1e-15, MeanTol: 1e-14, MaxIter: 100000").
+	srcFile(filepath.Join("..", "spec", "testdata", "good", "mvnconj.vi"))
+
 // Both the groups' coefficients and their mean conjugate (the good model
 // spec/testdata/good/mvnconj.vi): the posterior is Gaussian, and the
 // mean-field fixed point of two Gaussian factors of a Gaussian has the
@@ -409,10 +422,6 @@ func TestEndToEndConjugateMvNormalMeanField(t *testing.T) {
 // blocks of the joint precision Λ. Λ and Λ·mean = h are assembled here over
 // (mu, theta[1], …, theta[M]).
 func TestEndToEndConjugateMvNormalHierarchy(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "spec", "testdata", "good", "mvnconj.vi"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	rng := rand.New(rand.NewPCG(18, 666))
 	const groups, n, p, s = 3, 45, 2, 0.7
 	s0 := spdMatrix(rng, p, 4)
@@ -478,7 +487,7 @@ func TestEndToEndConjugateMvNormalHierarchy(t *testing.T) {
 		return mean.RawVector().Data[u*p : (u+1)*p], symInverse(t, b)
 	}
 
-	res := buildAndRunWith(t, "mvnconj", string(src), data, ", Tol: 1e-15, MeanTol: 1e-14, MaxIter: 100000")
+	res := mvnConjCase.results(t, data)
 	for _, r := range res {
 		if !r.Converged || r.Method != "conjugate,conjugate" {
 			t.Errorf("converged %v (%s), method %q; want a converged conjugate fit", r.Converged, r.Status, r.Method)

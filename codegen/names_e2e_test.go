@@ -10,6 +10,23 @@ import (
 	"github.com/vigen-go/vigen/golden"
 )
 
+// generatorNamesVI is the model, named NAME, whose data AA and BB are
+// renamed.
+const generatorNamesVI = "model NAME\nsize N, P\ndata x : real[N, P]\ndata y : int[N] in 0..1\ndata AA : real\ndata BB : real\n" +
+	"latent w : real[P] nonconjugate ncvmp\nw ~ Normal(AA * BB, 1)\nfor n in 1:N {\n  y[n] ~ Bernoulli(logistic(dot(x[n], w)))\n}\n"
+
+// generatorNamesCase is the case of the model named name with data a and
+// b.
+func generatorNamesCase(name, a, b string) *e2eCase {
+	model := strings.NewReplacer("NAME", name, "AA", a, "BB", b).Replace(generatorNamesVI)
+	return slowTest("TestEndToEndGeneratorNamesInTheModel").fits(name, model, ", MaxIter: 500")
+}
+
+var generatorNamesCases = map[string]*e2eCase{
+	"clash": generatorNamesCase("clash", "ncvmpW", "leftOut"),
+	"plain": generatorNamesCase("plain", "c", "d"),
+}
+
 // TestEndToEndGeneratorNamesInTheModel: data named as the generator's own
 // names (leftOut, Data's method LeftOut; ncvmpW, the NCVMP method of the
 // latent w) once made code that did not compile. Generated, built and run,
@@ -17,8 +34,6 @@ import (
 // names are all that differ.
 func TestEndToEndGeneratorNamesInTheModel(t *testing.T) {
 	golden.SlowTier(t)
-	const src = "model NAME\nsize N, P\ndata x : real[N, P]\ndata y : int[N] in 0..1\ndata AA : real\ndata BB : real\n" +
-		"latent w : real[P] nonconjugate ncvmp\nw ~ Normal(AA * BB, 1)\nfor n in 1:N {\n  y[n] ~ Bernoulli(logistic(dot(x[n], w)))\n}\n"
 	var x [][]float64
 	var y []int
 	for n := range 30 {
@@ -31,9 +46,8 @@ func TestEndToEndGeneratorNamesInTheModel(t *testing.T) {
 		}
 	}
 	fit := func(name, a, b string) resultJSON {
-		model := strings.NewReplacer("NAME", name, "AA", a, "BB", b).Replace(src)
 		data, _ := json.Marshal(map[string]any{"x": x, "y": y, a: 0.5, b: 0.4})
-		r := buildAndRunWith(t, name, model, data, ", MaxIter: 500")[0]
+		r := generatorNamesCases[name].results(t, data)[0]
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", name, r.Status)
 		}

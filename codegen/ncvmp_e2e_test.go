@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
@@ -45,8 +44,11 @@ for n in 1:N {
 }
 `
 
-// ncvmpDriver fits with NCVMP first, then Laplace and delta.
-var ncvmpDriver = strings.Replace(driver, `[]string{"laplace", "delta"}`, `[]string{"ncvmp", "laplace", "delta"}`, 1)
+// The cases fit by NCVMP first, then Laplace and delta.
+var (
+	logregNCVMPCase  = fastTest("TestNCVMPLogisticMatchesRuntime").driver("lrncvmp", logregNCVMP, "fit_ncvmp_laplace_delta.go", "/* OPTS */", "")
+	poissonNCVMPCase = fastTest("TestNCVMPPoissonMatchesRuntime").driver("poisncvmp", poissonNCVMP, "fit_ncvmp_laplace_delta.go", "/* OPTS */", "")
+)
 
 func TestNCVMPLogisticMatchesRuntime(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 19))
@@ -67,7 +69,7 @@ func TestNCVMPLogisticMatchesRuntime(t *testing.T) {
 		rows[n] = x[n*P : (n+1)*P]
 	}
 	data, _ := json.Marshal(map[string]any{"x": rows, "y": ys})
-	out := buildAndRunDriver(t, "lrncvmp", logregNCVMP, data, strings.ReplaceAll(ncvmpDriver, " OPTS", ""))
+	out := logregNCVMPCase.run(t, data)
 	var fits []resultJSON
 	if err := json.Unmarshal(out, &fits); err != nil {
 		t.Fatal(err)
@@ -111,7 +113,7 @@ func TestNCVMPPoissonMatchesRuntime(t *testing.T) {
 		rows[n] = x[n*P : (n+1)*P]
 	}
 	data, _ := json.Marshal(map[string]any{"x": rows, "y": ys, "t": ts})
-	out := buildAndRunDriver(t, "poisncvmp", poissonNCVMP, data, strings.ReplaceAll(ncvmpDriver, " OPTS", ""))
+	out := poissonNCVMPCase.run(t, data)
 	var fits []resultJSON
 	if err := json.Unmarshal(out, &fits); err != nil {
 		t.Fatal(err)
@@ -159,12 +161,11 @@ func checkNCVMPFit(t *testing.T, fits []resultJSON, name string, want runtime.NC
 
 // ncvmpGoodModel is spec/testdata/good/ncvmp.vi: three NCVMP latents in
 // mean field, a logistic regression, and a Poisson regression whose
-// scalar intercept alpha is a latent of its own.
+// scalar intercept alpha is a latent of its own; its fit is by the
+// declared methods (Options.Method empty).
+var ncvmpGoodCase = fastTest("TestNCVMPMeanFieldFixedPoint").driver("ncvmp", "", "fit_declared_methods.go").srcFile("../spec/testdata/good/ncvmp.vi")
+
 func TestNCVMPMeanFieldFixedPoint(t *testing.T) {
-	src, err := os.ReadFile("../spec/testdata/good/ncvmp.vi")
-	if err != nil {
-		t.Fatal(err)
-	}
 	rng := rand.New(rand.NewPCG(21, 22))
 	const N, P = 80, 2
 	x := make([]float64, N*P)
@@ -190,9 +191,7 @@ func TestNCVMPMeanFieldFixedPoint(t *testing.T) {
 		cs[n] = k
 	}
 	data, _ := json.Marshal(map[string]any{"x": rows, "y": ys, "c": cs, "t": ts})
-	// the declared methods: one fit with Options.Method empty
-	drv := strings.ReplaceAll(strings.Replace(driver, `[]string{"laplace", "delta"}`, `[]string{""}`, 1), " OPTS", "")
-	out := buildAndRunDriver(t, "ncvmp", string(src), data, drv)
+	out := ncvmpGoodCase.run(t, data)
 	var rs []struct {
 		Converged bool   `json:"converged"`
 		Status    string `json:"status"`
@@ -278,8 +277,7 @@ func TestNCVMPMeanFieldFixedPoint(t *testing.T) {
 // computed here (a fine trapezoid rule per row for E_q[log σ(±xᵀw)], the
 // prior's expectation and the entropy in closed form), and the result
 // names the statement it integrates.
-func TestNCVMPReportsQuadratureELBO(t *testing.T) {
-	const src = `model lrelbo
+var lrELBOCase = fastTest("TestNCVMPReportsQuadratureELBO").driver("lrelbo", `model lrelbo
 size N, P
 data x : real[N, P]
 data y : int[N] in 0..1
@@ -288,7 +286,9 @@ w ~ Normal(0, 1)
 for n in 1:N {
   y[n] ~ Bernoulli(logistic(dot(x[n], w)))
 }
-`
+`, "fit_ncvmp_laplace_delta.go", "/* OPTS */", "")
+
+func TestNCVMPReportsQuadratureELBO(t *testing.T) {
 	rng := rand.New(rand.NewPCG(ncvmpELBOSeed, 1))
 	const N, P = 20, 2
 	rows := make([][]float64, N)
@@ -300,7 +300,7 @@ for n in 1:N {
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"x": rows, "y": ys})
-	out := buildAndRunDriver(t, "lrelbo", src, data, strings.ReplaceAll(ncvmpDriver, " OPTS", ""))
+	out := lrELBOCase.run(t, data)
 	var fits []resultJSON
 	var quad []struct {
 		ELBOQuadrature []string `json:"elbo_quadrature"`

@@ -49,6 +49,25 @@ func invSym(a [][]float64) [][]float64 {
 	return out
 }
 
+// orderedCases are the model with c of each kind.
+var orderedCases = func() map[string]*e2eCase {
+	cases := map[string]*e2eCase{}
+	for _, kind := range []string{"ordered", "positive_ordered"} {
+		src := `model ord
+size N, K
+data y : real[N]
+data g : int[N] in 1..K
+latent c : ` + kind + `[K] nonconjugate laplace
+c ~ Normal(0, 3)
+for n in 1:N {
+  y[n] ~ Normal(c[g[n]], 1)
+}
+`
+		cases[kind] = slowTest("TestEndToEndOrderedLatent").fits("ord", src, ", Tol: 1e-14")
+	}
+	return cases
+}()
+
 // Ordinal cutpoints as an ordered[K] (and a positive_ordered[K]) latent
 // read through int data, y[n] ~ Normal(c[g[n]], 1), with c ~ Normal(0, 3)
 // on the constrained scale. The Laplace fit is checked against a Newton
@@ -74,16 +93,6 @@ func TestEndToEndOrderedLatent(t *testing.T) {
 				g = append(g, k+1)
 			}
 		}
-		src := `model ord
-size N, K
-data y : real[N]
-data g : int[N] in 1..K
-latent c : ` + kind + `[K] nonconjugate laplace
-c ~ Normal(0, 3)
-for n in 1:N {
-  y[n] ~ Normal(c[g[n]], 1)
-}
-`
 		pos := 0.0 // 1 for positive_ordered: u_1 enters through exp
 		if kind == "positive_ordered" {
 			pos = 1
@@ -169,7 +178,7 @@ for n in 1:N {
 			}
 		}
 		data, _ := json.Marshal(map[string]any{"N": len(y), "K": K, "y": y, "g": g})
-		res := buildAndRunWith(t, "ord", src, data, ", Tol: 1e-14")
+		res := orderedCases[kind].results(t, data)
 		rng := rand.New(rand.NewPCG(9, 10))
 		for _, r := range res {
 			if r.Method == "delta" {

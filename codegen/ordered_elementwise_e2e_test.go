@@ -23,6 +23,15 @@ for n in 1:N {
 }
 `
 
+// orderedWholeVI is orderedElementwiseVI with the prior written whole.
+var orderedWholeVI = strings.Replace(orderedElementwiseVI, "for k in 1:K {\n  mu[k] ~ Normal(0, 5)\n}", "mu ~ Normal(0, 5)", 1)
+
+var (
+	orderedElementwise     = slowTest("TestEndToEndOrderedElementwisePrior")
+	orderedWholeCase       = orderedElementwise.fits("ordel", orderedWholeVI, "")
+	orderedElementwiseCase = orderedElementwise.fits("ordel", orderedElementwiseVI, "")
+)
+
 // TestEndToEndOrderedElementwisePrior: an ordered[K] latent whose prior is
 // written per element (mu[k] ~ … inside for k) gets the same log-Jacobian,
 // and so the same fit, as the prior written whole (mu ~ …); derive failed
@@ -46,12 +55,11 @@ func TestEndToEndOrderedElementwisePrior(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole := strings.Replace(orderedElementwiseVI, "for k in 1:K {\n  mu[k] ~ Normal(0, 5)\n}", "mu ~ Normal(0, 5)", 1)
-	if whole == orderedElementwiseVI {
+	if orderedWholeVI == orderedElementwiseVI {
 		t.Fatal("the whole-prior form is the per-element form")
 	}
-	run := func(src string) []any {
-		out := buildAndRunDriver(t, "ordel", src, data, strings.ReplaceAll(driver, " OPTS", ""))
+	run := func(c *e2eCase) []any {
+		out := c.run(t, data)
 		var res []map[string]any
 		if err := json.Unmarshal(out, &res); err != nil || len(res) != 2 {
 			t.Fatalf("driver output: %v\n%s", err, out)
@@ -65,7 +73,7 @@ func TestEndToEndOrderedElementwisePrior(t *testing.T) {
 		}
 		return latents
 	}
-	if n := compareJSONNumbers(t, "latent", run(whole), run(orderedElementwiseVI), 1e-12); n < 2*(k+k*k) {
+	if n := compareJSONNumbers(t, "latent", run(orderedWholeCase), run(orderedElementwiseCase), 1e-12); n < 2*(k+k*k) {
 		t.Errorf("compared %d numbers, want at least the means and covariances of both runs", n)
 	}
 }

@@ -32,44 +32,7 @@ for n in 1:N {
 }
 `
 
-// predictDriver fits the data on stdin, then predicts the same rows at q's
-// means and over draws, and rows with the observations left out and K
-// taken from the fit.
-const predictDriver = `package main
-
-import (
-	"context"
-	"encoding/json"
-	"os"
-
-	"github.com/vigen-go/vigen/runtime"
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	r, err := model.Fit(context.Background(), d, model.Options{})
-	if err != nil {
-		panic(err)
-	}
-	plug, err := model.Predict(r, d, runtime.PredictSettings{Draws: -1})
-	if err != nil {
-		panic(err)
-	}
-	mc, err := model.Predict(r, d, runtime.PredictSettings{Draws: 50, Seed: 3})
-	if err != nil {
-		panic(err)
-	}
-	bare, err := model.Predict(r, &model.Data{X: d.X[:2]}, runtime.PredictSettings{Draws: -1})
-	if err != nil {
-		panic(err)
-	}
-	json.NewEncoder(os.Stdout).Encode([]any{r, plug, mc, bare})
-}
-`
+var predictCase = fastTest("TestPredictTwoLoopsAndVectorTargets").driver("pred", predictVI, "fit_and_predict.go")
 
 // The generated Predict's plug-in log densities and means, row-major over
 // y[n, k] and over c[n]'s elements, equal the formulas written out here at
@@ -91,7 +54,7 @@ func TestPredictTwoLoopsAndVectorTargets(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"x": x, "y": y, "c": c})
-	raw := buildAndRunDriver(t, "pred", predictVI, data, predictDriver)
+	raw := predictCase.run(t, data)
 	var out []json.RawMessage
 	if err := json.Unmarshal(raw, &out); err != nil || len(out) != 4 {
 		t.Fatalf("driver output: %v\n%s", err, raw)
@@ -136,10 +99,7 @@ func TestPredictTwoLoopsAndVectorTargets(t *testing.T) {
 	}
 }
 
-// A loop stopping before the end of its size (for t in 1:T-1) predicts
-// y[1..T−1] only: T − 1 observations, the last y not among them.
-func TestPredictLoopShortOfItsSize(t *testing.T) {
-	const src = `model rg
+const predictShortVI = `model rg
 size T
 data y : real[T]
 data x : real[T]
@@ -149,33 +109,12 @@ for t in 1:T-1 {
   y[t] ~ Normal(mu + 0.5 * x[t], 1)
 }
 `
-	const drv = `package main
 
-import (
-	"context"
-	"encoding/json"
-	"os"
+var predictShortCase = fastTest("TestPredictLoopShortOfItsSize").driver("rg", predictShortVI, "fit_and_predict_means.go")
 
-	"github.com/vigen-go/vigen/runtime"
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	r, err := model.Fit(context.Background(), d, model.Options{})
-	if err != nil {
-		panic(err)
-	}
-	p, err := model.Predict(r, d, runtime.PredictSettings{Draws: -1})
-	if err != nil {
-		panic(err)
-	}
-	json.NewEncoder(os.Stdout).Encode([]any{r.Latent, p})
-}
-`
+// A loop stopping before the end of its size (for t in 1:T-1) predicts
+// y[1..T−1] only: T − 1 observations, the last y not among them.
+func TestPredictLoopShortOfItsSize(t *testing.T) {
 	y, x := make([]float64, 20), make([]float64, 20)
 	for i := range y {
 		x[i] = float64(i%5) - 2
@@ -183,7 +122,7 @@ func main() {
 	}
 	data, _ := json.Marshal(map[string]any{"y": y, "x": x})
 	var out []json.RawMessage
-	if err := json.Unmarshal(buildAndRunDriver(t, "rg", src, data, drv), &out); err != nil || len(out) != 2 {
+	if err := json.Unmarshal(predictShortCase.run(t, data), &out); err != nil || len(out) != 2 {
 		t.Fatalf("driver output: %v", err)
 	}
 	var l struct {

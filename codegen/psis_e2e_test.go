@@ -47,42 +47,18 @@ for n in 1:N {
 }
 `
 
-// psisDriver fits with each method and prints each result's diagnostics,
-// and, for the logit model, the value of the target at two points.
-const psisDriver = `package main
-
-import (
-	"context"
-	"encoding/json"
-	"os"
-
-	"github.com/vigen-go/vigen/runtime"
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	var out [][]runtime.Diagnostic
-	for _, method := range []string{"laplace", "delta"} {
-		r, err := model.Fit(context.Background(), d, model.Options{Method: method, Workers: 2})
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, r.Diagnostics)
-	}
-	json.NewEncoder(os.Stdout).Encode(out)
-}
-`
-
 type psisOut [][]runtime.Diagnostic
 
-func runPSIS(t *testing.T, name, src string, data any) psisOut {
+// psisCase registers the case of test that fits src by Laplace and by
+// delta and prints each result's diagnostics, for runPSIS.
+func psisCase(test e2eTest, name, src string) *e2eCase {
+	return test.driver(name, src, "fit_psis_diagnostics.go")
+}
+
+func runPSIS(t *testing.T, c *e2eCase, data any) psisOut {
 	t.Helper()
 	b, _ := json.Marshal(data)
-	raw := buildAndRunDriver(t, name, src, b, psisDriver)
+	raw := c.run(t, b)
 	var out psisOut
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("driver output: %v\n%s", err, raw)
@@ -92,6 +68,8 @@ func runPSIS(t *testing.T, name, src string, data any) psisOut {
 	}
 	return out
 }
+
+var psisGaussCase = psisCase(fastTest("TestPSISExactGaussianFactors"), "gauss", psisGaussVI)
 
 // Where the Gaussian factors are exact (Laplace and the delta method agree
 // with q*), every unit's k̂ and the global factor's are 0: the importance
@@ -111,7 +89,7 @@ func TestPSISExactGaussianFactors(t *testing.T) {
 			y[d][n] = x[n][0]*float64(d-2) + 0.5*x[n][1] + rng.NormFloat64()
 		}
 	}
-	out := runPSIS(t, "gauss", psisGaussVI, map[string]any{"D": D, "N": N, "K": K, "x": x, "y": y})
+	out := runPSIS(t, psisGaussCase, map[string]any{"D": D, "N": N, "K": K, "x": x, "y": y})
 	for m, ds := range out {
 		if len(ds) != 2 {
 			t.Fatalf("method %d: %d diagnostics, want theta and b", m, len(ds))
@@ -131,6 +109,8 @@ func TestPSISExactGaussianFactors(t *testing.T) {
 		}
 	}
 }
+
+var psisLogitCase = psisCase(slowTest("TestPSISFlagsNearlySeparableLogit"), "logit", psisLogitVI)
 
 // A nearly separable logistic regression with a vague prior: the posterior
 // is far from Gaussian, and the diagnostic says so for both methods (log
@@ -152,8 +132,8 @@ func TestPSISFlagsNearlySeparableLogit(t *testing.T) {
 		}
 		return map[string]any{"N": n, "P": 2, "x": x, "y": y}
 	}
-	sep := runPSIS(t, "logit", psisLogitVI, gen(40, 6, 5))
-	well := runPSIS(t, "logit", psisLogitVI, gen(2000, 0.7, 4))
+	sep := runPSIS(t, psisLogitCase, gen(40, 6, 5))
+	well := runPSIS(t, psisLogitCase, gen(2000, 0.7, 4))
 	for m, method := range []string{"laplace", "delta"} {
 		s, w := sep[m][0], well[m][0]
 		t.Logf("%s: nearly separable %v, sd %.3g; well-conditioned %v, sd %.3g", method, s, s.SDLogRatio, w, w.SDLogRatio)

@@ -317,27 +317,13 @@ func compareFits(t *testing.T, method string, q, h meanField, tol float64) float
 	return worst
 }
 
-// runScalarDeadline is runScalar with the fits canceled after a minute
-// (they take well under a second): a wrong derivative can make each
-// iteration's line searches fail slowly, for an hour over MaxIter
-// iterations, and the test should then fail, not hang.
-func runScalarDeadline(t *testing.T, name, src string, data []byte, opts string) []scalarResult {
-	t.Helper()
-	drv := replaceOpts(driver, opts)
-	for _, r := range [][2]string{
-		{`"os"`, `"os"
-	"time"`},
-		{`var out []*model.Result`, `ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var out []*model.Result`},
-		{`model.Fit(context.Background(), d,`, `model.Fit(ctx, d,`},
-	} {
-		if strings.Count(drv, r[0]) != 1 {
-			t.Fatalf("driver: want one %q", r[0])
-		}
-		drv = strings.Replace(drv, r[0], r[1], 1)
-	}
-	return runScalarDriver(t, name, src, data, drv)
+// fitsDeadline registers the case of test that fits src by Laplace and by
+// delta with the fits canceled after a minute (they take well under a
+// second): a wrong derivative can make each iteration's line searches fail
+// slowly, for an hour over MaxIter iterations, and the test should then
+// fail, not hang. runScalar runs it.
+func fitsDeadline(test e2eTest, name, src, opts string) *e2eCase {
+	return test.driver(name, src, "fit_laplace_delta_deadline.go", "/* OPTS */", opts)
 }
 
 // gridPoint is the i-th of G grid points over m ± 10 sd of q's factor k.
@@ -363,6 +349,8 @@ func constrainedOf(t *testing.T, r scalarResult, name string) (mean, sd float64)
 func logNormalMoments(lo, m, v float64) (mean, sd float64) {
 	return lo + math.Exp(m+v/2), math.Sqrt(math.Expm1(v)) * math.Exp(m+v/2)
 }
+
+var robustCase = fitsDeadline(slowTest("TestEndToEndRobustRegression"), "robust", robustVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 1000")
 
 func TestEndToEndRobustRegression(t *testing.T) {
 	golden.SlowTier(t)
@@ -440,7 +428,7 @@ func TestEndToEndRobustRegression(t *testing.T) {
 	}
 
 	data, _ := json.Marshal(map[string]any{"x": x, "y": y})
-	res := runScalarDeadline(t, "robust", robustVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 1000")
+	res := runScalar(t, robustCase, data)
 	for _, r := range res {
 		delta := !strings.HasPrefix(r.Method, "laplace")
 		q := readMeanField(t, r, P, "sigma", "nu")
@@ -556,6 +544,8 @@ func poissonDraw(rng *rand.Rand, lam float64) int {
 	return k
 }
 
+var negBinCase = fitsDeadline(slowTest("TestEndToEndNegBinRegression"), "negbin", negBinVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 1000")
+
 func TestEndToEndNegBinRegression(t *testing.T) {
 	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(18, 2))
@@ -604,7 +594,7 @@ func TestEndToEndNegBinRegression(t *testing.T) {
 	}
 
 	data, _ := json.Marshal(map[string]any{"x": x, "y": y})
-	res := runScalarDeadline(t, "negbin", negBinVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 1000")
+	res := runScalar(t, negBinCase, data)
 	for _, r := range res {
 		delta := !strings.HasPrefix(r.Method, "laplace")
 		q := readMeanField(t, r, P, "phi")

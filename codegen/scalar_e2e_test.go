@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -40,16 +39,11 @@ func scalarOf(t *testing.T, r scalarResult, name string) (mean, sd float64) {
 	return *g.Mean, *g.SD
 }
 
-func runScalar(t *testing.T, name, src string, data []byte, opts string) []scalarResult {
+// runScalar runs c, whose driver fits by Laplace and by delta
+// (e2eTest.fits), and checks that both converged.
+func runScalar(t *testing.T, c *e2eCase, data []byte) []scalarResult {
 	t.Helper()
-	return runScalarDriver(t, name, src, data, replaceOpts(driver, opts))
-}
-
-// runScalarDriver runs drv (the Laplace and the delta fit) and checks that
-// both converged.
-func runScalarDriver(t *testing.T, name, src string, data []byte, drv string) []scalarResult {
-	t.Helper()
-	out := buildAndRunDriver(t, name, src, data, drv)
+	out := c.run(t, data)
 	var res []scalarResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("driver output: %v\n%s", err, out)
@@ -65,12 +59,7 @@ func runScalarDriver(t *testing.T, name, src string, data []byte, drv string) []
 	return res
 }
 
-func replaceOpts(drv, opts string) string { return strings.ReplaceAll(drv, " OPTS", opts) }
-
-// A Normal mean with a Normal prior: the posterior is Gaussian, so Laplace
-// and delta must both return it exactly, and the ELBO is the log evidence.
-func TestEndToEndScalarLatentIsExact(t *testing.T) {
-	const src = `model normmean
+const normMeanScalarVI = `model normmean
 size N
 data y : real[N]
 latent mu : real nonconjugate laplace
@@ -79,6 +68,12 @@ for n in 1:N {
   y[n] ~ Normal(mu, 2)
 }
 `
+
+var normMeanScalarCase = fastTest("TestEndToEndScalarLatentIsExact").fits("normmean", normMeanScalarVI, "")
+
+// A Normal mean with a Normal prior: the posterior is Gaussian, so Laplace
+// and delta must both return it exactly, and the ELBO is the log evidence.
+func TestEndToEndScalarLatentIsExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	y := make([]float64, 25)
 	for i := range y {
@@ -116,7 +111,7 @@ for n in 1:N {
 		t.Fatal(err)
 	}
 	logEv := -0.5*mat.Dot(r, &s) - 0.5*ch.LogDet() - 0.5*float64(n)*math.Log(2*math.Pi)
-	for _, r := range runScalar(t, "normmean", src, data, "") {
+	for _, r := range runScalar(t, normMeanScalarCase, data) {
 		m, sd := scalarOf(t, r, "mu")
 		if math.Abs(m-wantMean) > 1e-10 || math.Abs(sd-wantSD) > 1e-10 {
 			t.Errorf("%s: mu = %.12g ± %.12g, exact %.12g ± %.12g", r.Method, m, sd, wantMean, wantSD)
@@ -127,14 +122,7 @@ for n in 1:N {
 	}
 }
 
-// AR(2) with scalar latents a, b1, b2 and known sigma is a Bayesian
-// linear regression of y[t] on (1, y[t-1], y[t-2]) for t = 3..T: its
-// posterior is Gaussian with precision Λ = I/100 + XᵀX/σ² and mean
-// Λ⁻¹Xᵀy/σ². Three scalar factors (mean field, one per latent as Wang &
-// Blei have one per latent) reach the exact means at their fixed point,
-// with variances 1/Λ_ii.
-func TestEndToEndAR2ScalarLatents(t *testing.T) {
-	const src = `model ar2
+const ar2ScalarVI = `model ar2
 size T
 data y : real[T]
 const sigma : real = 0.7
@@ -148,6 +136,16 @@ for t in 3:T {
   y[t] ~ Normal(a + b1 * y[t-1] + b2 * y[t-2], sigma)
 }
 `
+
+var ar2ScalarCase = fastTest("TestEndToEndAR2ScalarLatents").fits("ar2", ar2ScalarVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
+
+// AR(2) with scalar latents a, b1, b2 and known sigma is a Bayesian
+// linear regression of y[t] on (1, y[t-1], y[t-2]) for t = 3..T: its
+// posterior is Gaussian with precision Λ = I/100 + XᵀX/σ² and mean
+// Λ⁻¹Xᵀy/σ². Three scalar factors (mean field, one per latent as Wang &
+// Blei have one per latent) reach the exact means at their fixed point,
+// with variances 1/Λ_ii.
+func TestEndToEndAR2ScalarLatents(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	y := []float64{0.3, -0.2}
 	for len(y) < 80 {
@@ -177,7 +175,7 @@ for t in 3:T {
 	if err := mean.SolveVec(L, b); err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range runScalar(t, "ar2", src, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000") {
+	for _, r := range runScalar(t, ar2ScalarCase, data) {
 		for i, name := range []string{"a", "b1", "b2"} {
 			m, sd := scalarOf(t, r, name)
 			if math.Abs(m-mean.AtVec(i)) > 1e-8 {
@@ -190,13 +188,7 @@ for t in 3:T {
 	}
 }
 
-// A vector latent and a scalar one (an intercept) in the same statement,
-// both Laplace: the mean-field fixed point has the exact joint posterior
-// means, q(beta)'s covariance (Λ_ββ)⁻¹ and q(mu)'s variance 1/Λ_μμ. The
-// intercept is also read through a literal index of data (x[n, 1] is the
-// first covariate).
-func TestEndToEndScalarAndVectorLatents(t *testing.T) {
-	const src = `model mixed
+const scalarVectorVI = `model mixed
 size N, P
 data x : real[N, P]
 data y : real[N]
@@ -208,6 +200,15 @@ for n in 1:N {
   y[n] ~ Normal(mu + dot(x[n], beta) + 0.5 * x[n, 1], 0.5)
 }
 `
+
+var scalarVectorCase = fastTest("TestEndToEndScalarAndVectorLatents").fits("mixed", scalarVectorVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
+
+// A vector latent and a scalar one (an intercept) in the same statement,
+// both Laplace: the mean-field fixed point has the exact joint posterior
+// means, q(beta)'s covariance (Λ_ββ)⁻¹ and q(mu)'s variance 1/Λ_μμ. The
+// intercept is also read through a literal index of data (x[n, 1] is the
+// first covariate).
+func TestEndToEndScalarAndVectorLatents(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
 	const n, p = 60, 3
 	x := make([][]float64, n)
@@ -252,7 +253,7 @@ for n in 1:N {
 	if err := covB.Inverse(Lbb); err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range runScalar(t, "mixed", src, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000") {
+	for _, r := range runScalar(t, scalarVectorCase, data) {
 		var g gaussianJSON
 		if err := json.Unmarshal(r.Latent["beta"], &g); err != nil {
 			t.Fatal(err)
@@ -274,11 +275,7 @@ for n in 1:N {
 	}
 }
 
-// A scalar param with a prior, estimated by Newton's method (its numeric
-// M-step): the MAP of Σ y log λ − Nλ − τ²/2 with λ = exp(τ), found here by
-// a scalar Newton iteration.
-func TestEndToEndScalarParamMStep(t *testing.T) {
-	const src = `model poisrate
+const poisRateVI = `model poisrate
 size N
 data y : int[N]
 param tau : real
@@ -287,6 +284,13 @@ for n in 1:N {
   y[n] ~ Poisson(exp(tau))
 }
 `
+
+var poisRateCase = fastTest("TestEndToEndScalarParamMStep").fits("poisrate", poisRateVI, ", Tol: 1e-15, MaxIter: 1000")
+
+// A scalar param with a prior, estimated by Newton's method (its numeric
+// M-step): the MAP of Σ y log λ − Nλ − τ²/2 with λ = exp(τ), found here by
+// a scalar Newton iteration.
+func TestEndToEndScalarParamMStep(t *testing.T) {
 	y := []int{1, 2, 0, 3, 5, 4, 2}
 	data, _ := json.Marshal(map[string]any{"y": y})
 	sum := 0.0
@@ -299,7 +303,7 @@ for n in 1:N {
 		h := -float64(len(y))*math.Exp(tau) - 1
 		tau -= g / h
 	}
-	for _, r := range runScalar(t, "poisrate", src, data, ", Tol: 1e-15, MaxIter: 1000") {
+	for _, r := range runScalar(t, poisRateCase, data) {
 		var got float64
 		if err := json.Unmarshal(r.Params["tau"], &got); err != nil {
 			t.Fatalf("%s: params %s: %v", r.Method, r.Params["tau"], err)
@@ -310,10 +314,7 @@ for n in 1:N {
 	}
 }
 
-// A conjugate Normal mean whose likelihood loop runs over 2:N-1 only: the
-// first and last points (set far off) must not enter the exact posterior.
-func TestEndToEndPartialLoopSkipsEnds(t *testing.T) {
-	const src = `model partial
+const partialLoopVI = `model partial
 size N
 data y : real[N]
 latent mu : real conjugate
@@ -322,6 +323,12 @@ for n in 2:N-1 {
   y[n] ~ Normal(mu, 1)
 }
 `
+
+var partialLoopCase = fastTest("TestEndToEndPartialLoopSkipsEnds").fits("partial", partialLoopVI, "")
+
+// A conjugate Normal mean whose likelihood loop runs over 2:N-1 only: the
+// first and last points (set far off) must not enter the exact posterior.
+func TestEndToEndPartialLoopSkipsEnds(t *testing.T) {
 	y := []float64{100, 1, 2.5, 3, 0.5, -50}
 	data, _ := json.Marshal(map[string]any{"y": y})
 	prec, lin := 1/100.0, 0.0
@@ -329,7 +336,7 @@ for n in 2:N-1 {
 		prec++
 		lin += v
 	}
-	out := buildAndRunDriver(t, "partial", src, data, replaceOpts(driver, ""))
+	out := partialLoopCase.run(t, data)
 	var res []struct {
 		Latent map[string]struct {
 			Params map[string][]float64 `json:"params"`

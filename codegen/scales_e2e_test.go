@@ -65,6 +65,8 @@ for n in 1:N {
 }
 `
 
+var halfCauchyRegressionCase = fastTest("TestEndToEndHalfCauchyRegression").fits("hcreg", halfCauchyRegressionVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 10000")
+
 func TestEndToEndHalfCauchyRegression(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 8))
 	const N, P = 40, 3
@@ -118,7 +120,7 @@ func TestEndToEndHalfCauchyRegression(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"x": x, "y": y})
-	for _, r := range runScalar(t, "hcreg", halfCauchyRegressionVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 10000") {
+	for _, r := range runScalar(t, halfCauchyRegressionCase, data) {
 		var beta gaussianJSON
 		if err := json.Unmarshal(r.Latent["beta"], &beta); err != nil {
 			t.Fatal(err)
@@ -169,6 +171,8 @@ theta ~ Normal(mu, tau)
 y ~ Normal(theta, sigma)
 `
 
+var eightSchoolsCentredCase = fastTest("TestEndToEndEightSchoolsCentredHalfCauchy").fits("schoolsc", eightSchoolsCentredVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
+
 func TestEndToEndEightSchoolsCentredHalfCauchy(t *testing.T) {
 	J := len(schoolsY)
 	// q(mu) = N(mm, vm), q(u) = N(m, v), q(theta_j) = N(th_j, vt_j)
@@ -200,7 +204,7 @@ func TestEndToEndEightSchoolsCentredHalfCauchy(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"y": schoolsY, "sigma": schoolsSigma})
-	for _, r := range runScalar(t, "schoolsc", eightSchoolsCentredVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000") {
+	for _, r := range runScalar(t, eightSchoolsCentredCase, data) {
 		if !strings.HasPrefix(r.Method, "laplace") {
 			continue
 		}
@@ -233,6 +237,8 @@ tau ~ HalfCauchy(5)
 eta ~ Normal(0, 1)
 y ~ Normal(mu + tau * eta, sigma)
 `
+
+var eightSchoolsNonCentredCase = fastTest("TestEndToEndEightSchoolsNonCentredHalfCauchy").fitsLaplace("schoolsnc", eightSchoolsNonCentredVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
 
 func TestEndToEndEightSchoolsNonCentredHalfCauchy(t *testing.T) {
 	J := len(schoolsY)
@@ -276,7 +282,7 @@ func TestEndToEndEightSchoolsNonCentredHalfCauchy(t *testing.T) {
 	data, _ := json.Marshal(map[string]any{"y": schoolsY, "sigma": schoolsSigma})
 	// Laplace only: the delta method's objective for log tau is not
 	// concave here and its run stops with indefinite_hessian (reported).
-	for _, r := range runScalarLaplace(t, "schoolsnc", eightSchoolsNonCentredVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000") {
+	for _, r := range runScalarLaplace(t, eightSchoolsNonCentredCase, data) {
 		if !strings.HasPrefix(r.Method, "laplace") {
 			continue
 		}
@@ -296,11 +302,11 @@ func TestEndToEndEightSchoolsNonCentredHalfCauchy(t *testing.T) {
 	}
 }
 
-// runScalarLaplace is runScalar with the Laplace method only.
-func runScalarLaplace(t *testing.T, name, src string, data []byte, opts string) []scalarResult {
+// runScalarLaplace is runScalar with the Laplace method only: c's driver
+// is fit_laplace.go (e2eTest.fitsLaplace).
+func runScalarLaplace(t *testing.T, c *e2eCase, data []byte) []scalarResult {
 	t.Helper()
-	drv := strings.Replace(replaceOpts(driver, opts), `[]string{"laplace", "delta"}`, `[]string{"laplace"}`, 1)
-	out := buildAndRunDriver(t, name, src, data, drv)
+	out := c.run(t, data)
 	var res []scalarResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("driver output: %v\n%s", err, out)
@@ -329,6 +335,8 @@ for i in 1:N {
   y[i] ~ Poisson(theta[i] * t[i])
 }
 `
+
+var pumpsCase = fastTest("TestEndToEndPumps").fitsLaplace("pumps", pumpsVI, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000")
 
 func TestEndToEndPumps(t *testing.T) {
 	y := []float64{5, 1, 5, 14, 3, 19, 1, 1, 4, 22}
@@ -367,7 +375,7 @@ func TestEndToEndPumps(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"y": y, "t": expo})
-	for _, r := range runScalarLaplace(t, "pumps", pumpsVI, data, ", Tol: 1e-15, MeanTol: 1e-13, MaxIter: 100000") {
+	for _, r := range runScalarLaplace(t, pumpsCase, data) {
 		um, us := scalarOf(t, r, "alpha")
 		scalarClose(t, r.Method, "mean of log alpha", um, m, 1e-7)
 		scalarClose(t, r.Method, "sd of log alpha", us, math.Sqrt(v), 1e-7)

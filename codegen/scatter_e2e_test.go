@@ -30,6 +30,8 @@ for n in 1:N {
 }
 `
 
+var groupMeansCase = fastTest("TestGroupMeansAreExact").fits("grpmean", groupMeansVI, "")
+
 // TestGroupMeansAreExact: the posterior of each mu[k, p] is Normal with
 // precision 1/100 + n_k/s_p² and mean (Σ_{n∈k} x_np/s_p²)/precision,
 // groups of 90 and 10 points.
@@ -54,7 +56,7 @@ func TestGroupMeansAreExact(t *testing.T) {
 	if count == nil || !regexp.MustCompile(regexp.QuoteMeta(count[1]+"[z[n]-1]")+`\)`).MatchString(k) {
 		t.Errorf("MuNatural does not count the groups once:\n%s", k)
 	}
-	res := buildAndRun(t, "grpmean", groupMeansVI, data)
+	res := groupMeansCase.results(t, data)
 	for _, r := range res {
 		mu := r.Latent["mu"]
 		mean, sd := mu.Params["mean"], mu.Params["sd"]

@@ -34,106 +34,6 @@ for d in 1:D {
 }
 `
 
-// ssmfLDAHook exposes SetMoments, UpdateUnit and GibbsUnit of the generated
-// LDA.
-const ssmfLDAHook = `package PKG
-
-import (
-	"math"
-	"math/rand/v2"
-
-	"github.com/vigen-go/vigen/runtime"
-)
-
-// HookPoint sets q(beta) to the point mass at the topics exp(logBeta)
-// (SetMoments), fits unit d (UpdateUnit) and returns its factors, then
-// restores q(beta) (SetNatural) and reports how far E_q[log beta] and its
-// exponential are from where they started.
-func HookPoint(m *Model, logBeta []float64, d int) map[string]any {
-	opts := Options{Seed: 3, LocalTol: 1e-13, LocalMaxIter: 100000}
-	q, err := m.newState(opts)
-	if err != nil {
-		panic(err)
-	}
-	a, w := &caModel{m: m, opts: opts}, &scratch{trouble: runtime.Trouble{}}
-	elog, elogExp := append([]float64(nil), q.betaElog...), append([]float64(nil), q.betaElogExp...)
-	eta := make([]float64, len(q.betaParam))
-	a.Natural(q, 0, eta)
-	a.SetMoments(q, 0, logBeta)
-	settled := a.UpdateUnit(q, w, d)
-	out := map[string]any{
-		"settled": settled,
-		"theta":   append([]float64(nil), q.thetaParam[d*m.k:(d+1)*m.k]...),
-		"z":       append([]float64(nil), q.zProb[m.wOff[d]*m.k:m.wOff[d+1]*m.k]...),
-		"shape":   a.Stochastic(),
-	}
-	a.SetNatural(q, 0, eta)
-	diff := 0.0
-	for i := range elog {
-		diff = math.Max(diff, math.Max(math.Abs(q.betaElog[i]-elog[i]), math.Abs(q.betaElogExp[i]-elogExp[i])))
-	}
-	out["restored"] = diff
-	return out
-}
-
-// HookGibbs sets q(beta) to the point mass at exp(logBeta) and runs
-// GibbsUnit on unit d chains times, each chain from where the last one
-// ended with its own stream, returning unit d's q(z) and q(theta) after
-// each.
-func HookGibbs(m *Model, logBeta []float64, d, chains, burnIn, samples int) map[string]any {
-	opts := Options{Seed: 3}
-	q, err := m.newState(opts)
-	if err != nil {
-		panic(err)
-	}
-	a, w := &caModel{m: m, opts: opts}, &scratch{trouble: runtime.Trouble{}}
-	a.SetMoments(q, 0, logBeta)
-	var zs, thetas [][]float64
-	for c := range chains {
-		a.GibbsUnit(q, w, d, rand.New(rand.NewPCG(7, uint64(c))), burnIn, samples)
-		zs = append(zs, append([]float64(nil), q.zProb[m.wOff[d]*m.k:m.wOff[d+1]*m.k]...))
-		thetas = append(thetas, append([]float64(nil), q.thetaParam[d*m.k:(d+1)*m.k]...))
-	}
-	return map[string]any{"z": zs, "theta": thetas}
-}
-`
-
-const ssmfLDADriver = `package main
-
-import (
-	"encoding/json"
-	"os"
-	"strings"
-
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	var in struct {
-		Data    json.RawMessage
-		LogBeta []float64
-		D       int
-		Chains, BurnIn, Samples int
-	}
-	if err := json.NewDecoder(os.Stdin).Decode(&in); err != nil {
-		panic(err)
-	}
-	data, err := model.LoadData(strings.NewReader(string(in.Data)))
-	if err != nil {
-		panic(err)
-	}
-	m, err := model.NewModel(data)
-	if err != nil {
-		panic(err)
-	}
-	out := map[string]any{"point": model.HookPoint(m, in.LogBeta, in.D)}
-	if in.Chains > 0 {
-		out["gibbs"] = model.HookGibbs(m, in.LogBeta, in.D, in.Chains, in.BurnIn, in.Samples)
-	}
-	json.NewEncoder(os.Stdout).Encode(out)
-}
-`
-
 type ssmfLDAOut struct {
 	Point struct {
 		Settled  bool
@@ -151,9 +51,16 @@ type ssmfLDAOut struct {
 	}
 }
 
-// runSSMFLDA runs the LDA hooks on docs (entries (term, count), terms from
-// 1) with K topics over V terms and the point topics beta (K rows of V).
-func runSSMFLDA(t *testing.T, docs [][][2]int, beta [][]float64, d, chains, burnIn, samples int) ssmfLDAOut {
+// ssmfLDACase registers the case of test that runs the LDA hooks, for
+// runSSMFLDA.
+func ssmfLDACase(test e2eTest) *e2eCase {
+	return test.driver("lda", ssmfLDA, "ssmf_lda_point.go").hook("hook.go", "ssmf_lda_units.go")
+}
+
+// runSSMFLDA runs the LDA hooks of c (ssmfLDACase) on docs (entries (term,
+// count), terms from 1) with K topics over V terms and the point topics
+// beta (K rows of V).
+func runSSMFLDA(t *testing.T, c *e2eCase, docs [][][2]int, beta [][]float64, d, chains, burnIn, samples int) ssmfLDAOut {
 	t.Helper()
 	var logBeta []float64
 	for _, row := range beta {
@@ -163,13 +70,15 @@ func runSSMFLDA(t *testing.T, docs [][][2]int, beta [][]float64, d, chains, burn
 	}
 	data, _ := json.Marshal(map[string]any{"D": len(docs), "K": len(beta), "V": len(beta[0]), "w": docs})
 	in, _ := json.Marshal(map[string]any{"Data": json.RawMessage(data), "LogBeta": logBeta, "D": d, "Chains": chains, "BurnIn": burnIn, "Samples": samples})
-	out := buildAndRunFiles(t, "lda", ssmfLDA, in, ssmfLDADriver, map[string]string{"hook.go": ssmfLDAHook})
+	out := c.run(t, in)
 	var res ssmfLDAOut
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("driver output: %v\n%s", err, out)
 	}
 	return res
 }
+
+var ssmfSetMomentsLDACase = ssmfLDACase(fastTest("TestEndToEndSSMFSetMomentsLDA"))
 
 // With q(β) a point mass at β̃ (SetMoments), UpdateUnit's fit of a
 // document is the mean-field fixed point given β̃, written by hand:
@@ -182,7 +91,7 @@ func TestEndToEndSSMFSetMomentsLDA(t *testing.T) {
 	docs := [][][2]int{{{1, 2}, {3, 1}}, {{1, 1}, {2, 3}, {4, 2}, {5, 1}}, {{2, 1}}}
 	beta := [][]float64{{0.4, 0.1, 0.2, 0.25, 0.05}, {0.05, 0.5, 0.1, 0.05, 0.3}, {0.2, 0.2, 0.2, 0.2, 0.2}}
 	const K, d = 3, 1
-	res := runSSMFLDA(t, docs, beta, d, 0, 0, 0).Point
+	res := runSSMFLDA(t, ssmfSetMomentsLDACase, docs, beta, d, 0, 0, 0).Point
 	sh := res.Shape
 	if strings.Join(sh.Families, ",") != "Dirichlet" || len(sh.Rows) != 1 || sh.Rows[0] != 5 || len(sh.Natural) != 1 || sh.Natural[0] != K*5 {
 		t.Errorf("Stochastic() = %+v, want the Dirichlet beta with rows of 5 and 15 natural parameters", sh)
@@ -221,6 +130,8 @@ func TestEndToEndSSMFSetMomentsLDA(t *testing.T) {
 	}
 }
 
+var gibbsUnitLDACase = ssmfLDACase(fastTest("TestEndToEndGibbsUnitLDA"))
+
 // GibbsUnit with q(β) a point mass at β̃ samples p(z_d, θ_d | w_d, β̃); the
 // average of its draws of z must match the exact marginals p(z_dn | w_d, β̃),
 // computed here by enumerating the assignments of the document's tokens
@@ -237,7 +148,7 @@ func TestEndToEndGibbsUnitLDA(t *testing.T) {
 	docs := [][][2]int{{{1, 2}}, {{1, 1}, {2, 2}}}
 	beta := [][]float64{{0.7, 0.3}, {0.2, 0.8}}
 	const chains, burnIn, samples = 40, 50, 500
-	res := runSSMFLDA(t, docs, beta, d, chains, burnIn, samples).Gibbs
+	res := runSSMFLDA(t, gibbsUnitLDACase, docs, beta, d, chains, burnIn, samples).Gibbs
 	if len(res.Z) != chains {
 		t.Fatalf("%d chains, want %d", len(res.Z), chains)
 	}
@@ -297,80 +208,7 @@ func TestEndToEndGibbsUnitLDA(t *testing.T) {
 	}
 }
 
-// ssmfGMMHook sets the Gaussian mixture's globals (gmmVI) to point masses
-// and fits a point's assignment given them.
-const ssmfGMMHook = `package PKG
-
-import (
-	"math"
-
-	"github.com/vigen-go/vigen/runtime"
-)
-
-// HookPoint sets q(pi), q(mu) and q(tau) to point masses at pi, mu and tau
-// (SetMoments, from the points' sufficient statistics), fits unit n
-// (UpdateUnit) and returns its q(z), and its parts of the natural
-// parameters of q(mu) and q(tau) given the points (UnitNatural).
-func HookPoint(m *Model, pi, mu, tau []float64, n int) map[string]any {
-	opts := Options{Seed: 3}
-	q, err := m.newState(opts)
-	if err != nil {
-		panic(err)
-	}
-	a, w := &caModel{m: m, opts: opts}, &scratch{trouble: runtime.Trouble{}}
-	var logPi, muStats, tauStats []float64
-	for k := range pi {
-		logPi = append(logPi, math.Log(pi[k]))
-	}
-	muStats = append(muStats, mu...)
-	for _, x := range mu {
-		muStats = append(muStats, x*x)
-	}
-	for _, x := range tau {
-		tauStats = append(tauStats, math.Log(x))
-	}
-	tauStats = append(tauStats, tau...)
-	a.SetMoments(q, 0, logPi)
-	a.SetMoments(q, 1, muStats)
-	a.SetMoments(q, 2, tauStats)
-	a.UpdateUnit(q, w, n)
-	etaMu, etaTau := make([]float64, 2*m.k), make([]float64, 2*m.k)
-	a.UnitNatural(q, w, 1, n, 1, etaMu)
-	a.UnitNatural(q, w, 2, n, 1, etaTau)
-	return map[string]any{"z": q.zProb[n*m.k : (n+1)*m.k], "mu": etaMu, "tau": etaTau, "shape": a.Stochastic()}
-}
-`
-
-const ssmfGMMDriver = `package main
-
-import (
-	"encoding/json"
-	"os"
-	"strings"
-
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	var in struct {
-		Data        json.RawMessage
-		Pi, Mu, Tau []float64
-		N           int
-	}
-	if err := json.NewDecoder(os.Stdin).Decode(&in); err != nil {
-		panic(err)
-	}
-	data, err := model.LoadData(strings.NewReader(string(in.Data)))
-	if err != nil {
-		panic(err)
-	}
-	m, err := model.NewModel(data)
-	if err != nil {
-		panic(err)
-	}
-	json.NewEncoder(os.Stdout).Encode(model.HookPoint(m, in.Pi, in.Mu, in.Tau, in.N))
-}
-`
+var ssmfSetMomentsMixtureCase = fastTest("TestEndToEndSSMFSetMomentsMixture").driver("gmm", gmmVI, "ssmf_gmm_point.go").hook("hook.go", "ssmf_gmm_point_masses.go")
 
 // With the Gaussian mixture's globals at point masses (π̃, μ̃, τ̃), a point's
 // assignment is the exact conditional
@@ -386,7 +224,7 @@ func TestEndToEndSSMFSetMomentsMixture(t *testing.T) {
 	const K, n = 3, 2
 	data, _ := json.Marshal(map[string]any{"y": y, "K": K})
 	in, _ := json.Marshal(map[string]any{"Data": json.RawMessage(data), "Pi": pi, "Mu": mu, "Tau": tau, "N": n})
-	out := buildAndRunFiles(t, "gmm", gmmVI, in, ssmfGMMDriver, map[string]string{"hook.go": ssmfGMMHook})
+	out := ssmfSetMomentsMixtureCase.run(t, in)
 	var res struct {
 		Z, Mu, Tau []float64
 		Shape      struct {

@@ -41,104 +41,7 @@ func ssmfNormalMixtureData(n int) []byte {
 	return data
 }
 
-// ssmfPolishHook runs coordinate ascent from a result: the fixed point of
-// the basin the result is in, and its ELBO.
-const ssmfPolishHook = `package PKG
-
-import "github.com/vigen-go/vigen/runtime"
-
-// HookPolish starts from r's factors and sweeps coordinate ascent (every
-// unit, then the globals) sweeps times, returning the ELBO it ends at.
-func HookPolish(m *Model, r *Result, sweeps int) float64 {
-	opts := Options{Seed: 1}
-	q, err := m.newState(opts)
-	if err != nil {
-		panic(err)
-	}
-	if err := q.start(m, r); err != nil {
-		panic(err)
-	}
-	a, w := &caModel{m: m, opts: opts}, &scratch{trouble: runtime.Trouble{}}
-	units := a.Shape(q).Units
-	for range sweeps {
-		a.UpdateGlobals(q, w)
-		for d := 0; d < units; d++ {
-			a.UpdateUnit(q, w, d)
-		}
-	}
-	return a.ELBO(q, 1, make([]float64, units))
-}
-`
-
-// ssmfSeedsDriver fits the data by coordinate ascent, then by SSMF for
-// every seed and batch size, in one process; for each SSMF fit it reports
-// the status, the last ELBO, the ELBO of coordinate ascent started from
-// the fit, and the component means.
-const ssmfSeedsDriver = `package main
-
-import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"os"
-
-	"github.com/vigen-go/vigen/runtime"
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	var in struct {
-		Data    json.RawMessage
-		Seeds []uint64
-		Runs  []struct{ Batch, Passes int }
-	}
-	if err := json.NewDecoder(os.Stdin).Decode(&in); err != nil {
-		panic(err)
-	}
-	data, err := model.LoadData(bytes.NewReader(in.Data))
-	if err != nil {
-		panic(err)
-	}
-	m, err := model.NewModel(data)
-	if err != nil {
-		panic(err)
-	}
-	type fit struct {
-		Seed     uint64
-		Batch    int
-		Status   string
-		ELBO     float64
-		Polished float64
-		Means    []float64
-	}
-	var out struct {
-		CA   float64
-		Fits []fit
-	}
-	ca, err := m.Fit(context.Background(), model.Options{Seed: 1})
-	if err != nil {
-		panic(err)
-	}
-	out.CA = ca.ELBO[len(ca.ELBO)-1]
-	for _, run := range in.Runs {
-		b := run.Batch
-		for _, seed := range in.Seeds {
-			opts := model.Options{Seed: seed, Algorithm: "ssmf", SVI: runtime.SVISettings{BatchSize: b, Passes: run.Passes}}
-			r, err := m.Fit(context.Background(), opts)
-			if err != nil {
-				panic(err)
-			}
-			f := fit{Seed: seed, Batch: b, Status: r.Status, Means: r.Latent.Mu.Params["mean"]}
-			if len(r.ELBO) > 0 {
-				f.ELBO = r.ELBO[len(r.ELBO)-1]
-				f.Polished = model.HookPolish(m, r, 500)
-			}
-			out.Fits = append(out.Fits, f)
-		}
-	}
-	json.NewEncoder(os.Stdout).Encode(out)
-}
-`
+var ssmfNormalMixtureCase = slowTest("TestEndToEndSSMFNormalMixture").driver("mix2d", ssmfNormalMixtureVI, "fit_ssmf_seeds.go").hook("hook.go", "ca_polish.go")
 
 // SSMF on Normal globals (issue 38): for every seed 1–10 at batches of 50
 // (40 passes, 240 steps) and 300 (the whole data; 200 passes, one step
@@ -159,7 +62,7 @@ func TestEndToEndSSMFNormalMixture(t *testing.T) {
 	golden.SlowTier(t)
 	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	in, _ := json.Marshal(map[string]any{"Data": json.RawMessage(ssmfNormalMixtureData(300)), "Seeds": seeds, "Runs": []map[string]int{{"Batch": 50, "Passes": 40}, {"Batch": 300, "Passes": 200}}})
-	raw := buildAndRunFiles(t, "mix2d", ssmfNormalMixtureVI, in, ssmfSeedsDriver, map[string]string{"hook.go": ssmfPolishHook})
+	raw := ssmfNormalMixtureCase.run(t, in)
 	var out struct {
 		CA   float64
 		Fits []struct {

@@ -25,45 +25,10 @@ for d in 1:D {
 }
 `
 
-const sviDriver = `package main
+// sviGammaPoissonPasses is the number of full-batch passes.
+const sviGammaPoissonPasses = 6
 
-import (
-	"context"
-	"encoding/json"
-	"os"
-
-	model "tmpe2e/PKG"
-	"github.com/vigen-go/vigen/runtime"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	start := &model.Result{Latent: model.Latent{
-		B:   runtime.NewFactor("Gamma", nil, "shape", []float64{3}, "rate", []float64{0.5}),
-		Lam: runtime.NewFactor("Gamma", []int{d.D}, "shape", make([]float64, d.D), "rate", make([]float64, d.D)),
-	}}
-	for i := range d.D {
-		start.Latent.Lam.Params["shape"][i], start.Latent.Lam.Params["rate"][i] = 1, 1
-	}
-	var out []*model.Result
-	for _, o := range []model.Options{
-		{Start: start, Algorithm: "svi", SVI: runtime.SVISettings{BatchSize: d.D, Tau0: 1, Kappa: 0.7, Passes: PASSES}},
-		{Start: start, Algorithm: "svi", SVI: runtime.SVISettings{BatchSize: 3, Passes: 4}, Workers: 1},
-		{Start: start, Algorithm: "svi", SVI: runtime.SVISettings{BatchSize: 3, Passes: 4}, Workers: 3},
-	} {
-		r, err := model.Fit(context.Background(), d, o)
-		if err != nil {
-			panic(err)
-		}
-		r.Seconds = 0
-		out = append(out, r)
-	}
-	json.NewEncoder(os.Stdout).Encode(out)
-}
-`
+var sviGammaPoissonCase = fastTest("TestEndToEndSVIGammaPoisson").driver("gp", gammaPoissonVI, "fit_svi_gamma_poisson.go", "PASSES", fmt.Sprint(sviGammaPoissonPasses))
 
 // SVI with the whole data as its minibatch is the damped coordinate
 // ascent λ ← (1 − ρ_t)λ + ρ_t λ̂; here it is written out by hand from the
@@ -71,9 +36,9 @@ func main() {
 // pass. Minibatch runs must not depend on the number of workers.
 func TestEndToEndSVIGammaPoisson(t *testing.T) {
 	y := []float64{3, 0, 7, 2, 2, 5, 1, 9, 4, 0, 3}
-	const a, passes = 2.0, 6
+	const a, passes = 2.0, sviGammaPoissonPasses
 	data, _ := json.Marshal(map[string]any{"D": len(y), "y": y})
-	out := buildAndRunDriver(t, "gp", gammaPoissonVI, data, strings.ReplaceAll(sviDriver, "PASSES", fmt.Sprint(passes)))
+	out := sviGammaPoissonCase.run(t, data)
 	var res []struct {
 		Status     string    `json:"status"`
 		Iterations int       `json:"iterations"`
@@ -139,42 +104,14 @@ for d in 1:D {
 }
 `
 
-const ctmTopicsDriver = `package main
-
-import (
-	"context"
-	"encoding/json"
-	"os"
-
-	model "tmpe2e/PKG"
-	"github.com/vigen-go/vigen/runtime"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	var out []*model.Result
-	for _, method := range []string{"laplace", "delta"} {
-		for _, o := range []model.Options{
-			{MaxIter: 1},
-			{Algorithm: "svi", LocalTol: runtime.DefaultLocalTol, SVI: runtime.SVISettings{BatchSize: d.D, Tau0: 1, Kappa: 1, Passes: 1}},
-			{Algorithm: "svi", SVI: runtime.SVISettings{BatchSize: 2, Passes: 3}, Workers: 1},
-			{Algorithm: "svi", SVI: runtime.SVISettings{BatchSize: 2, Passes: 3}, Workers: 4},
-		} {
-			o.Method, o.Seed = method, 5
-			r, err := model.Fit(context.Background(), d, o)
-			if err != nil {
-				panic(err)
-			}
-			r.Seconds = 0
-			out = append(out, r)
-		}
-	}
-	json.NewEncoder(os.Stdout).Encode(out)
+// sviTopicsCases are the model with a fixed prior and, since with the
+// logistic-normal prior's mean and covariance as params each step is also
+// an online-EM step, with them as params: SVIGlobals and SVIParams
+// together.
+var sviTopicsCases = [2]*e2eCase{
+	slowTest("TestEndToEndSVITopicsWithGaussianLocals").driver("ctmb", ctmTopicsVI, "fit_svi_topics.go"),
+	slowTest("TestEndToEndSVITopicsWithGaussianLocals").driver("ctmb", strings.NewReplacer("data mu0 : real[K]", "param mu0 : real[K]", "data Sigma0 : cov[K]", "param Sigma0 : cov[K]").Replace(ctmTopicsVI), "fit_svi_topics.go"),
 }
-`
 
 // With the corpus as its one minibatch and ρ_0 = 1, SVI's step is one
 // coordinate-ascent iteration: the same local fits (Laplace or delta for θ,
@@ -182,18 +119,15 @@ func main() {
 // counts (NaturalPrior, NaturalUnit) equal to BetaNatural's λ.
 func TestEndToEndSVITopicsWithGaussianLocals(t *testing.T) {
 	golden.SlowTier(t)
-	t.Run("fixed prior", func(t *testing.T) { sviTopics(t, ctmTopicsVI) })
-	// with the logistic-normal prior's mean and covariance as params, each
-	// step is also an online-EM step: SVIGlobals and SVIParams together
-	withParams := strings.NewReplacer("data mu0 : real[K]", "param mu0 : real[K]", "data Sigma0 : cov[K]", "param Sigma0 : cov[K]").Replace(ctmTopicsVI)
-	t.Run("params", func(t *testing.T) { sviTopics(t, withParams) })
+	t.Run("fixed prior", func(t *testing.T) { sviTopics(t, sviTopicsCases[0]) })
+	t.Run("params", func(t *testing.T) { sviTopics(t, sviTopicsCases[1]) })
 }
 
-func sviTopics(t *testing.T, src string) {
+func sviTopics(t *testing.T, c *e2eCase) {
 	docs := [][][2]int{{{1, 3}, {2, 1}, {5, 2}}, {{3, 4}, {4, 1}}, {{1, 1}, {3, 2}, {4, 2}}, {{2, 5}, {5, 1}}, {{1, 2}, {4, 3}}, {{3, 1}, {5, 4}}}
 	data, _ := json.Marshal(map[string]any{"D": len(docs), "K": 2, "V": 5, "w": docs,
 		"mu0": []float64{0, 0}, "Sigma0": [][]float64{{1, 0.3}, {0.3, 1}}})
-	out := buildAndRunDriver(t, "ctmb", src, data, ctmTopicsDriver)
+	out := c.run(t, data)
 	var res []struct {
 		Status string    `json:"status"`
 		ELBO   []float64 `json:"elbo"`

@@ -17,94 +17,6 @@ import (
 // and ParamStep must refresh the values derived from the params as
 // caModel.MStep does (the ELBOs after the two agree).
 
-// oemHook is compiled into the generated package (it reaches the
-// unexported adapter): it runs a few EM iterations to get a state away from
-// the start, then takes the batch M-step with one copy of the params and
-// online EM's with all units' statistics with another.
-const oemHook = `package PKG
-
-import (
-	"context"
-
-	"github.com/vigen-go/vigen/runtime"
-)
-
-// OEMResult is what ExactOnlineEM reports.
-type OEMResult struct {
-	Batch, Online           Params
-	BatchELBO, OnlineELBO   float64
-	Stats                   int
-}
-
-// ExactOnlineEM compares the batch M-step with online EM on all units.
-func ExactOnlineEM(d *Data, opts Options, iters int) (*OEMResult, error) {
-	o := opts
-	o.MaxIter = iters
-	r, err := Fit(context.Background(), d, o)
-	if err != nil {
-		return nil, err
-	}
-	// q from the fit, the params from their starting values, so that the
-	// M-step changes them (and the values derived from them)
-	start := *r
-	start.Params = Params{}
-	opts.Start = &start
-	m, err := NewModel(d)
-	if err != nil {
-		return nil, err
-	}
-	m1, err := m.withOwnParams(opts)
-	if err != nil {
-		return nil, err
-	}
-	m2, err := m.withOwnParams(opts)
-	if err != nil {
-		return nil, err
-	}
-	q, err := m1.newState(opts)
-	if err != nil {
-		return nil, err
-	}
-	a1, a2 := &caModel{m: m1, opts: opts}, &caModel{m: m2, opts: opts}
-	if _, err := a1.MStep(q); err != nil {
-		return nil, err
-	}
-	stats := make([]float64, a2.Stochastic().ParamStats)
-	w := a2.NewWorker(runtime.Trouble{})
-	units := a2.Shape(q).Units
-	for u := 0; u < units; u++ {
-		a2.UnitParamStats(q, w, u, stats)
-	}
-	if _, err := a2.ParamStep(q, stats); err != nil {
-		return nil, err
-	}
-	per := make([]float64, units)
-	return &OEMResult{Batch: a1.Params(), Online: a2.Params(), BatchELBO: a1.ELBO(q, 1, per), OnlineELBO: a2.ELBO(q, 1, per), Stats: len(stats)}, nil
-}
-`
-
-const oemDriver = `package main
-
-import (
-	"encoding/json"
-	"os"
-
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	r, err := model.ExactOnlineEM(d, model.Options{OPTS}, 3)
-	if err != nil {
-		panic(err)
-	}
-	json.NewEncoder(os.Stdout).Encode(r)
-}
-`
-
 // flatNumbers lists the numbers of a decoded JSON value in a fixed order
 // (object keys sorted by encoding/json's map decoding into a sorted walk).
 func flatNumbers(prefix string, v any, out map[string]float64) {
@@ -186,34 +98,54 @@ func ldaMAPData() []byte {
 	return b
 }
 
+// oemCases, by model name and Options, compare online EM's M-step with the
+// batch one through a hook compiled into the generated package (it
+// reaches the unexported adapter).
+var oemCases = func() map[string]*e2eCase {
+	test := slowTest("TestEndToEndOnlineEMSumsToBatchMStep")
+	cases := map[string]*e2eCase{}
+	for _, m := range []struct{ name, src, file, opts string }{
+		{"ctm", "", "../examples/ctm/ctm.vi", "Smoothing: 0.5, Shrinkage: 0.2"},
+		{"ctm", "", "../examples/ctm/ctm.vi", ""},
+		{"hierlogreg", "", "../examples/hierlogreg/hierlogreg.vi", "Shrinkage: 0.1"},
+		{"ldamap", ldaMAPVI, "", "Smoothing: 0.01, Shrinkage: 0.3"},
+	} {
+		c := test.driver(m.name, m.src, "online_em_vs_batch_mstep.go", "OPTS", m.opts).hook("oem_hook.go", "online_em_vs_batch_mstep.go")
+		if m.file != "" {
+			c.srcFile(m.file)
+		}
+		cases[m.name+"/"+m.opts] = c
+	}
+	return cases
+}()
+
 func TestEndToEndOnlineEMSumsToBatchMStep(t *testing.T) {
 	golden.SlowTier(t)
-	read := func(p string) string {
+	readB := func(p string) []byte {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(b)
+		return b
 	}
-	readB := func(p string) []byte { return []byte(read(p)) }
 	cases := []struct {
-		name, src string
-		data      []byte
-		opts      string
-		stats     int
-		exact     bool // no counts rest: the additions are the batch M-step's, in its order
+		name  string // and opts: of oemCases
+		data  []byte
+		opts  string
+		stats int
+		exact bool // no counts rest: the additions are the batch M-step's, in its order
 	}{
 		// counts (beta) and gaussian on a per-unit latent (mu0, Sigma0)
-		{"ctm", read("../examples/ctm/ctm.vi"), readB("../examples/ctm/data.json"), "Smoothing: 0.5, Shrinkage: 0.2", 3*24 + 1 + 3 + 9, true},
-		{"ctm", read("../examples/ctm/ctm.vi"), readB("../examples/ctm/data.json"), "", 3*24 + 1 + 3 + 9, true},
+		{"ctm", readB("../examples/ctm/data.json"), "Smoothing: 0.5, Shrinkage: 0.2", 3*24 + 1 + 3 + 9, true},
+		{"ctm", readB("../examples/ctm/data.json"), "", 3*24 + 1 + 3 + 9, true},
 		// gaussian on a per-unit latent read through a grouping, MvNormalPrec
 		// with a Normal prior on the mean and a Wishart prior (coupled)
-		{"hierlogreg", read("../examples/hierlogreg/hierlogreg.vi"), readB("../examples/hierlogreg/data.json"), "Shrinkage: 0.1", 1 + 3 + 9, true},
-		{"ldamap", ldaMAPVI, ldaMAPData(), "Smoothing: 0.01, Shrinkage: 0.3", 3*12 + 1 + 2 + 4, false},
+		{"hierlogreg", readB("../examples/hierlogreg/data.json"), "Shrinkage: 0.1", 1 + 3 + 9, true},
+		{"ldamap", ldaMAPData(), "Smoothing: 0.01, Shrinkage: 0.3", 3*12 + 1 + 2 + 4, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name+"/"+c.opts, func(t *testing.T) {
-			out := buildAndRunFiles(t, c.name, c.src, c.data, strings.ReplaceAll(oemDriver, "OPTS", c.opts), map[string]string{"oem_hook.go": oemHook})
+			out := oemCases[c.name+"/"+c.opts].run(t, c.data)
 			var r struct {
 				Batch, Online         any
 				BatchELBO, OnlineELBO float64

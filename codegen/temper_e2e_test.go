@@ -33,85 +33,6 @@ for d in 1:D {
 }
 `
 
-// temperHook exposes the start and the units' expected log joints of the
-// generated package to the driver.
-const temperHook = `package PKG
-
-// HookStart is the starting q of a fit with opts.
-func HookStart(m *Model, opts Options) Latent {
-	q, err := m.newState(opts)
-	if err != nil {
-		panic(err)
-	}
-	return q.latent(m)
-}
-
-// HookLogJoint is UnitLogJoint of every unit at the q of r.
-func HookLogJoint(m *Model, r *Result) []float64 {
-	opts := Options{Start: r}
-	q, err := m.newState(opts)
-	if err != nil {
-		panic(err)
-	}
-	a := &caModel{m: m, opts: opts}
-	out := make([]float64, m.d)
-	for d := range out {
-		out[d] = a.UnitLogJoint(q, d)
-	}
-	return out
-}
-`
-
-const temperDriver = `package main
-
-import (
-	"context"
-	"encoding/json"
-	"os"
-
-	"github.com/vigen-go/vigen/runtime"
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	m, err := model.NewModel(d)
-	if err != nil {
-		panic(err)
-	}
-	fit := func(o model.Options) *model.Result {
-		o.Seed = 3
-		o.LocalTol, o.LocalMaxIter = 1e-13, 20000
-		o.Keep = []string{"all"} // the checks read every token's q(z)
-		r, err := m.Fit(context.Background(), o)
-		if err != nil {
-			panic(err)
-		}
-		return r
-	}
-	out := map[string]any{}
-	out["start"] = model.HookStart(m, model.Options{Seed: 3})
-	one := fit(model.Options{MaxIter: 1, Temper: runtime.TemperSettings{Anneal: runtime.Anneal{T0: 4, Length: 10}}})
-	out["one"] = one
-	out["one_lj"] = model.HookLogJoint(m, one)
-	sched := runtime.TemperSettings{Anneal: runtime.Anneal{T0: 5, Length: 3}}
-	out["annealed"] = fit(model.Options{MaxIter: 10, Tol: 1e-300, MeanTol: 1e-300, Temper: sched, Workers: 3})
-	out["annealed_w1"] = fit(model.Options{MaxIter: 10, Tol: 1e-300, MeanTol: 1e-300, Temper: sched, Workers: 1})
-	head := fit(model.Options{MaxIter: 3, Temper: sched})
-	out["head"] = head
-	out["tail"] = fit(model.Options{MaxIter: 7, Tol: 1e-300, MeanTol: 1e-300, Start: head})
-	vt := runtime.TemperSettings{Mode: "global", Grid: []float64{1, 2, 4}, LogC: []float64{0, -40, -90}}
-	v := fit(model.Options{MaxIter: 1, Temper: vt})
-	out["vt"] = v
-	out["vt_lj"] = model.HookLogJoint(m, v)
-	out["svi_vt"] = fit(model.Options{Algorithm: "svi", SVI: runtime.SVISettings{BatchSize: 4, Passes: 3}, Temper: vt})
-	json.NewEncoder(os.Stdout).Encode(out)
-}
-`
-
 // ldaCorpus draws D documents of about n tokens from an LDA with K topics
 // over V terms, as the (term, count) bags the data file takes.
 func ldaCorpus(rng *rand.Rand, D, K, V, n int) [][][2]int {
@@ -163,6 +84,11 @@ type temperResult struct {
 	Tempering    string    `json:"tempering"`
 }
 
+// temperedLDACase's hook takes which of z's per-token factors to keep (nil:
+// all).
+var temperedLDACase = fastTest("TestEndToEndTemperedLDA").driver("lda", temperLDA, "fit_tempered_lda.go").
+	hook("hook.go", "temper_start_and_units.go", "q.latent(m)", "q.latent(m, nil)")
+
 // The tempered updates of generated LDA, checked against Mandt et al.'s
 // updates written out by hand (Eq. 2 tempers every statement inside the
 // document loop, θ_d's prior included; §3.2 divides the local natural
@@ -179,9 +105,7 @@ func TestEndToEndTemperedLDA(t *testing.T) {
 	const D, K, V = 12, 3, 15
 	docs := ldaCorpus(rng, D, K, V, 30)
 	data, _ := json.Marshal(map[string]any{"D": D, "K": K, "V": V, "w": docs})
-	// z is per-token: latent takes which of those to keep (nil: all)
-	hook := strings.Replace(temperHook, "q.latent(m)", "q.latent(m, nil)", 1)
-	out := buildAndRunFiles(t, "lda", temperLDA, data, temperDriver, map[string]string{"hook.go": hook})
+	out := temperedLDACase.run(t, data)
 	var res struct {
 		Start     map[string]gaussianJSON `json:"start"`
 		One       temperResult            `json:"one"`
@@ -412,37 +336,7 @@ func handLDALogJoint(docs [][][2]int, K, V int, alpha float64, lam, gam, phi []f
 	return out
 }
 
-const collapseDriver = `package main
-
-import (
-	"context"
-	"encoding/json"
-	"os"
-
-	"github.com/vigen-go/vigen/runtime"
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	var out []*model.Result
-	for _, t0 := range []float64{1, 10} {
-		o := model.Options{Seed: 2, MaxIter: 2000}
-		if t0 > 1 {
-			o.Temper = runtime.TemperSettings{Anneal: runtime.Anneal{T0: t0, Length: 50}}
-		}
-		r, err := model.Fit(context.Background(), d, o)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, r)
-	}
-	json.NewEncoder(os.Stdout).Encode(out)
-}
-`
+var temperCollapseCase = fastTest("TestEndToEndTemperCollapseWarning").driver("gmm", gmmVI, "fit_annealed_or_not.go")
 
 // Annealing a mixture with unknown precisions from T = 10 merges its
 // components into identical copies, a fixed point coordinate ascent never
@@ -456,7 +350,7 @@ func TestEndToEndTemperCollapseWarning(t *testing.T) {
 		y = append(y, means[n%5]+rng.NormFloat64())
 	}
 	data, _ := json.Marshal(map[string]any{"y": y, "K": 5})
-	out := buildAndRunDriver(t, "gmm", gmmVI, data, collapseDriver)
+	out := temperCollapseCase.run(t, data)
 	var res []struct {
 		ELBO    []float64 `json:"elbo"`
 		Warning string    `json:"warning"`
@@ -480,9 +374,7 @@ func TestEndToEndTemperCollapseWarning(t *testing.T) {
 	}
 }
 
-// A model with a nonconjugate latent cannot be tempered: Fit says why.
-func TestEndToEndTemperRefused(t *testing.T) {
-	src := `model hier
+const temperRefusedVI = `model hier
 size N
 data y : real[N]
 latent mu : real conjugate
@@ -495,10 +387,13 @@ for n in 1:N {
   y[n] ~ Normal(x[n], 1)
 }
 `
-	drv := strings.Replace(collapseDriver, "[]float64{1, 10}", "[]float64{10}", 1)
-	drv = strings.Replace(drv, "panic(err)\n\t\t}\n\t\tout", "os.Stdout.WriteString(err.Error())\n\t\t\treturn\n\t\t}\n\t\tout", 1)
+
+var temperRefusedCase = fastTest("TestEndToEndTemperRefused").driver("hier", temperRefusedVI, "fit_annealed_or_error.go")
+
+// A model with a nonconjugate latent cannot be tempered: Fit says why.
+func TestEndToEndTemperRefused(t *testing.T) {
 	data, _ := json.Marshal(map[string]any{"y": []float64{1, 2, 0.5, 3}})
-	out := string(buildAndRunDriver(t, "hier", src, data, drv))
+	out := string(temperRefusedCase.run(t, data))
 	for _, want := range []string{"tempering", "does not apply", "s (hier.vi:5:8) has a Gaussian factor"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Fit's error %q does not say %q", out, want)
@@ -506,12 +401,7 @@ for n in 1:N {
 	}
 }
 
-// A model variable named invT is the model's, not the temperature the
-// kernels of SVI and of tempered updates take: SVI fits the model the same
-// whatever its constant is called.
-func TestEndToEndVariableNamedInvT(t *testing.T) {
-	golden.SlowTier(t)
-	src := `model mix
+const invTMixVI = `model mix
 size N, K
 data y : real[N]
 const sigma : real = 2
@@ -525,8 +415,19 @@ for n in 1:N {
   y[n] ~ Normal(mu[z[n]], sigma)
 }
 `
-	renamed := strings.ReplaceAll(src, "sigma", "invT")
-	drv := strings.Replace(collapseDriver, "o := model.Options{Seed: 2, MaxIter: 2000}", `o := model.Options{Seed: 2, Algorithm: "svi", SVI: runtime.SVISettings{BatchSize: 7, Passes: 4}}`, 1)
+
+var (
+	variableNamedInvT = slowTest("TestEndToEndVariableNamedInvT")
+	invTMixCase       = variableNamedInvT.driver("mix", invTMixVI, "fit_svi_annealed_or_not.go")
+	// invTRenamedCase has the constant sigma named invT.
+	invTRenamedCase = variableNamedInvT.driver("mix", strings.ReplaceAll(invTMixVI, "sigma", "invT"), "fit_svi_annealed_or_not.go")
+)
+
+// A model variable named invT is the model's, not the temperature the
+// kernels of SVI and of tempered updates take: SVI fits the model the same
+// whatever its constant is called.
+func TestEndToEndVariableNamedInvT(t *testing.T) {
+	golden.SlowTier(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	var y []float64
 	for n := range 60 {
@@ -539,10 +440,10 @@ for n in 1:N {
 		Latent       json.RawMessage `json:"latent"`
 	}
 	var a, b []fit
-	if err := json.Unmarshal(buildAndRunDriver(t, "mix", src, data, drv), &a); err != nil {
+	if err := json.Unmarshal(invTMixCase.run(t, data), &a); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(buildAndRunDriver(t, "mix", renamed, data, drv), &b); err != nil {
+	if err := json.Unmarshal(invTRenamedCase.run(t, data), &b); err != nil {
 		t.Fatal(err)
 	}
 	for i := range a { // untempered, then annealed
@@ -552,44 +453,7 @@ for n in 1:N {
 	}
 }
 
-// oneTemperedDriver prints the start (HookStart, temperHook) and the fit
-// after one iteration at T = 4, with the options OPTS.
-const oneTemperedDriver = `package main
-
-import (
-	"context"
-	"encoding/json"
-	"os"
-
-	"github.com/vigen-go/vigen/runtime"
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	d, err := model.LoadData(os.Stdin)
-	if err != nil {
-		panic(err)
-	}
-	m, err := model.NewModel(d)
-	if err != nil {
-		panic(err)
-	}
-	out := map[string]any{"start": model.HookStart(m, model.Options{OPTS})}
-	r, err := m.Fit(context.Background(), model.Options{OPTS, MaxIter: 1, Temper: runtime.TemperSettings{Anneal: runtime.Anneal{T0: 4, Length: 10}}})
-	if err != nil {
-		panic(err)
-	}
-	out["one"] = r
-	json.NewEncoder(os.Stdout).Encode(out)
-}
-`
-
-// A hierarchical normal model: tempering divides the likelihood of y_d but
-// leaves the prior of the continuous local latent x_d alone (Mandt et al.
-// App. B.2; derive.Untempered), in x_d's update and in x_d's part of μ's.
-// One iteration at T = 4 from the start, against the updates by hand.
-func TestEndToEndTemperKeepsLocalPriors(t *testing.T) {
-	src := `model hier
+const temperLocalPriorsVI = `model hier
 size D
 data y : real[D]
 latent mu : real conjugate
@@ -600,10 +464,17 @@ for d in 1:D {
   y[d] ~ Normal(x[d], 1)
 }
 `
-	drv := strings.Replace(oneTemperedDriver, "OPTS", "Seed: 3", 2)
+
+var temperLocalPriorsCase = fastTest("TestEndToEndTemperKeepsLocalPriors").driver("hier", temperLocalPriorsVI, "fit_one_tempered_iteration.go", "OPTS", "Seed: 3").hook("hook.go", "temper_start_and_units.go")
+
+// A hierarchical normal model: tempering divides the likelihood of y_d but
+// leaves the prior of the continuous local latent x_d alone (Mandt et al.
+// App. B.2; derive.Untempered), in x_d's update and in x_d's part of μ's.
+// One iteration at T = 4 from the start, against the updates by hand.
+func TestEndToEndTemperKeepsLocalPriors(t *testing.T) {
 	y := []float64{1.5, -0.3, 2.2, 0.7, 3.1}
 	data, _ := json.Marshal(map[string]any{"y": y})
-	out := buildAndRunFiles(t, "hier", src, data, drv, map[string]string{"hook.go": temperHook})
+	out := temperLocalPriorsCase.run(t, data)
 	var res struct {
 		Start map[string]gaussianJSON `json:"start"`
 		One   temperResult            `json:"one"`
@@ -637,13 +508,7 @@ for d in 1:D {
 	}
 }
 
-// A mixture of per-unit means: z_d's update keeps the part of θ_d's prior
-// N(μ_z, 1), which tempering leaves alone, and tempers the part of its own
-// prior Categorical(π); θ_d keeps its prior and tempers its data. One
-// iteration at T = 4 from the start, against the coordinate ascent written
-// out by hand (the unit's two factors alternated to their fixed point).
-func TestEndToEndTemperKeepsPriorInCategorical(t *testing.T) {
-	src := `model hmix
+const temperPriorInCategoricalVI = `model hmix
 size D, K, N
 data y : real[D, N]
 latent pi : simplex[K] conjugate
@@ -660,11 +525,21 @@ for d in 1:D {
   }
 }
 `
-	drv := strings.Replace(oneTemperedDriver, "OPTS", "Seed: 4, LocalTol: 1e-14, LocalMaxIter: 100000", 2)
+
+var temperPriorInCategoricalCase = fastTest("TestEndToEndTemperKeepsPriorInCategorical").
+	driver("hmix", temperPriorInCategoricalVI, "fit_one_tempered_iteration.go", "OPTS", "Seed: 4, LocalTol: 1e-14, LocalMaxIter: 100000").
+	hook("hook.go", "temper_start_and_units.go")
+
+// A mixture of per-unit means: z_d's update keeps the part of θ_d's prior
+// N(μ_z, 1), which tempering leaves alone, and tempers the part of its own
+// prior Categorical(π); θ_d keeps its prior and tempers its data. One
+// iteration at T = 4 from the start, against the coordinate ascent written
+// out by hand (the unit's two factors alternated to their fixed point).
+func TestEndToEndTemperKeepsPriorInCategorical(t *testing.T) {
 	y := [][]float64{{-3.1, -2.6, -3.4}, {0.2, 0.5, -0.1}, {2.9, 3.3, 3.0}, {-2.8, -3.0, -3.3}, {3.1, 2.7, 3.2}}
 	const K, N = 2, 3
 	data, _ := json.Marshal(map[string]any{"y": y, "K": K})
-	out := buildAndRunFiles(t, "hmix", src, data, drv, map[string]string{"hook.go": temperHook})
+	out := temperPriorInCategoricalCase.run(t, data)
 	var res struct {
 		Start map[string]gaussianJSON `json:"start"`
 		One   temperResult            `json:"one"`

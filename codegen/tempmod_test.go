@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,17 +60,11 @@ func TestTempModuleOffline(t *testing.T) {
 		t.Skip("skipping compile test in -short mode")
 	}
 	dir := tempModule(t)
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(`package main
-
-import (
-	"fmt"
-
-	"github.com/vigen-go/vigen/runtime"
-	"gonum.org/v1/gonum/mat"
-)
-
-func main() { fmt.Println(runtime.Version > 0, mat.NewDense(1, 1, nil).RawMatrix().Rows) }
-`), 0o644); err != nil {
+	src, err := driverText("offline_imports.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := goCommand(dir, "run", ".")
@@ -86,27 +81,46 @@ func main() { fmt.Println(runtime.Version > 0, mat.NewDense(1, 1, nil).RawMatrix
 // TestCompileAndRunOutsideSourceTree: the compile-and-run helpers build
 // the generated package and its driver outside the repository (they used
 // to write them under codegen/testdata).
+var outsideCase = fastTest("TestCompileAndRunOutsideSourceTree").driver("outside", linregVI, "print_source_file.go")
+
 func TestCompileAndRunOutsideSourceTree(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const drv = `package main
-
-import (
-	"fmt"
-	"runtime"
-
-	model "tmpe2e/PKG"
-)
-
-var _ = model.LoadData
-
-func main() {
-	_, file, _, _ := runtime.Caller(0)
-	fmt.Print(file)
+	file := string(outsideCase.run(t, nil))
+	if !filepath.IsAbs(file) || !strings.HasSuffix(file, "main.go") {
+		t.Fatalf("the driver reports its source as %q", file)
+	}
+	if rel, err := filepath.Rel(root, file); err == nil && !strings.HasPrefix(rel, "..") {
+		t.Errorf("the driver was built inside the repository, at %s", file)
+	}
 }
-`
+
+// TestBuildAndRunHelpers: the helpers that build one program with go run,
+// for a model known only when a test runs (buildAndRun and its kin), still
+// work: linreg's fits converge, and the program is built outside the
+// repository.
+func TestBuildAndRunHelpers(t *testing.T) {
+	golden.SlowTier(t)
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, data := linregData(rand.New(rand.NewPCG(11, 12)), 40, 3)
+	res := buildAndRun(t, "linreg", linregVI, data)
+	if len(res) != 2 {
+		t.Fatalf("driver returned %d results, want 2", len(res))
+	}
+	for _, r := range res {
+		if !r.Converged {
+			t.Errorf("%s: not converged: %s", r.Method, r.Status)
+		}
+	}
+	drv, err := driverText("print_source_file.go")
+	if err != nil {
+		t.Fatal(err)
+	}
 	file := string(buildAndRunDriver(t, "outside", linregVI, nil, drv))
 	if !filepath.IsAbs(file) || !strings.HasSuffix(file, "main.go") {
 		t.Fatalf("the driver reports its source as %q", file)

@@ -31,6 +31,8 @@ for n in 1:N {
 }
 `
 
+var positiveCase = fastTest("TestEndToEndLowerBoundLatent").fits("positive", positiveVI, ", Tol: 1e-14")
+
 func TestEndToEndLowerBoundLatent(t *testing.T) {
 	const N, P, m, tau = 4, 3, 0.3, 1.2
 	rates := []float64{0.2, 1.5, 6}
@@ -65,7 +67,7 @@ func TestEndToEndLowerBoundLatent(t *testing.T) {
 		return u
 	}
 	data, _ := json.Marshal(map[string]any{"N": N, "P": P, "y": y})
-	res := buildAndRunWith(t, "positive", positiveVI, data, ", Tol: 1e-14")
+	res := positiveCase.results(t, data)
 	z95 := 1.6448536269514722
 	for _, r := range res {
 		if !r.Converged {
@@ -132,11 +134,13 @@ for n in 1:N {
 }
 `
 
+var boundedCase = fastTest("TestEndToEndLowerUpperLatent").fits("bounded", boundedVI, ", Tol: 1e-14")
+
 func TestEndToEndLowerUpperLatent(t *testing.T) {
 	y := [][]float64{{-0.8, 1.0, 2.9}, {-0.95, 0.7, 3.5}, {-0.5, 1.4, 2.2}}
 	const lo = -0.5
 	data, _ := json.Marshal(map[string]any{"N": 3, "P": 3, "y": y, "lo": lo})
-	res := buildAndRunWith(t, "bounded", boundedVI, data, ", Tol: 1e-14")
+	res := boundedCase.results(t, data)
 	rng := rand.New(rand.NewPCG(7, 8))
 	x := func(u float64) float64 { return lo + 4/(1+math.Exp(-u)) }
 	for _, r := range res {
@@ -172,10 +176,7 @@ func TestEndToEndLowerUpperLatent(t *testing.T) {
 	}
 }
 
-// Data outside its declared bounds is a data error naming the variable
-// and the index, as Stan checks data at load.
-func TestEndToEndDataBounds(t *testing.T) {
-	const src = `model databounds
+const dataBoundsVI = `model databounds
 size N
 data y : real<lower=0>[N]
 data w : real<lower=-1, upper=1>[N]
@@ -185,32 +186,13 @@ for n in 1:N {
   y[n] ~ Normal(mu[n] * w[n], 1)
 }
 `
-	const drv = `package main
 
-import (
-	"fmt"
-	"os"
-	"strings"
+var dataBoundsCase = fastTest("TestEndToEndDataBounds").driver("databounds", dataBoundsVI, "print_data_bound_errors.go")
 
-	model "tmpe2e/PKG"
-)
-
-func main() {
-	for _, d := range []string{
-		` + "`" + `{"N": 3, "y": [1, 2, 0.5], "w": [0, 0.5, 0.2]}` + "`" + `,
-		` + "`" + `{"N": 3, "y": [1, 2, -0.5], "w": [0, 0.5, 0.2]}` + "`" + `,
-		` + "`" + `{"N": 3, "y": [1, 2, 0.5], "w": [0, 1.5, 0.2]}` + "`" + `,
-	} {
-		data, err := model.LoadData(strings.NewReader(d))
-		if err == nil {
-			_, err = model.NewModel(data)
-		}
-		fmt.Println(err)
-	}
-	_ = os.Stdout
-}
-`
-	out := string(buildAndRunDriver(t, "databounds", src, nil, drv))
+// Data outside its declared bounds is a data error naming the variable
+// and the index, as Stan checks data at load.
+func TestEndToEndDataBounds(t *testing.T) {
+	out := string(dataBoundsCase.run(t, nil))
 	want := "<nil>\n" +
 		`data "y"[3] = -0.5: it is declared real<lower=0>[N] at databounds.vi:3:6, which must be ≥ 0` + "\n" +
 		`data "w"[2] = 1.5: it is declared real<lower=-1, upper=1>[N] at databounds.vi:4:6, which must be in [-1, 1]` + "\n"

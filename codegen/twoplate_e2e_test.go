@@ -125,6 +125,17 @@ func checkCAVIFixedPoint(t *testing.T, what string, got, other []gaussianJSON, y
 	t.Logf("%s: largest distance from the CAVI update %.3g", what, worst)
 }
 
+var (
+	ppcaFixedPoint = slowTest("TestEndToEndPPCAIsCAVIFixedPoint")
+	ppcaCases      = []struct {
+		name string
+		c    *e2eCase
+	}{
+		{"ppca", ppcaFixedPoint.fits("ppca", ppcaVI, ", MaxIter: 20000, Tol: 1e-15, MeanTol: 1e-12")},
+		{"ppcas", ppcaFixedPoint.fits("ppcas", ppcaSwappedVI, ", MaxIter: 20000, Tol: 1e-15, MeanTol: 1e-12")},
+	}
+)
+
 // Probabilistic PCA with known noise: each row's log joint given the other
 // factor's rows is quadratic, so the Laplace update of z[n] (and of W[d])
 // is the exact CAVI update, and vigen's fit must be a fixed point of the
@@ -134,8 +145,8 @@ func TestEndToEndPPCAIsCAVIFixedPoint(t *testing.T) {
 	golden.SlowTier(t)
 	const n, d, k, s = 40, 6, 2, 0.7
 	x, data := ppcaData(rand.New(rand.NewPCG(7, 18)), n, d, k, s)
-	for _, src := range []struct{ name, vi string }{{"ppca", ppcaVI}, {"ppcas", ppcaSwappedVI}} {
-		res := buildAndRunWith(t, src.name, src.vi, data, ", MaxIter: 20000, Tol: 1e-15, MeanTol: 1e-12")
+	for _, src := range ppcaCases {
+		res := src.c.results(t, data)
 		for _, r := range res {
 			if !r.Converged {
 				t.Errorf("%s %s: not converged: %s", src.name, r.Method, r.Status)
@@ -307,6 +318,10 @@ func checkLaplaceRows(t *testing.T, what string, got []gaussianJSON, f func(row 
 	t.Logf("%s: largest |∇f| %.3g, largest relative covariance error %.3g", what, worstG, worstC)
 }
 
+// pmfCase fits by Laplace only: the delta method's Σ-dependent objective
+// starts indefinite here and takes minutes to settle (see the report).
+var pmfCase = slowTest("TestEndToEndPoissonMatrixFactorizationRowsAreLaplace").fitsLaplace("pmf", pmfVI, ", MaxIter: 20000, Tol: 1e-15, MeanTol: 1e-11")
+
 // Poisson matrix factorization: every fitted row of θ (and of β) must be
 // the Laplace update (Eq. 14) of a hand-written objective of that row
 // given the other factor's fitted rows, with E_q[log Σ_k θ_k β_k] by
@@ -315,10 +330,7 @@ func TestEndToEndPoissonMatrixFactorizationRowsAreLaplace(t *testing.T) {
 	golden.SlowTier(t)
 	const nu, ni, k = 25, 10, 2
 	y, data := pmfData(rand.New(rand.NewPCG(3, 18)), nu, ni, k)
-	// Laplace only: the delta method's Σ-dependent objective starts
-	// indefinite here and takes minutes to settle (see the report)
-	drv := strings.ReplaceAll(replaceOpts(driver, ", MaxIter: 20000, Tol: 1e-15, MeanTol: 1e-11"), `[]string{"laplace", "delta"}`, `[]string{"laplace"}`)
-	out := buildAndRunDriver(t, "pmf", pmfVI, data, drv)
+	out := pmfCase.run(t, data)
 	var res []resultJSON
 	if err := json.Unmarshal(out, &res); err != nil || len(res) != 1 {
 		t.Fatalf("driver output: %v", err)
@@ -439,6 +451,8 @@ for n in 1:N {
 }
 `
 
+var mixedUnitsCase = fastTest("TestEndToEndGlobalReadsGroupedUnitsIsExactMean").fits("mixed", mixedVI, ", MaxIter: 20000, Tol: 1e-15, MeanTol: 1e-12")
+
 func TestEndToEndGlobalReadsGroupedUnitsIsExactMean(t *testing.T) {
 	const n, p, k = 60, 2, 4
 	rng := rand.New(rand.NewPCG(5, 18))
@@ -479,7 +493,7 @@ func TestEndToEndGlobalReadsGroupedUnitsIsExactMean(t *testing.T) {
 	if err := ch.SolveVecTo(&mean, rhs); err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range buildAndRunWith(t, "mixed", mixedVI, data, ", MaxIter: 20000, Tol: 1e-15, MeanTol: 1e-12") {
+	for _, r := range mixedUnitsCase.results(t, data) {
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", r.Method, r.Status)
 		}
@@ -514,10 +528,12 @@ for m in 1:M {
 }
 `
 
+var bilinearCase = fastTest("TestEndToEndSamePlatePairIsCAVIFixedPoint").fits("bilinear", bilinearVI, ", MaxIter: 20000, Tol: 1e-15, MeanTol: 1e-12, LocalTol: 1e-13, LocalMaxIter: 100000")
+
 func TestEndToEndSamePlatePairIsCAVIFixedPoint(t *testing.T) {
 	u := []float64{3, -2.5, 4, 0.5, -3.5}
 	data, _ := json.Marshal(map[string]any{"u": u, "P": 2})
-	for _, r := range buildAndRunWith(t, "bilinear", bilinearVI, data, ", MaxIter: 20000, Tol: 1e-15, MeanTol: 1e-12, LocalTol: 1e-13, LocalMaxIter: 100000") {
+	for _, r := range bilinearCase.results(t, data) {
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", r.Method, r.Status)
 		}
@@ -550,11 +566,13 @@ for m in 1:M {
 }
 `
 
+var hierMeanCase = fastTest("TestEndToEndGlobalPriorMeanOfUnitsIsExactMean").fits("hiermean", hierMeanVI, ", MaxIter: 20000, Tol: 1e-15, MeanTol: 1e-12")
+
 func TestEndToEndGlobalPriorMeanOfUnitsIsExactMean(t *testing.T) {
 	u := [][]float64{{1, -2}, {2.5, 0}, {0.5, -1}, {3, 1.5}}
 	m := len(u)
 	data, _ := json.Marshal(map[string]any{"u": u})
-	for _, r := range buildAndRunWith(t, "hiermean", hierMeanVI, data, ", MaxIter: 20000, Tol: 1e-15, MeanTol: 1e-12") {
+	for _, r := range hierMeanCase.results(t, data) {
 		if !r.Converged {
 			t.Errorf("%s: not converged: %s", r.Method, r.Status)
 		}
