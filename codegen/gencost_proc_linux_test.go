@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -73,6 +74,25 @@ func groupUsage(pgid int) (cpu float64, rss int64) {
 func maxRSS(ps *os.ProcessState) int64 {
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 		return ru.Maxrss << 10 // kB
+	}
+	return -1
+}
+
+// peakRSSSelf is the peak resident bytes of this process (VmHWM), which,
+// unlike getrusage's, starts afresh when the program starts.
+func peakRSSSelf() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				return -1
+			}
+			return kb << 10
+		}
 	}
 	return -1
 }

@@ -17,3 +17,4 @@ func setProcessGroup(*exec.Cmd)       {}
 func killGroup(int)                   {}
 func groupUsage(int) (float64, int64) { return 0, 0 }
 func maxRSS(*os.ProcessState) int64   { return -1 }
+func peakRSSSelf() int64              { return -1 }

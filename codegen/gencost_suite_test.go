@@ -273,8 +273,12 @@ type costRow struct {
 	Err          string // an error of check or gen (not a cap), or of the build
 }
 
-// genCostChildEnv names the model file a child process measures.
-const genCostChildEnv = "VIGEN_GENCOST_CHILD"
+// genCostChildEnv names the model file a child process measures, and
+// genCostExecEnv makes the child run a command.
+const (
+	genCostChildEnv = "VIGEN_GENCOST_CHILD"
+	genCostExecEnv  = "VIGEN_GENCOST_EXEC"
+)
 
 // TestGenCostChild is the child process of the suite: it checks, derives
 // and generates the model named by $VIGEN_GENCOST_CHILD, with the
@@ -282,13 +286,37 @@ const genCostChildEnv = "VIGEN_GENCOST_CHILD"
 // beside it and prints its process CPU seconds at each step on standard
 // output, as lines "gencost STEP SECONDS". Without the variable it does
 // nothing.
+//
+// With $VIGEN_GENCOST_EXEC set instead, it runs the command its arguments
+// after -- name (go build) and prints "gencost exec CPU-SECONDS PEAK-KB":
+// the CPU and peak resident set of the command and the children it waited
+// for. A process started by the test itself would not do, as Linux carries
+// the peak resident set of the process that started a program into the
+// program's (so every build would show the test's own peak), and this
+// child's is small.
 func TestGenCostChild(t *testing.T) {
+	say := func(format string, args ...any) { fmt.Fprintf(os.Stdout, "gencost "+format+"\n", args...) }
+	fail := func(err error) { say("error %s", strconv.Quote(err.Error())) }
+	if os.Getenv(genCostExecEnv) != "" {
+		args := flag.Args()
+		if len(args) == 0 {
+			fail(fmt.Errorf("no command to run"))
+			return
+		}
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fail(err)
+			return
+		}
+		ps := cmd.ProcessState
+		say("exec %.3f %d", (ps.UserTime() + ps.SystemTime()).Seconds(), maxRSS(ps)>>10)
+		return
+	}
 	path := os.Getenv(genCostChildEnv)
 	if path == "" {
 		t.Skip("the generation-cost suite's child process")
 	}
-	say := func(format string, args ...any) { fmt.Fprintf(os.Stdout, "gencost "+format+"\n", args...) }
-	fail := func(err error) { say("error %s", strconv.Quote(err.Error())) }
 	src, err := os.ReadFile(path)
 	if err != nil {
 		fail(err)
@@ -325,6 +353,7 @@ func TestGenCostChild(t *testing.T) {
 			return
 		}
 	}
+	say("hwm %d", peakRSSSelf()>>10)
 	say("done")
 }
 
@@ -424,7 +453,10 @@ func (c *costBench) measure(tb testing.TB, m costModel) costRow {
 	})
 	mu.Lock()
 	defer mu.Unlock()
-	row.GenRSS = res.maxRSS
+	row.GenRSS = res.peakRSS // sampled; the child's own peak when it finished
+	if kb, ok := marks["hwm"]; ok && kb > 0 {
+		row.GenRSS = int64(kb) << 10
+	}
 	start, started := marks["start"]
 	checked, isChecked := marks["checked"]
 	generated, isGenerated := marks["generated"]
@@ -490,16 +522,7 @@ func (c *costBench) measure(tb testing.TB, m costModel) costRow {
 	if err := os.WriteFile(filepath.Join(pkgDir, "gencost_stamp.go"), []byte(stamp), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	build := goCommand(c.dir, "build", "./"+pkg)
-	bres := runCapped(build, nil, func(cpu float64, rss int64) string {
-		switch {
-		case rss > c.caps.mem:
-			return fmt.Sprintf("> %d MB", c.caps.mem>>20)
-		case cpu > c.caps.build.Seconds():
-			return fmt.Sprintf("> %g CPU-s", c.caps.build.Seconds())
-		}
-		return ""
-	})
+	bres := c.goBuild(tb, pkg)
 	row.BuildRSS = bres.maxRSS
 	switch {
 	case bres.killed != "":
@@ -515,6 +538,56 @@ func (c *costBench) measure(tb testing.TB, m costModel) costRow {
 	return row
 }
 
+// goBuild runs go build ./pkg in the module, through a child (see
+// TestGenCostChild), under the build caps.
+func (c *costBench) goBuild(tb testing.TB, pkg string) procResult {
+	tb.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g := goCommand(c.dir, "build", "./"+pkg)
+	cmd := exec.Command(exe, append([]string{"-test.run=^TestGenCostChild$", "-test.count=1", "--"}, g.Args...)...)
+	cmd.Dir, cmd.Env = g.Dir, append(g.Env, genCostExecEnv+"=1")
+	var mu sync.Mutex
+	var cpu float64
+	var kb int64
+	var errMsg string
+	reported := false
+	res := runCapped(cmd, func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if rest, ok := strings.CutPrefix(line, "gencost exec "); ok {
+			if _, err := fmt.Sscan(rest, &cpu, &kb); err == nil {
+				reported = true
+			}
+		} else if rest, ok := strings.CutPrefix(line, "gencost error "); ok {
+			errMsg, _ = strconv.Unquote(rest)
+		}
+	}, func(cpu float64, rss int64) string {
+		switch {
+		case rss > c.caps.mem:
+			return fmt.Sprintf("> %d MB", c.caps.mem>>20)
+		case cpu > c.caps.build.Seconds():
+			return fmt.Sprintf("> %g CPU-s", c.caps.build.Seconds())
+		}
+		return ""
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	res.maxRSS = res.peakRSS
+	switch {
+	case res.killed != "":
+	case reported:
+		res.cpu, res.maxRSS = cpu, kb<<10
+	case errMsg != "":
+		res.err = fmt.Errorf("%s", errMsg)
+	case res.err == nil:
+		res.err = fmt.Errorf("no measurement reported")
+	}
+	return res
+}
+
 // baseline measures go build of a package of one function: the go
 // command's own cost, which every build in the table includes.
 func (c *costBench) baseline(tb testing.TB) costRow {
@@ -522,7 +595,7 @@ func (c *costBench) baseline(tb testing.TB) costRow {
 	row := costRow{Model: costModel{Label: "baseline: go build of a one-function package"}, CheckCPU: -1, GenCPU: -1, GenRSS: -1, BuildCPU: -1, BuildRSS: -1}
 	src := fmt.Sprintf("package baseline\n\n// gencost baseline %d\nfunc F(x float64) float64 { return 2 * x }\n", time.Now().UnixNano())
 	writePackage(tb, c.dir, "baseline", []File{{Name: "baseline.go", Src: []byte(src)}})
-	res := runCapped(goCommand(c.dir, "build", "./baseline"), nil, func(cpu float64, rss int64) string { return "" })
+	res := c.goBuild(tb, "baseline")
 	if res.err != nil {
 		tb.Fatalf("go build: %v\n%s", res.err, res.output)
 	}
@@ -578,9 +651,12 @@ func lastLines(b []byte, n int) string {
 type procResult struct {
 	cpu    float64 // user + system CPU seconds of the process and the children it waited for
 	maxRSS int64   // bytes: the largest of the process and those children
-	killed string  // why it was killed at its cap, or ""
-	err    error   // of the process, when not killed
-	output []byte  // its standard output and error (the last 64 kB)
+	// peakRSS is the largest resident bytes of the group, sampled every
+	// 200 ms
+	peakRSS int64
+	killed  string // why it was killed at its cap, or ""
+	err     error  // of the process, when not killed
+	output  []byte // its standard output and error (the last 64 kB)
 }
 
 // tailBuffer keeps the last 64 kB written to it.
@@ -631,6 +707,7 @@ func runCapped(cmd *exec.Cmd, line func(string), over func(cpu float64, rss int6
 	}()
 	done := make(chan struct{})
 	var killed string
+	var peak int64
 	var kmu sync.Mutex
 	go func() {
 		tick := time.NewTicker(200 * time.Millisecond)
@@ -641,6 +718,9 @@ func runCapped(cmd *exec.Cmd, line func(string), over func(cpu float64, rss int6
 				return
 			case <-tick.C:
 				cpu, rss := groupUsage(cmd.Process.Pid)
+				kmu.Lock()
+				peak = max(peak, rss)
+				kmu.Unlock()
 				if why := over(cpu, rss); why != "" {
 					kmu.Lock()
 					killed = why
@@ -655,7 +735,7 @@ func runCapped(cmd *exec.Cmd, line func(string), over func(cpu float64, rss int6
 	err = cmd.Wait()
 	close(done)
 	kmu.Lock()
-	res.killed = killed
+	res.killed, res.peakRSS = killed, peak
 	kmu.Unlock()
 	if ps := cmd.ProcessState; ps != nil {
 		res.cpu = (ps.UserTime() + ps.SystemTime()).Seconds()
