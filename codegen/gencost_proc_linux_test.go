@@ -96,3 +96,13 @@ func peakRSSSelf() int64 {
 	}
 	return -1
 }
+
+// childrenCPU is the user and system CPU seconds of the children this
+// process has waited for, and of theirs.
+func childrenCPU() (user, sys float64) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return -1, -1
+	}
+	return float64(ru.Utime.Sec) + float64(ru.Utime.Usec)/1e6, float64(ru.Stime.Sec) + float64(ru.Stime.Usec)/1e6
+}

@@ -18,3 +18,4 @@ func killGroup(int)                   {}
 func groupUsage(int) (float64, int64) { return 0, 0 }
 func maxRSS(*os.ProcessState) int64   { return -1 }
 func peakRSSSelf() int64              { return -1 }
+func childrenCPU() (float64, float64) { return -1, -1 }

@@ -59,7 +59,7 @@ var (
 	genCostCheckCap  = flag.Duration("gencost.checkcap", 60*time.Second, "generation-cost suite: CPU cap of a model's check (spec.Load, derive.Derive)")
 	genCostGenCap    = flag.Duration("gencost.gencap", 60*time.Second, "generation-cost suite: CPU cap of a model's generation")
 	genCostBuildCap  = flag.Duration("gencost.buildcap", 90*time.Second, "generation-cost suite: CPU cap of go build of a generated package")
-	genCostMemCap    = flag.Int64("gencost.memcap", 4<<30, "generation-cost suite: cap of the resident memory of check+gen and of go build, in bytes")
+	genCostMemCap    = flag.Int64("gencost.memcap", 6<<30, "generation-cost suite: cap of the resident memory of check+gen and of go build, in bytes")
 	genCostNoBuild   = flag.Bool("gencost.nobuild", false, "generation-cost suite: do not build the generated packages")
 )
 
@@ -259,12 +259,16 @@ type costRow struct {
 	GenRSS      int64 // bytes, of check and gen
 	Lines       int
 	Bytes       int
+	// the longest derivative kernel (a function of an objective's F,
+	// Delta or Target kernel), in lines: Generate refuses the model if it
+	// is longer than maxKernelLines
+	Kernel  string
+	KernelN int
+	Refused bool
 	// the largest function of the package, by bytes (lines undercount
 	// code whose expressions are printed on one line)
 	Largest      string
-	LargestN     int // its lines
 	LargestBytes int
-	Refused      bool // Generate refuses it at the default maxKernelLines (a function longer)
 	OneTrip      int
 	Unused       int
 	BuildCPU     float64
@@ -393,6 +397,11 @@ func newCostBench(tb testing.TB, caps costCaps) *costBench {
 
 var packageClause = regexp.MustCompile(`(?m)^package (\w+)`)
 
+// kernelFunc matches the functions of the derivative kernels that
+// kernelTooLarge measures: Model.NameF, NameDelta and NameTarget, and their
+// parts (thetaFPart1).
+var kernelFunc = regexp.MustCompile(`^Model\.\w+(F|Delta|Target)(Part\d+)?$`)
+
 // measure runs the suite's steps on m.
 func (c *costBench) measure(tb testing.TB, m costModel) costRow {
 	tb.Helper()
@@ -416,7 +425,7 @@ func (c *costBench) measure(tb testing.TB, m costModel) costRow {
 	var mu sync.Mutex
 	marks := map[string]float64{}
 	var errMsg string
-	res := runCapped(cmd, func(line string) {
+	res := runCapped(cmd, 10*(c.caps.check+c.caps.gen), func(line string) {
 		f := strings.Fields(line)
 		if len(f) < 2 || f[0] != "gencost" {
 			return
@@ -495,19 +504,20 @@ func (c *costBench) measure(tb testing.TB, m costModel) costRow {
 		files = append(files, File{Name: e.Name(), Src: b})
 	}
 	row.Lines = countLines(files)
-	longest := 0
 	for _, f := range files {
 		row.Bytes += len(f.Src)
 		for _, fn := range funcSizes(tb, f.Src) {
 			if fn.bytes > row.LargestBytes || fn.bytes == row.LargestBytes && fn.name < row.Largest {
-				row.Largest, row.LargestN, row.LargestBytes = fn.name, fn.lines, fn.bytes
+				row.Largest, row.LargestBytes = fn.name, fn.bytes
 			}
-			longest = max(longest, fn.lines)
+			if kernelFunc.MatchString(fn.name) && (fn.lines > row.KernelN || fn.lines == row.KernelN && fn.name < row.Kernel) {
+				row.Kernel, row.KernelN = fn.name, fn.lines
+			}
 		}
 		row.OneTrip += len(golden.OneTripLoops(f.Src))
 		row.Unused += len(golden.UnusedParams(f.Src))
 	}
-	row.Refused = longest > maxKernelLines
+	row.Refused = row.KernelN > maxKernelLines
 	if c.caps.noBuild {
 		return row
 	}
@@ -554,7 +564,7 @@ func (c *costBench) goBuild(tb testing.TB, pkg string) procResult {
 	var kb int64
 	var errMsg string
 	reported := false
-	res := runCapped(cmd, func(line string) {
+	res := runCapped(cmd, 10*c.caps.build, func(line string) {
 		mu.Lock()
 		defer mu.Unlock()
 		if rest, ok := strings.CutPrefix(line, "gencost exec "); ok {
@@ -639,6 +649,15 @@ func funcSizes(tb testing.TB, src []byte) []funcSize {
 	return out
 }
 
+// loadAverage is the first three fields of /proc/loadavg, or "?".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "?"
+}
+
 func lastLines(b []byte, n int) string {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if len(lines) > n {
@@ -652,7 +671,7 @@ type procResult struct {
 	cpu    float64 // user + system CPU seconds of the process and the children it waited for
 	maxRSS int64   // bytes: the largest of the process and those children
 	// peakRSS is the largest resident bytes of the group, sampled every
-	// 200 ms
+	// 500 ms
 	peakRSS int64
 	killed  string // why it was killed at its cap, or ""
 	err     error  // of the process, when not killed
@@ -676,10 +695,13 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 }
 
 // runCapped runs cmd in a process group of its own, passing each line of
-// its standard output to line (if not nil), and every 200 ms asks over
+// its standard output to line (if not nil), and every 500 ms asks over
 // with the CPU seconds and resident bytes of the whole group: a non-empty
 // answer kills the group and is the result's killed.
-func runCapped(cmd *exec.Cmd, line func(string), over func(cpu float64, rss int64) string) procResult {
+//
+// A process still running after wall (a backstop for a machine so loaded
+// that CPU caps take too long to reach) is killed too.
+func runCapped(cmd *exec.Cmd, wall time.Duration, line func(string), over func(cpu float64, rss int64) string) procResult {
 	var res procResult
 	var tail tailBuffer
 	cmd.Stderr = &tail
@@ -710,8 +732,9 @@ func runCapped(cmd *exec.Cmd, line func(string), over func(cpu float64, rss int6
 	var peak int64
 	var kmu sync.Mutex
 	go func() {
-		tick := time.NewTicker(200 * time.Millisecond)
+		tick := time.NewTicker(500 * time.Millisecond)
 		defer tick.Stop()
+		start := time.Now()
 		for {
 			select {
 			case <-done:
@@ -721,7 +744,11 @@ func runCapped(cmd *exec.Cmd, line func(string), over func(cpu float64, rss int6
 				kmu.Lock()
 				peak = max(peak, rss)
 				kmu.Unlock()
-				if why := over(cpu, rss); why != "" {
+				why := over(cpu, rss)
+				if why == "" && time.Since(start) > wall {
+					why = fmt.Sprintf("> %g s wall", wall.Seconds())
+				}
+				if why != "" {
 					kmu.Lock()
 					killed = why
 					kmu.Unlock()
@@ -778,7 +805,7 @@ func BenchmarkGenCost(b *testing.B) {
 			b.ReportMetric(float64(row.GenRSS>>20), "gen-rss-MB")
 			b.ReportMetric(float64(row.Lines), "lines")
 			b.ReportMetric(float64(row.Bytes>>10), "KB")
-			b.ReportMetric(float64(row.LargestN), "largest-func-lines")
+			b.ReportMetric(float64(row.KernelN), "longest-kernel-lines")
 			b.ReportMetric(float64(row.LargestBytes>>10), "largest-func-KB")
 			b.ReportMetric(float64(row.OneTrip), "one-trip-loops")
 			b.ReportMetric(float64(row.Unused), "unused-params")
@@ -801,6 +828,7 @@ func TestGenCostTable(t *testing.T) {
 	}
 	caps := flagCaps()
 	c := newCostBench(t, caps)
+	load := loadAverage()
 	var rows []costRow
 	if !caps.noBuild {
 		rows = append(rows, c.baseline(t))
@@ -812,7 +840,10 @@ func TestGenCostTable(t *testing.T) {
 			rows = append(rows, row)
 		})
 	}
-	if err := os.WriteFile(*genCostTableFile, []byte(costHeader()+costTable(rows, caps)), 0o644); err != nil {
+	user, sys := childrenCPU()
+	load += " at the start, " + loadAverage() + " at the end"
+	t.Logf("the suite's children: %.0f user + %.0f system CPU-s; the test itself %.0f CPU-s; load average %s", user, sys, processCPU(), load)
+	if err := os.WriteFile(*genCostTableFile, []byte(costHeader(load, user, sys)+costTable(rows, caps)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -827,7 +858,7 @@ func TestGenCostMeasures(t *testing.T) {
 	if row.Err != "" || row.Capped != "" {
 		t.Fatalf("linreg: %s%s", row.Err, row.Capped)
 	}
-	if row.CheckCPU < 0 || row.GenCPU < 0 || row.BuildCPU <= 0 || row.GenRSS <= 0 || row.BuildRSS <= 0 || row.Lines < 100 || row.LargestN < 10 || row.Refused {
+	if row.CheckCPU < 0 || row.GenCPU < 0 || row.BuildCPU <= 0 || row.GenRSS <= 0 || row.BuildRSS <= 0 || row.Lines < 100 || row.KernelN < 10 || row.LargestBytes < 100 || row.Refused {
 		t.Errorf("linreg: %+v", row)
 	}
 	c.caps.check = 500 * time.Millisecond
@@ -843,7 +874,7 @@ func TestGenCostMeasures(t *testing.T) {
 
 // costHeader says how the table was made: the command (with the suite's
 // flags as given), the commit, Go and the machine.
-func costHeader() string {
+func costHeader(load string, user, sys float64) string {
 	var b strings.Builder
 	b.WriteString("# Generation cost (issue 39)\n\nMade from the repository root with\n\n")
 	cmd := "    go test -tags slow ./codegen -run '^TestGenCostTable$' -timeout 60m"
@@ -861,8 +892,9 @@ func costHeader() string {
 	b.WriteString("Check is spec.Load and derive.Derive, gen is Generate with the too-large refusal lifted (`vigen check` runs both, and stops at the first kernel over 10,000 lines: those marked **refused**); ")
 	b.WriteString("CPU seconds are user + system of the process (a child of the test, and go build with the compiler), peak RSS is the largest resident set; ")
 	b.WriteString("go build compiles the generated package alone, its dependencies built, from a source no build cache has seen; a step over its cap was killed, and is shown as the cap. ")
-	b.WriteString("KB is the size of the generated Go; the largest function is the largest by bytes, with its lines and KB. ")
-	b.WriteString("One-trip loops and unused parameters are golden.OneTripLoops and golden.UnusedParams on the generated package.\n\n")
+	b.WriteString("KB is the size of the generated Go; the longest kernel is the longest function of a derivative kernel (F, Delta, Target), the one Generate's too-large limit measures, and the largest function is the largest of the package by bytes (let chains print expressions of megabytes on one line). ")
+	b.WriteString("One-trip loops and unused parameters are golden.OneTripLoops and golden.UnusedParams on the generated package. ")
+	fmt.Fprintf(&b, "In all, the measured processes used %.0f user + %.0f system CPU-s; the load average (1, 5, 15 minutes) was %s: CPU seconds grow when other work on the machine competes for memory and caches, so compare tables made on a quiet machine.\n\n", user, sys, load)
 	return b.String()
 }
 
@@ -889,12 +921,15 @@ func (r costRow) cells() []string {
 		}
 		return strconv.Itoa(v)
 	}
-	largest, kb := "—", "—"
-	if r.Largest != "" {
-		largest = fmt.Sprintf("%s: %d (%d KB)", r.Largest, r.LargestN, r.LargestBytes>>10)
+	kernel, largest, kb := "—", "—", "—"
+	if r.Kernel != "" {
+		kernel = fmt.Sprintf("%s: %d", strings.TrimPrefix(r.Kernel, "Model."), r.KernelN)
 		if r.Refused {
-			largest += " **refused**"
+			kernel += " **refused**"
 		}
+	}
+	if r.Largest != "" {
+		largest = fmt.Sprintf("%s: %d", strings.TrimPrefix(r.Largest, "Model."), r.LargestBytes>>10)
 	}
 	if r.Bytes > 0 {
 		kb = strconv.Itoa(r.Bytes >> 10)
@@ -907,15 +942,15 @@ func (r costRow) cells() []string {
 	if r.Err != "" {
 		model += " (error: " + strings.ReplaceAll(strings.SplitN(r.Err, "\n", 2)[0], "|", "\\|") + ")"
 	}
-	return []string{model, src, sec(r.CheckCPU, "check"), sec(r.GenCPU, "gen"), mb(r.GenRSS), num(r.Lines), kb, largest,
+	return []string{model, src, sec(r.CheckCPU, "check"), sec(r.GenCPU, "gen"), mb(r.GenRSS), num(r.Lines), kb, kernel, largest,
 		num(r.OneTrip), num(r.Unused), sec(r.BuildCPU, "build"), mb(r.BuildRSS)}
 }
 
 // costTable is the suite's table in Markdown.
 func costTable(rows []costRow, caps costCaps) string {
 	var b strings.Builder
-	b.WriteString("| model | source lines | check CPU-s | gen CPU-s | check+gen peak RSS MB | lines | KB | largest function (name: lines (KB)) | one-trip loops | unused params | go build CPU-s | build peak RSS MB |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n")
+	b.WriteString("| model | source lines | check CPU-s | gen CPU-s | check+gen peak RSS MB | lines | KB | longest kernel (name: lines) | largest function (name: KB) | one-trip loops | unused params | go build CPU-s | build peak RSS MB |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|\n")
 	var check, gen, build float64
 	for _, r := range rows {
 		b.WriteString("| " + strings.Join(r.cells(), " | ") + " |\n")
