@@ -756,7 +756,7 @@ func TestE2ECaseTiers(t *testing.T) {
 // built in vain.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if !testing.Short() && flagValue("test.list") == "" {
+	if !testing.Short() && flagValue("test.list") == "" && flagValue("test.fuzzworker") != "true" { // a fuzzing worker runs no test
 		start := time.Now()
 		sel := selectedCases()
 		shared.err = buildCases(sel)
