@@ -48,8 +48,9 @@ import (
 // The table (codegen/testdata/gencost/BEFORE.md, and the AFTER of issue
 // 39's rewrite) is written by
 //
-//	go test -tags slow ./codegen -run '^TestGenCostTable$' -timeout 60m -gencost.table FILE
+//	go test -tags slow ./codegen -run '^TestGenCostTable$' -timeout 120m -gencost.table FILE
 //
+// (about 14 CPU-minutes, 25 minutes on two cores shared with other work),
 // and a model's numbers are benchmark metrics with
 //
 //	go test ./codegen -run '^$' -bench 'GenCost/mixlit$' -benchtime 1x
@@ -779,7 +780,8 @@ func runCapped(cmd *exec.Cmd, wall time.Duration, line func(string), over func(c
 // file), reporting the check and generation CPU seconds, the peak memory,
 // the lines generated and of the largest function, the size lint's counts
 // and the go build CPU seconds as metrics; a step over its cap reports the
-// cap. One pass is one measurement: run it with -benchtime 1x.
+// cap, and the steps after it -1 (the sizes 0). One pass is one
+// measurement: run it with -benchtime 1x.
 func BenchmarkGenCost(b *testing.B) {
 	c := newCostBench(b, flagCaps())
 	for _, m := range genCostSuite(b) {
@@ -819,12 +821,12 @@ func BenchmarkGenCost(b *testing.B) {
 
 // TestGenCostTable measures every model of the suite and writes the table
 // as Markdown to the file -gencost.table names (the BEFORE and AFTER of
-// issue 39). It takes about 20 CPU-minutes, most of them in the models
+// issue 39). It takes about 14 CPU-minutes, most of them in the models
 // that reach their caps.
 func TestGenCostTable(t *testing.T) {
 	golden.SlowTier(t)
 	if *genCostTableFile == "" {
-		t.Skip("give -gencost.table FILE to measure the generation-cost suite (about 20 CPU-minutes)")
+		t.Skip("give -gencost.table FILE to measure the generation-cost suite (about 14 CPU-minutes)")
 	}
 	caps := flagCaps()
 	c := newCostBench(t, caps)
@@ -878,7 +880,10 @@ func TestGenCostMeasures(t *testing.T) {
 func costHeader(load string, user, sys float64) string {
 	var b strings.Builder
 	b.WriteString("# Generation cost (issue 39)\n\nMade from the repository root with\n\n")
-	cmd := "    go test -tags slow ./codegen -run '^TestGenCostTable$' -timeout 60m"
+	cmd := "    go test -tags slow ./codegen -run '^TestGenCostTable$'"
+	if f := flag.Lookup("test.timeout"); f != nil {
+		cmd += " -timeout " + f.Value.String()
+	}
 	flag.Visit(func(f *flag.Flag) {
 		if strings.HasPrefix(f.Name, "gencost.") {
 			cmd += fmt.Sprintf(" -%s %s", f.Name, f.Value)
