@@ -2,9 +2,6 @@ package codegen
 
 import (
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,28 +15,9 @@ import (
 // generated file, by name (methods as Recv.Name).
 func funcLines(tb testing.TB, src []byte) map[string]int {
 	tb.Helper()
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "gen.go", src, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	out := map[string]int{}
-	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok {
-			continue
-		}
-		name := fd.Name.Name
-		if fd.Recv != nil && len(fd.Recv.List) > 0 {
-			t := fd.Recv.List[0].Type
-			if s, ok := t.(*ast.StarExpr); ok {
-				t = s.X
-			}
-			if id, ok := t.(*ast.Ident); ok {
-				name = id.Name + "." + name
-			}
-		}
-		out[name] = fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
+	for _, f := range funcSizes(tb, src) {
+		out[f.name] = f.lines
 	}
 	return out
 }
