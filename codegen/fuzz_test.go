@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
@@ -161,7 +162,7 @@ var argRangeModels = []string{
 
 // withGeneratorName renames, if k is not 0, the model's name number k>>8
 // (modulo their number) in src to generatorNames(src)[k&0xff] (modulo).
-// A src that does not load is returned as it is.
+// A src that does not load, or that Generate refuses, is returned as it is.
 func withGeneratorName(src []byte, k uint16) []byte {
 	if k == 0 {
 		return src
@@ -171,6 +172,9 @@ func withGeneratorName(src []byte, k uint16) []byte {
 		return src
 	}
 	names := generatorNames(m)
+	if len(names) == 0 { // a model Generate refuses has no generator names
+		return src
+	}
 	v := m.Vars[int(k>>8)%len(m.Vars)]
 	to := names[int(k&0xff)%len(names)]
 	word := regexp.MustCompile(`\b` + regexp.QuoteMeta(v.Name) + `\b`)
@@ -269,4 +273,21 @@ func withExtremeLiteral(src []byte, k uint16) []byte {
 	out := append([]byte(nil), src[:loc[0]]...)
 	out = append(out, lit...)
 	return append(out, src[loc[1]:]...)
+}
+
+// TestWithGeneratorNameOfARefusedModel: a model that loads but that
+// derive refuses has no generator names; withGeneratorName returns it as
+// it is (CI's fuzzing once divided by their number, zero).
+func TestWithGeneratorNameOfARefusedModel(t *testing.T) {
+	src := []byte("model m\nsize N\ndata y : real[N]\nlatent mu : real conjugate\nmu ~ StudentT(3, 0, 1)\nfor n in 1:N {\n  y[n] ~ Normal(mu, 1)\n}\n")
+	m, err := spec.Load("fuzz.vi", src)
+	if err != nil {
+		t.Fatalf("the model must load (derive refuses it): %v", err)
+	}
+	if _, err := generateModel(m, Options{}); err == nil {
+		t.Fatal("derive must refuse the model: its conjugate latent has a StudentT prior")
+	}
+	if got := withGeneratorName(src, 0x3d); !bytes.Equal(got, src) {
+		t.Fatalf("withGeneratorName changed a refused model:\n%s", got)
+	}
 }
