@@ -40,6 +40,9 @@ type kernelSpec struct {
 	Outputs []Output
 	// Scalar: the kernel accumulates the scalar output "f" and returns it.
 	Scalar bool
+	// Points are the statements evaluated from their point terms, after
+	// the scheduled outputs.
+	Points []pointBlock
 }
 
 // kernelChunk is the most outputs one generated function evaluates. The
@@ -70,7 +73,7 @@ func scalarOutput(o Output) Output {
 
 // emitKernel schedules the outputs of k and prints the method.
 func (g *gen) emitKernel(k kernelSpec) string {
-	if len(k.Outputs) > kernelChunk {
+	if len(k.Outputs)+len(k.Points) > kernelChunk {
 		return g.splitKernel(k)
 	}
 	local := newNamer("f", "m")
@@ -146,6 +149,9 @@ func (g *gen) emitKernel(k kernelSpec) string {
 	}
 	var body strings.Builder
 	p.topStmts(&body, stmts)
+	for _, blk := range k.Points {
+		g.emitPoints(&body, p, blk, goOf["grad"], goOf["hess"])
+	}
 
 	var sb strings.Builder
 	args := sig
@@ -182,7 +188,7 @@ func (g *gen) emitKernel(k kernelSpec) string {
 		}
 	}
 	switch {
-	case k.Scalar && len(outs) == 0:
+	case k.Scalar && len(outs) == 0 && len(k.Points) == 0:
 		sb.WriteString("\treturn 0\n")
 	case k.Scalar:
 		sb.WriteString("\tvar f float64\n")
@@ -308,19 +314,30 @@ func (g *gen) targetKernel(o *derive.Objective) string {
 // with no derivatives.
 func (g *gen) valueKernel(o, parts *derive.Objective, name string, doc []string) string {
 	var outs []Output
+	var points []pointBlock
 	for _, part := range parts.Parts {
 		origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
+		if part.Point != nil {
+			points = append(points, pointBlock{Origin: origin, Term: part.Point, Groups: pointOutputsOf(part.Point, false, false, "")})
+			continue
+		}
 		outs = append(outs, Output{Target: "f", Expr: part.F, Origin: origin})
 	}
 	l := o.Latent
 	params := append([]kernelParam{{Want: l.Name, Tensor: l.Name, Dims: []string{o.Dim}}}, inputParams(parts.Inputs)...)
-	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true})
+	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true, Points: points})
 }
 
 func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc []string) string {
 	var outs []Output
+	var points []pointBlock
 	var approxCurv []string // parts whose delta Hessian is ∇²f alone
 	for _, part := range o.Parts {
+		if part.Point != nil {
+			origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
+			points = append(points, pointBlock{Origin: origin, Term: part.Point, Groups: pointOutputsOf(part.Point, delta, true, o.CovName)})
+			continue
+		}
 		value, grad, hess := part.F, part.Grad, part.Hess
 		if delta {
 			value = derive.Add(part.F, derive.Mul(derive.N(0.5), part.Trace(o)))
@@ -359,7 +376,7 @@ func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc 
 		kernelParam{Want: "grad", Tensor: "grad", Out: true, Clear: true},
 		kernelParam{Want: "hess", Tensor: "hess", Out: true, Clear: true})
 	if doc != nil {
-		return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true})
+		return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true, Points: points})
 	}
 	dim := o.Dim
 	if dim == derive.ScalarSize {
@@ -395,7 +412,7 @@ func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc 
 		doc = append(doc, "", fmt.Sprintf("%s are the variational parameters of the other latents f reads", strings.Join(names, ", ")),
 			"through expectations.")
 	}
-	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true})
+	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true, Points: points})
 }
 
 // splitKernel prints kernel k, of more than kernelChunk outputs, as methods
@@ -426,6 +443,9 @@ func (g *gen) splitKernel(k kernelSpec) string {
 		part := k
 		part.Name = fmt.Sprintf("%sPart%d", lowerFirst(k.Name), c)
 		part.Outputs = k.Outputs[lo:min(lo+kernelChunk, len(k.Outputs))]
+		if c > 0 {
+			part.Points = nil // the first part evaluates them
+		}
 		part.Params = append([]kernelParam(nil), k.Params...)
 		for i := range part.Params {
 			part.Params[i].Clear = false

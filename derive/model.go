@@ -68,8 +68,13 @@ type Objective struct {
 
 // Part is one factor's contribution to an Objective.
 type Part struct {
-	Factor           *ir.Factor
-	F, Grad, Hess    Expr
+	Factor        *ir.Factor
+	F, Grad, Hess Expr
+	// Point is the part as a graph per data point (point.go), for a
+	// statement that reads literal coordinates of small latents; nil
+	// otherwise. Kernels evaluate it instead of F, Grad, Hess and the
+	// delta terms.
+	Point            *PointTerm
 	trace, traceGrad Expr // see Objective.Trace
 }
 
@@ -420,8 +425,11 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 				return nil, noFactorError(f.Pos, "the objective of "+v.Name, fv)
 			}
 		}
+		raw := lp // before expectations: a PointTerm takes them itself
+		var log []Approx
 		if len(others) > 0 {
-			e, log := b.Expect(lp, others)
+			var e Expr
+			e, log = b.Expect(lp, others)
 			o.Expectations = append(o.Expectations, log...)
 			if e == nil {
 				return nil, expectFailure(f.Pos, log, "")
@@ -430,6 +438,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 			o.Inputs = addInputs(o.Inputs, others)
 		}
 		p := &Part{Factor: f, F: lp}
+		p.Point, _ = pointTerm(o, raw, others, log)
 		p.Grad = Diff(p.F, v.Name, []Index{o.A})
 		p.Hess = Diff(p.Grad, v.Name, []Index{o.B})
 		o.Parts = append(o.Parts, p)

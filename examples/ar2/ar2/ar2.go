@@ -718,17 +718,19 @@ func (m *Model) AlphaF(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sigmaMea
 	t5 := (-0.5) * t1 * beta2Cov[0]
 	t6 := -alpha[0]
 	t8 := (-0.5) * t1
-	t9 := alpha[0] * alpha[0]
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:16:1: alpha ~ Normal(0, 10)
-	hess[0] += -(float64(max(0, T-2)) * t1) - 0.01
-	grad[0] += (-(float64(max(0, T-2)) * t1) - 0.01) * alpha[0]
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.005*t9 - float64(max(0, T-2))*sigmaMean[0] - 3.2215236261987186
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	hess[0] -= float64(max(0, T-2)) * t1
+	grad[0] -= float64(max(0, T-2)) * t1 * alpha[0]
+	f += float64(max(0, T-2)) * (-sigmaMean[0] - 0.9189385332046727)
 	for t := 2; t < T; t++ {
 		t7 := runtime.Sq(t6 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
 		grad[0] += t1*y[t] + t2*y[t-1] + t3*y[t-2]
 		f += t4*y[t-1]*y[t-1] + t5*y[t-2]*y[t-2] + t7*t8
 	}
+	// ar2.vi:16:1: alpha ~ Normal(0, 10)
+	f += (-0.005)*alpha[0]*alpha[0] - 3.2215236261987186
+	grad[0] += (-0.01) * alpha[0]
+	hess[0] += (-0.01)
 	return f
 }
 
@@ -755,17 +757,19 @@ func (m *Model) AlphaDelta(alpha, cov, beta1Mean, beta1Cov, beta2Mean, beta2Cov,
 	t5 := (-0.5) * t1 * beta2Cov[0]
 	t6 := -alpha[0]
 	t8 := (-0.5) * t1
-	t9 := alpha[0] * alpha[0]
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:16:1: alpha ~ Normal(0, 10)
-	hess[0] += -(float64(max(0, T-2)) * t1) - 0.01
-	grad[0] += (-(float64(max(0, T-2)) * t1) - 0.01) * alpha[0]
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.005*t9 - 0.5*float64(max(0, T-2))*t1*cov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.005*cov[0] - 3.2215236261987186
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	hess[0] -= float64(max(0, T-2)) * t1
+	grad[0] -= float64(max(0, T-2)) * t1 * alpha[0]
+	f += float64(max(0, T-2)) * ((-0.5)*t1*cov[0] - sigmaMean[0] - 0.9189385332046727)
 	for t := 2; t < T; t++ {
 		t7 := runtime.Sq(t6 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
 		grad[0] += t1*y[t] + t2*y[t-1] + t3*y[t-2]
 		f += t4*y[t-1]*y[t-1] + t5*y[t-2]*y[t-2] + t7*t8
 	}
+	// ar2.vi:16:1: alpha ~ Normal(0, 10)
+	f += (-0.005)*cov[0] - 0.005*alpha[0]*alpha[0] - 3.2215236261987186
+	grad[0] += (-0.01) * alpha[0]
+	hess[0] += (-0.01)
 	return f
 }
 
@@ -781,14 +785,14 @@ func (m *Model) AlphaTarget(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sig
 	t3 := (-0.5) * t1 * beta2Cov[0]
 	t4 := -alpha[0]
 	t6 := (-0.5) * t1
-	t7 := alpha[0] * alpha[0]
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:16:1: alpha ~ Normal(0, 10)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.005*t7 - float64(max(0, T-2))*sigmaMean[0] - 3.2215236261987186
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += float64(max(0, T-2)) * (-sigmaMean[0] - 0.9189385332046727)
 	for t := 2; t < T; t++ {
 		t5 := runtime.Sq(t4 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
 		f += t2*y[t-1]*y[t-1] + t3*y[t-2]*y[t-2] + t5*t6
 	}
+	// ar2.vi:16:1: alpha ~ Normal(0, 10)
+	f += (-0.005)*alpha[0]*alpha[0] - 3.2215236261987186
 	return f
 }
 
@@ -814,19 +818,18 @@ func (m *Model) Beta1F(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sigmaMea
 	t6 := (-0.5) * t1 * beta2Cov[0]
 	t7 := -alphaMean[0]
 	t9 := (-0.5) * t1
-	t10 := beta1[0] * beta1[0]
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:17:1: beta1 ~ Normal(0, 1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t10 - 0.5*float64(max(0, T-2))*t1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.9189385332046727
-	// ar2.vi:17:1: beta1 ~ Normal(0, 1)
-	hess[0] -= 1.0
-	grad[0] -= beta1[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += float64(max(0, T-2)) * ((-0.5)*t1*alphaCov[0] - sigmaMean[0] - 0.9189385332046727)
 	for t := 2; t < T; t++ {
 		t8 := runtime.Sq(t7 - beta1[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
 		hess[0] += t2 * y[t-1] * y[t-1]
 		grad[0] += (t3 + t1*y[t] + t4*y[t-1] + t5*y[t-2]) * y[t-1]
 		f += t6*y[t-2]*y[t-2] + t8*t9
 	}
+	// ar2.vi:17:1: beta1 ~ Normal(0, 1)
+	f += (-0.5)*beta1[0]*beta1[0] - 0.9189385332046727
+	grad[0] += -beta1[0]
+	hess[0] += (-1.0)
 	return f
 }
 
@@ -855,19 +858,18 @@ func (m *Model) Beta1Delta(beta1, cov, alphaMean, alphaCov, beta2Mean, beta2Cov,
 	t7 := (-0.5) * t1 * beta2Cov[0]
 	t8 := -alphaMean[0]
 	t10 := (-0.5) * t1
-	t11 := beta1[0] * beta1[0]
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:17:1: beta1 ~ Normal(0, 1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t11 - 0.5*float64(max(0, T-2))*t1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.5*cov[0] - 0.9189385332046727
-	// ar2.vi:17:1: beta1 ~ Normal(0, 1)
-	hess[0] -= 1.0
-	grad[0] -= beta1[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += float64(max(0, T-2)) * ((-0.5)*t1*alphaCov[0] - sigmaMean[0] - 0.9189385332046727)
 	for t := 2; t < T; t++ {
 		t9 := runtime.Sq(t8 - beta1[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
 		hess[0] += t2 * y[t-1] * y[t-1]
 		grad[0] += (t3 + t1*y[t] + t4*y[t-1] + t5*y[t-2]) * y[t-1]
 		f += t10*t9 + t6*y[t-1]*y[t-1] + t7*y[t-2]*y[t-2]
 	}
+	// ar2.vi:17:1: beta1 ~ Normal(0, 1)
+	f += (-0.5)*cov[0] - 0.5*beta1[0]*beta1[0] - 0.9189385332046727
+	grad[0] += -beta1[0]
+	hess[0] += (-1.0)
 	return f
 }
 
@@ -882,14 +884,14 @@ func (m *Model) Beta1Target(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sig
 	t2 := (-0.5) * t1 * beta2Cov[0]
 	t3 := -alphaMean[0]
 	t5 := (-0.5) * t1
-	t6 := beta1[0] * beta1[0]
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:17:1: beta1 ~ Normal(0, 1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t6 - 0.5*float64(max(0, T-2))*t1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.9189385332046727
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += float64(max(0, T-2)) * ((-0.5)*t1*alphaCov[0] - sigmaMean[0] - 0.9189385332046727)
 	for t := 2; t < T; t++ {
 		t4 := runtime.Sq(t3 - beta1[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
 		f += t2*y[t-2]*y[t-2] + t4*t5
 	}
+	// ar2.vi:17:1: beta1 ~ Normal(0, 1)
+	f += (-0.5)*beta1[0]*beta1[0] - 0.9189385332046727
 	return f
 }
 
@@ -915,19 +917,18 @@ func (m *Model) Beta2F(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sigmaMea
 	t6 := (-0.5) * t1 * beta1Cov[0]
 	t7 := -alphaMean[0]
 	t9 := (-0.5) * t1
-	t10 := beta2[0] * beta2[0]
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:18:1: beta2 ~ Normal(0, 1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t10 - 0.5*float64(max(0, T-2))*t1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.9189385332046727
-	// ar2.vi:18:1: beta2 ~ Normal(0, 1)
-	hess[0] -= 1.0
-	grad[0] -= beta2[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += float64(max(0, T-2)) * ((-0.5)*t1*alphaCov[0] - sigmaMean[0] - 0.9189385332046727)
 	for t := 2; t < T; t++ {
 		t8 := runtime.Sq(t7 - beta1Mean[0]*y[t-1] - beta2[0]*y[t-2] + y[t])
 		hess[0] += t2 * y[t-2] * y[t-2]
 		grad[0] += (t3 + t1*y[t] + t4*y[t-1] + t5*y[t-2]) * y[t-2]
 		f += t6*y[t-1]*y[t-1] + t8*t9
 	}
+	// ar2.vi:18:1: beta2 ~ Normal(0, 1)
+	f += (-0.5)*beta2[0]*beta2[0] - 0.9189385332046727
+	grad[0] += -beta2[0]
+	hess[0] += (-1.0)
 	return f
 }
 
@@ -956,19 +957,18 @@ func (m *Model) Beta2Delta(beta2, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 	t7 := (-0.5) * t1 * cov[0]
 	t8 := -alphaMean[0]
 	t10 := (-0.5) * t1
-	t11 := beta2[0] * beta2[0]
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:18:1: beta2 ~ Normal(0, 1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t11 - 0.5*float64(max(0, T-2))*t1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.5*cov[0] - 0.9189385332046727
-	// ar2.vi:18:1: beta2 ~ Normal(0, 1)
-	hess[0] -= 1.0
-	grad[0] -= beta2[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += float64(max(0, T-2)) * ((-0.5)*t1*alphaCov[0] - sigmaMean[0] - 0.9189385332046727)
 	for t := 2; t < T; t++ {
 		t9 := runtime.Sq(t8 - beta1Mean[0]*y[t-1] - beta2[0]*y[t-2] + y[t])
 		hess[0] += t2 * y[t-2] * y[t-2]
 		grad[0] += (t3 + t1*y[t] + t4*y[t-1] + t5*y[t-2]) * y[t-2]
 		f += t10*t9 + t6*y[t-1]*y[t-1] + t7*y[t-2]*y[t-2]
 	}
+	// ar2.vi:18:1: beta2 ~ Normal(0, 1)
+	f += (-0.5)*cov[0] - 0.5*beta2[0]*beta2[0] - 0.9189385332046727
+	grad[0] += -beta2[0]
+	hess[0] += (-1.0)
 	return f
 }
 
@@ -983,14 +983,14 @@ func (m *Model) Beta2Target(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sig
 	t2 := (-0.5) * t1 * beta1Cov[0]
 	t3 := -alphaMean[0]
 	t5 := (-0.5) * t1
-	t6 := beta2[0] * beta2[0]
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:18:1: beta2 ~ Normal(0, 1)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*t6 - 0.5*float64(max(0, T-2))*t1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0] - 0.9189385332046727
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += float64(max(0, T-2)) * ((-0.5)*t1*alphaCov[0] - sigmaMean[0] - 0.9189385332046727)
 	for t := 2; t < T; t++ {
 		t4 := runtime.Sq(t3 - beta1Mean[0]*y[t-1] - beta2[0]*y[t-2] + y[t])
 		f += t2*y[t-1]*y[t-1] + t4*t5
 	}
+	// ar2.vi:18:1: beta2 ~ Normal(0, 1)
+	f += (-0.5)*beta2[0]*beta2[0] - 0.9189385332046727
 	return f
 }
 
@@ -1022,18 +1022,21 @@ func (m *Model) SigmaF(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mea
 	t13 := (-0.5) * t12 * beta1Cov[0]
 	t14 := (-0.5) * t12 * beta2Cov[0]
 	t15 := (-0.5) * t12
-	t16 := t1 * t1
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:19:1: sigma ~ HalfNormal(1)
-	hess[0] += t1 * (float64(max(0, T-2))*t3*alphaCov[0] - 3.0*float64(max(0, T-2))*t1*t2*alphaCov[0] - 2.0*t1)
-	grad[0] += float64(max(0, T-2))*t1*t3*alphaCov[0] - float64(max(0, T-2)) - t1*t1 + 1.0
-	f += sigma[0] - 0.5*t16 - 0.5*float64(max(0, T-2))*t12*alphaCov[0] - float64(max(0, T-2))*sigma[0] - 0.9189385332046727*float64(max(0, T-2)) - 0.22579135264472738
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	hess[0] += float64(max(0, T-2)) * t1 * (t3 - 3.0*t1*t2) * alphaCov[0]
+	grad[0] += float64(max(0, T-2)) * (t1*t3*alphaCov[0] - 1.0)
+	f += float64(max(0, T-2)) * ((-0.5)*t12*alphaCov[0] - sigma[0] - 0.9189385332046727)
 	for t := 2; t < T; t++ {
 		t9 := runtime.Sq(t8 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
 		hess[0] += t10*t9 + t11*t9 + t4*y[t-1]*y[t-1] + t5*y[t-1]*y[t-1] + t6*y[t-2]*y[t-2] + t7*y[t-2]*y[t-2]
 		grad[0] += t11*t9 + t5*y[t-1]*y[t-1] + t7*y[t-2]*y[t-2]
 		f += t13*y[t-1]*y[t-1] + t14*y[t-2]*y[t-2] + t15*t9
 	}
+	// ar2.vi:19:1: sigma ~ HalfNormal(1)
+	g100 := math.Exp(2.0 * sigma[0])
+	f += sigma[0] - 0.5*g100 - 0.22579135264472738
+	grad[0] += 1.0 - g100
+	hess[0] += (-2.0) * g100
 	return f
 }
 
@@ -1090,18 +1093,21 @@ func (m *Model) SigmaDelta(sigma, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 	t36 := (-0.5) * t32 * beta2Cov[0]
 	t37 := (-1.5) * t1 * t1 * t4 * cov[0]
 	t38 := (-0.5) * t32
-	t39 := t1 * t1
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:19:1: sigma ~ HalfNormal(1)
-	hess[0] += t1 * (36.0*float64(max(0, T-2))*t1*t1*t3*alphaCov[0]*cov[0] - 30.0*float64(max(0, T-2))*t1*t1*t1*t2*alphaCov[0]*cov[0] - 2.0*t1 - 3.0*float64(max(0, T-2))*t1*t4*alphaCov[0] - 10.5*float64(max(0, T-2))*t1*t4*alphaCov[0]*cov[0] + float64(max(0, T-2))*t5*alphaCov[0] + 0.5*float64(max(0, T-2))*t5*alphaCov[0]*cov[0] - 4.0*t1*cov[0])
-	grad[0] += 6.0*float64(max(0, T-2))*t1*t1*t1*t3*alphaCov[0]*cov[0] - float64(max(0, T-2)) - 4.5*float64(max(0, T-2))*t1*t1*t4*alphaCov[0]*cov[0] + float64(max(0, T-2))*t1*t5*alphaCov[0] + 0.5*float64(max(0, T-2))*t1*t5*alphaCov[0]*cov[0] - t1*t1 - 2.0*t1*t1*cov[0] + 1.0
-	f += 0.5*float64(max(0, T-2))*t1*t5*alphaCov[0]*cov[0] - 0.5*t39 - 1.5*float64(max(0, T-2))*t1*t1*t4*alphaCov[0]*cov[0] - 0.9189385332046727*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*t32*alphaCov[0] - float64(max(0, T-2))*sigma[0] - t1*t1*cov[0] + sigma[0] - 0.22579135264472738
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	hess[0] += float64(max(0, T-2)) * t1 * (t5 - 30.0*t1*t1*t1*t2*cov[0] + 36.0*t1*t1*t3*cov[0] - 3.0*t1*t4 - 10.5*t1*t4*cov[0] + 0.5*t5*cov[0]) * alphaCov[0]
+	grad[0] += float64(max(0, T-2)) * (6.0*t1*t1*t1*t3*alphaCov[0]*cov[0] - 4.5*t1*t1*t4*alphaCov[0]*cov[0] + t1*t5*alphaCov[0] + 0.5*t1*t5*alphaCov[0]*cov[0] - 1.0)
+	f += float64(max(0, T-2)) * (0.5*t1*t5*alphaCov[0]*cov[0] - 1.5*t1*t1*t4*alphaCov[0]*cov[0] - 0.5*t32*alphaCov[0] - sigma[0] - 0.9189385332046727)
 	for t := 2; t < T; t++ {
 		t19 := runtime.Sq(t18 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
 		hess[0] += t10*y[t-1]*y[t-1] + t11*y[t-1]*y[t-1] + t12*y[t-2]*y[t-2] + t13*y[t-2]*y[t-2] + t14*y[t-2]*y[t-2] + t15*y[t-2]*y[t-2] + t16*y[t-2]*y[t-2] + t17*y[t-2]*y[t-2] + t19*t20 + t19*t21 + t19*t22 + t19*t23 + t19*t24 + t19*t25 + t6*y[t-1]*y[t-1] + t7*y[t-1]*y[t-1] + t8*y[t-1]*y[t-1] + t9*y[t-1]*y[t-1]
 		grad[0] += t10*y[t-1]*y[t-1] + t11*y[t-1]*y[t-1] + t16*y[t-2]*y[t-2] + t17*y[t-2]*y[t-2] + t19*t24 + t19*t25 + t19*t30 + t19*t31 + t26*y[t-1]*y[t-1] + t27*y[t-1]*y[t-1] + t28*y[t-2]*y[t-2] + t29*y[t-2]*y[t-2]
 		f += t10*y[t-1]*y[t-1] + t16*y[t-2]*y[t-2] + t19*t25 + t19*t37 + t19*t38 + t33*y[t-1]*y[t-1] + t34*y[t-1]*y[t-1] + t35*y[t-2]*y[t-2] + t36*y[t-2]*y[t-2]
 	}
+	// ar2.vi:19:1: sigma ~ HalfNormal(1)
+	g100 := math.Exp(2.0 * sigma[0])
+	f += sigma[0] - g100*cov[0] - 0.5*g100 - 0.22579135264472738
+	grad[0] += 1.0 - 2.0*g100*cov[0] - g100
+	hess[0] += (-2.0)*g100 - 4.0*g100*cov[0]
 	return f
 }
 
@@ -1118,13 +1124,13 @@ func (m *Model) SigmaTarget(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, bet
 	t4 := (-0.5) * t2 * beta2Cov[0]
 	t5 := -alphaMean[0]
 	t7 := (-0.5) * t2
-	t8 := t1 * t1
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma); ar2.vi:19:1: sigma ~ HalfNormal(1)
-	f += sigma[0] - 0.5*t8 - 0.5*float64(max(0, T-2))*t2*alphaCov[0] - float64(max(0, T-2))*sigma[0] - 0.9189385332046727*float64(max(0, T-2)) - 0.22579135264472738
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += float64(max(0, T-2)) * ((-0.5)*t2*alphaCov[0] - sigma[0] - 0.9189385332046727)
 	for t := 2; t < T; t++ {
 		t6 := runtime.Sq(t5 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
 		f += t3*y[t-1]*y[t-1] + t4*y[t-2]*y[t-2] + t6*t7
 	}
+	// ar2.vi:19:1: sigma ~ HalfNormal(1)
+	f += sigma[0] - 0.5*math.Exp(2.0*sigma[0]) - 0.22579135264472738
 	return f
 }

@@ -580,17 +580,19 @@ func (m *Model) MuF(mu, tauMean, tauCov, thetaMean, thetaCov, grad, hess []float
 	t1 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
 	t2 := -mu[0]
 	t4 := (-0.5) * t1
-	t5 := mu[0] * mu[0]
-	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:13:1: mu ~ Normal(0, 5)
-	hess[0] += -(float64(J) * t1) - 0.04
-	grad[0] += (-(float64(J) * t1) - 0.04) * mu[0]
-	f += (-0.9189385332046727)*float64(J) - 0.02*t5 - float64(J)*tauMean[0] - 2.5283764456387727
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	hess[0] -= float64(J) * t1
+	grad[0] -= float64(J) * t1 * mu[0]
+	f += float64(J) * (-tauMean[0] - 0.9189385332046727)
 	for i2 := 0; i2 < J; i2++ {
 		t3 := runtime.Sq(t2 + thetaMean[i2])
 		grad[0] += t1 * thetaMean[i2]
 		f += t4 * (t3 + thetaCov[i2*J+i2])
 	}
+	// centred.vi:13:1: mu ~ Normal(0, 5)
+	f += (-0.02)*mu[0]*mu[0] - 2.5283764456387727
+	grad[0] += (-0.04) * mu[0]
+	hess[0] += (-0.04)
 	return f
 }
 
@@ -612,17 +614,19 @@ func (m *Model) MuDelta(mu, cov, tauMean, tauCov, thetaMean, thetaCov, grad, hes
 	t1 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
 	t2 := -mu[0]
 	t4 := (-0.5) * t1
-	t5 := mu[0] * mu[0]
-	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:13:1: mu ~ Normal(0, 5)
-	hess[0] += -(float64(J) * t1) - 0.04
-	grad[0] += (-(float64(J) * t1) - 0.04) * mu[0]
-	f += (-0.9189385332046727)*float64(J) - 0.02*t5 - 0.5*float64(J)*t1*cov[0] - float64(J)*tauMean[0] - 0.02*cov[0] - 2.5283764456387727
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	hess[0] -= float64(J) * t1
+	grad[0] -= float64(J) * t1 * mu[0]
+	f += float64(J) * ((-0.5)*t1*cov[0] - tauMean[0] - 0.9189385332046727)
 	for i2 := 0; i2 < J; i2++ {
 		t3 := runtime.Sq(t2 + thetaMean[i2])
 		grad[0] += t1 * thetaMean[i2]
 		f += t4 * (t3 + thetaCov[i2*J+i2])
 	}
+	// centred.vi:13:1: mu ~ Normal(0, 5)
+	f += (-0.02)*cov[0] - 0.02*mu[0]*mu[0] - 2.5283764456387727
+	grad[0] += (-0.04) * mu[0]
+	hess[0] += (-0.04)
 	return f
 }
 
@@ -635,14 +639,14 @@ func (m *Model) MuTarget(mu, tauMean, tauCov, thetaMean, thetaCov []float64) flo
 	t1 := -mu[0]
 	t3 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
 	t4 := (-0.5) * t3
-	t5 := mu[0] * mu[0]
-	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:13:1: mu ~ Normal(0, 5)
-	f += (-0.9189385332046727)*float64(J) - 0.02*t5 - float64(J)*tauMean[0] - 2.5283764456387727
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	f += float64(J) * (-tauMean[0] - 0.9189385332046727)
 	for i2 := 0; i2 < J; i2++ {
 		t2 := runtime.Sq(t1 + thetaMean[i2])
 		f += t4 * (t2 + thetaCov[i2*J+i2])
 	}
+	// centred.vi:13:1: mu ~ Normal(0, 5)
+	f += (-0.02)*mu[0]*mu[0] - 2.5283764456387727
 	return f
 }
 
@@ -667,23 +671,24 @@ func (m *Model) TauF(tau, muMean, muCov, thetaMean, thetaCov, grad, hess []float
 	t7 := t1 * t3
 	t8 := 1 / (t1 * t1)
 	t9 := (-0.5) * t8
-	t10 := runtime.Sq(0.2 * t1)
-	t11 := math.Pow(t10+1.0, -2.0)
-	t12 := (t1 * t1 * t11)
-	t13 := 1 / (t10 + 1.0)
-	t14 := (t1 * t1 * t13)
-	t15 := math.Log1p(t10)
-	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:14:1: tau ~ HalfCauchy(5)
-	hess[0] += float64(J)*t1*t3*muCov[0] - 3.0*float64(J)*t1*t1*t2*muCov[0] - 0.08000000000000002*(2.0*t1*t1*t13-0.08000000000000002*t1*t1*t12)
-	grad[0] += float64(J)*t1*t3*muCov[0] - 0.08000000000000002*t14 - float64(J) + 1.0
-	f += tau[0] - t15 - 0.5*float64(J)*t8*muCov[0] - float64(J)*tau[0] - 0.9189385332046727*float64(J) - 2.061020617723555
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	hess[0] += float64(J) * t1 * (t3 - 3.0*t1*t2) * muCov[0]
+	grad[0] += float64(J) * (t1*t3*muCov[0] - 1.0)
+	f += float64(J) * ((-0.5)*t8*muCov[0] - tau[0] - 0.9189385332046727)
 	for i7 := 0; i7 < J; i7++ {
 		t5 := runtime.Sq(t4 + thetaMean[i7])
 		hess[0] += t5*t6 + t5*t7 + t6*thetaCov[i7*J+i7] + t7*thetaCov[i7*J+i7]
 		grad[0] += t7 * (t5 + thetaCov[i7*J+i7])
 		f += t9 * (t5 + thetaCov[i7*J+i7])
 	}
+	// centred.vi:14:1: tau ~ HalfCauchy(5)
+	g98 := math.Exp(tau[0])
+	g99 := runtime.Sq(0.2 * g98)
+	g100 := g99 + 1.0
+	g101 := (-0.08000000000000002) * g98 * g98 * (1 / g100)
+	f += tau[0] - math.Log1p(g99) - 2.061020617723555
+	grad[0] += g101 + 1.0
+	hess[0] += 2.0*g101 + 0.006400000000000003*g98*g98*g98*g98*(1/(g100*g100))
 	return f
 }
 
@@ -719,27 +724,26 @@ func (m *Model) TauDelta(tau, cov, muMean, muCov, thetaMean, thetaCov, grad, hes
 	t16 := 1 / (t1 * t1)
 	t17 := (-1.5) * t1 * t1 * t4 * cov[0]
 	t18 := (-0.5) * t16
-	t19 := runtime.Sq(0.2 * t1)
-	t20 := math.Pow(t19+1.0, -2.0)
-	t21 := (t1 * t1 * t20)
-	t22 := 1 / (t19 + 1.0)
-	t23 := math.Pow(t19+1.0, -3.0)
-	t24 := (t1 * t1 * t23)
-	t25 := math.Pow(t19+1.0, -4.0)
-	t26 := (t1 * t1 * t25)
-	t27 := (t1 * t1 * t22)
-	t28 := math.Log1p(t19)
-	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:14:1: tau ~ HalfCauchy(5)
-	hess[0] += 36.0*float64(J)*t1*t1*t1*t3*muCov[0]*cov[0] - 30.0*float64(J)*t1*t1*t1*t1*t2*muCov[0]*cov[0] - 0.08000000000000002*(2.0*t1*t1*t22-0.08000000000000002*t1*t1*t21) - 3.0*float64(J)*t1*t1*t4*muCov[0] - 10.5*float64(J)*t1*t1*t4*muCov[0]*cov[0] + float64(J)*t1*t5*muCov[0] + 0.5*float64(J)*t1*t5*muCov[0]*cov[0] - 0.04000000000000001*(8.0*t1*t1*t22-0.9600000000000002*t1*t1*t21-0.4800000000000001*t1*t1*(2.0*t1*t1*t20-0.16000000000000003*t1*t1*t24)-0.08000000000000002*t1*t1*(4.0*t1*t1*t20-0.6400000000000001*t1*t1*t24-0.16000000000000003*t1*t1*(2.0*t1*t1*t23-0.24000000000000005*t1*t1*t26)))*cov[0]
-	grad[0] += 6.0*float64(J)*t1*t1*t1*t3*muCov[0]*cov[0] - 0.08000000000000002*t27 - float64(J) - 4.5*float64(J)*t1*t1*t4*muCov[0]*cov[0] + float64(J)*t1*t5*muCov[0] + 0.5*float64(J)*t1*t5*muCov[0]*cov[0] - 0.04000000000000001*(4.0*t1*t1*t22-0.32000000000000006*t1*t1*t21-0.08000000000000002*t1*t1*(2.0*t1*t1*t20-0.16000000000000003*t1*t1*t24))*cov[0] + 1.0
-	f += 0.5*float64(J)*t1*t5*muCov[0]*cov[0] - t28 - 0.5*float64(J)*t16*muCov[0] - 1.5*float64(J)*t1*t1*t4*muCov[0]*cov[0] - 0.9189385332046727*float64(J) - float64(J)*tau[0] - 0.04000000000000001*(2.0*t1*t1*t22-0.08000000000000002*t1*t1*t21)*cov[0] + tau[0] - 2.061020617723555
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	hess[0] += float64(J) * t1 * (t5 - 30.0*t1*t1*t1*t2*cov[0] + 36.0*t1*t1*t3*cov[0] - 3.0*t1*t4 - 10.5*t1*t4*cov[0] + 0.5*t5*cov[0]) * muCov[0]
+	grad[0] += float64(J) * (6.0*t1*t1*t1*t3*muCov[0]*cov[0] - 4.5*t1*t1*t4*muCov[0]*cov[0] + t1*t5*muCov[0] + 0.5*t1*t5*muCov[0]*cov[0] - 1.0)
+	f += float64(J) * (0.5*t1*t5*muCov[0]*cov[0] - 1.5*t1*t1*t4*muCov[0]*cov[0] - 0.5*t16*muCov[0] - tau[0] - 0.9189385332046727)
 	for i7 := 0; i7 < J; i7++ {
 		t7 := runtime.Sq(t6 + thetaMean[i7])
 		hess[0] += t10*t7 + t10*thetaCov[i7*J+i7] + t11*t7 + t11*thetaCov[i7*J+i7] + t12*t7 + t12*thetaCov[i7*J+i7] + t13*t7 + t13*thetaCov[i7*J+i7] + t7*t8 + t7*t9 + t8*thetaCov[i7*J+i7] + t9*thetaCov[i7*J+i7]
 		grad[0] += t12*t7 + t12*thetaCov[i7*J+i7] + t13*t7 + t13*thetaCov[i7*J+i7] + t14*t7 + t14*thetaCov[i7*J+i7] + t15*t7 + t15*thetaCov[i7*J+i7]
 		f += t13*t7 + t13*thetaCov[i7*J+i7] + t17*t7 + t17*thetaCov[i7*J+i7] + t18*t7 + t18*thetaCov[i7*J+i7]
 	}
+	// centred.vi:14:1: tau ~ HalfCauchy(5)
+	g98 := math.Exp(tau[0])
+	g99 := runtime.Sq(0.2 * g98)
+	g100 := g99 + 1.0
+	g101 := (-0.08000000000000002) * g98 * g98 * (1 / g100)
+	g102 := 0.006400000000000003 * g98 * g98 * g98 * g98 * (1 / (g100 * g100))
+	g103 := (-0.0010240000000000006) * g98 * g98 * g98 * g98 * g98 * g98 * math.Pow(g100, -3.0)
+	f += 0.5*(2.0*g101+g102)*cov[0] - math.Log1p(g99) + tau[0] - 2.061020617723555
+	grad[0] += g101 + 0.5*(4.0*g101+6.0*g102+g103)*cov[0] + 1.0
+	hess[0] += 2.0*g101 + g102 + 0.5*(8.0*g101+28.0*g102+12.0*g103+0.0002457600000000002*g98*g98*g98*g98*g98*g98*g98*g98*math.Pow(g100, -4.0))*cov[0]
 	return f
 }
 
@@ -753,15 +757,14 @@ func (m *Model) TauTarget(tau, muMean, muCov, thetaMean, thetaCov []float64) flo
 	t2 := 1 / (t1 * t1)
 	t3 := -muMean[0]
 	t5 := (-0.5) * t2
-	t6 := runtime.Sq(0.2 * t1)
-	t7 := math.Log1p(t6)
-	// centred.vi:15:1: theta ~ Normal(mu, tau); centred.vi:14:1: tau ~ HalfCauchy(5)
-	f += tau[0] - t7 - 0.5*float64(J)*t2*muCov[0] - float64(J)*tau[0] - 0.9189385332046727*float64(J) - 2.061020617723555
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	f += float64(J) * ((-0.5)*t2*muCov[0] - tau[0] - 0.9189385332046727)
 	for i7 := 0; i7 < J; i7++ {
 		t4 := runtime.Sq(t3 + thetaMean[i7])
 		f += t5 * (t4 + thetaCov[i7*J+i7])
 	}
+	// centred.vi:14:1: tau ~ HalfCauchy(5)
+	f += tau[0] - math.Log1p(runtime.Sq(0.2*math.Exp(tau[0]))) - 2.061020617723555
 	return f
 }
 

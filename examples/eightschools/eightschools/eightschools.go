@@ -589,13 +589,8 @@ func (m *Model) MuF(mu, etaMean, etaCov, tauMean, tauCov, grad, hess []float64) 
 	t7 := -(t2 * mu[0])
 	t8 := (-0.5) * mu[0] * mu[0]
 	t9 := mu[0]
-	t11 := mu[0] * mu[0]
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:18:1: mu ~ Normal(0, 5)
-	f += (-0.9189385332046727)*float64(J) - 0.02*t11 - 2.5283764456387727
-	// eightschools.vi:18:1: mu ~ Normal(0, 5)
-	hess[0] -= 0.04
-	grad[0] -= 0.04 * mu[0]
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	f -= 0.9189385332046727 * float64(J)
 	for i2 := 0; i2 < J; i2++ {
 		t1 := 1 / (sigma[i2] * sigma[i2])
 		t10 := math.Log(sigma[i2])
@@ -603,6 +598,10 @@ func (m *Model) MuF(mu, etaMean, etaCov, tauMean, tauCov, grad, hess []float64) 
 		grad[0] += t1 * (t4 + t3*etaMean[i2] + y[i2])
 		f += t1*t2*etaMean[i2]*y[i2] - t10 + t1*t6*etaCov[i2*J+i2] + t1*t6*etaMean[i2]*etaMean[i2] + t1*t7*etaMean[i2] + t1*t8 + t1*t9*y[i2] - 0.5*t1*y[i2]*y[i2]
 	}
+	// eightschools.vi:18:1: mu ~ Normal(0, 5)
+	f += (-0.02)*mu[0]*mu[0] - 2.5283764456387727
+	grad[0] += (-0.04) * mu[0]
+	hess[0] += (-0.04)
 	return f
 }
 
@@ -632,13 +631,8 @@ func (m *Model) MuDelta(mu, cov, etaMean, etaCov, tauMean, tauCov, grad, hess []
 	t8 := (-0.5) * cov[0]
 	t9 := (-0.5) * mu[0] * mu[0]
 	t10 := mu[0]
-	t12 := mu[0] * mu[0]
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:18:1: mu ~ Normal(0, 5)
-	f += (-0.9189385332046727)*float64(J) - 0.02*t12 - 0.02*cov[0] - 2.5283764456387727
-	// eightschools.vi:18:1: mu ~ Normal(0, 5)
-	hess[0] -= 0.04
-	grad[0] -= 0.04 * mu[0]
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	f -= 0.9189385332046727 * float64(J)
 	for i2 := 0; i2 < J; i2++ {
 		t1 := 1 / (sigma[i2] * sigma[i2])
 		t11 := math.Log(sigma[i2])
@@ -646,6 +640,10 @@ func (m *Model) MuDelta(mu, cov, etaMean, etaCov, tauMean, tauCov, grad, hess []
 		grad[0] += t1 * (t4 + t3*etaMean[i2] + y[i2])
 		f += t1*t10*y[i2] - t11 + t1*t2*etaMean[i2]*y[i2] + t1*t6*etaCov[i2*J+i2] + t1*t6*etaMean[i2]*etaMean[i2] + t1*t7*etaMean[i2] + t1*t8 + t1*t9 - 0.5*t1*y[i2]*y[i2]
 	}
+	// eightschools.vi:18:1: mu ~ Normal(0, 5)
+	f += (-0.02)*cov[0] - 0.02*mu[0]*mu[0] - 2.5283764456387727
+	grad[0] += (-0.04) * mu[0]
+	hess[0] += (-0.04)
 	return f
 }
 
@@ -663,15 +661,15 @@ func (m *Model) MuTarget(mu, etaMean, etaCov, tauMean, tauCov []float64) float64
 	t5 := -(t4 * mu[0])
 	t6 := (-0.5) * mu[0] * mu[0]
 	t7 := mu[0]
-	t9 := mu[0] * mu[0]
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:18:1: mu ~ Normal(0, 5)
-	f += (-0.9189385332046727)*float64(J) - 0.02*t9 - 2.5283764456387727
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	f -= 0.9189385332046727 * float64(J)
 	for i2 := 0; i2 < J; i2++ {
 		t1 := 1 / (sigma[i2] * sigma[i2])
 		t8 := math.Log(sigma[i2])
 		f += t1*t3*etaCov[i2*J+i2] - t8 + t1*t3*etaMean[i2]*etaMean[i2] + t1*t4*etaMean[i2]*y[i2] + t1*t5*etaMean[i2] + t1*t6 + t1*t7*y[i2] - 0.5*t1*y[i2]*y[i2]
 	}
+	// eightschools.vi:18:1: mu ~ Normal(0, 5)
+	f += (-0.02)*mu[0]*mu[0] - 2.5283764456387727
 	return f
 }
 
@@ -697,18 +695,8 @@ func (m *Model) TauF(tau, etaMean, etaCov, muMean, muCov, grad, hess []float64) 
 	t6 := (-0.5) * t2 * t2
 	t7 := (-0.5) * muCov[0]
 	t8 := -muMean[0]
-	t11 := runtime.Sq(0.2 * t2)
-	t12 := math.Pow(t11+1.0, -2.0)
-	t13 := (t12 * t2 * t2)
-	t14 := 1 / (t11 + 1.0)
-	t15 := (t14 * t2 * t2)
-	t16 := math.Log1p(t11)
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	f += tau[0] - t16 - 0.9189385332046727*float64(J) - 2.061020617723555
-	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	hess[0] -= 0.08000000000000002 * (2.0*t14*t2*t2 - 0.08000000000000002*t13*t2*t2)
-	grad[0] += 1.0 - 0.08000000000000002*t15
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	f -= 0.9189385332046727 * float64(J)
 	for i7 := 0; i7 < J; i7++ {
 		t1 := 1 / (sigma[i7] * sigma[i7])
 		t9 := runtime.Sq(t8 - t2*etaMean[i7] + y[i7])
@@ -717,6 +705,14 @@ func (m *Model) TauF(tau, etaMean, etaCov, muMean, muCov, grad, hess []float64) 
 		grad[0] += t1 * (t2*etaMean[i7]*y[i7] + t4*etaMean[i7] + t5*etaCov[i7*J+i7] + t5*etaMean[i7]*etaMean[i7])
 		f += t1*t6*etaCov[i7*J+i7] - t10 + t1*t7 - 0.5*t1*t9
 	}
+	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
+	g98 := math.Exp(tau[0])
+	g99 := runtime.Sq(0.2 * g98)
+	g100 := g99 + 1.0
+	g101 := (-0.08000000000000002) * g98 * g98 * (1 / g100)
+	f += tau[0] - math.Log1p(g99) - 2.061020617723555
+	grad[0] += g101 + 1.0
+	hess[0] += 2.0*g101 + 0.006400000000000003*g98*g98*g98*g98*(1/(g100*g100))
 	return f
 }
 
@@ -749,22 +745,8 @@ func (m *Model) TauDelta(tau, cov, etaMean, etaCov, muMean, muCov, grad, hess []
 	t11 := -(t2 * t2 * cov[0])
 	t12 := (-0.5) * muCov[0]
 	t13 := -muMean[0]
-	t16 := runtime.Sq(0.2 * t2)
-	t17 := math.Pow(t16+1.0, -2.0)
-	t18 := (t17 * t2 * t2)
-	t19 := 1 / (t16 + 1.0)
-	t20 := math.Pow(t16+1.0, -3.0)
-	t21 := (t2 * t2 * t20)
-	t22 := math.Pow(t16+1.0, -4.0)
-	t23 := (t2 * t2 * t22)
-	t24 := (t19 * t2 * t2)
-	t25 := math.Log1p(t16)
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	f += tau[0] - t25 - 0.04000000000000001*(2.0*t19*t2*t2-0.08000000000000002*t18*t2*t2)*cov[0] - 0.9189385332046727*float64(J) - 2.061020617723555
-	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	hess[0] += (-0.08000000000000002)*(2.0*t19*t2*t2-0.08000000000000002*t18*t2*t2) - 0.04000000000000001*(8.0*t19*t2*t2-0.9600000000000002*t18*t2*t2-0.4800000000000001*t2*t2*(2.0*t17*t2*t2-0.16000000000000003*t2*t2*t21)-0.08000000000000002*t2*t2*(4.0*t17*t2*t2-0.6400000000000001*t2*t2*t21-0.16000000000000003*t2*t2*(2.0*t2*t2*t20-0.24000000000000005*t2*t2*t23)))*cov[0]
-	grad[0] += 1.0 - 0.04000000000000001*(4.0*t19*t2*t2-0.32000000000000006*t18*t2*t2-0.08000000000000002*t2*t2*(2.0*t17*t2*t2-0.16000000000000003*t2*t2*t21))*cov[0] - 0.08000000000000002*t24
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	f -= 0.9189385332046727 * float64(J)
 	for i7 := 0; i7 < J; i7++ {
 		t1 := 1 / (sigma[i7] * sigma[i7])
 		t14 := runtime.Sq(t13 - t2*etaMean[i7] + y[i7])
@@ -773,6 +755,16 @@ func (m *Model) TauDelta(tau, cov, etaMean, etaCov, muMean, muCov, grad, hess []
 		grad[0] += t1 * (t2*etaMean[i7]*y[i7] + t5*etaMean[i7] + t6*etaMean[i7] + t7*etaMean[i7]*y[i7] + t8*etaCov[i7*J+i7] + t8*etaMean[i7]*etaMean[i7] + t9*etaCov[i7*J+i7] + t9*etaMean[i7]*etaMean[i7])
 		f += t1*t10*etaCov[i7*J+i7] - t15 + t1*t11*etaCov[i7*J+i7] + t1*t11*etaMean[i7]*etaMean[i7] + t1*t12 - 0.5*t1*t14 + t1*t6*etaMean[i7] + t1*t7*etaMean[i7]*y[i7]
 	}
+	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
+	g98 := math.Exp(tau[0])
+	g99 := runtime.Sq(0.2 * g98)
+	g100 := g99 + 1.0
+	g101 := (-0.08000000000000002) * g98 * g98 * (1 / g100)
+	g102 := 0.006400000000000003 * g98 * g98 * g98 * g98 * (1 / (g100 * g100))
+	g103 := (-0.0010240000000000006) * g98 * g98 * g98 * g98 * g98 * g98 * math.Pow(g100, -3.0)
+	f += 0.5*(2.0*g101+g102)*cov[0] - math.Log1p(g99) + tau[0] - 2.061020617723555
+	grad[0] += g101 + 0.5*(4.0*g101+6.0*g102+g103)*cov[0] + 1.0
+	hess[0] += 2.0*g101 + g102 + 0.5*(8.0*g101+28.0*g102+12.0*g103+0.0002457600000000002*g98*g98*g98*g98*g98*g98*g98*g98*math.Pow(g100, -4.0))*cov[0]
 	return f
 }
 
@@ -788,17 +780,16 @@ func (m *Model) TauTarget(tau, etaMean, etaCov, muMean, muCov []float64) float64
 	t3 := (-0.5) * t2 * t2
 	t4 := (-0.5) * muCov[0]
 	t5 := -muMean[0]
-	t8 := runtime.Sq(0.2 * t2)
-	t9 := math.Log1p(t8)
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma); eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	f += tau[0] - t9 - 0.9189385332046727*float64(J) - 2.061020617723555
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	f -= 0.9189385332046727 * float64(J)
 	for i7 := 0; i7 < J; i7++ {
 		t1 := 1 / (sigma[i7] * sigma[i7])
 		t6 := runtime.Sq(t5 - t2*etaMean[i7] + y[i7])
 		t7 := math.Log(sigma[i7])
 		f += t1*t3*etaCov[i7*J+i7] - t7 + t1*t4 - 0.5*t1*t6
 	}
+	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
+	f += tau[0] - math.Log1p(runtime.Sq(0.2*math.Exp(tau[0]))) - 2.061020617723555
 	return f
 }
 

@@ -626,16 +626,20 @@ func (m *Model) AlphaF(alpha, betaShape, betaRate, betaElog, betaMean, thetaShap
 	t4 := runtime.Lgamma(t1)
 	t5 := t1 - 1.0
 	t6 := -betaMean[0]
-	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta); pumps.vi:18:1: alpha ~ Exponential(1)
-	hess[0] += t1 * (float64(N)*betaElog[0] - float64(N)*t2 - float64(N)*t1*t3 - 1.0)
-	grad[0] += float64(N)*t1*betaElog[0] - float64(N)*t1*t2 - t1 + 1.0
-	f += float64(N)*t1*betaElog[0] - t1 - float64(N)*t4 + alpha[0]
 	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
+	hess[0] += float64(N) * t1 * (betaElog[0] - t1*t3 - t2)
+	grad[0] += float64(N) * t1 * (betaElog[0] - t2)
+	f += float64(N) * (t1*betaElog[0] - t4)
 	for i := 0; i < N; i++ {
 		hess[0] += t1 * thetaElog[i]
 		grad[0] += t1 * thetaElog[i]
 		f += t5*thetaElog[i] + t6*thetaMean[i]
 	}
+	// pumps.vi:18:1: alpha ~ Exponential(1)
+	g100 := -math.Exp(alpha[0])
+	f += g100 + alpha[0]
+	grad[0] += g100 + 1.0
+	hess[0] += g100
 	return f
 }
 
@@ -664,16 +668,22 @@ func (m *Model) AlphaDelta(alpha, cov, betaShape, betaRate, betaElog, betaMean, 
 	t8 := t1 - 1.0
 	t9 := -betaMean[0]
 	t10 := t1 + t6
-	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta); pumps.vi:18:1: alpha ~ Exponential(1)
-	hess[0] += t1 * (6.0*float64(N)*t1*t1*t4*cov[0] - 3.0*float64(N)*t1*t1*t1*t3*cov[0] - float64(N)*t1*t5 - 3.5*float64(N)*t1*t5*cov[0] - float64(N)*t2 - 0.5*float64(N)*t2*cov[0] + 0.5*float64(N)*cov[0]*betaElog[0] + float64(N)*betaElog[0] - 0.5*cov[0] - 1.0)
-	grad[0] += float64(N)*t1*t1*t1*t4*cov[0] - t1 - 1.5*float64(N)*t1*t1*t5*cov[0] - float64(N)*t1*t2 - 0.5*float64(N)*t1*t2*cov[0] + 0.5*float64(N)*t1*cov[0]*betaElog[0] + float64(N)*t1*betaElog[0] - 0.5*t1*cov[0] + 1.0
-	f += 0.5*float64(N)*t1*cov[0]*betaElog[0] - 0.5*float64(N)*t1*t1*t5*cov[0] - 0.5*float64(N)*t1*t2*cov[0] - t1 + float64(N)*t1*betaElog[0] - float64(N)*t7 - 0.5*t1*cov[0] + alpha[0]
 	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
+	hess[0] += float64(N) * t1 * (6.0*t1*t1*t4*cov[0] - 3.0*t1*t1*t1*t3*cov[0] - t2 - t1*t5 - 3.5*t1*t5*cov[0] - 0.5*t2*cov[0] + 0.5*cov[0]*betaElog[0] + betaElog[0])
+	grad[0] += float64(N) * t1 * (t1*t1*t4*cov[0] - t2 - 1.5*t1*t5*cov[0] - 0.5*t2*cov[0] + 0.5*cov[0]*betaElog[0] + betaElog[0])
+	f += float64(N) * (0.5*t1*cov[0]*betaElog[0] - 0.5*t1*t1*t5*cov[0] - 0.5*t1*t2*cov[0] - t7 + t1*betaElog[0])
 	for i := 0; i < N; i++ {
 		hess[0] += t10 * thetaElog[i]
 		grad[0] += t10 * thetaElog[i]
 		f += t6*thetaElog[i] + t8*thetaElog[i] + t9*thetaMean[i]
 	}
+	// pumps.vi:18:1: alpha ~ Exponential(1)
+	g100 := math.Exp(alpha[0])
+	g101 := -g100
+	g102 := (-0.5) * g100 * cov[0]
+	f += g101 + g102 + alpha[0]
+	grad[0] += g101 + g102 + 1.0
+	hess[0] += g101 + g102
 	return f
 }
 
@@ -687,11 +697,12 @@ func (m *Model) AlphaTarget(alpha, betaShape, betaRate, betaElog, betaMean, thet
 	t2 := runtime.Lgamma(t1)
 	t3 := t1 - 1.0
 	t4 := -betaMean[0]
-	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta); pumps.vi:18:1: alpha ~ Exponential(1)
-	f += float64(N)*t1*betaElog[0] - t1 - float64(N)*t2 + alpha[0]
 	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
+	f += float64(N) * (t1*betaElog[0] - t2)
 	for i := 0; i < N; i++ {
 		f += t3*thetaElog[i] + t4*thetaMean[i]
 	}
+	// pumps.vi:18:1: alpha ~ Exponential(1)
+	f += alpha[0] - math.Exp(alpha[0])
 	return f
 }

@@ -888,17 +888,19 @@ func (m *Model) MuF(mu, aMean, aCov, tauMean, tauCov, grad, hess []float64) floa
 	t1 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
 	t2 := -mu[0]
 	t4 := (-0.5) * t1
-	t5 := mu[0] * mu[0]
-	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:23:1: mu ~ Normal(0, 100)
-	hess[0] += -(float64(J) * t1) - 0.0001
-	grad[0] += (-(float64(J) * t1) - 0.0001) * mu[0]
-	f += (-0.9189385332046727)*float64(J) - 5e-05*t5 - float64(J)*tauMean[0] - 5.524108719192764
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	hess[0] -= float64(J) * t1
+	grad[0] -= float64(J) * t1 * mu[0]
+	f += float64(J) * (-tauMean[0] - 0.9189385332046727)
 	for i2 := 0; i2 < J; i2++ {
 		t3 := runtime.Sq(t2 + aMean[i2])
 		grad[0] += t1 * aMean[i2]
 		f += t4 * (t3 + aCov[i2*J+i2])
 	}
+	// schoolreg.vi:23:1: mu ~ Normal(0, 100)
+	f += (-5e-05)*mu[0]*mu[0] - 5.524108719192764
+	grad[0] += (-0.0001) * mu[0]
+	hess[0] += (-0.0001)
 	return f
 }
 
@@ -920,17 +922,19 @@ func (m *Model) MuDelta(mu, cov, aMean, aCov, tauMean, tauCov, grad, hess []floa
 	t1 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
 	t2 := -mu[0]
 	t4 := (-0.5) * t1
-	t5 := mu[0] * mu[0]
-	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:23:1: mu ~ Normal(0, 100)
-	hess[0] += -(float64(J) * t1) - 0.0001
-	grad[0] += (-(float64(J) * t1) - 0.0001) * mu[0]
-	f += (-0.9189385332046727)*float64(J) - 5e-05*t5 - 0.5*float64(J)*t1*cov[0] - float64(J)*tauMean[0] - 5e-05*cov[0] - 5.524108719192764
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	hess[0] -= float64(J) * t1
+	grad[0] -= float64(J) * t1 * mu[0]
+	f += float64(J) * ((-0.5)*t1*cov[0] - tauMean[0] - 0.9189385332046727)
 	for i2 := 0; i2 < J; i2++ {
 		t3 := runtime.Sq(t2 + aMean[i2])
 		grad[0] += t1 * aMean[i2]
 		f += t4 * (t3 + aCov[i2*J+i2])
 	}
+	// schoolreg.vi:23:1: mu ~ Normal(0, 100)
+	f += (-5e-05)*cov[0] - 5e-05*mu[0]*mu[0] - 5.524108719192764
+	grad[0] += (-0.0001) * mu[0]
+	hess[0] += (-0.0001)
 	return f
 }
 
@@ -943,14 +947,14 @@ func (m *Model) MuTarget(mu, aMean, aCov, tauMean, tauCov []float64) float64 {
 	t1 := -mu[0]
 	t3 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
 	t4 := (-0.5) * t3
-	t5 := mu[0] * mu[0]
-	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:23:1: mu ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(J) - 5e-05*t5 - float64(J)*tauMean[0] - 5.524108719192764
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	f += float64(J) * (-tauMean[0] - 0.9189385332046727)
 	for i2 := 0; i2 < J; i2++ {
 		t2 := runtime.Sq(t1 + aMean[i2])
 		f += t4 * (t2 + aCov[i2*J+i2])
 	}
+	// schoolreg.vi:23:1: mu ~ Normal(0, 100)
+	f += (-5e-05)*mu[0]*mu[0] - 5.524108719192764
 	return f
 }
 
@@ -978,19 +982,18 @@ func (m *Model) B1F(b1, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov, grad, h
 	t4 := -(t1 * b2Mean[0])
 	t5 := (-0.5) * t1
 	t6 := (-0.5) * t1 * b2Cov[0]
-	t8 := b1[0] * b1[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:24:1: b1 ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(N) - 5e-05*t8 - float64(N)*sigmaMean[0] - 5.524108719192764
-	// schoolreg.vi:24:1: b1 ~ Normal(0, 100)
-	hess[0] -= 0.0001
-	grad[0] -= 0.0001 * b1[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += float64(N) * (-sigmaMean[0] - 0.9189385332046727)
 	for n := 0; n < N; n++ {
 		t7 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1[0]*float64(vr1[n]))
 		hess[0] += t2 * float64(vr1[n]) * float64(vr1[n])
 		grad[0] += (t1*score[n] + t2*aMean[school[n]-1] + t3*float64(vr1[n]) + t4*float64(vr2[n])) * float64(vr1[n])
 		f += t5*t7 + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr2[n])*float64(vr2[n])
 	}
+	// schoolreg.vi:24:1: b1 ~ Normal(0, 100)
+	f += (-5e-05)*b1[0]*b1[0] - 5.524108719192764
+	grad[0] += (-0.0001) * b1[0]
+	hess[0] += (-0.0001)
 	return f
 }
 
@@ -1021,19 +1024,18 @@ func (m *Model) B1Delta(b1, cov, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov
 	t5 := (-0.5) * t1
 	t6 := (-0.5) * t1 * cov[0]
 	t7 := (-0.5) * t1 * b2Cov[0]
-	t9 := b1[0] * b1[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:24:1: b1 ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(N) - 5e-05*t9 - float64(N)*sigmaMean[0] - 5e-05*cov[0] - 5.524108719192764
-	// schoolreg.vi:24:1: b1 ~ Normal(0, 100)
-	hess[0] -= 0.0001
-	grad[0] -= 0.0001 * b1[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += float64(N) * (-sigmaMean[0] - 0.9189385332046727)
 	for n := 0; n < N; n++ {
 		t8 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1[0]*float64(vr1[n]))
 		hess[0] += t2 * float64(vr1[n]) * float64(vr1[n])
 		grad[0] += (t1*score[n] + t2*aMean[school[n]-1] + t3*float64(vr1[n]) + t4*float64(vr2[n])) * float64(vr1[n])
 		f += t5*t8 + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr1[n])*float64(vr1[n]) + t7*float64(vr2[n])*float64(vr2[n])
 	}
+	// schoolreg.vi:24:1: b1 ~ Normal(0, 100)
+	f += (-5e-05)*cov[0] - 5e-05*b1[0]*b1[0] - 5.524108719192764
+	grad[0] += (-0.0001) * b1[0]
+	hess[0] += (-0.0001)
 	return f
 }
 
@@ -1051,14 +1053,14 @@ func (m *Model) B1Target(b1, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov []f
 	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	t2 := (-0.5) * t1
 	t3 := (-0.5) * t1 * b2Cov[0]
-	t5 := b1[0] * b1[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:24:1: b1 ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(N) - 5e-05*t5 - float64(N)*sigmaMean[0] - 5.524108719192764
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += float64(N) * (-sigmaMean[0] - 0.9189385332046727)
 	for n := 0; n < N; n++ {
 		t4 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1[0]*float64(vr1[n]))
 		f += t2*t4 + t2*aCov[(school[n]-1)*J+school[n]-1] + t3*float64(vr2[n])*float64(vr2[n])
 	}
+	// schoolreg.vi:24:1: b1 ~ Normal(0, 100)
+	f += (-5e-05)*b1[0]*b1[0] - 5.524108719192764
 	return f
 }
 
@@ -1086,19 +1088,18 @@ func (m *Model) B2F(b2, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov, grad, h
 	t4 := -(t1 * b2[0])
 	t5 := (-0.5) * t1
 	t6 := (-0.5) * t1 * b1Cov[0]
-	t8 := b2[0] * b2[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:25:1: b2 ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(N) - 5e-05*t8 - float64(N)*sigmaMean[0] - 5.524108719192764
-	// schoolreg.vi:25:1: b2 ~ Normal(0, 100)
-	hess[0] -= 0.0001
-	grad[0] -= 0.0001 * b2[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += float64(N) * (-sigmaMean[0] - 0.9189385332046727)
 	for n := 0; n < N; n++ {
 		t7 := runtime.Sq(score[n] - b2[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
 		hess[0] += t2 * float64(vr2[n]) * float64(vr2[n])
 		grad[0] += (t1*score[n] + t2*aMean[school[n]-1] + t3*float64(vr1[n]) + t4*float64(vr2[n])) * float64(vr2[n])
 		f += t5*t7 + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr1[n])*float64(vr1[n])
 	}
+	// schoolreg.vi:25:1: b2 ~ Normal(0, 100)
+	f += (-5e-05)*b2[0]*b2[0] - 5.524108719192764
+	grad[0] += (-0.0001) * b2[0]
+	hess[0] += (-0.0001)
 	return f
 }
 
@@ -1129,19 +1130,18 @@ func (m *Model) B2Delta(b2, cov, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov
 	t5 := (-0.5) * t1
 	t6 := (-0.5) * t1 * b1Cov[0]
 	t7 := (-0.5) * t1 * cov[0]
-	t9 := b2[0] * b2[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:25:1: b2 ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(N) - 5e-05*t9 - float64(N)*sigmaMean[0] - 5e-05*cov[0] - 5.524108719192764
-	// schoolreg.vi:25:1: b2 ~ Normal(0, 100)
-	hess[0] -= 0.0001
-	grad[0] -= 0.0001 * b2[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += float64(N) * (-sigmaMean[0] - 0.9189385332046727)
 	for n := 0; n < N; n++ {
 		t8 := runtime.Sq(score[n] - b2[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
 		hess[0] += t2 * float64(vr2[n]) * float64(vr2[n])
 		grad[0] += (t1*score[n] + t2*aMean[school[n]-1] + t3*float64(vr1[n]) + t4*float64(vr2[n])) * float64(vr2[n])
 		f += t5*t8 + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr1[n])*float64(vr1[n]) + t7*float64(vr2[n])*float64(vr2[n])
 	}
+	// schoolreg.vi:25:1: b2 ~ Normal(0, 100)
+	f += (-5e-05)*cov[0] - 5e-05*b2[0]*b2[0] - 5.524108719192764
+	grad[0] += (-0.0001) * b2[0]
+	hess[0] += (-0.0001)
 	return f
 }
 
@@ -1159,14 +1159,14 @@ func (m *Model) B2Target(b2, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov []f
 	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	t2 := (-0.5) * t1
 	t3 := (-0.5) * t1 * b1Cov[0]
-	t5 := b2[0] * b2[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:25:1: b2 ~ Normal(0, 100)
-	f += (-0.9189385332046727)*float64(N) - 5e-05*t5 - float64(N)*sigmaMean[0] - 5.524108719192764
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += float64(N) * (-sigmaMean[0] - 0.9189385332046727)
 	for n := 0; n < N; n++ {
 		t4 := runtime.Sq(score[n] - b2[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
 		f += t2*t4 + t2*aCov[(school[n]-1)*J+school[n]-1] + t3*float64(vr1[n])*float64(vr1[n])
 	}
+	// schoolreg.vi:25:1: b2 ~ Normal(0, 100)
+	f += (-5e-05)*b2[0]*b2[0] - 5.524108719192764
 	return f
 }
 
@@ -1191,23 +1191,24 @@ func (m *Model) TauF(tau, aMean, aCov, muMean, muCov, grad, hess []float64) floa
 	t6 := -muMean[0]
 	t8 := 1 / (t1 * t1)
 	t9 := (-0.5) * t8
-	t10 := runtime.Sq(0.1 * t1)
-	t11 := math.Pow(t10+1.0, -2.0)
-	t12 := (t1 * t1 * t11)
-	t13 := 1 / (t10 + 1.0)
-	t14 := (t1 * t1 * t13)
-	t15 := math.Log1p(t10)
-	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:26:1: tau ~ HalfCauchy(10)
-	hess[0] += float64(J)*t1*t3*muCov[0] - 3.0*float64(J)*t1*t1*t2*muCov[0] - 0.020000000000000004*(2.0*t1*t1*t13-0.020000000000000004*t1*t1*t12)
-	grad[0] += float64(J)*t1*t3*muCov[0] - 0.020000000000000004*t14 - float64(J) + 1.0
-	f += tau[0] - t15 - 0.5*float64(J)*t8*muCov[0] - float64(J)*tau[0] - 0.9189385332046727*float64(J) - 2.754167798283501
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	hess[0] += float64(J) * t1 * (t3 - 3.0*t1*t2) * muCov[0]
+	grad[0] += float64(J) * (t1*t3*muCov[0] - 1.0)
+	f += float64(J) * ((-0.5)*t8*muCov[0] - tau[0] - 0.9189385332046727)
 	for i15 := 0; i15 < J; i15++ {
 		t7 := runtime.Sq(t6 + aMean[i15])
 		hess[0] += t4*t7 + t4*aCov[i15*J+i15] + t5*t7 + t5*aCov[i15*J+i15]
 		grad[0] += t5 * (t7 + aCov[i15*J+i15])
 		f += t9 * (t7 + aCov[i15*J+i15])
 	}
+	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
+	g107 := math.Exp(tau[0])
+	g108 := runtime.Sq(0.1 * g107)
+	g109 := g108 + 1.0
+	g110 := (-0.020000000000000004) * g107 * g107 * (1 / g109)
+	f += tau[0] - math.Log1p(g108) - 2.754167798283501
+	grad[0] += g110 + 1.0
+	hess[0] += 2.0*g110 + 0.0004000000000000002*g107*g107*g107*g107*(1/(g109*g109))
 	return f
 }
 
@@ -1243,27 +1244,26 @@ func (m *Model) TauDelta(tau, cov, aMean, aCov, muMean, muCov, grad, hess []floa
 	t16 := 1 / (t1 * t1)
 	t17 := (-1.5) * t1 * t1 * t4 * cov[0]
 	t18 := (-0.5) * t16
-	t19 := runtime.Sq(0.1 * t1)
-	t20 := math.Pow(t19+1.0, -2.0)
-	t21 := (t1 * t1 * t20)
-	t22 := 1 / (t19 + 1.0)
-	t23 := math.Pow(t19+1.0, -3.0)
-	t24 := (t1 * t1 * t23)
-	t25 := math.Pow(t19+1.0, -4.0)
-	t26 := (t1 * t1 * t25)
-	t27 := (t1 * t1 * t22)
-	t28 := math.Log1p(t19)
-	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:26:1: tau ~ HalfCauchy(10)
-	hess[0] += 36.0*float64(J)*t1*t1*t1*t3*muCov[0]*cov[0] - 30.0*float64(J)*t1*t1*t1*t1*t2*muCov[0]*cov[0] - 0.020000000000000004*(2.0*t1*t1*t22-0.020000000000000004*t1*t1*t21) - 3.0*float64(J)*t1*t1*t4*muCov[0] - 10.5*float64(J)*t1*t1*t4*muCov[0]*cov[0] + float64(J)*t1*t5*muCov[0] + 0.5*float64(J)*t1*t5*muCov[0]*cov[0] - 0.010000000000000002*(8.0*t1*t1*t22-0.24000000000000005*t1*t1*t21-0.12000000000000002*t1*t1*(2.0*t1*t1*t20-0.04000000000000001*t1*t1*t24)-0.020000000000000004*t1*t1*(4.0*t1*t1*t20-0.16000000000000003*t1*t1*t24-0.04000000000000001*t1*t1*(2.0*t1*t1*t23-0.06000000000000001*t1*t1*t26)))*cov[0]
-	grad[0] += 6.0*float64(J)*t1*t1*t1*t3*muCov[0]*cov[0] - 0.020000000000000004*t27 - float64(J) - 4.5*float64(J)*t1*t1*t4*muCov[0]*cov[0] + float64(J)*t1*t5*muCov[0] + 0.5*float64(J)*t1*t5*muCov[0]*cov[0] - 0.010000000000000002*(4.0*t1*t1*t22-0.08000000000000002*t1*t1*t21-0.020000000000000004*t1*t1*(2.0*t1*t1*t20-0.04000000000000001*t1*t1*t24))*cov[0] + 1.0
-	f += 0.5*float64(J)*t1*t5*muCov[0]*cov[0] - t28 - 0.5*float64(J)*t16*muCov[0] - 1.5*float64(J)*t1*t1*t4*muCov[0]*cov[0] - 0.9189385332046727*float64(J) - float64(J)*tau[0] - 0.010000000000000002*(2.0*t1*t1*t22-0.020000000000000004*t1*t1*t21)*cov[0] + tau[0] - 2.754167798283501
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	hess[0] += float64(J) * t1 * (t5 - 30.0*t1*t1*t1*t2*cov[0] + 36.0*t1*t1*t3*cov[0] - 3.0*t1*t4 - 10.5*t1*t4*cov[0] + 0.5*t5*cov[0]) * muCov[0]
+	grad[0] += float64(J) * (6.0*t1*t1*t1*t3*muCov[0]*cov[0] - 4.5*t1*t1*t4*muCov[0]*cov[0] + t1*t5*muCov[0] + 0.5*t1*t5*muCov[0]*cov[0] - 1.0)
+	f += float64(J) * (0.5*t1*t5*muCov[0]*cov[0] - 1.5*t1*t1*t4*muCov[0]*cov[0] - 0.5*t16*muCov[0] - tau[0] - 0.9189385332046727)
 	for i15 := 0; i15 < J; i15++ {
 		t13 := runtime.Sq(t12 + aMean[i15])
 		hess[0] += t10*t13 + t10*aCov[i15*J+i15] + t11*t13 + t11*aCov[i15*J+i15] + t13*t6 + t13*t7 + t13*t8 + t13*t9 + t6*aCov[i15*J+i15] + t7*aCov[i15*J+i15] + t8*aCov[i15*J+i15] + t9*aCov[i15*J+i15]
 		grad[0] += t10*t13 + t10*aCov[i15*J+i15] + t11*t13 + t11*aCov[i15*J+i15] + t13*t14 + t13*t15 + t14*aCov[i15*J+i15] + t15*aCov[i15*J+i15]
 		f += t11*t13 + t11*aCov[i15*J+i15] + t13*t17 + t13*t18 + t17*aCov[i15*J+i15] + t18*aCov[i15*J+i15]
 	}
+	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
+	g107 := math.Exp(tau[0])
+	g108 := runtime.Sq(0.1 * g107)
+	g109 := g108 + 1.0
+	g110 := (-0.020000000000000004) * g107 * g107 * (1 / g109)
+	g111 := 0.0004000000000000002 * g107 * g107 * g107 * g107 * (1 / (g109 * g109))
+	g112 := (-1.600000000000001e-05) * g107 * g107 * g107 * g107 * g107 * g107 * math.Pow(g109, -3.0)
+	f += 0.5*(2.0*g110+g111)*cov[0] - math.Log1p(g108) + tau[0] - 2.754167798283501
+	grad[0] += g110 + 0.5*(4.0*g110+6.0*g111+g112)*cov[0] + 1.0
+	hess[0] += 2.0*g110 + g111 + 0.5*(8.0*g110+28.0*g111+12.0*g112+9.600000000000008e-07*g107*g107*g107*g107*g107*g107*g107*g107*math.Pow(g109, -4.0))*cov[0]
 	return f
 }
 
@@ -1277,15 +1277,14 @@ func (m *Model) TauTarget(tau, aMean, aCov, muMean, muCov []float64) float64 {
 	t2 := 1 / (t1 * t1)
 	t3 := (-0.5) * t2
 	t4 := -muMean[0]
-	t6 := runtime.Sq(0.1 * t1)
-	t7 := math.Log1p(t6)
-	// schoolreg.vi:28:1: a ~ Normal(mu, tau); schoolreg.vi:26:1: tau ~ HalfCauchy(10)
-	f += tau[0] - t7 - 0.5*float64(J)*t2*muCov[0] - float64(J)*tau[0] - 0.9189385332046727*float64(J) - 2.754167798283501
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	f += float64(J) * ((-0.5)*t2*muCov[0] - tau[0] - 0.9189385332046727)
 	for i15 := 0; i15 < J; i15++ {
 		t5 := runtime.Sq(t4 + aMean[i15])
 		f += t3 * (t5 + aCov[i15*J+i15])
 	}
+	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
+	f += tau[0] - math.Log1p(runtime.Sq(0.1*math.Exp(tau[0]))) - 2.754167798283501
 	return f
 }
 
@@ -1320,24 +1319,23 @@ func (m *Model) SigmaF(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov, grad, h
 	t12 := (-0.5) * t11
 	t13 := (-0.5) * t11 * b1Cov[0]
 	t14 := (-0.5) * t11 * b2Cov[0]
-	t15 := runtime.Sq(0.1 * t1)
-	t16 := math.Pow(t15+1.0, -2.0)
-	t17 := (t1 * t1 * t16)
-	t18 := 1 / (t15 + 1.0)
-	t19 := (t1 * t1 * t18)
-	t20 := math.Log1p(t15)
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	grad[0] += 1.0 - 0.020000000000000004*t19 - float64(N)
-	f += sigma[0] - t20 - float64(N)*sigma[0] - 0.9189385332046727*float64(N) - 2.754167798283501
-	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	hess[0] -= 0.020000000000000004 * (2.0*t1*t1*t18 - 0.020000000000000004*t1*t1*t17)
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	grad[0] -= float64(N)
+	f += float64(N) * (-sigma[0] - 0.9189385332046727)
 	for n := 0; n < N; n++ {
 		t10 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
 		hess[0] += t10*t3 + t10*t5 + t3*aCov[(school[n]-1)*J+school[n]-1] + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr1[n])*float64(vr1[n]) + t7*float64(vr1[n])*float64(vr1[n]) + t8*float64(vr2[n])*float64(vr2[n]) + t9*float64(vr2[n])*float64(vr2[n])
 		grad[0] += t10*t5 + t5*aCov[(school[n]-1)*J+school[n]-1] + t7*float64(vr1[n])*float64(vr1[n]) + t9*float64(vr2[n])*float64(vr2[n])
 		f += t10*t12 + t12*aCov[(school[n]-1)*J+school[n]-1] + t13*float64(vr1[n])*float64(vr1[n]) + t14*float64(vr2[n])*float64(vr2[n])
 	}
+	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
+	g108 := math.Exp(sigma[0])
+	g109 := runtime.Sq(0.1 * g108)
+	g110 := g109 + 1.0
+	g111 := (-0.020000000000000004) * g108 * g108 * (1 / g110)
+	f += sigma[0] - math.Log1p(g109) - 2.754167798283501
+	grad[0] += g111 + 1.0
+	hess[0] += 2.0*g111 + 0.0004000000000000002*g108*g108*g108*g108*(1/(g110*g110))
 	return f
 }
 
@@ -1397,28 +1395,25 @@ func (m *Model) SigmaDelta(sigma, cov, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov
 	t35 := (-0.5) * t32 * b1Cov[0]
 	t36 := (-1.5) * t1 * t1 * t6 * b2Cov[0] * cov[0]
 	t37 := (-0.5) * t32 * b2Cov[0]
-	t38 := runtime.Sq(0.1 * t1)
-	t39 := math.Pow(t38+1.0, -2.0)
-	t40 := (t1 * t1 * t39)
-	t41 := 1 / (t38 + 1.0)
-	t42 := math.Pow(t38+1.0, -3.0)
-	t43 := (t1 * t1 * t42)
-	t44 := math.Pow(t38+1.0, -4.0)
-	t45 := (t1 * t1 * t44)
-	t46 := (t1 * t1 * t41)
-	t47 := math.Log1p(t38)
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	grad[0] += 1.0 - 0.020000000000000004*t46 - 0.010000000000000002*(4.0*t1*t1*t41-0.08000000000000002*t1*t1*t40-0.020000000000000004*t1*t1*(2.0*t1*t1*t39-0.04000000000000001*t1*t1*t43))*cov[0] - float64(N)
-	f += sigma[0] - t47 - float64(N)*sigma[0] - 0.010000000000000002*(2.0*t1*t1*t41-0.020000000000000004*t1*t1*t40)*cov[0] - 0.9189385332046727*float64(N) - 2.754167798283501
-	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	hess[0] += (-0.020000000000000004)*(2.0*t1*t1*t41-0.020000000000000004*t1*t1*t40) - 0.010000000000000002*(8.0*t1*t1*t41-0.24000000000000005*t1*t1*t40-0.12000000000000002*t1*t1*(2.0*t1*t1*t39-0.04000000000000001*t1*t1*t43)-0.020000000000000004*t1*t1*(4.0*t1*t1*t39-0.16000000000000003*t1*t1*t43-0.04000000000000001*t1*t1*(2.0*t1*t1*t42-0.06000000000000001*t1*t1*t45)))*cov[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	grad[0] -= float64(N)
+	f += float64(N) * (-sigma[0] - 0.9189385332046727)
 	for n := 0; n < N; n++ {
 		t24 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
 		hess[0] += t10*t24 + t10*aCov[(school[n]-1)*J+school[n]-1] + t11*t24 + t11*aCov[(school[n]-1)*J+school[n]-1] + t12*float64(vr1[n])*float64(vr1[n]) + t13*float64(vr1[n])*float64(vr1[n]) + t14*float64(vr1[n])*float64(vr1[n]) + t15*float64(vr1[n])*float64(vr1[n]) + t16*float64(vr1[n])*float64(vr1[n]) + t17*float64(vr1[n])*float64(vr1[n]) + t18*float64(vr2[n])*float64(vr2[n]) + t19*float64(vr2[n])*float64(vr2[n]) + t20*float64(vr2[n])*float64(vr2[n]) + t21*float64(vr2[n])*float64(vr2[n]) + t22*float64(vr2[n])*float64(vr2[n]) + t23*float64(vr2[n])*float64(vr2[n]) + t24*t3 + t24*t5 + t24*t7 + t24*t8 + t3*aCov[(school[n]-1)*J+school[n]-1] + t5*aCov[(school[n]-1)*J+school[n]-1] + t7*aCov[(school[n]-1)*J+school[n]-1] + t8*aCov[(school[n]-1)*J+school[n]-1]
 		grad[0] += t10*t24 + t10*aCov[(school[n]-1)*J+school[n]-1] + t11*t24 + t11*aCov[(school[n]-1)*J+school[n]-1] + t16*float64(vr1[n])*float64(vr1[n]) + t17*float64(vr1[n])*float64(vr1[n]) + t22*float64(vr2[n])*float64(vr2[n]) + t23*float64(vr2[n])*float64(vr2[n]) + t24*t25 + t24*t26 + t25*aCov[(school[n]-1)*J+school[n]-1] + t26*aCov[(school[n]-1)*J+school[n]-1] + t27*float64(vr1[n])*float64(vr1[n]) + t28*float64(vr1[n])*float64(vr1[n]) + t29*float64(vr2[n])*float64(vr2[n]) + t30*float64(vr2[n])*float64(vr2[n])
 		f += t11*t24 + t11*aCov[(school[n]-1)*J+school[n]-1] + t16*float64(vr1[n])*float64(vr1[n]) + t22*float64(vr2[n])*float64(vr2[n]) + t24*t31 + t24*t33 + t31*aCov[(school[n]-1)*J+school[n]-1] + t33*aCov[(school[n]-1)*J+school[n]-1] + t34*float64(vr1[n])*float64(vr1[n]) + t35*float64(vr1[n])*float64(vr1[n]) + t36*float64(vr2[n])*float64(vr2[n]) + t37*float64(vr2[n])*float64(vr2[n])
 	}
+	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
+	g108 := math.Exp(sigma[0])
+	g109 := runtime.Sq(0.1 * g108)
+	g110 := g109 + 1.0
+	g111 := (-0.020000000000000004) * g108 * g108 * (1 / g110)
+	g112 := 0.0004000000000000002 * g108 * g108 * g108 * g108 * (1 / (g110 * g110))
+	g113 := (-1.600000000000001e-05) * g108 * g108 * g108 * g108 * g108 * g108 * math.Pow(g110, -3.0)
+	f += 0.5*(2.0*g111+g112)*cov[0] - math.Log1p(g109) + sigma[0] - 2.754167798283501
+	grad[0] += g111 + 0.5*(4.0*g111+6.0*g112+g113)*cov[0] + 1.0
+	hess[0] += 2.0*g111 + g112 + 0.5*(8.0*g111+28.0*g112+12.0*g113+9.600000000000008e-07*g108*g108*g108*g108*g108*g108*g108*g108*math.Pow(g110, -4.0))*cov[0]
 	return f
 }
 
@@ -1438,15 +1433,14 @@ func (m *Model) SigmaTarget(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov []f
 	t3 := (-0.5) * t2
 	t4 := (-0.5) * t2 * b1Cov[0]
 	t5 := (-0.5) * t2 * b2Cov[0]
-	t7 := runtime.Sq(0.1 * t1)
-	t8 := math.Log1p(t7)
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma); schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	f += sigma[0] - t8 - float64(N)*sigma[0] - 0.9189385332046727*float64(N) - 2.754167798283501
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += float64(N) * (-sigma[0] - 0.9189385332046727)
 	for n := 0; n < N; n++ {
 		t6 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
 		f += t3*t6 + t3*aCov[(school[n]-1)*J+school[n]-1] + t4*float64(vr1[n])*float64(vr1[n]) + t5*float64(vr2[n])*float64(vr2[n])
 	}
+	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
+	f += sigma[0] - math.Log1p(runtime.Sq(0.1*math.Exp(sigma[0]))) - 2.754167798283501
 	return f
 }
 

@@ -1,0 +1,222 @@
+package codegen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vigen-go/vigen/derive"
+)
+
+// pointBlock is a statement's contribution to a kernel evaluated from its
+// derive.PointTerm: for each of the term's groups, a loop over the group's
+// plates adding the group's nodes into the kernel's outputs.
+type pointBlock struct {
+	Origin string // the statement, "file:line:col: source"
+	Term   *derive.PointTerm
+	Groups []pointOutputs
+}
+
+// pointOutputs are what one group adds: to f the node F, to grad[a]
+// Grad[a] and to hess[a, b] (a ≤ b, mirrored) Hess[a][b−a]; a nil slice
+// adds nothing.
+type pointOutputs struct {
+	Plates []derive.Index
+	F      int
+	Grad   []int
+	Hess   [][]int
+}
+
+// pointOutputsOf are the nodes a kernel adds for term: f, ∇f and ∇²f of
+// each group's value (of the delta objective's, Eq. 17, with the
+// covariance tensor cov, if delta), or f alone for a value kernel.
+func pointOutputsOf(term *derive.PointTerm, delta, derivatives bool, cov string) []pointOutputs {
+	var out []pointOutputs
+	for _, gr := range term.Groups {
+		v := gr.Value
+		if delta {
+			v = term.DeltaValue(v, cov)
+		}
+		po := pointOutputs{Plates: gr.Plates, F: v}
+		if derivatives {
+			for a := range term.X {
+				po.Grad = append(po.Grad, term.Gradient(v, a))
+				var row []int
+				for b := a; b < len(term.X); b++ {
+					row = append(row, term.Hessian(v, a, b))
+				}
+				po.Hess = append(po.Hess, row)
+			}
+		}
+		out = append(out, po)
+	}
+	return out
+}
+
+// pointEmitter prints the nodes of one group: each node used more than
+// once, or computed outside the loop and read inside it, gets a local;
+// the others are written into the expression that reads them.
+type pointEmitter struct {
+	p     *goPrinter
+	g     *derive.Graph
+	uses  map[int]int
+	named map[int]string
+}
+
+// emitPoints prints blk into sb: grad and hess name the kernel's output
+// slices (empty for a value kernel), dim the latent's length.
+func (g *gen) emitPoints(sb *strings.Builder, p *goPrinter, blk pointBlock, grad, hess string) {
+	gr := blk.Term.Graph
+	dim := len(blk.Term.X)
+	for _, po := range blk.Groups {
+		var roots []int
+		if po.F >= 0 {
+			roots = append(roots, po.F)
+		}
+		roots = append(roots, po.Grad...)
+		for _, row := range po.Hess {
+			roots = append(roots, row...)
+		}
+		e := &pointEmitter{p: p, g: gr, uses: map[int]int{}, named: map[int]string{}}
+		seen := map[int]bool{}
+		var visit func(int)
+		visit = func(id int) {
+			if seen[id] {
+				return
+			}
+			seen[id] = true
+			for _, a := range gr.Nodes[id].Args {
+				e.uses[a]++
+				visit(a)
+			}
+		}
+		for _, r := range roots {
+			e.uses[r]++
+			visit(r)
+		}
+		// the nodes outside the loop read inside it: the roots, which it
+		// accumulates, and the operands of per-point nodes
+		inLoop := map[int]bool{}
+		if len(po.Plates) > 0 {
+			for _, r := range roots {
+				inLoop[r] = true
+			}
+			for id := range seen {
+				if gr.Nodes[id].Point {
+					for _, a := range gr.Nodes[id].Args {
+						inLoop[a] = true
+					}
+				}
+			}
+		}
+		fmt.Fprintf(sb, "\t// %s\n", blk.Origin)
+		for id := range gr.Nodes {
+			if seen[id] && !gr.Nodes[id].Point && e.materialize(id, inLoop[id]) {
+				e.define(sb, "\t", id)
+			}
+		}
+		indent := "\t"
+		for _, pl := range po.Plates {
+			sb.WriteString(indent)
+			p.loopHead(sb, &Loop{Idx: pl})
+			indent += "\t"
+		}
+		for id := range gr.Nodes {
+			if seen[id] && gr.Nodes[id].Point && e.materialize(id, false) {
+				e.define(sb, indent, id)
+			}
+		}
+		add := func(target string, id int) {
+			if x, ok := gr.IsConst(id); ok && x == 0 {
+				return
+			}
+			fmt.Fprintf(sb, "%s%s += %s\n", indent, target, e.expr(id, 1))
+		}
+		if po.F >= 0 {
+			add("f", po.F)
+		}
+		for a, id := range po.Grad {
+			add(fmt.Sprintf("%s[%d]", grad, a), id)
+		}
+		for a, row := range po.Hess {
+			for k, id := range row {
+				b := a + k
+				if x, ok := gr.IsConst(id); ok && x == 0 {
+					continue
+				}
+				if a == b {
+					add(fmt.Sprintf("%s[%d]", hess, a*dim+b), id)
+					continue
+				}
+				if _, ok := e.named[id]; !ok && gr.Nodes[id].Op != derive.OpVar && gr.Nodes[id].Op != derive.OpConst {
+					e.define(sb, indent, id) // read twice: hess[a, b] and hess[b, a]
+				}
+				add(fmt.Sprintf("%s[%d]", hess, a*dim+b), id)
+				add(fmt.Sprintf("%s[%d]", hess, b*dim+a), id)
+			}
+		}
+		for range po.Plates {
+			indent = indent[:len(indent)-1]
+			sb.WriteString(indent + "}\n")
+		}
+	}
+}
+
+// materialize reports whether node id gets a local: an operation read
+// more than once, or (hoisted) one read inside a loop, or a data leaf
+// other than a plain read used more than once.
+func (e *pointEmitter) materialize(id int, hoisted bool) bool {
+	n := e.g.Nodes[id]
+	switch n.Op {
+	case derive.OpConst, derive.OpVar:
+		return false
+	case derive.OpLeaf:
+		_, plain := n.Leaf.(*derive.Tensor)
+		return !plain && e.uses[id] > 1
+	}
+	return e.uses[id] > 1 || hoisted
+}
+
+func (e *pointEmitter) define(sb *strings.Builder, indent string, id int) {
+	s := e.expr(id, 0)
+	name := fmt.Sprintf("g%d", len(e.p.reserved))
+	for e.p.reserved[name] {
+		name += "_"
+	}
+	e.p.reserved[name] = true
+	e.named[id] = name
+	fmt.Fprintf(sb, "%s%s := %s\n", indent, name, s)
+}
+
+// expr prints node id at precedence prec (goPrinter.expr's): a named node
+// by its local, the others as derive expressions over placeholders.
+func (e *pointEmitter) expr(id, prec int) string {
+	return e.p.expr(e.tree(id), prec)
+}
+
+// tree is node id as a derive expression whose named nodes are
+// placeholder temporaries (TempPrefix + local), printed as their names.
+func (e *pointEmitter) tree(id int) derive.Expr {
+	if name, ok := e.named[id]; ok {
+		return derive.T(TempPrefix + name)
+	}
+	n := e.g.Nodes[id]
+	switch n.Op {
+	case derive.OpConst:
+		return derive.N(n.V)
+	case derive.OpLeaf:
+		return n.Leaf
+	case derive.OpVar:
+		return e.g.Vars[n.Var].At
+	}
+	args := make([]derive.Expr, len(n.Args))
+	for k, a := range n.Args {
+		args[k] = e.tree(a)
+	}
+	switch n.Op {
+	case derive.OpAdd:
+		return derive.Add(args...)
+	case derive.OpMul:
+		return derive.Mul(args...)
+	}
+	return derive.CallE(n.Prim, args...)
+}
