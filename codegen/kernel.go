@@ -255,7 +255,7 @@ func kernelTooLarge(o *derive.Objective, src string) error {
 	}
 	return ir.Errorf(o.Latent.Pos, "the model is too large for vigen's derivative code: the kernel %s of latent %s would be %d lines of Go (at most %d), from the statements at %s",
 		name, o.Latent.Name, n, maxKernelLines, strings.Join(at, ", ")).
-		Hintf("the derivatives of these statements are written out as trees, and code of this size takes Go's compiler minutes and gigabytes to build; vigen refuses it until its derivative code grows linearly with the model (issue 39)")
+		Hintf("the derivatives of these statements (to the fourth, for the delta method with its Hessian) are written out in full, and code of this size takes Go's compiler minutes and gigabytes to build; vigen refuses it until its derivative code grows linearly with the model (issue 39)")
 }
 
 // kernel prints the function evaluating an objective: f, ∇f and ∇²f for

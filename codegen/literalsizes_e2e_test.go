@@ -81,12 +81,13 @@ var (
 	mixSizedCase      = literalCase(literalDimensions, "mixsized", mixSizedVI).around(literalDimensionsSetup)
 )
 
-// literalDimensionsSetup generates the mixtures: the delta kernels of this
-// model with their full Hessians take Go's compiler minutes (and
-// gigabytes); ∇²f stands in for them, as TestDeltaCurvatureStandIn checks
-// it may (the fits here are Laplace's); and its kernels are larger than
-// vigen writes for a user (maxKernelLines): this test builds them anyway,
-// in the slow tier.
+// literalDimensionsSetup generates the mixtures: mixsized's statements,
+// over a size K, are index-notation trees (not point terms, as mixlit's
+// are: derive/point.go), whose delta kernels with their full Hessians take
+// Go's compiler minutes (and gigabytes); ∇²f stands in for them, as
+// TestDeltaCurvatureStandIn checks it may (the fits here are Laplace's);
+// and its kernels are larger than vigen writes for a user
+// (maxKernelLines): this test builds them anyway, in the slow tier.
 func literalDimensionsSetup() (restore func()) {
 	curvature, lines := maxDeltaCurvature, maxKernelLines
 	maxDeltaCurvature, maxKernelLines = 0, 1<<20
