@@ -318,7 +318,8 @@ func (g *gen) valueKernel(o, parts *derive.Objective, name string, doc []string)
 	for _, part := range parts.Parts {
 		origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
 		if part.Point != nil {
-			points = append(points, pointBlock{Origin: origin, Term: part.Point, Groups: pointOutputsOf(part.Point, false, false, "")})
+			groups, _ := pointOutputsOf(part.Point, false, false, "")
+			points = append(points, pointBlock{Origin: origin, Term: part.Point, Groups: groups})
 			continue
 		}
 		outs = append(outs, Output{Target: "f", Expr: part.F, Origin: origin})
@@ -335,7 +336,11 @@ func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc 
 	for _, part := range o.Parts {
 		if part.Point != nil {
 			origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
-			points = append(points, pointBlock{Origin: origin, Term: part.Point, Groups: pointOutputsOf(part.Point, delta, true, o.CovName)})
+			groups, standIn := pointOutputsOf(part.Point, delta, true, o.CovName)
+			points = append(points, pointBlock{Origin: origin, Term: part.Point, Groups: groups})
+			if standIn {
+				approxCurv = append(approxCurv, part.Factor.Pos.String())
+			}
 			continue
 		}
 		value, grad, hess := part.F, part.Grad, part.Hess

@@ -28,9 +28,11 @@ type pointOutputs struct {
 
 // pointOutputsOf are the nodes a kernel adds for term: f, ∇f and ∇²f of
 // each group's value (of the delta objective's, Eq. 17, with the
-// covariance tensor cov, if delta), or f alone for a value kernel.
-func pointOutputsOf(term *derive.PointTerm, delta, derivatives bool, cov string) []pointOutputs {
-	var out []pointOutputs
+// covariance tensor cov, if delta), or f alone for a value kernel. The
+// delta objective's Hessian holds fourth derivatives of f; where they
+// would make more than maxPointCurvature nodes, ∇²f stands in for it, as
+// for trees (objectiveKernel), and standIn reports it.
+func pointOutputsOf(term *derive.PointTerm, delta, derivatives bool, cov string) (out []pointOutputs, standIn bool) {
 	for _, gr := range term.Groups {
 		v := gr.Value
 		if delta {
@@ -38,19 +40,42 @@ func pointOutputsOf(term *derive.PointTerm, delta, derivatives bool, cov string)
 		}
 		po := pointOutputs{Plates: gr.Plates, F: v}
 		if derivatives {
+			hessOf := func(h int) [][]int {
+				var rows [][]int
+				for a := range term.X {
+					var row []int
+					for b := a; b < len(term.X); b++ {
+						row = append(row, term.Hessian(h, a, b))
+					}
+					rows = append(rows, row)
+				}
+				return rows
+			}
 			for a := range term.X {
 				po.Grad = append(po.Grad, term.Gradient(v, a))
-				var row []int
-				for b := a; b < len(term.X); b++ {
-					row = append(row, term.Hessian(v, a, b))
+			}
+			po.Hess = hessOf(v)
+			if delta {
+				roots := append([]int{v}, po.Grad...)
+				for _, row := range po.Hess {
+					roots = append(roots, row...)
 				}
-				po.Hess = append(po.Hess, row)
+				if term.Graph.Reachable(roots...) > maxPointCurvature {
+					po.Hess, standIn = hessOf(gr.Value), true
+				}
 			}
 		}
 		out = append(out, po)
 	}
-	return out
+	return out, standIn
 }
+
+// maxPointCurvature is the most nodes a group of a delta kernel evaluates
+// with the delta objective's own Hessian. The examples' groups have at most
+// 38; a two-component mixture with ordered means and latent scales
+// (mixlit) has 2,035 to 2,488 per point, 828 to 1,042 with ∇²f in its
+// place; three-component mixtures 28,000 to 53,000, and 6,000 to 10,000.
+var maxPointCurvature = 1000
 
 // pointEmitter prints the nodes of one group: each node used more than
 // once, or computed outside the loop and read inside it, gets a local;
@@ -172,12 +197,23 @@ func (e *pointEmitter) materialize(id int, hoisted bool) bool {
 	case derive.OpLeaf:
 		_, plain := n.Leaf.(*derive.Tensor)
 		return !plain && e.uses[id] > 1
+	case derive.OpMax:
+		return true // printed by define alone
 	}
 	return e.uses[id] > 1 || hoisted
 }
 
 func (e *pointEmitter) define(sb *strings.Builder, indent string, id int) {
-	s := e.expr(id, 0)
+	var s string
+	if n := e.g.Nodes[id]; n.Op == derive.OpMax {
+		args := make([]string, len(n.Args))
+		for k, a := range n.Args {
+			args[k] = e.expr(a, 0)
+		}
+		s = "max(" + strings.Join(args, ", ") + ")"
+	} else {
+		s = e.expr(id, 0)
+	}
 	name := fmt.Sprintf("g%d", len(e.p.reserved))
 	for e.p.reserved[name] {
 		name += "_"

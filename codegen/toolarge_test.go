@@ -38,10 +38,10 @@ func TestKernelTooLargeIsPositioned(t *testing.T) {
 // TestMixtureTooLargeForDeltaIsRefused: issue 39's two-component mixture,
 // whose package with the delta method's kernels took over 25 minutes to
 // build, is generated within the default limit now that its statements
-// are point terms (derive/point.go); a three-component mixture with
-// ordered means and latent scales still has a delta kernel over it (the
-// fourth derivatives of its Eq. 19 terms in six coordinates) and is
-// refused by its latent mu when asked for it.
+// are point terms (derive/point.go); an ordered logistic regression, whose
+// cutpoints c : ordered[C] are read at data indices (a tree, not a point
+// term), still has a delta kernel over it and is refused by c when asked
+// for it.
 func TestMixtureTooLargeForDeltaIsRefused(t *testing.T) {
 	m, err := spec.Load("mixlit.vi", []byte(mixLiteralVI))
 	if err != nil {
@@ -50,18 +50,18 @@ func TestMixtureTooLargeForDeltaIsRefused(t *testing.T) {
 	if _, err := generateModel(m, Options{Methods: []string{"delta"}}); err != nil {
 		t.Fatalf("mixlit with the delta kernels: %v", err)
 	}
-	src, err := os.ReadFile("testdata/gencost/mix3_scales.vi")
+	src, err := os.ReadFile("testdata/gencost/ordered_logistic.vi")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, err = spec.Load("mix3_scales.vi", src); err != nil {
+	if m, err = spec.Load("ordered_logistic.vi", src); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := generateModel(m, Options{}); err != nil {
-		t.Fatalf("mix3_scales with its declared method's kernels: %v", err)
+		t.Fatalf("ordered_logistic with its declared method's kernels: %v", err)
 	}
 	_, err = generateModel(m, Options{Methods: []string{"delta"}})
-	if err == nil || !strings.Contains(err.Error(), "mix3_scales.vi:8:8: the model is too large for vigen's derivative code: the kernel MuDelta of latent mu") {
-		t.Fatalf("mix3_scales: %v, want the too-large error at mu", err)
+	if err == nil || !strings.Contains(err.Error(), "ordered_logistic.vi:9:8: the model is too large for vigen's derivative code: the kernel C_Delta of latent c") {
+		t.Fatalf("ordered_logistic: %v, want the too-large error at c", err)
 	}
 }

@@ -37,6 +37,7 @@ const (
 	OpAdd              // the sum of Args
 	OpMul              // the product of Args
 	OpCall             // Prim applied to Args
+	OpMax              // the largest of Args, whose derivatives are taken as zero
 )
 
 // GNode is one node of a Graph. Args are ids of earlier nodes: the ids are
@@ -229,6 +230,27 @@ func (g *Graph) Call(prim *Prim, args ...int) int {
 	return g.add(GNode{Op: OpCall, Prim: prim, Args: slices.Clone(args)}, argsKey("f"+prim.Name, args))
 }
 
+// Max is the node of the largest of xs, a shift that the expressions
+// holding it are exactly invariant to (derive's MaxNode, the shift of a
+// stable log-sum-exp): Diff takes its derivatives as zero.
+func (g *Graph) Max(xs ...int) int {
+	args := slices.Clone(xs)
+	slices.Sort(args)
+	args = slices.Compact(args)
+	if len(args) == 1 {
+		return args[0]
+	}
+	all, m := true, math.Inf(-1)
+	for _, a := range args {
+		v, ok := g.IsConst(a)
+		all, m = all && ok, math.Max(m, v)
+	}
+	if all {
+		return g.Const(m)
+	}
+	return g.add(GNode{Op: OpMax, Args: args}, argsKey("max", args))
+}
+
 // Diff is the node of ∂x/∂Vars[v], built once per (x, v).
 func (g *Graph) Diff(x, v int) int {
 	if g.Nodes[x].Deps&(1<<v) == 0 {
@@ -361,6 +383,12 @@ func (g *Graph) EvalGraph(x int, vars []float64, leaf func(Expr) float64) float6
 				p *= vals[a]
 			}
 			vals[id] = p
+		case OpMax:
+			m := math.Inf(-1)
+			for _, a := range n.Args {
+				m = math.Max(m, vals[a])
+			}
+			vals[id] = m
 		case OpCall:
 			xs := make([]float64, len(n.Args))
 			for k, a := range n.Args {
@@ -370,4 +398,24 @@ func (g *Graph) EvalGraph(x int, vars []float64, leaf func(Expr) float64) float6
 		}
 	}
 	return vals[x]
+}
+
+// Reachable is the number of nodes roots read, themselves included: the
+// size of the code that evaluates them.
+func (g *Graph) Reachable(roots ...int) int {
+	seen := map[int]bool{}
+	var visit func(int)
+	visit = func(id int) {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		for _, a := range g.Nodes[id].Args {
+			visit(a)
+		}
+	}
+	for _, r := range roots {
+		visit(r)
+	}
+	return len(seen)
 }

@@ -281,9 +281,19 @@ func (c *pointConv) convNode(e Expr) int {
 		}
 		return c.g.Mul(fs...)
 	case *SumNode:
-		// a sum over literal sizes: its terms, one per assignment
+		return c.g.Add(c.unrolled(e.Idx, e.Body)...)
+	case *MaxNode:
+		return c.g.Max(c.unrolled(e.Idx, e.Body)...)
+	}
+	panic(notPoint{fmt.Sprintf("%T %s", e, String(e))})
+}
+
+// unrolled converts body at every assignment of the literal-size indices
+// idx (a sum's terms, a maximum's candidates).
+func (c *pointConv) unrolled(idx []Index, body Expr) []int {
+	{
 		count := 1
-		for _, j := range e.Idx {
+		for _, j := range idx {
 			n, ok := literalDim(j.Size)
 			if !ok || j.Plate {
 				panic(notPoint{"a sum over " + j.Name + " inside the point's term"})
@@ -293,8 +303,8 @@ func (c *pointConv) convNode(e Expr) int {
 				panic(notPoint{"a sum of more than " + fmt.Sprint(maxPointUnroll) + " literal terms"})
 			}
 		}
-		bodies := []Expr{e.Body}
-		for _, j := range e.Idx {
+		bodies := []Expr{body}
+		for _, j := range idx {
 			n, _ := literalDim(j.Size)
 			var next []Expr
 			for _, b := range bodies {
@@ -308,9 +318,8 @@ func (c *pointConv) convNode(e Expr) int {
 		for k, b := range bodies {
 			ts[k] = c.conv(b)
 		}
-		return c.g.Add(ts...)
+		return ts
 	}
-	panic(notPoint{fmt.Sprintf("%T %s", e, String(e))})
 }
 
 // taylor is Eq. 19 over each other latent's q, on the graph: the term
