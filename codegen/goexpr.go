@@ -25,23 +25,40 @@ type tensorInfo struct {
 
 // goPrinter prints the loop-nest IR as Go statements.
 type goPrinter struct {
-	tensors               map[string]tensorInfo
-	sizes                 map[string]string // size name → Go identifier
-	idx                   map[string]string // index name → Go identifier
-	reserved              map[string]bool
-	usedT                 map[string]bool
-	usedS                 map[string]bool
-	scopes                []map[string]string // row views by block, innermost last: viewKey → Go name
-	loops                 []string            // enclosing loop indices, innermost last
-	hoisted               map[string]bool     // vector temporaries declared at the top of the kernel
-	syrBatch              map[string]string   // matrix → its SyrBatch (declareSyrBatches)
-	top                   []Stmt              // the kernel's top-level statements
+	tensors  map[string]tensorInfo
+	sizes    map[string]string // size name → Go identifier
+	idx      map[string]string // index name → Go identifier
+	reserved map[string]bool
+	usedT    map[string]bool
+	usedS    map[string]bool
+	scopes   []map[string]string // row views by block, innermost last: viewKey → Go name
+	loops    []string            // enclosing loop indices, innermost last
+	hoisted  map[string]bool     // vector temporaries declared at the top of the kernel
+	syrBatch map[string]string   // matrix → its SyrBatch (declareSyrBatches)
+	top      []Stmt              // the kernel's top-level statements
+	// more, if set, supplies a tensor p.tensors lacks the first time it
+	// is printed (emitKernel: the model's tensors get a kernel's local
+	// names only if the kernel reads them).
+	more                  func(name string) (tensorInfo, bool)
+	gTemps                int // the point terms' temporaries printed (g1, g2, …)
 	usesRuntime, usesMath bool
 }
 
 func newGoPrinter(tensors map[string]tensorInfo, sizes map[string]string, reserved map[string]bool) *goPrinter {
 	return &goPrinter{tensors: tensors, sizes: sizes, idx: map[string]string{}, reserved: reserved,
 		usedT: map[string]bool{}, usedS: map[string]bool{}, scopes: []map[string]string{{}}, hoisted: map[string]bool{}, syrBatch: map[string]string{}}
+}
+
+// info is how generated code reads the tensor name.
+func (p *goPrinter) info(name string) (tensorInfo, bool) {
+	if t, ok := p.tensors[name]; ok || p.more == nil {
+		return t, ok
+	}
+	t, ok := p.more(name)
+	if ok {
+		p.tensors[name] = t
+	}
+	return t, ok
 }
 
 func (p *goPrinter) index(name string) string {
@@ -447,7 +464,7 @@ func (p *goPrinter) tensor(t *derive.Tensor) string {
 	if base, offs, ok := derive.Shifted(t.Name); ok {
 		return p.shifted(t, base, offs)
 	}
-	info, ok := p.tensors[t.Name]
+	info, ok := p.info(t.Name)
 	if !ok {
 		panic("codegen: unknown tensor " + t.Name)
 	}
@@ -564,7 +581,7 @@ func (p *goPrinter) mulAddRows(l *Loop) (string, string, string, bool) {
 // oriented so) is j and whose other indices do not read j, the row it runs
 // along as a slice of j's size.
 func (p *goPrinter) rowSlice(t *derive.Tensor, j derive.Index) (string, bool) {
-	if info, ok := p.tensors[t.Name]; ok && info.Trans && len(t.Idx) == 2 && info.Dims[0] == j.Size {
+	if info, ok := p.info(t.Name); ok && info.Trans && len(t.Idx) == 2 && info.Dims[0] == j.Size {
 		// a column of the matrix, a row of its transposed storage
 		if first, ok := t.Idx[0].(*derive.Ix); ok && first.I.Name == j.Name && !uses(t.Idx[1], j) {
 			p.usedT[t.Name] = true
@@ -594,7 +611,7 @@ func (p *goPrinter) rowSlice(t *derive.Tensor, j derive.Index) (string, bool) {
 	if _, _, ok := derive.Shifted(t.Name); ok || strings.HasPrefix(t.Name, "#") {
 		return "", false
 	}
-	info, ok := p.tensors[t.Name]
+	info, ok := p.info(t.Name)
 	if !ok || info.Trans || info.Int || info.Slice && len(t.Idx) == 0 || len(info.Dims) != len(t.Idx) || info.Dims[len(info.Dims)-1] != j.Size {
 		return "", false
 	}
@@ -612,7 +629,7 @@ func (p *goPrinter) rowOf(x derive.Expr) string {
 	if strings.HasPrefix(t.Name, TempPrefix) {
 		return tempName(t.Name)
 	}
-	info, ok := p.tensors[t.Name]
+	info, ok := p.info(t.Name)
 	if !ok {
 		panic("codegen: unknown tensor " + t.Name)
 	}
@@ -662,7 +679,7 @@ func rowAt(s, r, n string) string {
 // shifted prints a read of base at shifted indices (derive.ShiftedName):
 // y[t-1] is y[t-1] of y's array, never a row view.
 func (p *goPrinter) shifted(t *derive.Tensor, base string, offs []int) string {
-	info, ok := p.tensors[base]
+	info, ok := p.info(base)
 	if !ok {
 		panic("codegen: unknown tensor " + base)
 	}
@@ -809,7 +826,7 @@ func (p *goPrinter) declareViews(sb *strings.Builder, l *Loop, extra ...derive.E
 			if !ok || last.I.Name != j || pre == nil {
 				return
 			}
-			info, ok := p.tensors[t.Name]
+			info, ok := p.info(t.Name)
 			if !ok || info.Trans {
 				return
 			}

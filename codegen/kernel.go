@@ -73,7 +73,7 @@ func scalarOutput(o Output) Output {
 
 // emitKernel schedules the outputs of k and prints the method.
 func (g *gen) emitKernel(k kernelSpec) string {
-	if len(k.Outputs)+len(k.Points) > kernelChunk {
+	if len(k.Outputs)+3*len(k.Points) > kernelChunk {
 		return g.splitKernel(k)
 	}
 	local := newNamer("f", "m")
@@ -116,20 +116,6 @@ func (g *gen) emitKernel(k kernelSpec) string {
 		g.scheduled(k.Name, stmts)
 	}
 	localOf := map[string]string{}
-	var tkeys []string
-	for key := range g.tensors {
-		if _, ok := tensors[key]; !ok {
-			tkeys = append(tkeys, key)
-		}
-	}
-	sort.Strings(tkeys)
-	for _, key := range tkeys {
-		t := g.tensors[key]
-		ln := local.get(localName(key))
-		localOf[key] = ln
-		t.Go = ln
-		tensors[key] = t
-	}
 	sizes := map[string]string{}
 	var snames []string
 	for s := range g.sizeGo {
@@ -144,6 +130,15 @@ func (g *gen) emitKernel(k kernelSpec) string {
 		sizes[s] = local.get(s)
 	}
 	p := newGoPrinter(tensors, sizes, local.taken)
+	p.more = func(key string) (tensorInfo, bool) {
+		t, ok := g.tensors[key]
+		if !ok {
+			return t, false
+		}
+		t.Go = local.get(localName(key))
+		localOf[key] = t.Go
+		return t, true
+	}
 	if k.Unit != nil {
 		p.idx[k.Unit.Name] = unit
 	}
@@ -444,18 +439,28 @@ func (g *gen) splitKernel(k kernelSpec) string {
 			fmt.Fprintf(&parts, "\tclear(%s)\n", named[i])
 		}
 	}
-	for c, lo := 0, 0; lo < len(k.Outputs); c, lo = c+1, lo+kernelChunk {
+	// the chunks run over the outputs, then the point blocks (a
+	// statement's f, ∇f and ∇²f: three outputs each)
+	type chunk struct {
+		outs   []Output
+		points []pointBlock
+	}
+	var chunks []chunk
+	for lo := 0; lo < len(k.Outputs); lo += kernelChunk {
+		chunks = append(chunks, chunk{outs: k.Outputs[lo:min(lo+kernelChunk, len(k.Outputs))]})
+	}
+	for lo := 0; lo < len(k.Points); lo += kernelChunk / 3 {
+		chunks = append(chunks, chunk{points: k.Points[lo:min(lo+kernelChunk/3, len(k.Points))]})
+	}
+	for c, ch := range chunks {
 		part := k
 		part.Name = fmt.Sprintf("%sPart%d", lowerFirst(k.Name), c)
-		part.Outputs = k.Outputs[lo:min(lo+kernelChunk, len(k.Outputs))]
-		if c > 0 {
-			part.Points = nil // the first part evaluates them
-		}
+		part.Outputs, part.Points = ch.outs, ch.points
 		part.Params = append([]kernelParam(nil), k.Params...)
 		for i := range part.Params {
 			part.Params[i].Clear = false
 		}
-		part.Doc = []string{fmt.Sprintf("%s adds outputs %d to %d of %s's %d (see %s).", part.Name, lo+1, lo+len(part.Outputs), k.Name, len(k.Outputs), k.Name)}
+		part.Doc = []string{fmt.Sprintf("%s adds part %d of %s's %d (see %s).", part.Name, c+1, k.Name, len(chunks), k.Name)}
 		calls.WriteString(g.emitKernel(part))
 		call := fmt.Sprintf("m.%s(%s)", part.Name, strings.Join(args, ", "))
 		switch {

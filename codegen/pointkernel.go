@@ -214,7 +214,8 @@ func (e *pointEmitter) define(sb *strings.Builder, indent string, id int) {
 	} else {
 		s = e.expr(id, 0)
 	}
-	name := fmt.Sprintf("g%d", len(e.p.reserved))
+	e.p.gTemps++
+	name := fmt.Sprintf("g%d", e.p.gTemps)
 	for e.p.reserved[name] {
 		name += "_"
 	}

@@ -168,8 +168,9 @@ func (b *Builder) bound(d *Derivation, qs map[string]*QFactor) (*Bound, error) {
 			return nil, err
 		}
 		var read []*QFactor
+		reads := TensorsRead(lp)
 		for _, v := range b.Model.VarsWithRole(ir.RoleLatent) {
-			if !DependsOn(lp, v.Name) {
+			if !reads[v.Name] {
 				continue
 			}
 			q := qs[v.Name]

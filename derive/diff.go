@@ -276,6 +276,18 @@ func isZero(e Expr) bool {
 	return ok && n.V == 0
 }
 
+// TensorsRead is the set of the names of the tensors e reads: one walk,
+// where DependsOn for each of many names would walk e once per name.
+func TensorsRead(e Expr) map[string]bool {
+	out := map[string]bool{}
+	Visit(e, func(x Expr) {
+		if t, ok := x.(*Tensor); ok {
+			out[t.Name] = true
+		}
+	})
+	return out
+}
+
 // DependsOn reports whether e reads the tensor called v.
 func DependsOn(e Expr, v string) bool {
 	found := false

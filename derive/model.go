@@ -2,6 +2,8 @@ package derive
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -404,8 +406,9 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 		}
 		// Eq. 12: f(θ) takes the expectation under q of every other latent.
 		var others []*QFactor
-		for _, name := range sortedKeys(qs) {
-			if name != v.Name && DependsOn(lp, name) {
+		reads := TensorsRead(lp)
+		for _, name := range slices.Sorted(maps.Keys(reads)) {
+			if name != v.Name && qs[name] != nil {
 				if fv := b.Model.Lookup(name); fv != nil && qs[name].IsGaussianVector() && len(fv.Type.Dims) == 2 {
 					// another per-unit latent, read at a plate index of
 					// the statement: its factors as a whole (two-plate
@@ -421,7 +424,7 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 			}
 		}
 		for _, fv := range b.Model.VarsWithRole(ir.RoleLatent) {
-			if fv.Name != v.Name && qs[fv.Name] == nil && DependsOn(lp, fv.Name) {
+			if fv.Name != v.Name && qs[fv.Name] == nil && reads[fv.Name] {
 				return nil, noFactorError(f.Pos, "the objective of "+v.Name, fv)
 			}
 		}

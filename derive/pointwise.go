@@ -2,6 +2,7 @@ package derive
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/vigen-go/vigen/spec/ir"
@@ -177,8 +178,12 @@ func (b *Builder) pointwiseOf(f *ir.Factor) (*Pointwise, error) {
 		}
 	}
 	pw := &Pointwise{Factor: f, Var: y, Free: b.free, LogLik: lp, Mean: mean}
+	reads := TensorsRead(lp)
+	if mean != nil {
+		maps.Copy(reads, TensorsRead(mean))
+	}
 	for _, v := range b.Model.VarsWithRole(ir.RoleLatent) {
-		if DependsOn(lp, v.Name) || mean != nil && DependsOn(mean, v.Name) {
+		if reads[v.Name] {
 			pw.Latents = append(pw.Latents, v)
 		}
 	}

@@ -1033,10 +1033,10 @@ func (m *Model) SigmaF(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mea
 		f += t13*y[t-1]*y[t-1] + t14*y[t-2]*y[t-2] + t15*t9
 	}
 	// ar2.vi:19:1: sigma ~ HalfNormal(1)
-	g100 := math.Exp(2.0 * sigma[0])
-	f += sigma[0] - 0.5*g100 - 0.22579135264472738
-	grad[0] += 1.0 - g100
-	hess[0] += (-2.0) * g100
+	g1 := math.Exp(2.0 * sigma[0])
+	f += sigma[0] - 0.5*g1 - 0.22579135264472738
+	grad[0] += 1.0 - g1
+	hess[0] += (-2.0) * g1
 	return f
 }
 
@@ -1104,10 +1104,10 @@ func (m *Model) SigmaDelta(sigma, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 		f += t10*y[t-1]*y[t-1] + t16*y[t-2]*y[t-2] + t19*t25 + t19*t37 + t19*t38 + t33*y[t-1]*y[t-1] + t34*y[t-1]*y[t-1] + t35*y[t-2]*y[t-2] + t36*y[t-2]*y[t-2]
 	}
 	// ar2.vi:19:1: sigma ~ HalfNormal(1)
-	g100 := math.Exp(2.0 * sigma[0])
-	f += sigma[0] - g100*cov[0] - 0.5*g100 - 0.22579135264472738
-	grad[0] += 1.0 - 2.0*g100*cov[0] - g100
-	hess[0] += (-2.0)*g100 - 4.0*g100*cov[0]
+	g1 := math.Exp(2.0 * sigma[0])
+	f += sigma[0] - g1*cov[0] - 0.5*g1 - 0.22579135264472738
+	grad[0] += 1.0 - 2.0*g1*cov[0] - g1
+	hess[0] += (-2.0)*g1 - 4.0*g1*cov[0]
 	return f
 }
 

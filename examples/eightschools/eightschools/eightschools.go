@@ -706,13 +706,13 @@ func (m *Model) TauF(tau, etaMean, etaCov, muMean, muCov, grad, hess []float64) 
 		f += t1*t6*etaCov[i7*J+i7] - t10 + t1*t7 - 0.5*t1*t9
 	}
 	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	g98 := math.Exp(tau[0])
-	g99 := runtime.Sq(0.2 * g98)
-	g100 := g99 + 1.0
-	g101 := (-0.08000000000000002) * g98 * g98 * (1 / g100)
-	f += tau[0] - math.Log1p(g99) - 2.061020617723555
-	grad[0] += g101 + 1.0
-	hess[0] += 2.0*g101 + 0.006400000000000003*g98*g98*g98*g98*(1/(g100*g100))
+	g1 := math.Exp(tau[0])
+	g2 := runtime.Sq(0.2 * g1)
+	g3 := g2 + 1.0
+	g4 := (-0.08000000000000002) * g1 * g1 * (1 / g3)
+	f += tau[0] - math.Log1p(g2) - 2.061020617723555
+	grad[0] += g4 + 1.0
+	hess[0] += 2.0*g4 + 0.006400000000000003*g1*g1*g1*g1*(1/(g3*g3))
 	return f
 }
 
@@ -756,15 +756,15 @@ func (m *Model) TauDelta(tau, cov, etaMean, etaCov, muMean, muCov, grad, hess []
 		f += t1*t10*etaCov[i7*J+i7] - t15 + t1*t11*etaCov[i7*J+i7] + t1*t11*etaMean[i7]*etaMean[i7] + t1*t12 - 0.5*t1*t14 + t1*t6*etaMean[i7] + t1*t7*etaMean[i7]*y[i7]
 	}
 	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
-	g98 := math.Exp(tau[0])
-	g99 := runtime.Sq(0.2 * g98)
-	g100 := g99 + 1.0
-	g101 := (-0.08000000000000002) * g98 * g98 * (1 / g100)
-	g102 := 0.006400000000000003 * g98 * g98 * g98 * g98 * (1 / (g100 * g100))
-	g103 := (-0.0010240000000000006) * g98 * g98 * g98 * g98 * g98 * g98 * math.Pow(g100, -3.0)
-	f += 0.5*(2.0*g101+g102)*cov[0] - math.Log1p(g99) + tau[0] - 2.061020617723555
-	grad[0] += g101 + 0.5*(4.0*g101+6.0*g102+g103)*cov[0] + 1.0
-	hess[0] += 2.0*g101 + g102 + 0.5*(8.0*g101+28.0*g102+12.0*g103+0.0002457600000000002*g98*g98*g98*g98*g98*g98*g98*g98*math.Pow(g100, -4.0))*cov[0]
+	g1 := math.Exp(tau[0])
+	g2 := runtime.Sq(0.2 * g1)
+	g3 := g2 + 1.0
+	g4 := (-0.08000000000000002) * g1 * g1 * (1 / g3)
+	g5 := 0.006400000000000003 * g1 * g1 * g1 * g1 * (1 / (g3 * g3))
+	g6 := (-0.0010240000000000006) * g1 * g1 * g1 * g1 * g1 * g1 * math.Pow(g3, -3.0)
+	f += 0.5*(2.0*g4+g5)*cov[0] - math.Log1p(g2) + tau[0] - 2.061020617723555
+	grad[0] += g4 + 0.5*(4.0*g4+6.0*g5+g6)*cov[0] + 1.0
+	hess[0] += 2.0*g4 + g5 + 0.5*(8.0*g4+28.0*g5+12.0*g6+0.0002457600000000002*g1*g1*g1*g1*g1*g1*g1*g1*math.Pow(g3, -4.0))*cov[0]
 	return f
 }
 

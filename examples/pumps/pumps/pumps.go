@@ -636,10 +636,10 @@ func (m *Model) AlphaF(alpha, betaShape, betaRate, betaElog, betaMean, thetaShap
 		f += t5*thetaElog[i] + t6*thetaMean[i]
 	}
 	// pumps.vi:18:1: alpha ~ Exponential(1)
-	g100 := -math.Exp(alpha[0])
-	f += g100 + alpha[0]
-	grad[0] += g100 + 1.0
-	hess[0] += g100
+	g1 := -math.Exp(alpha[0])
+	f += g1 + alpha[0]
+	grad[0] += g1 + 1.0
+	hess[0] += g1
 	return f
 }
 
@@ -678,12 +678,12 @@ func (m *Model) AlphaDelta(alpha, cov, betaShape, betaRate, betaElog, betaMean, 
 		f += t6*thetaElog[i] + t8*thetaElog[i] + t9*thetaMean[i]
 	}
 	// pumps.vi:18:1: alpha ~ Exponential(1)
-	g100 := math.Exp(alpha[0])
-	g101 := -g100
-	g102 := (-0.5) * g100 * cov[0]
-	f += g101 + g102 + alpha[0]
-	grad[0] += g101 + g102 + 1.0
-	hess[0] += g101 + g102
+	g1 := math.Exp(alpha[0])
+	g2 := -g1
+	g3 := (-0.5) * g1 * cov[0]
+	f += g2 + g3 + alpha[0]
+	grad[0] += g2 + g3 + 1.0
+	hess[0] += g2 + g3
 	return f
 }
 

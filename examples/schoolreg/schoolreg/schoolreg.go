@@ -1202,13 +1202,13 @@ func (m *Model) TauF(tau, aMean, aCov, muMean, muCov, grad, hess []float64) floa
 		f += t9 * (t7 + aCov[i15*J+i15])
 	}
 	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
-	g107 := math.Exp(tau[0])
-	g108 := runtime.Sq(0.1 * g107)
-	g109 := g108 + 1.0
-	g110 := (-0.020000000000000004) * g107 * g107 * (1 / g109)
-	f += tau[0] - math.Log1p(g108) - 2.754167798283501
-	grad[0] += g110 + 1.0
-	hess[0] += 2.0*g110 + 0.0004000000000000002*g107*g107*g107*g107*(1/(g109*g109))
+	g1 := math.Exp(tau[0])
+	g2 := runtime.Sq(0.1 * g1)
+	g3 := g2 + 1.0
+	g4 := (-0.020000000000000004) * g1 * g1 * (1 / g3)
+	f += tau[0] - math.Log1p(g2) - 2.754167798283501
+	grad[0] += g4 + 1.0
+	hess[0] += 2.0*g4 + 0.0004000000000000002*g1*g1*g1*g1*(1/(g3*g3))
 	return f
 }
 
@@ -1255,15 +1255,15 @@ func (m *Model) TauDelta(tau, cov, aMean, aCov, muMean, muCov, grad, hess []floa
 		f += t11*t13 + t11*aCov[i15*J+i15] + t13*t17 + t13*t18 + t17*aCov[i15*J+i15] + t18*aCov[i15*J+i15]
 	}
 	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
-	g107 := math.Exp(tau[0])
-	g108 := runtime.Sq(0.1 * g107)
-	g109 := g108 + 1.0
-	g110 := (-0.020000000000000004) * g107 * g107 * (1 / g109)
-	g111 := 0.0004000000000000002 * g107 * g107 * g107 * g107 * (1 / (g109 * g109))
-	g112 := (-1.600000000000001e-05) * g107 * g107 * g107 * g107 * g107 * g107 * math.Pow(g109, -3.0)
-	f += 0.5*(2.0*g110+g111)*cov[0] - math.Log1p(g108) + tau[0] - 2.754167798283501
-	grad[0] += g110 + 0.5*(4.0*g110+6.0*g111+g112)*cov[0] + 1.0
-	hess[0] += 2.0*g110 + g111 + 0.5*(8.0*g110+28.0*g111+12.0*g112+9.600000000000008e-07*g107*g107*g107*g107*g107*g107*g107*g107*math.Pow(g109, -4.0))*cov[0]
+	g1 := math.Exp(tau[0])
+	g2 := runtime.Sq(0.1 * g1)
+	g3 := g2 + 1.0
+	g4 := (-0.020000000000000004) * g1 * g1 * (1 / g3)
+	g5 := 0.0004000000000000002 * g1 * g1 * g1 * g1 * (1 / (g3 * g3))
+	g6 := (-1.600000000000001e-05) * g1 * g1 * g1 * g1 * g1 * g1 * math.Pow(g3, -3.0)
+	f += 0.5*(2.0*g4+g5)*cov[0] - math.Log1p(g2) + tau[0] - 2.754167798283501
+	grad[0] += g4 + 0.5*(4.0*g4+6.0*g5+g6)*cov[0] + 1.0
+	hess[0] += 2.0*g4 + g5 + 0.5*(8.0*g4+28.0*g5+12.0*g6+9.600000000000008e-07*g1*g1*g1*g1*g1*g1*g1*g1*math.Pow(g3, -4.0))*cov[0]
 	return f
 }
 
@@ -1329,13 +1329,13 @@ func (m *Model) SigmaF(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov, grad, h
 		f += t10*t12 + t12*aCov[(school[n]-1)*J+school[n]-1] + t13*float64(vr1[n])*float64(vr1[n]) + t14*float64(vr2[n])*float64(vr2[n])
 	}
 	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	g108 := math.Exp(sigma[0])
-	g109 := runtime.Sq(0.1 * g108)
-	g110 := g109 + 1.0
-	g111 := (-0.020000000000000004) * g108 * g108 * (1 / g110)
-	f += sigma[0] - math.Log1p(g109) - 2.754167798283501
-	grad[0] += g111 + 1.0
-	hess[0] += 2.0*g111 + 0.0004000000000000002*g108*g108*g108*g108*(1/(g110*g110))
+	g1 := math.Exp(sigma[0])
+	g2 := runtime.Sq(0.1 * g1)
+	g3 := g2 + 1.0
+	g4 := (-0.020000000000000004) * g1 * g1 * (1 / g3)
+	f += sigma[0] - math.Log1p(g2) - 2.754167798283501
+	grad[0] += g4 + 1.0
+	hess[0] += 2.0*g4 + 0.0004000000000000002*g1*g1*g1*g1*(1/(g3*g3))
 	return f
 }
 
@@ -1405,15 +1405,15 @@ func (m *Model) SigmaDelta(sigma, cov, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov
 		f += t11*t24 + t11*aCov[(school[n]-1)*J+school[n]-1] + t16*float64(vr1[n])*float64(vr1[n]) + t22*float64(vr2[n])*float64(vr2[n]) + t24*t31 + t24*t33 + t31*aCov[(school[n]-1)*J+school[n]-1] + t33*aCov[(school[n]-1)*J+school[n]-1] + t34*float64(vr1[n])*float64(vr1[n]) + t35*float64(vr1[n])*float64(vr1[n]) + t36*float64(vr2[n])*float64(vr2[n]) + t37*float64(vr2[n])*float64(vr2[n])
 	}
 	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
-	g108 := math.Exp(sigma[0])
-	g109 := runtime.Sq(0.1 * g108)
-	g110 := g109 + 1.0
-	g111 := (-0.020000000000000004) * g108 * g108 * (1 / g110)
-	g112 := 0.0004000000000000002 * g108 * g108 * g108 * g108 * (1 / (g110 * g110))
-	g113 := (-1.600000000000001e-05) * g108 * g108 * g108 * g108 * g108 * g108 * math.Pow(g110, -3.0)
-	f += 0.5*(2.0*g111+g112)*cov[0] - math.Log1p(g109) + sigma[0] - 2.754167798283501
-	grad[0] += g111 + 0.5*(4.0*g111+6.0*g112+g113)*cov[0] + 1.0
-	hess[0] += 2.0*g111 + g112 + 0.5*(8.0*g111+28.0*g112+12.0*g113+9.600000000000008e-07*g108*g108*g108*g108*g108*g108*g108*g108*math.Pow(g110, -4.0))*cov[0]
+	g1 := math.Exp(sigma[0])
+	g2 := runtime.Sq(0.1 * g1)
+	g3 := g2 + 1.0
+	g4 := (-0.020000000000000004) * g1 * g1 * (1 / g3)
+	g5 := 0.0004000000000000002 * g1 * g1 * g1 * g1 * (1 / (g3 * g3))
+	g6 := (-1.600000000000001e-05) * g1 * g1 * g1 * g1 * g1 * g1 * math.Pow(g3, -3.0)
+	f += 0.5*(2.0*g4+g5)*cov[0] - math.Log1p(g2) + sigma[0] - 2.754167798283501
+	grad[0] += g4 + 0.5*(4.0*g4+6.0*g5+g6)*cov[0] + 1.0
+	hess[0] += 2.0*g4 + g5 + 0.5*(8.0*g4+28.0*g5+12.0*g6+9.600000000000008e-07*g1*g1*g1*g1*g1*g1*g1*g1*math.Pow(g3, -4.0))*cov[0]
 	return f
 }
 
