@@ -92,7 +92,7 @@ type pointEmitter struct {
 func (g *gen) emitPoints(sb *strings.Builder, p *goPrinter, blk pointBlock, grad, hess string) {
 	gr := blk.Term.Graph
 	dim := len(blk.Term.X)
-	for _, po := range blk.Groups {
+	for gi, po := range blk.Groups {
 		var roots []int
 		if po.F >= 0 {
 			roots = append(roots, po.F)
@@ -133,7 +133,9 @@ func (g *gen) emitPoints(sb *strings.Builder, p *goPrinter, blk pointBlock, grad
 				}
 			}
 		}
-		fmt.Fprintf(sb, "\t// %s\n", blk.Origin)
+		if gi == 0 {
+			fmt.Fprintf(sb, "\t// %s\n", blk.Origin)
+		}
 		for id := range gr.Nodes {
 			if seen[id] && !gr.Nodes[id].Point && e.materialize(id, inLoop[id]) {
 				e.define(sb, "\t", id)

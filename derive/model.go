@@ -441,7 +441,14 @@ func (b *Builder) objective(v *ir.Var, qs map[string]*QFactor) (*Objective, erro
 			o.Inputs = addInputs(o.Inputs, others)
 		}
 		p := &Part{Factor: f, F: lp}
+		// a point term with Eq. 19 taken on its graph where the rules
+		// Expect took agree with it; otherwise of f after Expect, whose
+		// expectations are then leaves (E[exp(linear)] of a log-scale,
+		// a conjugate latent's moments)
 		p.Point, _ = pointTerm(o, raw, others, log)
+		if p.Point == nil && len(others) > 0 {
+			p.Point, _ = pointTerm(o, lp, nil, nil)
+		}
 		p.Grad = Diff(p.F, v.Name, []Index{o.A})
 		p.Hess = Diff(p.Grad, v.Name, []Index{o.B})
 		o.Parts = append(o.Parts, p)

@@ -127,21 +127,38 @@ func pointTerm(o *Objective, lp Expr, others []*QFactor, log []Approx) (pt *Poin
 	for _, t := range terms {
 		var plates, lit []Index
 		body := t
+		var outside []Expr // c of c·Σ_n g(n), c free of n: the loop Σ_n c·g(n)
+		if m, ok := t.(*MulNode); ok {
+			var sums []*SumNode
+			var rest []Expr
+			for _, f := range m.Factors {
+				if s, ok := f.(*SumNode); ok {
+					sums = append(sums, s)
+				} else {
+					rest = append(rest, f)
+				}
+			}
+			if len(sums) == 1 {
+				t, outside = sums[0], rest
+			}
+		}
 		if s, ok := t.(*SumNode); ok {
 			for _, j := range s.Idx {
 				if _, ok := literalDim(j.Size); ok && !j.Plate {
 					lit = append(lit, j)
 					continue
 				}
-				if !j.Plate {
-					return nil, "a sum over " + j.Name + ", which is neither a plate nor of a literal size"
-				}
 				if _, _, ok := j.Ragged(); ok {
 					return nil, "a sum over a bag's entries"
 				}
+				// a plate, or an index over a size of the model that a
+				// vector statement sums over: a loop of the term
 				plates = append(plates, j)
 			}
 			body = Sum(lit, s.Body)
+			if len(outside) > 0 {
+				body = Mul(append(outside, body)...)
+			}
 		}
 		var gr *group
 		for _, h := range groups {

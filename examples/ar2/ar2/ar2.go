@@ -711,26 +711,21 @@ func (m *Model) AlphaF(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sigmaMea
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := -(t1 * beta1Mean[0])
-	t3 := -(t1 * beta2Mean[0])
-	t4 := (-0.5) * t1 * beta1Cov[0]
-	t5 := (-0.5) * t1 * beta2Cov[0]
-	t6 := -alpha[0]
-	t8 := (-0.5) * t1
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	hess[0] -= float64(max(0, T-2)) * t1
-	grad[0] -= float64(max(0, T-2)) * t1 * alpha[0]
-	f += float64(max(0, T-2)) * (-sigmaMean[0] - 0.9189385332046727)
-	for t := 2; t < T; t++ {
-		t7 := runtime.Sq(t6 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
-		grad[0] += t1*y[t] + t2*y[t-1] + t3*y[t-2]
-		f += t4*y[t-1]*y[t-1] + t5*y[t-2]*y[t-2] + t7*t8
-	}
 	// ar2.vi:16:1: alpha ~ Normal(0, 10)
 	f += (-0.005)*alpha[0]*alpha[0] - 3.2215236261987186
 	grad[0] += (-0.01) * alpha[0]
 	hess[0] += (-0.01)
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	g2 := -alpha[0]
+	g3 := -g1
+	for t := 2; t < T; t++ {
+		g4 := g2 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t]
+		f += (-0.5)*g1*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g1*beta2Cov[0]*y[t-2]*y[t-2] - 0.5*g1*g4*g4
+		grad[0] += g1 * g4
+		hess[0] += g3
+	}
 	return f
 }
 
@@ -750,26 +745,22 @@ func (m *Model) AlphaDelta(alpha, cov, beta1Mean, beta1Cov, beta2Mean, beta2Cov,
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := -(t1 * beta1Mean[0])
-	t3 := -(t1 * beta2Mean[0])
-	t4 := (-0.5) * t1 * beta1Cov[0]
-	t5 := (-0.5) * t1 * beta2Cov[0]
-	t6 := -alpha[0]
-	t8 := (-0.5) * t1
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	hess[0] -= float64(max(0, T-2)) * t1
-	grad[0] -= float64(max(0, T-2)) * t1 * alpha[0]
-	f += float64(max(0, T-2)) * ((-0.5)*t1*cov[0] - sigmaMean[0] - 0.9189385332046727)
-	for t := 2; t < T; t++ {
-		t7 := runtime.Sq(t6 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
-		grad[0] += t1*y[t] + t2*y[t-1] + t3*y[t-2]
-		f += t4*y[t-1]*y[t-1] + t5*y[t-2]*y[t-2] + t7*t8
-	}
 	// ar2.vi:16:1: alpha ~ Normal(0, 10)
 	f += (-0.005)*cov[0] - 0.005*alpha[0]*alpha[0] - 3.2215236261987186
 	grad[0] += (-0.01) * alpha[0]
 	hess[0] += (-0.01)
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	g2 := -alpha[0]
+	g3 := -g1
+	g4 := (-0.5) * g1 * cov[0]
+	for t := 2; t < T; t++ {
+		g5 := g2 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t]
+		f += g4 - 0.5*g1*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g1*beta2Cov[0]*y[t-2]*y[t-2] - 0.5*g1*g5*g5
+		grad[0] += g1 * g5
+		hess[0] += g3
+	}
 	return f
 }
 
@@ -780,19 +771,15 @@ func (m *Model) AlphaTarget(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sig
 	T := m.t
 	y := m.y
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := (-0.5) * t1 * beta1Cov[0]
-	t3 := (-0.5) * t1 * beta2Cov[0]
-	t4 := -alpha[0]
-	t6 := (-0.5) * t1
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += float64(max(0, T-2)) * (-sigmaMean[0] - 0.9189385332046727)
-	for t := 2; t < T; t++ {
-		t5 := runtime.Sq(t4 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
-		f += t2*y[t-1]*y[t-1] + t3*y[t-2]*y[t-2] + t5*t6
-	}
 	// ar2.vi:16:1: alpha ~ Normal(0, 10)
 	f += (-0.005)*alpha[0]*alpha[0] - 3.2215236261987186
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	g2 := -alpha[0]
+	for t := 2; t < T; t++ {
+		f += (-0.5)*g1*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g1*beta2Cov[0]*y[t-2]*y[t-2] - 0.5*g1*runtime.Sq(g2-beta1Mean[0]*y[t-1]-beta2Mean[0]*y[t-2]+y[t])
+	}
 	return f
 }
 
@@ -810,26 +797,20 @@ func (m *Model) Beta1F(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sigmaMea
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := -t1
-	t3 := -(t1 * alphaMean[0])
-	t4 := -(t1 * beta1[0])
-	t5 := -(t1 * beta2Mean[0])
-	t6 := (-0.5) * t1 * beta2Cov[0]
-	t7 := -alphaMean[0]
-	t9 := (-0.5) * t1
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += float64(max(0, T-2)) * ((-0.5)*t1*alphaCov[0] - sigmaMean[0] - 0.9189385332046727)
-	for t := 2; t < T; t++ {
-		t8 := runtime.Sq(t7 - beta1[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
-		hess[0] += t2 * y[t-1] * y[t-1]
-		grad[0] += (t3 + t1*y[t] + t4*y[t-1] + t5*y[t-2]) * y[t-1]
-		f += t6*y[t-2]*y[t-2] + t8*t9
-	}
 	// ar2.vi:17:1: beta1 ~ Normal(0, 1)
 	f += (-0.5)*beta1[0]*beta1[0] - 0.9189385332046727
 	grad[0] += -beta1[0]
 	hess[0] += (-1.0)
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	g2 := -alphaMean[0]
+	for t := 2; t < T; t++ {
+		g3 := g2 - beta1[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t]
+		f += (-0.5)*g1*beta2Cov[0]*y[t-2]*y[t-2] - 0.5*g1*g3*g3
+		grad[0] += g1 * g3 * y[t-1]
+		hess[0] += -(g1 * y[t-1] * y[t-1])
+	}
 	return f
 }
 
@@ -849,27 +830,20 @@ func (m *Model) Beta1Delta(beta1, cov, alphaMean, alphaCov, beta2Mean, beta2Cov,
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := -t1
-	t3 := -(t1 * alphaMean[0])
-	t4 := -(t1 * beta1[0])
-	t5 := -(t1 * beta2Mean[0])
-	t6 := (-0.5) * t1 * cov[0]
-	t7 := (-0.5) * t1 * beta2Cov[0]
-	t8 := -alphaMean[0]
-	t10 := (-0.5) * t1
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += float64(max(0, T-2)) * ((-0.5)*t1*alphaCov[0] - sigmaMean[0] - 0.9189385332046727)
-	for t := 2; t < T; t++ {
-		t9 := runtime.Sq(t8 - beta1[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
-		hess[0] += t2 * y[t-1] * y[t-1]
-		grad[0] += (t3 + t1*y[t] + t4*y[t-1] + t5*y[t-2]) * y[t-1]
-		f += t10*t9 + t6*y[t-1]*y[t-1] + t7*y[t-2]*y[t-2]
-	}
 	// ar2.vi:17:1: beta1 ~ Normal(0, 1)
 	f += (-0.5)*cov[0] - 0.5*beta1[0]*beta1[0] - 0.9189385332046727
 	grad[0] += -beta1[0]
 	hess[0] += (-1.0)
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	g2 := -alphaMean[0]
+	for t := 2; t < T; t++ {
+		g3 := g2 - beta1[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t]
+		f += (-0.5)*g1*cov[0]*y[t-1]*y[t-1] - 0.5*g1*beta2Cov[0]*y[t-2]*y[t-2] - 0.5*g1*g3*g3
+		grad[0] += g1 * g3 * y[t-1]
+		hess[0] += -(g1 * y[t-1] * y[t-1])
+	}
 	return f
 }
 
@@ -880,18 +854,15 @@ func (m *Model) Beta1Target(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sig
 	T := m.t
 	y := m.y
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := (-0.5) * t1 * beta2Cov[0]
-	t3 := -alphaMean[0]
-	t5 := (-0.5) * t1
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += float64(max(0, T-2)) * ((-0.5)*t1*alphaCov[0] - sigmaMean[0] - 0.9189385332046727)
-	for t := 2; t < T; t++ {
-		t4 := runtime.Sq(t3 - beta1[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
-		f += t2*y[t-2]*y[t-2] + t4*t5
-	}
 	// ar2.vi:17:1: beta1 ~ Normal(0, 1)
 	f += (-0.5)*beta1[0]*beta1[0] - 0.9189385332046727
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	g2 := -alphaMean[0]
+	for t := 2; t < T; t++ {
+		f += (-0.5)*g1*beta2Cov[0]*y[t-2]*y[t-2] - 0.5*g1*runtime.Sq(g2-beta1[0]*y[t-1]-beta2Mean[0]*y[t-2]+y[t])
+	}
 	return f
 }
 
@@ -909,26 +880,20 @@ func (m *Model) Beta2F(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sigmaMea
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := -t1
-	t3 := -(t1 * alphaMean[0])
-	t4 := -(t1 * beta1Mean[0])
-	t5 := -(t1 * beta2[0])
-	t6 := (-0.5) * t1 * beta1Cov[0]
-	t7 := -alphaMean[0]
-	t9 := (-0.5) * t1
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += float64(max(0, T-2)) * ((-0.5)*t1*alphaCov[0] - sigmaMean[0] - 0.9189385332046727)
-	for t := 2; t < T; t++ {
-		t8 := runtime.Sq(t7 - beta1Mean[0]*y[t-1] - beta2[0]*y[t-2] + y[t])
-		hess[0] += t2 * y[t-2] * y[t-2]
-		grad[0] += (t3 + t1*y[t] + t4*y[t-1] + t5*y[t-2]) * y[t-2]
-		f += t6*y[t-1]*y[t-1] + t8*t9
-	}
 	// ar2.vi:18:1: beta2 ~ Normal(0, 1)
 	f += (-0.5)*beta2[0]*beta2[0] - 0.9189385332046727
 	grad[0] += -beta2[0]
 	hess[0] += (-1.0)
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	g2 := -alphaMean[0]
+	for t := 2; t < T; t++ {
+		g3 := g2 - beta1Mean[0]*y[t-1] - beta2[0]*y[t-2] + y[t]
+		f += (-0.5)*g1*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g1*g3*g3
+		grad[0] += g1 * g3 * y[t-2]
+		hess[0] += -(g1 * y[t-2] * y[t-2])
+	}
 	return f
 }
 
@@ -948,27 +913,20 @@ func (m *Model) Beta2Delta(beta2, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := -t1
-	t3 := -(t1 * alphaMean[0])
-	t4 := -(t1 * beta1Mean[0])
-	t5 := -(t1 * beta2[0])
-	t6 := (-0.5) * t1 * beta1Cov[0]
-	t7 := (-0.5) * t1 * cov[0]
-	t8 := -alphaMean[0]
-	t10 := (-0.5) * t1
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += float64(max(0, T-2)) * ((-0.5)*t1*alphaCov[0] - sigmaMean[0] - 0.9189385332046727)
-	for t := 2; t < T; t++ {
-		t9 := runtime.Sq(t8 - beta1Mean[0]*y[t-1] - beta2[0]*y[t-2] + y[t])
-		hess[0] += t2 * y[t-2] * y[t-2]
-		grad[0] += (t3 + t1*y[t] + t4*y[t-1] + t5*y[t-2]) * y[t-2]
-		f += t10*t9 + t6*y[t-1]*y[t-1] + t7*y[t-2]*y[t-2]
-	}
 	// ar2.vi:18:1: beta2 ~ Normal(0, 1)
 	f += (-0.5)*cov[0] - 0.5*beta2[0]*beta2[0] - 0.9189385332046727
 	grad[0] += -beta2[0]
 	hess[0] += (-1.0)
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	g2 := -alphaMean[0]
+	for t := 2; t < T; t++ {
+		g3 := g2 - beta1Mean[0]*y[t-1] - beta2[0]*y[t-2] + y[t]
+		f += (-0.5)*g1*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g1*cov[0]*y[t-2]*y[t-2] - 0.5*g1*g3*g3
+		grad[0] += g1 * g3 * y[t-2]
+		hess[0] += -(g1 * y[t-2] * y[t-2])
+	}
 	return f
 }
 
@@ -979,18 +937,15 @@ func (m *Model) Beta2Target(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sig
 	T := m.t
 	y := m.y
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := (-0.5) * t1 * beta1Cov[0]
-	t3 := -alphaMean[0]
-	t5 := (-0.5) * t1
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += float64(max(0, T-2)) * ((-0.5)*t1*alphaCov[0] - sigmaMean[0] - 0.9189385332046727)
-	for t := 2; t < T; t++ {
-		t4 := runtime.Sq(t3 - beta1Mean[0]*y[t-1] - beta2[0]*y[t-2] + y[t])
-		f += t2*y[t-1]*y[t-1] + t4*t5
-	}
 	// ar2.vi:18:1: beta2 ~ Normal(0, 1)
 	f += (-0.5)*beta2[0]*beta2[0] - 0.9189385332046727
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	g2 := -alphaMean[0]
+	for t := 2; t < T; t++ {
+		f += (-0.5)*g1*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g1*runtime.Sq(g2-beta1Mean[0]*y[t-1]-beta2[0]*y[t-2]+y[t])
+	}
 	return f
 }
 
@@ -1008,35 +963,25 @@ func (m *Model) SigmaF(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mea
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(sigma[0])
-	t2 := math.Pow(t1, -4.0)
-	t3 := math.Pow(t1, -3.0)
-	t4 := (-3.0) * t1 * t1 * t2 * beta1Cov[0]
-	t5 := t1 * t3 * beta1Cov[0]
-	t6 := (-3.0) * t1 * t1 * t2 * beta2Cov[0]
-	t7 := t1 * t3 * beta2Cov[0]
-	t8 := -alphaMean[0]
-	t10 := (-3.0) * t1 * t1 * t2
-	t11 := t1 * t3
-	t12 := 1 / (t1 * t1)
-	t13 := (-0.5) * t12 * beta1Cov[0]
-	t14 := (-0.5) * t12 * beta2Cov[0]
-	t15 := (-0.5) * t12
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	hess[0] += float64(max(0, T-2)) * t1 * (t3 - 3.0*t1*t2) * alphaCov[0]
-	grad[0] += float64(max(0, T-2)) * (t1*t3*alphaCov[0] - 1.0)
-	f += float64(max(0, T-2)) * ((-0.5)*t12*alphaCov[0] - sigma[0] - 0.9189385332046727)
-	for t := 2; t < T; t++ {
-		t9 := runtime.Sq(t8 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
-		hess[0] += t10*t9 + t11*t9 + t4*y[t-1]*y[t-1] + t5*y[t-1]*y[t-1] + t6*y[t-2]*y[t-2] + t7*y[t-2]*y[t-2]
-		grad[0] += t11*t9 + t5*y[t-1]*y[t-1] + t7*y[t-2]*y[t-2]
-		f += t13*y[t-1]*y[t-1] + t14*y[t-2]*y[t-2] + t15*t9
-	}
 	// ar2.vi:19:1: sigma ~ HalfNormal(1)
 	g1 := math.Exp(2.0 * sigma[0])
 	f += sigma[0] - 0.5*g1 - 0.22579135264472738
 	grad[0] += 1.0 - g1
 	hess[0] += (-2.0) * g1
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigma[0]
+	grad[0] += -float64(max(0, T-2))
+	g2 := -alphaMean[0]
+	g3 := math.Exp((-2.0) * sigma[0])
+	g4 := (-0.5) * g3 * alphaCov[0]
+	g5 := g3 * alphaCov[0]
+	g6 := (-2.0) * g3 * alphaCov[0]
+	for t := 2; t < T; t++ {
+		g7 := runtime.Sq(g2 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
+		f += g4 - 0.5*g3*g7 - 0.5*g3*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g3*beta2Cov[0]*y[t-2]*y[t-2]
+		grad[0] += g5 + g3*g7 + g3*beta1Cov[0]*y[t-1]*y[t-1] + g3*beta2Cov[0]*y[t-2]*y[t-2]
+		hess[0] += g6 - 2.0*g3*g7 - 2.0*g3*beta1Cov[0]*y[t-1]*y[t-1] - 2.0*g3*beta2Cov[0]*y[t-2]*y[t-2]
+	}
 	return f
 }
 
@@ -1056,58 +1001,30 @@ func (m *Model) SigmaDelta(sigma, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(sigma[0])
-	t2 := math.Pow(t1, -6.0)
-	t3 := math.Pow(t1, -5.0)
-	t4 := math.Pow(t1, -4.0)
-	t5 := math.Pow(t1, -3.0)
-	t6 := (-30.0) * t1 * t1 * t1 * t1 * t2 * beta1Cov[0] * cov[0]
-	t7 := 36.0 * t1 * t1 * t1 * t3 * beta1Cov[0] * cov[0]
-	t8 := (-10.5) * t1 * t1 * t4 * beta1Cov[0] * cov[0]
-	t9 := (-3.0) * t1 * t1 * t4 * beta1Cov[0]
-	t10 := 0.5 * t1 * t5 * beta1Cov[0] * cov[0]
-	t11 := t1 * t5 * beta1Cov[0]
-	t12 := (-30.0) * t1 * t1 * t1 * t1 * t2 * beta2Cov[0] * cov[0]
-	t13 := 36.0 * t1 * t1 * t1 * t3 * beta2Cov[0] * cov[0]
-	t14 := (-10.5) * t1 * t1 * t4 * beta2Cov[0] * cov[0]
-	t15 := (-3.0) * t1 * t1 * t4 * beta2Cov[0]
-	t16 := 0.5 * t1 * t5 * beta2Cov[0] * cov[0]
-	t17 := t1 * t5 * beta2Cov[0]
-	t18 := -alphaMean[0]
-	t20 := (-30.0) * t1 * t1 * t1 * t1 * t2 * cov[0]
-	t21 := 36.0 * t1 * t1 * t1 * t3 * cov[0]
-	t22 := (-3.0) * t1 * t1 * t4
-	t23 := (-10.5) * t1 * t1 * t4 * cov[0]
-	t24 := t1 * t5
-	t25 := 0.5 * t1 * t5 * cov[0]
-	t26 := 6.0 * t1 * t1 * t1 * t3 * beta1Cov[0] * cov[0]
-	t27 := (-4.5) * t1 * t1 * t4 * beta1Cov[0] * cov[0]
-	t28 := 6.0 * t1 * t1 * t1 * t3 * beta2Cov[0] * cov[0]
-	t29 := (-4.5) * t1 * t1 * t4 * beta2Cov[0] * cov[0]
-	t30 := 6.0 * t1 * t1 * t1 * t3 * cov[0]
-	t31 := (-4.5) * t1 * t1 * t4 * cov[0]
-	t32 := 1 / (t1 * t1)
-	t33 := (-1.5) * t1 * t1 * t4 * beta1Cov[0] * cov[0]
-	t34 := (-0.5) * t32 * beta1Cov[0]
-	t35 := (-1.5) * t1 * t1 * t4 * beta2Cov[0] * cov[0]
-	t36 := (-0.5) * t32 * beta2Cov[0]
-	t37 := (-1.5) * t1 * t1 * t4 * cov[0]
-	t38 := (-0.5) * t32
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	hess[0] += float64(max(0, T-2)) * t1 * (t5 - 30.0*t1*t1*t1*t2*cov[0] + 36.0*t1*t1*t3*cov[0] - 3.0*t1*t4 - 10.5*t1*t4*cov[0] + 0.5*t5*cov[0]) * alphaCov[0]
-	grad[0] += float64(max(0, T-2)) * (6.0*t1*t1*t1*t3*alphaCov[0]*cov[0] - 4.5*t1*t1*t4*alphaCov[0]*cov[0] + t1*t5*alphaCov[0] + 0.5*t1*t5*alphaCov[0]*cov[0] - 1.0)
-	f += float64(max(0, T-2)) * (0.5*t1*t5*alphaCov[0]*cov[0] - 1.5*t1*t1*t4*alphaCov[0]*cov[0] - 0.5*t32*alphaCov[0] - sigma[0] - 0.9189385332046727)
-	for t := 2; t < T; t++ {
-		t19 := runtime.Sq(t18 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
-		hess[0] += t10*y[t-1]*y[t-1] + t11*y[t-1]*y[t-1] + t12*y[t-2]*y[t-2] + t13*y[t-2]*y[t-2] + t14*y[t-2]*y[t-2] + t15*y[t-2]*y[t-2] + t16*y[t-2]*y[t-2] + t17*y[t-2]*y[t-2] + t19*t20 + t19*t21 + t19*t22 + t19*t23 + t19*t24 + t19*t25 + t6*y[t-1]*y[t-1] + t7*y[t-1]*y[t-1] + t8*y[t-1]*y[t-1] + t9*y[t-1]*y[t-1]
-		grad[0] += t10*y[t-1]*y[t-1] + t11*y[t-1]*y[t-1] + t16*y[t-2]*y[t-2] + t17*y[t-2]*y[t-2] + t19*t24 + t19*t25 + t19*t30 + t19*t31 + t26*y[t-1]*y[t-1] + t27*y[t-1]*y[t-1] + t28*y[t-2]*y[t-2] + t29*y[t-2]*y[t-2]
-		f += t10*y[t-1]*y[t-1] + t16*y[t-2]*y[t-2] + t19*t25 + t19*t37 + t19*t38 + t33*y[t-1]*y[t-1] + t34*y[t-1]*y[t-1] + t35*y[t-2]*y[t-2] + t36*y[t-2]*y[t-2]
-	}
 	// ar2.vi:19:1: sigma ~ HalfNormal(1)
 	g1 := math.Exp(2.0 * sigma[0])
 	f += sigma[0] - g1*cov[0] - 0.5*g1 - 0.22579135264472738
 	grad[0] += 1.0 - 2.0*g1*cov[0] - g1
 	hess[0] += (-2.0)*g1 - 4.0*g1*cov[0]
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigma[0]
+	grad[0] += -float64(max(0, T-2))
+	g2 := -alphaMean[0]
+	g3 := math.Exp((-2.0) * sigma[0])
+	g4 := (-0.5) * g3 * alphaCov[0]
+	g5 := g3 * alphaCov[0]
+	g6 := (-2.0) * g3 * alphaCov[0]
+	g7 := 4.0 * g3 * alphaCov[0]
+	g8 := (-8.0) * g3 * alphaCov[0]
+	for t := 2; t < T; t++ {
+		g9 := runtime.Sq(g2 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
+		g10 := (-2.0) * g3 * g9
+		g11 := (-2.0) * g3 * beta1Cov[0] * y[t-1] * y[t-1]
+		g12 := (-2.0) * g3 * beta2Cov[0] * y[t-2] * y[t-2]
+		f += g4 - 0.5*g3*g9 - 0.5*g3*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g3*beta2Cov[0]*y[t-2]*y[t-2] + 0.5*(g10+g11+g12+g6)*cov[0]
+		grad[0] += g5 + g3*g9 + g3*beta1Cov[0]*y[t-1]*y[t-1] + g3*beta2Cov[0]*y[t-2]*y[t-2] + 0.5*(g7+4.0*g3*g9+4.0*g3*beta1Cov[0]*y[t-1]*y[t-1]+4.0*g3*beta2Cov[0]*y[t-2]*y[t-2])*cov[0]
+		hess[0] += g10 + g11 + g12 + g6 + 0.5*(g8-8.0*g3*g9-8.0*g3*beta1Cov[0]*y[t-1]*y[t-1]-8.0*g3*beta2Cov[0]*y[t-2]*y[t-2])*cov[0]
+	}
 	return f
 }
 
@@ -1118,19 +1035,15 @@ func (m *Model) SigmaTarget(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, bet
 	T := m.t
 	y := m.y
 	var f float64
-	t1 := math.Exp(sigma[0])
-	t2 := 1 / (t1 * t1)
-	t3 := (-0.5) * t2 * beta1Cov[0]
-	t4 := (-0.5) * t2 * beta2Cov[0]
-	t5 := -alphaMean[0]
-	t7 := (-0.5) * t2
-	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += float64(max(0, T-2)) * ((-0.5)*t2*alphaCov[0] - sigma[0] - 0.9189385332046727)
-	for t := 2; t < T; t++ {
-		t6 := runtime.Sq(t5 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
-		f += t3*y[t-1]*y[t-1] + t4*y[t-2]*y[t-2] + t6*t7
-	}
 	// ar2.vi:19:1: sigma ~ HalfNormal(1)
 	f += sigma[0] - 0.5*math.Exp(2.0*sigma[0]) - 0.22579135264472738
+	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigma[0]
+	g1 := -alphaMean[0]
+	g2 := math.Exp((-2.0) * sigma[0])
+	g3 := (-0.5) * g2 * alphaCov[0]
+	for t := 2; t < T; t++ {
+		f += g3 - 0.5*g2*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g2*beta2Cov[0]*y[t-2]*y[t-2] - 0.5*g2*runtime.Sq(g1-beta1Mean[0]*y[t-1]-beta2Mean[0]*y[t-2]+y[t])
+	}
 	return f
 }

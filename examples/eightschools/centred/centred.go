@@ -577,22 +577,21 @@ func (m *Model) MuF(mu, tauMean, tauCov, thetaMean, thetaCov, grad, hess []float
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
-	t2 := -mu[0]
-	t4 := (-0.5) * t1
-	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	hess[0] -= float64(J) * t1
-	grad[0] -= float64(J) * t1 * mu[0]
-	f += float64(J) * (-tauMean[0] - 0.9189385332046727)
-	for i2 := 0; i2 < J; i2++ {
-		t3 := runtime.Sq(t2 + thetaMean[i2])
-		grad[0] += t1 * thetaMean[i2]
-		f += t4 * (t3 + thetaCov[i2*J+i2])
-	}
 	// centred.vi:13:1: mu ~ Normal(0, 5)
 	f += (-0.02)*mu[0]*mu[0] - 2.5283764456387727
 	grad[0] += (-0.04) * mu[0]
 	hess[0] += (-0.04)
+	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
+	g1 := -mu[0]
+	g2 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	g3 := -g2
+	for i2 := 0; i2 < J; i2++ {
+		g4 := g1 + thetaMean[i2]
+		f += (-0.5) * g2 * (g4*g4 + thetaCov[i2*J+i2])
+		grad[0] += g2 * g4
+		hess[0] += g3
+	}
 	return f
 }
 
@@ -611,22 +610,22 @@ func (m *Model) MuDelta(mu, cov, tauMean, tauCov, thetaMean, thetaCov, grad, hes
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
-	t2 := -mu[0]
-	t4 := (-0.5) * t1
-	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	hess[0] -= float64(J) * t1
-	grad[0] -= float64(J) * t1 * mu[0]
-	f += float64(J) * ((-0.5)*t1*cov[0] - tauMean[0] - 0.9189385332046727)
-	for i2 := 0; i2 < J; i2++ {
-		t3 := runtime.Sq(t2 + thetaMean[i2])
-		grad[0] += t1 * thetaMean[i2]
-		f += t4 * (t3 + thetaCov[i2*J+i2])
-	}
 	// centred.vi:13:1: mu ~ Normal(0, 5)
 	f += (-0.02)*cov[0] - 0.02*mu[0]*mu[0] - 2.5283764456387727
 	grad[0] += (-0.04) * mu[0]
 	hess[0] += (-0.04)
+	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
+	g1 := -mu[0]
+	g2 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	g3 := -g2
+	g4 := (-0.5) * g2 * cov[0]
+	for i2 := 0; i2 < J; i2++ {
+		g5 := g1 + thetaMean[i2]
+		f += g4 - 0.5*g2*(g5*g5+thetaCov[i2*J+i2])
+		grad[0] += g2 * g5
+		hess[0] += g3
+	}
 	return f
 }
 
@@ -636,17 +635,15 @@ func (m *Model) MuDelta(mu, cov, tauMean, tauCov, thetaMean, thetaCov, grad, hes
 func (m *Model) MuTarget(mu, tauMean, tauCov, thetaMean, thetaCov []float64) float64 {
 	J := m.j
 	var f float64
-	t1 := -mu[0]
-	t3 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
-	t4 := (-0.5) * t3
-	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	f += float64(J) * (-tauMean[0] - 0.9189385332046727)
-	for i2 := 0; i2 < J; i2++ {
-		t2 := runtime.Sq(t1 + thetaMean[i2])
-		f += t4 * (t2 + thetaCov[i2*J+i2])
-	}
 	// centred.vi:13:1: mu ~ Normal(0, 5)
 	f += (-0.02)*mu[0]*mu[0] - 2.5283764456387727
+	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
+	g1 := -mu[0]
+	g2 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	for i2 := 0; i2 < J; i2++ {
+		f += (-0.5) * g2 * (runtime.Sq(g1+thetaMean[i2]) + thetaCov[i2*J+i2])
+	}
 	return f
 }
 
@@ -663,24 +660,6 @@ func (m *Model) TauF(tau, muMean, muCov, thetaMean, thetaCov, grad, hess []float
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(tau[0])
-	t2 := math.Pow(t1, -4.0)
-	t3 := math.Pow(t1, -3.0)
-	t4 := -muMean[0]
-	t6 := (-3.0) * t1 * t1 * t2
-	t7 := t1 * t3
-	t8 := 1 / (t1 * t1)
-	t9 := (-0.5) * t8
-	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	hess[0] += float64(J) * t1 * (t3 - 3.0*t1*t2) * muCov[0]
-	grad[0] += float64(J) * (t1*t3*muCov[0] - 1.0)
-	f += float64(J) * ((-0.5)*t8*muCov[0] - tau[0] - 0.9189385332046727)
-	for i7 := 0; i7 < J; i7++ {
-		t5 := runtime.Sq(t4 + thetaMean[i7])
-		hess[0] += t5*t6 + t5*t7 + t6*thetaCov[i7*J+i7] + t7*thetaCov[i7*J+i7]
-		grad[0] += t7 * (t5 + thetaCov[i7*J+i7])
-		f += t9 * (t5 + thetaCov[i7*J+i7])
-	}
 	// centred.vi:14:1: tau ~ HalfCauchy(5)
 	g1 := math.Exp(tau[0])
 	g2 := runtime.Sq(0.2 * g1)
@@ -689,6 +668,19 @@ func (m *Model) TauF(tau, muMean, muCov, thetaMean, thetaCov, grad, hess []float
 	f += tau[0] - math.Log1p(g2) - 2.061020617723555
 	grad[0] += g4 + 1.0
 	hess[0] += 2.0*g4 + 0.006400000000000003*g1*g1*g1*g1*(1/(g3*g3))
+	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	g5 := math.Exp((-2.0) * tau[0])
+	f += (-0.9189385332046727)*float64(J) - 0.5*float64(J)*g5*muCov[0] - float64(J)*tau[0]
+	grad[0] += float64(J)*g5*muCov[0] - float64(J)
+	hess[0] += (-2.0) * float64(J) * g5 * muCov[0]
+	g6 := math.Exp((-2.0) * tau[0])
+	g7 := -muMean[0]
+	for i7 := 0; i7 < J; i7++ {
+		g8 := runtime.Sq(g7 + thetaMean[i7])
+		f += (-0.5)*g6*g8 - 0.5*g6*thetaCov[i7*J+i7]
+		grad[0] += g6*g8 + g6*thetaCov[i7*J+i7]
+		hess[0] += (-2.0)*g6*g8 - 2.0*g6*thetaCov[i7*J+i7]
+	}
 	return f
 }
 
@@ -707,33 +699,6 @@ func (m *Model) TauDelta(tau, cov, muMean, muCov, thetaMean, thetaCov, grad, hes
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(tau[0])
-	t2 := math.Pow(t1, -6.0)
-	t3 := math.Pow(t1, -5.0)
-	t4 := math.Pow(t1, -4.0)
-	t5 := math.Pow(t1, -3.0)
-	t6 := -muMean[0]
-	t8 := (-30.0) * t1 * t1 * t1 * t1 * t2 * cov[0]
-	t9 := 36.0 * t1 * t1 * t1 * t3 * cov[0]
-	t10 := (-3.0) * t1 * t1 * t4
-	t11 := (-10.5) * t1 * t1 * t4 * cov[0]
-	t12 := t1 * t5
-	t13 := 0.5 * t1 * t5 * cov[0]
-	t14 := 6.0 * t1 * t1 * t1 * t3 * cov[0]
-	t15 := (-4.5) * t1 * t1 * t4 * cov[0]
-	t16 := 1 / (t1 * t1)
-	t17 := (-1.5) * t1 * t1 * t4 * cov[0]
-	t18 := (-0.5) * t16
-	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	hess[0] += float64(J) * t1 * (t5 - 30.0*t1*t1*t1*t2*cov[0] + 36.0*t1*t1*t3*cov[0] - 3.0*t1*t4 - 10.5*t1*t4*cov[0] + 0.5*t5*cov[0]) * muCov[0]
-	grad[0] += float64(J) * (6.0*t1*t1*t1*t3*muCov[0]*cov[0] - 4.5*t1*t1*t4*muCov[0]*cov[0] + t1*t5*muCov[0] + 0.5*t1*t5*muCov[0]*cov[0] - 1.0)
-	f += float64(J) * (0.5*t1*t5*muCov[0]*cov[0] - 1.5*t1*t1*t4*muCov[0]*cov[0] - 0.5*t16*muCov[0] - tau[0] - 0.9189385332046727)
-	for i7 := 0; i7 < J; i7++ {
-		t7 := runtime.Sq(t6 + thetaMean[i7])
-		hess[0] += t10*t7 + t10*thetaCov[i7*J+i7] + t11*t7 + t11*thetaCov[i7*J+i7] + t12*t7 + t12*thetaCov[i7*J+i7] + t13*t7 + t13*thetaCov[i7*J+i7] + t7*t8 + t7*t9 + t8*thetaCov[i7*J+i7] + t9*thetaCov[i7*J+i7]
-		grad[0] += t12*t7 + t12*thetaCov[i7*J+i7] + t13*t7 + t13*thetaCov[i7*J+i7] + t14*t7 + t14*thetaCov[i7*J+i7] + t15*t7 + t15*thetaCov[i7*J+i7]
-		f += t13*t7 + t13*thetaCov[i7*J+i7] + t17*t7 + t17*thetaCov[i7*J+i7] + t18*t7 + t18*thetaCov[i7*J+i7]
-	}
 	// centred.vi:14:1: tau ~ HalfCauchy(5)
 	g1 := math.Exp(tau[0])
 	g2 := runtime.Sq(0.2 * g1)
@@ -744,6 +709,21 @@ func (m *Model) TauDelta(tau, cov, muMean, muCov, thetaMean, thetaCov, grad, hes
 	f += 0.5*(2.0*g4+g5)*cov[0] - math.Log1p(g2) + tau[0] - 2.061020617723555
 	grad[0] += g4 + 0.5*(4.0*g4+6.0*g5+g6)*cov[0] + 1.0
 	hess[0] += 2.0*g4 + g5 + 0.5*(8.0*g4+28.0*g5+12.0*g6+0.0002457600000000002*g1*g1*g1*g1*g1*g1*g1*g1*math.Pow(g3, -4.0))*cov[0]
+	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	g7 := math.Exp((-2.0) * tau[0])
+	f += (-0.9189385332046727)*float64(J) - 0.5*float64(J)*g7*muCov[0] - float64(J)*g7*muCov[0]*cov[0] - float64(J)*tau[0]
+	grad[0] += float64(J)*g7*muCov[0] - float64(J) + 2.0*float64(J)*g7*muCov[0]*cov[0]
+	hess[0] += (-2.0)*float64(J)*g7*muCov[0] - 4.0*float64(J)*g7*muCov[0]*cov[0]
+	g8 := math.Exp((-2.0) * tau[0])
+	g9 := -muMean[0]
+	for i7 := 0; i7 < J; i7++ {
+		g10 := runtime.Sq(g9 + thetaMean[i7])
+		g11 := (-2.0) * g10 * g8
+		g12 := (-2.0) * g8 * thetaCov[i7*J+i7]
+		f += 0.5*(g11+g12)*cov[0] - 0.5*g8*thetaCov[i7*J+i7] - 0.5*g10*g8
+		grad[0] += g10*g8 + g8*thetaCov[i7*J+i7] + 0.5*(4.0*g10*g8+4.0*g8*thetaCov[i7*J+i7])*cov[0]
+		hess[0] += g11 + g12 + 0.5*((-8.0)*g10*g8-8.0*g8*thetaCov[i7*J+i7])*cov[0]
+	}
 	return f
 }
 
@@ -753,18 +733,15 @@ func (m *Model) TauDelta(tau, cov, muMean, muCov, thetaMean, thetaCov, grad, hes
 func (m *Model) TauTarget(tau, muMean, muCov, thetaMean, thetaCov []float64) float64 {
 	J := m.j
 	var f float64
-	t1 := math.Exp(tau[0])
-	t2 := 1 / (t1 * t1)
-	t3 := -muMean[0]
-	t5 := (-0.5) * t2
-	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	f += float64(J) * ((-0.5)*t2*muCov[0] - tau[0] - 0.9189385332046727)
-	for i7 := 0; i7 < J; i7++ {
-		t4 := runtime.Sq(t3 + thetaMean[i7])
-		f += t5 * (t4 + thetaCov[i7*J+i7])
-	}
 	// centred.vi:14:1: tau ~ HalfCauchy(5)
 	f += tau[0] - math.Log1p(runtime.Sq(0.2*math.Exp(tau[0]))) - 2.061020617723555
+	// centred.vi:15:1: theta ~ Normal(mu, tau)
+	f += (-0.9189385332046727)*float64(J) - 0.5*float64(J)*math.Exp((-2.0)*tau[0])*muCov[0] - float64(J)*tau[0]
+	g1 := math.Exp((-2.0) * tau[0])
+	g2 := -muMean[0]
+	for i7 := 0; i7 < J; i7++ {
+		f += (-0.5)*g1*runtime.Sq(g2+thetaMean[i7]) - 0.5*g1*thetaCov[i7*J+i7]
+	}
 	return f
 }
 

@@ -581,27 +581,22 @@ func (m *Model) MuF(mu, etaMean, etaCov, tauMean, tauCov, grad, hess []float64) 
 	clear(grad)
 	clear(hess)
 	var f float64
-	t2 := math.Exp(0.5*tauCov[0] + tauMean[0])
-	t3 := -t2
-	t4 := -mu[0]
-	t5 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
-	t6 := (-0.5) * t5
-	t7 := -(t2 * mu[0])
-	t8 := (-0.5) * mu[0] * mu[0]
-	t9 := mu[0]
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	f -= 0.9189385332046727 * float64(J)
-	for i2 := 0; i2 < J; i2++ {
-		t1 := 1 / (sigma[i2] * sigma[i2])
-		t10 := math.Log(sigma[i2])
-		hess[0] -= t1
-		grad[0] += t1 * (t4 + t3*etaMean[i2] + y[i2])
-		f += t1*t2*etaMean[i2]*y[i2] - t10 + t1*t6*etaCov[i2*J+i2] + t1*t6*etaMean[i2]*etaMean[i2] + t1*t7*etaMean[i2] + t1*t8 + t1*t9*y[i2] - 0.5*t1*y[i2]*y[i2]
-	}
 	// eightschools.vi:18:1: mu ~ Normal(0, 5)
 	f += (-0.02)*mu[0]*mu[0] - 2.5283764456387727
 	grad[0] += (-0.04) * mu[0]
 	hess[0] += (-0.04)
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	f += (-0.9189385332046727) * float64(J)
+	g1 := math.Exp(0.5*tauCov[0] + tauMean[0])
+	g2 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
+	for i2 := 0; i2 < J; i2++ {
+		g3 := 1 / (sigma[i2] * sigma[i2])
+		g4 := (-0.5) * g3 * mu[0]
+		g5 := (-0.5) * g3
+		f += g1*g3*etaMean[i2]*y[i2] - g1*g3*etaMean[i2]*mu[0] - 0.5*g2*g3*etaCov[i2*J+i2] - 0.5*g2*g3*etaMean[i2]*etaMean[i2] - 0.5*g3*mu[0]*mu[0] + g3*mu[0]*y[i2] - 0.5*(1/(sigma[i2]*sigma[i2]))*y[i2]*y[i2] - math.Log(sigma[i2])
+		grad[0] += 2.0*g4 - g1*g3*etaMean[i2] + g3*y[i2]
+		hess[0] += 2.0 * g5
+	}
 	return f
 }
 
@@ -622,28 +617,23 @@ func (m *Model) MuDelta(mu, cov, etaMean, etaCov, tauMean, tauCov, grad, hess []
 	clear(grad)
 	clear(hess)
 	var f float64
-	t2 := math.Exp(0.5*tauCov[0] + tauMean[0])
-	t3 := -t2
-	t4 := -mu[0]
-	t5 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
-	t6 := (-0.5) * t5
-	t7 := -(t2 * mu[0])
-	t8 := (-0.5) * cov[0]
-	t9 := (-0.5) * mu[0] * mu[0]
-	t10 := mu[0]
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	f -= 0.9189385332046727 * float64(J)
-	for i2 := 0; i2 < J; i2++ {
-		t1 := 1 / (sigma[i2] * sigma[i2])
-		t11 := math.Log(sigma[i2])
-		hess[0] -= t1
-		grad[0] += t1 * (t4 + t3*etaMean[i2] + y[i2])
-		f += t1*t10*y[i2] - t11 + t1*t2*etaMean[i2]*y[i2] + t1*t6*etaCov[i2*J+i2] + t1*t6*etaMean[i2]*etaMean[i2] + t1*t7*etaMean[i2] + t1*t8 + t1*t9 - 0.5*t1*y[i2]*y[i2]
-	}
 	// eightschools.vi:18:1: mu ~ Normal(0, 5)
 	f += (-0.02)*cov[0] - 0.02*mu[0]*mu[0] - 2.5283764456387727
 	grad[0] += (-0.04) * mu[0]
 	hess[0] += (-0.04)
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	f += (-0.9189385332046727) * float64(J)
+	g1 := math.Exp(0.5*tauCov[0] + tauMean[0])
+	g2 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
+	for i2 := 0; i2 < J; i2++ {
+		g3 := 1 / (sigma[i2] * sigma[i2])
+		g4 := (-0.5) * g3 * mu[0]
+		g5 := (-0.5) * g3
+		g6 := 2.0 * g5
+		f += g1*g3*etaMean[i2]*y[i2] - g1*g3*etaMean[i2]*mu[0] - 0.5*g2*g3*etaCov[i2*J+i2] - 0.5*g2*g3*etaMean[i2]*etaMean[i2] - 0.5*g3*mu[0]*mu[0] + g3*mu[0]*y[i2] + 0.5*g6*cov[0] - 0.5*(1/(sigma[i2]*sigma[i2]))*y[i2]*y[i2] - math.Log(sigma[i2])
+		grad[0] += 2.0*g4 - g1*g3*etaMean[i2] + g3*y[i2]
+		hess[0] += g6
+	}
 	return f
 }
 
@@ -655,21 +645,16 @@ func (m *Model) MuTarget(mu, etaMean, etaCov, tauMean, tauCov []float64) float64
 	sigma := m.sigma
 	y := m.y
 	var f float64
-	t2 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
-	t3 := (-0.5) * t2
-	t4 := math.Exp(0.5*tauCov[0] + tauMean[0])
-	t5 := -(t4 * mu[0])
-	t6 := (-0.5) * mu[0] * mu[0]
-	t7 := mu[0]
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	f -= 0.9189385332046727 * float64(J)
-	for i2 := 0; i2 < J; i2++ {
-		t1 := 1 / (sigma[i2] * sigma[i2])
-		t8 := math.Log(sigma[i2])
-		f += t1*t3*etaCov[i2*J+i2] - t8 + t1*t3*etaMean[i2]*etaMean[i2] + t1*t4*etaMean[i2]*y[i2] + t1*t5*etaMean[i2] + t1*t6 + t1*t7*y[i2] - 0.5*t1*y[i2]*y[i2]
-	}
 	// eightschools.vi:18:1: mu ~ Normal(0, 5)
 	f += (-0.02)*mu[0]*mu[0] - 2.5283764456387727
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	f += (-0.9189385332046727) * float64(J)
+	g1 := math.Exp(0.5*tauCov[0] + tauMean[0])
+	g2 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
+	for i2 := 0; i2 < J; i2++ {
+		g3 := 1 / (sigma[i2] * sigma[i2])
+		f += g1*g3*etaMean[i2]*y[i2] - g1*g3*etaMean[i2]*mu[0] - 0.5*g2*g3*etaCov[i2*J+i2] - 0.5*g2*g3*etaMean[i2]*etaMean[i2] - 0.5*g3*mu[0]*mu[0] + g3*mu[0]*y[i2] - 0.5*(1/(sigma[i2]*sigma[i2]))*y[i2]*y[i2] - math.Log(sigma[i2])
+	}
 	return f
 }
 
@@ -688,23 +673,6 @@ func (m *Model) TauF(tau, etaMean, etaCov, muMean, muCov, grad, hess []float64) 
 	clear(grad)
 	clear(hess)
 	var f float64
-	t2 := math.Exp(tau[0])
-	t3 := (-2.0) * t2 * t2
-	t4 := -(t2 * muMean[0])
-	t5 := -(t2 * t2)
-	t6 := (-0.5) * t2 * t2
-	t7 := (-0.5) * muCov[0]
-	t8 := -muMean[0]
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	f -= 0.9189385332046727 * float64(J)
-	for i7 := 0; i7 < J; i7++ {
-		t1 := 1 / (sigma[i7] * sigma[i7])
-		t9 := runtime.Sq(t8 - t2*etaMean[i7] + y[i7])
-		t10 := math.Log(sigma[i7])
-		hess[0] += t1 * (t2*etaMean[i7]*y[i7] + t3*etaCov[i7*J+i7] + t3*etaMean[i7]*etaMean[i7] + t4*etaMean[i7])
-		grad[0] += t1 * (t2*etaMean[i7]*y[i7] + t4*etaMean[i7] + t5*etaCov[i7*J+i7] + t5*etaMean[i7]*etaMean[i7])
-		f += t1*t6*etaCov[i7*J+i7] - t10 + t1*t7 - 0.5*t1*t9
-	}
 	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
 	g1 := math.Exp(tau[0])
 	g2 := runtime.Sq(0.2 * g1)
@@ -713,6 +681,19 @@ func (m *Model) TauF(tau, etaMean, etaCov, muMean, muCov, grad, hess []float64) 
 	f += tau[0] - math.Log1p(g2) - 2.061020617723555
 	grad[0] += g4 + 1.0
 	hess[0] += 2.0*g4 + 0.006400000000000003*g1*g1*g1*g1*(1/(g3*g3))
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	f += (-0.9189385332046727) * float64(J)
+	g5 := math.Exp(tau[0])
+	g6 := -muMean[0]
+	for i7 := 0; i7 < J; i7++ {
+		g7 := 1 / (sigma[i7] * sigma[i7])
+		g8 := (-0.5) * g5 * g5 * g7 * etaCov[i7*J+i7]
+		g9 := g6 - g5*etaMean[i7] + y[i7]
+		g10 := g5 * g7 * g9 * etaMean[i7]
+		f += g8 - 0.5*g7*g9*g9 - 0.5*muCov[0]*(1/(sigma[i7]*sigma[i7])) - math.Log(sigma[i7])
+		grad[0] += g10 + 2.0*g8
+		hess[0] += g10 + 4.0*g8 - g5*g5*g7*etaMean[i7]*etaMean[i7]
+	}
 	return f
 }
 
@@ -733,28 +714,6 @@ func (m *Model) TauDelta(tau, cov, etaMean, etaCov, muMean, muCov, grad, hess []
 	clear(grad)
 	clear(hess)
 	var f float64
-	t2 := math.Exp(tau[0])
-	t3 := (-2.0) * t2 * t2
-	t4 := (-4.0) * t2 * t2 * cov[0]
-	t5 := -(t2 * muMean[0])
-	t6 := (-0.5) * t2 * muMean[0] * cov[0]
-	t7 := 0.5 * t2 * cov[0]
-	t8 := -(t2 * t2)
-	t9 := (-2.0) * t2 * t2 * cov[0]
-	t10 := (-0.5) * t2 * t2
-	t11 := -(t2 * t2 * cov[0])
-	t12 := (-0.5) * muCov[0]
-	t13 := -muMean[0]
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	f -= 0.9189385332046727 * float64(J)
-	for i7 := 0; i7 < J; i7++ {
-		t1 := 1 / (sigma[i7] * sigma[i7])
-		t14 := runtime.Sq(t13 - t2*etaMean[i7] + y[i7])
-		t15 := math.Log(sigma[i7])
-		hess[0] += t1 * (t2*etaMean[i7]*y[i7] + t3*etaCov[i7*J+i7] + t3*etaMean[i7]*etaMean[i7] + t4*etaCov[i7*J+i7] + t4*etaMean[i7]*etaMean[i7] + t5*etaMean[i7] + t6*etaMean[i7] + t7*etaMean[i7]*y[i7])
-		grad[0] += t1 * (t2*etaMean[i7]*y[i7] + t5*etaMean[i7] + t6*etaMean[i7] + t7*etaMean[i7]*y[i7] + t8*etaCov[i7*J+i7] + t8*etaMean[i7]*etaMean[i7] + t9*etaCov[i7*J+i7] + t9*etaMean[i7]*etaMean[i7])
-		f += t1*t10*etaCov[i7*J+i7] - t15 + t1*t11*etaCov[i7*J+i7] + t1*t11*etaMean[i7]*etaMean[i7] + t1*t12 - 0.5*t1*t14 + t1*t6*etaMean[i7] + t1*t7*etaMean[i7]*y[i7]
-	}
 	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
 	g1 := math.Exp(tau[0])
 	g2 := runtime.Sq(0.2 * g1)
@@ -765,6 +724,20 @@ func (m *Model) TauDelta(tau, cov, etaMean, etaCov, muMean, muCov, grad, hess []
 	f += 0.5*(2.0*g4+g5)*cov[0] - math.Log1p(g2) + tau[0] - 2.061020617723555
 	grad[0] += g4 + 0.5*(4.0*g4+6.0*g5+g6)*cov[0] + 1.0
 	hess[0] += 2.0*g4 + g5 + 0.5*(8.0*g4+28.0*g5+12.0*g6+0.0002457600000000002*g1*g1*g1*g1*g1*g1*g1*g1*math.Pow(g3, -4.0))*cov[0]
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	f += (-0.9189385332046727) * float64(J)
+	g7 := math.Exp(tau[0])
+	g8 := -muMean[0]
+	for i7 := 0; i7 < J; i7++ {
+		g9 := 1 / (sigma[i7] * sigma[i7])
+		g10 := (-0.5) * g7 * g7 * g9 * etaCov[i7*J+i7]
+		g11 := g8 - g7*etaMean[i7] + y[i7]
+		g12 := g11 * g7 * g9 * etaMean[i7]
+		g13 := -(g7 * g7 * g9 * etaMean[i7] * etaMean[i7])
+		f += g10 - 0.5*g9*g11*g11 + 0.5*(4.0*g10+g12+g13)*cov[0] - 0.5*muCov[0]*(1/(sigma[i7]*sigma[i7])) - math.Log(sigma[i7])
+		grad[0] += 2.0*g10 + g12 + 0.5*(8.0*g10+g12+3.0*g13)*cov[0]
+		hess[0] += 4.0*g10 + g12 + g13 + 0.5*(16.0*g10+g12+7.0*g13)*cov[0]
+	}
 	return f
 }
 
@@ -776,20 +749,16 @@ func (m *Model) TauTarget(tau, etaMean, etaCov, muMean, muCov []float64) float64
 	sigma := m.sigma
 	y := m.y
 	var f float64
-	t2 := math.Exp(tau[0])
-	t3 := (-0.5) * t2 * t2
-	t4 := (-0.5) * muCov[0]
-	t5 := -muMean[0]
-	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	f -= 0.9189385332046727 * float64(J)
-	for i7 := 0; i7 < J; i7++ {
-		t1 := 1 / (sigma[i7] * sigma[i7])
-		t6 := runtime.Sq(t5 - t2*etaMean[i7] + y[i7])
-		t7 := math.Log(sigma[i7])
-		f += t1*t3*etaCov[i7*J+i7] - t7 + t1*t4 - 0.5*t1*t6
-	}
 	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
 	f += tau[0] - math.Log1p(runtime.Sq(0.2*math.Exp(tau[0]))) - 2.061020617723555
+	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
+	f += (-0.9189385332046727) * float64(J)
+	g1 := math.Exp(tau[0])
+	g2 := -muMean[0]
+	for i7 := 0; i7 < J; i7++ {
+		g3 := 1 / (sigma[i7] * sigma[i7])
+		f += (-0.5)*g1*g1*g3*etaCov[i7*J+i7] - 0.5*g3*runtime.Sq(g2-g1*etaMean[i7]+y[i7]) - 0.5*muCov[0]*(1/(sigma[i7]*sigma[i7])) - math.Log(sigma[i7])
+	}
 	return f
 }
 

@@ -620,26 +620,26 @@ func (m *Model) AlphaF(alpha, betaShape, betaRate, betaElog, betaMean, thetaShap
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(alpha[0])
-	t2 := runtime.Digamma(t1)
-	t3 := runtime.Trigamma(t1)
-	t4 := runtime.Lgamma(t1)
-	t5 := t1 - 1.0
-	t6 := -betaMean[0]
-	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
-	hess[0] += float64(N) * t1 * (betaElog[0] - t1*t3 - t2)
-	grad[0] += float64(N) * t1 * (betaElog[0] - t2)
-	f += float64(N) * (t1*betaElog[0] - t4)
-	for i := 0; i < N; i++ {
-		hess[0] += t1 * thetaElog[i]
-		grad[0] += t1 * thetaElog[i]
-		f += t5*thetaElog[i] + t6*thetaMean[i]
-	}
 	// pumps.vi:18:1: alpha ~ Exponential(1)
 	g1 := -math.Exp(alpha[0])
 	f += g1 + alpha[0]
 	grad[0] += g1 + 1.0
 	hess[0] += g1
+	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
+	g2 := math.Exp(alpha[0])
+	g3 := float64(N) * g2 * betaElog[0]
+	g4 := -(float64(N) * g2 * runtime.Digamma(g2))
+	f += g3 - float64(N)*runtime.Lgamma(g2)
+	grad[0] += g3 + g4
+	hess[0] += g3 + g4 - float64(N)*g2*g2*runtime.Trigamma(g2)
+	g5 := math.Exp(alpha[0])
+	g6 := g5 - 1.0
+	for i := 0; i < N; i++ {
+		g7 := g5 * thetaElog[i]
+		f += g6*thetaElog[i] - betaMean[0]*thetaMean[i]
+		grad[0] += g7
+		hess[0] += g7
+	}
 	return f
 }
 
@@ -658,25 +658,6 @@ func (m *Model) AlphaDelta(alpha, cov, betaShape, betaRate, betaElog, betaMean, 
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(alpha[0])
-	t2 := runtime.Digamma(t1)
-	t3 := runtime.Zeta4(t1)
-	t4 := runtime.Zeta3(t1)
-	t5 := runtime.Trigamma(t1)
-	t6 := 0.5 * t1 * cov[0]
-	t7 := runtime.Lgamma(t1)
-	t8 := t1 - 1.0
-	t9 := -betaMean[0]
-	t10 := t1 + t6
-	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
-	hess[0] += float64(N) * t1 * (6.0*t1*t1*t4*cov[0] - 3.0*t1*t1*t1*t3*cov[0] - t2 - t1*t5 - 3.5*t1*t5*cov[0] - 0.5*t2*cov[0] + 0.5*cov[0]*betaElog[0] + betaElog[0])
-	grad[0] += float64(N) * t1 * (t1*t1*t4*cov[0] - t2 - 1.5*t1*t5*cov[0] - 0.5*t2*cov[0] + 0.5*cov[0]*betaElog[0] + betaElog[0])
-	f += float64(N) * (0.5*t1*cov[0]*betaElog[0] - 0.5*t1*t1*t5*cov[0] - 0.5*t1*t2*cov[0] - t7 + t1*betaElog[0])
-	for i := 0; i < N; i++ {
-		hess[0] += t10 * thetaElog[i]
-		grad[0] += t10 * thetaElog[i]
-		f += t6*thetaElog[i] + t8*thetaElog[i] + t9*thetaMean[i]
-	}
 	// pumps.vi:18:1: alpha ~ Exponential(1)
 	g1 := math.Exp(alpha[0])
 	g2 := -g1
@@ -684,6 +665,24 @@ func (m *Model) AlphaDelta(alpha, cov, betaShape, betaRate, betaElog, betaMean, 
 	f += g2 + g3 + alpha[0]
 	grad[0] += g2 + g3 + 1.0
 	hess[0] += g2 + g3
+	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
+	g4 := math.Exp(alpha[0])
+	g5 := float64(N) * g4 * betaElog[0]
+	g6 := -(float64(N) * g4 * runtime.Digamma(g4))
+	g7 := -(float64(N) * g4 * g4 * runtime.Trigamma(g4))
+	g8 := 2.0 * float64(N) * g4 * g4 * g4 * runtime.Zeta3(g4)
+	f += g5 - float64(N)*runtime.Lgamma(g4) + 0.5*(g5+g6+g7)*cov[0]
+	grad[0] += g5 + g6 + 0.5*(g5+g6+3.0*g7+g8)*cov[0]
+	hess[0] += g5 + g6 + g7 + 0.5*(g5+g6+7.0*g7+6.0*g8-6.0*float64(N)*g4*g4*g4*g4*runtime.Zeta4(g4))*cov[0]
+	g9 := math.Exp(alpha[0])
+	g10 := g9 - 1.0
+	for i := 0; i < N; i++ {
+		g11 := 0.5 * g9 * cov[0] * thetaElog[i]
+		g12 := g11 + g9*thetaElog[i]
+		f += g11 + g10*thetaElog[i] - betaMean[0]*thetaMean[i]
+		grad[0] += g12
+		hess[0] += g12
+	}
 	return f
 }
 
@@ -693,16 +692,14 @@ func (m *Model) AlphaDelta(alpha, cov, betaShape, betaRate, betaElog, betaMean, 
 func (m *Model) AlphaTarget(alpha, betaShape, betaRate, betaElog, betaMean, thetaShape, thetaRate, thetaElog, thetaMean []float64) float64 {
 	N := m.n
 	var f float64
-	t1 := math.Exp(alpha[0])
-	t2 := runtime.Lgamma(t1)
-	t3 := t1 - 1.0
-	t4 := -betaMean[0]
-	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
-	f += float64(N) * (t1*betaElog[0] - t2)
-	for i := 0; i < N; i++ {
-		f += t3*thetaElog[i] + t4*thetaMean[i]
-	}
 	// pumps.vi:18:1: alpha ~ Exponential(1)
 	f += alpha[0] - math.Exp(alpha[0])
+	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
+	g1 := math.Exp(alpha[0])
+	f += float64(N)*g1*betaElog[0] - float64(N)*runtime.Lgamma(g1)
+	g2 := math.Exp(alpha[0]) - 1.0
+	for i := 0; i < N; i++ {
+		f += g2*thetaElog[i] - betaMean[0]*thetaMean[i]
+	}
 	return f
 }

@@ -885,22 +885,21 @@ func (m *Model) MuF(mu, aMean, aCov, tauMean, tauCov, grad, hess []float64) floa
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
-	t2 := -mu[0]
-	t4 := (-0.5) * t1
-	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	hess[0] -= float64(J) * t1
-	grad[0] -= float64(J) * t1 * mu[0]
-	f += float64(J) * (-tauMean[0] - 0.9189385332046727)
-	for i2 := 0; i2 < J; i2++ {
-		t3 := runtime.Sq(t2 + aMean[i2])
-		grad[0] += t1 * aMean[i2]
-		f += t4 * (t3 + aCov[i2*J+i2])
-	}
 	// schoolreg.vi:23:1: mu ~ Normal(0, 100)
 	f += (-5e-05)*mu[0]*mu[0] - 5.524108719192764
 	grad[0] += (-0.0001) * mu[0]
 	hess[0] += (-0.0001)
+	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
+	g1 := -mu[0]
+	g2 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	g3 := -g2
+	for i2 := 0; i2 < J; i2++ {
+		g4 := g1 + aMean[i2]
+		f += (-0.5) * g2 * (aCov[i2*J+i2] + g4*g4)
+		grad[0] += g2 * g4
+		hess[0] += g3
+	}
 	return f
 }
 
@@ -919,22 +918,22 @@ func (m *Model) MuDelta(mu, cov, aMean, aCov, tauMean, tauCov, grad, hess []floa
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
-	t2 := -mu[0]
-	t4 := (-0.5) * t1
-	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	hess[0] -= float64(J) * t1
-	grad[0] -= float64(J) * t1 * mu[0]
-	f += float64(J) * ((-0.5)*t1*cov[0] - tauMean[0] - 0.9189385332046727)
-	for i2 := 0; i2 < J; i2++ {
-		t3 := runtime.Sq(t2 + aMean[i2])
-		grad[0] += t1 * aMean[i2]
-		f += t4 * (t3 + aCov[i2*J+i2])
-	}
 	// schoolreg.vi:23:1: mu ~ Normal(0, 100)
 	f += (-5e-05)*cov[0] - 5e-05*mu[0]*mu[0] - 5.524108719192764
 	grad[0] += (-0.0001) * mu[0]
 	hess[0] += (-0.0001)
+	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
+	g1 := -mu[0]
+	g2 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	g3 := -g2
+	g4 := (-0.5) * g2 * cov[0]
+	for i2 := 0; i2 < J; i2++ {
+		g5 := g1 + aMean[i2]
+		f += g4 - 0.5*g2*(aCov[i2*J+i2]+g5*g5)
+		grad[0] += g2 * g5
+		hess[0] += g3
+	}
 	return f
 }
 
@@ -944,17 +943,15 @@ func (m *Model) MuDelta(mu, cov, aMean, aCov, tauMean, tauCov, grad, hess []floa
 func (m *Model) MuTarget(mu, aMean, aCov, tauMean, tauCov []float64) float64 {
 	J := m.j
 	var f float64
-	t1 := -mu[0]
-	t3 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
-	t4 := (-0.5) * t3
-	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	f += float64(J) * (-tauMean[0] - 0.9189385332046727)
-	for i2 := 0; i2 < J; i2++ {
-		t2 := runtime.Sq(t1 + aMean[i2])
-		f += t4 * (t2 + aCov[i2*J+i2])
-	}
 	// schoolreg.vi:23:1: mu ~ Normal(0, 100)
 	f += (-5e-05)*mu[0]*mu[0] - 5.524108719192764
+	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
+	g1 := -mu[0]
+	g2 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	for i2 := 0; i2 < J; i2++ {
+		f += (-0.5) * g2 * (aCov[i2*J+i2] + runtime.Sq(g1+aMean[i2]))
+	}
 	return f
 }
 
@@ -976,24 +973,19 @@ func (m *Model) B1F(b1, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov, grad, h
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := -t1
-	t3 := -(t1 * b1[0])
-	t4 := -(t1 * b2Mean[0])
-	t5 := (-0.5) * t1
-	t6 := (-0.5) * t1 * b2Cov[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	f += float64(N) * (-sigmaMean[0] - 0.9189385332046727)
-	for n := 0; n < N; n++ {
-		t7 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1[0]*float64(vr1[n]))
-		hess[0] += t2 * float64(vr1[n]) * float64(vr1[n])
-		grad[0] += (t1*score[n] + t2*aMean[school[n]-1] + t3*float64(vr1[n]) + t4*float64(vr2[n])) * float64(vr1[n])
-		f += t5*t7 + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr2[n])*float64(vr2[n])
-	}
 	// schoolreg.vi:24:1: b1 ~ Normal(0, 100)
 	f += (-5e-05)*b1[0]*b1[0] - 5.524108719192764
 	grad[0] += (-0.0001) * b1[0]
 	hess[0] += (-0.0001)
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	for n := 0; n < N; n++ {
+		g2 := score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1[0]*float64(vr1[n])
+		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*b2Cov[0]*float64(vr2[n])*float64(vr2[n]) - 0.5*g1*g2*g2
+		grad[0] += g1 * g2 * float64(vr1[n])
+		hess[0] += -(g1 * float64(vr1[n]) * float64(vr1[n]))
+	}
 	return f
 }
 
@@ -1017,25 +1009,19 @@ func (m *Model) B1Delta(b1, cov, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := -t1
-	t3 := -(t1 * b1[0])
-	t4 := -(t1 * b2Mean[0])
-	t5 := (-0.5) * t1
-	t6 := (-0.5) * t1 * cov[0]
-	t7 := (-0.5) * t1 * b2Cov[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	f += float64(N) * (-sigmaMean[0] - 0.9189385332046727)
-	for n := 0; n < N; n++ {
-		t8 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1[0]*float64(vr1[n]))
-		hess[0] += t2 * float64(vr1[n]) * float64(vr1[n])
-		grad[0] += (t1*score[n] + t2*aMean[school[n]-1] + t3*float64(vr1[n]) + t4*float64(vr2[n])) * float64(vr1[n])
-		f += t5*t8 + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr1[n])*float64(vr1[n]) + t7*float64(vr2[n])*float64(vr2[n])
-	}
 	// schoolreg.vi:24:1: b1 ~ Normal(0, 100)
 	f += (-5e-05)*cov[0] - 5e-05*b1[0]*b1[0] - 5.524108719192764
 	grad[0] += (-0.0001) * b1[0]
 	hess[0] += (-0.0001)
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	for n := 0; n < N; n++ {
+		g2 := score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1[0]*float64(vr1[n])
+		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*cov[0]*float64(vr1[n])*float64(vr1[n]) - 0.5*g1*b2Cov[0]*float64(vr2[n])*float64(vr2[n]) - 0.5*g1*g2*g2
+		grad[0] += g1 * g2 * float64(vr1[n])
+		hess[0] += -(g1 * float64(vr1[n]) * float64(vr1[n]))
+	}
 	return f
 }
 
@@ -1050,17 +1036,14 @@ func (m *Model) B1Target(b1, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov []f
 	vr1 := m.vr1
 	vr2 := m.vr2
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := (-0.5) * t1
-	t3 := (-0.5) * t1 * b2Cov[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	f += float64(N) * (-sigmaMean[0] - 0.9189385332046727)
-	for n := 0; n < N; n++ {
-		t4 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1[0]*float64(vr1[n]))
-		f += t2*t4 + t2*aCov[(school[n]-1)*J+school[n]-1] + t3*float64(vr2[n])*float64(vr2[n])
-	}
 	// schoolreg.vi:24:1: b1 ~ Normal(0, 100)
 	f += (-5e-05)*b1[0]*b1[0] - 5.524108719192764
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	for n := 0; n < N; n++ {
+		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*b2Cov[0]*float64(vr2[n])*float64(vr2[n]) - 0.5*g1*runtime.Sq(score[n]-b2Mean[0]*float64(vr2[n])-aMean[school[n]-1]-b1[0]*float64(vr1[n]))
+	}
 	return f
 }
 
@@ -1082,24 +1065,19 @@ func (m *Model) B2F(b2, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov, grad, h
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := -t1
-	t3 := -(t1 * b1Mean[0])
-	t4 := -(t1 * b2[0])
-	t5 := (-0.5) * t1
-	t6 := (-0.5) * t1 * b1Cov[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	f += float64(N) * (-sigmaMean[0] - 0.9189385332046727)
-	for n := 0; n < N; n++ {
-		t7 := runtime.Sq(score[n] - b2[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
-		hess[0] += t2 * float64(vr2[n]) * float64(vr2[n])
-		grad[0] += (t1*score[n] + t2*aMean[school[n]-1] + t3*float64(vr1[n]) + t4*float64(vr2[n])) * float64(vr2[n])
-		f += t5*t7 + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr1[n])*float64(vr1[n])
-	}
 	// schoolreg.vi:25:1: b2 ~ Normal(0, 100)
 	f += (-5e-05)*b2[0]*b2[0] - 5.524108719192764
 	grad[0] += (-0.0001) * b2[0]
 	hess[0] += (-0.0001)
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	for n := 0; n < N; n++ {
+		g2 := score[n] - b2[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n])
+		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) - 0.5*g1*g2*g2
+		grad[0] += g1 * g2 * float64(vr2[n])
+		hess[0] += -(g1 * float64(vr2[n]) * float64(vr2[n]))
+	}
 	return f
 }
 
@@ -1123,25 +1101,19 @@ func (m *Model) B2Delta(b2, cov, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := -t1
-	t3 := -(t1 * b1Mean[0])
-	t4 := -(t1 * b2[0])
-	t5 := (-0.5) * t1
-	t6 := (-0.5) * t1 * b1Cov[0]
-	t7 := (-0.5) * t1 * cov[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	f += float64(N) * (-sigmaMean[0] - 0.9189385332046727)
-	for n := 0; n < N; n++ {
-		t8 := runtime.Sq(score[n] - b2[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
-		hess[0] += t2 * float64(vr2[n]) * float64(vr2[n])
-		grad[0] += (t1*score[n] + t2*aMean[school[n]-1] + t3*float64(vr1[n]) + t4*float64(vr2[n])) * float64(vr2[n])
-		f += t5*t8 + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr1[n])*float64(vr1[n]) + t7*float64(vr2[n])*float64(vr2[n])
-	}
 	// schoolreg.vi:25:1: b2 ~ Normal(0, 100)
 	f += (-5e-05)*cov[0] - 5e-05*b2[0]*b2[0] - 5.524108719192764
 	grad[0] += (-0.0001) * b2[0]
 	hess[0] += (-0.0001)
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	for n := 0; n < N; n++ {
+		g2 := score[n] - b2[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n])
+		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) - 0.5*g1*cov[0]*float64(vr2[n])*float64(vr2[n]) - 0.5*g1*g2*g2
+		grad[0] += g1 * g2 * float64(vr2[n])
+		hess[0] += -(g1 * float64(vr2[n]) * float64(vr2[n]))
+	}
 	return f
 }
 
@@ -1156,17 +1128,14 @@ func (m *Model) B2Target(b2, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov []f
 	vr1 := m.vr1
 	vr2 := m.vr2
 	var f float64
-	t1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	t2 := (-0.5) * t1
-	t3 := (-0.5) * t1 * b1Cov[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	f += float64(N) * (-sigmaMean[0] - 0.9189385332046727)
-	for n := 0; n < N; n++ {
-		t4 := runtime.Sq(score[n] - b2[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
-		f += t2*t4 + t2*aCov[(school[n]-1)*J+school[n]-1] + t3*float64(vr1[n])*float64(vr1[n])
-	}
 	// schoolreg.vi:25:1: b2 ~ Normal(0, 100)
 	f += (-5e-05)*b2[0]*b2[0] - 5.524108719192764
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
+	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	for n := 0; n < N; n++ {
+		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) - 0.5*g1*runtime.Sq(score[n]-b2[0]*float64(vr2[n])-aMean[school[n]-1]-b1Mean[0]*float64(vr1[n]))
+	}
 	return f
 }
 
@@ -1183,24 +1152,6 @@ func (m *Model) TauF(tau, aMean, aCov, muMean, muCov, grad, hess []float64) floa
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(tau[0])
-	t2 := math.Pow(t1, -4.0)
-	t3 := math.Pow(t1, -3.0)
-	t4 := (-3.0) * t1 * t1 * t2
-	t5 := t1 * t3
-	t6 := -muMean[0]
-	t8 := 1 / (t1 * t1)
-	t9 := (-0.5) * t8
-	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	hess[0] += float64(J) * t1 * (t3 - 3.0*t1*t2) * muCov[0]
-	grad[0] += float64(J) * (t1*t3*muCov[0] - 1.0)
-	f += float64(J) * ((-0.5)*t8*muCov[0] - tau[0] - 0.9189385332046727)
-	for i15 := 0; i15 < J; i15++ {
-		t7 := runtime.Sq(t6 + aMean[i15])
-		hess[0] += t4*t7 + t4*aCov[i15*J+i15] + t5*t7 + t5*aCov[i15*J+i15]
-		grad[0] += t5 * (t7 + aCov[i15*J+i15])
-		f += t9 * (t7 + aCov[i15*J+i15])
-	}
 	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
 	g1 := math.Exp(tau[0])
 	g2 := runtime.Sq(0.1 * g1)
@@ -1209,6 +1160,19 @@ func (m *Model) TauF(tau, aMean, aCov, muMean, muCov, grad, hess []float64) floa
 	f += tau[0] - math.Log1p(g2) - 2.754167798283501
 	grad[0] += g4 + 1.0
 	hess[0] += 2.0*g4 + 0.0004000000000000002*g1*g1*g1*g1*(1/(g3*g3))
+	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	g5 := math.Exp((-2.0) * tau[0])
+	f += (-0.9189385332046727)*float64(J) - 0.5*float64(J)*g5*muCov[0] - float64(J)*tau[0]
+	grad[0] += float64(J)*g5*muCov[0] - float64(J)
+	hess[0] += (-2.0) * float64(J) * g5 * muCov[0]
+	g6 := math.Exp((-2.0) * tau[0])
+	g7 := -muMean[0]
+	for i15 := 0; i15 < J; i15++ {
+		g8 := runtime.Sq(g7 + aMean[i15])
+		f += (-0.5)*g6*g8 - 0.5*g6*aCov[i15*J+i15]
+		grad[0] += g6*g8 + g6*aCov[i15*J+i15]
+		hess[0] += (-2.0)*g6*g8 - 2.0*g6*aCov[i15*J+i15]
+	}
 	return f
 }
 
@@ -1227,33 +1191,6 @@ func (m *Model) TauDelta(tau, cov, aMean, aCov, muMean, muCov, grad, hess []floa
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(tau[0])
-	t2 := math.Pow(t1, -6.0)
-	t3 := math.Pow(t1, -5.0)
-	t4 := math.Pow(t1, -4.0)
-	t5 := math.Pow(t1, -3.0)
-	t6 := (-30.0) * t1 * t1 * t1 * t1 * t2 * cov[0]
-	t7 := 36.0 * t1 * t1 * t1 * t3 * cov[0]
-	t8 := (-3.0) * t1 * t1 * t4
-	t9 := (-10.5) * t1 * t1 * t4 * cov[0]
-	t10 := t1 * t5
-	t11 := 0.5 * t1 * t5 * cov[0]
-	t12 := -muMean[0]
-	t14 := 6.0 * t1 * t1 * t1 * t3 * cov[0]
-	t15 := (-4.5) * t1 * t1 * t4 * cov[0]
-	t16 := 1 / (t1 * t1)
-	t17 := (-1.5) * t1 * t1 * t4 * cov[0]
-	t18 := (-0.5) * t16
-	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	hess[0] += float64(J) * t1 * (t5 - 30.0*t1*t1*t1*t2*cov[0] + 36.0*t1*t1*t3*cov[0] - 3.0*t1*t4 - 10.5*t1*t4*cov[0] + 0.5*t5*cov[0]) * muCov[0]
-	grad[0] += float64(J) * (6.0*t1*t1*t1*t3*muCov[0]*cov[0] - 4.5*t1*t1*t4*muCov[0]*cov[0] + t1*t5*muCov[0] + 0.5*t1*t5*muCov[0]*cov[0] - 1.0)
-	f += float64(J) * (0.5*t1*t5*muCov[0]*cov[0] - 1.5*t1*t1*t4*muCov[0]*cov[0] - 0.5*t16*muCov[0] - tau[0] - 0.9189385332046727)
-	for i15 := 0; i15 < J; i15++ {
-		t13 := runtime.Sq(t12 + aMean[i15])
-		hess[0] += t10*t13 + t10*aCov[i15*J+i15] + t11*t13 + t11*aCov[i15*J+i15] + t13*t6 + t13*t7 + t13*t8 + t13*t9 + t6*aCov[i15*J+i15] + t7*aCov[i15*J+i15] + t8*aCov[i15*J+i15] + t9*aCov[i15*J+i15]
-		grad[0] += t10*t13 + t10*aCov[i15*J+i15] + t11*t13 + t11*aCov[i15*J+i15] + t13*t14 + t13*t15 + t14*aCov[i15*J+i15] + t15*aCov[i15*J+i15]
-		f += t11*t13 + t11*aCov[i15*J+i15] + t13*t17 + t13*t18 + t17*aCov[i15*J+i15] + t18*aCov[i15*J+i15]
-	}
 	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
 	g1 := math.Exp(tau[0])
 	g2 := runtime.Sq(0.1 * g1)
@@ -1264,6 +1201,21 @@ func (m *Model) TauDelta(tau, cov, aMean, aCov, muMean, muCov, grad, hess []floa
 	f += 0.5*(2.0*g4+g5)*cov[0] - math.Log1p(g2) + tau[0] - 2.754167798283501
 	grad[0] += g4 + 0.5*(4.0*g4+6.0*g5+g6)*cov[0] + 1.0
 	hess[0] += 2.0*g4 + g5 + 0.5*(8.0*g4+28.0*g5+12.0*g6+9.600000000000008e-07*g1*g1*g1*g1*g1*g1*g1*g1*math.Pow(g3, -4.0))*cov[0]
+	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	g7 := math.Exp((-2.0) * tau[0])
+	f += (-0.9189385332046727)*float64(J) - 0.5*float64(J)*g7*muCov[0] - float64(J)*g7*muCov[0]*cov[0] - float64(J)*tau[0]
+	grad[0] += float64(J)*g7*muCov[0] - float64(J) + 2.0*float64(J)*g7*muCov[0]*cov[0]
+	hess[0] += (-2.0)*float64(J)*g7*muCov[0] - 4.0*float64(J)*g7*muCov[0]*cov[0]
+	g8 := math.Exp((-2.0) * tau[0])
+	g9 := -muMean[0]
+	for i15 := 0; i15 < J; i15++ {
+		g10 := runtime.Sq(g9 + aMean[i15])
+		g11 := (-2.0) * g8 * aCov[i15*J+i15]
+		g12 := (-2.0) * g10 * g8
+		f += 0.5*(g11+g12)*cov[0] - 0.5*g8*aCov[i15*J+i15] - 0.5*g10*g8
+		grad[0] += g10*g8 + g8*aCov[i15*J+i15] + 0.5*(4.0*g10*g8+4.0*g8*aCov[i15*J+i15])*cov[0]
+		hess[0] += g11 + g12 + 0.5*((-8.0)*g10*g8-8.0*g8*aCov[i15*J+i15])*cov[0]
+	}
 	return f
 }
 
@@ -1273,18 +1225,15 @@ func (m *Model) TauDelta(tau, cov, aMean, aCov, muMean, muCov, grad, hess []floa
 func (m *Model) TauTarget(tau, aMean, aCov, muMean, muCov []float64) float64 {
 	J := m.j
 	var f float64
-	t1 := math.Exp(tau[0])
-	t2 := 1 / (t1 * t1)
-	t3 := (-0.5) * t2
-	t4 := -muMean[0]
-	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	f += float64(J) * ((-0.5)*t2*muCov[0] - tau[0] - 0.9189385332046727)
-	for i15 := 0; i15 < J; i15++ {
-		t5 := runtime.Sq(t4 + aMean[i15])
-		f += t3 * (t5 + aCov[i15*J+i15])
-	}
 	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
 	f += tau[0] - math.Log1p(runtime.Sq(0.1*math.Exp(tau[0]))) - 2.754167798283501
+	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
+	f += (-0.9189385332046727)*float64(J) - 0.5*float64(J)*math.Exp((-2.0)*tau[0])*muCov[0] - float64(J)*tau[0]
+	g1 := math.Exp((-2.0) * tau[0])
+	g2 := -muMean[0]
+	for i15 := 0; i15 < J; i15++ {
+		f += (-0.5)*g1*aCov[i15*J+i15] - 0.5*g1*runtime.Sq(g2+aMean[i15])
+	}
 	return f
 }
 
@@ -1306,28 +1255,6 @@ func (m *Model) SigmaF(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov, grad, h
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(sigma[0])
-	t2 := math.Pow(t1, -4.0)
-	t3 := (-3.0) * t1 * t1 * t2
-	t4 := math.Pow(t1, -3.0)
-	t5 := t1 * t4
-	t6 := (-3.0) * t1 * t1 * t2 * b1Cov[0]
-	t7 := t1 * t4 * b1Cov[0]
-	t8 := (-3.0) * t1 * t1 * t2 * b2Cov[0]
-	t9 := t1 * t4 * b2Cov[0]
-	t11 := 1 / (t1 * t1)
-	t12 := (-0.5) * t11
-	t13 := (-0.5) * t11 * b1Cov[0]
-	t14 := (-0.5) * t11 * b2Cov[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	grad[0] -= float64(N)
-	f += float64(N) * (-sigma[0] - 0.9189385332046727)
-	for n := 0; n < N; n++ {
-		t10 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
-		hess[0] += t10*t3 + t10*t5 + t3*aCov[(school[n]-1)*J+school[n]-1] + t5*aCov[(school[n]-1)*J+school[n]-1] + t6*float64(vr1[n])*float64(vr1[n]) + t7*float64(vr1[n])*float64(vr1[n]) + t8*float64(vr2[n])*float64(vr2[n]) + t9*float64(vr2[n])*float64(vr2[n])
-		grad[0] += t10*t5 + t5*aCov[(school[n]-1)*J+school[n]-1] + t7*float64(vr1[n])*float64(vr1[n]) + t9*float64(vr2[n])*float64(vr2[n])
-		f += t10*t12 + t12*aCov[(school[n]-1)*J+school[n]-1] + t13*float64(vr1[n])*float64(vr1[n]) + t14*float64(vr2[n])*float64(vr2[n])
-	}
 	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
 	g1 := math.Exp(sigma[0])
 	g2 := runtime.Sq(0.1 * g1)
@@ -1336,6 +1263,16 @@ func (m *Model) SigmaF(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov, grad, h
 	f += sigma[0] - math.Log1p(g2) - 2.754167798283501
 	grad[0] += g4 + 1.0
 	hess[0] += 2.0*g4 + 0.0004000000000000002*g1*g1*g1*g1*(1/(g3*g3))
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigma[0]
+	grad[0] += -float64(N)
+	g5 := math.Exp((-2.0) * sigma[0])
+	for n := 0; n < N; n++ {
+		g6 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
+		f += (-0.5)*g5*g6 - 0.5*g5*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g5*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) - 0.5*g5*b2Cov[0]*float64(vr2[n])*float64(vr2[n])
+		grad[0] += g5*g6 + g5*aCov[(school[n]-1)*J+school[n]-1] + g5*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) + g5*b2Cov[0]*float64(vr2[n])*float64(vr2[n])
+		hess[0] += (-2.0)*g5*g6 - 2.0*g5*aCov[(school[n]-1)*J+school[n]-1] - 2.0*g5*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) - 2.0*g5*b2Cov[0]*float64(vr2[n])*float64(vr2[n])
+	}
 	return f
 }
 
@@ -1359,51 +1296,6 @@ func (m *Model) SigmaDelta(sigma, cov, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov
 	clear(grad)
 	clear(hess)
 	var f float64
-	t1 := math.Exp(sigma[0])
-	t2 := math.Pow(t1, -6.0)
-	t3 := (-30.0) * t1 * t1 * t1 * t1 * t2 * cov[0]
-	t4 := math.Pow(t1, -5.0)
-	t5 := 36.0 * t1 * t1 * t1 * t4 * cov[0]
-	t6 := math.Pow(t1, -4.0)
-	t7 := (-3.0) * t1 * t1 * t6
-	t8 := (-10.5) * t1 * t1 * t6 * cov[0]
-	t9 := math.Pow(t1, -3.0)
-	t10 := t1 * t9
-	t11 := 0.5 * t1 * t9 * cov[0]
-	t12 := (-30.0) * t1 * t1 * t1 * t1 * t2 * b1Cov[0] * cov[0]
-	t13 := 36.0 * t1 * t1 * t1 * t4 * b1Cov[0] * cov[0]
-	t14 := (-10.5) * t1 * t1 * t6 * b1Cov[0] * cov[0]
-	t15 := (-3.0) * t1 * t1 * t6 * b1Cov[0]
-	t16 := 0.5 * t1 * t9 * b1Cov[0] * cov[0]
-	t17 := t1 * t9 * b1Cov[0]
-	t18 := (-30.0) * t1 * t1 * t1 * t1 * t2 * b2Cov[0] * cov[0]
-	t19 := 36.0 * t1 * t1 * t1 * t4 * b2Cov[0] * cov[0]
-	t20 := (-10.5) * t1 * t1 * t6 * b2Cov[0] * cov[0]
-	t21 := (-3.0) * t1 * t1 * t6 * b2Cov[0]
-	t22 := 0.5 * t1 * t9 * b2Cov[0] * cov[0]
-	t23 := t1 * t9 * b2Cov[0]
-	t25 := 6.0 * t1 * t1 * t1 * t4 * cov[0]
-	t26 := (-4.5) * t1 * t1 * t6 * cov[0]
-	t27 := 6.0 * t1 * t1 * t1 * t4 * b1Cov[0] * cov[0]
-	t28 := (-4.5) * t1 * t1 * t6 * b1Cov[0] * cov[0]
-	t29 := 6.0 * t1 * t1 * t1 * t4 * b2Cov[0] * cov[0]
-	t30 := (-4.5) * t1 * t1 * t6 * b2Cov[0] * cov[0]
-	t31 := (-1.5) * t1 * t1 * t6 * cov[0]
-	t32 := 1 / (t1 * t1)
-	t33 := (-0.5) * t32
-	t34 := (-1.5) * t1 * t1 * t6 * b1Cov[0] * cov[0]
-	t35 := (-0.5) * t32 * b1Cov[0]
-	t36 := (-1.5) * t1 * t1 * t6 * b2Cov[0] * cov[0]
-	t37 := (-0.5) * t32 * b2Cov[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	grad[0] -= float64(N)
-	f += float64(N) * (-sigma[0] - 0.9189385332046727)
-	for n := 0; n < N; n++ {
-		t24 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
-		hess[0] += t10*t24 + t10*aCov[(school[n]-1)*J+school[n]-1] + t11*t24 + t11*aCov[(school[n]-1)*J+school[n]-1] + t12*float64(vr1[n])*float64(vr1[n]) + t13*float64(vr1[n])*float64(vr1[n]) + t14*float64(vr1[n])*float64(vr1[n]) + t15*float64(vr1[n])*float64(vr1[n]) + t16*float64(vr1[n])*float64(vr1[n]) + t17*float64(vr1[n])*float64(vr1[n]) + t18*float64(vr2[n])*float64(vr2[n]) + t19*float64(vr2[n])*float64(vr2[n]) + t20*float64(vr2[n])*float64(vr2[n]) + t21*float64(vr2[n])*float64(vr2[n]) + t22*float64(vr2[n])*float64(vr2[n]) + t23*float64(vr2[n])*float64(vr2[n]) + t24*t3 + t24*t5 + t24*t7 + t24*t8 + t3*aCov[(school[n]-1)*J+school[n]-1] + t5*aCov[(school[n]-1)*J+school[n]-1] + t7*aCov[(school[n]-1)*J+school[n]-1] + t8*aCov[(school[n]-1)*J+school[n]-1]
-		grad[0] += t10*t24 + t10*aCov[(school[n]-1)*J+school[n]-1] + t11*t24 + t11*aCov[(school[n]-1)*J+school[n]-1] + t16*float64(vr1[n])*float64(vr1[n]) + t17*float64(vr1[n])*float64(vr1[n]) + t22*float64(vr2[n])*float64(vr2[n]) + t23*float64(vr2[n])*float64(vr2[n]) + t24*t25 + t24*t26 + t25*aCov[(school[n]-1)*J+school[n]-1] + t26*aCov[(school[n]-1)*J+school[n]-1] + t27*float64(vr1[n])*float64(vr1[n]) + t28*float64(vr1[n])*float64(vr1[n]) + t29*float64(vr2[n])*float64(vr2[n]) + t30*float64(vr2[n])*float64(vr2[n])
-		f += t11*t24 + t11*aCov[(school[n]-1)*J+school[n]-1] + t16*float64(vr1[n])*float64(vr1[n]) + t22*float64(vr2[n])*float64(vr2[n]) + t24*t31 + t24*t33 + t31*aCov[(school[n]-1)*J+school[n]-1] + t33*aCov[(school[n]-1)*J+school[n]-1] + t34*float64(vr1[n])*float64(vr1[n]) + t35*float64(vr1[n])*float64(vr1[n]) + t36*float64(vr2[n])*float64(vr2[n]) + t37*float64(vr2[n])*float64(vr2[n])
-	}
 	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
 	g1 := math.Exp(sigma[0])
 	g2 := runtime.Sq(0.1 * g1)
@@ -1414,6 +1306,20 @@ func (m *Model) SigmaDelta(sigma, cov, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov
 	f += 0.5*(2.0*g4+g5)*cov[0] - math.Log1p(g2) + sigma[0] - 2.754167798283501
 	grad[0] += g4 + 0.5*(4.0*g4+6.0*g5+g6)*cov[0] + 1.0
 	hess[0] += 2.0*g4 + g5 + 0.5*(8.0*g4+28.0*g5+12.0*g6+9.600000000000008e-07*g1*g1*g1*g1*g1*g1*g1*g1*math.Pow(g3, -4.0))*cov[0]
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigma[0]
+	grad[0] += -float64(N)
+	g7 := math.Exp((-2.0) * sigma[0])
+	for n := 0; n < N; n++ {
+		g8 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
+		g9 := (-2.0) * g7 * b1Cov[0] * float64(vr1[n]) * float64(vr1[n])
+		g10 := (-2.0) * g7 * b2Cov[0] * float64(vr2[n]) * float64(vr2[n])
+		g11 := (-2.0) * g7 * aCov[(school[n]-1)*J+school[n]-1]
+		g12 := (-2.0) * g7 * g8
+		f += 0.5*(g10+g11+g12+g9)*cov[0] - 0.5*g7*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g7*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) - 0.5*g7*b2Cov[0]*float64(vr2[n])*float64(vr2[n]) - 0.5*g7*g8
+		grad[0] += g7*g8 + g7*aCov[(school[n]-1)*J+school[n]-1] + g7*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) + g7*b2Cov[0]*float64(vr2[n])*float64(vr2[n]) + 0.5*(4.0*g7*g8+4.0*g7*aCov[(school[n]-1)*J+school[n]-1]+4.0*g7*b1Cov[0]*float64(vr1[n])*float64(vr1[n])+4.0*g7*b2Cov[0]*float64(vr2[n])*float64(vr2[n]))*cov[0]
+		hess[0] += g10 + g11 + g12 + g9 + 0.5*((-8.0)*g7*g8-8.0*g7*aCov[(school[n]-1)*J+school[n]-1]-8.0*g7*b1Cov[0]*float64(vr1[n])*float64(vr1[n])-8.0*g7*b2Cov[0]*float64(vr2[n])*float64(vr2[n]))*cov[0]
+	}
 	return f
 }
 
@@ -1428,19 +1334,14 @@ func (m *Model) SigmaTarget(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov []f
 	vr1 := m.vr1
 	vr2 := m.vr2
 	var f float64
-	t1 := math.Exp(sigma[0])
-	t2 := 1 / (t1 * t1)
-	t3 := (-0.5) * t2
-	t4 := (-0.5) * t2 * b1Cov[0]
-	t5 := (-0.5) * t2 * b2Cov[0]
-	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	f += float64(N) * (-sigma[0] - 0.9189385332046727)
-	for n := 0; n < N; n++ {
-		t6 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
-		f += t3*t6 + t3*aCov[(school[n]-1)*J+school[n]-1] + t4*float64(vr1[n])*float64(vr1[n]) + t5*float64(vr2[n])*float64(vr2[n])
-	}
 	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
 	f += sigma[0] - math.Log1p(runtime.Sq(0.1*math.Exp(sigma[0]))) - 2.754167798283501
+	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigma[0]
+	g1 := math.Exp((-2.0) * sigma[0])
+	for n := 0; n < N; n++ {
+		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) - 0.5*g1*b2Cov[0]*float64(vr2[n])*float64(vr2[n]) - 0.5*g1*runtime.Sq(score[n]-b2Mean[0]*float64(vr2[n])-aMean[school[n]-1]-b1Mean[0]*float64(vr1[n]))
+	}
 	return f
 }
 
