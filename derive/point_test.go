@@ -1,8 +1,10 @@
 package derive
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,22 +14,9 @@ import (
 )
 
 // pointModels read literal coordinates of small latents: their parts get
-// point terms.
+// point terms. TestPointTermsMatchTrees adds issue 39's mixlit, from
+// codegen's generation-cost suite.
 var pointModels = map[string]string{
-	"mixlit": `model mixlit
-size N
-data y : real[N]
-const m0 : real[2] = 0
-latent mu : ordered[2] nonconjugate laplace
-latent sigma : real<lower=0>[2] nonconjugate laplace
-latent w : real<lower=0, upper=1> nonconjugate laplace
-mu ~ Normal(m0, 10)
-sigma ~ HalfNormal(5)
-w ~ Beta(2, 2)
-for n in 1:N {
-  y[n] ~ Mixture(w, Normal(mu[1], sigma[1]), Normal(mu[2], sigma[2]))
-}
-`,
 	"mix3": `model mix3
 size N
 data y : real[N]
@@ -163,7 +152,13 @@ func pointSum(pt *PointTerm, gr PointGroup, x int, env *Env) float64 {
 // the tree, with a gradient and Hessian that match finite differences of
 // that value.
 func TestPointTermsMatchTrees(t *testing.T) {
-	for name, src := range pointModels {
+	mixlit, err := os.ReadFile("../codegen/testdata/gencost/mixlit.vi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := map[string]string{"mixlit": string(mixlit)}
+	maps.Copy(models, pointModels)
+	for name, src := range models {
 		t.Run(name, func(t *testing.T) {
 			m, err := spec.Load(name+".vi", []byte(src))
 			if err != nil {
