@@ -162,7 +162,7 @@ func pointTerm(o *Objective, lp Expr, others []*QFactor, log []Approx) (pt *Poin
 		}
 		var gr *group
 		for _, h := range groups {
-			if sameSizes(h.plates, plates) {
+			if sameSizes(h.plates, plates) && renamable(plates, h.plates) {
 				gr = h
 				for k := range plates {
 					body = Subst(body, plates[k], h.plates[k])
@@ -187,6 +187,20 @@ func pointTerm(o *Objective, lp Expr, others []*QFactor, log []Approx) (pt *Poin
 	return pt, ""
 }
 
+// renamable reports whether renaming the plates from to to, one after the
+// other, is one simultaneous renaming: no plate takes the name another
+// one had.
+func renamable(from, to []Index) bool {
+	for k := range to {
+		for m := range from {
+			if m != k && from[m].Name == to[k].Name {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func sameSizes(a, b []Index) bool {
 	if len(a) != len(b) {
 		return false
@@ -208,17 +222,33 @@ type pointConv struct {
 	q       map[string]*QFactor
 	plates  []Index // the plates of the term being converted
 	memo    map[string]int
+	shapes  func(Expr) shape
 }
 
-// readsLatent reports whether e reads one of the latents.
-func (c *pointConv) readsLatent(e Expr) bool {
-	found := false
-	Visit(e, func(x Expr) {
-		if t, ok := x.(*Tensor); ok && c.latents[t.Name] {
-			found = true
-		}
-	})
-	return found
+// shape is what conv needs to know of a subexpression: whether it reads a
+// latent, and whether it holds a sum or maximum (which a leaf, printed as
+// one Go expression, cannot).
+type shape struct{ latent, reduces bool }
+
+// shapeOf is e's shape, memoized over the shared subexpressions.
+func (c *pointConv) shapeOf(e Expr) shape {
+	if c.shapes == nil {
+		c.shapes = Memoized(func(e Expr, rec func(Expr) shape) shape {
+			var s shape
+			switch x := e.(type) {
+			case *Tensor:
+				s.latent = c.latents[x.Name]
+			case *SumNode, *MaxNode:
+				s.reduces = true
+			}
+			for _, ch := range Children(e) {
+				cs := rec(ch)
+				s.latent, s.reduces = s.latent || cs.latent, s.reduces || cs.reduces
+			}
+			return s
+		})
+	}
+	return c.shapes(e)
 }
 
 // leafOK reports whether e, which reads no latent, can be one leaf: no
@@ -229,14 +259,7 @@ func (c *pointConv) leafOK(e Expr) bool {
 			return false
 		}
 	}
-	ok := true
-	Visit(e, func(x Expr) {
-		switch x.(type) {
-		case *SumNode, *MaxNode:
-			ok = false
-		}
-	})
-	return ok
+	return !c.shapeOf(e).reduces
 }
 
 func (c *pointConv) conv(e Expr) int {
@@ -250,7 +273,7 @@ func (c *pointConv) conv(e Expr) int {
 }
 
 func (c *pointConv) convNode(e Expr) int {
-	if !c.readsLatent(e) && c.leafOK(e) {
+	if !c.shapeOf(e).latent && c.leafOK(e) {
 		return c.g.LeafOf(e)
 	}
 	switch e := e.(type) {

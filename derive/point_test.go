@@ -244,3 +244,24 @@ func TestPointTermsMatchTrees(t *testing.T) {
 		})
 	}
 }
+
+// TestRenamable: two terms over the same plates merge into one loop by
+// renaming one's plates to the other's, which must not turn two plates into
+// one (Σ_i,j g(i, j) renamed i→j, then j→i, is Σ_i g(i, i)).
+func TestRenamable(t *testing.T) {
+	i, j, n, m := Index{Name: "i", Size: "N"}, Index{Name: "j", Size: "N"}, Index{Name: "n", Size: "N"}, Index{Name: "m", Size: "N"}
+	for _, c := range []struct {
+		from, to []Index
+		want     bool
+	}{
+		{[]Index{n}, []Index{m}, true},
+		{[]Index{i, j}, []Index{i, j}, true},
+		{[]Index{i, j}, []Index{n, m}, true},
+		{[]Index{j, i}, []Index{i, j}, false},
+		{[]Index{n, i}, []Index{i, m}, false},
+	} {
+		if got := renamable(c.from, c.to); got != c.want {
+			t.Errorf("renamable(%v, %v) = %v, want %v", c.from, c.to, got, c.want)
+		}
+	}
+}
