@@ -286,10 +286,20 @@ func (f *fitGen) arg(q *derive.QFactor, t string, unit string) string {
 }
 
 func (f *fitGen) args(qs []*derive.QFactor, unit string) string {
+	return f.argsFor("", qs, unit)
+}
+
+// argsFor are the arguments of qs's tensors that the trimmed kernel named
+// kernel takes (kernelSpec.Trim): all but those it does not read.
+func (f *fitGen) argsFor(kernel string, qs []*derive.QFactor, unit string) string {
 	var out []string
+	seen := map[string]bool{}
 	for _, q := range qs {
 		for _, p := range q.Tensors() {
-			out = append(out, f.arg(q, p.Tensor, unit))
+			if !seen[p.Tensor] && !f.g.drop[kernel][p.Tensor] {
+				out = append(out, f.arg(q, p.Tensor, unit))
+			}
+			seen[p.Tensor] = true
 		}
 	}
 	return strings.Join(out, ", ")
@@ -679,10 +689,14 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 	o := qi.obj
 	n := f.dim(o.Dim)
 	param, unitArg := f.unitParam(qi)
-	inputs := f.args(o.Inputs, "d")
-	if inputs != "" {
-		inputs = ", " + inputs
+	// the inputs each kernel takes, after a comma
+	inputsOf := func(kernel string) string {
+		if in := f.argsFor(kernel, o.Inputs, "d"); in != "" {
+			return ", " + in
+		}
+		return ""
 	}
+	inF, inDelta, inTarget := inputsOf(qi.upper+"F"), inputsOf(qi.upper+"Delta"), inputsOf(qi.upper+"Target")
 	of := ""
 	if qi.local || qi.side {
 		of = " of unit d"
@@ -701,10 +715,10 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 		switch {
 		case o.Conjugate:
 			w.Pf(`Closed: true, Started: %s,`, started)
-			if unitArg == "" && inputs == "" {
+			if unitArg == "" && inF == "" {
 				w.Pf("F: m.%sF,", qi.upper)
 			} else {
-				w.Pf("F: func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },", qi.upper, unitArg, inputs)
+				w.Pf("F: func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },", qi.upper, unitArg, inF)
 			}
 		default:
 			delta := f.g.hasDelta(o)
@@ -713,18 +727,18 @@ func (f *fitGen) emitGaussianUpdate(qi *qInfo) {
 			} else {
 				w.Pf(`Started: %s,`, started)
 			}
-			if unitArg == "" && inputs == "" {
+			if unitArg == "" && inF == "" && inDelta == "" && inTarget == "" {
 				if delta {
 					w.Pf("F: m.%sF, DeltaF: m.%sDelta, Target: m.%sTarget,", qi.upper, qi.upper, qi.upper)
 				} else {
 					w.Pf("F: m.%sF, Target: m.%sTarget,", qi.upper, qi.upper)
 				}
 			} else {
-				w.Pf("F: func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },", qi.upper, unitArg, inputs)
+				w.Pf("F: func(x, g, h []float64) float64 { return m.%sF(%sx%s, g, h) },", qi.upper, unitArg, inF)
 				if delta {
-					w.Pf("DeltaF: func(x, cov, g, h []float64) float64 { return m.%sDelta(%sx, cov%s, g, h) },", qi.upper, unitArg, inputs)
+					w.Pf("DeltaF: func(x, cov, g, h []float64) float64 { return m.%sDelta(%sx, cov%s, g, h) },", qi.upper, unitArg, inDelta)
 				}
-				w.Pf("Target: func(x []float64) float64 { return m.%sTarget(%sx%s) },", qi.upper, unitArg, inputs)
+				w.Pf("Target: func(x []float64) float64 { return m.%sTarget(%sx%s) },", qi.upper, unitArg, inTarget)
 			}
 		}
 		if o.NCVMP != nil {
@@ -871,7 +885,7 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 			w.Pf("clear(q.%s[lo:hi])", fl)
 			outs = append(outs, r.out(fl))
 		}
-		inputs := f.args(u.Inputs, "d")
+		inputs := f.argsFor(qi.upper+"Natural", u.Inputs, "d")
 		if inputs != "" {
 			inputs += ", "
 		}
@@ -880,7 +894,10 @@ func (f *fitGen) emitConjugateUpdate(qi *qInfo) {
 			// entry where a term is the log of data (exp(log β) = β) or does
 			// not depend on the entry. If a row under- or overflows, the
 			// log-domain kernel and a max-shifted softmax redo the unit.
-			expInputs := inputs
+			expInputs := f.argsFor(qi.upper+"NaturalExp", u.Inputs, "d")
+			if expInputs != "" {
+				expInputs += ", "
+			}
 			for _, t := range terms(u.Params[0]) {
 				if tt, ok := t.(*derive.Tensor); ok && f.hoistOf[tt.Name] != nil {
 					expInputs += "q." + f.hoistOf[tt.Name].field + ", "
@@ -1139,7 +1156,7 @@ func (f *fitGen) emitELBO() {
 	b := f.bound
 	units := func() {
 		w.Pf("%s(%s, workers, func(_, d int) {", rt("ParallelFor"), f.dim(f.unit.Size))
-		w.Pf("v := m.elboUnit(d, %s)", f.args(b.LocalInputs, "d"))
+		w.Pf("v := m.elboUnit(%s)", joinArgs("d", f.argsFor("elboUnit", b.LocalInputs, "d")))
 		for _, qi := range f.qs {
 			if qi.q.IsGaussianVector() && qi.local {
 				n := f.dim(qi.q.Dims[0])
@@ -1160,7 +1177,7 @@ func (f *fitGen) emitELBO() {
 		"unit order, so the value does not depend on the schedule."),
 		"(a *caModel) ELBO(q *state, workers int, perUnit []float64) float64", func() {
 			w.P("m := a.m")
-			w.Pf("total := m.elboGlobal(%s)", f.args(b.GlobalInputs, ""))
+			w.Pf("total := m.elboGlobal(%s)", f.argsFor("elboGlobal", b.GlobalInputs, ""))
 			for _, qi := range f.qs {
 				switch {
 				case qi.q.IsGaussianVector() && qi.side:
@@ -1289,7 +1306,7 @@ func (f *fitGen) updateKernel(qi *qInfo) string {
 	if u.Unit != nil {
 		unit = u.Unit
 	}
-	code := f.g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: unit, Params: params, Outputs: outs})
+	code := f.g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: unit, Params: params, Outputs: outs, Trim: true})
 	if f.temper && u.Untempered != nil {
 		code += f.untemperedKernel(qi, unit, free, rowSlice)
 	}
@@ -1310,7 +1327,7 @@ func (f *fitGen) updateKernel(qi *qInfo) string {
 		expOut.Expr = derive.Mul(factors...)
 		doc := []string{fmt.Sprintf("%sNaturalExp adds into its output exp(η), the unnormalized probabilities", qi.upper),
 			fmt.Sprintf("of the optimal q(%s), as the product of its terms' exponentials (see %s).", qi.v.Name, name)}
-		code += f.g.emitKernel(kernelSpec{Name: qi.upper + "NaturalExp", Doc: doc, Unit: unit, Params: expParams, Outputs: []Output{expOut}})
+		code += f.g.emitKernel(kernelSpec{Name: qi.upper + "NaturalExp", Doc: doc, Unit: unit, Params: expParams, Outputs: []Output{expOut}, Trim: true})
 	}
 	return code
 }
@@ -1413,12 +1430,12 @@ func (f *fitGen) untemperedKernel(qi *qInfo, unit *derive.Index, free []derive.I
 func (f *fitGen) boundKernels() string {
 	b := f.bound
 	var sb strings.Builder
-	sb.WriteString(f.g.emitKernel(kernelSpec{Name: "elboGlobal", Scalar: true,
+	sb.WriteString(f.g.emitKernel(kernelSpec{Name: "elboGlobal", Scalar: true, Trim: true,
 		Doc:     []string{"elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of", "the global statements and the entropies of the global non-Gaussian factors."},
 		Params:  inputParams(b.GlobalInputs),
 		Outputs: []Output{{Target: "f", Expr: b.Global}}}))
 	if f.unit != nil {
-		sb.WriteString(f.g.emitKernel(kernelSpec{Name: "elboUnit", Scalar: true, Unit: f.unit,
+		sb.WriteString(f.g.emitKernel(kernelSpec{Name: "elboUnit", Scalar: true, Unit: f.unit, Trim: true,
 			Doc:     []string{fmt.Sprintf("elboUnit is unit %s's part of the ELBO: E_q[log p] of the statements inside", f.unit.Name), "the unit plate and the entropies of the unit's non-Gaussian factors."},
 			Params:  inputParams(b.LocalInputs),
 			Outputs: []Output{{Target: "f", Expr: b.Local}}}))

@@ -231,6 +231,10 @@ type gen struct {
 	// transAux are the transposed copies of matrices kernels read by
 	// column (transposedOf), computed with the other aux values.
 	transAux []auxCtx
+	// unread are, by kernel, the inputs a trimmed kernel (kernelSpec.Trim)
+	// declared but never read, and drop those the generation leaves out:
+	// the unread of the previous generation (generate).
+	unread, drop map[string]map[string]bool
 }
 
 // hasDelta reports whether the package carries the delta method's kernel
@@ -301,11 +305,13 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 		}
 	}
 	avoid := map[string]bool{}
+	drop := map[string]map[string]bool{}
 	for range maxRenames {
 		var kernels []KernelSchedule
+		unread := map[string]map[string]bool{}
 		files, err := generateOnce(d, opts, func(name string, stmts []Stmt) {
 			kernels = append(kernels, KernelSchedule{name, stmts})
-		}, avoid)
+		}, avoid, drop, unread)
 		if err != nil {
 			return nil, err
 		}
@@ -317,6 +323,21 @@ func generate(d *derive.Derivation, opts Options, scheduled func(kernel string, 
 		for _, c := range clashes {
 			grew = grew || !avoid[c]
 			avoid[c] = true
+		}
+		// inputs a trimmed kernel never read: generated again without
+		// them (dropping inputs never makes a kernel read more)
+		trimmed := false
+		for k, ts := range unread {
+			for t := range ts {
+				if drop[k] == nil {
+					drop[k] = map[string]bool{}
+				}
+				trimmed = trimmed || !drop[k][t]
+				drop[k][t] = true
+			}
+		}
+		if trimmed && (len(clashes) == 0 || grew) {
+			continue
 		}
 		if len(clashes) == 0 || !grew {
 			if len(clashes) > 0 {
@@ -339,7 +360,7 @@ const maxRenames = 16
 
 // generateOnce is generate's one pass, with the names in avoid taken from
 // the model's names.
-func generateOnce(d *derive.Derivation, opts Options, scheduled func(kernel string, stmts []Stmt), avoid map[string]bool) (files []File, err error) {
+func generateOnce(d *derive.Derivation, opts Options, scheduled func(kernel string, stmts []Stmt), avoid map[string]bool, drop, unread map[string]map[string]bool) (files []File, err error) {
 	m := d.Model
 	defer func() {
 		if r := recover(); r != nil {
@@ -358,7 +379,7 @@ func generateOnce(d *derive.Derivation, opts Options, scheduled func(kernel stri
 		return nil, ir.Errorf(pos, "%q cannot be the name of a Go package", pkg).Hintf("rename the model, or choose a package name with -pkg")
 	}
 	g := &gen{m: m, d: d, fields: newNamer(keys(avoid)...), dfields: newNamer(keys(avoid)...), goName: map[string]string{}, dataField: map[string]string{},
-		sizeGo: map[string]string{}, tensors: map[string]tensorInfo{}, scheduled: scheduled, opts: opts}
+		sizeGo: map[string]string{}, tensors: map[string]tensorInfo{}, scheduled: scheduled, opts: opts, drop: drop, unread: unread}
 	ctx := &fileCtx{Source: m.File, SourceHash: m.SourceHash, Package: pkg, Model: m.Name, RuntimeVersion: runtime.Version, KernelsOnly: opts.KernelsOnly,
 		Imports: []string{importsMarker}}
 	g.stems = modelStems(m, avoid)

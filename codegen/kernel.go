@@ -3,6 +3,7 @@ package codegen
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,6 +23,9 @@ type kernelParam struct {
 	// Trans: an input of rank 2 stored transposed (column-major, see
 	// tensorInfo.Trans).
 	Trans bool
+	// Input: a variational parameter of another latent (inputParams),
+	// which a trimmed kernel leaves out when its body never reads it.
+	Input bool
 }
 
 // kernelSpec describes one generated kernel: a method of Model that
@@ -43,6 +47,10 @@ type kernelSpec struct {
 	// Points are the statements evaluated from their point terms, after
 	// the scheduled outputs.
 	Points []pointBlock
+	// Trim: the kernel takes only the inputs its body reads; its callers
+	// pass fitGen.argsFor(Name, …). generate finds them by generating
+	// twice (gen.unread, gen.drop).
+	Trim bool
 }
 
 // kernelChunk is the most outputs one generated function evaluates. The
@@ -74,7 +82,17 @@ func scalarOutput(o Output) Output {
 // emitKernel schedules the outputs of k and prints the method.
 func (g *gen) emitKernel(k kernelSpec) string {
 	if len(k.Outputs)+3*len(k.Points) > kernelChunk {
+		k.Trim = false // its parts take the kernel's parameters
 		return g.splitKernel(k)
+	}
+	if k.Trim {
+		var keep []kernelParam
+		for _, prm := range k.Params {
+			if !prm.Input || !g.drop[k.Name][prm.Tensor] {
+				keep = append(keep, prm)
+			}
+		}
+		k.Params = keep
 	}
 	local := newNamer("f", "m")
 	unit := ""
@@ -147,11 +165,37 @@ func (g *gen) emitKernel(k kernelSpec) string {
 	for _, blk := range k.Points {
 		g.emitPoints(&body, p, blk, goOf["grad"], goOf["hess"])
 	}
+	if k.Trim {
+		for _, prm := range k.Params {
+			if prm.Input && !p.usedT[prm.Tensor] {
+				if g.unread[k.Name] == nil {
+					g.unread[k.Name] = map[string]bool{}
+				}
+				g.unread[k.Name][prm.Tensor] = true
+			}
+		}
+	}
 
 	var sb strings.Builder
-	args := sig
+	// the parameters the body never reads are blank: every kernel of a
+	// kind is called alike (a unit's, a tempered one's, one statistic's
+	// natural parameters of several)
+	code := stripComments(body.String())
+	blank := func(name string) string {
+		if regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).MatchString(code) {
+			return name
+		}
+		return "_"
+	}
+	args := slices.Clone(sig)
+	for i := range args {
+		if i >= len(k.Scalars) && k.Params[i-len(k.Scalars)].Clear {
+			continue // read by the clear(…) before the body
+		}
+		args[i] = blank(args[i]) // an output it adds nothing to, too
+	}
 	if unit != "" {
-		args = append([]string{unit}, sig...)
+		args = append([]string{blank(unit)}, args...)
 	}
 	sb.WriteString(kernelHead(k, args))
 	var sizeNames []string
@@ -196,13 +240,31 @@ func (g *gen) emitKernel(k kernelSpec) string {
 	return sb.String()
 }
 
+// stripComments is Go code without its line comments.
+func stripComments(code string) string {
+	var sb strings.Builder
+	for _, l := range strings.Split(code, "\n") {
+		if t := strings.TrimSpace(l); !strings.HasPrefix(t, "//") {
+			sb.WriteString(l)
+			sb.WriteByte('\n')
+		}
+	}
+	return sb.String()
+}
+
 // inputParams are the kernel parameters for the variational factors a
 // kernel reads.
+// A tensor is one parameter however often q lists it (a Normal's mean is
+// also its moment E[x]); fitGen.argsFor passes the same list.
 func inputParams(qs []*derive.QFactor) []kernelParam {
 	var out []kernelParam
+	seen := map[string]bool{}
 	for _, q := range qs {
 		for _, v := range q.Tensors() {
-			out = append(out, kernelParam{Want: localName(v.Tensor), Tensor: v.Tensor, Dims: v.Dims})
+			if !seen[v.Tensor] {
+				seen[v.Tensor] = true
+				out = append(out, kernelParam{Want: localName(v.Tensor), Tensor: v.Tensor, Dims: v.Dims, Input: true})
+			}
 		}
 	}
 	return out
@@ -321,7 +383,7 @@ func (g *gen) valueKernel(o, parts *derive.Objective, name string, doc []string)
 	}
 	l := o.Latent
 	params := append([]kernelParam{{Want: l.Name, Tensor: l.Name, Dims: []string{o.Dim}}}, inputParams(parts.Inputs)...)
-	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true, Points: points})
+	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true, Points: points, Trim: true})
 }
 
 func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc []string) string {
@@ -376,7 +438,7 @@ func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc 
 		kernelParam{Want: "grad", Tensor: "grad", Out: true, Clear: true},
 		kernelParam{Want: "hess", Tensor: "hess", Out: true, Clear: true})
 	if doc != nil {
-		return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true, Points: points})
+		return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true, Points: points, Trim: true})
 	}
 	dim := o.Dim
 	if dim == derive.ScalarSize {
@@ -403,16 +465,18 @@ func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc 
 	}
 	var names []string
 	for _, in := range inputs {
-		names = append(names, localName(in.Tensor))
+		if !g.drop[name][in.Tensor] {
+			names = append(names, localName(in.Tensor))
+		}
 	}
 	if o.Unit != nil {
 		doc = append(doc, "", fmt.Sprintf("%s is unit %s's vector %s[%s]; %s are the variational parameters of", l.Name, o.Unit.Name, l.Name, o.Unit.Name, strings.Join(names, ", ")),
 			"the other latents f reads through expectations.")
-	} else if len(inputs) > 0 {
+	} else if len(names) > 0 {
 		doc = append(doc, "", fmt.Sprintf("%s are the variational parameters of the other latents f reads", strings.Join(names, ", ")),
 			"through expectations.")
 	}
-	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true, Points: points})
+	return g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: o.Unit, Params: params, Outputs: outs, Scalar: true, Points: points, Trim: true})
 }
 
 // splitKernel prints kernel k, of more than kernelChunk outputs, as methods

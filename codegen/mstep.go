@@ -44,8 +44,8 @@ func (f *fitGen) emitParams() {
 		w.Doc("Params is empty: the model has no params.")
 		w.P("type Params struct{}")
 		w.P()
-		w.Doc("Into leaves d as it is: the model has no params.")
-		w.P("func (p *Params) Into(d *Data) {}")
+		w.Doc("Into leaves its Data as it is: the model has no params.")
+		w.P("func (*Params) Into(*Data) {}")
 		return
 	}
 	w.P()
@@ -305,7 +305,7 @@ func (f *fitGen) emitNumericStep(s *derive.MStep) {
 	name := f.stepName(s)
 	model := f.g.goName[v.Name]
 	kernel := f.g.upper(v.Name) + "Objective"
-	inputs := f.args(o.Inputs, "d")
+	inputs := f.argsFor(kernel, o.Inputs, "d")
 	if inputs != "" {
 		inputs = ", " + inputs
 	}

@@ -113,8 +113,8 @@ func (f *fitGen) emitNCVMPFactor(qi *qInfo) {
 			outs = append(outs, part("g", k, ""), part("dg", k, ""), part("d2g", k, ""))
 		}
 		q := "m." + qi.upper + "Quad"
-		if inputs != "" {
-			q = fmt.Sprintf("func(x, g, h []float64) float64 { return m.%sQuad(x%s, g, h) }", qi.upper, inputs)
+		if in := f.argsFor(qi.upper+"Quad", o.Inputs, "d"); in != "" {
+			q = fmt.Sprintf("func(x, g, h []float64) float64 { return m.%sQuad(x, %s, g, h) }", qi.upper, in)
 		}
 		w.P("return &", rt("NCVMPFactor"), "{")
 		w.Pf("Quad: %s,", q)

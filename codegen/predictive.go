@@ -122,20 +122,20 @@ func (f *fitGen) emitHeldout() {
 		}
 		w.Pf("mix := make([]float64, u.%s*u.%s)", unitGo, kGo)
 		w.Block(fmt.Sprintf("for d := 0; d < u.%s; d++", unitGo), func() {
-			w.Pf("u.HeldoutMix(%s)", joinArgs("d", f.args(p.MixInputs, "d"), fmt.Sprintf("mix[d*u.%s:(d+1)*u.%s]", kGo, kGo)))
+			w.Pf("u.HeldoutMix(%s)", joinArgs("d", f.argsFor("HeldoutMix", p.MixInputs, "d"), fmt.Sprintf("mix[d*u.%s:(d+1)*u.%s]", kGo, kGo)))
 		})
 		w.Pf("topics := make([]float64, u.%s*u.%s)", kGo, vGo)
-		w.Pf("u.HeldoutTopics(%s)", joinArgs(f.args(p.TopicInputs, ""), "topics"))
+		w.Pf("u.HeldoutTopics(%s)", joinArgs(f.argsFor("HeldoutTopics", p.TopicInputs, ""), "topics"))
 		w.Return("mix", "topics", "u."+kGo, "nil")
 	})
 
 	mixParams := append(inputParams(p.MixInputs), kernelParam{Want: "mix", Tensor: "out:mix", Dims: []string{p.K.Size}, Out: true})
-	f.w.Raw(g.emitKernel(kernelSpec{Name: "HeldoutMix", Unit: &p.Unit, Params: mixParams,
+	f.w.Raw(g.emitKernel(kernelSpec{Name: "HeldoutMix", Unit: &p.Unit, Params: mixParams, Trim: true,
 		Doc: []string{fmt.Sprintf("HeldoutMix adds into mix E_q[%s_k], k = 1..%s, for document %s, the", fmtIR(p.Mixer.Args[0]), p.K.Size, p.Unit.Name),
 			fmt.Sprintf("mixture weights of the predictive of %s (Heldout). The caller zeroes mix.", bag)},
 		Outputs: []Output{{Target: "out:mix", Free: []derive.Index{p.K}, Expr: p.Mix, Origin: fmt.Sprintf("%s: %s", p.Mixer.Pos, fmtFactor(p.Mixer))}}}))
 	topicParams := append(inputParams(p.TopicInputs), kernelParam{Want: "topics", Tensor: "out:topics", Dims: []string{p.K.Size, p.V.Size}, Out: true})
-	f.w.Raw(g.emitKernel(kernelSpec{Name: "HeldoutTopics", Params: topicParams,
+	f.w.Raw(g.emitKernel(kernelSpec{Name: "HeldoutTopics", Params: topicParams, Trim: true,
 		Doc: []string{fmt.Sprintf("HeldoutTopics adds into topics row k the terms' E_q[%s_v | %s = k], the", fmtIR(p.Draw.Args[0]), p.Local.Name),
 			fmt.Sprintf("topics of the predictive of %s (Heldout). The caller zeroes topics.", bag)},
 		Outputs: []Output{{Target: "out:topics", Free: []derive.Index{p.K, p.V}, Expr: p.Topic, Origin: fmt.Sprintf("%s: %s", p.Draw.Pos, fmtFactor(p.Draw))}}}))

@@ -176,7 +176,7 @@ func (f *fitGen) emitSVIGlobals(globals []*qInfo) {
 			w.P("m := a.m")
 			cases(func(qi *qInfo) {
 				nDecl(qi)
-				w.Pf("m.%sNaturalPrior(%s)", qi.upper, joinArgs(f.args(qi.upd.SVI.PriorInputs, "d"), blocks(qi)))
+				w.Pf("m.%sNaturalPrior(%s)", qi.upper, joinArgs(f.argsFor(qi.upper+"NaturalPrior", qi.upd.SVI.PriorInputs, "d"), blocks(qi)))
 			})
 		})
 	w.Func([]string{"UnitNatural adds into eta unit d's part of global factor g's natural",
@@ -186,7 +186,7 @@ func (f *fitGen) emitSVIGlobals(globals []*qInfo) {
 			w.P("m := a.m")
 			cases(func(qi *qInfo) {
 				nDecl(qi)
-				w.Pf("m.%sNaturalUnit(%s)", qi.upper, joinArgs("d", "invT", f.args(qi.upd.SVI.UnitInputs, "d"), blocks(qi)))
+				w.Pf("m.%sNaturalUnit(%s)", qi.upper, joinArgs("d", "invT", f.argsFor(qi.upper+"NaturalUnit", qi.upd.SVI.UnitInputs, "d"), blocks(qi)))
 			})
 		})
 }
@@ -283,7 +283,7 @@ func (f *fitGen) sviKernels(qi *qInfo) string {
 			}
 		}
 		doc = append(doc, "", "The caller zeroes the outputs.")
-		return f.g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: unit, Scalars: scalars, Params: params, Outputs: outs})
+		return f.g.emitKernel(kernelSpec{Name: name, Doc: doc, Unit: unit, Scalars: scalars, Params: params, Outputs: outs, Trim: true})
 	}
 	var stat []string
 	for _, st := range stats {

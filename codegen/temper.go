@@ -60,7 +60,7 @@ func (f *fitGen) emitTemper() {
 	w.Func([]string{"UnitLogJoint returns E_q[log p] of unit d's statements, the part of the",
 		"ELBO a temperature divides (Mandt et al. 2016, Eq. 4)."},
 		"(a *caModel) UnitLogJoint(q *state, d int) float64", func() {
-			w.Return(fmt.Sprintf("a.m.logJointUnit(%s)", joinArgs("d", f.args(f.bound.LocalInputs, "d"))))
+			w.Return(fmt.Sprintf("a.m.logJointUnit(%s)", joinArgs("d", f.argsFor("logJointUnit", f.bound.LocalInputs, "d"))))
 		})
 	f.emitUnitNormalizers()
 }
@@ -167,7 +167,7 @@ func (f *fitGen) emitUnitNormalizers() {
 					tabs = append(tabs, t.goV+".At[i]")
 				}
 				w.Block("for i, s := range invT", func() {
-					w.Pf("out[i] = m.logNormUnit(%s)", joinArgs("d", "s", f.args(f.bound.TemperedNormInputs, "d"), strings.Join(tabs, ", ")))
+					w.Pf("out[i] = m.logNormUnit(%s)", joinArgs("d", "s", f.argsFor("logNormUnit", f.bound.TemperedNormInputs, "d"), strings.Join(tabs, ", ")))
 				})
 			})
 		})
@@ -186,7 +186,7 @@ func (f *fitGen) lvtKernel() string {
 	for _, t := range f.lvtTables() {
 		params = append(params, kernelParam{Want: t.goV, Tensor: derive.LSPTensor(t.qi.v.Name), Dims: t.dims})
 	}
-	return f.g.emitKernel(kernelSpec{Name: "logNormUnit", Scalar: true, Unit: f.unit,
+	return f.g.emitKernel(kernelSpec{Name: "logNormUnit", Scalar: true, Unit: f.unit, Trim: true,
 		Doc: []string{fmt.Sprintf("logNormUnit is the log normalizer of unit %s's tempered density at inverse", f.unit.Name),
 			"temperature invT: Σ over the statements inside the unit plate of",
 			"E_q[log ∫ p(x | args)^invT dx] (Jensen's bound for a Categorical over a",
@@ -202,7 +202,7 @@ func (f *fitGen) temperKernel() string {
 		return ""
 	}
 	b := f.bound
-	return f.g.emitKernel(kernelSpec{Name: "logJointUnit", Scalar: true, Unit: f.unit,
+	return f.g.emitKernel(kernelSpec{Name: "logJointUnit", Scalar: true, Unit: f.unit, Trim: true,
 		Doc:     []string{fmt.Sprintf("logJointUnit is E_q[log p] of the statements inside the unit plate for unit %s:", f.unit.Name), "elboUnit without the entropies."},
 		Params:  inputParams(b.LocalInputs),
 		Outputs: []Output{{Target: "f", Expr: b.LocalLogJoint}}})

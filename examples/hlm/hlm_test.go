@@ -123,7 +123,8 @@ func randomPoint(rng *rand.Rand, d, v int) (theta, zParam []float64) {
 }
 
 // kernelModel is a small model for the kernel checks; its counts do not
-// enter ThetaF (f reads the data only through zParam) but NewModel needs them.
+// enter ThetaF (f reads the data only through q(z), as E_q[log z]) but NewModel
+// needs them.
 func kernelModel(t *testing.T, rng *rand.Rand, d, v int) *hlm.Model {
 	t.Helper()
 	x := make([][]int, d)
@@ -219,8 +220,8 @@ func TestKernelDerivatives(t *testing.T) {
 	var worstG, worstH, worstDG, worstDH, worstTr float64
 	for trial := 0; trial < 5; trial++ {
 		theta, zParam := randomPoint(rng, D, V)
-		f := func(x []float64) float64 { return m.ThetaF(x, zParam, elogOf(zParam, V), g2, h2) }
-		fv := m.ThetaF(theta, zParam, elogOf(zParam, V), grad, hess)
+		f := func(x []float64) float64 { return m.ThetaF(x, elogOf(zParam, V), g2, h2) }
+		fv := m.ThetaF(theta, elogOf(zParam, V), grad, hess)
 		if math.IsNaN(fv) || math.IsInf(fv, 0) {
 			t.Fatalf("trial %d: ThetaF = %v", trial, fv)
 		}
@@ -245,8 +246,8 @@ func TestKernelDerivatives(t *testing.T) {
 
 		// ThetaDelta with a fixed SPD cov: A Aᵀ/V + 0.1 I, A standard normal.
 		cov := randomSPD(rng, V)
-		fd := func(x []float64) float64 { return m.ThetaDelta(x, cov, zParam, elogOf(zParam, V), g2, h2) }
-		dv := m.ThetaDelta(theta, cov, zParam, elogOf(zParam, V), grad, hess)
+		fd := func(x []float64) float64 { return m.ThetaDelta(x, cov, elogOf(zParam, V), g2, h2) }
+		dv := m.ThetaDelta(theta, cov, elogOf(zParam, V), grad, hess)
 		if e, i := relErr(grad, fdGrad(fd, theta, 1e-3), 1e-3); e > 1e-6 {
 			t.Errorf("trial %d: ThetaDelta gradient[%d] = %.12g, finite differences differ by %.2g relative", trial, i+1, grad[i], e)
 		} else {
@@ -262,7 +263,7 @@ func TestKernelDerivatives(t *testing.T) {
 		// The delta objective is f(μ) + ½Tr{∇²f(μ)Σ} (Eq. 17): check its
 		// value against ThetaF.
 		fHess := make([]float64, V*V)
-		fv = m.ThetaF(theta, zParam, elogOf(zParam, V), g2, fHess)
+		fv = m.ThetaF(theta, elogOf(zParam, V), g2, fHess)
 		tr := 0.0
 		for i := 0; i < V; i++ {
 			for j := 0; j < V; j++ {
@@ -341,14 +342,14 @@ func TestThetaFIsEq15(t *testing.T) {
 	for trial := 0; trial < 10; trial++ {
 		th1, zParam := randomPoint(rng, D, V)
 		th2, _ := randomPoint(rng, D, V)
-		got := m.ThetaF(th1, zParam, elogOf(zParam, V), grad, hess) - m.ThetaF(th2, zParam, elogOf(zParam, V), grad, hess)
+		got := m.ThetaF(th1, elogOf(zParam, V), grad, hess) - m.ThetaF(th2, elogOf(zParam, V), grad, hess)
 		want := handF(th1, zParam) - handF(th2, zParam)
 		e := math.Abs(got-want) / math.Max(math.Abs(want), 1e-3)
 		worst = math.Max(worst, e)
 		if e > 1e-9 {
 			t.Errorf("trial %d: ThetaF(θ1) − ThetaF(θ2) = %.15g, Eq. 15 by hand %.15g", trial, got, want)
 		}
-		offset = math.Max(offset, math.Abs(m.ThetaF(th1, zParam, elogOf(zParam, V), grad, hess)-handF(th1, zParam)))
+		offset = math.Max(offset, math.Abs(m.ThetaF(th1, elogOf(zParam, V), grad, hess)-handF(th1, zParam)))
 	}
 	t.Logf("worst relative difference of f(θ1) − f(θ2): %.2g; largest |ThetaF − Eq. 15| (the constant, expected 0): %.2g", worst, offset)
 }

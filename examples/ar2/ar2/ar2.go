@@ -524,8 +524,8 @@ func (m *Model) fingerprint() map[string]string {
 // Params is empty: the model has no params.
 type Params struct{}
 
-// Into leaves d as it is: the model has no params.
-func (p *Params) Into(d *Data) {}
+// Into leaves its Data as it is: the model has no params.
+func (*Params) Into(*Data) {}
 
 // NoSVI says why stochastic variational inference does not apply to the
 // model.

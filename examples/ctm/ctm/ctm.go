@@ -446,10 +446,10 @@ func (m *Model) updateZ(q *state, w *scratch, d int) float64 {
 	prev := runtime.Grow(&w.prev, hi-lo)
 	copy(prev, q.zProb[lo:hi])
 	clear(q.zProb[lo:hi])
-	m.ZNaturalExp(d, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], q.zProb)
+	m.ZNaturalExp(d, q.thetaMean[d*m.k:(d+1)*m.k], q.zProb)
 	if !runtime.NormalizeRows(q.zProb[lo:hi], m.k) {
 		clear(q.zProb[lo:hi])
-		m.ZNatural(d, q.thetaMean[d*m.k:(d+1)*m.k], q.thetaCov[d*m.k*m.k:(d+1)*m.k*m.k], q.zProb)
+		m.ZNatural(d, q.thetaMean[d*m.k:(d+1)*m.k], q.zProb)
 		runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
 	}
 	return runtime.L2Change(q.zProb[lo:hi], prev[:hi-lo])
@@ -961,7 +961,7 @@ func (h heldoutModel) Predictive(start Options) ([]float64, []float64, int, erro
 
 // HeldoutMix adds into mix E_q[softmax(theta[d])_k], k = 1..K, for document d, the
 // mixture weights of the predictive of w (Heldout). The caller zeroes mix.
-func (m *Model) HeldoutMix(d int, thetaMean, thetaCov, mix []float64) {
+func (m *Model) HeldoutMix(_ int, thetaMean, thetaCov, mix []float64) {
 	K := m.k
 	t1 := math.Inf(-1)
 	for i19 := 0; i19 < K; i19++ {
@@ -1024,7 +1024,7 @@ func (m *Model) HeldoutTopics(topics []float64) {
 //	ctm.vi:16:5: for d in 1:D: for n in w[d]: w[d, n] ~ Categorical(beta[z[d, n]])
 //
 // The outputs are whole arrays; only unit d's rows are written, and the caller zeroes them.
-func (m *Model) ZNatural(d int, thetaMean, thetaCov, prob []float64) {
+func (m *Model) ZNatural(d int, thetaMean, prob []float64) {
 	K := m.k
 	betaTLog := m.betaTLog
 	wOff := m.wOff
@@ -1040,7 +1040,7 @@ func (m *Model) ZNatural(d int, thetaMean, thetaCov, prob []float64) {
 
 // ZNaturalExp adds into its output exp(η), the unnormalized probabilities
 // of the optimal q(z), as the product of its terms' exponentials (see ZNatural).
-func (m *Model) ZNaturalExp(d int, thetaMean, thetaCov, prob []float64) {
+func (m *Model) ZNaturalExp(d int, thetaMean, prob []float64) {
 	K := m.k
 	betaT := m.betaT
 	wOff := m.wOff

@@ -342,9 +342,9 @@ func (m *Model) gaussianTheta(q *state) runtime.GaussianFactor {
 	return runtime.GaussianFactor{
 		Mean: q.thetaMean, Cov: q.thetaCov,
 		Delta: q.thetaMethod == "delta", Started: nil,
-		F:      func(x, g, h []float64) float64 { return m.ThetaF(x, q.zParam, q.zElog, g, h) },
-		DeltaF: func(x, cov, g, h []float64) float64 { return m.ThetaDelta(x, cov, q.zParam, q.zElog, g, h) },
-		Target: func(x []float64) float64 { return m.ThetaTarget(x, q.zParam, q.zElog) },
+		F:      func(x, g, h []float64) float64 { return m.ThetaF(x, q.zElog, g, h) },
+		DeltaF: func(x, cov, g, h []float64) float64 { return m.ThetaDelta(x, cov, q.zElog, g, h) },
+		Target: func(x []float64) float64 { return m.ThetaTarget(x, q.zElog) },
 	}
 }
 
@@ -445,8 +445,8 @@ func (m *Model) fingerprint() map[string]string {
 // Params is empty: the model has no params.
 type Params struct{}
 
-// Into leaves d as it is: the model has no params.
-func (p *Params) Into(d *Data) {}
+// Into leaves its Data as it is: the model has no params.
+func (*Params) Into(*Data) {}
 
 // NoSVI says why stochastic variational inference does not apply to the
 // model.
@@ -618,9 +618,9 @@ func (m *Model) elboUnit(d int, thetaMean, thetaCov, zParam, zElog []float64) fl
 //	hlm.vi:12:1: theta ~ MvNormal(zero, I)
 //	hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta))
 //
-// zParam, zElog are the variational parameters of the other latents f reads
+// zElog are the variational parameters of the other latents f reads
 // through expectations.
-func (m *Model) ThetaF(theta, zParam, zElog, grad, hess []float64) float64 {
+func (m *Model) ThetaF(theta, zElog, grad, hess []float64) float64 {
 	D := m.d
 	V := m.v
 	IInv := m.iInv
@@ -709,9 +709,9 @@ func (m *Model) ThetaF(theta, zParam, zElog, grad, hess []float64) float64 {
 //	hlm.vi:12:1: theta ~ MvNormal(zero, I)
 //	hlm.vi:14:3: for d in 1:D: z[d] ~ Dirichlet(exp(theta))
 //
-// zParam, zElog are the variational parameters of the other latents f reads
+// zElog are the variational parameters of the other latents f reads
 // through expectations.
-func (m *Model) ThetaDelta(theta, cov, zParam, zElog, grad, hess []float64) float64 {
+func (m *Model) ThetaDelta(theta, cov, zElog, grad, hess []float64) float64 {
 	D := m.d
 	V := m.v
 	IInv := m.iInv
@@ -879,7 +879,7 @@ func (m *Model) ThetaDelta(theta, cov, zParam, zElog, grad, hess []float64) floa
 // ThetaTarget is f(theta) of ThetaF without its derivatives: the log of the
 // density, up to a constant, that q(theta) approximates (q* ∝ exp f, Eq. 9),
 // for the PSIS diagnostic.
-func (m *Model) ThetaTarget(theta, zParam, zElog []float64) float64 {
+func (m *Model) ThetaTarget(theta, zElog []float64) float64 {
 	D := m.d
 	V := m.v
 	IInv := m.iInv

@@ -416,13 +416,13 @@ func (m *Model) updateZ(q *state, w *scratch, d int, invT float64) float64 {
 	copy(prev, q.zProb[lo:hi])
 	clear(q.zProb[lo:hi])
 	if invT != 1 { // tempered: softmax(η/T), in the log domain
-		m.ZNatural(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.zProb)
+		m.ZNatural(d, q.betaElog, q.thetaElog, q.zProb)
 		runtime.TemperSoftmaxRows(q.zProb[lo:hi], m.k, invT)
 	} else {
-		m.ZNaturalExp(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.betaElogExp, q.zProb)
+		m.ZNaturalExp(d, q.thetaElog, q.betaElogExp, q.zProb)
 		if !runtime.NormalizeRows(q.zProb[lo:hi], m.k) {
 			clear(q.zProb[lo:hi])
-			m.ZNatural(d, q.betaParam, q.betaElog, q.thetaParam, q.thetaElog, q.zProb)
+			m.ZNatural(d, q.betaElog, q.thetaElog, q.zProb)
 			runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
 		}
 	}
@@ -489,7 +489,7 @@ func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
 func (a *caModel) UnitsELBO(q *state, workers int, perUnit []float64) {
 	m := a.m
 	runtime.ParallelFor(m.d, workers, func(_, d int) {
-		v := m.elboUnit(d, q.thetaParam, q.thetaElog, q.zProb, q.betaParam, q.betaElog)
+		v := m.elboUnit(d, q.thetaParam, q.thetaElog, q.zProb, q.betaElog)
 		perUnit[d] = v
 	})
 }
@@ -522,8 +522,8 @@ func (m *Model) fingerprint() map[string]string {
 // Params is empty: the model has no params.
 type Params struct{}
 
-// Into leaves d as it is: the model has no params.
-func (p *Params) Into(d *Data) {}
+// Into leaves its Data as it is: the model has no params.
+func (*Params) Into(*Data) {}
 
 // Stochastic describes what stochastic variational inference steps: the
 // natural parameters of the conjugate global factors (runtime.SVIGlobals).
@@ -742,7 +742,7 @@ func (a *caModel) Collapsed(q *state) []string {
 // UnitLogJoint returns E_q[log p] of unit d's statements, the part of the
 // ELBO a temperature divides (Mandt et al. 2016, Eq. 4).
 func (a *caModel) UnitLogJoint(q *state, d int) float64 {
-	return a.m.logJointUnit(d, q.thetaParam, q.thetaElog, q.zProb, q.betaParam, q.betaElog)
+	return a.m.logJointUnit(d, q.thetaElog, q.zProb, q.betaElog)
 }
 
 // UnitLogNormalizers returns the function writing, for unit d and each
@@ -829,16 +829,16 @@ func (h heldoutModel) Predictive(start Options) ([]float64, []float64, int, erro
 	}
 	mix := make([]float64, u.d*u.k)
 	for d := 0; d < u.d; d++ {
-		u.HeldoutMix(d, q.thetaParam, q.thetaElog, mix[d*u.k:(d+1)*u.k])
+		u.HeldoutMix(d, q.thetaParam, mix[d*u.k:(d+1)*u.k])
 	}
 	topics := make([]float64, u.k*u.v)
-	u.HeldoutTopics(q.betaParam, q.betaElog, topics)
+	u.HeldoutTopics(q.betaParam, topics)
 	return mix, topics, u.k, nil
 }
 
 // HeldoutMix adds into mix E_q[theta[d]_k], k = 1..K, for document d, the
 // mixture weights of the predictive of w (Heldout). The caller zeroes mix.
-func (m *Model) HeldoutMix(d int, thetaParam, thetaElog, mix []float64) {
+func (m *Model) HeldoutMix(d int, thetaParam, mix []float64) {
 	K := m.k
 	var t1 float64
 	thetaParam_d := thetaParam[d*K:][:K:K]
@@ -854,7 +854,7 @@ func (m *Model) HeldoutMix(d int, thetaParam, thetaElog, mix []float64) {
 
 // HeldoutTopics adds into topics row k the terms' E_q[beta[z[d, n]]_v | z = k], the
 // topics of the predictive of w (Heldout). The caller zeroes topics.
-func (m *Model) HeldoutTopics(betaParam, betaElog, topics []float64) {
+func (m *Model) HeldoutTopics(betaParam, topics []float64) {
 	K := m.k
 	V := m.v
 	var t1Buf [runtime.StackVec]float64
@@ -974,7 +974,7 @@ func (m *Model) ThetaNatural(d int, zProb, param []float64) {
 //	lda.vi:21:3: for d in 1:D: theta[d] ~ Dirichlet(alpha)
 //
 // The outputs are unit d's rows; the caller zeroes them.
-func (m *Model) ThetaNaturalUntempered(d int, eta []float64) {
+func (m *Model) ThetaNaturalUntempered(_ int, eta []float64) {
 	K := m.k
 	alpha := m.alpha
 	t1 := alpha - 1.0
@@ -1015,7 +1015,7 @@ func (m *Model) ThetaMoments(d int, thetaParam, elog []float64) {
 //	lda.vi:24:5: for d in 1:D: for n in w[d]: w[d, n] ~ Categorical(beta[z[d, n]])
 //
 // The outputs are whole arrays; only unit d's rows are written, and the caller zeroes them.
-func (m *Model) ZNatural(d int, betaParam, betaElog, thetaParam, thetaElog, prob []float64) {
+func (m *Model) ZNatural(d int, betaElog, thetaElog, prob []float64) {
 	K := m.k
 	V := m.v
 	wOff := m.wOff
@@ -1032,7 +1032,7 @@ func (m *Model) ZNatural(d int, betaParam, betaElog, thetaParam, thetaElog, prob
 
 // ZNaturalExp adds into its output exp(η), the unnormalized probabilities
 // of the optimal q(z), as the product of its terms' exponentials (see ZNatural).
-func (m *Model) ZNaturalExp(d int, betaParam, betaElog, thetaParam, thetaElog, betaElogExp, prob []float64) {
+func (m *Model) ZNaturalExp(d int, thetaElog, betaElogExp, prob []float64) {
 	K := m.k
 	wOff := m.wOff
 	wTerm := m.wTerm
@@ -1125,7 +1125,7 @@ func (m *Model) elboGlobal(betaParam, betaElog []float64) float64 {
 
 // elboUnit is unit d's part of the ELBO: E_q[log p] of the statements inside
 // the unit plate and the entropies of the unit's non-Gaussian factors.
-func (m *Model) elboUnit(d int, thetaParam, thetaElog, zProb, betaParam, betaElog []float64) float64 {
+func (m *Model) elboUnit(d int, thetaParam, thetaElog, zProb, betaElog []float64) float64 {
 	K := m.k
 	V := m.v
 	alpha := m.alpha
@@ -1201,7 +1201,7 @@ func (m *Model) elboUnit(d int, thetaParam, thetaElog, zProb, betaParam, betaElo
 
 // logJointUnit is E_q[log p] of the statements inside the unit plate for unit d:
 // elboUnit without the entropies.
-func (m *Model) logJointUnit(d int, thetaParam, thetaElog, zProb, betaParam, betaElog []float64) float64 {
+func (m *Model) logJointUnit(d int, thetaElog, zProb, betaElog []float64) float64 {
 	K := m.k
 	V := m.v
 	wCount := m.wCount
@@ -1240,7 +1240,7 @@ func (m *Model) logJointUnit(d int, thetaParam, thetaElog, zProb, betaParam, bet
 // temperature invT: Σ over the statements inside the unit plate of
 // E_q[log ∫ p(x | args)^invT dx] (Jensen's bound for a Categorical over a
 // simplex latent, read from its table of log Σ_v E_q[p_v^invT]).
-func (m *Model) logNormUnit(d int, invT float64, zProb, thetaLSP, betaLSP []float64) float64 {
+func (m *Model) logNormUnit(d int, _ float64, zProb, thetaLSP, betaLSP []float64) float64 {
 	K := m.k
 	wCount := m.wCount
 	wOff := m.wOff

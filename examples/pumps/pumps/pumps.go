@@ -365,14 +365,12 @@ func (m *Model) gaussianAlpha(q *state) runtime.GaussianFactor {
 		Mean: q.alphaMean, Cov: q.alphaCov,
 		Delta: q.alphaMethod == "delta", Started: nil,
 		F: func(x, g, h []float64) float64 {
-			return m.AlphaF(x, q.betaShape, q.betaRate, q.betaElog, q.betaMean, q.thetaShape, q.thetaRate, q.thetaElog, q.thetaMean, g, h)
+			return m.AlphaF(x, q.betaElog, q.betaMean, q.thetaElog, q.thetaMean, g, h)
 		},
 		DeltaF: func(x, cov, g, h []float64) float64 {
-			return m.AlphaDelta(x, cov, q.betaShape, q.betaRate, q.betaElog, q.betaMean, q.thetaShape, q.thetaRate, q.thetaElog, q.thetaMean, g, h)
+			return m.AlphaDelta(x, cov, q.betaElog, q.betaMean, q.thetaElog, q.thetaMean, g, h)
 		},
-		Target: func(x []float64) float64 {
-			return m.AlphaTarget(x, q.betaShape, q.betaRate, q.betaElog, q.betaMean, q.thetaShape, q.thetaRate, q.thetaElog, q.thetaMean)
-		},
+		Target: func(x []float64) float64 { return m.AlphaTarget(x, q.betaElog, q.betaMean, q.thetaElog, q.thetaMean) },
 	}
 }
 
@@ -385,7 +383,7 @@ func (m *Model) updateBeta(q *state, w *scratch) float64 {
 	clear(q.betaShape[lo:hi])
 	copy(prev[hi-lo:], q.betaRate[lo:hi])
 	clear(q.betaRate[lo:hi])
-	m.BetaNatural(q.alphaMean, q.alphaCov, q.thetaShape, q.thetaRate, q.thetaElog, q.thetaMean, q.betaShape, q.betaRate)
+	m.BetaNatural(q.alphaMean, q.alphaCov, q.thetaMean, q.betaShape, q.betaRate)
 	m.momentsBeta(q)
 	return math.Max(runtime.L2Change(q.betaShape[lo:hi], prev[:hi-lo]), runtime.L2Change(q.betaRate[lo:hi], prev[hi-lo:2*(hi-lo)]))
 }
@@ -399,7 +397,7 @@ func (m *Model) updateTheta(q *state, w *scratch, d int) float64 {
 	clear(q.thetaShape[lo:hi])
 	copy(prev[hi-lo:], q.thetaRate[lo:hi])
 	clear(q.thetaRate[lo:hi])
-	m.ThetaNatural(d, q.alphaMean, q.alphaCov, q.betaShape, q.betaRate, q.betaElog, q.betaMean, q.thetaShape[lo:hi], q.thetaRate[lo:hi])
+	m.ThetaNatural(d, q.alphaMean, q.alphaCov, q.betaMean, q.thetaShape[lo:hi], q.thetaRate[lo:hi])
 	m.momentsTheta(q, d)
 	return math.Max(runtime.L2Change(q.thetaShape[lo:hi], prev[:hi-lo]), runtime.L2Change(q.thetaRate[lo:hi], prev[hi-lo:2*(hi-lo)]))
 }
@@ -459,7 +457,7 @@ func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
 	total := m.elboGlobal(q.alphaMean, q.alphaCov, q.betaShape, q.betaRate, q.betaElog, q.betaMean)
 	total += runtime.GaussianEntropy(q.alphaCov, 1)
 	runtime.ParallelFor(m.n, workers, func(_, d int) {
-		v := m.elboUnit(d, q.alphaMean, q.alphaCov, q.betaShape, q.betaRate, q.betaElog, q.betaMean, q.thetaShape, q.thetaRate, q.thetaElog, q.thetaMean)
+		v := m.elboUnit(d, q.alphaMean, q.alphaCov, q.betaElog, q.betaMean, q.thetaShape, q.thetaRate, q.thetaElog, q.thetaMean)
 		perUnit[d] = v
 	})
 	for _, v := range perUnit {
@@ -490,8 +488,8 @@ func (m *Model) fingerprint() map[string]string {
 // Params is empty: the model has no params.
 type Params struct{}
 
-// Into leaves d as it is: the model has no params.
-func (p *Params) Into(d *Data) {}
+// Into leaves its Data as it is: the model has no params.
+func (*Params) Into(*Data) {}
 
 // NoSVI says why stochastic variational inference does not apply to the
 // model.
@@ -512,7 +510,7 @@ func (a *caModel) NoTemper() string {
 //	pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
 //
 // The caller zeroes the outputs.
-func (m *Model) BetaNatural(alphaMean, alphaCov, thetaShape, thetaRate, thetaElog, thetaMean, shape, rate []float64) {
+func (m *Model) BetaNatural(alphaMean, alphaCov, thetaMean, shape, rate []float64) {
 	N := m.n
 	t1 := math.Exp(0.5*alphaCov[0] + alphaMean[0])
 	// pumps.vi:15:8: latent beta
@@ -548,7 +546,7 @@ func (m *Model) BetaMoments(betaShape, betaRate, elog, mean []float64) {
 //	pumps.vi:22:3: for i in 1:N: y[i] ~ Poisson((theta[i] * t[i]))
 //
 // The outputs are unit i's rows; the caller zeroes them.
-func (m *Model) ThetaNatural(i int, alphaMean, alphaCov, betaShape, betaRate, betaElog, betaMean, shape, rate []float64) {
+func (m *Model) ThetaNatural(i int, alphaMean, alphaCov, betaMean, shape, rate []float64) {
 	t := m.t
 	y := m.y
 	t1 := math.Exp(0.5*alphaCov[0] + alphaMean[0])
@@ -589,7 +587,7 @@ func (m *Model) elboGlobal(alphaMean, alphaCov, betaShape, betaRate, betaElog, b
 
 // elboUnit is unit i's part of the ELBO: E_q[log p] of the statements inside
 // the unit plate and the entropies of the unit's non-Gaussian factors.
-func (m *Model) elboUnit(i int, alphaMean, alphaCov, betaShape, betaRate, betaElog, betaMean, thetaShape, thetaRate, thetaElog, thetaMean []float64) float64 {
+func (m *Model) elboUnit(i int, alphaMean, alphaCov, betaElog, betaMean, thetaShape, thetaRate, thetaElog, thetaMean []float64) float64 {
 	t := m.t
 	y := m.y
 	var f float64
@@ -613,9 +611,9 @@ func (m *Model) elboUnit(i int, alphaMean, alphaCov, betaShape, betaRate, betaEl
 //	pumps.vi:18:1: alpha ~ Exponential(1)
 //	pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
 //
-// betaShape, betaRate, betaElog, betaMean, thetaShape, thetaRate, thetaElog, thetaMean are the variational parameters of the other latents f reads
+// betaElog, betaMean, thetaElog, thetaMean are the variational parameters of the other latents f reads
 // through expectations.
-func (m *Model) AlphaF(alpha, betaShape, betaRate, betaElog, betaMean, thetaShape, thetaRate, thetaElog, thetaMean, grad, hess []float64) float64 {
+func (m *Model) AlphaF(alpha, betaElog, betaMean, thetaElog, thetaMean, grad, hess []float64) float64 {
 	N := m.n
 	clear(grad)
 	clear(hess)
@@ -651,9 +649,9 @@ func (m *Model) AlphaF(alpha, betaShape, betaRate, betaElog, betaMean, thetaShap
 //	pumps.vi:18:1: alpha ~ Exponential(1)
 //	pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
 //
-// betaShape, betaRate, betaElog, betaMean, thetaShape, thetaRate, thetaElog, thetaMean are the variational parameters of the other latents f reads
+// betaElog, betaMean, thetaElog, thetaMean are the variational parameters of the other latents f reads
 // through expectations.
-func (m *Model) AlphaDelta(alpha, cov, betaShape, betaRate, betaElog, betaMean, thetaShape, thetaRate, thetaElog, thetaMean, grad, hess []float64) float64 {
+func (m *Model) AlphaDelta(alpha, cov, betaElog, betaMean, thetaElog, thetaMean, grad, hess []float64) float64 {
 	N := m.n
 	clear(grad)
 	clear(hess)
@@ -689,7 +687,7 @@ func (m *Model) AlphaDelta(alpha, cov, betaShape, betaRate, betaElog, betaMean, 
 // AlphaTarget is f(alpha) of AlphaF without its derivatives: the log of the
 // density, up to a constant, that q(alpha) approximates (q* ∝ exp f, Eq. 9),
 // for the PSIS diagnostic.
-func (m *Model) AlphaTarget(alpha, betaShape, betaRate, betaElog, betaMean, thetaShape, thetaRate, thetaElog, thetaMean []float64) float64 {
+func (m *Model) AlphaTarget(alpha, betaElog, betaMean, thetaElog, thetaMean []float64) float64 {
 	N := m.n
 	var f float64
 	// pumps.vi:18:1: alpha ~ Exponential(1)

@@ -411,7 +411,7 @@ func (m *Model) updateMu(q *state, w *scratch) float64 {
 	clear(q.muMean[lo:hi])
 	copy(prev[hi-lo:], q.muSd[lo:hi])
 	clear(q.muSd[lo:hi])
-	m.MuNatural(q.tauShape, q.tauRate, q.tauElog, q.tauMean, q.zProb, q.muMean, q.muSd)
+	m.MuNatural(q.tauMean, q.zProb, q.muMean, q.muSd)
 	m.momentsMu(q)
 	return math.Max(runtime.L2Change(q.muMean[lo:hi], prev[:hi-lo]), runtime.L2Change(q.muSd[lo:hi], prev[hi-lo:2*(hi-lo)]))
 }
@@ -425,7 +425,7 @@ func (m *Model) updateTau(q *state, w *scratch) float64 {
 	clear(q.tauShape[lo:hi])
 	copy(prev[hi-lo:], q.tauRate[lo:hi])
 	clear(q.tauRate[lo:hi])
-	m.TauNatural(q.zProb, q.muMean_, q.muSd, q.muMean_, q.muEsq, q.tauShape, q.tauRate)
+	m.TauNatural(q.zProb, q.muMean_, q.muSd, q.tauShape, q.tauRate)
 	m.momentsTau(q)
 	return math.Max(runtime.L2Change(q.tauShape[lo:hi], prev[:hi-lo]), runtime.L2Change(q.tauRate[lo:hi], prev[hi-lo:2*(hi-lo)]))
 }
@@ -441,13 +441,13 @@ func (m *Model) updateZ(q *state, w *scratch, d int, invT float64) float64 {
 	copy(prev, q.zProb[lo:hi])
 	clear(q.zProb[lo:hi])
 	if invT != 1 { // tempered: softmax(η/T), in the log domain
-		m.ZNatural(d, q.piParam, q.piElog, q.muMean_, q.muSd, q.muMean_, q.muEsq, q.tauShape, q.tauRate, q.tauElog, q.tauMean, q.zProb[lo:hi])
+		m.ZNatural(d, q.piElog, q.muMean_, q.muSd, q.tauElog, q.tauMean, q.zProb[lo:hi])
 		runtime.TemperSoftmaxRows(q.zProb[lo:hi], m.k, invT)
 	} else {
-		m.ZNaturalExp(d, q.piParam, q.piElog, q.muMean_, q.muSd, q.muMean_, q.muEsq, q.tauShape, q.tauRate, q.tauElog, q.tauMean, q.piElogExp, q.zProb[lo:hi])
+		m.ZNaturalExp(d, q.muMean_, q.muSd, q.tauElog, q.tauMean, q.piElogExp, q.zProb[lo:hi])
 		if !runtime.NormalizeRows(q.zProb[lo:hi], m.k) {
 			clear(q.zProb[lo:hi])
-			m.ZNatural(d, q.piParam, q.piElog, q.muMean_, q.muSd, q.muMean_, q.muEsq, q.tauShape, q.tauRate, q.tauElog, q.tauMean, q.zProb[lo:hi])
+			m.ZNatural(d, q.piElog, q.muMean_, q.muSd, q.tauElog, q.tauMean, q.zProb[lo:hi])
 			runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
 		}
 	}
@@ -491,9 +491,9 @@ func (q *state) methods() string {
 // unit order, so the value does not depend on the schedule.
 func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
 	m := a.m
-	total := m.elboGlobal(q.piParam, q.piElog, q.muMean_, q.muSd, q.muMean_, q.muEsq, q.tauShape, q.tauRate, q.tauElog, q.tauMean)
+	total := m.elboGlobal(q.piParam, q.piElog, q.muMean_, q.muSd, q.tauShape, q.tauRate, q.tauElog, q.tauMean)
 	runtime.ParallelFor(m.n, workers, func(_, d int) {
-		v := m.elboUnit(d, q.piParam, q.piElog, q.zProb, q.muMean_, q.muSd, q.muMean_, q.muEsq, q.tauShape, q.tauRate, q.tauElog, q.tauMean)
+		v := m.elboUnit(d, q.piElog, q.zProb, q.muMean_, q.muSd, q.tauElog, q.tauMean)
 		perUnit[d] = v
 	})
 	for _, v := range perUnit {
@@ -527,8 +527,8 @@ func (m *Model) fingerprint() map[string]string {
 // Params is empty: the model has no params.
 type Params struct{}
 
-// Into leaves d as it is: the model has no params.
-func (p *Params) Into(d *Data) {}
+// Into leaves its Data as it is: the model has no params.
+func (*Params) Into(*Data) {}
 
 // Stochastic describes what stochastic variational inference steps: the
 // natural parameters of the conjugate global factors (runtime.SVIGlobals).
@@ -594,10 +594,10 @@ func (a *caModel) UnitNatural(q *state, _ *scratch, g, d int, invT float64, eta 
 		m.PiNaturalUnit(d, invT, q.zProb, eta)
 	case 1: // mu (gmm.vi:11:8)
 		n := len(q.muMean)
-		m.MuNaturalUnit(d, invT, q.tauShape, q.tauRate, q.tauElog, q.tauMean, q.zProb, eta[:n], eta[n:])
+		m.MuNaturalUnit(d, invT, q.tauMean, q.zProb, eta[:n], eta[n:])
 	case 2: // tau (gmm.vi:12:8)
 		n := len(q.tauShape)
-		m.TauNaturalUnit(d, invT, q.zProb, q.muMean_, q.muSd, q.muMean_, q.muEsq, eta[:n], eta[n:])
+		m.TauNaturalUnit(d, invT, q.zProb, q.muMean_, q.muSd, eta[:n], eta[n:])
 	}
 }
 
@@ -639,7 +639,7 @@ func (m *Model) PiNaturalUnit(n int, invT float64, zProb, eta []float64) {
 //	gmm.vi:16:1: mu ~ Normal(0, s0)
 //
 // The caller zeroes the outputs.
-func (m *Model) MuNaturalPrior(eta1, eta2 []float64) {
+func (m *Model) MuNaturalPrior(_, eta2 []float64) {
 	K := m.k
 	s0 := m.s0
 	t1 := 1 / (s0 * s0)
@@ -657,7 +657,7 @@ func (m *Model) MuNaturalPrior(eta1, eta2 []float64) {
 //	gmm.vi:20:3: for n in 1:N: y[n] ~ Normal(mu[z[n]], (1 / sqrt(tau[z[n]])))
 //
 // The caller zeroes the outputs.
-func (m *Model) MuNaturalUnit(n int, invT float64, tauShape, tauRate, tauElog, tauMean, zProb, eta1, eta2 []float64) {
+func (m *Model) MuNaturalUnit(n int, invT float64, tauMean, zProb, eta1, eta2 []float64) {
 	K := m.k
 	y := m.y
 	t1 := (-0.5) * invT
@@ -692,7 +692,7 @@ func (m *Model) TauNaturalPrior(eta1, eta2 []float64) {
 //	gmm.vi:20:3: for n in 1:N: y[n] ~ Normal(mu[z[n]], (1 / sqrt(tau[z[n]])))
 //
 // The caller zeroes the outputs.
-func (m *Model) TauNaturalUnit(n int, invT float64, zProb, muMean, muSd, muMean_, muEsq, eta1, eta2 []float64) {
+func (m *Model) TauNaturalUnit(n int, invT float64, zProb, muMean, muSd, eta1, eta2 []float64) {
 	K := m.k
 	y := m.y
 	t3 := (-0.5) * invT
@@ -700,7 +700,7 @@ func (m *Model) TauNaturalUnit(n int, invT float64, zProb, muMean, muSd, muMean_
 	// gmm.vi:12:8: latent tau, E[η] of x; gmm.vi:12:8: latent tau, E[η] of log x
 	zProb_n := zProb[n*K:][:K:K]
 	for i8 := 0; i8 < K; i8++ {
-		t1 := runtime.Sq(y[n] - muMean_[i8])
+		t1 := runtime.Sq(y[n] - muMean[i8])
 		t2 := muSd[i8] * muSd[i8]
 		eta2[i8] += t3 * (t1 + t2) * zProb_n[i8]
 		eta1[i8] += t4 * zProb_n[i8]
@@ -783,7 +783,7 @@ func (a *caModel) Collapsed(q *state) []string {
 // UnitLogJoint returns E_q[log p] of unit d's statements, the part of the
 // ELBO a temperature divides (Mandt et al. 2016, Eq. 4).
 func (a *caModel) UnitLogJoint(q *state, d int) float64 {
-	return a.m.logJointUnit(d, q.piParam, q.piElog, q.zProb, q.muMean_, q.muSd, q.muMean_, q.muEsq, q.tauShape, q.tauRate, q.tauElog, q.tauMean)
+	return a.m.logJointUnit(d, q.piElog, q.zProb, q.muMean_, q.muSd, q.tauElog, q.tauMean)
 }
 
 // UnitLogNormalizers returns the function writing, for unit d and each
@@ -801,7 +801,7 @@ func (a *caModel) UnitLogNormalizers(q *state, grid []float64) func(d int, out [
 	piLSP.FillAll(q.piParam, runtime.Workers(a.opts.Workers))
 	return func(d int, out []float64) {
 		for i, s := range invT {
-			out[i] = m.logNormUnit(d, s, q.tauShape, q.tauRate, q.tauElog, q.tauMean, q.zProb, piLSP.At[i])
+			out[i] = m.logNormUnit(d, s, q.tauElog, q.zProb, piLSP.At[i])
 		}
 	}
 }
@@ -864,7 +864,7 @@ func (m *Model) PiMoments(piParam, elog []float64) {
 //	gmm.vi:20:3: for n in 1:N: y[n] ~ Normal(mu[z[n]], (1 / sqrt(tau[z[n]])))
 //
 // The caller zeroes the outputs.
-func (m *Model) MuNatural(tauShape, tauRate, tauElog, tauMean, zProb, mean, sd []float64) {
+func (m *Model) MuNatural(tauMean, zProb, mean, sd []float64) {
 	K := m.k
 	N := m.n
 	s0 := m.s0
@@ -924,7 +924,7 @@ func (m *Model) MuMoments(muMean, muSd, mean, esq []float64) {
 //	gmm.vi:20:3: for n in 1:N: y[n] ~ Normal(mu[z[n]], (1 / sqrt(tau[z[n]])))
 //
 // The caller zeroes the outputs.
-func (m *Model) TauNatural(zProb, muMean, muSd, muMean_, muEsq, shape, rate []float64) {
+func (m *Model) TauNatural(zProb, muMean, muSd, shape, rate []float64) {
 	K := m.k
 	N := m.n
 	y := m.y
@@ -945,7 +945,7 @@ func (m *Model) TauNatural(zProb, muMean, muSd, muMean_, muEsq, shape, rate []fl
 	for n := 0; n < N; n++ {
 		zProb_n := zProb[n*K:][:K:K]
 		for i8 := 0; i8 < K; i8++ {
-			t1 := runtime.Sq(y[n] - muMean_[i8])
+			t1 := runtime.Sq(y[n] - muMean[i8])
 			rate[i8] += 0.5 * (t1 + t2[i8]) * zProb_n[i8]
 		}
 	}
@@ -983,12 +983,12 @@ func (m *Model) TauMoments(tauShape, tauRate, elog, mean []float64) {
 //	gmm.vi:20:3: for n in 1:N: y[n] ~ Normal(mu[z[n]], (1 / sqrt(tau[z[n]])))
 //
 // The outputs are unit n's rows; the caller zeroes them.
-func (m *Model) ZNatural(n int, piParam, piElog, muMean, muSd, muMean_, muEsq, tauShape, tauRate, tauElog, tauMean, prob []float64) {
+func (m *Model) ZNatural(n int, piElog, muMean, muSd, tauElog, tauMean, prob []float64) {
 	K := m.k
 	y := m.y
 	// gmm.vi:13:8: latent z
 	for i10 := 0; i10 < K; i10++ {
-		t1 := runtime.Sq(y[n] - muMean_[i10])
+		t1 := runtime.Sq(y[n] - muMean[i10])
 		t2 := muSd[i10] * muSd[i10]
 		prob[i10] += piElog[i10] - 0.5*(t1+t2)*tauMean[i10] + 0.5*tauElog[i10]
 	}
@@ -996,12 +996,12 @@ func (m *Model) ZNatural(n int, piParam, piElog, muMean, muSd, muMean_, muEsq, t
 
 // ZNaturalExp adds into its output exp(η), the unnormalized probabilities
 // of the optimal q(z), as the product of its terms' exponentials (see ZNatural).
-func (m *Model) ZNaturalExp(n int, piParam, piElog, muMean, muSd, muMean_, muEsq, tauShape, tauRate, tauElog, tauMean, piElogExp, prob []float64) {
+func (m *Model) ZNaturalExp(n int, muMean, muSd, tauElog, tauMean, piElogExp, prob []float64) {
 	K := m.k
 	y := m.y
 	// gmm.vi:13:8: latent z
 	for i10 := 0; i10 < K; i10++ {
-		t1 := runtime.Sq(y[n] - muMean_[i10])
+		t1 := runtime.Sq(y[n] - muMean[i10])
 		t2 := muSd[i10] * muSd[i10]
 		t3 := math.Exp((-0.5) * (t1 + t2) * tauMean[i10])
 		t4 := math.Exp(0.5 * tauElog[i10])
@@ -1011,7 +1011,7 @@ func (m *Model) ZNaturalExp(n int, piParam, piElog, muMean, muSd, muMean_, muEsq
 
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
 // the global statements and the entropies of the global non-Gaussian factors.
-func (m *Model) elboGlobal(piParam, piElog, muMean, muSd, muMean_, muEsq, tauShape, tauRate, tauElog, tauMean []float64) float64 {
+func (m *Model) elboGlobal(piParam, piElog, muMean, muSd, tauShape, tauRate, tauElog, tauMean []float64) float64 {
 	K := m.k
 	alpha := m.alpha
 	s0 := m.s0
@@ -1043,7 +1043,7 @@ func (m *Model) elboGlobal(piParam, piElog, muMean, muSd, muMean_, muEsq, tauSha
 		f -= t9 * (piParam[i19] - 1.0)
 	}
 	for i14 := 0; i14 < K; i14++ {
-		t10 := muMean_[i14] * muMean_[i14]
+		t10 := muMean[i14] * muMean[i14]
 		t11 := muSd[i14] * muSd[i14]
 		f += t13 * (t10 + t11)
 	}
@@ -1066,14 +1066,14 @@ func (m *Model) elboGlobal(piParam, piElog, muMean, muSd, muMean_, muEsq, tauSha
 
 // elboUnit is unit n's part of the ELBO: E_q[log p] of the statements inside
 // the unit plate and the entropies of the unit's non-Gaussian factors.
-func (m *Model) elboUnit(n int, piParam, piElog, zProb, muMean, muSd, muMean_, muEsq, tauShape, tauRate, tauElog, tauMean []float64) float64 {
+func (m *Model) elboUnit(n int, piElog, zProb, muMean, muSd, tauElog, tauMean []float64) float64 {
 	K := m.k
 	y := m.y
 	var f float64
 	f -= 0.9189385332046727
 	zProb_n := zProb[n*K:][:K:K]
 	for k10 := 0; k10 < K; k10++ {
-		t1 := runtime.Sq(y[n] - muMean_[k10])
+		t1 := runtime.Sq(y[n] - muMean[k10])
 		t2 := muSd[k10] * muSd[k10]
 		f -= 0.5 * (t1 + t2) * tauMean[k10] * zProb_n[k10]
 	}
@@ -1092,14 +1092,14 @@ func (m *Model) elboUnit(n int, piParam, piElog, zProb, muMean, muSd, muMean_, m
 
 // logJointUnit is E_q[log p] of the statements inside the unit plate for unit n:
 // elboUnit without the entropies.
-func (m *Model) logJointUnit(n int, piParam, piElog, zProb, muMean, muSd, muMean_, muEsq, tauShape, tauRate, tauElog, tauMean []float64) float64 {
+func (m *Model) logJointUnit(n int, piElog, zProb, muMean, muSd, tauElog, tauMean []float64) float64 {
 	K := m.k
 	y := m.y
 	var f float64
 	f -= 0.9189385332046727
 	zProb_n := zProb[n*K:][:K:K]
 	for k10 := 0; k10 < K; k10++ {
-		t1 := runtime.Sq(y[n] - muMean_[k10])
+		t1 := runtime.Sq(y[n] - muMean[k10])
 		t2 := muSd[k10] * muSd[k10]
 		f -= 0.5 * (t1 + t2) * tauMean[k10] * zProb_n[k10]
 	}
@@ -1116,7 +1116,7 @@ func (m *Model) logJointUnit(n int, piParam, piElog, zProb, muMean, muSd, muMean
 // temperature invT: Σ over the statements inside the unit plate of
 // E_q[log ∫ p(x | args)^invT dx] (Jensen's bound for a Categorical over a
 // simplex latent, read from its table of log Σ_v E_q[p_v^invT]).
-func (m *Model) logNormUnit(n int, invT float64, tauShape, tauRate, tauElog, tauMean, zProb, piLSP []float64) float64 {
+func (m *Model) logNormUnit(n int, invT float64, tauElog, zProb, piLSP []float64) float64 {
 	K := m.k
 	var f float64
 	t1 := math.Log(invT)

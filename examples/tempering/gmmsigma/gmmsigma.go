@@ -393,13 +393,13 @@ func (m *Model) updateZ(q *state, w *scratch, d int, invT float64) float64 {
 	copy(prev, q.zProb[lo:hi])
 	clear(q.zProb[lo:hi])
 	if invT != 1 { // tempered: softmax(η/T), in the log domain
-		m.ZNatural(d, q.piParam, q.piElog, q.muMean_, q.muSd, q.muMean_, q.muEsq, q.zProb[lo:hi])
+		m.ZNatural(d, q.piElog, q.muMean_, q.muSd, q.zProb[lo:hi])
 		runtime.TemperSoftmaxRows(q.zProb[lo:hi], m.k, invT)
 	} else {
-		m.ZNaturalExp(d, q.piParam, q.piElog, q.muMean_, q.muSd, q.muMean_, q.muEsq, q.piElogExp, q.zProb[lo:hi])
+		m.ZNaturalExp(d, q.muMean_, q.muSd, q.piElogExp, q.zProb[lo:hi])
 		if !runtime.NormalizeRows(q.zProb[lo:hi], m.k) {
 			clear(q.zProb[lo:hi])
-			m.ZNatural(d, q.piParam, q.piElog, q.muMean_, q.muSd, q.muMean_, q.muEsq, q.zProb[lo:hi])
+			m.ZNatural(d, q.piElog, q.muMean_, q.muSd, q.zProb[lo:hi])
 			runtime.SoftmaxRows(q.zProb[lo:hi], m.k)
 		}
 	}
@@ -441,9 +441,9 @@ func (q *state) methods() string {
 // unit order, so the value does not depend on the schedule.
 func (a *caModel) ELBO(q *state, workers int, perUnit []float64) float64 {
 	m := a.m
-	total := m.elboGlobal(q.piParam, q.piElog, q.muMean_, q.muSd, q.muMean_, q.muEsq)
+	total := m.elboGlobal(q.piParam, q.piElog, q.muMean_, q.muSd)
 	runtime.ParallelFor(m.n, workers, func(_, d int) {
-		v := m.elboUnit(d, q.piParam, q.piElog, q.zProb, q.muMean_, q.muSd, q.muMean_, q.muEsq)
+		v := m.elboUnit(d, q.piElog, q.zProb, q.muMean_, q.muSd)
 		perUnit[d] = v
 	})
 	for _, v := range perUnit {
@@ -477,8 +477,8 @@ func (m *Model) fingerprint() map[string]string {
 // Params is empty: the model has no params.
 type Params struct{}
 
-// Into leaves d as it is: the model has no params.
-func (p *Params) Into(d *Data) {}
+// Into leaves its Data as it is: the model has no params.
+func (*Params) Into(*Data) {}
 
 // Stochastic describes what stochastic variational inference steps: the
 // natural parameters of the conjugate global factors (runtime.SVIGlobals).
@@ -578,7 +578,7 @@ func (m *Model) PiNaturalUnit(n int, invT float64, zProb, eta []float64) {
 //	gmmsigma.vi:16:1: mu ~ Normal(0, s0)
 //
 // The caller zeroes the outputs.
-func (m *Model) MuNaturalPrior(eta1, eta2 []float64) {
+func (m *Model) MuNaturalPrior(_, eta2 []float64) {
 	K := m.k
 	s0 := m.s0
 	t1 := 1 / (s0 * s0)
@@ -680,7 +680,7 @@ func (a *caModel) Collapsed(q *state) []string {
 // UnitLogJoint returns E_q[log p] of unit d's statements, the part of the
 // ELBO a temperature divides (Mandt et al. 2016, Eq. 4).
 func (a *caModel) UnitLogJoint(q *state, d int) float64 {
-	return a.m.logJointUnit(d, q.piParam, q.piElog, q.zProb, q.muMean_, q.muSd, q.muMean_, q.muEsq)
+	return a.m.logJointUnit(d, q.piElog, q.zProb, q.muMean_, q.muSd)
 }
 
 // UnitLogNormalizers returns the function writing, for unit d and each
@@ -824,7 +824,7 @@ func (m *Model) MuMoments(muMean, muSd, mean, esq []float64) {
 //	gmmsigma.vi:19:3: for n in 1:N: y[n] ~ Normal(mu[z[n]], sigma)
 //
 // The outputs are unit n's rows; the caller zeroes them.
-func (m *Model) ZNatural(n int, piParam, piElog, muMean, muSd, muMean_, muEsq, prob []float64) {
+func (m *Model) ZNatural(n int, piElog, muMean, muSd, prob []float64) {
 	K := m.k
 	sigma := m.sigma
 	y := m.y
@@ -832,7 +832,7 @@ func (m *Model) ZNatural(n int, piParam, piElog, muMean, muSd, muMean_, muEsq, p
 	t4 := (-0.5) * t3
 	// gmmsigma.vi:13:8: latent z
 	for i8 := 0; i8 < K; i8++ {
-		t1 := runtime.Sq(y[n] - muMean_[i8])
+		t1 := runtime.Sq(y[n] - muMean[i8])
 		t2 := muSd[i8] * muSd[i8]
 		prob[i8] += t4*(t1+t2) + piElog[i8]
 	}
@@ -840,14 +840,14 @@ func (m *Model) ZNatural(n int, piParam, piElog, muMean, muSd, muMean_, muEsq, p
 
 // ZNaturalExp adds into its output exp(η), the unnormalized probabilities
 // of the optimal q(z), as the product of its terms' exponentials (see ZNatural).
-func (m *Model) ZNaturalExp(n int, piParam, piElog, muMean, muSd, muMean_, muEsq, piElogExp, prob []float64) {
+func (m *Model) ZNaturalExp(n int, muMean, muSd, piElogExp, prob []float64) {
 	K := m.k
 	sigma := m.sigma
 	y := m.y
 	t3 := 1 / (sigma * sigma)
 	// gmmsigma.vi:13:8: latent z
 	for i8 := 0; i8 < K; i8++ {
-		t1 := runtime.Sq(y[n] - muMean_[i8])
+		t1 := runtime.Sq(y[n] - muMean[i8])
 		t2 := muSd[i8] * muSd[i8]
 		t4 := math.Exp((-0.5) * t3 * (t1 + t2))
 		prob[i8] += t4 * piElogExp[i8]
@@ -856,7 +856,7 @@ func (m *Model) ZNaturalExp(n int, piParam, piElog, muMean, muSd, muMean_, muEsq
 
 // elboGlobal is the part of the ELBO outside the unit plate: E_q[log p] of
 // the global statements and the entropies of the global non-Gaussian factors.
-func (m *Model) elboGlobal(piParam, piElog, muMean, muSd, muMean_, muEsq []float64) float64 {
+func (m *Model) elboGlobal(piParam, piElog, muMean, muSd []float64) float64 {
 	K := m.k
 	alpha := m.alpha
 	s0 := m.s0
@@ -882,7 +882,7 @@ func (m *Model) elboGlobal(piParam, piElog, muMean, muSd, muMean_, muEsq []float
 		f -= t8 * (piParam[i16] - 1.0)
 	}
 	for i12 := 0; i12 < K; i12++ {
-		t9 := muMean_[i12] * muMean_[i12]
+		t9 := muMean[i12] * muMean[i12]
 		t10 := muSd[i12] * muSd[i12]
 		f += t12 * (t10 + t9)
 	}
@@ -902,7 +902,7 @@ func (m *Model) elboGlobal(piParam, piElog, muMean, muSd, muMean_, muEsq []float
 
 // elboUnit is unit n's part of the ELBO: E_q[log p] of the statements inside
 // the unit plate and the entropies of the unit's non-Gaussian factors.
-func (m *Model) elboUnit(n int, piParam, piElog, zProb, muMean, muSd, muMean_, muEsq []float64) float64 {
+func (m *Model) elboUnit(n int, piElog, zProb, muMean, muSd []float64) float64 {
 	K := m.k
 	sigma := m.sigma
 	y := m.y
@@ -913,7 +913,7 @@ func (m *Model) elboUnit(n int, piParam, piElog, zProb, muMean, muSd, muMean_, m
 	f += -t1 - 0.9189385332046727
 	zProb_n := zProb[n*K:][:K:K]
 	for k7 := 0; k7 < K; k7++ {
-		t2 := runtime.Sq(y[n] - muMean_[k7])
+		t2 := runtime.Sq(y[n] - muMean[k7])
 		t3 := muSd[k7] * muSd[k7]
 		f += t5 * (t2 + t3) * zProb_n[k7]
 	}
@@ -929,7 +929,7 @@ func (m *Model) elboUnit(n int, piParam, piElog, zProb, muMean, muSd, muMean_, m
 
 // logJointUnit is E_q[log p] of the statements inside the unit plate for unit n:
 // elboUnit without the entropies.
-func (m *Model) logJointUnit(n int, piParam, piElog, zProb, muMean, muSd, muMean_, muEsq []float64) float64 {
+func (m *Model) logJointUnit(n int, piElog, zProb, muMean, muSd []float64) float64 {
 	K := m.k
 	sigma := m.sigma
 	y := m.y
@@ -940,7 +940,7 @@ func (m *Model) logJointUnit(n int, piParam, piElog, zProb, muMean, muSd, muMean
 	f += -t1 - 0.9189385332046727
 	zProb_n := zProb[n*K:][:K:K]
 	for k7 := 0; k7 < K; k7++ {
-		t2 := runtime.Sq(y[n] - muMean_[k7])
+		t2 := runtime.Sq(y[n] - muMean[k7])
 		t3 := muSd[k7] * muSd[k7]
 		f += t5 * (t2 + t3) * zProb_n[k7]
 	}
@@ -954,7 +954,7 @@ func (m *Model) logJointUnit(n int, piParam, piElog, zProb, muMean, muSd, muMean
 // temperature invT: Σ over the statements inside the unit plate of
 // E_q[log ∫ p(x | args)^invT dx] (Jensen's bound for a Categorical over a
 // simplex latent, read from its table of log Σ_v E_q[p_v^invT]).
-func (m *Model) logNormUnit(n int, invT float64, piLSP []float64) float64 {
+func (m *Model) logNormUnit(_ int, invT float64, piLSP []float64) float64 {
 	sigma := m.sigma
 	var f float64
 	t1 := math.Log(sigma)
