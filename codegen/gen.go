@@ -1,7 +1,8 @@
 // Package codegen lowers a derived model to a Go package: it schedules the
-// derived expressions into loop nests (schedule.go), prints them as Go
-// (goexpr.go) and fills the file skeleton from templates/. Output is
-// deterministic and gofmt'd.
+// derived expressions into loop nests (schedule.go), prints a statement's
+// point term (derive.PointTerm) as one loop per plate of straight-line code
+// (pointkernel.go), prints them as Go (goexpr.go) and fills the file
+// skeleton from templates/. Output is deterministic and gofmt'd.
 package codegen
 
 import (

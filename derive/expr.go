@@ -15,6 +15,13 @@
 // Every node carries a canonical key (bound indices renamed), so structurally
 // equal subexpressions compare equal; codegen uses the keys for common
 // subexpression elimination.
+//
+// Point terms. Written out in normal form, the derivatives of a statement
+// that reads a few coordinates of latents (a mixture's components, scalar
+// scales, a let chain) multiply out into thousands of monomials. Such a
+// statement's part also gets a PointTerm (point.go): its log density per
+// data point as a Graph (graph.go) whose nodes are shared, differentiated
+// node by node, which the kernels evaluate instead of the trees.
 package derive
 
 import (
