@@ -375,8 +375,9 @@ func (g *gen) valueKernel(o, parts *derive.Objective, name string, doc []string)
 	for _, part := range parts.Parts {
 		origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
 		if part.Point != nil {
-			groups, _ := pointOutputsOf(part.Point, false, false, "")
-			points = append(points, pointBlock{Origin: origin, Term: part.Point, Groups: groups})
+			term := part.Point.Clone() // the Derivation's stays as it is
+			groups, _ := pointOutputsOf(term, false, false, "")
+			points = append(points, pointBlock{Origin: origin, Term: term, Groups: groups})
 			continue
 		}
 		outs = append(outs, Output{Target: "f", Expr: part.F, Origin: origin})
@@ -393,8 +394,9 @@ func (g *gen) objectiveKernel(o *derive.Objective, delta bool, name string, doc 
 	for _, part := range o.Parts {
 		if part.Point != nil {
 			origin := fmt.Sprintf("%s:%d:%d: %s", part.Factor.Pos.File, part.Factor.Pos.Line, part.Factor.Pos.Col, fmtFactor(part.Factor))
-			groups, standIn := pointOutputsOf(part.Point, delta, true, o.CovName)
-			points = append(points, pointBlock{Origin: origin, Term: part.Point, Groups: groups})
+			term := part.Point.Clone() // the Derivation's stays as it is
+			groups, standIn := pointOutputsOf(term, delta, true, o.CovName)
+			points = append(points, pointBlock{Origin: origin, Term: term, Groups: groups})
 			if standIn {
 				approxCurv = append(approxCurv, part.Factor.Pos.String())
 			}

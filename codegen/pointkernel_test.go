@@ -1,9 +1,12 @@
 package codegen
 
 import (
+	"bytes"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/vigen-go/vigen/derive"
 	"github.com/vigen-go/vigen/spec"
 )
 
@@ -35,5 +38,39 @@ func TestManyPointStatementsSplit(t *testing.T) {
 	// E[exp(linear)], exact, which a point term's Eq. 19 is not)
 	if n := strings.Count(src, "~ Normal(mu, sigma)\n"); n < k {
 		t.Errorf("%d likelihood blocks in the package, want at least %d", n, k)
+	}
+}
+
+// TestGenerateConcurrently: generations from one Derivation may run at
+// once (each grows its own copy of a point term's graph with the
+// derivatives its kernels need), and give the same bytes.
+func TestGenerateConcurrently(t *testing.T) {
+	m, err := spec.Load("mixlit.vi", []byte(mixLiteralVI))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := derive.Derive(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	out := make([][]File, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = Generate(d, Options{Methods: []string{"delta"}})
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if !bytes.Equal(out[i][0].Src, out[0][0].Src) {
+			t.Errorf("generation %d differs from the first", i)
+		}
 	}
 }

@@ -95,6 +95,20 @@ func (g *Graph) Const(v float64) int {
 	return g.add(GNode{Op: OpConst, V: v}, "c"+strconv.FormatUint(math.Float64bits(v), 16))
 }
 
+// Clone is a copy of g that can grow without changing g: a Derivation's
+// graphs are read by any number of generations at once, and each adds the
+// derivatives its kernels need to its own copy.
+func (g *Graph) Clone() *Graph {
+	c := &Graph{Nodes: slices.Clone(g.Nodes), Vars: slices.Clone(g.Vars), ids: make(map[string]int, len(g.ids)), diffs: make(map[[2]int]int, len(g.diffs))}
+	for k, v := range g.ids {
+		c.ids[k] = v
+	}
+	for k, v := range g.diffs {
+		c.diffs[k] = v
+	}
+	return c
+}
+
 // IsConst reports whether node id is a number, and which.
 func (g *Graph) IsConst(id int) (float64, bool) {
 	n := g.Nodes[id]

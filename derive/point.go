@@ -32,6 +32,13 @@ type PointTerm struct {
 	X []int
 }
 
+// Clone is pt over a copy of its graph (Graph.Clone).
+func (pt *PointTerm) Clone() *PointTerm {
+	c := *pt
+	c.Graph = pt.Graph.Clone()
+	return &c
+}
+
 // PointGroup is the term of f summed over Plates: Σ_plates G.
 type PointGroup struct {
 	Plates []Index
