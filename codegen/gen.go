@@ -236,6 +236,9 @@ type gen struct {
 	// declared but never read, and drop those the generation leaves out:
 	// the unread of the previous generation (generate).
 	unread, drop map[string]map[string]bool
+	// pointSums are the data-only sums hoisted out of point loops
+	// (pointaux.go), by tensor key, in the order registered.
+	pointSums []string
 }
 
 // hasDelta reports whether the package carries the delta method's kernel

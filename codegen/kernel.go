@@ -153,7 +153,11 @@ func (g *gen) emitKernel(k kernelSpec) string {
 		if !ok {
 			return t, false
 		}
-		t.Go = local.get(localName(key))
+		if strings.HasPrefix(key, "sum:") {
+			t.Go = local.get(g.goName[key]) // a data-only sum (pointaux.go)
+		} else {
+			t.Go = local.get(localName(key))
+		}
 		localOf[key] = t.Go
 		return t, true
 	}

@@ -54,8 +54,15 @@ func pointOutputsOf(term *derive.PointTerm, delta, derivatives bool, cov string)
 			for a := range term.X {
 				po.Grad = append(po.Grad, term.Gradient(v, a))
 			}
-			po.Hess = hessOf(v)
-			if delta {
+			switch {
+			case !delta:
+				po.Hess = hessOf(v)
+			case term.Graph.Reachable(append([]int{v}, po.Grad...)...) > maxPointCurvature:
+				// the gradient alone is over the limit: the fourth
+				// derivatives are not built at all
+				po.Hess, standIn = hessOf(gr.Value), true
+			default:
+				po.Hess = hessOf(v)
 				roots := append([]int{v}, po.Grad...)
 				for _, row := range po.Hess {
 					roots = append(roots, row...)
@@ -93,13 +100,47 @@ func (g *gen) emitPoints(sb *strings.Builder, p *goPrinter, blk pointBlock, grad
 	gr := blk.Term.Graph
 	dim := len(blk.Term.X)
 	for gi, po := range blk.Groups {
-		var roots []int
-		if po.F >= 0 {
-			roots = append(roots, po.F)
+		// what the group adds: f, ∇f, and the upper Hessian (mirrored)
+		type acc struct {
+			target, mirror string
+			node           int
 		}
-		roots = append(roots, po.Grad...)
-		for _, row := range po.Hess {
-			roots = append(roots, row...)
+		var accs []acc
+		if po.F >= 0 {
+			accs = append(accs, acc{"f", "", po.F})
+		}
+		for a, id := range po.Grad {
+			accs = append(accs, acc{fmt.Sprintf("%s[%d]", grad, a), "", id})
+		}
+		for a, row := range po.Hess {
+			for k, id := range row {
+				b := a + k
+				mirror := ""
+				if a != b {
+					mirror = fmt.Sprintf("%s[%d]", hess, b*dim+a)
+				}
+				accs = append(accs, acc{fmt.Sprintf("%s[%d]", hess, a*dim+b), mirror, id})
+			}
+		}
+		// terms c·d(n) with d(n) data alone: c times a sum computed once
+		// per fit (pointaux.go)
+		var hs []hoistedTerm
+		if len(po.Plates) > 0 {
+			for k := range accs {
+				rest, h := g.splitHoistable(gr, accs[k].node, po.Plates)
+				accs[k].node = rest
+				for i := range h {
+					h[i].target, h[i].mirror = accs[k].target, accs[k].mirror
+				}
+				hs = append(hs, h...)
+			}
+		}
+		var roots []int
+		for _, a := range accs {
+			roots = append(roots, a.node)
+		}
+		for _, h := range hs {
+			roots = append(roots, h.coef)
 		}
 		e := &pointEmitter{p: p, g: gr, uses: map[int]int{}, named: map[int]string{}}
 		seen := map[int]bool{}
@@ -122,8 +163,8 @@ func (g *gen) emitPoints(sb *strings.Builder, p *goPrinter, blk pointBlock, grad
 		// accumulates, and the operands of per-point nodes
 		inLoop := map[int]bool{}
 		if len(po.Plates) > 0 {
-			for _, r := range roots {
-				inLoop[r] = true
+			for _, a := range accs {
+				inLoop[a.node] = true
 			}
 			for id := range seen {
 				if gr.Nodes[id].Point {
@@ -141,6 +182,20 @@ func (g *gen) emitPoints(sb *strings.Builder, p *goPrinter, blk pointBlock, grad
 				e.define(sb, "\t", id)
 			}
 		}
+		zero := func(id int) bool {
+			x, ok := gr.IsConst(id)
+			return ok && x == 0
+		}
+		for _, h := range hs {
+			if zero(h.coef) {
+				continue
+			}
+			term := e.p.expr(derive.Mul(e.tree(h.coef), derive.T(h.aux)), 1)
+			fmt.Fprintf(sb, "\t%s += %s\n", h.target, term)
+			if h.mirror != "" {
+				fmt.Fprintf(sb, "\t%s += %s\n", h.mirror, term)
+			}
+		}
 		indent := "\t"
 		for _, pl := range po.Plates {
 			sb.WriteString(indent)
@@ -152,33 +207,16 @@ func (g *gen) emitPoints(sb *strings.Builder, p *goPrinter, blk pointBlock, grad
 				e.define(sb, indent, id)
 			}
 		}
-		add := func(target string, id int) {
-			if x, ok := gr.IsConst(id); ok && x == 0 {
-				return
+		for _, a := range accs {
+			if zero(a.node) {
+				continue
 			}
-			fmt.Fprintf(sb, "%s%s += %s\n", indent, target, e.expr(id, 1))
-		}
-		if po.F >= 0 {
-			add("f", po.F)
-		}
-		for a, id := range po.Grad {
-			add(fmt.Sprintf("%s[%d]", grad, a), id)
-		}
-		for a, row := range po.Hess {
-			for k, id := range row {
-				b := a + k
-				if x, ok := gr.IsConst(id); ok && x == 0 {
-					continue
-				}
-				if a == b {
-					add(fmt.Sprintf("%s[%d]", hess, a*dim+b), id)
-					continue
-				}
-				if _, ok := e.named[id]; !ok && gr.Nodes[id].Op != derive.OpVar && gr.Nodes[id].Op != derive.OpConst {
-					e.define(sb, indent, id) // read twice: hess[a, b] and hess[b, a]
-				}
-				add(fmt.Sprintf("%s[%d]", hess, a*dim+b), id)
-				add(fmt.Sprintf("%s[%d]", hess, b*dim+a), id)
+			if _, ok := e.named[a.node]; !ok && a.mirror != "" && gr.Nodes[a.node].Op != derive.OpVar && gr.Nodes[a.node].Op != derive.OpConst {
+				e.define(sb, indent, a.node) // read twice: hess[a, b] and hess[b, a]
+			}
+			fmt.Fprintf(sb, "%s%s += %s\n", indent, a.target, e.expr(a.node, 1))
+			if a.mirror != "" {
+				fmt.Fprintf(sb, "%s%s += %s\n", indent, a.mirror, e.expr(a.node, 1))
 			}
 		}
 		for range po.Plates {

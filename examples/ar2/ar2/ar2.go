@@ -74,9 +74,11 @@ func (d *Data) table(m *Model) *runtime.DataTable {
 // Model is Data checked, with sizes resolved, defaults filled in and arrays
 // flattened (row-major) for the inner loops.
 type Model struct {
-	t      int
-	y      []float64
-	dataFP map[string]string // fingerprint(), hashed once by NewModel
+	t       int
+	y       []float64
+	sumY1Sq float64           // Σ over t of y[t-1]·y[t-1], a data-only sum the point terms' kernels read
+	sumY2Sq float64           // Σ over t of y[t-2]·y[t-2], a data-only sum the point terms' kernels read
+	dataFP  map[string]string // fingerprint(), hashed once by NewModel
 }
 
 // NewModel validates data and prepares it for fitting.
@@ -107,10 +109,25 @@ func newModel(d *Data, omit map[string]bool) (*Model, error) {
 	return m, nil
 }
 
-// computeAux computes the values derived from constants and params
-// (inverses, log-determinants) that the kernels read. It allocates new
-// arrays, so a copy of m can recompute them without touching m's.
+// computeAux computes the values derived from constants, params and data
+// (inverses, log-determinants, data-only sums) that the kernels read. It
+// allocates new arrays, so a copy of m can recompute them without touching
+// m's.
 func (m *Model) computeAux() error {
+	if m.y != nil {
+		var s float64
+		for t := 2; t < m.t; t++ {
+			s += m.y[t-1] * m.y[t-1]
+		}
+		m.sumY1Sq = s
+	}
+	if m.y != nil {
+		var s float64
+		for t := 2; t < m.t; t++ {
+			s += m.y[t-2] * m.y[t-2]
+		}
+		m.sumY2Sq = s
+	}
 	return nil
 }
 
@@ -707,6 +724,8 @@ func (m *Model) elboGlobal(alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mean, 
 // through expectations.
 func (m *Model) AlphaF(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sigmaMean, sigmaCov, grad, hess []float64) float64 {
 	T := m.t
+	sumY1Sq := m.sumY1Sq
+	sumY2Sq := m.sumY2Sq
 	y := m.y
 	clear(grad)
 	clear(hess)
@@ -720,9 +739,11 @@ func (m *Model) AlphaF(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sigmaMea
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alpha[0]
 	g3 := -g1
+	f += (-0.5) * g1 * beta1Cov[0] * sumY1Sq
+	f += (-0.5) * g1 * beta2Cov[0] * sumY2Sq
 	for t := 2; t < T; t++ {
 		g4 := g2 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t]
-		f += (-0.5)*g1*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g1*beta2Cov[0]*y[t-2]*y[t-2] - 0.5*g1*g4*g4
+		f += (-0.5) * g1 * g4 * g4
 		grad[0] += g1 * g4
 		hess[0] += g3
 	}
@@ -741,6 +762,8 @@ func (m *Model) AlphaF(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sigmaMea
 // through expectations.
 func (m *Model) AlphaDelta(alpha, cov, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sigmaMean, sigmaCov, grad, hess []float64) float64 {
 	T := m.t
+	sumY1Sq := m.sumY1Sq
+	sumY2Sq := m.sumY2Sq
 	y := m.y
 	clear(grad)
 	clear(hess)
@@ -755,9 +778,11 @@ func (m *Model) AlphaDelta(alpha, cov, beta1Mean, beta1Cov, beta2Mean, beta2Cov,
 	g2 := -alpha[0]
 	g3 := -g1
 	g4 := (-0.5) * g1 * cov[0]
+	f += (-0.5) * g1 * beta1Cov[0] * sumY1Sq
+	f += (-0.5) * g1 * beta2Cov[0] * sumY2Sq
 	for t := 2; t < T; t++ {
 		g5 := g2 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t]
-		f += g4 - 0.5*g1*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g1*beta2Cov[0]*y[t-2]*y[t-2] - 0.5*g1*g5*g5
+		f += g4 - 0.5*g1*g5*g5
 		grad[0] += g1 * g5
 		hess[0] += g3
 	}
@@ -769,6 +794,8 @@ func (m *Model) AlphaDelta(alpha, cov, beta1Mean, beta1Cov, beta2Mean, beta2Cov,
 // for the PSIS diagnostic.
 func (m *Model) AlphaTarget(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sigmaMean, sigmaCov []float64) float64 {
 	T := m.t
+	sumY1Sq := m.sumY1Sq
+	sumY2Sq := m.sumY2Sq
 	y := m.y
 	var f float64
 	// ar2.vi:16:1: alpha ~ Normal(0, 10)
@@ -777,8 +804,10 @@ func (m *Model) AlphaTarget(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sig
 	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alpha[0]
+	f += (-0.5) * g1 * beta1Cov[0] * sumY1Sq
+	f += (-0.5) * g1 * beta2Cov[0] * sumY2Sq
 	for t := 2; t < T; t++ {
-		f += (-0.5)*g1*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g1*beta2Cov[0]*y[t-2]*y[t-2] - 0.5*g1*runtime.Sq(g2-beta1Mean[0]*y[t-1]-beta2Mean[0]*y[t-2]+y[t])
+		f += (-0.5) * g1 * runtime.Sq(g2-beta1Mean[0]*y[t-1]-beta2Mean[0]*y[t-2]+y[t])
 	}
 	return f
 }
@@ -793,6 +822,8 @@ func (m *Model) AlphaTarget(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sig
 // through expectations.
 func (m *Model) Beta1F(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sigmaMean, sigmaCov, grad, hess []float64) float64 {
 	T := m.t
+	sumY1Sq := m.sumY1Sq
+	sumY2Sq := m.sumY2Sq
 	y := m.y
 	clear(grad)
 	clear(hess)
@@ -805,11 +836,12 @@ func (m *Model) Beta1F(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sigmaMea
 	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alphaMean[0]
+	f += (-0.5) * g1 * beta2Cov[0] * sumY2Sq
+	hess[0] += -(g1 * sumY1Sq)
 	for t := 2; t < T; t++ {
 		g3 := g2 - beta1[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t]
-		f += (-0.5)*g1*beta2Cov[0]*y[t-2]*y[t-2] - 0.5*g1*g3*g3
+		f += (-0.5) * g1 * g3 * g3
 		grad[0] += g1 * g3 * y[t-1]
-		hess[0] += -(g1 * y[t-1] * y[t-1])
 	}
 	return f
 }
@@ -826,6 +858,8 @@ func (m *Model) Beta1F(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sigmaMea
 // through expectations.
 func (m *Model) Beta1Delta(beta1, cov, alphaMean, alphaCov, beta2Mean, beta2Cov, sigmaMean, sigmaCov, grad, hess []float64) float64 {
 	T := m.t
+	sumY1Sq := m.sumY1Sq
+	sumY2Sq := m.sumY2Sq
 	y := m.y
 	clear(grad)
 	clear(hess)
@@ -838,11 +872,13 @@ func (m *Model) Beta1Delta(beta1, cov, alphaMean, alphaCov, beta2Mean, beta2Cov,
 	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alphaMean[0]
+	f += (-0.5) * g1 * beta2Cov[0] * sumY2Sq
+	f += (-0.5) * g1 * cov[0] * sumY1Sq
+	hess[0] += -(g1 * sumY1Sq)
 	for t := 2; t < T; t++ {
 		g3 := g2 - beta1[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t]
-		f += (-0.5)*g1*cov[0]*y[t-1]*y[t-1] - 0.5*g1*beta2Cov[0]*y[t-2]*y[t-2] - 0.5*g1*g3*g3
+		f += (-0.5) * g1 * g3 * g3
 		grad[0] += g1 * g3 * y[t-1]
-		hess[0] += -(g1 * y[t-1] * y[t-1])
 	}
 	return f
 }
@@ -852,6 +888,7 @@ func (m *Model) Beta1Delta(beta1, cov, alphaMean, alphaCov, beta2Mean, beta2Cov,
 // for the PSIS diagnostic.
 func (m *Model) Beta1Target(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sigmaMean, sigmaCov []float64) float64 {
 	T := m.t
+	sumY2Sq := m.sumY2Sq
 	y := m.y
 	var f float64
 	// ar2.vi:17:1: beta1 ~ Normal(0, 1)
@@ -860,8 +897,9 @@ func (m *Model) Beta1Target(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sig
 	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alphaMean[0]
+	f += (-0.5) * g1 * beta2Cov[0] * sumY2Sq
 	for t := 2; t < T; t++ {
-		f += (-0.5)*g1*beta2Cov[0]*y[t-2]*y[t-2] - 0.5*g1*runtime.Sq(g2-beta1[0]*y[t-1]-beta2Mean[0]*y[t-2]+y[t])
+		f += (-0.5) * g1 * runtime.Sq(g2-beta1[0]*y[t-1]-beta2Mean[0]*y[t-2]+y[t])
 	}
 	return f
 }
@@ -876,6 +914,8 @@ func (m *Model) Beta1Target(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sig
 // through expectations.
 func (m *Model) Beta2F(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sigmaMean, sigmaCov, grad, hess []float64) float64 {
 	T := m.t
+	sumY1Sq := m.sumY1Sq
+	sumY2Sq := m.sumY2Sq
 	y := m.y
 	clear(grad)
 	clear(hess)
@@ -888,11 +928,12 @@ func (m *Model) Beta2F(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sigmaMea
 	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alphaMean[0]
+	f += (-0.5) * g1 * beta1Cov[0] * sumY1Sq
+	hess[0] += -(g1 * sumY2Sq)
 	for t := 2; t < T; t++ {
 		g3 := g2 - beta1Mean[0]*y[t-1] - beta2[0]*y[t-2] + y[t]
-		f += (-0.5)*g1*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g1*g3*g3
+		f += (-0.5) * g1 * g3 * g3
 		grad[0] += g1 * g3 * y[t-2]
-		hess[0] += -(g1 * y[t-2] * y[t-2])
 	}
 	return f
 }
@@ -909,6 +950,8 @@ func (m *Model) Beta2F(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sigmaMea
 // through expectations.
 func (m *Model) Beta2Delta(beta2, cov, alphaMean, alphaCov, beta1Mean, beta1Cov, sigmaMean, sigmaCov, grad, hess []float64) float64 {
 	T := m.t
+	sumY1Sq := m.sumY1Sq
+	sumY2Sq := m.sumY2Sq
 	y := m.y
 	clear(grad)
 	clear(hess)
@@ -921,11 +964,13 @@ func (m *Model) Beta2Delta(beta2, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alphaMean[0]
+	f += (-0.5) * g1 * beta1Cov[0] * sumY1Sq
+	f += (-0.5) * g1 * cov[0] * sumY2Sq
+	hess[0] += -(g1 * sumY2Sq)
 	for t := 2; t < T; t++ {
 		g3 := g2 - beta1Mean[0]*y[t-1] - beta2[0]*y[t-2] + y[t]
-		f += (-0.5)*g1*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g1*cov[0]*y[t-2]*y[t-2] - 0.5*g1*g3*g3
+		f += (-0.5) * g1 * g3 * g3
 		grad[0] += g1 * g3 * y[t-2]
-		hess[0] += -(g1 * y[t-2] * y[t-2])
 	}
 	return f
 }
@@ -935,6 +980,7 @@ func (m *Model) Beta2Delta(beta2, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 // for the PSIS diagnostic.
 func (m *Model) Beta2Target(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sigmaMean, sigmaCov []float64) float64 {
 	T := m.t
+	sumY1Sq := m.sumY1Sq
 	y := m.y
 	var f float64
 	// ar2.vi:18:1: beta2 ~ Normal(0, 1)
@@ -943,8 +989,9 @@ func (m *Model) Beta2Target(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sig
 	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alphaMean[0]
+	f += (-0.5) * g1 * beta1Cov[0] * sumY1Sq
 	for t := 2; t < T; t++ {
-		f += (-0.5)*g1*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g1*runtime.Sq(g2-beta1Mean[0]*y[t-1]-beta2[0]*y[t-2]+y[t])
+		f += (-0.5) * g1 * runtime.Sq(g2-beta1Mean[0]*y[t-1]-beta2[0]*y[t-2]+y[t])
 	}
 	return f
 }
@@ -959,6 +1006,8 @@ func (m *Model) Beta2Target(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sig
 // through expectations.
 func (m *Model) SigmaF(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mean, beta2Cov, grad, hess []float64) float64 {
 	T := m.t
+	sumY1Sq := m.sumY1Sq
+	sumY2Sq := m.sumY2Sq
 	y := m.y
 	clear(grad)
 	clear(hess)
@@ -976,11 +1025,17 @@ func (m *Model) SigmaF(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mea
 	g4 := (-0.5) * g3 * alphaCov[0]
 	g5 := g3 * alphaCov[0]
 	g6 := (-2.0) * g3 * alphaCov[0]
+	f += (-0.5) * g3 * beta1Cov[0] * sumY1Sq
+	f += (-0.5) * g3 * beta2Cov[0] * sumY2Sq
+	grad[0] += g3 * beta1Cov[0] * sumY1Sq
+	grad[0] += g3 * beta2Cov[0] * sumY2Sq
+	hess[0] += (-2.0) * g3 * beta1Cov[0] * sumY1Sq
+	hess[0] += (-2.0) * g3 * beta2Cov[0] * sumY2Sq
 	for t := 2; t < T; t++ {
 		g7 := runtime.Sq(g2 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
-		f += g4 - 0.5*g3*g7 - 0.5*g3*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g3*beta2Cov[0]*y[t-2]*y[t-2]
-		grad[0] += g5 + g3*g7 + g3*beta1Cov[0]*y[t-1]*y[t-1] + g3*beta2Cov[0]*y[t-2]*y[t-2]
-		hess[0] += g6 - 2.0*g3*g7 - 2.0*g3*beta1Cov[0]*y[t-1]*y[t-1] - 2.0*g3*beta2Cov[0]*y[t-2]*y[t-2]
+		f += g4 - 0.5*g3*g7
+		grad[0] += g5 + g3*g7
+		hess[0] += g6 - 2.0*g3*g7
 	}
 	return f
 }
@@ -997,6 +1052,8 @@ func (m *Model) SigmaF(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mea
 // through expectations.
 func (m *Model) SigmaDelta(sigma, cov, alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mean, beta2Cov, grad, hess []float64) float64 {
 	T := m.t
+	sumY1Sq := m.sumY1Sq
+	sumY2Sq := m.sumY2Sq
 	y := m.y
 	clear(grad)
 	clear(hess)
@@ -1016,14 +1073,18 @@ func (m *Model) SigmaDelta(sigma, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 	g6 := (-2.0) * g3 * alphaCov[0]
 	g7 := 4.0 * g3 * alphaCov[0]
 	g8 := (-8.0) * g3 * alphaCov[0]
+	f += (-0.5) * g3 * beta1Cov[0] * sumY1Sq
+	f += (-0.5) * g3 * beta2Cov[0] * sumY2Sq
+	grad[0] += g3 * beta1Cov[0] * sumY1Sq
+	grad[0] += g3 * beta2Cov[0] * sumY2Sq
+	hess[0] += (-2.0) * g3 * beta1Cov[0] * sumY1Sq
+	hess[0] += (-2.0) * g3 * beta2Cov[0] * sumY2Sq
 	for t := 2; t < T; t++ {
 		g9 := runtime.Sq(g2 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
 		g10 := (-2.0) * g3 * g9
-		g11 := (-2.0) * g3 * beta1Cov[0] * y[t-1] * y[t-1]
-		g12 := (-2.0) * g3 * beta2Cov[0] * y[t-2] * y[t-2]
-		f += g4 - 0.5*g3*g9 - 0.5*g3*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g3*beta2Cov[0]*y[t-2]*y[t-2] + 0.5*(g10+g11+g12+g6)*cov[0]
-		grad[0] += g5 + g3*g9 + g3*beta1Cov[0]*y[t-1]*y[t-1] + g3*beta2Cov[0]*y[t-2]*y[t-2] + 0.5*(g7+4.0*g3*g9+4.0*g3*beta1Cov[0]*y[t-1]*y[t-1]+4.0*g3*beta2Cov[0]*y[t-2]*y[t-2])*cov[0]
-		hess[0] += g10 + g11 + g12 + g6 + 0.5*(g8-8.0*g3*g9-8.0*g3*beta1Cov[0]*y[t-1]*y[t-1]-8.0*g3*beta2Cov[0]*y[t-2]*y[t-2])*cov[0]
+		f += g4 - 0.5*g3*g9 + 0.5*(g10+g6-2.0*g3*beta1Cov[0]*y[t-1]*y[t-1]-2.0*g3*beta2Cov[0]*y[t-2]*y[t-2])*cov[0]
+		grad[0] += g5 + g3*g9 + 0.5*(g7+4.0*g3*g9+4.0*g3*beta1Cov[0]*y[t-1]*y[t-1]+4.0*g3*beta2Cov[0]*y[t-2]*y[t-2])*cov[0]
+		hess[0] += g10 + g6 + 0.5*(g8-8.0*g3*g9-8.0*g3*beta1Cov[0]*y[t-1]*y[t-1]-8.0*g3*beta2Cov[0]*y[t-2]*y[t-2])*cov[0]
 	}
 	return f
 }
@@ -1033,6 +1094,8 @@ func (m *Model) SigmaDelta(sigma, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 // for the PSIS diagnostic.
 func (m *Model) SigmaTarget(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mean, beta2Cov []float64) float64 {
 	T := m.t
+	sumY1Sq := m.sumY1Sq
+	sumY2Sq := m.sumY2Sq
 	y := m.y
 	var f float64
 	// ar2.vi:19:1: sigma ~ HalfNormal(1)
@@ -1042,8 +1105,10 @@ func (m *Model) SigmaTarget(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, bet
 	g1 := -alphaMean[0]
 	g2 := math.Exp((-2.0) * sigma[0])
 	g3 := (-0.5) * g2 * alphaCov[0]
+	f += (-0.5) * g2 * beta1Cov[0] * sumY1Sq
+	f += (-0.5) * g2 * beta2Cov[0] * sumY2Sq
 	for t := 2; t < T; t++ {
-		f += g3 - 0.5*g2*beta1Cov[0]*y[t-1]*y[t-1] - 0.5*g2*beta2Cov[0]*y[t-2]*y[t-2] - 0.5*g2*runtime.Sq(g1-beta1Mean[0]*y[t-1]-beta2Mean[0]*y[t-2]+y[t])
+		f += g3 - 0.5*g2*runtime.Sq(g1-beta1Mean[0]*y[t-1]-beta2Mean[0]*y[t-2]+y[t])
 	}
 	return f
 }

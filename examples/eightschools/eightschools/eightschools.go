@@ -78,10 +78,15 @@ func (d *Data) table(m *Model) *runtime.DataTable {
 // Model is Data checked, with sizes resolved, defaults filled in and arrays
 // flattened (row-major) for the inner loops.
 type Model struct {
-	j      int
-	y      []float64
-	sigma  []float64
-	dataFP map[string]string // fingerprint(), hashed once by NewModel
+	j            int
+	y            []float64
+	sigma        []float64
+	sumOfSigma   float64           // Σ over i2 of sigma[i2]^(-2), a data-only sum the point terms' kernels read
+	sumYOfSigmaY float64           // Σ over i2 of sigma[i2]^(-2)·y[i2], a data-only sum the point terms' kernels read
+	sumOfSigmaY  float64           // Σ over i2 of (-0.5)·sigma[i2]^(-2)·y[i2]·y[i2], a data-only sum the point terms' kernels read
+	sumOfSigma_  float64           // Σ over i2 of −log(sigma[i2]), a data-only sum the point terms' kernels read
+	sumOfSigma__ float64           // Σ over i2 of −sigma[i2]^(-2), a data-only sum the point terms' kernels read
+	dataFP       map[string]string // fingerprint(), hashed once by NewModel
 }
 
 // NewModel validates data and prepares it for fitting.
@@ -116,10 +121,46 @@ func NewModel(d *Data) (*Model, error) {
 	return m, nil
 }
 
-// computeAux computes the values derived from constants and params
-// (inverses, log-determinants) that the kernels read. It allocates new
-// arrays, so a copy of m can recompute them without touching m's.
+// computeAux computes the values derived from constants, params and data
+// (inverses, log-determinants, data-only sums) that the kernels read. It
+// allocates new arrays, so a copy of m can recompute them without touching
+// m's.
 func (m *Model) computeAux() error {
+	if m.sigma != nil {
+		var s float64
+		for i2 := 0; i2 < m.j; i2++ {
+			s += 1 / (m.sigma[i2] * m.sigma[i2])
+		}
+		m.sumOfSigma = s
+	}
+	if m.sigma != nil && m.y != nil {
+		var s float64
+		for i2 := 0; i2 < m.j; i2++ {
+			s += (1 / (m.sigma[i2] * m.sigma[i2])) * m.y[i2]
+		}
+		m.sumYOfSigmaY = s
+	}
+	if m.sigma != nil && m.y != nil {
+		var s float64
+		for i2 := 0; i2 < m.j; i2++ {
+			s += (-0.5) * (1 / (m.sigma[i2] * m.sigma[i2])) * m.y[i2] * m.y[i2]
+		}
+		m.sumOfSigmaY = s
+	}
+	if m.sigma != nil {
+		var s float64
+		for i2 := 0; i2 < m.j; i2++ {
+			s += -math.Log(m.sigma[i2])
+		}
+		m.sumOfSigma_ = s
+	}
+	if m.sigma != nil {
+		var s float64
+		for i2 := 0; i2 < m.j; i2++ {
+			s += -(1 / (m.sigma[i2] * m.sigma[i2]))
+		}
+		m.sumOfSigma__ = s
+	}
 	return nil
 }
 
@@ -577,6 +618,10 @@ func (m *Model) elboGlobal(muMean, muCov, tauMean, tauCov, etaMean, etaCov []flo
 func (m *Model) MuF(mu, etaMean, etaCov, tauMean, tauCov, grad, hess []float64) float64 {
 	J := m.j
 	sigma := m.sigma
+	sumOfSigmaY := m.sumOfSigmaY
+	sumOfSigma_ := m.sumOfSigma_
+	sumYOfSigmaY := m.sumYOfSigmaY
+	sumOfSigma := m.sumOfSigma
 	y := m.y
 	clear(grad)
 	clear(hess)
@@ -589,13 +634,20 @@ func (m *Model) MuF(mu, etaMean, etaCov, tauMean, tauCov, grad, hess []float64) 
 	f += (-0.9189385332046727) * float64(J)
 	g1 := math.Exp(0.5*tauCov[0] + tauMean[0])
 	g2 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
+	g3 := (-0.5) * mu[0]
+	f += (-0.5) * mu[0] * mu[0] * sumOfSigma
+	f += mu[0] * sumYOfSigmaY
+	f += sumOfSigmaY
+	f += sumOfSigma_
+	grad[0] += g3 * sumOfSigma
+	grad[0] += g3 * sumOfSigma
+	grad[0] += sumYOfSigmaY
+	hess[0] += (-0.5) * sumOfSigma
+	hess[0] += (-0.5) * sumOfSigma
 	for i2 := 0; i2 < J; i2++ {
-		g3 := 1 / (sigma[i2] * sigma[i2])
-		g4 := (-0.5) * g3 * mu[0]
-		g5 := (-0.5) * g3
-		f += g1*g3*etaMean[i2]*y[i2] - g1*g3*etaMean[i2]*mu[0] - 0.5*g2*g3*etaCov[i2*J+i2] - 0.5*g2*g3*etaMean[i2]*etaMean[i2] - 0.5*g3*mu[0]*mu[0] + g3*mu[0]*y[i2] - 0.5*(1/(sigma[i2]*sigma[i2]))*y[i2]*y[i2] - math.Log(sigma[i2])
-		grad[0] += 2.0*g4 - g1*g3*etaMean[i2] + g3*y[i2]
-		hess[0] += 2.0 * g5
+		g4 := 1 / (sigma[i2] * sigma[i2])
+		f += g1*g4*etaMean[i2]*y[i2] - g1*g4*etaMean[i2]*mu[0] - 0.5*g2*g4*etaCov[i2*J+i2] - 0.5*g2*g4*etaMean[i2]*etaMean[i2]
+		grad[0] += -(g1 * g4 * etaMean[i2])
 	}
 	return f
 }
@@ -613,6 +665,11 @@ func (m *Model) MuF(mu, etaMean, etaCov, tauMean, tauCov, grad, hess []float64) 
 func (m *Model) MuDelta(mu, cov, etaMean, etaCov, tauMean, tauCov, grad, hess []float64) float64 {
 	J := m.j
 	sigma := m.sigma
+	sumOfSigmaY := m.sumOfSigmaY
+	sumOfSigma_ := m.sumOfSigma_
+	sumOfSigma__ := m.sumOfSigma__
+	sumYOfSigmaY := m.sumYOfSigmaY
+	sumOfSigma := m.sumOfSigma
 	y := m.y
 	clear(grad)
 	clear(hess)
@@ -625,14 +682,21 @@ func (m *Model) MuDelta(mu, cov, etaMean, etaCov, tauMean, tauCov, grad, hess []
 	f += (-0.9189385332046727) * float64(J)
 	g1 := math.Exp(0.5*tauCov[0] + tauMean[0])
 	g2 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
+	g3 := (-0.5) * mu[0]
+	f += (-0.5) * mu[0] * mu[0] * sumOfSigma
+	f += mu[0] * sumYOfSigmaY
+	f += sumOfSigmaY
+	f += sumOfSigma_
+	f += 0.5 * cov[0] * sumOfSigma__
+	grad[0] += g3 * sumOfSigma
+	grad[0] += g3 * sumOfSigma
+	grad[0] += sumYOfSigmaY
+	hess[0] += (-0.5) * sumOfSigma
+	hess[0] += (-0.5) * sumOfSigma
 	for i2 := 0; i2 < J; i2++ {
-		g3 := 1 / (sigma[i2] * sigma[i2])
-		g4 := (-0.5) * g3 * mu[0]
-		g5 := (-0.5) * g3
-		g6 := 2.0 * g5
-		f += g1*g3*etaMean[i2]*y[i2] - g1*g3*etaMean[i2]*mu[0] - 0.5*g2*g3*etaCov[i2*J+i2] - 0.5*g2*g3*etaMean[i2]*etaMean[i2] - 0.5*g3*mu[0]*mu[0] + g3*mu[0]*y[i2] + 0.5*g6*cov[0] - 0.5*(1/(sigma[i2]*sigma[i2]))*y[i2]*y[i2] - math.Log(sigma[i2])
-		grad[0] += 2.0*g4 - g1*g3*etaMean[i2] + g3*y[i2]
-		hess[0] += g6
+		g4 := 1 / (sigma[i2] * sigma[i2])
+		f += g1*g4*etaMean[i2]*y[i2] - g1*g4*etaMean[i2]*mu[0] - 0.5*g2*g4*etaCov[i2*J+i2] - 0.5*g2*g4*etaMean[i2]*etaMean[i2]
+		grad[0] += -(g1 * g4 * etaMean[i2])
 	}
 	return f
 }
@@ -643,6 +707,10 @@ func (m *Model) MuDelta(mu, cov, etaMean, etaCov, tauMean, tauCov, grad, hess []
 func (m *Model) MuTarget(mu, etaMean, etaCov, tauMean, tauCov []float64) float64 {
 	J := m.j
 	sigma := m.sigma
+	sumOfSigmaY := m.sumOfSigmaY
+	sumOfSigma_ := m.sumOfSigma_
+	sumYOfSigmaY := m.sumYOfSigmaY
+	sumOfSigma := m.sumOfSigma
 	y := m.y
 	var f float64
 	// eightschools.vi:18:1: mu ~ Normal(0, 5)
@@ -651,9 +719,13 @@ func (m *Model) MuTarget(mu, etaMean, etaCov, tauMean, tauCov []float64) float64
 	f += (-0.9189385332046727) * float64(J)
 	g1 := math.Exp(0.5*tauCov[0] + tauMean[0])
 	g2 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
+	f += (-0.5) * mu[0] * mu[0] * sumOfSigma
+	f += mu[0] * sumYOfSigmaY
+	f += sumOfSigmaY
+	f += sumOfSigma_
 	for i2 := 0; i2 < J; i2++ {
 		g3 := 1 / (sigma[i2] * sigma[i2])
-		f += g1*g3*etaMean[i2]*y[i2] - g1*g3*etaMean[i2]*mu[0] - 0.5*g2*g3*etaCov[i2*J+i2] - 0.5*g2*g3*etaMean[i2]*etaMean[i2] - 0.5*g3*mu[0]*mu[0] + g3*mu[0]*y[i2] - 0.5*(1/(sigma[i2]*sigma[i2]))*y[i2]*y[i2] - math.Log(sigma[i2])
+		f += g1*g3*etaMean[i2]*y[i2] - g1*g3*etaMean[i2]*mu[0] - 0.5*g2*g3*etaCov[i2*J+i2] - 0.5*g2*g3*etaMean[i2]*etaMean[i2]
 	}
 	return f
 }
@@ -669,6 +741,7 @@ func (m *Model) MuTarget(mu, etaMean, etaCov, tauMean, tauCov []float64) float64
 func (m *Model) TauF(tau, etaMean, etaCov, muMean, muCov, grad, hess []float64) float64 {
 	J := m.j
 	sigma := m.sigma
+	sumOfSigma_ := m.sumOfSigma_
 	y := m.y
 	clear(grad)
 	clear(hess)
@@ -685,12 +758,13 @@ func (m *Model) TauF(tau, etaMean, etaCov, muMean, muCov, grad, hess []float64) 
 	f += (-0.9189385332046727) * float64(J)
 	g5 := math.Exp(tau[0])
 	g6 := -muMean[0]
+	f += sumOfSigma_
 	for i7 := 0; i7 < J; i7++ {
 		g7 := 1 / (sigma[i7] * sigma[i7])
 		g8 := (-0.5) * g5 * g5 * g7 * etaCov[i7*J+i7]
 		g9 := g6 - g5*etaMean[i7] + y[i7]
 		g10 := g5 * g7 * g9 * etaMean[i7]
-		f += g8 - 0.5*g7*g9*g9 - 0.5*muCov[0]*(1/(sigma[i7]*sigma[i7])) - math.Log(sigma[i7])
+		f += g8 - 0.5*g7*g9*g9 - 0.5*muCov[0]*(1/(sigma[i7]*sigma[i7]))
 		grad[0] += g10 + 2.0*g8
 		hess[0] += g10 + 4.0*g8 - g5*g5*g7*etaMean[i7]*etaMean[i7]
 	}
@@ -710,6 +784,7 @@ func (m *Model) TauF(tau, etaMean, etaCov, muMean, muCov, grad, hess []float64) 
 func (m *Model) TauDelta(tau, cov, etaMean, etaCov, muMean, muCov, grad, hess []float64) float64 {
 	J := m.j
 	sigma := m.sigma
+	sumOfSigma_ := m.sumOfSigma_
 	y := m.y
 	clear(grad)
 	clear(hess)
@@ -728,13 +803,14 @@ func (m *Model) TauDelta(tau, cov, etaMean, etaCov, muMean, muCov, grad, hess []
 	f += (-0.9189385332046727) * float64(J)
 	g7 := math.Exp(tau[0])
 	g8 := -muMean[0]
+	f += sumOfSigma_
 	for i7 := 0; i7 < J; i7++ {
 		g9 := 1 / (sigma[i7] * sigma[i7])
 		g10 := (-0.5) * g7 * g7 * g9 * etaCov[i7*J+i7]
 		g11 := g8 - g7*etaMean[i7] + y[i7]
 		g12 := g11 * g7 * g9 * etaMean[i7]
 		g13 := -(g7 * g7 * g9 * etaMean[i7] * etaMean[i7])
-		f += g10 - 0.5*g9*g11*g11 + 0.5*(4.0*g10+g12+g13)*cov[0] - 0.5*muCov[0]*(1/(sigma[i7]*sigma[i7])) - math.Log(sigma[i7])
+		f += g10 - 0.5*g9*g11*g11 + 0.5*(4.0*g10+g12+g13)*cov[0] - 0.5*muCov[0]*(1/(sigma[i7]*sigma[i7]))
 		grad[0] += 2.0*g10 + g12 + 0.5*(8.0*g10+g12+3.0*g13)*cov[0]
 		hess[0] += 4.0*g10 + g12 + g13 + 0.5*(16.0*g10+g12+7.0*g13)*cov[0]
 	}
@@ -747,6 +823,7 @@ func (m *Model) TauDelta(tau, cov, etaMean, etaCov, muMean, muCov, grad, hess []
 func (m *Model) TauTarget(tau, etaMean, etaCov, muMean, muCov []float64) float64 {
 	J := m.j
 	sigma := m.sigma
+	sumOfSigma_ := m.sumOfSigma_
 	y := m.y
 	var f float64
 	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
@@ -755,9 +832,10 @@ func (m *Model) TauTarget(tau, etaMean, etaCov, muMean, muCov []float64) float64
 	f += (-0.9189385332046727) * float64(J)
 	g1 := math.Exp(tau[0])
 	g2 := -muMean[0]
+	f += sumOfSigma_
 	for i7 := 0; i7 < J; i7++ {
 		g3 := 1 / (sigma[i7] * sigma[i7])
-		f += (-0.5)*g1*g1*g3*etaCov[i7*J+i7] - 0.5*g3*runtime.Sq(g2-g1*etaMean[i7]+y[i7]) - 0.5*muCov[0]*(1/(sigma[i7]*sigma[i7])) - math.Log(sigma[i7])
+		f += (-0.5)*g1*g1*g3*etaCov[i7*J+i7] - 0.5*g3*runtime.Sq(g2-g1*etaMean[i7]+y[i7]) - 0.5*muCov[0]*(1/(sigma[i7]*sigma[i7]))
 	}
 	return f
 }

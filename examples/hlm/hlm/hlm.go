@@ -140,9 +140,10 @@ func NewModel(d *Data) (*Model, error) {
 	return m, nil
 }
 
-// computeAux computes the values derived from constants and params
-// (inverses, log-determinants) that the kernels read. It allocates new
-// arrays, so a copy of m can recompute them without touching m's.
+// computeAux computes the values derived from constants, params and data
+// (inverses, log-determinants, data-only sums) that the kernels read. It
+// allocates new arrays, so a copy of m can recompute them without touching
+// m's.
 func (m *Model) computeAux() error {
 	m.iInv = make([]float64, m.v*m.v)
 	if !runtime.InvSPD(m.iInv, m.i, m.v) {

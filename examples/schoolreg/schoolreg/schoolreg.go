@@ -86,13 +86,15 @@ func (d *Data) table(m *Model) *runtime.DataTable {
 // Model is Data checked, with sizes resolved, defaults filled in and arrays
 // flattened (row-major) for the inner loops.
 type Model struct {
-	n      int
-	j      int
-	score  []float64
-	vr1    []int
-	vr2    []int
-	school []int
-	dataFP map[string]string // fingerprint(), hashed once by NewModel
+	n        int
+	j        int
+	score    []float64
+	vr1      []int
+	vr2      []int
+	school   []int
+	sumVr2Sq float64           // Σ over n of vr2[n]·vr2[n], a data-only sum the point terms' kernels read
+	sumVr1Sq float64           // Σ over n of vr1[n]·vr1[n], a data-only sum the point terms' kernels read
+	dataFP   map[string]string // fingerprint(), hashed once by NewModel
 }
 
 // NewModel validates data and prepares it for fitting.
@@ -126,10 +128,25 @@ func newModel(d *Data, omit map[string]bool) (*Model, error) {
 	return m, nil
 }
 
-// computeAux computes the values derived from constants and params
-// (inverses, log-determinants) that the kernels read. It allocates new
-// arrays, so a copy of m can recompute them without touching m's.
+// computeAux computes the values derived from constants, params and data
+// (inverses, log-determinants, data-only sums) that the kernels read. It
+// allocates new arrays, so a copy of m can recompute them without touching
+// m's.
 func (m *Model) computeAux() error {
+	if m.vr2 != nil {
+		var s float64
+		for n := 0; n < m.n; n++ {
+			s += float64(m.vr2[n]) * float64(m.vr2[n])
+		}
+		m.sumVr2Sq = s
+	}
+	if m.vr1 != nil {
+		var s float64
+		for n := 0; n < m.n; n++ {
+			s += float64(m.vr1[n]) * float64(m.vr1[n])
+		}
+		m.sumVr1Sq = s
+	}
 	return nil
 }
 
@@ -968,6 +985,8 @@ func (m *Model) B1F(b1, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov, grad, h
 	N := m.n
 	school := m.school
 	score := m.score
+	sumVr1Sq := m.sumVr1Sq
+	sumVr2Sq := m.sumVr2Sq
 	vr1 := m.vr1
 	vr2 := m.vr2
 	clear(grad)
@@ -980,11 +999,12 @@ func (m *Model) B1F(b1, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov, grad, h
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	f += (-0.5) * g1 * b2Cov[0] * sumVr2Sq
+	hess[0] += -(g1 * sumVr1Sq)
 	for n := 0; n < N; n++ {
 		g2 := score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1[0]*float64(vr1[n])
-		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*b2Cov[0]*float64(vr2[n])*float64(vr2[n]) - 0.5*g1*g2*g2
+		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*g2*g2
 		grad[0] += g1 * g2 * float64(vr1[n])
-		hess[0] += -(g1 * float64(vr1[n]) * float64(vr1[n]))
 	}
 	return f
 }
@@ -1004,6 +1024,8 @@ func (m *Model) B1Delta(b1, cov, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov
 	N := m.n
 	school := m.school
 	score := m.score
+	sumVr1Sq := m.sumVr1Sq
+	sumVr2Sq := m.sumVr2Sq
 	vr1 := m.vr1
 	vr2 := m.vr2
 	clear(grad)
@@ -1016,11 +1038,13 @@ func (m *Model) B1Delta(b1, cov, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	f += (-0.5) * g1 * b2Cov[0] * sumVr2Sq
+	f += (-0.5) * g1 * cov[0] * sumVr1Sq
+	hess[0] += -(g1 * sumVr1Sq)
 	for n := 0; n < N; n++ {
 		g2 := score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1[0]*float64(vr1[n])
-		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*cov[0]*float64(vr1[n])*float64(vr1[n]) - 0.5*g1*b2Cov[0]*float64(vr2[n])*float64(vr2[n]) - 0.5*g1*g2*g2
+		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*g2*g2
 		grad[0] += g1 * g2 * float64(vr1[n])
-		hess[0] += -(g1 * float64(vr1[n]) * float64(vr1[n]))
 	}
 	return f
 }
@@ -1033,6 +1057,7 @@ func (m *Model) B1Target(b1, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov []f
 	N := m.n
 	school := m.school
 	score := m.score
+	sumVr2Sq := m.sumVr2Sq
 	vr1 := m.vr1
 	vr2 := m.vr2
 	var f float64
@@ -1041,8 +1066,9 @@ func (m *Model) B1Target(b1, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov []f
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	f += (-0.5) * g1 * b2Cov[0] * sumVr2Sq
 	for n := 0; n < N; n++ {
-		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*b2Cov[0]*float64(vr2[n])*float64(vr2[n]) - 0.5*g1*runtime.Sq(score[n]-b2Mean[0]*float64(vr2[n])-aMean[school[n]-1]-b1[0]*float64(vr1[n]))
+		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*runtime.Sq(score[n]-b2Mean[0]*float64(vr2[n])-aMean[school[n]-1]-b1[0]*float64(vr1[n]))
 	}
 	return f
 }
@@ -1060,6 +1086,8 @@ func (m *Model) B2F(b2, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov, grad, h
 	N := m.n
 	school := m.school
 	score := m.score
+	sumVr1Sq := m.sumVr1Sq
+	sumVr2Sq := m.sumVr2Sq
 	vr1 := m.vr1
 	vr2 := m.vr2
 	clear(grad)
@@ -1072,11 +1100,12 @@ func (m *Model) B2F(b2, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov, grad, h
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	f += (-0.5) * g1 * b1Cov[0] * sumVr1Sq
+	hess[0] += -(g1 * sumVr2Sq)
 	for n := 0; n < N; n++ {
 		g2 := score[n] - b2[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n])
-		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) - 0.5*g1*g2*g2
+		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*g2*g2
 		grad[0] += g1 * g2 * float64(vr2[n])
-		hess[0] += -(g1 * float64(vr2[n]) * float64(vr2[n]))
 	}
 	return f
 }
@@ -1096,6 +1125,8 @@ func (m *Model) B2Delta(b2, cov, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov
 	N := m.n
 	school := m.school
 	score := m.score
+	sumVr1Sq := m.sumVr1Sq
+	sumVr2Sq := m.sumVr2Sq
 	vr1 := m.vr1
 	vr2 := m.vr2
 	clear(grad)
@@ -1108,11 +1139,13 @@ func (m *Model) B2Delta(b2, cov, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	f += (-0.5) * g1 * b1Cov[0] * sumVr1Sq
+	f += (-0.5) * g1 * cov[0] * sumVr2Sq
+	hess[0] += -(g1 * sumVr2Sq)
 	for n := 0; n < N; n++ {
 		g2 := score[n] - b2[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n])
-		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) - 0.5*g1*cov[0]*float64(vr2[n])*float64(vr2[n]) - 0.5*g1*g2*g2
+		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*g2*g2
 		grad[0] += g1 * g2 * float64(vr2[n])
-		hess[0] += -(g1 * float64(vr2[n]) * float64(vr2[n]))
 	}
 	return f
 }
@@ -1125,6 +1158,7 @@ func (m *Model) B2Target(b2, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov []f
 	N := m.n
 	school := m.school
 	score := m.score
+	sumVr1Sq := m.sumVr1Sq
 	vr1 := m.vr1
 	vr2 := m.vr2
 	var f float64
@@ -1133,8 +1167,9 @@ func (m *Model) B2Target(b2, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov []f
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	f += (-0.5) * g1 * b1Cov[0] * sumVr1Sq
 	for n := 0; n < N; n++ {
-		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) - 0.5*g1*runtime.Sq(score[n]-b2[0]*float64(vr2[n])-aMean[school[n]-1]-b1Mean[0]*float64(vr1[n]))
+		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*runtime.Sq(score[n]-b2[0]*float64(vr2[n])-aMean[school[n]-1]-b1Mean[0]*float64(vr1[n]))
 	}
 	return f
 }
@@ -1250,6 +1285,8 @@ func (m *Model) SigmaF(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov, grad, h
 	N := m.n
 	school := m.school
 	score := m.score
+	sumVr1Sq := m.sumVr1Sq
+	sumVr2Sq := m.sumVr2Sq
 	vr1 := m.vr1
 	vr2 := m.vr2
 	clear(grad)
@@ -1267,11 +1304,17 @@ func (m *Model) SigmaF(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov, grad, h
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigma[0]
 	grad[0] += -float64(N)
 	g5 := math.Exp((-2.0) * sigma[0])
+	f += (-0.5) * g5 * b1Cov[0] * sumVr1Sq
+	f += (-0.5) * g5 * b2Cov[0] * sumVr2Sq
+	grad[0] += g5 * b1Cov[0] * sumVr1Sq
+	grad[0] += g5 * b2Cov[0] * sumVr2Sq
+	hess[0] += (-2.0) * g5 * b1Cov[0] * sumVr1Sq
+	hess[0] += (-2.0) * g5 * b2Cov[0] * sumVr2Sq
 	for n := 0; n < N; n++ {
 		g6 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
-		f += (-0.5)*g5*g6 - 0.5*g5*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g5*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) - 0.5*g5*b2Cov[0]*float64(vr2[n])*float64(vr2[n])
-		grad[0] += g5*g6 + g5*aCov[(school[n]-1)*J+school[n]-1] + g5*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) + g5*b2Cov[0]*float64(vr2[n])*float64(vr2[n])
-		hess[0] += (-2.0)*g5*g6 - 2.0*g5*aCov[(school[n]-1)*J+school[n]-1] - 2.0*g5*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) - 2.0*g5*b2Cov[0]*float64(vr2[n])*float64(vr2[n])
+		f += (-0.5)*g5*g6 - 0.5*g5*aCov[(school[n]-1)*J+school[n]-1]
+		grad[0] += g5*g6 + g5*aCov[(school[n]-1)*J+school[n]-1]
+		hess[0] += (-2.0)*g5*g6 - 2.0*g5*aCov[(school[n]-1)*J+school[n]-1]
 	}
 	return f
 }
@@ -1291,6 +1334,8 @@ func (m *Model) SigmaDelta(sigma, cov, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov
 	N := m.n
 	school := m.school
 	score := m.score
+	sumVr1Sq := m.sumVr1Sq
+	sumVr2Sq := m.sumVr2Sq
 	vr1 := m.vr1
 	vr2 := m.vr2
 	clear(grad)
@@ -1310,15 +1355,19 @@ func (m *Model) SigmaDelta(sigma, cov, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigma[0]
 	grad[0] += -float64(N)
 	g7 := math.Exp((-2.0) * sigma[0])
+	f += (-0.5) * g7 * b1Cov[0] * sumVr1Sq
+	f += (-0.5) * g7 * b2Cov[0] * sumVr2Sq
+	grad[0] += g7 * b1Cov[0] * sumVr1Sq
+	grad[0] += g7 * b2Cov[0] * sumVr2Sq
+	hess[0] += (-2.0) * g7 * b1Cov[0] * sumVr1Sq
+	hess[0] += (-2.0) * g7 * b2Cov[0] * sumVr2Sq
 	for n := 0; n < N; n++ {
 		g8 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
-		g9 := (-2.0) * g7 * b1Cov[0] * float64(vr1[n]) * float64(vr1[n])
-		g10 := (-2.0) * g7 * b2Cov[0] * float64(vr2[n]) * float64(vr2[n])
-		g11 := (-2.0) * g7 * aCov[(school[n]-1)*J+school[n]-1]
-		g12 := (-2.0) * g7 * g8
-		f += 0.5*(g10+g11+g12+g9)*cov[0] - 0.5*g7*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g7*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) - 0.5*g7*b2Cov[0]*float64(vr2[n])*float64(vr2[n]) - 0.5*g7*g8
-		grad[0] += g7*g8 + g7*aCov[(school[n]-1)*J+school[n]-1] + g7*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) + g7*b2Cov[0]*float64(vr2[n])*float64(vr2[n]) + 0.5*(4.0*g7*g8+4.0*g7*aCov[(school[n]-1)*J+school[n]-1]+4.0*g7*b1Cov[0]*float64(vr1[n])*float64(vr1[n])+4.0*g7*b2Cov[0]*float64(vr2[n])*float64(vr2[n]))*cov[0]
-		hess[0] += g10 + g11 + g12 + g9 + 0.5*((-8.0)*g7*g8-8.0*g7*aCov[(school[n]-1)*J+school[n]-1]-8.0*g7*b1Cov[0]*float64(vr1[n])*float64(vr1[n])-8.0*g7*b2Cov[0]*float64(vr2[n])*float64(vr2[n]))*cov[0]
+		g9 := (-2.0) * g7 * aCov[(school[n]-1)*J+school[n]-1]
+		g10 := (-2.0) * g7 * g8
+		f += 0.5*(g10+g9-2.0*g7*b1Cov[0]*float64(vr1[n])*float64(vr1[n])-2.0*g7*b2Cov[0]*float64(vr2[n])*float64(vr2[n]))*cov[0] - 0.5*g7*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g7*g8
+		grad[0] += g7*g8 + g7*aCov[(school[n]-1)*J+school[n]-1] + 0.5*(4.0*g7*g8+4.0*g7*aCov[(school[n]-1)*J+school[n]-1]+4.0*g7*b1Cov[0]*float64(vr1[n])*float64(vr1[n])+4.0*g7*b2Cov[0]*float64(vr2[n])*float64(vr2[n]))*cov[0]
+		hess[0] += g10 + g9 + 0.5*((-8.0)*g7*g8-8.0*g7*aCov[(school[n]-1)*J+school[n]-1]-8.0*g7*b1Cov[0]*float64(vr1[n])*float64(vr1[n])-8.0*g7*b2Cov[0]*float64(vr2[n])*float64(vr2[n]))*cov[0]
 	}
 	return f
 }
@@ -1331,6 +1380,8 @@ func (m *Model) SigmaTarget(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov []f
 	N := m.n
 	school := m.school
 	score := m.score
+	sumVr1Sq := m.sumVr1Sq
+	sumVr2Sq := m.sumVr2Sq
 	vr1 := m.vr1
 	vr2 := m.vr2
 	var f float64
@@ -1339,8 +1390,10 @@ func (m *Model) SigmaTarget(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov []f
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigma[0]
 	g1 := math.Exp((-2.0) * sigma[0])
+	f += (-0.5) * g1 * b1Cov[0] * sumVr1Sq
+	f += (-0.5) * g1 * b2Cov[0] * sumVr2Sq
 	for n := 0; n < N; n++ {
-		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*b1Cov[0]*float64(vr1[n])*float64(vr1[n]) - 0.5*g1*b2Cov[0]*float64(vr2[n])*float64(vr2[n]) - 0.5*g1*runtime.Sq(score[n]-b2Mean[0]*float64(vr2[n])-aMean[school[n]-1]-b1Mean[0]*float64(vr1[n]))
+		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*runtime.Sq(score[n]-b2Mean[0]*float64(vr2[n])-aMean[school[n]-1]-b1Mean[0]*float64(vr1[n]))
 	}
 	return f
 }
