@@ -24,6 +24,7 @@ type Graph struct {
 	Vars  []GVar
 	ids   map[string]int
 	diffs map[[2]int]int
+	parts map[int][]int // partials, by call node
 }
 
 // GOp is the operator of a graph node.
@@ -69,7 +70,7 @@ const maxGraphVars = 64
 
 // NewGraph returns an empty graph.
 func NewGraph() *Graph {
-	return &Graph{ids: map[string]int{}, diffs: map[[2]int]int{}}
+	return &Graph{ids: map[string]int{}, diffs: map[[2]int]int{}, parts: map[int][]int{}}
 }
 
 func (g *Graph) add(n GNode, key string) int {
@@ -99,7 +100,10 @@ func (g *Graph) Const(v float64) int {
 // graphs are read by any number of generations at once, and each adds the
 // derivatives its kernels need to its own copy.
 func (g *Graph) Clone() *Graph {
-	c := &Graph{Nodes: slices.Clone(g.Nodes), Vars: slices.Clone(g.Vars), ids: make(map[string]int, len(g.ids)), diffs: make(map[[2]int]int, len(g.diffs))}
+	c := &Graph{Nodes: slices.Clone(g.Nodes), Vars: slices.Clone(g.Vars), ids: make(map[string]int, len(g.ids)), diffs: make(map[[2]int]int, len(g.diffs)), parts: make(map[int][]int, len(g.parts))}
+	for k, v := range g.parts {
+		c.parts[k] = v
+	}
 	for k, v := range g.ids {
 		c.ids[k] = v
 	}
@@ -316,6 +320,9 @@ func (g *Graph) Diff(x, v int) int {
 // itself, which stand in as placeholder tensors and are read back as the
 // argument nodes.
 func (g *Graph) partials(x int) []int {
+	if ps, ok := g.parts[x]; ok {
+		return ps
+	}
 	n := g.Nodes[x]
 	args := make([]Expr, len(n.Args))
 	bind := map[string]int{}
@@ -334,6 +341,7 @@ func (g *Graph) partials(x int) []int {
 	for k, p := range ps {
 		out[k] = g.fromPlaceholders(p, bind, self.Key(), x)
 	}
+	g.parts[x] = out
 	return out
 }
 
