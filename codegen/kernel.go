@@ -184,9 +184,12 @@ func (g *gen) emitKernel(k kernelSpec) string {
 	// the parameters the body never reads are blank: every kernel of a
 	// kind is called alike (a unit's, a tempered one's, one statistic's
 	// natural parameters of several)
-	code := stripComments(body.String())
+	read := map[string]bool{}
+	for _, id := range identifier.FindAllString(stripComments(body.String()), -1) {
+		read[id] = true
+	}
 	blank := func(name string) string {
-		if regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).MatchString(code) {
+		if read[name] {
 			return name
 		}
 		return "_"
@@ -243,6 +246,10 @@ func (g *gen) emitKernel(k kernelSpec) string {
 	sb.WriteString("}\n")
 	return sb.String()
 }
+
+// identifier matches the identifiers of Go code (and the words of its
+// strings, which only makes a parameter look read).
+var identifier = regexp.MustCompile(`[\p{L}_][\p{L}\p{N}_]*`)
 
 // stripComments is Go code without its line comments.
 func stripComments(code string) string {

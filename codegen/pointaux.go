@@ -105,13 +105,6 @@ func (g *gen) pointAux(gr *derive.Graph, data []int, plates []derive.Index) (str
 	field := g.fields.get(sumName(fs, reads))
 	g.pointSums = append(g.pointSums, key)
 	// the sum, printed over the Model's fields
-	tensors := map[string]tensorInfo{}
-	for k, t := range g.tensors {
-		if gn := g.goName[k]; gn != "" {
-			t.Go = "m." + gn
-			tensors[k] = t
-		}
-	}
 	sizes := map[string]string{}
 	for s, gn := range g.sizeGo {
 		if v := g.m.Lookup(s); v != nil && v.Fixed {
@@ -120,7 +113,12 @@ func (g *gen) pointAux(gr *derive.Graph, data []int, plates []derive.Index) (str
 			sizes[s] = "m." + gn
 		}
 	}
-	p := newGoPrinter(tensors, sizes, map[string]bool{"m": true, "s": true})
+	p := newGoPrinter(map[string]tensorInfo{}, sizes, map[string]bool{"m": true, "s": true})
+	p.more = func(key string) (tensorInfo, bool) {
+		t, ok := g.tensors[key]
+		t.Go = "m." + g.goName[key]
+		return t, ok && g.goName[key] != ""
+	}
 	var sb strings.Builder
 	sort.Strings(reads)
 	var guard []string
