@@ -186,14 +186,25 @@ func (g *gen) emitPoints(sb *strings.Builder, p *goPrinter, blk pointBlock, grad
 			x, ok := gr.IsConst(id)
 			return ok && x == 0
 		}
+		// one statement per output: target += c1·sum1 + c2·sum2 + …
+		var targets []string
+		sums := map[string][]derive.Expr{}
+		mirrorOf := map[string]string{}
 		for _, h := range hs {
 			if zero(h.coef) {
 				continue
 			}
-			term := e.p.expr(derive.Mul(e.tree(h.coef), derive.T(h.aux)), 1)
-			fmt.Fprintf(sb, "\t%s += %s\n", h.target, term)
-			if h.mirror != "" {
-				fmt.Fprintf(sb, "\t%s += %s\n", h.mirror, term)
+			if sums[h.target] == nil {
+				targets = append(targets, h.target)
+			}
+			sums[h.target] = append(sums[h.target], derive.Mul(e.tree(h.coef), derive.T(h.aux)))
+			mirrorOf[h.target] = h.mirror
+		}
+		for _, t := range targets {
+			term := e.p.expr(derive.Add(sums[t]...), 1)
+			fmt.Fprintf(sb, "\t%s += %s\n", t, term)
+			if m := mirrorOf[t]; m != "" {
+				fmt.Fprintf(sb, "\t%s += %s\n", m, term)
 			}
 		}
 		indent := "\t"

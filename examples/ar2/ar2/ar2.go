@@ -739,8 +739,7 @@ func (m *Model) AlphaF(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sigmaMea
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alpha[0]
 	g3 := -g1
-	f += (-0.5) * g1 * beta1Cov[0] * sumY1Sq
-	f += (-0.5) * g1 * beta2Cov[0] * sumY2Sq
+	f += (-0.5)*g1*beta1Cov[0]*sumY1Sq - 0.5*g1*beta2Cov[0]*sumY2Sq
 	for t := 2; t < T; t++ {
 		g4 := g2 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t]
 		f += (-0.5) * g1 * g4 * g4
@@ -778,8 +777,7 @@ func (m *Model) AlphaDelta(alpha, cov, beta1Mean, beta1Cov, beta2Mean, beta2Cov,
 	g2 := -alpha[0]
 	g3 := -g1
 	g4 := (-0.5) * g1 * cov[0]
-	f += (-0.5) * g1 * beta1Cov[0] * sumY1Sq
-	f += (-0.5) * g1 * beta2Cov[0] * sumY2Sq
+	f += (-0.5)*g1*beta1Cov[0]*sumY1Sq - 0.5*g1*beta2Cov[0]*sumY2Sq
 	for t := 2; t < T; t++ {
 		g5 := g2 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t]
 		f += g4 - 0.5*g1*g5*g5
@@ -804,8 +802,7 @@ func (m *Model) AlphaTarget(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sig
 	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alpha[0]
-	f += (-0.5) * g1 * beta1Cov[0] * sumY1Sq
-	f += (-0.5) * g1 * beta2Cov[0] * sumY2Sq
+	f += (-0.5)*g1*beta1Cov[0]*sumY1Sq - 0.5*g1*beta2Cov[0]*sumY2Sq
 	for t := 2; t < T; t++ {
 		f += (-0.5) * g1 * runtime.Sq(g2-beta1Mean[0]*y[t-1]-beta2Mean[0]*y[t-2]+y[t])
 	}
@@ -872,8 +869,7 @@ func (m *Model) Beta1Delta(beta1, cov, alphaMean, alphaCov, beta2Mean, beta2Cov,
 	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alphaMean[0]
-	f += (-0.5) * g1 * beta2Cov[0] * sumY2Sq
-	f += (-0.5) * g1 * cov[0] * sumY1Sq
+	f += (-0.5)*g1*cov[0]*sumY1Sq - 0.5*g1*beta2Cov[0]*sumY2Sq
 	hess[0] += -(g1 * sumY1Sq)
 	for t := 2; t < T; t++ {
 		g3 := g2 - beta1[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t]
@@ -964,8 +960,7 @@ func (m *Model) Beta2Delta(beta2, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alphaMean[0]
-	f += (-0.5) * g1 * beta1Cov[0] * sumY1Sq
-	f += (-0.5) * g1 * cov[0] * sumY2Sq
+	f += (-0.5)*g1*beta1Cov[0]*sumY1Sq - 0.5*g1*cov[0]*sumY2Sq
 	hess[0] += -(g1 * sumY2Sq)
 	for t := 2; t < T; t++ {
 		g3 := g2 - beta1Mean[0]*y[t-1] - beta2[0]*y[t-2] + y[t]
@@ -1025,12 +1020,9 @@ func (m *Model) SigmaF(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mea
 	g4 := (-0.5) * g3 * alphaCov[0]
 	g5 := g3 * alphaCov[0]
 	g6 := (-2.0) * g3 * alphaCov[0]
-	f += (-0.5) * g3 * beta1Cov[0] * sumY1Sq
-	f += (-0.5) * g3 * beta2Cov[0] * sumY2Sq
-	grad[0] += g3 * beta1Cov[0] * sumY1Sq
-	grad[0] += g3 * beta2Cov[0] * sumY2Sq
-	hess[0] += (-2.0) * g3 * beta1Cov[0] * sumY1Sq
-	hess[0] += (-2.0) * g3 * beta2Cov[0] * sumY2Sq
+	f += (-0.5)*g3*beta1Cov[0]*sumY1Sq - 0.5*g3*beta2Cov[0]*sumY2Sq
+	grad[0] += g3*beta1Cov[0]*sumY1Sq + g3*beta2Cov[0]*sumY2Sq
+	hess[0] += (-2.0)*g3*beta1Cov[0]*sumY1Sq - 2.0*g3*beta2Cov[0]*sumY2Sq
 	for t := 2; t < T; t++ {
 		g7 := runtime.Sq(g2 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
 		f += g4 - 0.5*g3*g7
@@ -1073,12 +1065,9 @@ func (m *Model) SigmaDelta(sigma, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 	g6 := (-2.0) * g3 * alphaCov[0]
 	g7 := 4.0 * g3 * alphaCov[0]
 	g8 := (-8.0) * g3 * alphaCov[0]
-	f += (-0.5) * g3 * beta1Cov[0] * sumY1Sq
-	f += (-0.5) * g3 * beta2Cov[0] * sumY2Sq
-	grad[0] += g3 * beta1Cov[0] * sumY1Sq
-	grad[0] += g3 * beta2Cov[0] * sumY2Sq
-	hess[0] += (-2.0) * g3 * beta1Cov[0] * sumY1Sq
-	hess[0] += (-2.0) * g3 * beta2Cov[0] * sumY2Sq
+	f += (-0.5)*g3*beta1Cov[0]*sumY1Sq - 0.5*g3*beta2Cov[0]*sumY2Sq
+	grad[0] += g3*beta1Cov[0]*sumY1Sq + g3*beta2Cov[0]*sumY2Sq
+	hess[0] += (-2.0)*g3*beta1Cov[0]*sumY1Sq - 2.0*g3*beta2Cov[0]*sumY2Sq
 	for t := 2; t < T; t++ {
 		g9 := runtime.Sq(g2 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t])
 		g10 := (-2.0) * g3 * g9
@@ -1105,8 +1094,7 @@ func (m *Model) SigmaTarget(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, bet
 	g1 := -alphaMean[0]
 	g2 := math.Exp((-2.0) * sigma[0])
 	g3 := (-0.5) * g2 * alphaCov[0]
-	f += (-0.5) * g2 * beta1Cov[0] * sumY1Sq
-	f += (-0.5) * g2 * beta2Cov[0] * sumY2Sq
+	f += (-0.5)*g2*beta1Cov[0]*sumY1Sq - 0.5*g2*beta2Cov[0]*sumY2Sq
 	for t := 2; t < T; t++ {
 		f += g3 - 0.5*g2*runtime.Sq(g1-beta1Mean[0]*y[t-1]-beta2Mean[0]*y[t-2]+y[t])
 	}

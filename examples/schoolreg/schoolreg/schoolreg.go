@@ -1038,8 +1038,7 @@ func (m *Model) B1Delta(b1, cov, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	f += (-0.5) * g1 * b2Cov[0] * sumVr2Sq
-	f += (-0.5) * g1 * cov[0] * sumVr1Sq
+	f += (-0.5)*g1*cov[0]*sumVr1Sq - 0.5*g1*b2Cov[0]*sumVr2Sq
 	hess[0] += -(g1 * sumVr1Sq)
 	for n := 0; n < N; n++ {
 		g2 := score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1[0]*float64(vr1[n])
@@ -1139,8 +1138,7 @@ func (m *Model) B2Delta(b2, cov, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
-	f += (-0.5) * g1 * b1Cov[0] * sumVr1Sq
-	f += (-0.5) * g1 * cov[0] * sumVr2Sq
+	f += (-0.5)*g1*b1Cov[0]*sumVr1Sq - 0.5*g1*cov[0]*sumVr2Sq
 	hess[0] += -(g1 * sumVr2Sq)
 	for n := 0; n < N; n++ {
 		g2 := score[n] - b2[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n])
@@ -1304,12 +1302,9 @@ func (m *Model) SigmaF(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov, grad, h
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigma[0]
 	grad[0] += -float64(N)
 	g5 := math.Exp((-2.0) * sigma[0])
-	f += (-0.5) * g5 * b1Cov[0] * sumVr1Sq
-	f += (-0.5) * g5 * b2Cov[0] * sumVr2Sq
-	grad[0] += g5 * b1Cov[0] * sumVr1Sq
-	grad[0] += g5 * b2Cov[0] * sumVr2Sq
-	hess[0] += (-2.0) * g5 * b1Cov[0] * sumVr1Sq
-	hess[0] += (-2.0) * g5 * b2Cov[0] * sumVr2Sq
+	f += (-0.5)*g5*b1Cov[0]*sumVr1Sq - 0.5*g5*b2Cov[0]*sumVr2Sq
+	grad[0] += g5*b1Cov[0]*sumVr1Sq + g5*b2Cov[0]*sumVr2Sq
+	hess[0] += (-2.0)*g5*b1Cov[0]*sumVr1Sq - 2.0*g5*b2Cov[0]*sumVr2Sq
 	for n := 0; n < N; n++ {
 		g6 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
 		f += (-0.5)*g5*g6 - 0.5*g5*aCov[(school[n]-1)*J+school[n]-1]
@@ -1355,12 +1350,9 @@ func (m *Model) SigmaDelta(sigma, cov, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigma[0]
 	grad[0] += -float64(N)
 	g7 := math.Exp((-2.0) * sigma[0])
-	f += (-0.5) * g7 * b1Cov[0] * sumVr1Sq
-	f += (-0.5) * g7 * b2Cov[0] * sumVr2Sq
-	grad[0] += g7 * b1Cov[0] * sumVr1Sq
-	grad[0] += g7 * b2Cov[0] * sumVr2Sq
-	hess[0] += (-2.0) * g7 * b1Cov[0] * sumVr1Sq
-	hess[0] += (-2.0) * g7 * b2Cov[0] * sumVr2Sq
+	f += (-0.5)*g7*b1Cov[0]*sumVr1Sq - 0.5*g7*b2Cov[0]*sumVr2Sq
+	grad[0] += g7*b1Cov[0]*sumVr1Sq + g7*b2Cov[0]*sumVr2Sq
+	hess[0] += (-2.0)*g7*b1Cov[0]*sumVr1Sq - 2.0*g7*b2Cov[0]*sumVr2Sq
 	for n := 0; n < N; n++ {
 		g8 := runtime.Sq(score[n] - b2Mean[0]*float64(vr2[n]) - aMean[school[n]-1] - b1Mean[0]*float64(vr1[n]))
 		g9 := (-2.0) * g7 * aCov[(school[n]-1)*J+school[n]-1]
@@ -1390,8 +1382,7 @@ func (m *Model) SigmaTarget(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov []f
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigma[0]
 	g1 := math.Exp((-2.0) * sigma[0])
-	f += (-0.5) * g1 * b1Cov[0] * sumVr1Sq
-	f += (-0.5) * g1 * b2Cov[0] * sumVr2Sq
+	f += (-0.5)*g1*b1Cov[0]*sumVr1Sq - 0.5*g1*b2Cov[0]*sumVr2Sq
 	for n := 0; n < N; n++ {
 		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*runtime.Sq(score[n]-b2Mean[0]*float64(vr2[n])-aMean[school[n]-1]-b1Mean[0]*float64(vr1[n]))
 	}
