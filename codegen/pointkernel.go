@@ -95,22 +95,31 @@ type pointEmitter struct {
 }
 
 // emitPoints prints blk into sb: grad and hess name the kernel's output
-// slices (empty for a value kernel), dim the latent's length.
+// slices (empty for a value kernel). The statement's groups (its terms by
+// the plates they sum over) share one emitter: a node that does not depend
+// on the point is computed once, before the first group, whichever groups
+// read it; the nodes of a point are computed inside their group's loop.
 func (g *gen) emitPoints(sb *strings.Builder, p *goPrinter, blk pointBlock, grad, hess string) {
 	gr := blk.Term.Graph
 	dim := len(blk.Term.X)
-	for gi, po := range blk.Groups {
-		// what the group adds: f, ∇f, and the upper Hessian (mirrored)
-		type acc struct {
-			target, mirror string
-			node           int
-		}
-		var accs []acc
+	// what a group adds: f, ∇f, and the upper Hessian (mirrored)
+	type acc struct {
+		target, mirror string
+		node           int
+	}
+	type group struct {
+		plates []derive.Index
+		accs   []acc
+		hs     []hoistedTerm
+	}
+	var groups []group
+	for _, po := range blk.Groups {
+		gp := group{plates: po.Plates}
 		if po.F >= 0 {
-			accs = append(accs, acc{"f", "", po.F})
+			gp.accs = append(gp.accs, acc{"f", "", po.F})
 		}
 		for a, id := range po.Grad {
-			accs = append(accs, acc{fmt.Sprintf("%s[%d]", grad, a), "", id})
+			gp.accs = append(gp.accs, acc{fmt.Sprintf("%s[%d]", grad, a), "", id})
 		}
 		for a, row := range po.Hess {
 			for k, id := range row {
@@ -119,78 +128,75 @@ func (g *gen) emitPoints(sb *strings.Builder, p *goPrinter, blk pointBlock, grad
 				if a != b {
 					mirror = fmt.Sprintf("%s[%d]", hess, b*dim+a)
 				}
-				accs = append(accs, acc{fmt.Sprintf("%s[%d]", hess, a*dim+b), mirror, id})
+				gp.accs = append(gp.accs, acc{fmt.Sprintf("%s[%d]", hess, a*dim+b), mirror, id})
 			}
 		}
 		// terms c·d(n) with d(n) data alone: c times a sum computed once
 		// per fit (pointaux.go)
-		var hs []hoistedTerm
 		if len(po.Plates) > 0 {
-			for k := range accs {
-				rest, h := g.splitHoistable(gr, accs[k].node, po.Plates)
-				accs[k].node = rest
+			for k := range gp.accs {
+				rest, h := g.splitHoistable(gr, gp.accs[k].node, po.Plates)
+				gp.accs[k].node = rest
 				for i := range h {
-					h[i].target, h[i].mirror = accs[k].target, accs[k].mirror
+					h[i].target, h[i].mirror = gp.accs[k].target, gp.accs[k].mirror
 				}
-				hs = append(hs, h...)
+				gp.hs = append(gp.hs, h...)
 			}
 		}
-		var roots []int
-		for _, a := range accs {
-			roots = append(roots, a.node)
+		groups = append(groups, gp)
+	}
+	e := &pointEmitter{p: p, g: gr, uses: map[int]int{}, named: map[int]string{}}
+	seen := map[int]bool{}
+	var visit func(int)
+	visit = func(id int) {
+		if seen[id] {
+			return
 		}
-		for _, h := range hs {
-			roots = append(roots, h.coef)
+		seen[id] = true
+		for _, a := range gr.Nodes[id].Args {
+			e.uses[a]++
+			visit(a)
 		}
-		e := &pointEmitter{p: p, g: gr, uses: map[int]int{}, named: map[int]string{}}
-		seen := map[int]bool{}
-		var visit func(int)
-		visit = func(id int) {
-			if seen[id] {
-				return
-			}
-			seen[id] = true
-			for _, a := range gr.Nodes[id].Args {
-				e.uses[a]++
-				visit(a)
-			}
-		}
-		for _, r := range roots {
-			e.uses[r]++
-			visit(r)
-		}
-		// the nodes outside the loop read inside it: the roots, which it
-		// accumulates, and the operands of per-point nodes
-		inLoop := map[int]bool{}
-		if len(po.Plates) > 0 {
-			for _, a := range accs {
+	}
+	// the nodes outside the loops read inside one: the nodes a loop
+	// accumulates, and the operands of per-point nodes
+	inLoop := map[int]bool{}
+	for _, gp := range groups {
+		for _, a := range gp.accs {
+			e.uses[a.node]++
+			visit(a.node)
+			if len(gp.plates) > 0 {
 				inLoop[a.node] = true
 			}
-			for id := range seen {
-				if gr.Nodes[id].Point {
-					for _, a := range gr.Nodes[id].Args {
-						inLoop[a] = true
-					}
-				}
+		}
+		for _, h := range gp.hs {
+			e.uses[h.coef]++
+			visit(h.coef)
+		}
+	}
+	for id := range seen {
+		if gr.Nodes[id].Point {
+			for _, a := range gr.Nodes[id].Args {
+				inLoop[a] = true
 			}
 		}
-		if gi == 0 {
-			fmt.Fprintf(sb, "\t// %s\n", blk.Origin)
+	}
+	fmt.Fprintf(sb, "\t// %s\n", blk.Origin)
+	for id := range gr.Nodes {
+		if seen[id] && !gr.Nodes[id].Point && e.materialize(id, inLoop[id]) {
+			e.define(sb, "\t", id)
 		}
-		for id := range gr.Nodes {
-			if seen[id] && !gr.Nodes[id].Point && e.materialize(id, inLoop[id]) {
-				e.define(sb, "\t", id)
-			}
-		}
-		zero := func(id int) bool {
-			x, ok := gr.IsConst(id)
-			return ok && x == 0
-		}
+	}
+	zero := func(id int) bool {
+		x, ok := gr.IsConst(id)
+		return ok && x == 0
+	}
+	for _, gp := range groups {
 		// one statement per output: target += c1·sum1 + c2·sum2 + …
 		var targets []string
 		sums := map[string][]derive.Expr{}
 		mirrorOf := map[string]string{}
-		for _, h := range hs {
+		for _, h := range gp.hs {
 			if zero(h.coef) {
 				continue
 			}
@@ -208,31 +214,56 @@ func (g *gen) emitPoints(sb *strings.Builder, p *goPrinter, blk pointBlock, grad
 			}
 		}
 		indent := "\t"
-		for _, pl := range po.Plates {
+		for _, pl := range gp.plates {
 			sb.WriteString(indent)
 			p.loopHead(sb, &Loop{Idx: pl})
 			indent += "\t"
 		}
-		for id := range gr.Nodes {
-			if seen[id] && gr.Nodes[id].Point && e.materialize(id, false) {
-				e.define(sb, indent, id)
+		var local []int // the point's nodes named in this loop
+		defineHere := func(id int) {
+			e.define(sb, indent, id)
+			if gr.Nodes[id].Point {
+				local = append(local, id)
 			}
 		}
-		for _, a := range accs {
+		// the point's nodes this group reads
+		mine := map[int]bool{}
+		var mark func(int)
+		mark = func(id int) {
+			if mine[id] || !gr.Nodes[id].Point {
+				return
+			}
+			mine[id] = true
+			for _, a := range gr.Nodes[id].Args {
+				mark(a)
+			}
+		}
+		for _, a := range gp.accs {
+			mark(a.node)
+		}
+		for id := range gr.Nodes {
+			if mine[id] && e.materialize(id, false) {
+				defineHere(id)
+			}
+		}
+		for _, a := range gp.accs {
 			if zero(a.node) {
 				continue
 			}
 			if _, ok := e.named[a.node]; !ok && a.mirror != "" && gr.Nodes[a.node].Op != derive.OpVar && gr.Nodes[a.node].Op != derive.OpConst {
-				e.define(sb, indent, a.node) // read twice: hess[a, b] and hess[b, a]
+				defineHere(a.node) // read twice: hess[a, b] and hess[b, a]
 			}
 			fmt.Fprintf(sb, "%s%s += %s\n", indent, a.target, e.expr(a.node, 1))
 			if a.mirror != "" {
 				fmt.Fprintf(sb, "%s%s += %s\n", indent, a.mirror, e.expr(a.node, 1))
 			}
 		}
-		for range po.Plates {
+		for range gp.plates {
 			indent = indent[:len(indent)-1]
 			sb.WriteString(indent + "}\n")
+		}
+		for _, id := range local {
+			delete(e.named, id) // out of scope after the loop
 		}
 	}
 }

@@ -735,10 +735,10 @@ func (m *Model) AlphaF(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sigmaMea
 	grad[0] += (-0.01) * alpha[0]
 	hess[0] += (-0.01)
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alpha[0]
 	g3 := -g1
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigmaMean[0]
 	f += (-0.5)*g1*beta1Cov[0]*sumY1Sq - 0.5*g1*beta2Cov[0]*sumY2Sq
 	for t := 2; t < T; t++ {
 		g4 := g2 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t]
@@ -772,11 +772,11 @@ func (m *Model) AlphaDelta(alpha, cov, beta1Mean, beta1Cov, beta2Mean, beta2Cov,
 	grad[0] += (-0.01) * alpha[0]
 	hess[0] += (-0.01)
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alpha[0]
 	g3 := -g1
 	g4 := (-0.5) * g1 * cov[0]
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigmaMean[0]
 	f += (-0.5)*g1*beta1Cov[0]*sumY1Sq - 0.5*g1*beta2Cov[0]*sumY2Sq
 	for t := 2; t < T; t++ {
 		g5 := g2 - beta1Mean[0]*y[t-1] - beta2Mean[0]*y[t-2] + y[t]
@@ -799,9 +799,9 @@ func (m *Model) AlphaTarget(alpha, beta1Mean, beta1Cov, beta2Mean, beta2Cov, sig
 	// ar2.vi:16:1: alpha ~ Normal(0, 10)
 	f += (-0.005)*alpha[0]*alpha[0] - 3.2215236261987186
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alpha[0]
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigmaMean[0]
 	f += (-0.5)*g1*beta1Cov[0]*sumY1Sq - 0.5*g1*beta2Cov[0]*sumY2Sq
 	for t := 2; t < T; t++ {
 		f += (-0.5) * g1 * runtime.Sq(g2-beta1Mean[0]*y[t-1]-beta2Mean[0]*y[t-2]+y[t])
@@ -830,9 +830,9 @@ func (m *Model) Beta1F(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sigmaMea
 	grad[0] += -beta1[0]
 	hess[0] += (-1.0)
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alphaMean[0]
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*g1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0]
 	f += (-0.5) * g1 * beta2Cov[0] * sumY2Sq
 	hess[0] += -(g1 * sumY1Sq)
 	for t := 2; t < T; t++ {
@@ -866,9 +866,9 @@ func (m *Model) Beta1Delta(beta1, cov, alphaMean, alphaCov, beta2Mean, beta2Cov,
 	grad[0] += -beta1[0]
 	hess[0] += (-1.0)
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alphaMean[0]
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*g1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0]
 	f += (-0.5)*g1*cov[0]*sumY1Sq - 0.5*g1*beta2Cov[0]*sumY2Sq
 	hess[0] += -(g1 * sumY1Sq)
 	for t := 2; t < T; t++ {
@@ -890,9 +890,9 @@ func (m *Model) Beta1Target(beta1, alphaMean, alphaCov, beta2Mean, beta2Cov, sig
 	// ar2.vi:17:1: beta1 ~ Normal(0, 1)
 	f += (-0.5)*beta1[0]*beta1[0] - 0.9189385332046727
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alphaMean[0]
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*g1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0]
 	f += (-0.5) * g1 * beta2Cov[0] * sumY2Sq
 	for t := 2; t < T; t++ {
 		f += (-0.5) * g1 * runtime.Sq(g2-beta1[0]*y[t-1]-beta2Mean[0]*y[t-2]+y[t])
@@ -921,9 +921,9 @@ func (m *Model) Beta2F(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sigmaMea
 	grad[0] += -beta2[0]
 	hess[0] += (-1.0)
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alphaMean[0]
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*g1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0]
 	f += (-0.5) * g1 * beta1Cov[0] * sumY1Sq
 	hess[0] += -(g1 * sumY2Sq)
 	for t := 2; t < T; t++ {
@@ -957,9 +957,9 @@ func (m *Model) Beta2Delta(beta2, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 	grad[0] += -beta2[0]
 	hess[0] += (-1.0)
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alphaMean[0]
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*g1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0]
 	f += (-0.5)*g1*beta1Cov[0]*sumY1Sq - 0.5*g1*cov[0]*sumY2Sq
 	hess[0] += -(g1 * sumY2Sq)
 	for t := 2; t < T; t++ {
@@ -981,9 +981,9 @@ func (m *Model) Beta2Target(beta2, alphaMean, alphaCov, beta1Mean, beta1Cov, sig
 	// ar2.vi:18:1: beta2 ~ Normal(0, 1)
 	f += (-0.5)*beta2[0]*beta2[0] - 0.9189385332046727
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*alphaCov[0]*math.Exp(2.0*sigmaCov[0]-2.0*sigmaMean[0]) - float64(max(0, T-2))*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
 	g2 := -alphaMean[0]
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - 0.5*float64(max(0, T-2))*g1*alphaCov[0] - float64(max(0, T-2))*sigmaMean[0]
 	f += (-0.5) * g1 * beta1Cov[0] * sumY1Sq
 	for t := 2; t < T; t++ {
 		f += (-0.5) * g1 * runtime.Sq(g2-beta1Mean[0]*y[t-1]-beta2[0]*y[t-2]+y[t])
@@ -1013,13 +1013,13 @@ func (m *Model) SigmaF(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, beta2Mea
 	grad[0] += 1.0 - g1
 	hess[0] += (-2.0) * g1
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigma[0]
-	grad[0] += -float64(max(0, T-2))
 	g2 := -alphaMean[0]
 	g3 := math.Exp((-2.0) * sigma[0])
 	g4 := (-0.5) * g3 * alphaCov[0]
 	g5 := g3 * alphaCov[0]
 	g6 := (-2.0) * g3 * alphaCov[0]
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigma[0]
+	grad[0] += -float64(max(0, T-2))
 	f += (-0.5)*g3*beta1Cov[0]*sumY1Sq - 0.5*g3*beta2Cov[0]*sumY2Sq
 	grad[0] += g3*beta1Cov[0]*sumY1Sq + g3*beta2Cov[0]*sumY2Sq
 	hess[0] += (-2.0)*g3*beta1Cov[0]*sumY1Sq - 2.0*g3*beta2Cov[0]*sumY2Sq
@@ -1056,8 +1056,6 @@ func (m *Model) SigmaDelta(sigma, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 	grad[0] += 1.0 - 2.0*g1*cov[0] - g1
 	hess[0] += (-2.0)*g1 - 4.0*g1*cov[0]
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigma[0]
-	grad[0] += -float64(max(0, T-2))
 	g2 := -alphaMean[0]
 	g3 := math.Exp((-2.0) * sigma[0])
 	g4 := (-0.5) * g3 * alphaCov[0]
@@ -1065,6 +1063,8 @@ func (m *Model) SigmaDelta(sigma, cov, alphaMean, alphaCov, beta1Mean, beta1Cov,
 	g6 := (-2.0) * g3 * alphaCov[0]
 	g7 := 4.0 * g3 * alphaCov[0]
 	g8 := (-8.0) * g3 * alphaCov[0]
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigma[0]
+	grad[0] += -float64(max(0, T-2))
 	f += (-0.5)*g3*beta1Cov[0]*sumY1Sq - 0.5*g3*beta2Cov[0]*sumY2Sq
 	grad[0] += g3*beta1Cov[0]*sumY1Sq + g3*beta2Cov[0]*sumY2Sq
 	hess[0] += (-2.0)*g3*beta1Cov[0]*sumY1Sq - 2.0*g3*beta2Cov[0]*sumY2Sq
@@ -1090,10 +1090,10 @@ func (m *Model) SigmaTarget(sigma, alphaMean, alphaCov, beta1Mean, beta1Cov, bet
 	// ar2.vi:19:1: sigma ~ HalfNormal(1)
 	f += sigma[0] - 0.5*math.Exp(2.0*sigma[0]) - 0.22579135264472738
 	// ar2.vi:21:3: for t in 3:T: y[t] ~ Normal(((alpha + (beta1 * y[t-1])) + (beta2 * y[t-2])), sigma)
-	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigma[0]
 	g1 := -alphaMean[0]
 	g2 := math.Exp((-2.0) * sigma[0])
 	g3 := (-0.5) * g2 * alphaCov[0]
+	f += (-0.9189385332046727)*float64(max(0, T-2)) - float64(max(0, T-2))*sigma[0]
 	f += (-0.5)*g2*beta1Cov[0]*sumY1Sq - 0.5*g2*beta2Cov[0]*sumY2Sq
 	for t := 2; t < T; t++ {
 		f += g3 - 0.5*g2*runtime.Sq(g1-beta1Mean[0]*y[t-1]-beta2Mean[0]*y[t-2]+y[t])

@@ -583,10 +583,10 @@ func (m *Model) MuF(mu, tauMean, tauCov, thetaMean, thetaCov, grad, hess []float
 	grad[0] += (-0.04) * mu[0]
 	hess[0] += (-0.04)
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
 	g1 := -mu[0]
 	g2 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
 	g3 := -g2
+	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
 	for i2 := 0; i2 < J; i2++ {
 		g4 := g1 + thetaMean[i2]
 		f += (-0.5) * g2 * (g4*g4 + thetaCov[i2*J+i2])
@@ -616,11 +616,11 @@ func (m *Model) MuDelta(mu, cov, tauMean, tauCov, thetaMean, thetaCov, grad, hes
 	grad[0] += (-0.04) * mu[0]
 	hess[0] += (-0.04)
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
 	g1 := -mu[0]
 	g2 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
 	g3 := -g2
 	g4 := (-0.5) * g2 * cov[0]
+	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
 	for i2 := 0; i2 < J; i2++ {
 		g5 := g1 + thetaMean[i2]
 		f += g4 - 0.5*g2*(g5*g5+thetaCov[i2*J+i2])
@@ -639,9 +639,9 @@ func (m *Model) MuTarget(mu, tauMean, tauCov, thetaMean, thetaCov []float64) flo
 	// centred.vi:13:1: mu ~ Normal(0, 5)
 	f += (-0.02)*mu[0]*mu[0] - 2.5283764456387727
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
 	g1 := -mu[0]
 	g2 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
 	for i2 := 0; i2 < J; i2++ {
 		f += (-0.5) * g2 * (runtime.Sq(g1+thetaMean[i2]) + thetaCov[i2*J+i2])
 	}
@@ -671,16 +671,15 @@ func (m *Model) TauF(tau, muMean, muCov, thetaMean, thetaCov, grad, hess []float
 	hess[0] += 2.0*g4 + 0.006400000000000003*g1*g1*g1*g1*(1/(g3*g3))
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
 	g5 := math.Exp((-2.0) * tau[0])
+	g6 := -muMean[0]
 	f += (-0.9189385332046727)*float64(J) - 0.5*float64(J)*g5*muCov[0] - float64(J)*tau[0]
 	grad[0] += float64(J)*g5*muCov[0] - float64(J)
 	hess[0] += (-2.0) * float64(J) * g5 * muCov[0]
-	g6 := math.Exp((-2.0) * tau[0])
-	g7 := -muMean[0]
 	for i7 := 0; i7 < J; i7++ {
-		g8 := runtime.Sq(g7 + thetaMean[i7])
-		f += (-0.5)*g6*g8 - 0.5*g6*thetaCov[i7*J+i7]
-		grad[0] += g6*g8 + g6*thetaCov[i7*J+i7]
-		hess[0] += (-2.0)*g6*g8 - 2.0*g6*thetaCov[i7*J+i7]
+		g7 := runtime.Sq(g6 + thetaMean[i7])
+		f += (-0.5)*g5*g7 - 0.5*g5*thetaCov[i7*J+i7]
+		grad[0] += g5*g7 + g5*thetaCov[i7*J+i7]
+		hess[0] += (-2.0)*g5*g7 - 2.0*g5*thetaCov[i7*J+i7]
 	}
 	return f
 }
@@ -712,18 +711,17 @@ func (m *Model) TauDelta(tau, cov, muMean, muCov, thetaMean, thetaCov, grad, hes
 	hess[0] += 2.0*g4 + g5 + 0.5*(8.0*g4+28.0*g5+12.0*g6+0.0002457600000000002*g1*g1*g1*g1*g1*g1*g1*g1*math.Pow(g3, -4.0))*cov[0]
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
 	g7 := math.Exp((-2.0) * tau[0])
+	g8 := -muMean[0]
 	f += (-0.9189385332046727)*float64(J) - 0.5*float64(J)*g7*muCov[0] - float64(J)*g7*muCov[0]*cov[0] - float64(J)*tau[0]
 	grad[0] += float64(J)*g7*muCov[0] - float64(J) + 2.0*float64(J)*g7*muCov[0]*cov[0]
 	hess[0] += (-2.0)*float64(J)*g7*muCov[0] - 4.0*float64(J)*g7*muCov[0]*cov[0]
-	g8 := math.Exp((-2.0) * tau[0])
-	g9 := -muMean[0]
 	for i7 := 0; i7 < J; i7++ {
-		g10 := runtime.Sq(g9 + thetaMean[i7])
-		g11 := (-2.0) * g10 * g8
-		g12 := (-2.0) * g8 * thetaCov[i7*J+i7]
-		f += 0.5*(g11+g12)*cov[0] - 0.5*g8*thetaCov[i7*J+i7] - 0.5*g10*g8
-		grad[0] += g10*g8 + g8*thetaCov[i7*J+i7] + 0.5*(4.0*g10*g8+4.0*g8*thetaCov[i7*J+i7])*cov[0]
-		hess[0] += g11 + g12 + 0.5*((-8.0)*g10*g8-8.0*g8*thetaCov[i7*J+i7])*cov[0]
+		g9 := runtime.Sq(g8 + thetaMean[i7])
+		g10 := (-2.0) * g7 * g9
+		g11 := (-2.0) * g7 * thetaCov[i7*J+i7]
+		f += 0.5*(g10+g11)*cov[0] - 0.5*g7*thetaCov[i7*J+i7] - 0.5*g7*g9
+		grad[0] += g7*g9 + g7*thetaCov[i7*J+i7] + 0.5*(4.0*g7*g9+4.0*g7*thetaCov[i7*J+i7])*cov[0]
+		hess[0] += g10 + g11 + 0.5*((-8.0)*g7*g9-8.0*g7*thetaCov[i7*J+i7])*cov[0]
 	}
 	return f
 }
@@ -737,9 +735,9 @@ func (m *Model) TauTarget(tau, muMean, muCov, thetaMean, thetaCov []float64) flo
 	// centred.vi:14:1: tau ~ HalfCauchy(5)
 	f += tau[0] - math.Log1p(runtime.Sq(0.2*math.Exp(tau[0]))) - 2.061020617723555
 	// centred.vi:15:1: theta ~ Normal(mu, tau)
-	f += (-0.9189385332046727)*float64(J) - 0.5*float64(J)*math.Exp((-2.0)*tau[0])*muCov[0] - float64(J)*tau[0]
 	g1 := math.Exp((-2.0) * tau[0])
 	g2 := -muMean[0]
+	f += (-0.9189385332046727)*float64(J) - 0.5*float64(J)*g1*muCov[0] - float64(J)*tau[0]
 	for i7 := 0; i7 < J; i7++ {
 		f += (-0.5)*g1*runtime.Sq(g2+thetaMean[i7]) - 0.5*g1*thetaCov[i7*J+i7]
 	}

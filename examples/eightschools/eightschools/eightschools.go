@@ -631,10 +631,10 @@ func (m *Model) MuF(mu, etaMean, etaCov, tauMean, tauCov, grad, hess []float64) 
 	grad[0] += (-0.04) * mu[0]
 	hess[0] += (-0.04)
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	f += (-0.9189385332046727) * float64(J)
 	g1 := math.Exp(0.5*tauCov[0] + tauMean[0])
 	g2 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
 	g3 := (-0.5) * mu[0]
+	f += (-0.9189385332046727) * float64(J)
 	f += mu[0]*sumYOfSigmaY - 0.5*mu[0]*mu[0]*sumOfSigma + sumOfSigmaY + sumOfSigma_
 	grad[0] += 2.0*g3*sumOfSigma + sumYOfSigmaY
 	hess[0] += -sumOfSigma
@@ -673,10 +673,10 @@ func (m *Model) MuDelta(mu, cov, etaMean, etaCov, tauMean, tauCov, grad, hess []
 	grad[0] += (-0.04) * mu[0]
 	hess[0] += (-0.04)
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	f += (-0.9189385332046727) * float64(J)
 	g1 := math.Exp(0.5*tauCov[0] + tauMean[0])
 	g2 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
 	g3 := (-0.5) * mu[0]
+	f += (-0.9189385332046727) * float64(J)
 	f += 0.5*cov[0]*sumOfSigma__ - 0.5*mu[0]*mu[0]*sumOfSigma + mu[0]*sumYOfSigmaY + sumOfSigmaY + sumOfSigma_
 	grad[0] += 2.0*g3*sumOfSigma + sumYOfSigmaY
 	hess[0] += -sumOfSigma
@@ -703,9 +703,9 @@ func (m *Model) MuTarget(mu, etaMean, etaCov, tauMean, tauCov []float64) float64
 	// eightschools.vi:18:1: mu ~ Normal(0, 5)
 	f += (-0.02)*mu[0]*mu[0] - 2.5283764456387727
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	f += (-0.9189385332046727) * float64(J)
 	g1 := math.Exp(0.5*tauCov[0] + tauMean[0])
 	g2 := math.Exp(2.0*tauCov[0] + 2.0*tauMean[0])
+	f += (-0.9189385332046727) * float64(J)
 	f += mu[0]*sumYOfSigmaY - 0.5*mu[0]*mu[0]*sumOfSigma + sumOfSigmaY + sumOfSigma_
 	for i2 := 0; i2 < J; i2++ {
 		g3 := 1 / (sigma[i2] * sigma[i2])
@@ -739,9 +739,9 @@ func (m *Model) TauF(tau, etaMean, etaCov, muMean, muCov, grad, hess []float64) 
 	grad[0] += g4 + 1.0
 	hess[0] += 2.0*g4 + 0.006400000000000003*g1*g1*g1*g1*(1/(g3*g3))
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	f += (-0.9189385332046727) * float64(J)
 	g5 := math.Exp(tau[0])
 	g6 := -muMean[0]
+	f += (-0.9189385332046727) * float64(J)
 	f += sumOfSigma_
 	for i7 := 0; i7 < J; i7++ {
 		g7 := 1 / (sigma[i7] * sigma[i7])
@@ -784,9 +784,9 @@ func (m *Model) TauDelta(tau, cov, etaMean, etaCov, muMean, muCov, grad, hess []
 	grad[0] += g4 + 0.5*(4.0*g4+6.0*g5+g6)*cov[0] + 1.0
 	hess[0] += 2.0*g4 + g5 + 0.5*(8.0*g4+28.0*g5+12.0*g6+0.0002457600000000002*g1*g1*g1*g1*g1*g1*g1*g1*math.Pow(g3, -4.0))*cov[0]
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	f += (-0.9189385332046727) * float64(J)
 	g7 := math.Exp(tau[0])
 	g8 := -muMean[0]
+	f += (-0.9189385332046727) * float64(J)
 	f += sumOfSigma_
 	for i7 := 0; i7 < J; i7++ {
 		g9 := 1 / (sigma[i7] * sigma[i7])
@@ -813,9 +813,9 @@ func (m *Model) TauTarget(tau, etaMean, etaCov, muMean, muCov []float64) float64
 	// eightschools.vi:19:1: tau ~ HalfCauchy(5)
 	f += tau[0] - math.Log1p(runtime.Sq(0.2*math.Exp(tau[0]))) - 2.061020617723555
 	// eightschools.vi:21:1: y ~ Normal((mu + (tau * eta)), sigma)
-	f += (-0.9189385332046727) * float64(J)
 	g1 := math.Exp(tau[0])
 	g2 := -muMean[0]
+	f += (-0.9189385332046727) * float64(J)
 	f += sumOfSigma_
 	for i7 := 0; i7 < J; i7++ {
 		g3 := 1 / (sigma[i7] * sigma[i7])

@@ -627,17 +627,16 @@ func (m *Model) AlphaF(alpha, betaElog, betaMean, thetaElog, thetaMean, grad, he
 	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
 	g2 := math.Exp(alpha[0])
 	g3 := float64(N) * g2 * betaElog[0]
-	g4 := -(float64(N) * g2 * runtime.Digamma(g2))
+	g4 := g2 - 1.0
+	g5 := -(float64(N) * g2 * runtime.Digamma(g2))
 	f += g3 - float64(N)*runtime.Lgamma(g2)
-	grad[0] += g3 + g4
-	hess[0] += g3 + g4 - float64(N)*g2*g2*runtime.Trigamma(g2)
-	g5 := math.Exp(alpha[0])
-	g6 := g5 - 1.0
+	grad[0] += g3 + g5
+	hess[0] += g3 + g5 - float64(N)*g2*g2*runtime.Trigamma(g2)
 	for i := 0; i < N; i++ {
-		g7 := g5 * thetaElog[i]
-		f += g6*thetaElog[i] - betaMean[0]*thetaMean[i]
-		grad[0] += g7
-		hess[0] += g7
+		g6 := g2 * thetaElog[i]
+		f += g4*thetaElog[i] - betaMean[0]*thetaMean[i]
+		grad[0] += g6
+		hess[0] += g6
 	}
 	return f
 }
@@ -667,20 +666,19 @@ func (m *Model) AlphaDelta(alpha, cov, betaElog, betaMean, thetaElog, thetaMean,
 	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
 	g4 := math.Exp(alpha[0])
 	g5 := float64(N) * g4 * betaElog[0]
-	g6 := -(float64(N) * g4 * runtime.Digamma(g4))
-	g7 := -(float64(N) * g4 * g4 * runtime.Trigamma(g4))
-	g8 := 2.0 * float64(N) * g4 * g4 * g4 * runtime.Zeta3(g4)
-	f += g5 - float64(N)*runtime.Lgamma(g4) + 0.5*(g5+g6+g7)*cov[0]
-	grad[0] += g5 + g6 + 0.5*(g5+g6+3.0*g7+g8)*cov[0]
-	hess[0] += g5 + g6 + g7 + 0.5*(g5+g6+7.0*g7+6.0*g8-6.0*float64(N)*g4*g4*g4*g4*runtime.Zeta4(g4))*cov[0]
-	g9 := math.Exp(alpha[0])
-	g10 := g9 - 1.0
+	g6 := g4 - 1.0
+	g7 := -(float64(N) * g4 * runtime.Digamma(g4))
+	g8 := -(float64(N) * g4 * g4 * runtime.Trigamma(g4))
+	g9 := 2.0 * float64(N) * g4 * g4 * g4 * runtime.Zeta3(g4)
+	f += g5 - float64(N)*runtime.Lgamma(g4) + 0.5*(g5+g7+g8)*cov[0]
+	grad[0] += g5 + g7 + 0.5*(g5+g7+3.0*g8+g9)*cov[0]
+	hess[0] += g5 + g7 + g8 + 0.5*(g5+g7+7.0*g8+6.0*g9-6.0*float64(N)*g4*g4*g4*g4*runtime.Zeta4(g4))*cov[0]
 	for i := 0; i < N; i++ {
-		g11 := 0.5 * g9 * cov[0] * thetaElog[i]
-		g12 := g11 + g9*thetaElog[i]
-		f += g11 + g10*thetaElog[i] - betaMean[0]*thetaMean[i]
-		grad[0] += g12
-		hess[0] += g12
+		g10 := 0.5 * g4 * cov[0] * thetaElog[i]
+		g11 := g10 + g4*thetaElog[i]
+		f += g10 + g6*thetaElog[i] - betaMean[0]*thetaMean[i]
+		grad[0] += g11
+		hess[0] += g11
 	}
 	return f
 }
@@ -695,8 +693,8 @@ func (m *Model) AlphaTarget(alpha, betaElog, betaMean, thetaElog, thetaMean []fl
 	f += alpha[0] - math.Exp(alpha[0])
 	// pumps.vi:21:3: for i in 1:N: theta[i] ~ Gamma(alpha, beta)
 	g1 := math.Exp(alpha[0])
+	g2 := g1 - 1.0
 	f += float64(N)*g1*betaElog[0] - float64(N)*runtime.Lgamma(g1)
-	g2 := math.Exp(alpha[0]) - 1.0
 	for i := 0; i < N; i++ {
 		f += g2*thetaElog[i] - betaMean[0]*thetaMean[i]
 	}

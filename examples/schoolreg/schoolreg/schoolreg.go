@@ -907,10 +907,10 @@ func (m *Model) MuF(mu, aMean, aCov, tauMean, tauCov, grad, hess []float64) floa
 	grad[0] += (-0.0001) * mu[0]
 	hess[0] += (-0.0001)
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
 	g1 := -mu[0]
 	g2 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
 	g3 := -g2
+	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
 	for i2 := 0; i2 < J; i2++ {
 		g4 := g1 + aMean[i2]
 		f += (-0.5) * g2 * (aCov[i2*J+i2] + g4*g4)
@@ -940,11 +940,11 @@ func (m *Model) MuDelta(mu, cov, aMean, aCov, tauMean, tauCov, grad, hess []floa
 	grad[0] += (-0.0001) * mu[0]
 	hess[0] += (-0.0001)
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
 	g1 := -mu[0]
 	g2 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
 	g3 := -g2
 	g4 := (-0.5) * g2 * cov[0]
+	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
 	for i2 := 0; i2 < J; i2++ {
 		g5 := g1 + aMean[i2]
 		f += g4 - 0.5*g2*(aCov[i2*J+i2]+g5*g5)
@@ -963,9 +963,9 @@ func (m *Model) MuTarget(mu, aMean, aCov, tauMean, tauCov []float64) float64 {
 	// schoolreg.vi:23:1: mu ~ Normal(0, 100)
 	f += (-5e-05)*mu[0]*mu[0] - 5.524108719192764
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
 	g1 := -mu[0]
 	g2 := math.Exp(2.0*tauCov[0] - 2.0*tauMean[0])
+	f += (-0.9189385332046727)*float64(J) - float64(J)*tauMean[0]
 	for i2 := 0; i2 < J; i2++ {
 		f += (-0.5) * g2 * (aCov[i2*J+i2] + runtime.Sq(g1+aMean[i2]))
 	}
@@ -997,8 +997,8 @@ func (m *Model) B1F(b1, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov, grad, h
 	grad[0] += (-0.0001) * b1[0]
 	hess[0] += (-0.0001)
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	f += (-0.5) * g1 * b2Cov[0] * sumVr2Sq
 	hess[0] += -(g1 * sumVr1Sq)
 	for n := 0; n < N; n++ {
@@ -1036,8 +1036,8 @@ func (m *Model) B1Delta(b1, cov, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov
 	grad[0] += (-0.0001) * b1[0]
 	hess[0] += (-0.0001)
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	f += (-0.5)*g1*cov[0]*sumVr1Sq - 0.5*g1*b2Cov[0]*sumVr2Sq
 	hess[0] += -(g1 * sumVr1Sq)
 	for n := 0; n < N; n++ {
@@ -1063,8 +1063,8 @@ func (m *Model) B1Target(b1, aMean, aCov, b2Mean, b2Cov, sigmaMean, sigmaCov []f
 	// schoolreg.vi:24:1: b1 ~ Normal(0, 100)
 	f += (-5e-05)*b1[0]*b1[0] - 5.524108719192764
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	f += (-0.5) * g1 * b2Cov[0] * sumVr2Sq
 	for n := 0; n < N; n++ {
 		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*runtime.Sq(score[n]-b2Mean[0]*float64(vr2[n])-aMean[school[n]-1]-b1[0]*float64(vr1[n]))
@@ -1097,8 +1097,8 @@ func (m *Model) B2F(b2, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov, grad, h
 	grad[0] += (-0.0001) * b2[0]
 	hess[0] += (-0.0001)
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	f += (-0.5) * g1 * b1Cov[0] * sumVr1Sq
 	hess[0] += -(g1 * sumVr2Sq)
 	for n := 0; n < N; n++ {
@@ -1136,8 +1136,8 @@ func (m *Model) B2Delta(b2, cov, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov
 	grad[0] += (-0.0001) * b2[0]
 	hess[0] += (-0.0001)
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	f += (-0.5)*g1*b1Cov[0]*sumVr1Sq - 0.5*g1*cov[0]*sumVr2Sq
 	hess[0] += -(g1 * sumVr2Sq)
 	for n := 0; n < N; n++ {
@@ -1163,8 +1163,8 @@ func (m *Model) B2Target(b2, aMean, aCov, b1Mean, b1Cov, sigmaMean, sigmaCov []f
 	// schoolreg.vi:25:1: b2 ~ Normal(0, 100)
 	f += (-5e-05)*b2[0]*b2[0] - 5.524108719192764
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	g1 := math.Exp(2.0*sigmaCov[0] - 2.0*sigmaMean[0])
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigmaMean[0]
 	f += (-0.5) * g1 * b1Cov[0] * sumVr1Sq
 	for n := 0; n < N; n++ {
 		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*runtime.Sq(score[n]-b2[0]*float64(vr2[n])-aMean[school[n]-1]-b1Mean[0]*float64(vr1[n]))
@@ -1195,16 +1195,15 @@ func (m *Model) TauF(tau, aMean, aCov, muMean, muCov, grad, hess []float64) floa
 	hess[0] += 2.0*g4 + 0.0004000000000000002*g1*g1*g1*g1*(1/(g3*g3))
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
 	g5 := math.Exp((-2.0) * tau[0])
+	g6 := -muMean[0]
 	f += (-0.9189385332046727)*float64(J) - 0.5*float64(J)*g5*muCov[0] - float64(J)*tau[0]
 	grad[0] += float64(J)*g5*muCov[0] - float64(J)
 	hess[0] += (-2.0) * float64(J) * g5 * muCov[0]
-	g6 := math.Exp((-2.0) * tau[0])
-	g7 := -muMean[0]
 	for i15 := 0; i15 < J; i15++ {
-		g8 := runtime.Sq(g7 + aMean[i15])
-		f += (-0.5)*g6*g8 - 0.5*g6*aCov[i15*J+i15]
-		grad[0] += g6*g8 + g6*aCov[i15*J+i15]
-		hess[0] += (-2.0)*g6*g8 - 2.0*g6*aCov[i15*J+i15]
+		g7 := runtime.Sq(g6 + aMean[i15])
+		f += (-0.5)*g5*g7 - 0.5*g5*aCov[i15*J+i15]
+		grad[0] += g5*g7 + g5*aCov[i15*J+i15]
+		hess[0] += (-2.0)*g5*g7 - 2.0*g5*aCov[i15*J+i15]
 	}
 	return f
 }
@@ -1236,18 +1235,17 @@ func (m *Model) TauDelta(tau, cov, aMean, aCov, muMean, muCov, grad, hess []floa
 	hess[0] += 2.0*g4 + g5 + 0.5*(8.0*g4+28.0*g5+12.0*g6+9.600000000000008e-07*g1*g1*g1*g1*g1*g1*g1*g1*math.Pow(g3, -4.0))*cov[0]
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
 	g7 := math.Exp((-2.0) * tau[0])
+	g8 := -muMean[0]
 	f += (-0.9189385332046727)*float64(J) - 0.5*float64(J)*g7*muCov[0] - float64(J)*g7*muCov[0]*cov[0] - float64(J)*tau[0]
 	grad[0] += float64(J)*g7*muCov[0] - float64(J) + 2.0*float64(J)*g7*muCov[0]*cov[0]
 	hess[0] += (-2.0)*float64(J)*g7*muCov[0] - 4.0*float64(J)*g7*muCov[0]*cov[0]
-	g8 := math.Exp((-2.0) * tau[0])
-	g9 := -muMean[0]
 	for i15 := 0; i15 < J; i15++ {
-		g10 := runtime.Sq(g9 + aMean[i15])
-		g11 := (-2.0) * g8 * aCov[i15*J+i15]
-		g12 := (-2.0) * g10 * g8
-		f += 0.5*(g11+g12)*cov[0] - 0.5*g8*aCov[i15*J+i15] - 0.5*g10*g8
-		grad[0] += g10*g8 + g8*aCov[i15*J+i15] + 0.5*(4.0*g10*g8+4.0*g8*aCov[i15*J+i15])*cov[0]
-		hess[0] += g11 + g12 + 0.5*((-8.0)*g10*g8-8.0*g8*aCov[i15*J+i15])*cov[0]
+		g9 := runtime.Sq(g8 + aMean[i15])
+		g10 := (-2.0) * g7 * aCov[i15*J+i15]
+		g11 := (-2.0) * g7 * g9
+		f += 0.5*(g10+g11)*cov[0] - 0.5*g7*aCov[i15*J+i15] - 0.5*g7*g9
+		grad[0] += g7*g9 + g7*aCov[i15*J+i15] + 0.5*(4.0*g7*g9+4.0*g7*aCov[i15*J+i15])*cov[0]
+		hess[0] += g10 + g11 + 0.5*((-8.0)*g7*g9-8.0*g7*aCov[i15*J+i15])*cov[0]
 	}
 	return f
 }
@@ -1261,9 +1259,9 @@ func (m *Model) TauTarget(tau, aMean, aCov, muMean, muCov []float64) float64 {
 	// schoolreg.vi:26:1: tau ~ HalfCauchy(10)
 	f += tau[0] - math.Log1p(runtime.Sq(0.1*math.Exp(tau[0]))) - 2.754167798283501
 	// schoolreg.vi:28:1: a ~ Normal(mu, tau)
-	f += (-0.9189385332046727)*float64(J) - 0.5*float64(J)*math.Exp((-2.0)*tau[0])*muCov[0] - float64(J)*tau[0]
 	g1 := math.Exp((-2.0) * tau[0])
 	g2 := -muMean[0]
+	f += (-0.9189385332046727)*float64(J) - 0.5*float64(J)*g1*muCov[0] - float64(J)*tau[0]
 	for i15 := 0; i15 < J; i15++ {
 		f += (-0.5)*g1*aCov[i15*J+i15] - 0.5*g1*runtime.Sq(g2+aMean[i15])
 	}
@@ -1299,9 +1297,9 @@ func (m *Model) SigmaF(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov, grad, h
 	grad[0] += g4 + 1.0
 	hess[0] += 2.0*g4 + 0.0004000000000000002*g1*g1*g1*g1*(1/(g3*g3))
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	g5 := math.Exp((-2.0) * sigma[0])
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigma[0]
 	grad[0] += -float64(N)
-	g5 := math.Exp((-2.0) * sigma[0])
 	f += (-0.5)*g5*b1Cov[0]*sumVr1Sq - 0.5*g5*b2Cov[0]*sumVr2Sq
 	grad[0] += g5*b1Cov[0]*sumVr1Sq + g5*b2Cov[0]*sumVr2Sq
 	hess[0] += (-2.0)*g5*b1Cov[0]*sumVr1Sq - 2.0*g5*b2Cov[0]*sumVr2Sq
@@ -1347,9 +1345,9 @@ func (m *Model) SigmaDelta(sigma, cov, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov
 	grad[0] += g4 + 0.5*(4.0*g4+6.0*g5+g6)*cov[0] + 1.0
 	hess[0] += 2.0*g4 + g5 + 0.5*(8.0*g4+28.0*g5+12.0*g6+9.600000000000008e-07*g1*g1*g1*g1*g1*g1*g1*g1*math.Pow(g3, -4.0))*cov[0]
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
+	g7 := math.Exp((-2.0) * sigma[0])
 	f += (-0.9189385332046727)*float64(N) - float64(N)*sigma[0]
 	grad[0] += -float64(N)
-	g7 := math.Exp((-2.0) * sigma[0])
 	f += (-0.5)*g7*b1Cov[0]*sumVr1Sq - 0.5*g7*b2Cov[0]*sumVr2Sq
 	grad[0] += g7*b1Cov[0]*sumVr1Sq + g7*b2Cov[0]*sumVr2Sq
 	hess[0] += (-2.0)*g7*b1Cov[0]*sumVr1Sq - 2.0*g7*b2Cov[0]*sumVr2Sq
@@ -1380,8 +1378,8 @@ func (m *Model) SigmaTarget(sigma, aMean, aCov, b1Mean, b1Cov, b2Mean, b2Cov []f
 	// schoolreg.vi:27:1: sigma ~ HalfCauchy(10)
 	f += sigma[0] - math.Log1p(runtime.Sq(0.1*math.Exp(sigma[0]))) - 2.754167798283501
 	// schoolreg.vi:30:3: for n in 1:N: score[n] ~ Normal(((a[school[n]] + (b1 * vr1[n])) + (b2 * vr2[n])), sigma)
-	f += (-0.9189385332046727)*float64(N) - float64(N)*sigma[0]
 	g1 := math.Exp((-2.0) * sigma[0])
+	f += (-0.9189385332046727)*float64(N) - float64(N)*sigma[0]
 	f += (-0.5)*g1*b1Cov[0]*sumVr1Sq - 0.5*g1*b2Cov[0]*sumVr2Sq
 	for n := 0; n < N; n++ {
 		f += (-0.5)*g1*aCov[(school[n]-1)*J+school[n]-1] - 0.5*g1*runtime.Sq(score[n]-b2Mean[0]*float64(vr2[n])-aMean[school[n]-1]-b1Mean[0]*float64(vr1[n]))
